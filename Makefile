@@ -1,0 +1,58 @@
+# squidflow — the commands a user types. `make demo` and `make test` are the README's two commands.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.squidflow-installed
+CORES ?= $(shell nproc)
+export PATH := $(abspath $(BIN)):$(PATH)
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+
+.PHONY: setup system-tools test-tools demo test lint bench dag clean help
+
+help:
+	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
+	@echo "make demo    run the offline demo workflow (config/config.yaml) into results/"
+	@echo "make test    run the test suite"
+	@echo "make lint    snakemake --lint and ruff"
+	@echo "make bench   run the benchmarks in benchmarks/"
+	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
+
+setup: $(STAMP) system-tools
+
+# Re-installs only when the dependency pins change, so a second `make setup` is instant.
+$(STAMP): pyproject.toml requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.lock
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
+	@touch $@
+
+# ffmpeg/ffprobe are system tools: Debian's package when we may install it, otherwise a message saying how.
+system-tools:
+	@bash .ci/ensure-apt.sh ffmpeg:ffmpeg,ffprobe
+
+# The HTML task pages are tested in a real headless Chromium.
+test-tools:
+	@bash .ci/ensure-apt.sh chromium:chromium
+
+demo: setup
+	$(BIN)/snakemake --profile profiles/default --cores $(CORES)
+
+test: setup test-tools
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/snakemake --lint
+	$(BIN)/ruff check src scripts tests benchmarks
+
+bench: setup
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+dag: setup
+	@mkdir -p docs
+	$(BIN)/snakemake --rulegraph --quiet all | dot -Tsvg > docs/rulegraph.svg
+
+clean:
+	rm -rf results logs .snakemake

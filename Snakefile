@@ -1,0 +1,23 @@
+# squidflow: internet videos -> ambiguous images with human judgments -> models measured against them.
+# Read it as a table of contents; the stages live in workflow/rules/, the logic in src/squidflow/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/demo.smk"
+include: "workflow/rules/videos.smk"
+include: "workflow/rules/frames.smk"
+include: "workflow/rules/judgments.smk"
+include: "workflow/rules/comparison.smk"
+include: "workflow/rules/training.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_outputs(),

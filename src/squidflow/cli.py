@@ -1,0 +1,47 @@
+"""The `squidflow` command: small helpers around the workflow (the workflow itself runs with `snakemake`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    from squidflow.config import ConfigError, load_config
+
+    try:
+        load_config(args.configfile)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"{args.configfile}: valid")
+    return 0
+
+
+def _cmd_gpu_slots(args: argparse.Namespace) -> int:
+    from squidflow.gpu import DEFAULT_LOCK_DIR, slot_status
+
+    status = slot_status(args.lock_dir or DEFAULT_LOCK_DIR)
+    if not status:
+        print("no GPU detected: GPU rules run on the CPU")
+    for device, taken in status.items():
+        print(f"gpu {device}: {'taken' if taken else 'free'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check-config", help="validate a config file against the schema")
+    p.add_argument("configfile", type=Path)
+    p.set_defaults(func=_cmd_check_config)
+    p = sub.add_parser("gpu-slots", help="show which GPU slots are taken")
+    p.add_argument("--lock-dir", default=None)
+    p.set_defaults(func=_cmd_gpu_slots)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
