@@ -2,11 +2,10 @@
 import os
 import sys
 
-# Rule scripts (also in conda envs and on SLURM nodes, which parse this file again) import the library from src/.
-_SRC = os.path.abspath(os.path.join(workflow.basedir, "src"))
-if _SRC not in sys.path:
-    sys.path.insert(0, _SRC)
-os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH")) if p)
+# The library lives in src/. It is installed in .venv (`make setup`); this line also makes it importable when
+# snakemake runs from another environment. Rule scripts find it through scripts/squidflow (a link to src/squidflow),
+# because Snakemake puts each script's folder on its path — in conda envs and on cluster nodes too.
+sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 from squidflow.config import validate_config
 
@@ -26,7 +25,7 @@ def stage_enabled(stage):
 
 
 def get_final_outputs():
-    """What `rule all` builds: the final outputs of every enabled stage (each stage file defines its getter)."""
+    """The default target: the final outputs of every enabled stage (each stage file defines its getter)."""
     return [
         *get_video_outputs(),
         *get_frame_outputs(),

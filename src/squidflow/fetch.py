@@ -1,0 +1,62 @@
+"""One way to turn "a public URL or a local copy" into a local file.
+
+Public data (the SQUID-E release CSVs, the Sherlock annotations) defaults to its public URL, but machines without
+internet point the same config key at an offline mirror. Downloads are cached, atomic and retried, so a flaky
+connection never leaves a truncated CSV that parses as a shorter dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+from squidflow.io import atomic_path
+
+TRANSIENT_HTTP = {408, 425, 429, 500, 502, 503, 504}
+
+
+def is_url(source: str) -> bool:
+    return urlparse(str(source)).scheme in {"http", "https", "ftp", "file"}
+
+
+def fetch(source: str | Path, cache_dir: str | Path, *, retries: int = 3, backoff_s: float = 2.0, timeout_s: float = 60) -> Path:
+    """Return a local path for `source`: a local file as is, a URL downloaded once into `cache_dir`."""
+    if not is_url(str(source)):
+        path = Path(source).expanduser()
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path}: no such file. Point the config key at a local copy, or at its public URL when online."
+            )
+        return path
+    url = str(source)
+    name = Path(urlparse(url).path).name or "download"
+    digest = hashlib.sha1(url.encode()).hexdigest()[:10]
+    dest = Path(cache_dir) / f"{digest}-{name}"
+    if dest.exists():
+        return dest
+    last: Exception | None = None
+    for attempt in range(1, retries + 1):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as resp, atomic_path(dest) as tmp:
+                expected = resp.headers.get("Content-Length")
+                data = resp.read()
+                if expected is not None and len(data) != int(expected):
+                    raise OSError(f"truncated download: {len(data)} of {expected} bytes")
+                tmp.write_bytes(data)
+            return dest
+        except urllib.error.HTTPError as exc:
+            last = exc
+            if exc.code not in TRANSIENT_HTTP:
+                break
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            last = exc
+        if attempt < retries:
+            time.sleep(backoff_s * 2 ** (attempt - 1))
+    raise OSError(
+        f"could not download {url} ({last}). Without internet, download it elsewhere and set the config key to the "
+        "local copy's path."
+    ) from last

@@ -1,0 +1,105 @@
+"""Config validation errors name the key; artifacts are written atomically and checked on read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from squidflow import schemas
+from squidflow.config import ConfigError, load_config, validate_config
+from squidflow.io import SchemaError, atomic_path, read_parquet, write_parquet
+
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def test_default_config_is_valid_and_gets_defaults(root: Path) -> None:
+    config = load_config(root / "config" / "config.yaml")
+    assert config["gpu"]["lock_dir"] == ".snakemake/gpu-slots"
+    assert 4 <= len(config["demo"]["events"]) <= 6
+
+
+@pytest.mark.parametrize(
+    ("config", "names"),
+    [
+        ({"demo": {"videos_per_event": -1}}, ["demo.videos_per_event", "-1", ">= 1"]),
+        ({"demo": {"events": ["a", "b"]}}, ["demo.events", "at least 4"]),
+        ({"demo": {"videoz_per_event": 2}}, ["demo.videoz_per_event", "videos_per_event"]),
+        ({"stagez": []}, ["stagez", "stages"]),
+        ({"stages": ["videos", "nope"]}, ["stages[1]", "nope", "one of"]),
+    ],
+)
+def test_invalid_config_names_key_value_and_what_is_allowed(config: dict, names: list[str]) -> None:
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, SCHEMA)
+    for n in names:
+        assert n in str(err.value)
+
+
+def test_numeric_strings_from_the_command_line_are_numbers() -> None:
+    config = {"demo": {"videos_per_event": "2"}}
+    validate_config(config, SCHEMA)
+    assert config["demo"]["videos_per_event"] == 2
+
+
+def test_every_config_file_is_valid(root: Path) -> None:
+    for path in sorted((root / "config").glob("*.yaml")):
+        load_config(path)
+
+
+def test_every_config_key_is_documented(root: Path) -> None:
+    """config/README.md names every key of the schema (dotted), so no option is a secret."""
+    doc = (root / "config" / "README.md").read_text()
+    schema = yaml.safe_load(SCHEMA.read_text())
+
+    def keys(node: dict, prefix: str = "") -> list[str]:
+        out = []
+        for name, sub in (node.get("properties") or {}).items():
+            dotted = f"{prefix}{name}"
+            out.append(dotted)
+            out += keys(sub, dotted + ".")
+        return out
+
+    def documented(key: str) -> bool:
+        name = key.split(".")[-1]
+        return f"`{name}`" in doc or f"## {name}" in doc
+
+    missing = [k for k in keys(schema) if not documented(k)]
+    assert not missing, f"undocumented config keys in config/README.md: {missing}"
+
+
+def test_write_is_atomic_and_read_checks_schema(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "judgments.parquet"
+    df = pl.DataFrame(
+        {"video_id": ["v"], "frame_index": [3], "event_prompt": ["parade"], "variant": ["A"], "annotator": ["w1"],
+         "hit": ["h"], "rating": [55], "source": ["mturk"]}
+    )
+    write_parquet(df, out, schemas.JUDGMENTS)
+    assert read_parquet(out, schemas.JUDGMENTS)["rating"].to_list() == [55]
+    assert [p.name for p in out.parent.iterdir()] == ["judgments.parquet"]  # no temp files left
+    df.drop("rating").write_parquet(out)
+    with pytest.raises(SchemaError, match=r"judgments.parquet.*'rating' is missing.*ingest_judgments"):
+        read_parquet(out, schemas.JUDGMENTS)
+
+
+def test_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "x.csv"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_write_rejects_missing_required_column(tmp_path: Path) -> None:
+    with pytest.raises(SchemaError, match="missing required column"):
+        write_parquet(pl.DataFrame({"video_id": ["v"]}), tmp_path / "f.parquet", schemas.FRAMES)
+
+
+def test_feature_vectors_of_any_width(tmp_path: Path) -> None:
+    df = pl.DataFrame({"video_id": ["v", "v"], "frame_index": [0, 1], "pts_s": [0.0, 0.04],
+                       "feature": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]})
+    write_parquet(df, tmp_path / "f.parquet", schemas.FEATURES)
+    back = read_parquet(tmp_path / "f.parquet", schemas.FEATURES)
+    assert back.schema["feature"] == pl.Array(pl.Float32, 3)
