@@ -1,1 +1,40 @@
-# Stage: the synthetic demo video corpus (foundation issue). Filled in by its owner.
+# Stage: the synthetic demo video corpus (foundation issue): offline event videos whose every frame's content is
+# known (results/videos/demo/truth.parquet), with synthetic metadata (catalog.parquet) for the acquisition stage.
+from squidflow import demo as squidflow_demo
+
+# Every demo video id, from the `demo:` config alone, so the gather step can expand() them before anything runs.
+DEMO_VIDEO_IDS = squidflow_demo.video_ids(squidflow_demo.DemoConfig.from_config(config["demo"]))
+
+
+rule make_demo_videos:
+    output:
+        video="results/videos/demo/{video_id}.mp4",
+        truth="results/videos/demo/truth/{video_id}.parquet",
+    params:
+        demo=config["demo"],
+    log:
+        "logs/make_demo_videos/{video_id}.log",
+    benchmark:
+        "results/benchmarks/make_demo_videos/{video_id}.tsv"
+    threads: 1
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/demo_video.py"
+
+
+rule demo_corpus:
+    input:
+        videos=expand("results/videos/demo/{video_id}.mp4", video_id=DEMO_VIDEO_IDS),
+        truth=expand("results/videos/demo/truth/{video_id}.parquet", video_id=DEMO_VIDEO_IDS),
+    output:
+        truth="results/videos/demo/truth.parquet",
+        catalog="results/videos/demo/catalog.parquet",
+    params:
+        demo=config["demo"],
+    log:
+        "logs/demo_corpus/demo_corpus.log",
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/demo_corpus.py"
