@@ -1,0 +1,94 @@
+"""Is this file a video we can use? ffprobe for the numbers, a short decode for the truth.
+
+A truncated MP4 often still has a readable header (ffprobe reports a duration) but no decodable frames, and an MP4
+whose `moov` atom sits at the end is unreadable when cut short. So a file counts as a video only when ffprobe reads
+its stream *and* ffmpeg decodes its first frames without error; anything else is `corrupt` in the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+
+
+class ProbeError(RuntimeError):
+    """ffprobe or the decode check failed; the message says which and quotes the tool's own words."""
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    duration_s: float
+    fps: float
+    n_frames: int
+    width: int
+    height: int
+
+    def as_row(self) -> dict:
+        return asdict(self)
+
+
+def _rate(text: str | None) -> float:
+    try:
+        value = float(Fraction(text)) if text and text != "0/0" else 0.0
+    except (ValueError, ZeroDivisionError):
+        value = 0.0
+    return value
+
+
+def _tail(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text[-n:]
+
+
+def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -> VideoInfo:
+    """Read the first video stream's geometry, rate, duration and frame count; decode its first frames.
+
+    `n_frames` is the container's count when it has one (MP4 does), else duration × fps rounded — an estimate that
+    the frame stage must not use for exact indexing, which counts frames itself.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ProbeError(f"{path}: file not found")
+    if path.stat().st_size == 0:
+        raise ProbeError(f"{path}: file is empty")
+    cmd = [
+        "ffprobe", "-v", "error", "-select_streams", "v:0", "-print_format", "json",
+        "-show_entries", "stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:format=duration",
+        str(path),
+    ]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise ProbeError(f"{path}: ffprobe took longer than {timeout_s} s") from exc
+    if res.returncode != 0:
+        raise ProbeError(f"{path}: ffprobe cannot read it: {_tail(res.stderr) or 'exit code ' + str(res.returncode)}")
+    info = json.loads(res.stdout or "{}")
+    streams = info.get("streams") or []
+    if not streams:
+        raise ProbeError(f"{path}: ffprobe finds no video stream")
+    st = streams[0]
+    fps = _rate(st.get("avg_frame_rate")) or _rate(st.get("r_frame_rate"))
+    duration = st.get("duration") or (info.get("format") or {}).get("duration")
+    duration_s = float(duration) if duration not in (None, "N/A") else 0.0
+    nb = st.get("nb_frames")
+    n_frames = int(nb) if nb not in (None, "N/A") else int(round(duration_s * fps))
+    width, height = int(st.get("width") or 0), int(st.get("height") or 0)
+    if width <= 0 or height <= 0:
+        raise ProbeError(f"{path}: video stream has no frame size ({width}x{height})")
+    if decode_frames > 0:
+        _decode_check(path, decode_frames, timeout_s)
+    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height)
+
+
+def _decode_check(path: Path, n: int, timeout_s: float) -> None:
+    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-xerror", "-i", str(path), "-map", "0:v:0", "-frames:v", str(n),
+           "-f", "null", "-"]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise ProbeError(f"{path}: decoding the first {n} frames took longer than {timeout_s} s") from exc
+    if res.returncode != 0 or res.stderr.strip():
+        raise ProbeError(f"{path}: ffmpeg cannot decode its first {n} frames: {_tail(res.stderr) or 'no output'}")
