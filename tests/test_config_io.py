@@ -70,18 +70,21 @@ def test_every_config_key_is_documented(root: Path) -> None:
     assert not missing, f"undocumented config keys in config/README.md: {missing}"
 
 
+RATINGS = schemas.Schema(
+    "ratings", {"video_id": pl.Utf8, "rating": pl.Int64, "note": pl.Utf8}, produced_by="rule rate", optional=("note",)
+)
+
+
 def test_write_is_atomic_and_read_checks_schema(tmp_path: Path) -> None:
-    out = tmp_path / "a" / "judgments.parquet"
-    df = pl.DataFrame(
-        {"video_id": ["v"], "frame_index": [3], "event_prompt": ["parade"], "variant": ["A"], "annotator": ["w1"],
-         "hit": ["h"], "rating": [55], "source": ["mturk"]}
-    )
-    write_parquet(df, out, schemas.JUDGMENTS)
-    assert read_parquet(out, schemas.JUDGMENTS)["rating"].to_list() == [55]
-    assert [p.name for p in out.parent.iterdir()] == ["judgments.parquet"]  # no temp files left
+    out = tmp_path / "a" / "ratings.parquet"
+    df = pl.DataFrame({"video_id": ["v"], "rating": [55.0]})
+    written = write_parquet(df, out, RATINGS)
+    assert written.schema == {"video_id": pl.Utf8, "rating": pl.Int64, "note": pl.Utf8}  # cast, optional filled
+    assert read_parquet(out, RATINGS)["rating"].to_list() == [55]
+    assert [p.name for p in out.parent.iterdir()] == ["ratings.parquet"]  # no temp files left
     df.drop("rating").write_parquet(out)
-    with pytest.raises(SchemaError, match=r"judgments.parquet.*'rating' is missing.*ingest_judgments"):
-        read_parquet(out, schemas.JUDGMENTS)
+    with pytest.raises(SchemaError, match=r"ratings.parquet.*'rating' is missing.*rule rate"):
+        read_parquet(out, RATINGS)
 
 
 def test_failed_write_leaves_nothing(tmp_path: Path) -> None:
@@ -103,3 +106,9 @@ def test_feature_vectors_of_any_width(tmp_path: Path) -> None:
     write_parquet(df, tmp_path / "f.parquet", schemas.FEATURES)
     back = read_parquet(tmp_path / "f.parquet", schemas.FEATURES)
     assert back.schema["feature"] == pl.Array(pl.Float32, 3)
+
+
+def test_boolean_strings_from_the_command_line_are_booleans() -> None:
+    config = {"retry_failed": "true"}
+    validate_config(config, SCHEMA)
+    assert config["retry_failed"] is True

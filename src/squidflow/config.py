@@ -60,21 +60,27 @@ def _explain(error: jsonschema.ValidationError) -> str:
     return f"{key} = {error.instance!r} is not allowed: it must be {what}." + (f" ({desc.strip()})" if desc else "")
 
 
-def _coerce_numbers(config: dict[str, Any], schema: dict) -> None:
-    """Turn numeric strings into numbers where the schema wants a number.
+def _coerce_scalars(config: dict[str, Any], schema: dict) -> None:
+    """Turn numeric and boolean strings into numbers and booleans where the schema wants them.
 
-    `snakemake --config demo='{"videos_per_event": 3}'` can hand nested values over as strings; without this the
-    user would be told that "3" is not an integer.
+    `snakemake --config retry_failed=true` and `--config demo='{"videos_per_event": 3}'` hand values over as strings;
+    without this the user would be told that "true" is not a boolean.
     """
     validator = jsonschema.Draft202012Validator(schema)
     for error in validator.iter_errors(config):
         want = error.schema.get("type") if error.validator == "type" else None
-        if want not in ("integer", "number") or not isinstance(error.instance, str) or not error.absolute_path:
+        if want not in ("integer", "number", "boolean") or not isinstance(error.instance, str) or not error.absolute_path:
             continue
-        try:
-            value: Any = int(error.instance) if want == "integer" else float(error.instance)
-        except ValueError:
-            continue
+        value: Any
+        if want == "boolean":
+            if error.instance.lower() not in ("true", "false"):
+                continue
+            value = error.instance.lower() == "true"
+        else:
+            try:
+                value = int(error.instance) if want == "integer" else float(error.instance)
+            except ValueError:
+                continue
         parent = config
         *head, last = list(error.absolute_path)
         for part in head:
@@ -92,7 +98,7 @@ def check_config(config: dict[str, Any], schema: dict) -> list[str]:
 def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
     """Check `config` (raising ConfigError that names each bad key), then fill defaults in place via Snakemake."""
     schema = load_schema(schema_path)
-    _coerce_numbers(config, schema)
+    _coerce_scalars(config, schema)
     problems = check_config(config, schema)
     if problems:
         raise ConfigError(

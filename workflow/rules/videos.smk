@@ -54,8 +54,7 @@ def get_video_candidate_inputs(wildcards):
 
 
 def retry_failed_requested():
-    """`retry_failed` as a bool (`--config retry_failed=true` arrives as the string "true")."""
-    return str(config["retry_failed"]).lower() == "true"
+    return config["retry_failed"]
 
 
 STATUS_DIR = "results/videos/status"
