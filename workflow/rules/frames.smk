@@ -1,5 +1,125 @@
-# Stage: frames. Filled in by its owner.
+# Stage: frames, features and selection (seed 001 §A.1). Videos are sharded by a stable hash of their id into
+# `frames.shards` groups (the ids are unknown when the DAG is built): one extraction and one featurization job per
+# shard, so a GPU job sees large batches; selection gathers. A video ffmpeg cannot decode is recorded as `corrupt` in
+# results/frames/shard{shard}_status.parquet, left out of selection, and marked in
+# results/videos/videos_checked.parquet (the manifest with extraction's verdict).
+
+
+def get_frame_shards():
+    return list(range(config["frames"]["shards"]))
+
+
+def get_backbone():
+    return config["features"]["backbone"]
+
+
+def get_release_annotations():
+    """The release's huj_annotations.csv (URL or local copy) whose videos form the test split in release mode."""
+    return config["splits"].get("annotations") or config["squid_e_release"]["judgments_csv"]
 
 
 def get_frame_outputs():
-    return []
+    if not stage_enabled("frames"):
+        return []
+    return [
+        "results/dataset/frames.parquet",
+        f"results/features/{get_backbone()}.parquet",
+        "results/videos/videos_checked.parquet",
+    ]
+
+
+rule extract_frames:
+    input:
+        videos="results/videos/videos.parquet",
+    output:
+        frames="results/frames/shard{shard}.parquet",
+        status="results/frames/shard{shard}_status.parquet",
+        images=directory("results/frames/shard{shard}"),
+    params:
+        frames=config["frames"],
+        image_format=config["selection"]["image_format"],
+        image_quality=config["selection"]["image_quality"],
+    wildcard_constraints:
+        shard=r"\d+",
+    threads: 2
+    log:
+        "logs/extract_frames/shard{shard}.log",
+    benchmark:
+        "results/benchmarks/extract_frames/shard{shard}.tsv"
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/frames_extract.py"
+
+
+rule check_videos:
+    input:
+        videos="results/videos/videos.parquet",
+        status=expand("results/frames/shard{shard}_status.parquet", shard=get_frame_shards()),
+    output:
+        "results/videos/videos_checked.parquet",
+    log:
+        "logs/check_videos/check_videos.log",
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/frames_check.py"
+
+
+rule featurize:
+    input:
+        frames="results/frames/shard{shard}.parquet",
+        images="results/frames/shard{shard}",
+    output:
+        "results/features/{backbone}/shard{shard}.parquet",
+    params:
+        features=config["features"],
+    wildcard_constraints:
+        shard=r"\d+",
+    threads: config["features"]["threads"]
+    resources:
+        gpu=1,
+    log:
+        "logs/featurize/{backbone}_shard{shard}.log",
+    benchmark:
+        "results/benchmarks/featurize/{backbone}_shard{shard}.tsv"
+    conda:
+        "../../envs/gpu.yaml"
+    script:
+        "../../scripts/frames_featurize.py"
+
+
+rule gather_features:
+    input:
+        expand("results/features/{{backbone}}/shard{shard}.parquet", shard=get_frame_shards()),
+    output:
+        "results/features/{backbone}.parquet",
+    log:
+        "logs/gather_features/{backbone}.log",
+    conda:
+        "../../envs/gpu.yaml"
+    script:
+        "../../scripts/frames_gather.py"
+
+
+rule select_frames:
+    input:
+        features=f"results/features/{get_backbone()}.parquet",
+        frames=expand("results/frames/shard{shard}.parquet", shard=get_frame_shards()),
+        status=expand("results/frames/shard{shard}_status.parquet", shard=get_frame_shards()),
+        videos="results/videos/videos_checked.parquet",
+    output:
+        frames="results/dataset/frames.parquet",
+        images=directory("results/dataset/images"),
+    params:
+        selection=config["selection"],
+        splits=config["splits"],
+        annotations=get_release_annotations(),
+    log:
+        "logs/select_frames/select_frames.log",
+    benchmark:
+        "results/benchmarks/select_frames/select_frames.tsv"
+    conda:
+        "../../envs/gpu.yaml"
+    script:
+        "../../scripts/frames_select.py"

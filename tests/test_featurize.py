@@ -1,0 +1,78 @@
+"""Featurization with the packaged EfficientNet-Lite0 (offline) and the ResNet50 weights rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+from PIL import Image
+from skimage import data
+
+from squidflow import schemas
+from squidflow.backbones import WeightsError, load_backbone, load_resnet50
+from squidflow.featurize import FeaturesConfig, featurize_frames, load_image, pool
+from squidflow.io import conform
+
+IMAGENET_CATS = range(281, 286)  # tabby, tiger cat, Persian, Siamese, Egyptian cat
+
+
+@pytest.fixture(scope="module")
+def lite0():
+    torch.set_num_threads(1)
+    return load_backbone("efficientnet_lite0")
+
+
+def test_packaged_efficientnet_lite0_sees_a_cat_in_chelsea(lite0, tmp_path):
+    path = tmp_path / "chelsea.jpg"
+    Image.fromarray(data.chelsea()).save(path, quality=95)
+    x = torch.from_numpy(load_image(str(path), 224)).permute(2, 0, 1)[None].float()
+    x = (x / 255 - torch.tensor(lite0.mean).view(1, 3, 1, 1)) / torch.tensor(lite0.std).view(1, 3, 1, 1)
+    with torch.inference_mode():
+        probs = lite0.model(x).softmax(-1)[0]
+    top5 = probs.topk(5).indices.tolist()
+    assert top5[0] in IMAGENET_CATS, f"top-5 ImageNet classes {top5}"
+    assert probs[list(IMAGENET_CATS)].sum() > 0.5
+
+
+def test_features_are_avg_and_max_pools_concatenated(lite0, tmp_path):
+    paths = []
+    for i, img in enumerate((data.chelsea(), data.astronaut(), data.coffee())):
+        p = tmp_path / f"{i}.jpg"
+        Image.fromarray(img).save(p)
+        paths.append(str(p))
+    frames = pl.DataFrame({"video_id": ["a", "a", "b"], "frame_index": [0, 5, 0], "pts_s": [0.0, 0.2, 0.0],
+                           "is_keyframe": [True, False, True], "image_path": paths})
+    cfg = FeaturesConfig(batch_size=2)
+    feats = featurize_frames(frames, cfg)
+    conform(feats, schemas.FEATURES)
+    x = feats["feature"].to_numpy()
+    assert x.shape == (3, 2 * 1280) and x.dtype == np.float32
+    avg, mx = x[:, :1280], x[:, 1280:]
+    assert (mx >= avg - 1e-5).all()  # the max pool bounds the average pool channel by channel
+    assert np.linalg.norm(x[0] - x[1]) > 1.0  # a cat and an astronaut differ
+    # batching does not change the result
+    single = featurize_frames(frames, FeaturesConfig(batch_size=1))["feature"].to_numpy()
+    np.testing.assert_allclose(single, x, rtol=1e-4, atol=1e-4)
+    only_avg = featurize_frames(frames[:1], FeaturesConfig(pooling=("avg",)))["feature"].to_numpy()
+    np.testing.assert_allclose(only_avg[0], avg[0], rtol=1e-4, atol=1e-4)
+
+
+def test_pool_rejects_unknown_pooling():
+    with pytest.raises(ValueError, match="features.pooling"):
+        pool(torch.zeros(1, 2, 3, 3), ["median"])
+
+
+def test_resnet50_offline_without_cache_names_the_weights_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))  # an empty hub cache
+    monkeypatch.setattr(torch.hub, "_hub_dir", None, raising=False)
+    import urllib.request
+
+    def offline(*args, **kwargs):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    with pytest.raises(WeightsError) as err:
+        load_resnet50("IMAGENET1K_V1")
+    msg = str(err.value)
+    assert "resnet50-0676ba61.pth" in msg and str(tmp_path) in msg and "efficientnet_lite0" in msg
