@@ -1,0 +1,17 @@
+"""Rule result_table: aggregate the runs' metrics.json into a table (csv long format, Markdown, LaTeX)."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow import io, schemas  # noqa: E402
+from squidflow.tables import TABLES, aggregate, read_run_metrics, to_latex, to_markdown  # noqa: E402
+
+spec = TABLES[snakemake.wildcards.table]
+section = snakemake.params.training[spec.experiment]
+order = section.get("variants") or section.get("methods")
+table = io.conform(aggregate(read_run_metrics(snakemake.input), spec), schemas.RESULT_TABLE)
+with io.atomic_path(snakemake.output.csv) as tmp:
+    table.write_csv(tmp)
+io.write_text(snakemake.output.md, to_markdown(table, spec, order, snakemake.params.training["ece_bins"]))
+io.write_text(snakemake.output.tex, to_latex(table, spec, order, snakemake.params.training["ece_bins"]))
