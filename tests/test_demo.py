@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
+from videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.config import check_config, load_schema
@@ -48,26 +49,13 @@ def ffprobe_stream(path: Path) -> dict:
     return json.loads(res.stdout)["streams"][0]
 
 
-def decode_all(path: Path) -> list[np.ndarray]:
-    """Every frame, RGB, in OpenCV's sequential (decode-order) counting."""
-    cap = cv2.VideoCapture(str(path))
-    frames = []
-    while True:
-        ok, frame = cap.read()
-        if not ok:
-            break
-        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
-    cap.release()
-    return frames
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> dict:
     """A small corpus rendered through the library: 8 videos of 60 frames (one VFR, one of 30 frames)."""
     out = tmp_path_factory.mktemp("demo")
     parts = [make_video(SMALL, vid, out / f"{vid}.mp4") for vid in video_ids(SMALL)]
     truth = conform(gather_truth(parts, SMALL), schemas.TRUTH)
-    frames = {vid: decode_all(out / f"{vid}.mp4") for vid in video_ids(SMALL)}
+    frames = {vid: opencv_frames(out / f"{vid}.mp4") for vid in video_ids(SMALL)}
     return {"dir": out, "truth": truth, "frames": frames}
 
 
@@ -182,11 +170,11 @@ def test_same_seed_same_video_other_seed_another(tmp_path: Path) -> None:
     t1 = make_video(SMALL, vid, tmp_path / "a.mp4")
     t2 = make_video(SMALL, vid, tmp_path / "b.mp4")
     assert t1.equals(t2)
-    f1, f2 = decode_all(tmp_path / "a.mp4"), decode_all(tmp_path / "b.mp4")
+    f1, f2 = opencv_frames(tmp_path / "a.mp4"), opencv_frames(tmp_path / "b.mp4")
     assert len(f1) == len(f2) and all(np.array_equal(x, y) for x, y in zip(f1, f2, strict=True))
     other = DemoConfig(**{**SMALL.__dict__, "seed": SMALL.seed + 1})
     t3 = make_video(other, vid, tmp_path / "c.mp4")
-    f3 = decode_all(tmp_path / "c.mp4")
+    f3 = opencv_frames(tmp_path / "c.mp4")
     assert not t1.equals(t3) or not all(np.array_equal(x, y) for x, y in zip(f1, f3, strict=False))
     assert plan_video(SMALL, vid).ops != plan_video(other, vid).ops
 
@@ -231,5 +219,5 @@ def test_snakemake_rule_builds_the_corpus(tmp_path: Path) -> None:
     ids = ["birthday_party_00", "wedding_00", "parade_00", "protest_00"]
     assert truth["video_id"].unique(maintain_order=True).to_list() == ids == cat["video_id"].to_list()
     for vid in ids:
-        assert len(decode_all(demo_dir / f"{vid}.mp4")) == truth.filter(pl.col("video_id") == vid).height
+        assert len(opencv_frames(demo_dir / f"{vid}.mp4")) == truth.filter(pl.col("video_id") == vid).height
     assert (tmp_path / "wd" / "logs" / "make_demo_videos" / "wedding_00.log").exists()

@@ -6,10 +6,10 @@ import subprocess
 import zlib
 from pathlib import Path
 
-import cv2
 import numpy as np
 import polars as pl
 import pytest
+from videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.demo import DemoConfig, make_video, short_video_id, vfr_video_id
@@ -29,19 +29,6 @@ from squidflow.selection import kmeans_select
 from squidflow.splits import SplitsConfig, split_videos
 
 DEMO = DemoConfig(videos_per_event=2, seconds=6.0)
-
-
-def opencv_frames(path: Path) -> list[np.ndarray]:
-    """Every frame as the SQUID-E release script sees them: OpenCV's sequential reader, RGB."""
-    cap = cv2.VideoCapture(str(path))
-    frames = []
-    while True:
-        ok, frame = cap.read()
-        if not ok:
-            break
-        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
-    cap.release()
-    return frames
 
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:

@@ -5,29 +5,6 @@
 # results/videos/videos_checked.parquet (the manifest with extraction's verdict).
 
 
-def get_frame_shards():
-    return list(range(config["frames"]["shards"]))
-
-
-def get_backbone():
-    return config["features"]["backbone"]
-
-
-def get_release_annotations():
-    """The release's huj_annotations.csv (URL or local copy) whose videos form the test split in release mode."""
-    return config["splits"].get("annotations") or config["squid_e_release"]["judgments_csv"]
-
-
-def get_frame_outputs():
-    if not stage_enabled("frames"):
-        return []
-    return [
-        "results/dataset/frames.parquet",
-        f"results/features/{get_backbone()}.parquet",
-        "results/videos/videos_checked.parquet",
-    ]
-
-
 rule extract_frames:
     input:
         videos="results/videos/videos.parquet",

@@ -4,9 +4,6 @@
 # `judgments.source: release` needs neither videos nor frames (config/squid-e-release.yaml).
 
 
-include: "judgments_inputs.smk"
-
-
 rule annotation_hits:
     input:
         frames="results/dataset/frames.parquet",

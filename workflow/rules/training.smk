@@ -2,8 +2,6 @@
 # Images are decoded once per pool into a memory-mapped cache; every run is a job
 # results/runs/{experiment}/{train_set}/{method}/seed{seed}/; every table is a target that builds only its runs.
 
-include: "training_inputs.smk"
-
 
 rule make_training_cache:
     input:

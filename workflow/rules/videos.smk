@@ -18,9 +18,6 @@
 # Downloads run on the machine that runs Snakemake (localrules): compute nodes of many clusters have no internet,
 # and one place of origin keeps request pacing (download.sleep_s) meaningful. Cap parallel downloads with
 # `--resources downloads=N`.
-import polars as pl
-
-from squidflow import manifest as squidflow_manifest
 
 
 wildcard_constraints:
@@ -31,53 +28,6 @@ localrules:
     video_candidates,
     acquire_video,
     video_manifest,
-
-
-VIDEO_CANDIDATES = "results/videos/candidates.parquet"
-VIDEO_MANIFEST = "results/videos/videos.parquet"
-
-
-def get_video_outputs():
-    if not stage_enabled("videos"):
-        return []
-    return [VIDEO_MANIFEST, "results/videos/download_report.md"]
-
-
-def get_video_candidate_inputs(wildcards):
-    """Files the listing reads: the demo catalog (ties make_demo_videos into the DAG) and local url lists."""
-    inputs = {}
-    types = [s["type"] for s in config["sources"]]
-    if "demo" in types:
-        inputs["demo_catalog"] = "results/videos/demo/catalog.parquet"
-    inputs["url_lists"] = [s["path"] for s in config["sources"] if s["type"] == "urls"]
-    return inputs
-
-
-def retry_failed_requested():
-    return config["retry_failed"]
-
-
-STATUS_DIR = "results/videos/status"
-RUN_STARTED = squidflow_manifest.run_started()  # a record written after this is this invocation's own retry
-
-
-def get_video_status_files(wildcards):
-    """One status record per candidate that needs a download (known once the checkpoint has listed them).
-
-    The newest generation on disk is taken as is; with retry_failed a record that is not ok asks for the next
-    generation, which a new acquire_video job writes (older generations stay as the history of attempts).
-    """
-    candidates = checkpoints.video_candidates.get().output.candidates
-    ids = pl.read_parquet(candidates, columns=["video_id", "download"]).filter(pl.col("download"))["video_id"]
-    return squidflow_manifest.status_record_paths(
-        ids.to_list(), STATUS_DIR, retry_failed=retry_failed_requested(), started=RUN_STARTED
-    )
-
-
-def get_ok_video_ids(wildcards=None):
-    """For later stages: the ids of `ok` videos (call from an input function; waits for the manifest)."""
-    manifest = checkpoints.video_manifest.get().output.manifest
-    return pl.read_parquet(manifest, columns=["video_id", "status"]).filter(pl.col("status") == "ok")["video_id"].to_list()
 
 
 checkpoint video_candidates:
