@@ -1,5 +1,135 @@
-# Stage: comparison. Filled in by its owner.
+# Stage: comparison sets (Sherlock seed 002 §4.3, Appendix E).
+# corpus (Sherlock annotations | our frames + their videos' text) -> SBERT embeddings -> plausibility scorer
+# (text | probe | clip) -> pool (soft + hard dedup) -> greedy diverse sets, ranked -> Likert HITs; scorer metrics.
 
 
-def get_comparison_outputs():
-    return []
+rule comparison_corpus:
+    input:
+        unpack(get_comparison_corpus_inputs),
+    output:
+        "results/comparison/corpus.parquet",
+    params:
+        corpus=COMPARISON["corpus"],
+        annotations=get_sherlock_annotations(),
+        split=config["sherlock"]["split"],
+        max_sentences=COMPARISON["max_sentences"],
+    log:
+        "logs/comparison_corpus/corpus.log",
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_corpus.py"
+
+
+rule comparison_sbert:
+    input:
+        "results/comparison/corpus.parquet",
+    output:
+        "results/comparison/sbert.parquet",
+    params:
+        cache="results/comparison/cache/sbert.parquet",
+    log:
+        "logs/comparison_sbert/sbert.log",
+    benchmark:
+        "results/benchmarks/comparison_sbert/sbert.tsv"
+    threads: 2
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_sbert.py"
+
+
+rule comparison_embed:
+    input:
+        unpack(get_comparison_embed_inputs),
+    output:
+        "results/comparison/embeddings.parquet",
+    params:
+        scorer=COMPARISON["scorer"],
+        probe=COMPARISON["probe"],
+        clip=COMPARISON["clip"],
+    log:
+        "logs/comparison_embed/embed.log",
+    benchmark:
+        "results/benchmarks/comparison_embed/embed.tsv"
+    threads: 2
+    resources:
+        gpu=1 if COMPARISON["scorer"] == "clip" else 0,
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_embed.py"
+
+
+rule comparison_pool:
+    input:
+        corpus="results/comparison/corpus.parquet",
+        sbert="results/comparison/sbert.parquet",
+    output:
+        "results/comparison/pool.parquet",
+    params:
+        comparison=COMPARISON,
+    log:
+        "logs/comparison_pool/pool.log",
+    benchmark:
+        "results/benchmarks/comparison_pool/pool.tsv"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_pool.py"
+
+
+rule comparison_sets:
+    input:
+        corpus="results/comparison/corpus.parquet",
+        sbert="results/comparison/sbert.parquet",
+        embeddings="results/comparison/embeddings.parquet",
+        pool="results/comparison/pool.parquet",
+    output:
+        "results/comparison/sets.parquet",
+    params:
+        comparison=COMPARISON,
+    log:
+        "logs/comparison_sets/sets.log",
+    benchmark:
+        "results/benchmarks/comparison_sets/sets.tsv"
+    threads: 2
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_sets.py"
+
+
+rule comparison_hits:
+    input:
+        corpus="results/comparison/corpus.parquet",
+        sets="results/comparison/sets.parquet",
+    output:
+        csv="results/annotation/comparison_hits.csv",
+        html="results/annotation/comparison_hits.html",
+    params:
+        html_max_hits=COMPARISON["html_max_hits"],
+    log:
+        "logs/comparison_hits/hits.log",
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_hits.py"
+
+
+rule comparison_metrics:
+    input:
+        unpack(get_comparison_ratings),
+        corpus="results/comparison/corpus.parquet",
+        embeddings="results/comparison/embeddings.parquet",
+    output:
+        "results/comparison/metrics.json",
+    log:
+        "logs/comparison_metrics/metrics.log",
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/comparison_metrics.py"

@@ -1,0 +1,19 @@
+"""Rule comparison_embed: the plausibility scorer's region and inference vectors for every corpus instance."""
+
+import torch
+
+from squidflow import io, schemas
+from squidflow.gpu import slot_for_job
+from squidflow.logs import setup
+from squidflow.plausibility import score_corpus
+from squidflow.text_embed import TableEncoder
+
+log = setup(snakemake)
+torch.set_num_threads(snakemake.threads)
+corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
+encode = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))
+features = io.read_parquet(snakemake.input.features, schemas.FEATURES) if "features" in snakemake.input.keys() else None
+with slot_for_job(snakemake) as slot:
+    emb = score_corpus(corpus, snakemake.params.scorer, encode=encode, features=features,
+                       probe=snakemake.params.probe, clip=snakemake.params.clip, device=str(slot.torch_device))
+io.write_parquet(emb.to_frame(), snakemake.output[0], schemas.COMPARISON_EMBEDDINGS)

@@ -1,0 +1,15 @@
+"""Rule comparison_hits: the Likert task (CSV, one row per set) and its HTML page with the region drawn."""
+
+import os
+
+from squidflow import io, schemas
+from squidflow.comparison import hits_html, hits_table
+from squidflow.logs import setup
+
+log = setup(snakemake)
+corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
+hits = hits_table(io.read_parquet(snakemake.input.sets, schemas.COMPARISON_SETS), corpus)
+with io.atomic_path(snakemake.output.csv) as tmp:
+    hits.write_csv(tmp)
+page = hits_html(hits, max_hits=snakemake.params.html_max_hits, html_dir=os.path.dirname(snakemake.output.html))
+io.write_text(snakemake.output.html, page)

@@ -1,0 +1,18 @@
+"""Rule comparison_metrics: retrieval, localization (and, with human ratings, comparison) of the scorer."""
+
+import json
+
+import polars as pl
+
+from squidflow import io, schemas
+from squidflow.logs import setup
+from squidflow.metrics_sherlock.report import evaluate
+from squidflow.plausibility import DualEmbeddings
+
+log = setup(snakemake)
+corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
+emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))
+ratings = pl.read_csv(snakemake.input.ratings) if "ratings" in snakemake.input.keys() else None
+metrics = evaluate(corpus, emb, ratings)
+log.info("metrics: %s", metrics)
+io.write_text(snakemake.output[0], json.dumps(metrics, indent=2) + "\n")

@@ -1,0 +1,15 @@
+"""Rule comparison_sets: plausible, diverse hard-negative sets per query, ranked; the top N per split."""
+
+from squidflow import io, schemas
+from squidflow.comparison import ComparisonConfig, build_sets
+from squidflow.logs import setup
+from squidflow.plausibility import DualEmbeddings
+from squidflow.text_embed import TableEncoder
+
+log = setup(snakemake)
+corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
+sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())
+emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))
+pool = io.read_parquet(snakemake.input.pool, schemas.COMPARISON_POOL)
+sets = build_sets(corpus, pool, emb, sbert, ComparisonConfig.from_config(snakemake.params.comparison))
+io.write_parquet(sets, snakemake.output[0], schemas.COMPARISON_SETS)
