@@ -99,8 +99,16 @@ def test_table7_reproduces_the_paper_on_the_release(release_judgments):
     for metric in ("spearman", "alpha", "kappa_3", "kappa_4", "kappa_5"):
         assert table["A+B"][metric] == pytest.approx(PAPER_TABLE7["A+B"][metric], abs=0.005), metric
     assert table["A"]["spearman"] == pytest.approx(PAPER_TABLE7["A"]["spearman"], abs=0.02)
-    # Known difference (explained in the table's note): positions, not annotators -> B's Spearman .609 vs .631
-    assert table["B"]["spearman"] == pytest.approx(PAPER_TABLE7["B"]["spearman"], abs=0.025)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: the release keeps rating positions (huj_0..2), not annotator ids, so pairwise Spearman "
+    "mixes workers; B gives .609 against the paper's .631 (0.022 off, the issue allows 0.02)",
+)
+def test_table7_variant_b_spearman_within_the_issue_tolerance(release_judgments):
+    table = {r["variant"]: r for r in agreement_table(release_judgments).iter_rows(named=True)}
+    assert table["B"]["spearman"] == pytest.approx(PAPER_TABLE7["B"]["spearman"], abs=0.02)
 
 
 def test_concatenated_pooling_does_not_reproduce_the_paper(release_judgments):
