@@ -32,6 +32,7 @@ import polars as pl
 from tqdm import tqdm
 
 from squidflow import dedup
+from squidflow.config import from_section
 from squidflow.plausibility import DualEmbeddings, candidates_above_gold
 
 log = logging.getLogger(__name__)
@@ -56,8 +57,7 @@ class ComparisonConfig:
 
     @classmethod
     def from_config(cls, section: dict) -> ComparisonConfig:
-        keys = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in (section or {}).items() if k in keys})
+        return from_section(cls, section)
 
 
 # --- 1. global filters -----------------------------------------------------------------------------------------

@@ -8,12 +8,16 @@ allowed; only a valid config is handed to Snakemake's validator, which fills in 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 import yaml
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -118,3 +122,23 @@ def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict
     if schema_path is None:
         schema_path = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
     return validate_config(config, schema_path)
+
+
+def from_section(cls: type[T], section: Mapping[str, Any] | None, *, strict: bool = False, **overrides: Any) -> T:
+    """Build a config dataclass from its config section.
+
+    Sections may hold keys meant for the rules rather than the library (threads, memory), so keys that are not
+    fields are ignored unless `strict` (the schema has already rejected unknown keys in a workflow run). YAML lists
+    become tuples where the field is a tuple, so frozen config objects stay hashable.
+    """
+    fields = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    section = dict(section or {})
+    unknown = sorted(set(section) - set(fields))
+    if strict and unknown:
+        raise ValueError(f"{cls.__name__}: unknown key(s) {unknown}; allowed: {sorted(fields)} (see config/README.md)")
+    values = {
+        k: tuple(v) if isinstance(v, list) and fields[k].startswith("tuple") else v
+        for k, v in section.items()
+        if k in fields
+    }
+    return cls(**{**values, **overrides})

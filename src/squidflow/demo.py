@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import scenes
+from squidflow.config import from_section
 from squidflow.demo_text import describe_video
 
 CONDITIONS = ("clean", "crossfade", "occlusion", "blur", "dark", "black", "cut")
@@ -72,14 +73,7 @@ class DemoConfig:
 
     @classmethod
     def from_config(cls, section: dict[str, Any]) -> DemoConfig:
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = set(section) - known
-        if unknown:
-            raise ValueError(f"demo: unknown key(s) {sorted(unknown)}; allowed: {sorted(known)} (see config/README.md)")
-        kw = dict(section)
-        if "events" in kw:
-            kw["events"] = tuple(kw["events"])
-        return cls(**kw)
+        return from_section(cls, section, strict=True)
 
     @property
     def n_frames(self) -> int:

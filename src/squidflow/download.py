@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from squidflow.config import from_section
 from squidflow.probe import ProbeError, VideoInfo, probe
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,7 @@ class DownloadOptions:
 
     @classmethod
     def from_config(cls, section: dict[str, Any] | None) -> DownloadOptions:
-        section = dict(section or {})
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in section.items() if k in known})
+        return from_section(cls, section)
 
 
 @dataclass

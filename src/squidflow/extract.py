@@ -44,6 +44,8 @@ from pathlib import Path
 import ffmpeg
 import numpy as np
 
+from squidflow.config import from_section
+
 
 class ExtractionError(RuntimeError):
     """A video could not be probed or decoded; the message names the file and ffmpeg's own words."""
@@ -66,8 +68,7 @@ class FramesConfig:
 
     @classmethod
     def from_config(cls, section: dict | None) -> FramesConfig:
-        section = dict(section or {})
-        return cls(**{k: v for k, v in section.items() if k in cls.__dataclass_fields__})
+        return from_section(cls, section)
 
 
 @dataclass(frozen=True)

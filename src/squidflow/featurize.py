@@ -19,6 +19,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from squidflow.backbones import Backbone, load_backbone
+from squidflow.config import from_section
 
 log = logging.getLogger("squidflow.featurize")
 
@@ -37,10 +38,7 @@ class FeaturesConfig:
 
     @classmethod
     def from_config(cls, section: dict | None) -> FeaturesConfig:
-        section = {k: v for k, v in dict(section or {}).items() if k in cls.__dataclass_fields__}
-        if "pooling" in section:
-            section["pooling"] = tuple(section["pooling"])
-        return cls(**section)
+        return from_section(cls, section)
 
 
 def load_image(path: str, size: int) -> np.ndarray:

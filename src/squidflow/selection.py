@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from squidflow.config import from_section
+
 
 @dataclass(frozen=True)
 class SelectionConfig:
@@ -31,7 +33,7 @@ class SelectionConfig:
 
     @classmethod
     def from_config(cls, section: dict | None) -> SelectionConfig:
-        return cls(**{k: v for k, v in dict(section or {}).items() if k in cls.__dataclass_fields__})
+        return from_section(cls, section)
 
 
 def kmeans_select(

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from squidflow.config import from_section
+
 
 @dataclass(frozen=True)
 class SplitsConfig:
@@ -26,7 +28,7 @@ class SplitsConfig:
 
     @classmethod
     def from_config(cls, section: dict | None) -> SplitsConfig:
-        return cls(**{k: v for k, v in dict(section or {}).items() if k in cls.__dataclass_fields__})
+        return from_section(cls, section)
 
 
 def _cut(n: int, fractions: dict[str, float]) -> list[str]:

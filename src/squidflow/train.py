@@ -16,7 +16,7 @@ import logging
 import os
 import random
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from squidflow.augment import build_augmentation
 from squidflow.calibration import run_metrics
+from squidflow.config import from_section
 from squidflow.losses import Method, get_method
 from squidflow.models import Classifier, load_backbone
 
@@ -62,12 +63,8 @@ class TrainConfig:
 
     @classmethod
     def from_config(cls, section: dict) -> TrainConfig:
-        known = {f.name for f in fields(cls)}
-        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in section.items() if k in known}
         events = (section.get("classification") or {}).get("events")
-        if events:
-            values["events"] = tuple(events)
-        return cls(**values)
+        return from_section(cls, section, **({"events": tuple(events)} if events else {}))
 
 
 def seed_everything(seed: int) -> None:
