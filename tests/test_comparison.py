@@ -129,6 +129,33 @@ def test_blocked_candidates_equal_the_dense_computation() -> None:
         assert np.allclose(np.sort(s2[qi2 == q])[::-1], above)
 
 
+def test_token_count_batches_give_sentence_transformers_vectors_in_input_order() -> None:
+    """encode() batches by exact token count (longest first, within a token budget) yet returns what
+    SentenceTransformer.encode returns, row for row: texts of many lengths, duplicates, an empty string, and a
+    budget so small that texts of one length span several batches."""
+    words = "the man in the red coat is waiting for a late train while his dog sleeps under the wooden bench".split()
+    texts = [" ".join(words[: 1 + (k * 7) % len(words)]) for k in range(40)] + ["", "The man", "the man", words[0]]
+    lengths = text_embed.token_lengths(texts)
+    assert lengths[texts.index("")] == 2 and lengths[texts.index("the man")] == 4  # [CLS] ... [SEP]
+    assert len(set(lengths.tolist())) > 10
+    model = text_embed.load_sbert()
+    ref = model.encode(texts, batch_size=7, convert_to_numpy=True, normalize_embeddings=True)
+    masks = []
+    hook = model[0].register_forward_pre_hook(lambda _mod, args: masks.append(args[0]["attention_mask"].clone()))
+    try:
+        for budget in (20, 8192):
+            masks.clear()
+            got = text_embed.encode(texts, batch_size=5, max_batch_tokens=budget)
+            assert got.shape == (len(texts), text_embed.SBERT_DIM) and got.dtype == np.float32
+            assert np.min(np.sum(got * ref, axis=1)) > 1 - 1e-5
+            seen = np.concatenate([m.sum(dim=1).numpy() for m in masks])  # each row's token count, in call order
+            assert np.array_equal(seen, np.sort(lengths)[::-1])  # sorted by tokens: padding only where lengths change
+            assert all(m.numel() <= budget for m in masks if len(m) > 1) and max(len(m) for m in masks) <= 5
+    finally:
+        hook.remove()
+    assert text_embed.encode([]).shape == (0, text_embed.SBERT_DIM)
+
+
 def test_probe_learns_an_image_text_alignment() -> None:
     """InfoNCE heads on frozen features: image features that carry the text's meaning are matched to it."""
     texts = [f"{a} {b} near the {c}" for a in ("a dog", "two children", "an old man", "a chef")
@@ -195,7 +222,7 @@ def test_greedy_trades_plausibility_for_diversity() -> None:
 @pytest.fixture(scope="session")
 def sherlock_built(shared_data: Path, tmp_path_factory):
     """The whole construction on the 22,737 validation instances, once per session. SBERT-encoding its ~40K distinct
-    clues and inferences takes ~2.5 min on 2 idle cores; SQUIDFLOW_TEST_SBERT_CACHE=<file.parquet> keeps the
+    clues and inferences takes ~75 s on 2 idle cores; SQUIDFLOW_TEST_SBERT_CACHE=<file.parquet> keeps the
     embeddings between sessions (the construction itself then takes ~45 s)."""
     corpus = sherlock.load_sherlock(shared_data / SHERLOCK_ZIP)
     cache = os.environ.get("SQUIDFLOW_TEST_SBERT_CACHE") or tmp_path_factory.mktemp("sbert") / "sbert.parquet"
