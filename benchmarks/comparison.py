@@ -36,7 +36,9 @@ DEFAULT_SHERLOCK = ROOT.parent / "shared" / "data" / "sherlock" / "sherlock_val_
 
 
 def _phase_construct(args) -> dict:
-    from squidflow import comparison, plausibility, sherlock
+    from squidflow.comparison import corpus as sherlock
+    from squidflow.comparison import plausibility
+    from squidflow.comparison import sets as comparison
 
     t0 = time.perf_counter()
     corpus = sherlock.load_sherlock(args.sherlock)
@@ -65,7 +67,7 @@ def _synthetic(n: int, d: int = 384, seed: int = 0):
 def _phase_dedup_synthetic(args) -> dict:
     import numpy as np
 
-    from squidflow import dedup
+    from squidflow.comparison import dedup
 
     x = _synthetic(args.n_synthetic)
     k = dedup.n_soft_clusters(len(x))
@@ -75,7 +77,7 @@ def _phase_dedup_synthetic(args) -> dict:
 
 
 def _phase_dedup_exact_subset(args) -> dict:
-    from squidflow import dedup
+    from squidflow.comparison import dedup
 
     x = _synthetic(args.exact_subset, seed=1)
     t0 = time.perf_counter()
@@ -86,7 +88,9 @@ def _phase_dedup_exact_subset(args) -> dict:
 def _phase_agreement(args) -> dict:
     import numpy as np
 
-    from squidflow import dedup, sherlock, text_embed
+    from squidflow import text_embed
+    from squidflow.comparison import corpus as sherlock
+    from squidflow.comparison import dedup
 
     corpus = sherlock.load_sherlock(args.sherlock)
     texts = list(dict.fromkeys(corpus["inference"].to_list()))
@@ -107,7 +111,8 @@ def _phase_encode(args) -> dict:
     """SBERT-encode the corpus' distinct texts (no cache) with our token-count batching or sentence-transformers'."""
     import numpy as np
 
-    from squidflow import sherlock, text_embed
+    from squidflow import text_embed
+    from squidflow.comparison import corpus as sherlock
 
     corpus = sherlock.load_sherlock(args.sherlock)
     texts = list(dict.fromkeys(corpus["clue"].to_list() + corpus["inference"].to_list()))

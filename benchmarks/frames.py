@@ -27,8 +27,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from squidflow.backbones import Backbone, WeightsError, load_backbone  # noqa: E402
-from squidflow.extract import decode_ranks, even_targets, probe, save_image  # noqa: E402
-from squidflow.featurize import FeaturesConfig, embed_images, load_image  # noqa: E402
+from squidflow.frames.extract import decode_ranks, even_targets, frame_table, save_image  # noqa: E402
+from squidflow.frames.featurize import FeaturesConfig, embed_images, load_image  # noqa: E402
 
 
 def make_video(cache: Path) -> Path:
@@ -118,23 +118,23 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     video = make_video(cache)
 
-    table = probe(video)
+    table = frame_table(video)
     print(f"video: {video} — {table.n_frames} frames, {len(table.keyframe_ranks)} keyframes, "
           f"{table.width}x{table.height}")
     base_s, n_read = opencv_read(video)
     print(f"baseline  OpenCV decodes every frame ({n_read}): {base_s:.2f} s")
 
-    even_s, frames = timed(lambda: decode_ranks(table, even_targets(probe(video), 36)))
+    even_s, frames = timed(lambda: decode_ranks(table, even_targets(frame_table(video), 36)))
     ranks = even_targets(table, 36)
     print(f"even      36 frames ({int(table.is_key[ranks].sum())} keyframes), probe included: {even_s:.2f} s "
           f"-> {base_s / even_s:.1f}x faster (goal >= 10x)")
-    exact_s, _ = timed(lambda: decode_ranks(table, even_targets(probe(video), 36, exact_times=True)))
+    exact_s, _ = timed(lambda: decode_ranks(table, even_targets(frame_table(video), 36, exact_times=True)))
     print(f"exact_times 36 frames, probe included: {exact_s:.2f} s -> {base_s / exact_s:.1f}x faster (goal >= 2.5x)")
 
     rng = np.random.default_rng(0)
     wanted = [int(k) for k in rng.choice(table.n_frames, 6, replace=False)]
     seq_s, _ = opencv_read(video, upto=max(wanted))
-    ex_s, got = timed(lambda: decode_ranks(probe(video), wanted))
+    ex_s, got = timed(lambda: decode_ranks(frame_table(video), wanted))
     ref = opencv_frames(video, {k + d for k in wanted for d in (-1, 0, 1)})
     same = all(
         psnr(g, ref[k]) >= 40 and all(psnr(g, ref[k]) > psnr(g, ref[j]) for j in (k - 1, k + 1) if j in ref)

@@ -2,7 +2,7 @@
 
 Baseline (what the authors' scripts do): a Dataset that opens and decodes the JPEG with PIL on every item, applies
 Resize(256) + CenterCrop(256), the variant's D.1 augmentation, ToTensor and Normalize, in the training process
-(no workers). squidflow: rows of the cache (`squidflow.cache`, decoded once, timed separately) through the same
+(no workers). squidflow: rows of the cache (`squidflow.training.cache`, decoded once, timed separately) through the same
 augmentation on uint8 tensors, then the same scaling and normalisation. Both deliver normalised float batches of 16;
 the model is excluded. Both are measured in this run and the ratio is printed.
 
@@ -29,9 +29,9 @@ from torchvision.transforms import v2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from squidflow.augment import build_augmentation  # noqa: E402
-from squidflow.cache import build_cache, open_cache  # noqa: E402
-from squidflow.train import IMAGENET_MEAN, IMAGENET_STD, CachedImages, normalize  # noqa: E402
+from squidflow.training.augment import build_augmentation  # noqa: E402
+from squidflow.training.cache import build_cache, open_cache  # noqa: E402
+from squidflow.training.runs import IMAGENET_MEAN, IMAGENET_STD, CachedImages, normalize  # noqa: E402
 
 
 def make_jpegs(folder: Path, n: int, width: int = 640, height: int = 480, seed: int = 0) -> list[Path]:
@@ -82,7 +82,7 @@ def gpu_step_benchmark(cache: np.ndarray, size: int, steps: int = 60, batch: int
     if not torch.cuda.is_available():
         print("GPU step benchmark: skipped (no CUDA device on this machine)")
         return
-    from squidflow.models import Classifier, load_backbone
+    from squidflow.training.models import Classifier, load_backbone
 
     device = "cuda:0"
     backbone, width = load_backbone("resnet50", "none")  # speed does not depend on the weights' values

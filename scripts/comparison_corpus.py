@@ -1,9 +1,9 @@
 """Rule comparison_corpus: the (image, region, clue, inference) corpus of the comparison sets."""
 
 from squidflow import io, schemas
+from squidflow.comparison.corpus import build_corpus
 from squidflow.fetch import fetch
 from squidflow.logs import setup
-from squidflow.sherlock import build_corpus
 
 log = setup(snakemake)
 p = snakemake.params

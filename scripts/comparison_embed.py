@@ -3,9 +3,9 @@
 import torch
 
 from squidflow import io, schemas
+from squidflow.comparison.plausibility import score_corpus
 from squidflow.gpu import slot_for_job
 from squidflow.logs import setup
-from squidflow.plausibility import score_corpus
 from squidflow.text_embed import TableEncoder
 
 log = setup(snakemake)

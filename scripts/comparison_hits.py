@@ -3,7 +3,7 @@
 import os
 
 from squidflow import io, schemas
-from squidflow.comparison import hits_html, hits_table
+from squidflow.comparison.sets import hits_html, hits_table
 from squidflow.logs import setup
 
 log = setup(snakemake)

@@ -5,9 +5,9 @@ import json
 import polars as pl
 
 from squidflow import io, schemas
+from squidflow.comparison.metrics_sherlock.report import evaluate
+from squidflow.comparison.plausibility import DualEmbeddings
 from squidflow.logs import setup
-from squidflow.metrics_sherlock.report import evaluate
-from squidflow.plausibility import DualEmbeddings
 
 log = setup(snakemake)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)

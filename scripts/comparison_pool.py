@@ -1,7 +1,7 @@
 """Rule comparison_pool: the inference pool after soft (SBERT clustering) and hard (≤ 3 verbatim) dedup."""
 
 from squidflow import io, schemas
-from squidflow.comparison import ComparisonConfig, build_pool
+from squidflow.comparison.sets import ComparisonConfig, build_pool
 from squidflow.logs import setup
 from squidflow.text_embed import TableEncoder
 

@@ -1,9 +1,9 @@
 """Rule comparison_sets: plausible, diverse hard-negative sets per query, ranked; the top N per split."""
 
 from squidflow import io, schemas
-from squidflow.comparison import ComparisonConfig, build_sets
+from squidflow.comparison.plausibility import DualEmbeddings
+from squidflow.comparison.sets import ComparisonConfig, build_sets
 from squidflow.logs import setup
-from squidflow.plausibility import DualEmbeddings
 from squidflow.text_embed import TableEncoder
 
 log = setup(snakemake)

@@ -5,7 +5,7 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 from squidflow import io, schemas  # noqa: E402
-from squidflow.data import experiment_sets  # noqa: E402
+from squidflow.training.pools import experiment_sets  # noqa: E402
 
 sets = experiment_sets(
     snakemake.wildcards.experiment,

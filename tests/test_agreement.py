@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from squidflow.agreement import (
+from squidflow.judgments.agreement import (
     PAPER_TABLE7,
     agreement_table,
     bin_ratings,
@@ -19,7 +19,7 @@ from squidflow.agreement import (
     krippendorff_alpha_interval,
     spearman_pairs,
 )
-from squidflow.judgments import read_release
+from squidflow.judgments.ingest import read_release
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow.annotation import (
+from squidflow.judgments.annotation import (
     event_pairs,
     make_hits,
     neutralise,
@@ -21,7 +21,7 @@ from squidflow.annotation import (
     unneutralise,
     write_csv,
 )
-from squidflow.judgments import read_mturk_batch
+from squidflow.judgments.ingest import read_mturk_batch
 
 
 def frames_fixture(videos: dict[str, int], frames_per_video: int = 6) -> pl.DataFrame:

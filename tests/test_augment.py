@@ -1,4 +1,4 @@
-"""Each Table 1 variant builds the torchvision transforms seed 001 D.1 names, with the paper's arguments."""
+"""Each Table 1 variant builds the torchvision transforms SQUID-E supplement D.1 names, with the paper's arguments."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torchvision.transforms import v2
 
-from squidflow.augment import VARIANTS, build_augmentation, transform_list
+from squidflow.training.augment import VARIANTS, build_augmentation, transform_list
 
 
 def _names(variant, size=256):

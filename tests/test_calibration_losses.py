@@ -1,4 +1,4 @@
-"""Each calibration loss of seed 000 §5.3 on a worked example: logits z = (0, ln 3), so softmax = (1/4, 3/4)."""
+"""Each calibration loss of SQUID-E §5.3 on a worked example: logits z = (0, ln 3), so softmax = (1/4, 3/4)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from squidflow.losses import (
+from squidflow.training.losses import (
     belief_matching_loss,
     cross_entropy,
     focal_loss,

@@ -1,4 +1,4 @@
-"""ECE, HUJ MSE, KL and binned accuracy against values worked out by hand (seed 000 §5.1, §5.3; seed 001 D.4)."""
+"""ECE, HUJ MSE, KL and binned accuracy against values worked out by hand (SQUID-E §5.1, §5.3; SQUID-E supplement D.4)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from squidflow.calibration import (
+from squidflow.training.calibration import (
     bernoulli_kl,
     binned_accuracy,
     certainty_bin,

@@ -13,7 +13,10 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow import comparison, dedup, io, plausibility, schemas, sherlock, text_embed
+from squidflow import io, schemas, text_embed
+from squidflow.comparison import corpus as sherlock
+from squidflow.comparison import dedup, plausibility
+from squidflow.comparison import sets as comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 SHERLOCK_ZIP = "sherlock/sherlock_val_with_split_idxs_v1_1.json.zip"

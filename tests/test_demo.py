@@ -16,7 +16,8 @@ from videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.config import check_config, load_schema
-from squidflow.demo import (
+from squidflow.demo.scenes import classify_frame
+from squidflow.demo.videos import (
     CONDITIONS,
     OCCLUDER_RGB,
     DemoConfig,
@@ -29,7 +30,6 @@ from squidflow.demo import (
     video_ids,
 )
 from squidflow.io import conform, read_parquet
-from squidflow.scenes import classify_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

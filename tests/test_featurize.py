@@ -11,7 +11,7 @@ from skimage import data
 
 from squidflow import schemas
 from squidflow.backbones import WeightsError, load_backbone, load_resnet50
-from squidflow.featurize import FeaturesConfig, featurize_frames, load_image, pool
+from squidflow.frames.featurize import FeaturesConfig, featurize_frames, load_image, pool
 from squidflow.io import conform
 
 IMAGENET_CATS = range(281, 286)  # tabby, tiger cat, Persian, Siamese, Egyptian cat

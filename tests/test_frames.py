@@ -12,21 +12,21 @@ import pytest
 from videotools import opencv_frames
 
 from squidflow import schemas
-from squidflow.demo import DemoConfig, make_video, short_video_id, vfr_video_id
-from squidflow.extract import (
+from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id
+from squidflow.frames.extract import (
     FramesConfig,
     checked_manifest,
     decode_frames,
     even_targets,
     extract_videos,
+    frame_table,
     letterbox,
-    probe,
     shard_videos,
     stable_shard,
 )
+from squidflow.frames.selection import kmeans_select
+from squidflow.frames.splits import SplitsConfig, split_videos
 from squidflow.io import conform
-from squidflow.selection import kmeans_select
-from squidflow.splits import SplitsConfig, split_videos
 
 DEMO = DemoConfig(videos_per_event=2, seconds=6.0)
 
@@ -69,12 +69,12 @@ def videos(tmp_path_factory) -> dict[str, Path]:
 
 def test_exact_mode_matches_opencv_on_demo_videos_including_vfr(videos):
     vfr = videos[vfr_video_id(DEMO)]
-    times = probe(vfr).times
+    times = frame_table(vfr).times
     assert np.ptp(np.diff(times)) > 0.01, "the VFR demo video should have varying frame durations"
     for name in (vfr_video_id(DEMO), short_video_id(DEMO), "wedding_00", "gop250"):
         path = videos[name]
         ref = opencv_frames(path)
-        table = probe(path)
+        table = frame_table(path)
         assert table.n_frames == len(ref), f"{name}: frame count differs from OpenCV's"
         n = len(ref)
         # scattered, unsorted, with the first and last frames, keyframes and their neighbours
@@ -86,7 +86,7 @@ def test_exact_mode_matches_opencv_on_demo_videos_including_vfr(videos):
 
 
 def test_even_mode_spreads_over_the_video_and_prefers_keyframes(videos):
-    table = probe(videos["gop250"])  # 750 frames, keyframes at 0, 250, 500
+    table = frame_table(videos["gop250"])  # 750 frames, keyframes at 0, 250, 500
     ranks = even_targets(table, 36)
     assert len(ranks) == len(set(ranks)) == 36
     assert ranks == sorted(ranks)
@@ -101,7 +101,7 @@ def test_even_mode_spreads_over_the_video_and_prefers_keyframes(videos):
     assert ranks == [0, 107, 250, 321, 429, 500, 643]
     assert even_targets(table, 7) == exact
     # a video shorter than N gives all its frames
-    short = probe(videos[short_video_id(DEMO)])
+    short = frame_table(videos[short_video_id(DEMO)])
     assert short.n_frames < 36
     assert even_targets(short, 36) == list(range(short.n_frames))
 
@@ -123,7 +123,7 @@ def test_extract_videos_writes_images_and_marks_corrupt_videos(videos, tmp_path)
     assert "corrupt.mp4" in status.filter(pl.col("video_id") == "corrupt")["error"][0]
     counts = dict(frames.group_by("video_id").len().iter_rows())
     assert counts["gop250"] == 40 and counts["listed"] == 3
-    assert counts["short"] == probe(videos[short_video_id(DEMO)]).n_frames
+    assert counts["short"] == frame_table(videos[short_video_id(DEMO)]).n_frames
     assert frames.filter(pl.col("video_id") == "listed")["frame_index"].to_list() == [40, 3, 77]
     conform(frames, schemas.EXTRACTED_FRAMES)
     # images exist and carry the release's letterbox: 160x120 (1.33:1) padded to 1.78:1
@@ -201,14 +201,14 @@ def test_exact_mode_matches_opencv_across_containers(tmp_path, name, encode):
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "5",
                     *encode, "-pix_fmt", "yuv420p", str(path)], check=True)
     ref = opencv_frames(path)
-    table = probe(path)
+    table = frame_table(path)
     assert table.n_frames == len(ref) == 150
     wanted = [149, 0, 44, 45, 46, 90, 91, 100, 1]
     assert_same_frames(path, wanted, decode_frames(path, wanted), ref)
 
 
 def test_release_test_split_comes_from_the_real_annotations(shared_data):
-    from squidflow.splits import read_annotated_videos
+    from squidflow.frames.splits import read_annotated_videos
 
     annotated = read_annotated_videos(str(shared_data / "squid-e" / "huj_annotations.csv"))
     assert len(annotated) == 299  # the release's 1,800 annotated images: six frames of 298 videos, seven of one

@@ -15,13 +15,13 @@ import pytest
 from PIL import Image
 
 from squidflow import schemas
-from squidflow.aggregate import image_scores
-from squidflow.agreement import agreement_table
-from squidflow.annotation import make_hits, write_csv
 from squidflow.io import read_parquet, write_parquet
-from squidflow.judgments import JudgmentError, ingest, read_mturk_batch, read_release
-from squidflow.panel import PanelConfig, simulate_panel
-from squidflow.quality import QualityConfig, annotator_report, blank_images
+from squidflow.judgments.agreement import agreement_table
+from squidflow.judgments.annotation import make_hits, write_csv
+from squidflow.judgments.ingest import JudgmentError, ingest, read_mturk_batch, read_release
+from squidflow.judgments.panel import PanelConfig, simulate_panel
+from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images
+from squidflow.judgments.scores import image_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_EVENTS = ["birthday_party", "wedding", "parade", "protest"]
@@ -46,7 +46,7 @@ def make_corpus(root: Path, *, videos_per_event: int = 3, frames_per_video: int 
                 cond = str(rng.choice(conditions, p=[0.4, 0.15, 0.1, 0.1, 0.1, 0.05, 0.1]))
                 amount = float(rng.uniform(0.1, 0.9))
                 other = PARTNER[event] if rng.random() < 0.6 else str(rng.choice([e for e in DEMO_EVENTS if e != event]))
-                ev = {  # the demo's evidence model (squidflow.demo): what is visible of each event
+                ev = {  # the demo's evidence model (squidflow.demo.videos): what is visible of each event
                     "clean": {event: 1.0},
                     "crossfade": {event: 1 - amount, other: amount},
                     "occlusion": {event: 1 - amount},

@@ -1,11 +1,11 @@
-"""Sherlock's task metrics (seed 002 §4.1–4.3) on hand-computed cases and their defining properties."""
+"""Sherlock's task metrics (Sherlock §4.1–4.3) on hand-computed cases and their defining properties."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from squidflow.metrics_sherlock import (
+from squidflow.comparison.metrics_sherlock import (
     assignment_accuracy,
     comparison_accuracy,
     localization_gt,
@@ -14,7 +14,7 @@ from squidflow.metrics_sherlock import (
     retrieval_chunk,
     retrieval_metrics,
 )
-from squidflow.metrics_sherlock.localization import iou
+from squidflow.comparison.metrics_sherlock.localization import iou
 
 
 # --- retrieval ---------------------------------------------------------------------------------------------------

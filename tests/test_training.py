@@ -14,10 +14,16 @@ import torch
 from PIL import Image
 
 from squidflow import io, schemas
-from squidflow.cache import build_cache, open_cache, preprocess
-from squidflow.data import calibration_sets, classification_sets, sd_pool_from_demo, sd_pool_from_standard_data, se_pool
-from squidflow.models import load_backbone
-from squidflow.train import TrainConfig, train_run
+from squidflow.training.cache import build_cache, open_cache, preprocess
+from squidflow.training.models import load_backbone
+from squidflow.training.pools import (
+    calibration_sets,
+    classification_sets,
+    sd_pool_from_demo,
+    sd_pool_from_standard_data,
+    se_pool,
+)
+from squidflow.training.runs import TrainConfig, train_run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from training_fixtures import EVENTS, make_inputs  # noqa: E402
@@ -55,7 +61,7 @@ def test_cache_holds_resized_center_crops_memory_mapped(workdir: Path, pools):
 
 
 def test_cache_decodes_video_frames_once_per_video(tmp_path: Path):
-    from squidflow.extract import decode_frames
+    from squidflow.frames.extract import decode_frames
 
     video = tmp_path / "v.mp4"
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=10:duration=1",
@@ -127,7 +133,7 @@ def test_same_seed_same_predictions_on_cpu(pools):
     (p0, m0, log0), (p1, m1, _), (p2, _, _) = runs
     assert p0.equals(p1) and m0 == m1
     assert not p0.equals(p2)
-    io.conform(p0, schemas.PREDICTIONS)
+    io.conform(p0, schemas.RUN_PREDICTIONS)
     assert np.allclose(np.array(p0["probs"].to_list()).sum(axis=1), 1.0)
     assert set(m0) == {"sd_acc", "se_acc", "huj_mse", "ece", "kl"}
     assert any("epoch 1/1" in line for line in log0)
@@ -193,18 +199,18 @@ def test_table1_has_the_seven_variants(workdir: Path):
     assert set(table["metric"]) == {"acc_0-20", "acc_20-40", "acc_40-60", "acc_60-80", "acc_80-100", "avg_acc", "sd_acc"}
     md = (workdir / "results/tables/table1_training.md").read_text()
     assert all(f"| RN+{v} |" in md for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES"))
-    pred = io.read_parquet(workdir / "results/runs/classification/SD/PA/seed0/predictions.parquet", schemas.PREDICTIONS)
+    pred = io.read_parquet(workdir / "results/runs/classification/SD/PA/seed0/predictions.parquet", schemas.RUN_PREDICTIONS)
     assert set(pred["eval_set"]) == {"SD", "SE"} and pred["probs"].list.len().unique().to_list() == [4]
 
 
 def test_aggregate_mean_and_sample_std_over_seeds():
-    from squidflow.tables import TABLES, aggregate, to_latex, to_markdown
+    from squidflow.training.tables import TABLES, aggregate_runs, to_latex, to_markdown
 
     runs = pl.DataFrame({
         "train_set": ["SD"] * 6, "method": ["FL"] * 6, "seed": [0, 1, 2, 0, 1, 2],
         "metric": ["kl"] * 3 + ["ece"] * 3, "value": [0.1, 0.2, 0.6, 0.5, float("nan"), 0.7],
     })
-    table = aggregate(runs, TABLES["table9_kl"])
+    table = aggregate_runs(runs, TABLES["table9_kl"])
     kl = table.filter(pl.col("metric") == "kl").row(0, named=True)
     assert kl["mean"] == pytest.approx(0.3) and kl["std"] == pytest.approx(np.std([0.1, 0.2, 0.6], ddof=1))
     ece = table.filter(pl.col("metric") == "ece").row(0, named=True)

@@ -22,11 +22,17 @@ import pytest
 import yaml
 
 from squidflow import schemas
-from squidflow.download import DownloadOptions, classify_error, download
 from squidflow.io import read_parquet, write_parquet
-from squidflow.manifest import acquire, build_manifest, download_report, probe_local_candidates, status_record_paths
-from squidflow.probe import ProbeError, probe
-from squidflow.sources import combine, local_source, url_video_id, urls_source
+from squidflow.videos.download import DownloadOptions, classify_error, download
+from squidflow.videos.manifest import (
+    acquire,
+    build_manifest,
+    download_report,
+    probe_local_candidates,
+    status_record_paths,
+)
+from squidflow.videos.probe import ProbeError, probe
+from squidflow.videos.sources import combine, local_source, url_video_id, urls_source
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = DownloadOptions(retries=3, backoff_s=0.05, socket_timeout_s=1.0)

@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 
 from squidflow import schemas
-from squidflow.download import DownloadOptions
-from squidflow.manifest import build_manifest, download_report, probe_local_candidates
 from squidflow.release import read_dataset_csv
-from squidflow.sources import list_candidates, release_source
+from squidflow.videos.download import DownloadOptions
+from squidflow.videos.manifest import build_manifest, download_report, probe_local_candidates
+from squidflow.videos.sources import list_candidates, release_source
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,8 +16,8 @@ import pytest
 
 from squidflow import schemas
 from squidflow.io import read_parquet, write_parquet
-from squidflow.sources import combine, youtube_source
-from squidflow.youtube import (
+from squidflow.videos.sources import combine, youtube_source
+from squidflow.videos.youtube import (
     SearchResult,
     SearchSettings,
     drop_near_duplicates,

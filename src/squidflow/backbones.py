@@ -1,6 +1,6 @@
 """Image backbones for frame featurization, and where their weights come from.
 
-* `resnet50` — the paper's (seed 001 §A.1: "a ResNet50 model trained on ImageNet"): torchvision's ImageNet weights,
+* `resnet50` — the paper's (SQUID-E supplement A.1: "a ResNet50 model trained on ImageNet"): torchvision's ImageNet weights,
   downloaded into the torch hub cache when online. Offline and not cached is an error that names the weights file,
   the cache folder and how to put the file there.
 * `efficientnet_lite0` — the offline default: timm's architecture with the ImageNet weights shipped by the
@@ -8,7 +8,7 @@
   `_blocks.0._depthwise_conv`, ...) but the same tensors in the same order, so its values are zipped in order onto
   timm's keys, checking every shape.
 
-Both expose the last feature map (N, C, h, w); `squidflow.featurize` pools it.
+Both expose the last feature map (N, C, h, w); `squidflow.frames.featurize` pools it.
 """
 
 from __future__ import annotations

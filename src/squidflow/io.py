@@ -23,9 +23,26 @@ class SchemaError(ValueError):
     """An artifact does not have the columns or types its schema promises."""
 
 
+def current_umask() -> int:
+    """The process umask (reading it means setting it, so it is set straight back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def permissions_for_new_file() -> int:
+    """What `open()` would give a new file: 0o666 less the umask (0644 under umask 022)."""
+    return 0o666 & ~current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it."""
+    """Yield a temporary path beside `path`; on success rename it over `path`, on failure remove it.
+
+    `mkstemp` creates the temporary file 0600 whatever the umask; the result gets the permissions a plainly written
+    file would have, so a lab group on a shared cluster (or the web server that shows task images to annotators)
+    can read what the workflow wrote.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
@@ -33,6 +50,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if tmp_path.exists():
+            os.chmod(tmp_path, permissions_for_new_file())
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():

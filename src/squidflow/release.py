@@ -53,7 +53,7 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
     Known quirks (see ../shared/data/README.md): CRLF line ends; ids starting with `-` written as `\"\"\"-id\"\"\"`
     (a spreadsheet's protection against formulas) — the quotes are stripped; a row with no frame numbers — kept,
     with no frames; an id listed twice (under two events, or twice under one) — every row is kept here, and
-    `squidflow.sources.release_candidates` folds them into one video. Anything else malformed (a bad frame
+    `squidflow.videos.sources.release_candidates` folds them into one video. Anything else malformed (a bad frame
     number, an unknown id shape, a wrong column count) is reported and the row is skipped, never a crash.
     """
     path = Path(path)

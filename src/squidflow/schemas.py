@@ -53,7 +53,7 @@ VIDEOS = Schema(
         "height": pl.Int64,
         "status": pl.Utf8,  # ok | unavailable | failed | corrupt | pending
         "error": pl.Utf8,
-        # acquisition metadata (seed 000 §3.1): later stages use the text
+        # acquisition metadata (SQUID-E §3.1): later stages use the text
         "tags": pl.List(pl.Utf8),
         "uploader": pl.Utf8,
         "upload_date": pl.Utf8,
@@ -182,7 +182,7 @@ JUDGMENTS = Schema(
         "position": pl.Int64,  # order of the annotator's assignment within its HIT (release: k of huj_k)
         "hit": pl.Utf8,
         "rating": pl.Int64,  # 0..100
-        "round": pl.Int64,  # 1 = the annotation task, 2 = a repeat of it (intra-annotator agreement, seed 000 §4.2)
+        "round": pl.Int64,  # 1 = the annotation task, 2 = a repeat of it (intra-annotator agreement, SQUID-E §4.2)
         "source": pl.Utf8,  # mturk | squid-e-release | simulated
     },
     produced_by="rule ingest_judgments (workflow/rules/judgments.smk)",
@@ -210,8 +210,8 @@ IMAGE_SCORES = Schema(
         "std": pl.Float64,
         "n": pl.Int64,
         "certainty_bin": pl.Utf8,  # "0-20" ... "80-100" (100 falls in the last bin)
-        "alt_bins": pl.List(pl.Utf8),  # seed 001 D.3: each judgment binned on its own
-        "high_certainty": pl.Boolean,  # mean >= 95 (seed 000 §4.1, Figure 3)
+        "alt_bins": pl.List(pl.Utf8),  # SQUID-E supplement D.3: each judgment binned on its own
+        "high_certainty": pl.Boolean,  # mean >= 95 (SQUID-E §4.1, Figure 3)
     },
     produced_by="rule aggregate_judgments (workflow/rules/judgments.smk)",
 )
@@ -270,8 +270,8 @@ COMPARISON_SETS = Schema(
 )
 
 # --- training runs and tables ------------------------------------------------------------------------------------
-PREDICTIONS = Schema(
-    "predictions",
+RUN_PREDICTIONS = Schema(
+    "run_predictions",
     {
         "image_id": pl.Utf8,
         "eval_set": pl.Utf8,
@@ -282,7 +282,7 @@ PREDICTIONS = Schema(
     produced_by="rule train (workflow/rules/training.smk)",
 )
 
-# Images a training experiment can use, decoded once into a memory-mapped uint8 tensor file (squidflow.cache):
+# Images a training experiment can use, decoded once into a memory-mapped uint8 tensor file (squidflow.training.cache):
 # row `row` of results/training/cache/{pool}.npy holds the pixels of `image_id`.
 TRAINING_IMAGES = Schema(
     "training_images",
@@ -300,7 +300,7 @@ TRAINING_IMAGES = Schema(
     optional=("video_id", "frame_index"),
 )
 
-# Which images an experiment trains and evaluates on, with labels and human judgments (seed 000 §5.1, §5.3).
+# Which images an experiment trains and evaluates on, with labels and human judgments (SQUID-E §5.1, §5.3).
 TRAINING_SETS = Schema(
     "training_sets",
     {
@@ -351,7 +351,7 @@ ALL: dict[str, Schema] = {
         COMPARISON_SETS,
         TRAINING_IMAGES,
         TRAINING_SETS,
-        PREDICTIONS,
+        RUN_PREDICTIONS,
         RESULT_TABLE,
     )
 }

@@ -1,4 +1,5 @@
 # Glue shared by every stage: the library on the path, config validation, wildcard constraints, input functions.
+import dataclasses
 import os
 import sys
 
@@ -9,9 +10,13 @@ import polars as pl
 # because Snakemake puts each script's folder on its path — in conda envs and on cluster nodes too.
 sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
-from squidflow import manifest as squidflow_manifest
+from squidflow.comparison.sets import ComparisonConfig
 from squidflow.config import validate_config
 from squidflow.fetch import is_url
+from squidflow.frames.extract import FramesConfig
+from squidflow.frames.selection import SelectionConfig
+from squidflow.frames.splits import SplitsConfig
+from squidflow.videos import manifest as squidflow_manifest
 
 validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
 
@@ -35,6 +40,18 @@ def get_data_path(path):
         return path
     beside_repo = os.path.normpath(os.path.join(workflow.basedir, path))
     return beside_repo if os.path.exists(beside_repo) else path
+
+
+def config_keys(section, keys):
+    """Only `keys` of a config section, for a rule's `params:`. A job's params name exactly the values it uses, so
+    Snakemake reruns it when one of them changes and never when another key of the section does (threads, memory,
+    the number of seeds)."""
+    return {k: section[k] for k in keys if k in section}
+
+
+def config_fields(cls, section):
+    """The keys of a config section that the library's config dataclass `cls` reads (see config_keys)."""
+    return config_keys(section, [f.name for f in dataclasses.fields(cls)])
 
 
 def get_final_outputs():
@@ -103,6 +120,11 @@ def get_frame_shards():
 
 def get_backbone():
     return config["features"]["backbone"]
+
+
+def get_featurize_params():
+    """The `features` keys a featurize job reads: all but `threads`, which Snakemake gives it as cores."""
+    return {k: v for k, v in config["features"].items() if k != "threads"}
 
 
 def get_release_annotations():
@@ -241,6 +263,48 @@ def get_training_runs(experiment):
         for train_set, method in combos
         for seed in range(section["seeds"])
     ]
+
+
+# The `training` keys each job reads (squidflow.training.runs.TrainConfig; a test keeps this list equal to its fields).
+# Not among them: threads, mem_mb (how a run is scheduled) and the number of seeds (which runs exist).
+TRAIN_KEYS = [
+    "backbone", "weights", "epochs", "batch_size", "lr", "crop", "num_workers", "amp", "eval_batch_size", "ece_bins",
+    "kl_eps", "dropout", "mc_samples", "label_smoothing", "bm_coeff", "focal_gamma",
+]
+
+
+def get_train_params():
+    training = config["training"]
+    return {**config_keys(training, TRAIN_KEYS), "classification": {"events": training["classification"]["events"]}}
+
+
+def get_training_pool_params():
+    """What decoding a pool reads: the image geometry, the data seed and the events."""
+    training = config["training"]
+    return {
+        **config_keys(training, ["resize", "crop", "data_seed"]),
+        "classification": {"events": training["classification"]["events"]},
+    }
+
+
+def get_training_sets_params(wildcards):
+    """What drawing an experiment's sets reads: the data seed, the events and that experiment's set sizes (not its
+    seeds or methods, which decide the runs)."""
+    training = config["training"]
+    not_sets = {"seeds", "methods", "variants", "train_sets"}
+    params = {
+        "data_seed": training["data_seed"],
+        "classification": {k: v for k, v in training["classification"].items() if k not in not_sets},
+    }
+    if wildcards.experiment == "calibration":
+        params["calibration"] = {k: v for k, v in training["calibration"].items() if k not in not_sets}
+    return params
+
+
+def get_table_method_order(wildcards):
+    """A table's row order: the experiment's variants (Table 1) or methods (Tables 3, 9), as configured."""
+    section = config["training"][TRAINING_TABLES[wildcards.table]]
+    return list(section.get("variants") or section.get("methods"))
 
 
 def get_table_metrics(wildcards):

@@ -1,4 +1,4 @@
-# Stage: comparison sets (Sherlock seed 002 §4.3, Appendix E).
+# Stage: comparison sets (Sherlock (Hessel et al., 2022) §4.3, Appendix E).
 # corpus (Sherlock annotations | our frames + their videos' text) -> SBERT embeddings -> plausibility scorer
 # (text | probe | clip) -> pool (soft + hard dedup) -> greedy diverse sets, ranked -> Likert HITs; scorer metrics.
 
@@ -68,7 +68,7 @@ rule comparison_pool:
     output:
         "results/comparison/pool.parquet",
     params:
-        comparison=COMPARISON,
+        comparison=config_fields(ComparisonConfig, COMPARISON),
     log:
         "logs/comparison_pool/pool.log",
     benchmark:
@@ -91,7 +91,7 @@ rule comparison_sets:
     output:
         "results/comparison/sets.parquet",
     params:
-        comparison=COMPARISON,
+        comparison=config_fields(ComparisonConfig, COMPARISON),
     log:
         "logs/comparison_sets/sets.log",
     benchmark:

@@ -1,6 +1,6 @@
-# Stage: the synthetic demo video corpus (foundation issue): offline event videos whose every frame's content is
+# Stage: the synthetic demo video corpus : offline event videos whose every frame's content is
 # known (results/videos/demo/truth.parquet), with synthetic metadata (catalog.parquet) for the acquisition stage.
-from squidflow import demo as squidflow_demo
+from squidflow.demo import videos as squidflow_demo
 
 # Every demo video id, from the `demo:` config alone, so the gather step can expand() them before anything runs.
 DEMO_VIDEO_IDS = squidflow_demo.video_ids(squidflow_demo.DemoConfig.from_config(config["demo"]))
@@ -20,7 +20,7 @@ rule make_demo_videos:
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/demo_video.py"
+        "../../scripts/make_demo_videos.py"
 
 
 rule demo_corpus:

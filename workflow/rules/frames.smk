@@ -1,4 +1,4 @@
-# Stage: frames, features and selection (seed 001 §A.1). Videos are sharded by a stable hash of their id into
+# Stage: frames, features and selection (SQUID-E supplement A.1). Videos are sharded by a stable hash of their id into
 # `frames.shards` groups (the ids are unknown when the DAG is built): one extraction and one featurization job per
 # shard, so a GPU job sees large batches; selection gathers. A video ffmpeg cannot decode is recorded as `corrupt` in
 # results/frames/shard{shard}_status.parquet, left out of selection, and marked in
@@ -13,7 +13,7 @@ rule extract_frames:
         status="results/frames/shard{shard}_status.parquet",
         images=directory("results/frames/shard{shard}"),
     params:
-        frames=config["frames"],
+        frames=config_fields(FramesConfig, config["frames"]),
         image_format=config["selection"]["image_format"],
         image_quality=config["selection"]["image_quality"],
     wildcard_constraints:
@@ -26,7 +26,7 @@ rule extract_frames:
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/frames_extract.py"
+        "../../scripts/extract_frames.py"
 
 
 rule check_videos:
@@ -40,7 +40,7 @@ rule check_videos:
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/frames_check.py"
+        "../../scripts/check_videos.py"
 
 
 rule featurize:
@@ -50,7 +50,7 @@ rule featurize:
     output:
         "results/features/{backbone}/shard{shard}.parquet",
     params:
-        features=config["features"],
+        features=get_featurize_params(),
     wildcard_constraints:
         shard=r"\d+",
     threads: config["features"]["threads"]
@@ -63,7 +63,7 @@ rule featurize:
     conda:
         "../../envs/gpu.yaml"
     script:
-        "../../scripts/frames_featurize.py"
+        "../../scripts/featurize.py"
 
 
 rule gather_features:
@@ -76,7 +76,7 @@ rule gather_features:
     conda:
         "../../envs/gpu.yaml"
     script:
-        "../../scripts/frames_gather.py"
+        "../../scripts/gather_features.py"
 
 
 rule select_frames:
@@ -89,8 +89,8 @@ rule select_frames:
         frames="results/dataset/frames.parquet",
         images=directory("results/dataset/images"),
     params:
-        selection=config["selection"],
-        splits=config["splits"],
+        selection=config_fields(SelectionConfig, config["selection"]),
+        splits=config_fields(SplitsConfig, config["splits"]),
         annotations=get_release_annotations(),
     log:
         "logs/select_frames/select_frames.log",
@@ -99,4 +99,4 @@ rule select_frames:
     conda:
         "../../envs/gpu.yaml"
     script:
-        "../../scripts/frames_select.py"
+        "../../scripts/select_frames.py"

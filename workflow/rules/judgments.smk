@@ -1,4 +1,4 @@
-# Stage: human judgments (seed 000 §3.2, §4; seed 001 A.2, B, C, D.3).
+# Stage: human judgments (SQUID-E §3.2, §4; SQUID-E supplement A.2, B, C, D.3).
 # annotation tasks (variants A, B) -> judgments (MTurk batch results | simulated panel | SQUID-E release)
 # -> annotator quality -> image scores -> Table 7 (agreement) and Figure 3.
 # `judgments.source: release` needs neither videos nor frames (config/squid-e-release.yaml).
@@ -12,12 +12,15 @@ rule annotation_hits:
         hits_B="results/annotation/hits_B.csv",
         template="results/annotation/hit_template.html",
         preview="results/annotation/hit_preview.html",
+    params:
+        annotation=config["annotation"],
+        events=config["events"],
     log:
         "logs/annotation_hits/annotation_hits.log",
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_hits.py"
+        "../../scripts/annotation_hits.py"
 
 
 rule simulate_panel:
@@ -28,12 +31,15 @@ rule simulate_panel:
     output:
         batch="results/judgments/simulated/batch_results.csv",
         repeat="results/judgments/simulated/batch_results_repeat.csv",
+    params:
+        panel=config["judgments"]["panel"],
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
     log:
         "logs/simulate_panel/simulate_panel.log",
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_panel.py"
+        "../../scripts/simulate_panel.py"
 
 
 rule ingest_judgments:
@@ -53,7 +59,7 @@ rule ingest_judgments:
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_ingest.py"
+        "../../scripts/ingest_judgments.py"
 
 
 rule annotator_quality:
@@ -62,12 +68,14 @@ rule annotator_quality:
         judgments="results/judgments/judgments.parquet",
     output:
         report="results/judgments/annotator_report.parquet",
+    params:
+        quality=config["judgments"]["quality"],
     log:
         "logs/annotator_quality/annotator_quality.log",
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_quality.py"
+        "../../scripts/annotator_quality.py"
 
 
 rule aggregate_judgments:
@@ -77,12 +85,14 @@ rule aggregate_judgments:
     output:
         scores="results/judgments/image_scores.parquet",
         high_certainty="results/judgments/high_certainty.csv",
+    params:
+        high_certainty=config["judgments"]["high_certainty"],
     log:
         "logs/aggregate_judgments/aggregate_judgments.log",
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_aggregate.py"
+        "../../scripts/aggregate_judgments.py"
 
 
 rule agreement_table:
@@ -93,12 +103,15 @@ rule agreement_table:
     output:
         csv="results/tables/table7_agreement.csv",
         md="results/tables/table7_agreement.md",
+    params:
+        pooling=config["judgments"]["pooling"],
+        kappa_bins=config["judgments"]["kappa_bins"],
     log:
         "logs/agreement_table/agreement_table.log",
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_agreement.py"
+        "../../scripts/agreement_table.py"
 
 
 rule fig3_judgments:
@@ -113,4 +126,4 @@ rule fig3_judgments:
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/judgments_figure.py"
+        "../../scripts/fig3_judgments.py"

@@ -1,4 +1,4 @@
-# Stage: seed-replicated training runs and result tables (seed 000 §5.1 and §5.3, seed 001 D.1 and D.4).
+# Stage: seed-replicated training runs and result tables (SQUID-E §5.1 and §5.3, SQUID-E supplement D.1 and D.4).
 # Images are decoded once per pool into a memory-mapped cache; every run is a job
 # results/runs/{experiment}/{train_set}/{method}/seed{seed}/; every table is a target that builds only its runs.
 
@@ -11,7 +11,7 @@ rule make_training_cache:
         index="results/training/cache/{pool}.parquet",
     params:
         standard_data=config["standard_data"],
-        training=config["training"],
+        training=get_training_pool_params(),
     wildcard_constraints:
         pool="SD|SE",
     log:
@@ -22,7 +22,7 @@ rule make_training_cache:
     conda:
         "../../envs/training.yaml"
     script:
-        "../../scripts/training_cache.py"
+        "../../scripts/make_training_cache.py"
 
 
 rule training_sets:
@@ -33,7 +33,7 @@ rule training_sets:
     output:
         "results/training/{experiment}/sets.parquet",
     params:
-        training=config["training"],
+        training=get_training_sets_params,
         events=config["events"],
     wildcard_constraints:
         experiment="classification|calibration",
@@ -55,7 +55,7 @@ rule train:
         metrics="results/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json",
         train_log="results/runs/{experiment}/{train_set}/{method}/seed{seed}/train.log",
     params:
-        training=config["training"],
+        training=get_train_params(),
     wildcard_constraints:
         experiment="classification|calibration",
         train_set="SD|SE",
@@ -71,7 +71,7 @@ rule train:
     conda:
         "../../envs/training.yaml"
     script:
-        "../../scripts/training_train.py"
+        "../../scripts/train.py"
 
 
 rule result_table:
@@ -82,8 +82,8 @@ rule result_table:
         md="results/tables/{table}.md",
         tex="results/tables/{table}.tex",
     params:
-        training=config["training"],
-        experiment=lambda wildcards: TRAINING_TABLES[wildcards.table],
+        order=get_table_method_order,
+        ece_bins=config["training"]["ece_bins"],
     wildcard_constraints:
         table="|".join(TRAINING_TABLES),
     log:
@@ -91,4 +91,4 @@ rule result_table:
     conda:
         "../../envs/reporting.yaml"
     script:
-        "../../scripts/training_table.py"
+        "../../scripts/result_table.py"

@@ -40,13 +40,14 @@ checkpoint video_candidates:
         # listed so that editing the sources (or the release location) lists them again
         sources=config["sources"],
         release=config["squid_e_release"],
+        download=config["download"],
         cache_dir="results/downloads",
     log:
         "logs/video_candidates/video_candidates.log",
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/videos_candidates.py"
+        "../../scripts/video_candidates.py"
 
 
 rule acquire_video:
@@ -54,6 +55,8 @@ rule acquire_video:
         candidates=ancient(VIDEO_CANDIDATES),
     output:
         "results/videos/status/{video_id}.g{generation}.parquet",
+    params:
+        download=config["download"],
     resources:
         downloads=1,
     log:
@@ -61,7 +64,7 @@ rule acquire_video:
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/videos_acquire.py"
+        "../../scripts/acquire_video.py"
 
 
 checkpoint video_manifest:
@@ -72,10 +75,12 @@ checkpoint video_manifest:
     output:
         manifest=VIDEO_MANIFEST,
         report="results/videos/download_report.md",
+    params:
+        download=config["download"],
     threads: 2
     log:
         "logs/video_manifest/video_manifest.log",
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/videos_manifest.py"
+        "../../scripts/video_manifest.py"

@@ -1,0 +1,15 @@
+"""Rule agreement_table: Table 7 (Spearman, Krippendorff's alpha, Fleiss' kappa) for variants A, B and A+B."""
+
+from squidflow.judgments.agreement import write_table7
+from squidflow.logs import setup
+
+log = setup(snakemake)
+write_table7(
+    snakemake.input.judgments,
+    snakemake.input.report,
+    snakemake.input.high_certainty,
+    csv_path=snakemake.output.csv,
+    md_path=snakemake.output.md,
+    pooling=snakemake.params.pooling,
+    kappa_bins=tuple(snakemake.params.kappa_bins),
+)

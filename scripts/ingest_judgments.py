@@ -1,0 +1,16 @@
+"""Rule ingest_judgments: MTurk batch results, the simulated panel's or the SQUID-E release's judgments -> judgments.parquet."""
+
+from squidflow.judgments.ingest import ingest_to
+from squidflow.logs import setup
+
+log = setup(snakemake)
+ingest_to(
+    snakemake.output.judgments,
+    snakemake.output.report,
+    source=snakemake.params.source,
+    release_csv=snakemake.params.release_csv,
+    batches=snakemake.params.batches,
+    frames=snakemake.input.get("frames"),
+    on_error=snakemake.params.on_error,
+    cache_dir=snakemake.params.cache_dir,
+)

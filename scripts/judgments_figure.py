@@ -1,7 +1,0 @@
-"""Rule fig3_judgments: histograms of per-image mean and standard deviation for variants A and B (Figure 3)."""
-
-from squidflow.figures import fig3_from_file
-from squidflow.logs import setup
-
-log = setup(snakemake)
-fig3_from_file(snakemake.input.scores, snakemake.output.png, snakemake.params.title)

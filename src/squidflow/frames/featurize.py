@@ -1,0 +1,125 @@
+"""Frame featurization (SQUID-E supplement A.1): an ImageNet backbone "attached to two pooling layers".
+
+The two pooling layers are a global average pool and a global max pool of the backbone's last feature map,
+concatenated (`features.pooling`, default [avg, max]; one of them alone is allowed). Frames are read by a DataLoader
+whose workers decode the JPEGs at reduced scale (PIL draft mode: the JPEG decoder itself downsamples by 2/4/8, far
+cheaper than decoding full size and resizing), resize the short side and centre-crop. On a GPU the batch runs in
+channels_last with autocast (float16); on the CPU in float32.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from squidflow.backbones import Backbone, load_backbone
+from squidflow.config import from_section
+
+log = logging.getLogger("squidflow.frames.featurize")
+
+
+@dataclass(frozen=True)
+class FeaturesConfig:
+    """The `features` config section."""
+
+    backbone: str = "efficientnet_lite0"
+    weights: str = "IMAGENET1K_V1"
+    pooling: tuple[str, ...] = field(default=("avg", "max"))
+    image_size: int = 224
+    batch_size: int = 64
+    num_workers: int = 4
+    amp: bool = True
+
+    @classmethod
+    def from_config(cls, section: dict | None) -> FeaturesConfig:
+        return from_section(cls, section)
+
+
+def load_image(path: str, size: int) -> np.ndarray:
+    """RGB uint8 (size, size, 3): short side resized to `size`, centre crop; JPEGs decoded at reduced scale."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        img.draft("RGB", (size, size))  # a JPEG decodes at the smallest 1/2^k scale still >= size
+        img = img.convert("RGB")
+        w, h = img.size
+        scale = size / min(w, h)
+        nw, nh = max(size, round(w * scale)), max(size, round(h * scale))
+        img = img.resize((nw, nh), Image.BILINEAR)
+        left, top = (nw - size) // 2, (nh - size) // 2
+        return np.array(img.crop((left, top, left + size, top + size)))  # a writable copy for torch
+
+
+class FrameImages(Dataset):
+    def __init__(self, paths: Sequence[str], size: int):
+        self.paths, self.size = list(paths), size
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return torch.from_numpy(load_image(self.paths[i], self.size)).permute(2, 0, 1)  # uint8 CHW
+
+
+def pool(fmap: torch.Tensor, pooling: Sequence[str]) -> torch.Tensor:
+    """Global pools of a (N, C, h, w) map, concatenated in the order given: (N, C * len(pooling))."""
+    parts = []
+    for p in pooling:
+        if p == "avg":
+            parts.append(fmap.mean(dim=(2, 3)))
+        elif p == "max":
+            parts.append(fmap.amax(dim=(2, 3)))
+        else:
+            raise ValueError(f"features.pooling: unknown pooling {p!r}; use avg and/or max")
+    return torch.cat(parts, dim=1)
+
+
+@torch.inference_mode()
+def embed_images(
+    paths: Sequence[str], cfg: FeaturesConfig, *, device: str = "cpu", backbone: Backbone | None = None
+) -> np.ndarray:
+    """Features (len(paths), C * len(pooling)) float32 of the images at `paths`."""
+    from tqdm import tqdm
+
+    backbone = backbone or load_backbone(cfg.backbone, weights=cfg.weights)
+    dev = torch.device(device)
+    on_gpu = dev.type == "cuda"
+    backbone.model.to(dev, memory_format=torch.channels_last)  # in place; faster on GPU and on CPU (oneDNN)
+    mean = torch.tensor(backbone.mean, device=dev).view(1, 3, 1, 1) * 255
+    std = torch.tensor(backbone.std, device=dev).view(1, 3, 1, 1) * 255
+    width = backbone.channels * len(cfg.pooling)
+    if not paths:
+        return np.zeros((0, width), np.float32)
+    loader = DataLoader(
+        FrameImages(paths, cfg.image_size),
+        batch_size=cfg.batch_size,
+        # on the CPU, workers would compete with inference for the same cores; reduced-scale JPEG decoding is cheap
+        num_workers=cfg.num_workers if on_gpu else 0,
+        pin_memory=on_gpu,
+        persistent_workers=False,
+    )
+    out = np.empty((len(paths), width), np.float32)
+    i = 0
+    for batch in tqdm(loader, desc=f"featurize {cfg.backbone}", unit="batch"):
+        x = batch.to(dev, non_blocking=True).float().sub_(mean).div_(std).contiguous(memory_format=torch.channels_last)
+        with torch.autocast(device_type=dev.type, dtype=torch.float16, enabled=on_gpu and cfg.amp):
+            fmap = backbone.feature_map(x)
+        feats = pool(fmap.float(), cfg.pooling)
+        out[i : i + len(feats)] = feats.cpu().numpy()
+        i += len(feats)
+    return out
+
+
+def featurize_frames(frames: pl.DataFrame, cfg: FeaturesConfig, *, device: str = "cpu") -> pl.DataFrame:
+    """schemas.EXTRACTED_FRAMES rows -> schemas.FEATURES rows (video_id, frame_index, pts_s, feature)."""
+    feats = embed_images(frames["image_path"].to_list(), cfg, device=device)
+    log.info("featurized %d frames with %s -> %d dims on %s", len(frames), cfg.backbone, feats.shape[1], device)
+    return frames.select("video_id", "frame_index", "pts_s").with_columns(
+        pl.Series("feature", feats, dtype=pl.Array(pl.Float32, feats.shape[1]))
+    )

@@ -1,0 +1,219 @@
+"""Annotation tasks (SQUID-E §3.2 "Task Variants", SQUID-E supplement A.2 and B): which six images a HIT shows, for which
+event prompt, written as an MTurk batch input CSV plus the task page that MTurk fills in from it.
+
+- Variant A: six images of the prompted event, from six different videos (when the event has fewer than six
+  videos, images of one video are spread over as many HITs as possible and a warning says so).
+- Variant B: three images of the prompted event and three of its most similar event. Each event's images are split
+  in two halves: one half is rated under its own prompt, the other half is shown as the similar event's images
+  under the partner's prompt, so every image is rated once per variant (as in the release: 1,800 images per
+  variant). Pairs come from config (the paper's: birthday party–wedding, parade–protest, COVID test–medical
+  procedure) or, for an event without one, from SBERT similarity between the events' descriptions.
+
+The task page (`templates/hit_template.html`) uses MTurk's `${column}` placeholders; the batch CSV has one column
+per placeholder. `render_task_page` fills them in (HTML-escaped) for a preview or a test.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import logging
+import re
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from squidflow.io import atomic_path
+from squidflow.release import PROMPTS
+
+log = logging.getLogger(__name__)
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+
+
+# --- events: prompts and pairs -----------------------------------------------------------------------------------
+def event_prompt(event: str, events_config: dict | None = None) -> str:
+    """The wording shown to annotators: config `events.<id>.prompt`, else the release's wording, else the id."""
+    cfg = (events_config or {}).get(event) or {}
+    return cfg.get("prompt") or PROMPTS.get(event) or event.replace("_", " ").replace("-", " ")
+
+
+def event_pairs(
+    events: list[str],
+    configured: list[list[str]],
+    events_config: dict | None = None,
+    *,
+    embed=None,
+) -> dict[str, str]:
+    """Each event's most similar event: the configured pair if there is one, else the nearest by SBERT cosine
+    similarity of the events' descriptions (config `events.<id>.description`, else the prompt)."""
+    present = set(events)
+    partner: dict[str, str] = {}
+    for a, b in configured:
+        if a in present and b in present and a not in partner and b not in partner:
+            partner[a], partner[b] = b, a
+    rest = [e for e in events if e not in partner]
+    if rest and len(events) > 1:
+        texts = [((events_config or {}).get(e) or {}).get("description") or event_prompt(e, events_config) for e in events]
+        vectors = np.asarray((embed or sbert_embed)(texts), dtype=float)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        sim = vectors @ vectors.T
+        np.fill_diagonal(sim, -np.inf)
+        for e in rest:
+            i = events.index(e)
+            partner[e] = events[int(np.argmax(sim[i]))]
+            log.info("variant B pairs %s with %s (SBERT similarity %.3f)", e, partner[e], sim[i].max())
+    return partner
+
+
+def sbert_embed(texts: list[str]) -> np.ndarray:
+    """SBERT (all-MiniLM-L6-v2, packaged: no network) sentence embeddings, through the project's one loader."""
+    from squidflow.text_embed import encode
+
+    return encode(texts)
+
+
+# --- HITs --------------------------------------------------------------------------------------------------------
+def _interleave_by_video(frames: pl.DataFrame, rng: np.random.Generator) -> list[str]:
+    """Image ids ordered so that consecutive images come from different videos (round robin over videos)."""
+    groups = defaultdict(list)
+    for vid, img in frames.select("video_id", "image_id").iter_rows():
+        groups[vid].append(img)
+    videos = sorted(groups)
+    rng.shuffle(videos)
+    for v in videos:
+        rng.shuffle(groups[v])
+    out = []
+    while any(groups.values()):
+        for v in videos:
+            if groups[v]:
+                out.append(groups[v].pop())
+    return out
+
+
+def _chunks(items: list, n: int) -> list[list]:
+    return [items[i : i + n] for i in range(0, len(items), n)]
+
+
+def make_hits(
+    frames: pl.DataFrame,
+    variant: str,
+    *,
+    events_config: dict | None = None,
+    pairs: dict[str, str] | None = None,
+    images_per_hit: int = 6,
+    base_url: str = "../dataset/images",
+    seed: int = 0,
+) -> pl.DataFrame:
+    """One row per HIT: hit_index, variant, event, event_prompt, image_{i}_id, image_{i}_url, image_{i}_event."""
+    rng = np.random.default_rng(seed + (0 if variant == "A" else 1))
+    events = sorted(frames["event"].unique().to_list())
+    by_event = {e: frames.filter(pl.col("event") == e).sort("image_id") for e in events}
+    hits: list[tuple[str, list[str]]] = []
+    if variant == "A":
+        for e in events:
+            ordered = _interleave_by_video(by_event[e], rng)
+            n_videos = by_event[e]["video_id"].n_unique()
+            if n_videos < images_per_hit:
+                log.warning("event %s has %d videos (< %d): variant A HITs repeat videos", e, n_videos, images_per_hit)
+            hits += [(e, chunk) for chunk in _chunks(ordered, images_per_hit)]
+    elif variant == "B":
+        pairs = pairs or {}
+        half = images_per_hit // 2
+        own, lent = {}, {}
+        for e in events:
+            ordered = _interleave_by_video(by_event[e], rng)
+            own[e], lent[e] = ordered[0::2], ordered[1::2]
+        for e in events:
+            p = pairs.get(e)
+            if p is None or p not in lent:
+                raise ValueError(f"variant B needs a similar event for {e!r}; set annotation.pairs in the config")
+            targets, others = _chunks(own[e], half), _chunks(lent[p], half)
+            for k, target in enumerate(targets):
+                other = others[k % len(others)] if others else []
+                chunk = target + other[: len(target)]
+                rng.shuffle(chunk)
+                hits.append((e, chunk))
+    else:
+        raise ValueError(f"unknown variant {variant!r} (A or B)")
+    event_of = dict(frames.select("image_id", "event").iter_rows())
+    path_of = {
+        img: f"{base_url.rstrip('/')}/{vid}/{fi}.jpg" for img, vid, fi in frames.select("image_id", "video_id", "frame_index").iter_rows()
+    }
+    rows = []
+    for k, (e, chunk) in enumerate(hits):
+        row = {"hit_index": k, "variant": variant, "event": e, "event_prompt": event_prompt(e, events_config)}
+        for i in range(images_per_hit):
+            img = chunk[i] if i < len(chunk) else ""
+            row[f"image_{i + 1}_id"] = img
+            row[f"image_{i + 1}_url"] = path_of.get(img, "")
+            row[f"image_{i + 1}_event"] = event_of.get(img, "")
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+# --- CSV and HTML that are safe to open ---------------------------------------------------------------------------
+def neutralise(cell) -> str:
+    """A cell a spreadsheet would run as a formula gets a leading apostrophe (OWASP CSV injection advice)."""
+    text = "" if cell is None else str(cell)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def unneutralise(cell: str) -> str:
+    """Undo `neutralise` (YouTube ids may start with '-', so ids round-trip through MTurk with the apostrophe)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+
+
+def write_csv(df: pl.DataFrame, path: str | Path) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([neutralise(c) for c in df.columns])
+        for row in df.iter_rows():
+            writer.writerow([neutralise(v) for v in row])
+
+
+def task_template() -> str:
+    return resources.files("squidflow").joinpath("templates/hit_template.html").read_text(encoding="utf-8")
+
+
+def render_task_page(template: str, hit: dict) -> str:
+    """Fill MTurk's ${column} placeholders with a HIT's values, HTML-escaped (the data's text is never markup)."""
+    return PLACEHOLDER.sub(lambda m: html.escape(str(hit.get(m.group(1), "")), quote=True), template)
+
+
+def build_tasks(
+    frames_path: str | Path,
+    *,
+    hits_csv: dict[str, str | Path],
+    template_html: str | Path,
+    preview_html: str | Path,
+    annotation: dict,
+    events_config: dict | None = None,
+) -> dict[str, pl.DataFrame]:
+    """frames.parquet -> hits_{A,B}.csv, the MTurk task page, and a preview of the first variant-A HIT."""
+    from squidflow import schemas
+    from squidflow.io import read_parquet, write_text
+
+    frames = read_parquet(frames_path, schemas.FRAMES)
+    events = sorted(frames["event"].unique().to_list())
+    pairs = event_pairs(events, annotation.get("pairs", []), events_config)
+    kwargs = dict(
+        events_config=events_config,
+        pairs=pairs,
+        images_per_hit=annotation.get("images_per_hit", 6),
+        base_url=annotation.get("image_base_url", "../dataset/images"),
+        seed=annotation.get("seed", 0),
+    )
+    hits = {v: make_hits(frames, v, **kwargs) for v in hits_csv}
+    for v, path in hits_csv.items():
+        write_csv(hits[v], path)
+        log.info("variant %s: %d HITs of %d images -> %s", v, len(hits[v]), kwargs["images_per_hit"], path)
+    template = task_template()
+    write_text(template_html, template)
+    first = hits["A"].row(0, named=True) if len(hits.get("A", [])) else {}
+    write_text(preview_html, render_task_page(template, first))
+    return hits

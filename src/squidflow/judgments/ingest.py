@@ -1,0 +1,307 @@
+"""Reading human judgments back: MTurk batch results and the SQUID-E release, into one row per judgment.
+
+A judgment is one annotator's 0–100 rating of one image (video_id, frame_index) under one event prompt in one task
+variant. Two readers produce the same frame (schemas.JUDGMENTS):
+
+- `read_mturk_batch`: the "Batch results" CSV that MTurk lets requesters download (HITId, WorkerId,
+  AssignmentStatus, Input.* = the columns of our batch input CSV, Answer.* = the task page's form fields). Rejected
+  assignments are dropped and counted.
+- `read_release`: the release's huj_annotations.csv (vid_ID, frame_num, task_var, event, huj_0..huj_2). It has no
+  annotator ids, only three rating positions per row, so annotators are the positions huj_0..huj_2 and each row is
+  its own HIT.
+
+Bad input stops the run with an error that names the file, the row (the CSV line, header = line 1) and the
+problem, unless `on_error="skip"`, which drops the bad rows and returns them as problems to report. Whole-file
+problems (missing columns) always stop: there is nothing to skip to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from squidflow import schemas
+from squidflow.judgments.annotation import unneutralise
+
+RELEASE_COLUMNS = ["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1", "huj_2"]
+MTURK_REQUIRED = ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant"]
+IMAGE_COL = re.compile(r"^Input\.image_(\d+)_id$")
+VARIANTS = {"a": "A", "b": "B", "A": "A", "B": "B"}
+
+
+class JudgmentError(ValueError):
+    """Judgments that cannot be read as they are; the message names the file, the row and the problem."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    row: int  # CSV line number (header = 1); 0 for the whole file
+    problem: str
+
+
+def image_id(video_id: str, frame_index: int) -> str:
+    return f"{video_id}_{frame_index}"
+
+
+def split_image_id(image: str) -> tuple[str, int]:
+    """`{video_id}_{frame_index}` -> (video_id, frame_index); video ids may contain underscores, frame indices don't."""
+    video_id, _, frame = str(image).rpartition("_")
+    if not video_id or not frame.isdigit():
+        raise ValueError(f"image id {image!r} is not of the form <video_id>_<frame_index>")
+    return video_id, int(frame)
+
+
+def parse_rating(value) -> int | None:
+    """An integer 0..100 (as MTurk's slider sends it), else None."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not re.fullmatch(r"\d{1,3}", text):
+        return None
+    r = int(text)
+    return r if 0 <= r <= 100 else None
+
+
+def _fail(problems: list[Problem], on_error: str, fix: str) -> None:
+    if problems and on_error != "skip":
+        shown = "\n  ".join(f"{p.file}:{p.row}: {p.problem}" for p in problems[:10])
+        more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise JudgmentError(
+            f"{len(problems)} bad judgment row(s):\n  {shown}{more}\n{fix} Or run with "
+            "--config judgments='{\"on_error\": \"skip\"}' to skip bad rows (they are listed in "
+            "results/judgments/ingest_report.md)."
+        )
+
+
+def _read_strings(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_csv(path, infer_schema=False, encoding="utf8-lossy")
+    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError) as exc:
+        raise JudgmentError(f"{path}: cannot be read as CSV ({exc})") from exc
+
+
+def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise JudgmentError(
+            f"{path}: missing column(s) {missing} for {what} (has {df.columns}). Is this the right file?"
+        )
+
+
+def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[str] | None = None) -> tuple[pl.DataFrame, list[Problem]]:
+    """The release's huj_annotations.csv -> judgments (source `squid-e-release`) and the skipped rows."""
+    path = Path(path)
+    raw = _read_strings(path)
+    _require(raw, RELEASE_COLUMNS, path, "the SQUID-E release judgments (huj_annotations.csv)")
+    rows, problems = [], []
+    for i, rec in enumerate(raw.iter_rows(named=True)):
+        line = i + 2
+        vid = (rec["vid_ID"] or "").strip().strip('"')
+        frame = (rec["frame_num"] or "").strip()
+        variant = VARIANTS.get((rec["task_var"] or "").strip())
+        prompt = (rec["event"] or "").strip()
+        bad = []
+        if not vid:
+            bad.append("empty vid_ID")
+        if not frame.isdigit():
+            bad.append(f"frame_num {rec['frame_num']!r} is not a non-negative integer")
+        if variant is None:
+            bad.append(f"task_var {rec['task_var']!r} is not a or b")
+        if not prompt:
+            bad.append("empty event prompt")
+        ratings = {}
+        for k in range(3):
+            col = f"huj_{k}"
+            r = parse_rating(rec[col])
+            if r is None:
+                bad.append(f"{col} is empty" if not (rec[col] or "").strip() else f"{col} = {rec[col]!r} is not an integer in [0, 100]")
+            ratings[k] = r
+        if not bad and known_images is not None and image_id(vid, int(frame)) not in known_images:
+            bad.append(f"unknown image {vid} frame {frame} (not in the dataset's frames)")
+        if bad:
+            problems.append(Problem(str(path), line, "; ".join(bad)))
+            continue
+        for k in range(3):
+            rows.append(
+                {
+                    "video_id": vid,
+                    "frame_index": int(frame),
+                    "event_prompt": prompt,
+                    "variant": variant,
+                    "annotator": f"huj_{k}",
+                    "position": k,
+                    "hit": f"release-{variant}-{line}",
+                    "rating": ratings[k],
+                    "round": 1,
+                    "source": "squid-e-release",
+                }
+            )
+    _fail(problems, on_error, "Fix the rows in the CSV (or point squid_e_release.judgments_csv at the release).")
+    return _frame(rows), problems
+
+
+def read_mturk_batch(
+    path: str | Path,
+    *,
+    on_error: str = "stop",
+    known_images: set[str] | None = None,
+    source: str = "mturk",
+    round_: int = 1,
+) -> tuple[pl.DataFrame, list[Problem], int]:
+    """An MTurk batch-results CSV -> judgments, the skipped rows, and how many rejected assignments were dropped.
+
+    Input.image_{i}_id names the i-th image (`{video_id}_{frame_index}`), Answer.rating_{i} is its slider value.
+    The annotator position of an assignment is its order among its HIT's approved/submitted assignments.
+    """
+    path = Path(path)
+    raw = _read_strings(path)
+    _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
+    slots = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
+    if not slots:
+        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_*.csv?")
+    _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
+    rows, problems, rejected = [], [], 0
+    seen: dict[tuple, int] = {}
+    positions: dict[str, int] = {}
+    for idx, rec in enumerate(raw.iter_rows(named=True)):
+        line = idx + 2
+        status = (rec["AssignmentStatus"] or "").strip()
+        if status == "Rejected":
+            rejected += 1
+            continue
+        worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
+        prompt = unneutralise((rec["Input.event_prompt"] or "").strip())
+        variant = VARIANTS.get((rec["Input.variant"] or "").strip())
+        bad, row_judgments = [], []
+        if not worker:
+            bad.append("empty WorkerId")
+        if not hit:
+            bad.append("empty HITId")
+        if not prompt:
+            bad.append("empty Input.event_prompt")
+        if variant is None:
+            bad.append(f"Input.variant {rec['Input.variant']!r} is not A or B")
+        for i in slots:
+            img = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
+            if not img:
+                continue  # a HIT with fewer images than slots
+            try:
+                vid, frame = split_image_id(img)
+            except ValueError as exc:
+                bad.append(f"Input.image_{i}_id: {exc}")
+                continue
+            if known_images is not None and img not in known_images:
+                bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet)")
+            answer = rec[f"Answer.rating_{i}"]
+            rating = parse_rating(answer)
+            if rating is None:
+                what = "is empty (not rated)" if not (answer or "").strip() else f"= {answer!r} is not an integer in [0, 100]"
+                bad.append(f"Answer.rating_{i} {what}")
+                continue
+            key = (worker, vid, frame, prompt, variant)
+            if key in seen:
+                bad.append(f"duplicate judgment: worker {worker} already rated {img} for {prompt!r} (line {seen[key]})")
+                continue
+            row_judgments.append((key, vid, frame, rating))
+        if bad:
+            problems.append(Problem(str(path), line, "; ".join(bad)))
+            continue
+        position = positions.get(hit, 0)
+        positions[hit] = position + 1
+        for key, vid, frame, rating in row_judgments:
+            seen[key] = line
+            rows.append(
+                {
+                    "video_id": vid,
+                    "frame_index": frame,
+                    "event_prompt": prompt,
+                    "variant": variant,
+                    "annotator": worker,
+                    "position": position,
+                    "hit": hit,
+                    "rating": rating,
+                    "round": round_,
+                    "source": source,
+                }
+            )
+    _fail(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
+    return _frame(rows), problems, rejected
+
+
+def _frame(rows: list[dict]) -> pl.DataFrame:
+    if not rows:
+        return schemas.empty(schemas.JUDGMENTS)
+    return pl.DataFrame(rows).select(list(schemas.JUDGMENTS.columns)).cast(schemas.JUDGMENTS.columns)
+
+
+def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int) -> str:
+    """Markdown listing what ingestion dropped, so that nothing is dropped silently."""
+    lines = ["# Judgment ingestion report", "", f"Judgments read: {n_judgments}.", ""]
+    if rejected:
+        lines += ["## Rejected assignments (dropped)", "", "| file | rejected |", "|---|---|"]
+        lines += [f"| {f} | {n} |" for f, n in rejected.items()] + [""]
+    lines += [f"## Skipped rows: {len(problems)}", ""]
+    if problems:
+        lines += ["| file | line | problem |", "|---|---|---|"]
+        lines += [f"| {p.file} | {p.row} | {p.problem.replace('|', '/')} |" for p in problems]
+    return "\n".join(lines) + "\n"
+
+
+def ingest(
+    *,
+    source: str,
+    release_csv: str | Path | None = None,
+    batches: list[tuple[str | Path, int]] = (),
+    known_images: set[str] | None = None,
+    on_error: str = "stop",
+) -> tuple[pl.DataFrame, str]:
+    """Every judgment of a run (source release | mturk | simulated) and the ingestion report."""
+    frames, problems, rejected = [], [], {}
+    if source == "release":
+        df, probs = read_release(release_csv, on_error=on_error, known_images=known_images)
+        frames.append(df)
+        problems += probs
+    else:
+        for path, round_ in batches:
+            df, probs, n_rej = read_mturk_batch(
+                path, on_error=on_error, known_images=known_images, source=source, round_=round_
+            )
+            frames.append(df)
+            problems += probs
+            if n_rej:
+                rejected[str(path)] = n_rej
+    out = pl.concat(frames) if frames else schemas.empty(schemas.JUDGMENTS)
+    dup = out.filter(pl.struct("annotator", "video_id", "frame_index", "event_prompt", "variant", "round").is_duplicated())
+    if source != "release" and len(dup):
+        first = dup.row(0, named=True)
+        raise JudgmentError(
+            f"{len(dup)} duplicate judgments across batch files, e.g. annotator {first['annotator']} rated "
+            f"{first['video_id']}_{first['frame_index']} for {first['event_prompt']!r} twice in round {first['round']}. "
+            "Ingest each batch once; mark a repeat task with `round: 2` in judgments.batches."
+        )
+    return out, ingest_report(problems, rejected, len(out))
+
+
+def ingest_to(
+    judgments_path, report_path, *, source, release_csv=None, batches=(), frames=None, on_error="stop", cache_dir="results/downloads"
+) -> pl.DataFrame:
+    """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
+    from squidflow.fetch import fetch
+    from squidflow.io import read_parquet, write_parquet, write_text
+
+    known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+    release = fetch(release_csv, cache_dir) if source == "release" else None
+    df, report = ingest(
+        source=source,
+        release_csv=release,
+        batches=[(b["path"], b.get("round", 1)) for b in batches],
+        known_images=known,
+        on_error=on_error,
+    )
+    write_parquet(df, judgments_path, schemas.JUDGMENTS)
+    write_text(report_path, report)
+    return df

@@ -1,0 +1,162 @@
+"""Result tables from seed-replicated runs: Table 1 (§5.1), Table 3 (§5.3) and Table 9 (D.4) as mean ± std.
+
+`aggregate` turns per-run metrics into the long RESULT_TABLE (train_set, method, metric, mean, std, n_seeds: one
+row per cell, easy to plot or join); `to_markdown` and `to_latex` lay it out the way the paper does. The std is the
+sample standard deviation over seeds (ddof = 1); a metric that is undefined for a run (an empty certainty bin) is
+left out of that cell, and n_seeds says how many runs it averages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from squidflow.training.calibration import CERTAINTY_BINS
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    experiment: str
+    metrics: tuple[str, ...]
+    headers: tuple[str, ...]
+    title: str
+    grouped: bool  # one column group per training set (Tables 3, 9) rather than one row per (train set, method)
+
+
+TABLES = {
+    "table1_training": TableSpec(
+        "table1_training",
+        "classification",
+        tuple(f"acc_{b}" for b in CERTAINTY_BINS) + ("avg_acc", "sd_acc"),
+        tuple(f"{b}%" for b in CERTAINTY_BINS) + ("Avg. Acc", "SD Acc"),
+        "Table 1: accuracy on SQUID-E frames by certainty bin of the mean human judgment, average accuracy on judged "
+        "SQUID-E frames, and accuracy on standard-data validation images (SQUID-E §5.1)",
+        grouped=False,
+    ),
+    "table3_calibration": TableSpec(
+        "table3_calibration",
+        "calibration",
+        ("sd_acc", "se_acc", "huj_mse", "ece"),
+        ("SD Acc", "SE Acc", "HUJ MSE", "ECE"),
+        "Table 3: uncertainty quantification methods against human judgments (SQUID-E §5.3)",
+        grouped=True,
+    ),
+    "table9_kl": TableSpec(
+        "table9_kl",
+        "calibration",
+        ("huj_mse", "kl", "ece"),
+        ("HUJ MSE", "KL", "ECE"),
+        "Table 9: MSE and KL divergence against human judgments, with ECE (SQUID-E supplement D.4)",
+        grouped=True,
+    ),
+}
+TRAIN_SET_NAMES = {"SD": "Trained on SD", "SE": "Trained on SQUID-E"}
+
+
+def aggregate_runs(runs: pl.DataFrame, spec: TableSpec) -> pl.DataFrame:
+    """runs: train_set, method, seed, metric, value (one row per run and metric) -> the long RESULT_TABLE."""
+    rows = []
+    order = {m: i for i, m in enumerate(spec.metrics)}
+    for (train_set, method), group in runs.group_by(["train_set", "method"], maintain_order=True):
+        for metric in spec.metrics:
+            values = group.filter(pl.col("metric") == metric)["value"].to_numpy().astype(float)
+            values = values[~np.isnan(values)]
+            rows.append({
+                "train_set": train_set,
+                "method": method,
+                "metric": metric,
+                "mean": float(values.mean()) if len(values) else None,
+                "std": float(values.std(ddof=1)) if len(values) > 1 else (0.0 if len(values) else None),
+                "n_seeds": len(values),
+                "_order": order[metric],
+            })
+    return pl.DataFrame(rows, schema={"train_set": pl.Utf8, "method": pl.Utf8, "metric": pl.Utf8, "mean": pl.Float64,
+                                      "std": pl.Float64, "n_seeds": pl.Int64, "_order": pl.Int64}).drop("_order")
+
+
+def _cell(mean, std, tex: bool = False) -> str:
+    if mean is None or np.isnan(mean):
+        return "–"
+    pm = r" $\pm$ " if tex else " ± "
+    return f"{mean:.2f}{pm}{std:.2f}"
+
+
+def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: bool) -> tuple[list[str], list[list[str]]]:
+    cells = {(r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"]) for r in table.iter_rows(named=True)}
+    train_sets = [t for t in ("SD", "SE") if t in set(table["train_set"])]
+    methods = [m for m in method_order if m in set(table["method"])] + sorted(set(table["method"]) - set(method_order))
+    if not spec.grouped:
+        header = ["Model", *spec.headers]
+        body = [
+            [f"RN+{m}", *[_cell(*cells[(t, m, metric)], tex) for metric in spec.metrics]]
+            for t in train_sets for m in methods if (t, m, spec.metrics[0]) in cells
+        ]
+        return header, body
+    header = ["Method", *[f"{h} ({TRAIN_SET_NAMES[t]})" for t in train_sets for h in spec.headers]]
+    body = [
+        [m, *[_cell(*cells.get((t, m, metric), (None, None)), tex) for t in train_sets for metric in spec.metrics]]
+        for m in methods
+    ]
+    return header, body
+
+
+def _caption(table: pl.DataFrame, spec: TableSpec, ece_bins: int) -> str:
+    seeds = sorted(set(table["n_seeds"].to_list()))
+    note = f"Mean ± sample std over {'/'.join(map(str, seeds))} seed(s)."
+    if "ece" in spec.metrics:
+        note += f" ECE: top-label, ground-truth labels, {ece_bins} equal-width bins."
+    if "kl" in spec.metrics:
+        note += " KL(human ‖ model) of Bernoulli distributions, probabilities clipped to [1e-6, 1 - 1e-6]."
+    return f"{spec.title}. {note}"
+
+
+def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10) -> str:
+    header, body = _layout(table, spec, method_order, tex=False)
+    lines = [f"**{_caption(table, spec, ece_bins)}**", "", "| " + " | ".join(header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    return "\n".join(lines) + "\n"
+
+
+def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10) -> str:
+    header, body = _layout(table, spec, method_order, tex=True)
+    escape = lambda s: s.replace("%", r"\%").replace("_", r"\_").replace("&", r"\&")  # noqa: E731
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{" + escape(_caption(table, spec, ece_bins)).replace("±", r"$\pm$").replace("‖", r"$\|$") + "}",
+        r"\label{tab:" + spec.name + "}",
+        r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}",
+        r"\toprule",
+        " & ".join(escape(h) for h in header) + r" \\",
+        r"\midrule",
+        *[" & ".join([escape(row[0]), *row[1:]]) + r" \\" for row in body],
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def read_run_metrics(paths) -> pl.DataFrame:
+    """Read runs' metrics.json (…/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json) into long rows."""
+    import json
+    from pathlib import Path
+
+    rows = []
+    for path in map(Path, paths):
+        seed_dir, method_dir, train_dir = path.parent, path.parent.parent, path.parent.parent.parent
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+        for metric, value in metrics.items():
+            rows.append({
+                "train_set": train_dir.name,
+                "method": method_dir.name,
+                "seed": int(seed_dir.name.removeprefix("seed")),
+                "metric": metric,
+                "value": float("nan") if value is None else float(value),
+            })
+    return pl.DataFrame(rows, schema={"train_set": pl.Utf8, "method": pl.Utf8, "seed": pl.Int64, "metric": pl.Utf8,
+                                      "value": pl.Float64})
