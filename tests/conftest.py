@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,3 +36,39 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     return _shared_data()
+
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    """A finished run of the workflow in its own directory, and how to run snakemake there again."""
+
+    directory: Path
+    configfiles: tuple[Path, ...]
+
+    @property
+    def results(self) -> Path:
+        return self.directory / "results"
+
+    def snakemake(self, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+        """snakemake with this run's directory and config files (plus `args`), output captured."""
+        cmd = [SNAKEMAKE, "--directory", str(self.directory), "--configfile", *map(str, self.configfiles), *args]
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
+    """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE per test session under
+    umask 022 and shared by every test that inspects a finished workflow (it is the slowest step of the suite).
+    Tests may run `snakemake -n` against it; a test that changes its files must work on a copy."""
+    run = WorkflowRun(tmp_path_factory.mktemp("small_workflow"),
+                      (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
+    old = os.umask(0o022)
+    try:
+        res = run.snakemake("--cores", "2", timeout=2400)
+    finally:
+        os.umask(old)
+    assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
+    return run

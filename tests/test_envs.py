@@ -38,13 +38,31 @@ PROVIDES = {
 IGNORED = {"squidflow", "snakemake", "__future__"}  # snakemake puts itself on the script's path
 
 
-def _package_names(env: dict) -> set[str]:
-    names: set[str] = set()
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _package_specs(env: dict) -> dict[str, str]:
+    """Package name (normalised) -> its version constraint as written ('' when none)."""
+    specs: dict[str, str] = {}
     for dep in env.get("dependencies", []):
-        specs = dep.get("pip", []) if isinstance(dep, dict) else [dep]
-        for spec in specs:
-            names.add(re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0].lower())
-    return names
+        for spec in dep.get("pip", []) if isinstance(dep, dict) else [dep]:
+            name = re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0]
+            specs[_norm(name)] = spec.strip()[len(name):].strip()
+    return specs
+
+
+def _package_names(env: dict) -> set[str]:
+    return set(_package_specs(env))
+
+
+def _lock() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[_norm(name)] = version.strip()
+    return pins
 
 
 def _imports(path: Path) -> set[str]:
@@ -117,7 +135,36 @@ def test_every_rule_env_lists_what_its_code_imports() -> None:
         assert script.exists(), f"rule {rule}: script {script_rel} does not exist"
         listed = _package_names(yaml.safe_load(env_path.read_text()))
         for module in sorted(third_party_imports(script)):
-            wanted = PROVIDES.get(module, {module.lower(), module.lower().replace("_", "-")})
+            wanted = {_norm(n) for n in PROVIDES.get(module, {module})}
             if not wanted & listed:
                 problems.append(f"rule {rule} ({script.name}) imports {module}; add {sorted(wanted)[0]} to {env_path.name}")
     assert not problems, "\n".join(problems)
+
+
+def test_every_env_pins_the_locked_versions_of_what_its_rules_import() -> None:
+    """`--sdm conda` must build the environment `make setup` tested: each package a rule's code imports is pinned in
+    the rule's env to requirements.lock's version (conda-forge's pytorch channel no longer publishes new builds, so
+    Python packages come from PyPI through pip, exactly as in `.venv`)."""
+    lock = _lock()
+    problems = []
+    for rule, env_rel, script_rel in rules_with_env_and_script():
+        env_path = (ROOT / "workflow" / "rules" / env_rel).resolve()
+        specs = _package_specs(yaml.safe_load(env_path.read_text()))
+        for module in sorted(third_party_imports((ROOT / "workflow" / "rules" / script_rel).resolve())):
+            for name in {_norm(n) for n in PROVIDES.get(module, {module})} & set(lock):
+                if specs.get(name) != f"=={lock[name]}":
+                    problems.append(f"rule {rule}: {env_path.name} has {name}{specs.get(name, ' (missing)')}, "
+                                    f"requirements.lock pins {name}=={lock[name]}")
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+@pytest.mark.parametrize("env_file", sorted((ROOT / "envs").glob("*.yaml")), ids=lambda p: p.name)
+def test_env_uses_channels_that_still_publish(env_file: Path) -> None:
+    env = yaml.safe_load(env_file.read_text())
+    assert "pytorch" not in env["channels"] and "defaults" not in env["channels"], (
+        f"{env_file.name}: the pytorch channel no longer publishes PyTorch builds and defaults needs a licence; "
+        "use conda-forge (and pip pins for Python packages)")
+    lock = _lock()
+    for name, spec in _package_specs(env).items():
+        if name in lock:
+            assert spec == f"=={lock[name]}", f"{env_file.name}: {name}{spec} differs from requirements.lock's =={lock[name]}"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 
 from squidflow import schemas
 from squidflow.io import read_parquet
@@ -41,13 +43,9 @@ def test_invalid_value_fails_naming_the_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_small_demo_end_to_end(tmp_path: Path) -> None:
+def test_small_demo_end_to_end(small_workflow) -> None:
     """Every stage of the demo on a small corpus, into a temporary directory; a second run has nothing to do."""
-    args = ["--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "config.yaml"),
-            str(ROOT / "tests" / "configs" / "small.yaml"), "--cores", "2"]
-    res = snakemake(*args, timeout=1800)
-    assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
-    results = tmp_path / "results"
+    results = small_workflow.results
     videos = read_parquet(results / "videos" / "videos.parquet", schemas.VIDEOS)
     assert videos.height == 24 and (videos["status"] == "ok").all()
     for f in [
@@ -58,8 +56,61 @@ def test_small_demo_end_to_end(tmp_path: Path) -> None:
         assert (results / f).exists(), f"missing {f}"
     frames = read_parquet(results / "dataset" / "frames.parquet", schemas.FRAMES)
     assert frames.group_by("video_id").len()["len"].max() <= 6
-    assert all((tmp_path / p).exists() for p in frames["image_path"])
+    assert all((small_workflow.directory / p).exists() for p in frames["image_path"])
     table3 = pl.read_csv(results / "tables" / "table3_calibration.csv")
     assert set(table3["method"]) == {"BL", "MC", "LS", "BM", "FL", "RS"}
-    again = snakemake(*args, "-n")
+    again = small_workflow.snakemake("-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_outputs_readable_by_group_and_others_under_umask_022(small_workflow) -> None:
+    """A lab group on a shared cluster (or the web server showing task images) must read what the workflow wrote."""
+    unreadable = [
+        str(p.relative_to(small_workflow.directory))
+        for top in ("results", "logs")
+        for p in (small_workflow.directory / top).rglob("*")
+        if (p.stat().st_mode & 0o044) != 0o044 or (p.is_dir() and (p.stat().st_mode & 0o011) != 0o011)
+    ]
+    assert not unreadable, f"{len(unreadable)} outputs not readable by group/others, e.g. {unreadable[:10]}"
+
+
+def _planned_jobs(res: subprocess.CompletedProcess) -> dict[str, int]:
+    """The job counts of a `snakemake -n` run (its 'Job stats' table); empty when nothing is to be done."""
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    counts: dict[str, int] = {}
+    text = res.stdout + res.stderr
+    if "Job stats:" not in text:
+        return counts
+    for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    counts.pop("total", None)
+    return counts
+
+
+@pytest.mark.slow
+def test_changing_a_judgment_key_reruns_exactly_what_depends_on_it(small_workflow) -> None:
+    jobs = _planned_jobs(small_workflow.snakemake("-n", "--config", 'judgments={"quality": {"max_violations": 3}}'))
+    assert "annotator_quality" in jobs and "aggregate_judgments" in jobs and "agreement_table" in jobs, jobs
+    for upstream in ("make_demo_videos", "extract_frames", "featurize", "select_frames", "ingest_judgments",
+                     "comparison_sbert", "make_training_cache"):
+        assert upstream not in jobs, f"{upstream} does not read judgments.quality but would rerun: {jobs}"
+
+
+@pytest.mark.slow
+def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) -> None:
+    """training.threads and mem_mb say how a run is scheduled, the number of seeds which runs exist: changing them
+    must not retrain a run that exists (one more seed trains exactly the new seed's runs)."""
+    res = small_workflow.snakemake("-n", "--config", 'training={"threads": 1, "mem_mb": 999}')
+    assert _planned_jobs(res) == {}, res.stdout[-3000:]
+    classification = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["training"]["classification"]
+    seeds = classification["seeds"]
+    res = small_workflow.snakemake("-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}}}')
+    jobs = _planned_jobs(res)
+    assert jobs.get("train") == len(classification["variants"]), jobs
+    trained = re.findall(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", res.stdout)
+    assert trained and set(trained) == {str(seeds)}, f"existing seeds would retrain: {sorted(set(trained))}"
+    assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs

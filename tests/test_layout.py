@@ -1,0 +1,150 @@
+"""The layout shows the architecture: stage packages mirror workflow/rules, one name per step, narrow params, and
+one source of defaults (the config schema)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ROOT / "workflow" / "rules"
+STAGES = sorted(p.stem for p in RULES.glob("*.smk") if p.stem != "common")
+SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+
+def rule_blocks() -> list[tuple[str, str, str]]:
+    """(stage, rule name, rule text) for every rule and checkpoint."""
+    out = []
+    for smk in sorted(RULES.glob("*.smk")):
+        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            if head:
+                out.append((smk.stem, head.group(1), block))
+    return out
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_stage_has_its_package_with_a_docstring_citing_a_paper(stage: str) -> None:
+    init = ROOT / "src" / "squidflow" / stage / "__init__.py"
+    assert init.exists(), f"workflow/rules/{stage}.smk has no package src/squidflow/{stage}/"
+    doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    assert len(doc.splitlines()) >= 2 and "§" in doc or "Appendix" in doc or "supplement" in doc, (
+        f"src/squidflow/{stage}/__init__.py: say in three lines what the stage does and which paper section it implements")
+
+
+def test_each_rule_script_and_log_share_the_rules_name() -> None:
+    problems = []
+    scripts_used = set()
+    for stage, rule, block in rule_blocks():
+        script = re.search(r'script:\s*\n?\s*"\.\./\.\./scripts/([\w]+)\.py"', block)
+        if script:
+            scripts_used.add(script.group(1))
+            if script.group(1) != rule:
+                problems.append(f"rule {rule} ({stage}.smk) runs scripts/{script.group(1)}.py; name it scripts/{rule}.py")
+        log = re.search(r'log:\s*\n\s*(?:\w+=)?"logs/([^/"]+)/', block)
+        if not log or log.group(1) != rule:
+            problems.append(f"rule {rule} ({stage}.smk) logs to {log.group(1) if log else 'nothing'}; use logs/{rule}/")
+    orphans = sorted(p.stem for p in (ROOT / "scripts").glob("*.py") if p.stem not in scripts_used)
+    assert not orphans, f"scripts without a rule of the same name: {orphans}"
+    assert not problems, "\n".join(problems)
+
+
+def test_no_script_reads_the_whole_config() -> None:
+    """Every config value a job uses reaches it through params:, so changing it reruns exactly what it affects."""
+    readers = [p.name for p in (ROOT / "scripts").glob("*.py") if "snakemake.config" in p.read_text()]
+    assert not readers, f"scripts reading snakemake.config (pass the keys as params instead): {readers}"
+
+
+def test_no_rule_passes_a_whole_scheduling_section() -> None:
+    """A job's params never carry keys that only say how it is scheduled (threads, memory)."""
+    whole = [
+        f"{stage}.smk: rule {rule} passes config[{section!r}] whole"
+        for stage, rule, block in rule_blocks()
+        for section in re.findall(r'=\s*config\["(\w+)"\],?\s*$', block.split("log:")[0].split("params:")[-1], re.M)
+        if "params:" in block and section in ("training", "features")
+    ]
+    assert not whole, "\n".join(whole)
+
+
+def _schema_section(path: str) -> dict:
+    node = SCHEMA
+    for part in path.split("."):
+        node = node["properties"][part]
+    return node["properties"]
+
+
+def _effective_default(prop: dict):
+    """The schema default as validation fills it: an object's default gets its properties' defaults."""
+    want = prop["default"]
+    if isinstance(want, dict) and "properties" in prop:
+        return {**{k: v["default"] for k, v in prop["properties"].items() if "default" in v}, **want}
+    return want
+
+
+# Each library config dataclass and the schema section its fields come from.
+CONFIG_CLASSES = [
+    ("squidflow.frames.extract", "FramesConfig", "frames"),
+    ("squidflow.frames.featurize", "FeaturesConfig", "features"),
+    ("squidflow.frames.selection", "SelectionConfig", "selection"),
+    ("squidflow.frames.splits", "SplitsConfig", "splits"),
+    ("squidflow.videos.download", "DownloadOptions", "download"),
+    ("squidflow.comparison.sets", "ComparisonConfig", "comparison"),
+    ("squidflow.demo.videos", "DemoConfig", "demo"),
+    ("squidflow.training.runs", "TrainConfig", "training"),
+]
+# Fields a class takes from elsewhere than its section (not config keys of that section).
+NOT_IN_SECTION = {"TrainConfig": {"mean", "std", "events"}}
+
+
+@pytest.mark.parametrize(("module", "cls", "section"), CONFIG_CLASSES, ids=[c[1] for c in CONFIG_CLASSES])
+def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str) -> None:
+    """The schema is the one source of defaults; a dataclass default that drifts from it is a silent second one."""
+    klass = getattr(importlib.import_module(module), cls)
+    props = _schema_section(section)
+    problems = []
+    for f in dataclasses.fields(klass):
+        if f.name in NOT_IN_SECTION.get(cls, set()):
+            continue
+        if f.name not in props:
+            problems.append(f"{cls}.{f.name} is in no schema section '{section}'")
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        if default is dataclasses.MISSING or "default" not in props[f.name]:
+            continue
+        want = _effective_default(props[f.name])
+        have = list(default) if isinstance(default, tuple) else default
+        if have != want:
+            problems.append(f"{cls}.{f.name} defaults to {have!r}, the schema ({section}.{f.name}) to {want!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_train_params_name_exactly_the_train_config_fields() -> None:
+    """common.smk's TRAIN_KEYS is what a `train` job receives: TrainConfig's section keys, nothing more."""
+    from squidflow.training.runs import TrainConfig
+
+    common = (RULES / "common.smk").read_text()
+    listed = re.search(r"TRAIN_KEYS = \[(.*?)\]", common, re.S)
+    assert listed, "TRAIN_KEYS not found in common.smk"
+    keys = set(re.findall(r'"(\w+)"', listed.group(1)))
+    fields = {f.name for f in dataclasses.fields(TrainConfig)} - NOT_IN_SECTION["TrainConfig"]
+    assert keys == fields, f"TRAIN_KEYS differs from TrainConfig's fields: only listed {keys - fields}, missing {fields - keys}"
+
+
+def test_no_internal_file_numbers_or_organisation_words() -> None:
+    """Papers are cited by name and section, never as 'seed 00x'; no word of how the project is organised."""
+    hits = []
+    for top in ("src", "scripts", "workflow", "config", "README.md", "DEVELOPERS.md", "profiles"):
+        base = ROOT / top
+        for p in [base] if base.is_file() else base.rglob("*"):
+            if p.is_file() and p.suffix in {".py", ".smk", ".yaml", ".md", ".rst", ".html", ".txt", ""}:
+                text = p.read_text(errors="replace")
+                for pattern in (r"seed 00\d", r"foundation issue", r"\b\w+ owner\b"):
+                    hits += [f"{p.relative_to(ROOT)}: {m}" for m in re.findall(pattern, text)]
+    assert not hits, "\n".join(hits[:20])
