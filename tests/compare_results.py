@@ -31,7 +31,12 @@ def result_files(run: Path) -> list[Path]:
     )
 
 
-def compare(a: Path, b: Path, tolerance: float = 0.0) -> list[str]:
+def _sorted(df: pl.DataFrame) -> pl.DataFrame:
+    sortable = [c for c, t in df.schema.items() if not isinstance(t, (pl.List, pl.Array, pl.Struct))]
+    return df.sort(sortable) if sortable else df
+
+
+def compare(a: Path, b: Path, tolerance: float = 0.0, *, ignore_row_order: bool = False) -> list[str]:
     problems = []
     files_a, files_b = result_files(a), set(result_files(b))
     for rel in files_a:
@@ -40,7 +45,10 @@ def compare(a: Path, b: Path, tolerance: float = 0.0) -> list[str]:
             continue
         if rel.suffix == ".parquet":
             try:
-                assert_frame_equal(pl.read_parquet(a / rel), pl.read_parquet(b / rel), check_exact=tolerance == 0,
+                fa, fb = pl.read_parquet(a / rel), pl.read_parquet(b / rel)
+                if ignore_row_order:
+                    fa, fb = _sorted(fa), _sorted(fb)
+                assert_frame_equal(fa, fb, check_exact=tolerance == 0,
                                    abs_tol=tolerance, rel_tol=0)
             except AssertionError as exc:
                 problems.append(f"{rel}: {str(exc).splitlines()[0]}")
@@ -55,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)
     parser.add_argument("--tolerance", type=float, default=0.0, help="absolute tolerance for floats in Parquet")
+    parser.add_argument("--ignore-row-order", action="store_true", help="compare Parquet tables as sets of rows")
     args = parser.parse_args(argv)
-    problems = compare(args.run_a, args.run_b, args.tolerance)
+    problems = compare(args.run_a, args.run_b, args.tolerance, ignore_row_order=args.ignore_row_order)
     n = len(result_files(args.run_a))
     for line in problems:
         print(line)
