@@ -9,11 +9,12 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo test lint bench dag clean help
+.PHONY: setup system-tools test-tools demo report test lint bench dag clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
 	@echo "make demo    run the offline demo workflow (config/config.yaml) into results/"
+	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
 	@echo "make lint    snakemake --lint and ruff"
 	@echo "make bench   run the benchmarks in benchmarks/"
@@ -34,11 +35,18 @@ system-tools:
 	@bash .ci/ensure-apt.sh ffmpeg:ffmpeg,ffprobe
 
 # The HTML task pages are tested in a real headless Chromium.
+# The Slurm profile is tested on a real single-node cluster (munge, MariaDB, slurmdbd, slurmctld, slurmd from
+# Debian, started by tests/slurm_cluster.py); without root those tests are skipped, saying why.
 test-tools:
 	@bash .ci/ensure-apt.sh chromium:chromium
+	@bash .ci/ensure-slurm.sh || echo "note: the Slurm cluster tests will be skipped"
 
 demo: setup
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES)
+
+# Snakemake's HTML report of the finished demo (same profile and config): unzip, open report/report.html.
+report: setup
+	$(BIN)/snakemake --profile profiles/default --cores $(CORES) --report results/report.zip
 
 test: setup test-tools
 	$(BIN)/python -m pytest -q

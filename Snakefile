@@ -5,7 +5,13 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+include: "workflow/checks.smk"  # config files parsed strictly (a tab, a twice-given key: file, line); writable results
+
+
 configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
@@ -13,8 +19,12 @@ include: "workflow/rules/demo.smk"
 include: "workflow/rules/videos.smk"
 include: "workflow/rules/frames.smk"
 include: "workflow/rules/judgments.smk"
+include: "workflow/rules/text.smk"
 include: "workflow/rules/comparison.smk"
 include: "workflow/rules/training.smk"
+include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/litmus.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

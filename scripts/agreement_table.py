@@ -12,4 +12,5 @@ write_table7(
     md_path=snakemake.output.md,
     pooling=snakemake.params.pooling,
     kappa_bins=tuple(snakemake.params.kappa_bins),
+    on_empty=snakemake.params.on_empty,
 )

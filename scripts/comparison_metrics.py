@@ -1,4 +1,5 @@
-"""Rule comparison_metrics: retrieval, localization (and, with human ratings, comparison) of the scorer."""
+"""Rule comparison_metrics: retrieval, localization (with box proposals also auto-box) and, with human ratings,
+comparison of the scorer, as the Sherlock leaderboard computes them."""
 
 import json
 
@@ -13,6 +14,9 @@ log = setup(snakemake)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))
 ratings = pl.read_csv(snakemake.input.ratings) if "ratings" in snakemake.input.keys() else None
-metrics = evaluate(corpus, emb, ratings)
+proposals = (
+    io.read_parquet(snakemake.input.proposals, schemas.COMPARISON_PROPOSALS) if "proposals" in snakemake.input.keys() else None
+)
+metrics = evaluate(corpus, emb, ratings, proposals)
 log.info("metrics: %s", metrics)
 io.write_text(snakemake.output[0], json.dumps(metrics, indent=2) + "\n")

@@ -12,5 +12,6 @@ ingest_to(
     batches=snakemake.params.batches,
     frames=snakemake.input.get("frames"),
     on_error=snakemake.params.on_error,
+    on_empty=snakemake.params.on_empty,
     cache_dir=snakemake.params.cache_dir,
 )

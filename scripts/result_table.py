@@ -4,13 +4,17 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 from squidflow import io, schemas  # noqa: E402
 from squidflow.training.tables import TABLES, aggregate_runs, read_run_metrics, to_latex, to_markdown  # noqa: E402
 
 spec = TABLES[snakemake.wildcards.table]
 order = snakemake.params.order
-table = io.conform(aggregate_runs(read_run_metrics(snakemake.input), spec), schemas.RESULT_TABLE)
-with io.atomic_path(snakemake.output.csv) as tmp:
-    table.write_csv(tmp)
-io.write_text(snakemake.output.md, to_markdown(table, spec, order, snakemake.params.ece_bins))
-io.write_text(snakemake.output.tex, to_latex(table, spec, order, snakemake.params.ece_bins))
+choices = dict(snakemake.params.choices)
+sets = json.loads(Path(snakemake.input.sets).read_text(encoding="utf-8"))
+table = io.conform(aggregate_runs(read_run_metrics(snakemake.input.metrics), spec), schemas.RESULT_TABLE)
+io.write_csv(table, snakemake.output.csv)
+io.write_text(snakemake.output.md, to_markdown(table, spec, order, snakemake.params.ece_bins, choices, sets))
+io.write_text(snakemake.output.tex, to_latex(table, spec, order, snakemake.params.ece_bins, choices, sets))

@@ -10,13 +10,16 @@ import torch  # noqa: E402
 
 from squidflow import io, schemas  # noqa: E402
 from squidflow.gpu import slot_for_job  # noqa: E402
-from squidflow.training.cache import open_cache  # noqa: E402
+from squidflow.training.cache import open_cache, open_frame_cache  # noqa: E402
 from squidflow.training.runs import TrainConfig, train_run  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 w = snakemake.wildcards
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)
 caches = {"SD": open_cache(snakemake.input.sd), "SE": open_cache(snakemake.input.se)}
+if "frames" in snakemake.input.keys():  # GA/AU on whole frames: the training pool's whole-frame cache
+    index = io.read_parquet(snakemake.input.frames_index, schemas.TRAINING_FRAMES)
+    caches[f"{w.train_set}_frames"] = open_frame_cache(snakemake.input.frames, index)
 with slot_for_job(snakemake) as slot:
     predictions, metrics, lines = train_run(
         sets, caches, experiment=w.experiment, train_set=w.train_set, method=w.method, seed=int(w.seed),

@@ -4,17 +4,28 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.training.pools import experiment_sets  # noqa: E402
+import json  # noqa: E402
 
-sets = experiment_sets(
+from squidflow import io, schemas  # noqa: E402
+from squidflow.training.pools import experiment_sets_with_summary  # noqa: E402
+
+inputs = snakemake.input
+sets, summary = experiment_sets_with_summary(
     snakemake.wildcards.experiment,
-    io.read_parquet(snakemake.input.sd, schemas.TRAINING_IMAGES),
-    io.read_parquet(snakemake.input.se, schemas.TRAINING_IMAGES),
-    io.read_parquet(snakemake.input.scores, schemas.IMAGE_SCORES),
+    io.read_parquet(inputs.sd, schemas.TRAINING_IMAGES),
+    io.read_parquet(inputs.se, schemas.TRAINING_IMAGES),
+    io.read_parquet(inputs.scores, schemas.IMAGE_SCORES),
+    io.read_parquet(inputs.judgments, schemas.JUDGMENTS),
+    io.read_parquet(inputs.report, schemas.ANNOTATOR_REPORT),
     snakemake.params.training,
     snakemake.params.events,
+    authors=io.read_parquet(inputs.authors, schemas.AUTHORS_SETS) if "authors" in inputs.keys() else None,
 )
-io.write_parquet(sets, snakemake.output[0], schemas.TRAINING_SETS)
+io.write_parquet(sets, snakemake.output.sets, schemas.TRAINING_SETS)
+io.write_text(snakemake.output.summary, json.dumps(summary, indent=2) + "\n")
 for use, dataset, event, n in sets.group_by("use", "dataset", "event").len().sort("use", "dataset", "event").rows():
     log.info("%s %s %s: %d images", use, dataset, event, n)
+for note in summary["notes"]:
+    log.warning("%s", note)
+for leak in summary["leaks"]:
+    log.warning("LEAK in the authors' sets (training.sets: clean avoids it): %s", leak["sentence"])

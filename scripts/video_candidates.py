@@ -15,7 +15,7 @@ candidates, notes = list_candidates(
     release_cfg=params.release,
     demo_catalog=snakemake.input.get("demo_catalog"),  # noqa: F821
     cache_dir=snakemake.params.cache_dir,  # noqa: F821
-    ydl_params=network_params(DownloadOptions.from_config(params.download)),
+    ydl_params=network_params(DownloadOptions.from_config(params.search_network)),
 )
 for note in notes:
     log.info("source note: %s", note)

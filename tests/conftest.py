@@ -72,3 +72,29 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
         os.umask(old)
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
     return run
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The fault-injection suite's count: faults and bad inputs tried (tests/faults.py: tried) and test outcomes."""
+    faults = sys.modules.get("faults")
+    reports = {k: [r for r in terminalreporter.stats.get(k, []) if "test_faults.py" in getattr(r, "nodeid", "")]
+               for k in ("passed", "failed", "skipped", "error")}  # fmt: skip
+    if faults is None and not any(reports.values()):
+        return
+    cases = list(getattr(faults, "CASES", []))
+    outcomes: dict[str, int] = {}
+    for _, outcome in cases:
+        kind = outcome.split(":")[0].split(";")[0].strip()
+        outcomes[kind] = outcomes.get(kind, 0) + 1
+    write = terminalreporter.write_line
+    write("")
+    write(
+        f"fault-injection suite: {len(cases)} faults and bad inputs tried and handled as required "
+        f"({len(reports['passed'])} tests passed, {len(reports['failed']) + len(reports['error'])} failed, "
+        f"{len(reports['skipped'])} skipped)"
+    )
+    for kind, n in sorted(outcomes.items(), key=lambda kv: -kv[1]):
+        write(f"  {n:3d} {kind}")
+    for r in reports["skipped"]:
+        reason = r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
+        write(f"  skipped: {r.nodeid.split('::')[-1]} ({reason})")

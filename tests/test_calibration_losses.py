@@ -44,11 +44,11 @@ def test_belief_matching_coefficient_0_003():
 
 
 def test_relaxed_softmax_extra_logit_is_inverse_temperature():
-    # extra output s with softplus(s) = 2: prediction softmax(2z) = (1/10, 9/10)
+    # rs_scale softplus: extra output s with softplus(s) = 2: prediction softmax(2z) = (1/10, 9/10)
     s = math.log(math.exp(2.0) - 1.0)
     outputs = torch.tensor([[0.0, math.log(3.0), s]], dtype=torch.float64)
-    assert relaxed_softmax_probs(outputs)[0].tolist() == pytest.approx([0.1, 0.9])
-    assert relaxed_softmax_loss(outputs, Y).item() == pytest.approx(-math.log(0.9))
+    assert relaxed_softmax_probs(outputs, "softplus")[0].tolist() == pytest.approx([0.1, 0.9])
+    assert relaxed_softmax_loss(outputs, Y, "softplus", 0.0).item() == pytest.approx(-math.log(0.9))
 
 
 def test_losses_average_over_the_batch_and_have_gradients():

@@ -77,7 +77,9 @@ def test_run_metrics_calibration_uses_se_images_for_human_metrics():
     assert m["sd_acc"] == 0.5 and m["se_acc"] == 1.0
     assert m["huj_mse"] == pytest.approx(((0.9 - 0.8) ** 2 + (0.3 - 0.2) ** 2) / 2)
     assert m["ece"] == pytest.approx(0.5 * 0.1 + 0.5 * 0.3)  # confidences .9 and .7, both right
-    assert set(m) == {"sd_acc", "se_acc", "huj_mse", "ece", "kl"}
+    # the authors' quantity: P(class 0) = .1 (label 1) and .7 (label 0), each alone in its fifth: (.9 + .7) / 2
+    assert m["ece_authors"] == pytest.approx(0.5 * 0.9 + 0.5 * 0.7)
+    assert set(m) == {"sd_acc", "se_acc", "huj_mse", "ece", "ece_authors", "kl"}
 
 
 def test_run_metrics_classification_bins_and_average():

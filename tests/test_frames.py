@@ -1,4 +1,6 @@
-"""Frame extraction, selection and splits on real videos made by ffmpeg (B-frames, GOP 250, VFR)."""
+"""Frame extraction, selection and splits on real videos made by ffmpeg (B-frames, GOP 250, VFR, rotation).
+
+Every OpenCV-numbering check runs with both decoders (torchcodec, the default, and the ffmpeg CLI fallback)."""
 
 from __future__ import annotations
 
@@ -13,15 +15,21 @@ from videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id
+from squidflow.frames import extract
 from squidflow.frames.extract import (
+    ExtractionError,
     FramesConfig,
     checked_manifest,
     decode_frames,
+    decode_ranks,
+    decoding_costs,
     even_targets,
     extract_videos,
     frame_table,
     letterbox,
+    resolve_decoder,
     shard_videos,
+    split_runs,
     stable_shard,
 )
 from squidflow.frames.selection import kmeans_select
@@ -29,6 +37,7 @@ from squidflow.frames.splits import SplitsConfig, split_videos
 from squidflow.io import conform
 
 DEMO = DemoConfig(videos_per_event=2, seconds=6.0)
+DECODERS = ("torchcodec", "ffmpeg")
 
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
@@ -67,6 +76,13 @@ def videos(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+def assert_same_tables(a, b) -> None:
+    """torchcodec's scan and ffprobe's packet list give the same frame table."""
+    assert np.array_equal(a.pts, b.pts) and np.array_equal(a.is_key, b.is_key), a.path
+    assert (a.time_base, a.width, a.height, a.stream_index, a.rotation) == (
+        b.time_base, b.width, b.height, b.stream_index, b.rotation), a.path
+
+
 def test_exact_mode_matches_opencv_on_demo_videos_including_vfr(videos):
     vfr = videos[vfr_video_id(DEMO)]
     times = frame_table(vfr).times
@@ -74,15 +90,20 @@ def test_exact_mode_matches_opencv_on_demo_videos_including_vfr(videos):
     for name in (vfr_video_id(DEMO), short_video_id(DEMO), "wedding_00", "gop250"):
         path = videos[name]
         ref = opencv_frames(path)
-        table = frame_table(path)
+        table = frame_table(path, decoder="torchcodec")
+        assert_same_tables(table, frame_table(path, decoder="ffmpeg"))
         assert table.n_frames == len(ref), f"{name}: frame count differs from OpenCV's"
         n = len(ref)
         # scattered, unsorted, with the first and last frames, keyframes and their neighbours
         keys = [int(k) for k in table.keyframe_ranks]
         wanted = sorted({0, 1, n - 1, n // 3, n // 2 + 1, *keys, *[k + 1 for k in keys if k + 1 < n],
                          *[k - 1 for k in keys if k > 0]}, reverse=True)
-        got = decode_frames(path, wanted)
-        assert_same_frames(path, wanted, got, ref)
+        for decoder in DECODERS:
+            got = decode_frames(path, wanted, decoder=decoder)
+            assert_same_frames(path, wanted, got, ref)
+        # several decoders at once on runs of the same GOP, a repeated frame, and more frames than one call takes
+        got = decode_ranks(table, [*wanted, wanted[0]], workers=3, frames_per_call=2, decoder="torchcodec")
+        assert_same_frames(path, [*wanted, wanted[0]], got, ref)
 
 
 def test_even_mode_spreads_over_the_video_and_prefers_keyframes(videos):
@@ -120,7 +141,8 @@ def test_extract_videos_writes_images_and_marks_corrupt_videos(videos, tmp_path)
     frames, status = extract_videos(manifest, cfg, tmp_path / "img")
     st = dict(zip(status["video_id"], status["status"], strict=True))
     assert st == {"gop250": "ok", "short": "ok", "corrupt": "corrupt", "listed": "ok"}
-    assert "corrupt.mp4" in status.filter(pl.col("video_id") == "corrupt")["error"][0]
+    error = status.filter(pl.col("video_id") == "corrupt")["error"][0]
+    assert "corrupt.mp4" in error and ".cpp" not in error  # the file, in the decoder's words without its source lines
     counts = dict(frames.group_by("video_id").len().iter_rows())
     assert counts["gop250"] == 40 and counts["listed"] == 3
     assert counts["short"] == frame_table(videos[short_video_id(DEMO)]).n_frames
@@ -202,9 +224,71 @@ def test_exact_mode_matches_opencv_across_containers(tmp_path, name, encode):
                     *encode, "-pix_fmt", "yuv420p", str(path)], check=True)
     ref = opencv_frames(path)
     table = frame_table(path)
+    assert_same_tables(table, frame_table(path, decoder="ffmpeg"))
     assert table.n_frames == len(ref) == 150
     wanted = [149, 0, 44, 45, 46, 90, 91, 100, 1]
-    assert_same_frames(path, wanted, decode_frames(path, wanted), ref)
+    for decoder in DECODERS:
+        assert_same_frames(path, wanted, decode_frames(path, wanted, decoder=decoder), ref)
+
+
+def test_rotated_video_is_turned_as_opencv_turns_it(tmp_path):
+    """A phone video: coded 96x64, displayed 64 wide and 96 high (rotation metadata); frames come out turned."""
+    plain, path = tmp_path / "plain.mp4", tmp_path / "rotated.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "2",
+                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", str(plain)], check=True)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(plain), "-c", "copy", "-metadata:s:v:0", "rotate=90",
+                    str(path)], check=True)
+    ref = opencv_frames(path)
+    assert ref[0].shape == (96, 64, 3)
+    table = frame_table(path)
+    assert_same_tables(table, frame_table(path, decoder="ffmpeg"))
+    assert table.rotation == 90 and table.display_size == (64, 96)
+    wanted = [59, 0, 31, 30, 29]
+    for decoder in DECODERS:
+        got = decode_frames(path, wanted, decoder=decoder)
+        assert all(g.shape == (96, 64, 3) for g in got)
+        assert_same_frames(path, wanted, got, ref)
+
+
+def test_every_torchcodec_path_gives_opencvs_frames(videos, monkeypatch):
+    """Keyframes alone (one packet, decoder drained), frames decoded forward by their timestamps, and the
+    frame-by-frame fallback for frames the timestamp decoder gets wrong (here: all of them)."""
+    path = videos["gop250"]
+    ref = opencv_frames(path)
+    table = frame_table(path)
+    wanted = [749, 0, 250, 251, 400, 500, 499]
+    for workers in (1, 2):
+        assert_same_frames(path, wanted, decode_ranks(table, wanted, workers=workers), ref)
+    monkeypatch.setattr(extract, "_decode_played_at", lambda *args: {})
+    assert_same_frames(path, wanted, decode_ranks(table, wanted, workers=1), ref)
+
+
+def test_decoding_runs_balance_the_frames_decoded():
+    """Sorted frames are cut into contiguous runs of about equal work: frames decoded from each GOP's keyframe, or
+    onward from the previous frame of the same GOP."""
+
+    class Table:  # keyframes at 0, 100, 200 (the only field decoding_costs reads)
+        keyframe_ranks = np.array([0, 100, 200])
+
+    costs = decoding_costs(Table, [5, 10, 150, 160, 199, 250])
+    assert costs.tolist() == [6, 5, 51, 10, 39, 51]
+    runs = split_runs(costs, 2)
+    assert [(r.start, r.stop) for r in runs] == [(0, 4), (4, 6)]  # 72 and 90: the most even cut of 162
+    assert split_runs(np.array([1, 1, 1]), 5) == [slice(0, 1), slice(1, 2), slice(2, 3)]
+    assert split_runs(np.array([7]), 4) == [slice(0, 1)]
+    assert [(r.start, r.stop) for r in split_runs(np.array([100, 1, 1, 1]), 2)] == [(0, 1), (1, 4)]
+
+
+def test_decoder_choice_falls_back_to_ffmpeg_and_names_the_problem(videos, monkeypatch):
+    with pytest.raises(ValueError, match="frames.decoder"):
+        resolve_decoder("opencv")
+    assert resolve_decoder("auto") == "torchcodec" and resolve_decoder("ffmpeg") == "ffmpeg"
+    monkeypatch.setattr(extract, "torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec")
+    assert resolve_decoder("auto") == "ffmpeg"
+    with pytest.raises(ExtractionError, match="frames.decoder: ffmpeg"):
+        resolve_decoder("torchcodec")
+    # the fallback still extracts: the auto path without torchcodec is the ffmpeg CLI
+    assert decode_frames(videos["gop250"], [3])[0].shape == (120, 160, 3)
 
 
 def test_release_test_split_comes_from_the_real_annotations(shared_data):

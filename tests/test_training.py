@@ -30,7 +30,7 @@ from training_fixtures import EVENTS, make_inputs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TRAINING_RULES = ["make_training_cache", "training_sets", "train", "result_table"]
+TRAINING_RULES = ["make_training_cache", "make_training_frames", "training_sets", "train", "result_table"]
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_same_seed_same_predictions_on_cpu(pools):
     assert not p0.equals(p2)
     io.conform(p0, schemas.RUN_PREDICTIONS)
     assert np.allclose(np.array(p0["probs"].to_list()).sum(axis=1), 1.0)
-    assert set(m0) == {"sd_acc", "se_acc", "huj_mse", "ece", "kl"}
+    assert set(m0) == {"sd_acc", "se_acc", "huj_mse", "ece", "ece_authors", "kl"}
     assert any("epoch 1/1" in line for line in log0)
 
 
@@ -177,11 +177,14 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     assert not (workdir / "results/tables/table9_kl.md").exists()
     table = pl.read_csv(workdir / "results/tables/table3_calibration.csv")
     io.conform(table, schemas.RESULT_TABLE)
-    assert table.height == 2 * 6 * 4 and (table["n_seeds"] == 2).all()
-    assert set(table["metric"]) == {"sd_acc", "se_acc", "huj_mse", "ece"}
+    assert table.height == 2 * 6 * 5 and (table["n_seeds"] == 2).all()
+    assert set(table["metric"]) == {"sd_acc", "se_acc", "huj_mse", "ece", "ece_authors"}
     md = (workdir / "results/tables/table3_calibration.md").read_text()
     rows = [line for line in md.splitlines() if line.startswith("| ") and " ± " in line]
-    assert len(rows) == 6 and all(line.count(" ± ") == 8 for line in rows) and "10 equal-width bins" in md
+    assert len(rows) == 6 and all(line.count(" ± ") == 10 for line in rows) and "10 equal-width bins" in md
+    for choice in ("training.sets: clean", "training.trainable", "training.mc_average: logits",
+                   "training.rs_scale: raw", "ECE (authors' code)"):
+        assert choice in md, choice
     again = _snakemake(workdir, "-n", target)
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
     # Table 9 reuses the same runs
@@ -199,6 +202,9 @@ def test_table1_has_the_seven_variants(workdir: Path):
     assert set(table["metric"]) == {"acc_0-20", "acc_20-40", "acc_40-60", "acc_60-80", "acc_80-100", "avg_acc", "sd_acc"}
     md = (workdir / "results/tables/table1_training.md").read_text()
     assert all(f"| RN+{v} |" in md for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES"))
+    assert "training.augment_geometry: whole_frame" in md and "training.sets: clean" in md
+    assert (workdir / "results/training/cache/SD_frames.npy").exists()  # GA/AU train on whole frames
+    assert "GA on whole frames" in (workdir / "results/runs/classification/SD/GA/seed0/train.log").read_text()
     pred = io.read_parquet(workdir / "results/runs/classification/SD/PA/seed0/predictions.parquet", schemas.RUN_PREDICTIONS)
     assert set(pred["eval_set"]) == {"SD", "SE"} and pred["probs"].list.len().unique().to_list() == [4]
 

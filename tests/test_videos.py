@@ -2,8 +2,8 @@
 
 The server answers like the internet does on a bad day: 404, a 500 that clears after two tries, a body cut short
 of its Content-Length, a body that stalls. The acceptance test runs the videos stage through Snakemake on a URL
-list and checks the statuses, the report, that a rerun downloads nothing and that `retry_failed` retries only the
-videos that are not ok.
+list, in two shard jobs, and checks the statuses and reasons, the report, that a rerun downloads nothing and that
+`retry_failed` retries only the videos that are not ok. (Scale: tests/test_videos_scale.py.)
 """
 
 from __future__ import annotations
@@ -23,16 +23,17 @@ import yaml
 
 from squidflow import schemas
 from squidflow.io import read_parquet, write_parquet
-from squidflow.videos.download import DownloadOptions, classify_error, download
+from squidflow.videos.download import DownloadOptions, download
+from squidflow.videos.failures import classify, status_of
 from squidflow.videos.manifest import (
     acquire,
     build_manifest,
     download_report,
     probe_local_candidates,
-    status_record_paths,
+    shard_status_paths,
 )
 from squidflow.videos.probe import ProbeError, probe
-from squidflow.videos.sources import combine, local_source, url_video_id, urls_source
+from squidflow.videos.sources import combine, local_source, safe_video_id, url_video_id, urls_source
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = DownloadOptions(retries=3, backoff_s=0.05, socket_timeout_s=1.0)
@@ -145,14 +146,15 @@ def test_probe_reads_geometry_and_rejects_a_cut_file(tmp_path):
 
 # --- download -----------------------------------------------------------------------------------------------------
 def test_error_classes_follow_real_ytdlp_messages():
-    assert classify_error("[generic] v: Unable to download webpage: HTTP Error 404: Not Found") == "permanent"
-    assert classify_error("[youtube] abc: Private video. Sign in if you've been granted access") == "permanent"
-    assert (
-        classify_error("[youtube] abc: Video unavailable. This video has been removed by the uploader") == "permanent"
-    )
-    assert classify_error("[generic] v: Unable to download webpage: HTTP Error 503: Service Unavailable") == "transient"
-    assert classify_error("[download] Got error: 5233 bytes read, 5234 more expected") == "transient"
-    assert classify_error("[download] Got error: The read operation timed out") == "transient"
+    def status(message):
+        return status_of(classify(message))
+
+    assert status("[generic] v: Unable to download webpage: HTTP Error 404: Not Found") == "unavailable"
+    assert status("[youtube] abc: Private video. Sign in if you've been granted access") == "unavailable"
+    assert status("[youtube] abc: Video unavailable. This video has been removed by the uploader") == "unavailable"
+    assert status("[generic] v: Unable to download webpage: HTTP Error 503: Service Unavailable") == "failed"
+    assert classify("[download] Got error: 5233 bytes read, 5234 more expected") == "truncated"
+    assert classify("[download] Got error: The read operation timed out") == "timeout"
 
 
 def test_good_video_downloads_with_metadata(server, tmp_path):
@@ -168,7 +170,7 @@ def test_good_video_downloads_with_metadata(server, tmp_path):
 
 def test_404_is_unavailable_without_retries(server, tmp_path):
     res = download(f"{server.url}/missing/a.mp4", tmp_path / "x.mp4", FAST)
-    assert res.status == "unavailable" and res.attempts == 1 and "404" in res.error
+    assert res.status == "unavailable" and res.attempts == 1 and "404" in res.error and res.reason == "http_4xx"
     assert server.hits["/missing/a.mp4"] == 1
     assert not (tmp_path / "x.mp4").exists()
 
@@ -184,7 +186,7 @@ def test_500_twice_then_ok_after_backoff(server, tmp_path):
 def test_truncated_body_is_retried_then_failed(server, tmp_path):
     res = download(f"{server.url}/truncated/c.mp4", tmp_path / "c.mp4", FAST, sleep=lambda s: None)
     assert res.status in {"failed", "corrupt"} and res.attempts == FAST.retries + 1
-    assert "expected" in res.error  # yt-dlp: "... bytes read, ... more expected"
+    assert "expected" in res.error and res.reason == "truncated"  # yt-dlp: "... bytes read, ... more expected"
     assert not (tmp_path / "c.mp4").exists()
 
 
@@ -192,7 +194,7 @@ def test_stalled_body_times_out_and_fails(server, tmp_path):
     opts = DownloadOptions(retries=1, backoff_s=0.0, socket_timeout_s=0.5)
     res = download(f"{server.url}/slow/a.mp4", tmp_path / "s.mp4", opts)
     assert res.status == "failed" and res.attempts == 2
-    assert "timed out" in res.error.lower()
+    assert "timed out" in res.error.lower() and res.reason == "timeout"
 
 
 # --- sources and manifest -----------------------------------------------------------------------------------------
@@ -203,13 +205,15 @@ def test_local_tree_is_probed_and_a_broken_file_is_corrupt(tmp_path):
     (tmp_path / "lib" / "parade" / "notes.txt").write_text("ignored")
     listing = local_source(tmp_path / "lib")
     cands, notes = combine([listing])
-    assert sorted(cands["video_id"]) == ["broken", "p_1", "w1"]
+    assert sorted(cands["video_id"]) == ["broken", safe_video_id("p 1"), "w1"]
+    assert safe_video_id("p 1").startswith("p_1-")  # cleaned, with a hash of the original
     assert any("p 1.mp4" in n for n in notes)  # the renamed id is reported
     status = probe_local_candidates(cands, FAST)
     manifest = build_manifest(cands, [status])
     by_id = {r["video_id"]: r for r in manifest.iter_rows(named=True)}
     assert by_id["w1"]["status"] == "ok" and by_id["w1"]["event"] == "wedding" and by_id["w1"]["n_frames"] == 25
     assert by_id["broken"]["status"] == "corrupt" and "broken.mp4" in by_id["broken"]["error"]
+    assert by_id["broken"]["reason"] == "corrupt" and by_id["w1"]["reason"] is None
     report = download_report(manifest, notes)
     assert "| parade | 1 | 0 | 0 | 1 | 2 |" in report
 
@@ -222,7 +226,8 @@ def test_url_list_ids_are_stable_and_unique():
     table = pl.DataFrame({"url": ["http://h/a.mp4", "", "http://h/b.mp4"], "event": ["fire", "fire", "fire"],
                           "video_id": [None, None, "bad id!"]})  # fmt: skip
     listing = urls_source(table, "list.csv")
-    assert listing.candidates["video_id"].to_list()[1] == "bad_id"
+    assert listing.candidates["video_id"].to_list()[1] == safe_video_id("bad id!")
+    assert safe_video_id("bad id!").startswith("bad_id-")
     assert any("row 2" in n for n in listing.notes)
 
 
@@ -235,6 +240,7 @@ def test_acquire_writes_a_status_row_for_every_outcome(server, tmp_path, monkeyp
         rows.append(acquire(cand, FAST))
     status = pl.concat(rows)
     assert status["status"].to_list() == ["ok", "unavailable"]
+    assert status["reason"].to_list() == [None, "http_4xx"]
     assert status["title"].to_list() == ["a", "from list"]  # yt-dlp's metadata wins where it has any
     assert status.schema == pl.Schema(schemas.VIDEO_STATUS.columns)
 
@@ -258,7 +264,7 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     })  # fmt: skip
     urls.write_csv(work / "urls.csv")
     cfg = {"stages": ["videos"], "sources": [{"type": "urls", "path": "urls.csv"}],
-           "download": {"retries": 3, "backoff_s": 0.05, "socket_timeout_s": 2}}  # fmt: skip
+           "download": {"retries": 3, "backoff_s": 0.05, "socket_timeout_s": 2, "shards": 2, "workers": 2}}  # fmt: skip
     (work / "config.yaml").write_text(yaml.safe_dump(cfg))
 
     run = _snakemake(work, work / "config.yaml")
@@ -269,12 +275,19 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     assert status["flaky"] == "ok" and status["gone"] == "unavailable" and status["cut"] in {"corrupt", "failed"}
     attempts = dict(zip(manifest["video_id"], manifest["attempts"], strict=True))
     assert (attempts["flaky"], attempts["gone"], attempts["cut"]) == (3, 1, 4)
+    reason = dict(zip(manifest["video_id"], manifest["reason"], strict=True))
+    assert (reason["good1"], reason["flaky"], reason["gone"]) == (None, None, "http_4xx")
+    assert reason["cut"] in {"truncated", "corrupt"}
+    assert sorted(p.name for p in (work / "results/videos/status").iterdir()) == [
+        "shard0of2.g0.parquet", "shard1of2.g0.parquet"]  # two shard jobs, not one job per video
     ok = manifest.filter(pl.col("status") == "ok")
     assert all((work / p).exists() for p in ok["path"]) and set(ok["width"]) == {96}
     report = (work / "results/videos/download_report.md").read_text()
     assert "6 videos: 4 ok, 1 unavailable" in report
     assert "| fire | 3 | 0 | 0 | 0 | 3 |" in report
     assert "| parade | 1 | 1 |" in report
+    assert f"| event | ok | http_4xx | {reason['cut']} |" in report  # videos per event × reason
+    assert "| fire | 3 | 0 | 0 |" in report and "| parade | 1 | 1 | 1 |" in report
 
     # a rerun downloads nothing
     hits = server.total()
@@ -289,31 +302,37 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     assert retry.returncode == 0, retry.stderr[-3000:]
     more = {path: n - before[path] for path, n in server.hits.items() if n != before[path]}
     assert set(more) == {"/missing/a.mp4", "/truncated/c.mp4"} and more["/missing/a.mp4"] == 1
-    after = read_parquet(work / "results/videos/status/gone.g1.parquet", schemas.VIDEO_STATUS)
-    assert after["retry_generation"].to_list() == [1] and after["status"].to_list() == ["unavailable"]
-    assert (work / "results/videos/status/gone.g0.parquet").exists()  # the history of attempts stays
-    assert not (work / "results/videos/status/good1.g1.parquet").exists()
+    after = read_parquet(work / "results/videos/videos.parquet", schemas.VIDEOS)
+    tables = {p.name for p in (work / "results/videos/status").iterdir()}
+    assert {"shard0of2.g0.parquet", "shard1of2.g0.parquet"} <= tables  # the history of attempts stays
+    retried = [read_parquet(work / "results/videos/status" / t, schemas.VIDEO_STATUS) for t in sorted(tables)
+               if t.endswith(".g1.parquet")]  # fmt: skip
+    assert retried, f"no retry generation among {sorted(tables)}"
+    gen = {r["video_id"]: r["retry_generation"] for t in retried for r in t.iter_rows(named=True)}
+    assert gen["gone"] == 1 and all(gen[v] == 0 for v in gen if v not in {"gone", "cut"})
+    assert dict(zip(after["video_id"], after["status"], strict=True))["gone"] == "unavailable"
     # and a plain run afterwards is again a no-op
     hits = server.total()
     calm = _snakemake(work, work / "config.yaml")
     assert calm.returncode == 0 and server.total() == hits
 
 
-def test_status_record_paths_pick_the_newest_generation_and_retry_once(tmp_path):
+def test_shard_status_paths_pick_the_newest_generation_and_retry_once(tmp_path):
     status_dir = tmp_path / "status"
-    for vid, gen, st in [("a", 0, "ok"), ("b", 0, "failed"), ("b", 1, "unavailable"), ("c", 0, "corrupt")]:
-        row = {"video_id": vid, "status": st, "retry_generation": gen}
-        write_parquet(
-            pl.DataFrame([{c: None for c in schemas.VIDEO_STATUS.columns} | row]),
-            status_dir / f"{vid}.g{gen}.parquet",
-            schemas.VIDEO_STATUS,
-        )
+    tables = {0: [(0, ["ok", "ok"])], 1: [(0, ["ok", "failed"]), (1, ["ok", "unavailable"])], 2: [(0, ["corrupt"])]}
+    for shard, gens in tables.items():
+        for gen, statuses in gens:
+            rows = [{c: None for c in schemas.VIDEO_STATUS.columns} | {"video_id": f"v{shard}{i}", "status": st}
+                    for i, st in enumerate(statuses)]  # fmt: skip
+            write_parquet(pl.DataFrame(rows), status_dir / f"shard{shard}of4.g{gen}.parquet", schemas.VIDEO_STATUS)
+    (status_dir / "shard0of2.g5.parquet").write_bytes(b"")  # another shard count: not this layout's
     later = time.time() + 60
-    ids = ["a", "b", "c", "new"]
-    plain = status_record_paths(ids, str(status_dir), retry_failed=False, started=later)
-    assert [Path(p).name for p in plain] == ["a.g0.parquet", "b.g1.parquet", "c.g0.parquet", "new.g0.parquet"]
-    retry = status_record_paths(ids, str(status_dir), retry_failed=True, started=later)
-    assert [Path(p).name for p in retry] == ["a.g0.parquet", "b.g2.parquet", "c.g1.parquet", "new.g0.parquet"]
-    # records written during this invocation (after `started`) are not retried again by it
-    again = status_record_paths(ids, str(status_dir), retry_failed=True, started=time.time() - 60)
+    plain = shard_status_paths(str(status_dir), 4, retry_failed=False, started=later)
+    assert [Path(p).name for p in plain] == ["shard0of4.g0.parquet", "shard1of4.g1.parquet", "shard2of4.g0.parquet",
+                                             "shard3of4.g0.parquet"]  # fmt: skip
+    retry = shard_status_paths(str(status_dir), 4, retry_failed=True, started=later)
+    assert [Path(p).name for p in retry] == ["shard0of4.g0.parquet", "shard1of4.g2.parquet", "shard2of4.g1.parquet",
+                                             "shard3of4.g0.parquet"]  # fmt: skip
+    # tables written during this invocation (after `started`) are not retried again by it
+    again = shard_status_paths(str(status_dir), 4, retry_failed=True, started=time.time() - 60)
     assert [Path(p).name for p in again] == [Path(p).name for p in plain]

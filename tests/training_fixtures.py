@@ -32,8 +32,8 @@ def _complete(rows: list[dict], schema: schemas.Schema) -> pl.DataFrame:
 
 def make_inputs(workdir: Path, *, videos_per_event: int = 3, frames_per_video: int = 6, sd_per_event: int = 30,
                 seed: int = 0) -> Path:
-    """Write results/dataset/frames.parquet (+ JPEGs), results/judgments/image_scores.parquet and a standard-data
-    folder <workdir>/standard/<event>/*.jpg under `workdir`; return the standard-data folder."""
+    """Write results/dataset/frames.parquet (+ JPEGs), results/judgments/{image_scores,judgments,annotator_report}.parquet
+    and a standard-data folder <workdir>/standard/<event>/*.jpg under `workdir`; return the standard-data folder."""
     rng = np.random.default_rng(seed)
     frames, scores = [], []
     splits = ["train", "val", "test"]
@@ -63,4 +63,15 @@ def make_inputs(workdir: Path, *, videos_per_event: int = 3, frames_per_video: i
     io.write_parquet(_complete(frames, schemas.FRAMES), workdir / "results" / "dataset" / "frames.parquet", schemas.FRAMES)
     io.write_parquet(_complete(scores, schemas.IMAGE_SCORES), workdir / "results" / "judgments" / "image_scores.parquet",
                      schemas.IMAGE_SCORES)
+    # the judgments behind the scores (three annotators per image and prompt) and a quality report excluding nobody
+    judgments = [
+        {"video_id": r["video_id"], "frame_index": r["frame_index"], "event_prompt": r["event_prompt"],
+         "variant": r["variant"], "annotator": f"w{k}", "position": k, "hit": f"{r['variant']}-{r['video_id']}",
+         "rating": int(round(r["mean"])), "round": 1, "source": "simulated"}
+        for r in scores for k in range(3)
+    ]
+    io.write_parquet(pl.DataFrame(judgments), workdir / "results" / "judgments" / "judgments.parquet", schemas.JUDGMENTS)
+    report = pl.DataFrame({"annotator": ["w0", "w1", "w2"], "n_judgments": [len(scores)] * 3, "flags": [[], [], []],
+                           "excluded": [False] * 3})
+    io.write_parquet(report, workdir / "results" / "judgments" / "annotator_report.parquet", schemas.ANNOTATOR_REPORT)
     return standard

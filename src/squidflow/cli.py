@@ -8,14 +8,19 @@ from pathlib import Path
 
 
 def _cmd_check_config(args: argparse.Namespace) -> int:
-    from squidflow.config import ConfigError, load_config
+    """As a workflow run reads its config: the files strictly (a duplicate key or a tab: file and line), each on top
+    of the one before (like --configfile a.yaml b.yaml), the schema, and every local input path the config names
+    (relative to --directory, the run's working directory)."""
+    from squidflow.config import load_config
+    from squidflow.errors import UserError
 
+    first, *more = args.configfile
     try:
-        load_config(args.configfile)
-    except ConfigError as exc:
+        load_config(first, extra=tuple(more), base_dir=args.directory)
+    except UserError as exc:
         print(exc, file=sys.stderr)
         return 2
-    print(f"{args.configfile}: valid")
+    print(f"{', '.join(map(str, args.configfile))}: valid")
     return 0
 
 
@@ -33,8 +38,9 @@ def _cmd_gpu_slots(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("check-config", help="validate a config file against the schema")
-    p.add_argument("configfile", type=Path)
+    p = sub.add_parser("check-config", help="validate config files: YAML, schema, and the local paths they name")
+    p.add_argument("configfile", type=Path, nargs="+", help="config files, later ones on top (as --configfile)")
+    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
     p.set_defaults(func=_cmd_check_config)
     p = sub.add_parser("gpu-slots", help="show which GPU slots are taken")
     p.add_argument("--lock-dir", default=None)

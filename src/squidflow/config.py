@@ -3,6 +3,16 @@
 `snakemake.utils.validate` fills defaults well but reports a bad value as a jsonschema dump. We check the config
 ourselves first and, when it is wrong, say which key (dotted, e.g. `demo.videos_per_event`), which value, and what is
 allowed; only a valid config is handed to Snakemake's validator, which fills in the defaults.
+
+Everything that can be checked before a job runs is checked here, when the config is read:
+
+- the YAML files themselves (`load_yaml`): a key given twice (YAML would silently keep the last value) or a syntax
+  error such as a tab names the file and the line;
+- every local path the config names (`check_inputs`): a schema property marked `x-input: file | folder |
+  file-or-folder` must exist when the config sets it (`x-input-url: true` lets it be a URL, `x-input-when` limits
+  the check to configs where another key has a given value, `x-input-except` lists values that are not paths);
+  a new stage marks its path keys in workflow/schemas/config.schema.yaml and is checked too;
+- keys that only make sense together (`check_consistency`), e.g. `judgments.source: mturk` needs `batches`.
 """
 
 from __future__ import annotations
@@ -10,6 +20,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,11 +28,73 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
+from squidflow.errors import UserError
+
 T = TypeVar("T")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """The config breaks its schema; the message names every offending key."""
+
+
+# --- YAML, strictly ----------------------------------------------------------------------------------------------
+class _StrictLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses a mapping key given twice (PyYAML keeps the last one without a word)."""
+
+
+def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if key in seen:
+            raise ConfigError(
+                f"{key_node.start_mark.name} line {line}: key '{key}' is given twice (first on line {seen[key]}); "
+                "YAML would keep only the last value. Delete one of them."
+            )
+        seen[key] = line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Parse a YAML (or JSON) config file; a duplicate key or a syntax error names the file, the line and the fix."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8.") from None
+    try:
+        loader = _StrictLoader(text)
+        loader.name = str(path)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path} line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        problem = exc.problem or exc.context or "invalid YAML"
+        lines = text.splitlines()
+        line_text = lines[mark.line] if mark and mark.line < len(lines) else ""
+        tab = "\t" in problem or "\t" in line_text
+        hint = " YAML cannot indent with tabs: replace the tab with spaces." if tab else " Check the indentation and quoting there."
+        raise ConfigError(f"{where}: {problem}.{hint}") from None
+
+
+def check_config_files(paths) -> None:
+    """Parse each config file strictly (see `load_yaml`); files that do not exist are left to Snakemake."""
+    for path in paths:
+        if os.path.exists(path):
+            data = load_yaml(path)
+            if data is not None and not isinstance(data, dict):
+                raise ConfigError(f"{path}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
 
 
 def load_schema(path: str | Path) -> dict:
@@ -99,8 +172,184 @@ def check_config(config: dict[str, Any], schema: dict) -> list[str]:
     return [_explain(e) for e in errors]
 
 
-def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
-    """Check `config` (raising ConfigError that names each bad key), then fill defaults in place via Snakemake."""
+# --- local paths the config names ------------------------------------------------------------------------------
+def _is_url(value: str) -> bool:
+    from squidflow.fetch import is_url
+
+    return is_url(value)
+
+
+def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _branches(schema: dict, value: Any) -> list[dict]:
+    """The schema itself, the `then` of every `allOf: [{if, then}]` whose `if` the value matches, and the members of
+    `oneOf`/`anyOf` the value matches."""
+    out = [schema]
+    for part in schema.get("allOf") or []:
+        if "if" in part and "then" in part and jsonschema.Draft202012Validator(part["if"]).is_valid(value):
+            out.append(part["then"])
+    for part in [*(schema.get("oneOf") or []), *(schema.get("anyOf") or [])]:
+        if isinstance(part, dict) and jsonschema.Draft202012Validator(part).is_valid(value):
+            out.append(part)
+    return out
+
+
+def _marked_paths(schema: dict | None, value: Any, path: tuple = ()):
+    """(dotted key, value, property schema) for every string the config sets where the schema says `x-input`."""
+    if not isinstance(schema, dict):
+        return
+    if isinstance(value, str):
+        marked = next((b for b in _branches(schema, value) if "x-input" in b), None)
+        if marked is not None:
+            yield _dotted(path), value, marked
+        return
+    if isinstance(value, Mapping):
+        branches = _branches(schema, value)
+        for key, sub in value.items():
+            sub_schema = next((b["properties"][key] for b in branches if key in (b.get("properties") or {})), None)
+            if sub_schema is None and isinstance(schema.get("additionalProperties"), dict):
+                sub_schema = schema["additionalProperties"]
+            yield from _marked_paths(sub_schema, sub, (*path, key))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            yield from _marked_paths(schema["items"], item, (*path, i))
+
+
+def _is_local_input(value: str, spec: dict) -> bool:
+    """A value that names a local input: not empty, not a URL where one is allowed, not a word that is no path
+    (`x-input-except`), and not under results/ (made by the workflow itself, e.g. the demo's own files)."""
+    return bool(
+        value.strip()
+        and not (spec.get("x-input-url") and _is_url(value))
+        and value not in (spec.get("x-input-except") or [])
+        and Path(value).parts[:1] != ("results",)
+    )
+
+
+def named_inputs(config: Mapping[str, Any], schema: dict | None = None) -> list[tuple[str, str, str]]:
+    """(dotted key, path, kind) of every local input path a config as written names (kind: file | folder |
+    file-or-folder); URLs, empty values and paths under results/ are left out."""
+    marked = _marked_paths(schema or load_schema(SCHEMA_PATH), config)
+    return [(key, value, spec["x-input"]) for key, value, spec in marked if _is_local_input(value, spec)]
+
+
+def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path) -> str | None:
+    kind = spec["x-input"]
+    raw = Path(value).expanduser()
+    tried = [raw] if raw.is_absolute() else [base / raw]
+    if spec.get("x-input-url") and not raw.is_absolute():
+        tried.append(repo_root / raw)  # public-data mirrors beside the clone (common.smk's get_data_path)
+    want = {"file": "file", "folder": "folder", "file-or-folder": "file or folder"}[kind]
+    for p in tried:
+        ok = p.is_file() if kind == "file" else p.is_dir() if kind == "folder" else p.exists()
+        if ok:
+            readable = os.access(p, os.R_OK | (os.X_OK if p.is_dir() else 0))
+            return None if readable else f"{key} = '{value}': {p} exists but cannot be read by this user; make it readable."
+    found = next((p for p in tried if p.exists()), None)
+    if found is not None:
+        return f"{key} = '{value}': {found} is a {'folder' if found.is_dir() else 'file'}, but a {want} is expected here."
+    hint = ""
+    parent = tried[0].parent
+    if parent.is_dir():
+        close = difflib.get_close_matches(tried[0].name, os.listdir(parent), n=1, cutoff=0.75)
+        if close:
+            hint = f" Did you mean '{os.path.join(os.path.dirname(value), close[0])}'?"
+    looked = " or ".join(str(p) for p in tried)
+    return (
+        f"{key} = '{value}': no such {want} (looked for {looked}).{hint} Fix the path (a relative path is relative "
+        "to the working directory) or create the " + want + "."
+    )
+
+
+def check_inputs(
+    config: Mapping[str, Any], schema: dict, *, base_dir: str | Path = ".", named: Mapping[str, Any] | None = None,
+    repo_root: str | Path = REPO_ROOT,
+) -> list[str]:
+    """One line per local path the config names (`x-input` in the schema) that does not exist or cannot be read.
+
+    `named` is the config as the user wrote it (before defaults): only paths set there are checked, so a default
+    location nobody asked for is never an error. `config` (with defaults) decides `x-input-when` conditions. URLs
+    and paths under results/ (the workflow's own outputs) are not checked.
+    """
+    problems = []
+    base, root = Path(base_dir).resolve(), Path(repo_root)
+    for key, value, spec in _marked_paths(schema, named if named is not None else config):
+        if not _is_local_input(value, spec):
+            continue
+        when = spec.get("x-input-when") or {}
+        if any(_lookup(config, k) not in (v if isinstance(v, list) else [v]) for k, v in when.items()):
+            continue
+        problem = _path_problem(key, value, spec, base, root)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def check_consistency(config: Mapping[str, Any]) -> list[str]:
+    """Keys that are only valid together, one line per problem."""
+    problems = []
+    judgments = config.get("judgments") or {}
+    if judgments.get("source") == "mturk" and not judgments.get("batches"):
+        problems.append(
+            "judgments.source is 'mturk' but judgments.batches is empty: list your MTurk batch-results CSVs, e.g. "
+            "judgments: {batches: [{path: mturk/batch_results.csv}, {path: mturk/repeat.csv, round: 2}]} "
+            "(config/README.md, `batches`)."
+        )
+    return problems
+
+
+def check_writable(folders=("results", "logs"), *, base_dir: str | Path = ".", depth: int = 2) -> list[str]:
+    """Output folders that exist but cannot be written (a read-only mount, another user's files), with the fix.
+
+    Checked down to `depth` levels (results/videos/demo), where a read-only mount or a chmod usually is; a job that
+    meets a deeper one says so itself (squidflow.errors.describe_os_error)."""
+    problems = []
+    for top in folders:
+        root = Path(base_dir).resolve() / top
+        if not root.is_dir():
+            continue
+        level = [root]
+        for _ in range(depth + 1):
+            nxt = []
+            for d in level:
+                if not os.access(d, os.W_OK | os.X_OK):
+                    why = "read-only file system" if _read_only_fs(d) else "permission denied"
+                    problems.append(
+                        f"{d} is not writable ({why}); squidflow writes its results and logs there. Make it writable "
+                        "(chmod -R u+w, or remount read-write) or run in another working directory with --directory."
+                    )
+                    continue
+                try:
+                    nxt += [e for e in d.iterdir() if e.is_dir() and not e.name.startswith(".")]
+                except OSError:
+                    continue
+            level = nxt
+    return problems
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def validate_config(
+    config: dict[str, Any], schema_path: str | Path = SCHEMA_PATH, *, inputs_base: str | Path | None = None,
+    repo_root: str | Path = REPO_ROOT,
+) -> dict[str, Any]:
+    """Check `config` (raising ConfigError that names each bad key), then fill defaults in place via Snakemake.
+
+    With `inputs_base` (the working directory of the run) every local path the config names is checked as well
+    (`check_inputs`), relative to it.
+    """
     schema = load_schema(schema_path)
     _coerce_scalars(config, schema)
     problems = check_config(config, schema)
@@ -109,19 +358,43 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str
             "invalid squidflow config (schema: workflow/schemas/config.schema.yaml):\n  - " + "\n  - ".join(problems)
             + "\nEach key is documented in config/README.md."
         )
+    named = copy.deepcopy(config)
     from snakemake.utils import validate
 
     validate(config, str(schema_path), set_default=True)
+    problems = check_consistency(config)
+    if inputs_base is not None:
+        problems += check_inputs(config, schema, base_dir=inputs_base, named=named, repo_root=repo_root)
+    if problems:
+        raise ConfigError("squidflow config:\n  - " + "\n  - ".join(problems))
     return config
 
 
-def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict[str, Any]:
-    """Load and validate a config file outside Snakemake (tests, the CLI)."""
-    with open(path, encoding="utf-8") as fh:
-        config = yaml.safe_load(fh) or {}
-    if schema_path is None:
-        schema_path = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-    return validate_config(config, schema_path)
+def merge_configs(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """Snakemake's way of stacking config files: nested mappings are merged key by key, anything else replaced."""
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            merge_configs(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def load_config(
+    path: str | Path, schema_path: str | Path | None = None, *, extra: tuple = (), check_paths: bool = True,
+    base_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Load and validate config files outside Snakemake (tests, the CLI): `path`, then each of `extra` on top of it
+    (like `--configfile a.yaml b.yaml`). With `check_paths`, the local paths they name must exist relative to
+    `base_dir` (default: the current directory), as in a workflow run."""
+    config: dict[str, Any] = {}
+    for p in (path, *extra):
+        data = load_yaml(p)
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError(f"{p}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
+        merge_configs(config, data or {})
+    base = (base_dir if base_dir is not None else os.getcwd()) if check_paths else None
+    return validate_config(config, schema_path or SCHEMA_PATH, inputs_base=base)
 
 
 def from_section(cls: type[T], section: Mapping[str, Any] | None, *, strict: bool = False, **overrides: Any) -> T:

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -131,7 +134,34 @@ def slot_for_job(snakemake_obj) -> contextlib.AbstractContextManager[Slot]:
     wants_gpu = int(getattr(snakemake_obj.resources, "gpu", 0) or 0) > 0
     if not wants_gpu:
         return contextlib.nullcontext(Slot(None, "cpu"))
-    return gpu_slot(gpu_cfg.get("lock_dir", DEFAULT_LOCK_DIR), gpu_cfg.get("devices") or None)
+    return _logged(gpu_slot(_lock_dir_for(gpu_cfg), gpu_cfg.get("devices") or None))
+
+
+def _lock_dir_for(gpu_cfg: dict) -> Path:
+    """The configured lock folder, except inside a Slurm job that got its devices from Slurm: there the devices in
+    CUDA_VISIBLE_DEVICES are this allocation's alone (with device cgroups every job even sees its GPU as "0"), so
+    the locks only keep apart the jobs of one allocation and live in a folder of their own on the node, never on
+    the filesystem the nodes share."""
+    job_id = os.environ.get("SLURM_JOB_ID")
+    if job_id and not gpu_cfg.get("devices") and ENV_DEVICES not in os.environ:
+        return Path(tempfile.gettempdir()) / f"squidflow-gpu-slots-slurm-{job_id}"
+    return Path(gpu_cfg.get("lock_dir", DEFAULT_LOCK_DIR))
+
+
+@contextlib.contextmanager
+def _logged(slot_cm: contextlib.AbstractContextManager[Slot]) -> Iterator[Slot]:
+    """Say in the job's log which device it got; fall back to the CPU when the job's torch cannot use CUDA (a
+    CPU-only torch build, or a node whose driver is missing) instead of failing on `cuda:0`."""
+    log = logging.getLogger("squidflow.gpu")
+    with slot_cm as slot:
+        torch = sys.modules.get("torch")
+        if slot.is_gpu and torch is not None and not torch.cuda.is_available():
+            log.warning("GPU slot: device %s, but this torch cannot use CUDA (torch %s): running on the CPU",
+                        slot.device_id, torch.__version__)
+            slot = Slot(slot.device_id, "cpu")
+        log.info("GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s", slot.device_id,
+                 os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"), slot.torch_device)
+        yield slot
 
 
 def slot_status(lock_dir: str | os.PathLike = DEFAULT_LOCK_DIR, devices: Sequence[int | str] | None = None) -> dict[str, bool]:

@@ -4,22 +4,36 @@ Two promises: a file a rule leaves behind is either complete or absent (write to
 folder, then rename — so a killed job never leaves a half-written Parquet that Snakemake would take as done), and a
 Parquet file read by a rule has the columns its schema says (so a mismatch is reported where it is read, naming the
 file, the column and the rule that makes it, rather than as a KeyError three functions deeper).
+
+Files people open are written safely, by the helpers here and nowhere else:
+
+- every CSV meant for a spreadsheet or a crowdsourcing site goes through `write_csv`, which neutralises cells a
+  spreadsheet would run as a formula (`neutralise`; `unneutralise` reads such a cell back);
+- every piece of data put into Markdown goes through `md_escape` (table cells, lists), into HTML through `html_text`
+  (text and attribute values), so a video title or a worker id is never markup or a link;
+- a CSV a person hands us (a URL list, MTurk batch results) is read with `read_csv_strings`, whose errors name the
+  file and the line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
+import html
+import io
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
+from squidflow.errors import InputError, UserError
 from squidflow.schemas import ANY_WIDTH_F32, Schema
 
 
-class SchemaError(ValueError):
+class SchemaError(UserError, ValueError):
     """An artifact does not have the columns or types its schema promises."""
 
 
@@ -132,3 +146,125 @@ def read_parquet(path: str | os.PathLike, schema: Schema) -> pl.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"{path}: artifact '{schema.name}' not found; it is produced by {schema.produced_by}")
     return check(pl.read_parquet(path), schema, where=str(path))
+
+
+# --- files people open: CSV for spreadsheets and crowdsourcing sites, Markdown, HTML -----------------------------
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise(cell) -> str:
+    """A cell a spreadsheet would run as a formula gets a leading apostrophe (OWASP CSV injection advice).
+
+    Numbers (including negative ones, `-0.25`) are left as they are: they are not formulas, and tables stay numeric.
+    """
+    text = "" if cell is None else str(cell)
+    if text.startswith(FORMULA_START) and not (isinstance(cell, int | float) or _PLAIN_NUMBER.fullmatch(text)):
+        return "'" + text
+    return text
+
+
+def unneutralise(cell: str) -> str:
+    """Undo `neutralise` (YouTube ids may start with '-', so ids round-trip through MTurk with the apostrophe)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+
+
+def _csv_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as polars writes them
+    if isinstance(value, float):
+        return repr(value) if value == value else "NaN"  # as polars writes them
+    if isinstance(value, list | tuple):
+        return ";".join("" if v is None else str(v) for v in value)
+    return value
+
+
+def write_csv(df: pl.DataFrame, path: str | os.PathLike, *, float_precision: int | None = None) -> None:
+    """The one CSV writer for files people open: atomic, UTF-8, every cell through `neutralise`.
+
+    `float_precision` rounds float columns (tables). List cells are joined with `;`.
+    """
+    if float_precision is not None:
+        df = df.with_columns(pl.selectors.float().round(float_precision))
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([neutralise(c) for c in df.columns])
+        for row in df.iter_rows():
+            writer.writerow([neutralise(_csv_value(v)) for v in row])
+
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|])")  # code, emphasis, link/image brackets, table cells
+
+
+def md_escape(value) -> str:
+    """Data as inert Markdown text: no HTML, no link or image, no emphasis, no table break, on one line.
+
+    `<`, `>`, `&` become entities; backslash, backtick, `*`, `[`, `]` and `|` are backslash-escaped (no link,
+    image, code span, emphasis or table break can start; `_` stays as is: ids are full of it and GFM ignores it
+    inside words); line breaks become spaces.
+    """
+    text = "" if value is None else str(value)
+    text = html.escape(text, quote=False)
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return re.sub(r"[\r\n\t\v\f]+", " ", text)
+
+
+def html_text(value) -> str:
+    """Data as HTML text or a quoted attribute value (quotes escaped too)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+# --- CSVs people hand us ----------------------------------------------------------------------------------------
+def read_csv_strings(
+    path: str | os.PathLike, *, what: str = "CSV file", fix: str = "", line_column: str | None = None
+) -> pl.DataFrame:
+    """Read a CSV someone made (every column as strings), with errors that name the file and the line.
+
+    The file must be UTF-8 (a BOM is fine): a byte that is not, an empty file, or a row with more or fewer fields
+    than the header is an InputError naming the file, the line and what to do. `what` says what the file is for
+    ("URL list", "MTurk batch results"), `fix` is appended to every error. With `line_column`, a column of that name
+    holds each row's line number in the file (header = line 1), for messages that name the row.
+    """
+    path = Path(path)
+    tail = f" {fix}" if fix else ""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} not found.{tail}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, expected a {what} (a .csv file).{tail}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        byte = raw[exc.start : exc.start + 1].hex()
+        raise InputError(
+            f"{path} line {line}: byte 0x{byte} is not UTF-8 (the file looks like Latin-1 or Windows-1252). Save it "
+            f"as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > fixed.csv`.{tail}"
+        ) from None
+    if not text.strip():
+        raise InputError(f"{path}: the {what} is empty (not even a header line).{tail}")
+    reader = csv.reader(io.StringIO(text, newline=""))  # csv handles \r\n and quoted line breaks itself
+    try:
+        header = [h.strip() for h in next(reader)]
+        rows, lines, start = [], [], reader.line_num + 1
+        for rec in reader:
+            if not rec or not any(c.strip() for c in rec):
+                start = reader.line_num + 1
+                continue  # blank lines carry nothing
+            if len(rec) != len(header):
+                raise InputError(
+                    f"{path} line {start}: {len(rec)} fields, but the header has {len(header)} "
+                    f"({', '.join(header)}). Quote fields that contain commas, or fix the row.{tail}"
+                )
+            rows.append(rec)
+            lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"{path} line {reader.line_num}: not valid CSV ({exc}).{tail}") from None
+    duplicated = sorted({h for h in header if header.count(h) > 1})
+    if duplicated:
+        raise InputError(f"{path} line 1: column(s) {duplicated} appear more than once in the header.{tail}")
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in header]
+    df = pl.DataFrame({h: list(col) for h, col in zip(header, columns, strict=True)}, schema={h: pl.Utf8 for h in header})
+    return df.with_columns(pl.Series(line_column, lines, dtype=pl.Int64)) if line_column else df

@@ -1,23 +1,92 @@
-"""Logging for rule scripts: everything a script says goes to the rule's `log:` file, so a failed job explains itself."""
+"""Logging for rule scripts: everything a script says goes to the rule's `log:` file, so a failed job explains itself.
+
+When a job fails, the person running the workflow sees one line on the console: the message of an error they can fix
+(`squidflow.errors.UserError`, a full disk, an unwritable path), or for a bug the exception and where its traceback
+is. The traceback itself goes to the rule's log only.
+"""
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
+import traceback
 from pathlib import Path
+
+from squidflow.errors import user_message
+
+
+def _console():
+    """The stream Snakemake shows the user (stderr before `setup` sent it to the log)."""
+    return sys.__stderr__ or sys.stderr
+
+
+def install_excepthook(rule: str = "", log_path: str | None = None, outputs: tuple[str, ...] = ()) -> None:
+    """On an uncaught exception: the traceback to the log (sys.stderr), one line to the console, exit status 1."""
+
+    def hook(exc_type, exc, tb) -> None:
+        where = f"rule {rule}" if rule else "squidflow"
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        message = user_message(exc, outputs)
+        log_hint = f" (traceback in {log_path})" if log_path else ""
+        if message is None:
+            line = f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that log."
+        else:
+            line = f"{where}: {message}"
+        if sys.stderr is not _console():
+            sys.stderr.write(text)
+            sys.stderr.write(f"ERROR {line}\n")
+            sys.stderr.flush()
+        console = _console()
+        if console is not None:
+            console.write(f"\nsquidflow error: {line}\n")
+            console.flush()
+
+    sys.excepthook = hook
 
 
 def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
-    """Send logging and stderr (tracebacks, tqdm) of a rule script to its log file; return the `squidflow` logger."""
+    """Send logging and stderr (tracebacks, tqdm) of a rule script to its log file; return the `squidflow` logger.
+
+    Also installs the hook that shows an uncaught error as one line on the console (see the module docstring).
+    """
     log_files = list(getattr(snakemake_obj, "log", []) or []) if snakemake_obj is not None else []
     handlers: list[logging.Handler] = []
+    log_path = None
     if log_files:
         path = Path(log_files[0])
         path.parent.mkdir(parents=True, exist_ok=True)
         stream = open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives as long as the job
         sys.stderr = stream
         handlers.append(logging.StreamHandler(stream))
+        log_path = str(path)
     else:
         handlers.append(logging.StreamHandler(sys.stderr))
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers, force=True)
+    rule = str(getattr(snakemake_obj, "rule", "") or "") if snakemake_obj is not None else ""
+    outputs = tuple(map(str, getattr(snakemake_obj, "output", []) or [])) if snakemake_obj is not None else ()
+    install_excepthook(rule, log_path, outputs)
+    _exit_cleanly_on_sigterm()
     return logging.getLogger("squidflow")
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """A job its scheduler stops (`scancel`, a time limit, Ctrl-C of snakemake) gets SIGTERM first: leave through
+    Python's cleanup, so `io.atomic_path` removes its half-written temporary file, instead of dying on the spot."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def progress(iterable=None, *, desc: str, unit: str = "it", total: int | None = None, **kwargs):
+    """A tqdm progress bar for a long loop: items done, items per second and time left, in the rule's log.
+
+    It writes to the current stderr, which `setup` has sent to the rule's log, so Snakemake's own output is not
+    flooded. Into a log file (not a terminal) it refreshes at most every 10 s, so a job of hours leaves a log a
+    person can still read."""
+    from tqdm import tqdm
+
+    to_file = not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    kwargs.setdefault("mininterval", 10.0 if to_file else 0.5)
+    kwargs.setdefault("file", sys.stderr)
+    return tqdm(iterable, desc=desc, unit=unit, total=total, **kwargs)

@@ -67,8 +67,13 @@ VIDEOS = Schema(
         "release_frames": pl.List(pl.Int64),
         "release_rows": pl.List(pl.Struct({"event": pl.Utf8, "frames": pl.List(pl.Int64)})),
         "notes": pl.List(pl.Utf8),  # what the loader noticed (quirks of the source, id collisions), for the report
+        # why a video is not ok: one of squidflow.videos.failures.REASONS (null when ok); the raw message is `error`
+        "reason": pl.Utf8,
+        # subtitle files kept beside the video, `<stem>.<lang>.vtt` or `.srt` (download.subtitles)
+        "subtitles": pl.List(pl.Utf8),
     },
     produced_by="rule video_manifest (workflow/rules/videos.smk)",
+    optional=("reason", "subtitles"),
 )
 VIDEO_STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 
@@ -80,11 +85,12 @@ VIDEO_CANDIDATES = Schema(
     produced_by="checkpoint video_candidates (workflow/rules/videos.smk)",
 )
 
-# One video's outcome, written by its download job; `retry_generation` counts `retry_failed` reruns (see videos.smk).
+# The outcome of each video of a download shard (one table per shard and retry generation, see videos.smk);
+# `retry_generation` is the `retry_failed` rerun that settled the video.
 VIDEO_STATUS = Schema(
     "video_status",
     {**VIDEOS.columns, "retry_generation": pl.Int64},
-    produced_by="rule acquire_video (workflow/rules/videos.smk)",
+    produced_by="rule acquire_videos (workflow/rules/videos.smk)",
 )
 
 # Per-frame ground truth of the synthetic demo videos: what each frame shows.
@@ -360,3 +366,267 @@ ALL: dict[str, Schema] = {
 def empty(schema: Schema) -> pl.DataFrame:
     """A zero-row frame with the schema's columns, for stages that legitimately have nothing (all videos failed)."""
     return pl.DataFrame(schema={c: (pl.Array(pl.Float32, 1) if t == ANY_WIDTH_F32 else t) for c, t in schema.columns.items()})
+
+
+# --- evaluation: any model against human judgments (SQUID-E §5.2, supplement D.2–D.4) ---------------------------
+# A model's ranked labels per image: the one format the evaluation stage reads for every model (configured models,
+# the zero-shot CLIP baseline, the classifiers the training stage trains, text baselines). One row per (image, rank),
+# rank 1 = the model's top label. The image is (video_id, frame_index), or `image`, a file name that the model's
+# mapping table turns into them. Files may be Parquet, CSV or JSON Lines (squidflow.evaluation.predictions).
+PREDICTIONS = Schema(
+    "predictions",
+    {
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "image": pl.Utf8,  # null when video_id/frame_index are given
+        "rank": pl.Int64,  # 1 = top label
+        "label": pl.Utf8,  # e.g. an imSitu verb, or an event id
+        "score": pl.Float64,  # the model's score for the label (a probability for classifiers)
+    },
+    produced_by="the model's export (README, 'Evaluate your model'), or rules run_predictions / zero_shot_predictions "
+    "(workflow/rules/evaluation.smk)",
+    optional=("video_id", "frame_index", "image"),
+)
+
+# One model's accuracy per certainty bin; also the long CSV of Tables 2 and 8 (table2_verbs.csv, table8_alt_bins.csv).
+MODEL_ACCURACY = Schema(
+    "model_accuracy",
+    {
+        "model": pl.Utf8,
+        "top": pl.Int64,  # 1 or k (evaluation.top_k)
+        "binning": pl.Utf8,  # mean (bin of the mean judgment) | alt (every judgment binned on its own, D.3)
+        "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
+        "accuracy": pl.Float64,  # null for an empty bin
+        "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
+    },
+    produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
+)
+
+# Every training run measured against the human judgments the same way (SQUID-E §5.1, §5.3; D.3, D.4): per run,
+# binning and certainty bin, accuracy against the ground-truth label and the model's probability of the judged event
+# against the mean judgment (MSE, Bernoulli KL). Reliability diagrams plot mean_prob against mean_human.
+RUN_EVALUATION = Schema(
+    "run_evaluation",
+    {
+        "experiment": pl.Utf8,  # classification (Table 1) | calibration (Tables 3, 9)
+        "train_set": pl.Utf8,  # SD | SE
+        "method": pl.Utf8,  # Table 1 variant or calibration method
+        "seed": pl.Int64,
+        "binning": pl.Utf8,  # mean | alt
+        "bin": pl.Utf8,  # 0-20 ... 80-100 | avg
+        "n": pl.Int64,  # images (mean) or (image, judgment) pairs (alt)
+        "accuracy": pl.Float64,  # top-1 against the ground-truth label
+        "mean_human": pl.Float64,  # mean of the images' mean judgments / 100
+        "mean_prob": pl.Float64,  # mean model probability of the judged event
+        "mse": pl.Float64,  # mean of (probability - mean judgment / 100)^2
+        "kl": pl.Float64,  # mean KL(Bernoulli(mean judgment / 100) || Bernoulli(probability)), clipped to [eps, 1 - eps]
+    },
+    produced_by="rule evaluate_runs (workflow/rules/evaluation.smk)",
+)
+
+ALL.update({s.name: s for s in (PREDICTIONS, MODEL_ACCURACY, RUN_EVALUATION)})
+
+# --- text: co-occurring text baselines (Apples to Oranges, Mason and Charniak 2012) -------------------------------
+CUE = pl.Struct({"start_s": pl.Float64, "end_s": pl.Float64, "text": pl.Utf8})
+
+# Per ok video, the subtitle file found beside it (`<stem>.<lang>.vtt|srt`) and its time-stamped cues.
+SUBTITLES = Schema(
+    "subtitles",
+    {
+        "video_id": pl.Utf8,
+        "status": pl.Utf8,  # found | none | unreadable
+        "language": pl.Utf8,  # the file's language code (en, en-US, ...); null when none
+        "path": pl.Utf8,
+        "error": pl.Utf8,  # why an unreadable file could not be read (file, line, problem)
+        "n_cues": pl.Int64,
+        "cues": pl.List(CUE),  # in file order, markup removed
+    },
+    produced_by="rule read_subtitles (workflow/rules/text.smk)",
+)
+
+# Per selected frame, the text that comes with it: its video's metadata and the subtitle cues around its timestamp.
+COOCCURRING = Schema(
+    "cooccurring",
+    {
+        "image_id": pl.Utf8,
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "pts_s": pl.Float64,
+        "language": pl.Utf8,  # the metadata's language (title, description, tags)
+        "title": pl.Utf8,
+        "description": pl.Utf8,
+        "tags": pl.List(pl.Utf8),
+        "subtitle_status": pl.Utf8,  # found | none | unreadable (the video's, from SUBTITLES)
+        "subtitle_language": pl.Utf8,
+        "window_start_s": pl.Float64,  # pts_s - text.subtitles.window_s
+        "window_end_s": pl.Float64,
+        "cues": pl.List(CUE),  # the cues overlapping the window
+        "subtitles": pl.Utf8,  # their text, one cue per line ("" when none)
+    },
+    produced_by="rule cooccurring_text (workflow/rules/text.smk)",
+)
+
+# The tf, tf·idf and random keyword baselines: per frame, setting and system, the top-k terms.
+TEXT_KEYWORDS = Schema(
+    "text_keywords",
+    {
+        "image_id": pl.Utf8,
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "setting": pl.Utf8,  # a text.keywords.settings name
+        "system": pl.Utf8,  # tf | tfidf | random
+        "rank": pl.Int64,  # 1 = the system's best keyword
+        "keyword": pl.Utf8,  # the term as the setting normalises it (a stem under `normalise: stem`)
+        "surface": pl.Utf8,  # the word as written in the text (its first occurrence)
+        "score": pl.Float64,  # tf: count; tfidf: count * idf; random: null
+    },
+    produced_by="rule text_keywords (workflow/rules/text.smk)",
+)
+
+# Gold keywords from people (the keyword task, variant K): one row per keyword an annotator gave an image.
+KEYWORD_JUDGMENTS = Schema(
+    "keyword_judgments",
+    {
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "annotator": pl.Utf8,  # MTurk WorkerId
+        "hit": pl.Utf8,
+        "position": pl.Int64,  # the keyword's box (1..N) under its image
+        "keyword": pl.Utf8,  # as typed
+        "normalised": pl.Utf8,  # NFKC, lowercase, markup and leading formula characters removed, spaces collapsed
+        "round": pl.Int64,
+        "source": pl.Utf8,  # mturk | simulated
+    },
+    produced_by="rule ingest_keywords (workflow/rules/judgments.smk)",
+)
+
+ALL.update({s.name: s for s in (SUBTITLES, COOCCURRING, TEXT_KEYWORDS, KEYWORD_JUDGMENTS)})
+
+# --- litmus test: GuessWhat?! first turns, soft labels, guessers (litmus test, Lucassen et al. 2022, §3, §4.2) ------
+# One row per game of the GuessWhat?! JSON Lines files, with its first question-answer turn (answer yes | no | n/a,
+# null when the game has no turn) and its candidate objects (MS-COCO boxes: left, top, width, height in pixels).
+LITMUS_OBJECT = pl.Struct({"object_id": pl.Int64, "category": pl.Utf8, "category_id": pl.Int64, "bbox": BBOX})
+LITMUS_GAMES = Schema(
+    "litmus_games",
+    {
+        "game_id": pl.Int64,
+        "split": pl.Utf8,  # train | valid | test
+        "source": pl.Utf8,  # the games file (as configured) and line, for errors downstream
+        "line": pl.Int64,
+        "image_id": pl.Int64,
+        "image_width": pl.Float64,
+        "image_height": pl.Float64,
+        "status": pl.Utf8,  # success | failure | incomplete
+        "target_object_id": pl.Int64,
+        "n_turns": pl.Int64,
+        "qa_id": pl.Int64,  # the first turn's id (human annotations refer to it)
+        "question": pl.Utf8,
+        "answer": pl.Utf8,  # yes | no | n/a
+        "objects": pl.List(LITMUS_OBJECT),
+    },
+    produced_by="rule litmus_games (workflow/rules/litmus.smk)",
+)
+
+# One row per (game, candidate object) of every first turn answered yes or no: the question type, each spatial rule's
+# reference-set membership after the answer (R1-R3; null unless spatial), membership for the metrics (category set,
+# or any rule's set; null for "other") and the soft label (null for "other" and for QA pairs no rule can ground).
+LITMUS_SOFT_LABELS = Schema(
+    "litmus_soft_labels",
+    {
+        "game_id": pl.Int64,
+        "split": pl.Utf8,
+        "object_id": pl.Int64,
+        "category": pl.Utf8,
+        "is_target": pl.Boolean,
+        "question_type": pl.Utf8,  # category | spatial | other
+        "question_form": pl.Utf8,  # the category word (person, animal) or spatial form (left, left_half, top_right)
+        "answer": pl.Utf8,  # yes | no
+        "r1": pl.Int8,
+        "r2": pl.Int8,
+        "r3": pl.Int8,
+        "in_reference_set": pl.Boolean,
+        "soft_label": pl.Float64,
+    },
+    produced_by="rule litmus_soft_labels (workflow/rules/litmus.smk)",
+)
+
+# A guesser's probability for every candidate object of a first turn: trained here (model STL-CE / MTL-KL, one file
+# per seed) or read from a user's file (seed null).
+LITMUS_PROBABILITIES = Schema(
+    "litmus_probabilities",
+    {"model": pl.Utf8, "seed": pl.Int64, "game_id": pl.Int64, "object_id": pl.Int64, "probability": pl.Float64},
+    produced_by="rules litmus_train_guesser / litmus_model_probabilities (workflow/rules/litmus.smk)",
+)
+
+# The litmus metrics (§4.2), long: per model, seed, question type and answer (yes | no | all); `tau` is set for the
+# well-grounded shares; `n` counts the QA pairs the value is computed on.
+LITMUS_METRICS = Schema(
+    "litmus_metrics",
+    {
+        "model": pl.Utf8,
+        "seed": pl.Int64,
+        "question_type": pl.Utf8,
+        "answer": pl.Utf8,
+        "metric": pl.Utf8,  # accuracy | pearson_r | cs_prob_mean | cs_prob_std | wg_rs | wg_cs
+        "tau": pl.Float64,
+        "value": pl.Float64,
+        "n": pl.Int64,
+    },
+    produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
+)
+
+ALL.update({s.name: s for s in (LITMUS_GAMES, LITMUS_SOFT_LABELS, LITMUS_PROBABILITIES, LITMUS_METRICS)})
+
+# --- comparison: automatic box proposals for Sherlock's auto-box localization (Sherlock §4.2) --------------------
+# One row per (image, proposal box), e.g. a detector's 100 proposals per image, with the plausibility scorer's region
+# vector for the image with that box highlighted (the same scorer as COMPARISON_EMBEDDINGS): the score of a proposal
+# for an inference is region · inference. image_id is the corpus' (the image URL's path for Sherlock).
+COMPARISON_PROPOSALS = Schema(
+    "comparison_proposals",
+    {"image_id": pl.Utf8, "box": BBOX, "region": ANY_WIDTH_F32},
+    produced_by="the user's proposal scorer (config comparison.proposals); read by rule comparison_metrics",
+)
+
+ALL.update({s.name: s for s in (COMPARISON_PROPOSALS,)})
+
+# --- training fidelity: the authors' image sets and whole frames (SQUID-E §5.1, §5.3, supplement D.1) -------------
+# The release's experiment sets (experiments/indices/*.json) mapped to frames (squidflow.training.authors_sets): one
+# row per listed image of Table 1 (`target` null) and of Table 3 per target event.
+AUTHORS_SETS = Schema(
+    "authors_sets",
+    {
+        "experiment": pl.Utf8,  # table1 | table3
+        "target": pl.Utf8,  # Table 3's target event (release id); null for Table 1
+        "split": pl.Utf8,  # train | val (the lists' keys)
+        "image": pl.Utf8,  # the release's file name (8 random characters + .png)
+        "event": pl.Utf8,  # the image's event (release id), its label
+        "data_type": pl.Utf8,  # train (unrated) | eval (rated) in the release's labels files
+        "video_id": pl.Utf8,  # dataset.csv's id (renamed videos resolved where the ratings allow)
+        "frame_index": pl.Int64,  # the frame, for eval images matched by ratings; null where only the video is known
+        "match": pl.Utf8,  # how it was mapped: one of squidflow.training.authors_sets.MATCHES
+    },
+    produced_by="rule authors_sets (workflow/rules/training.smk)",
+)
+
+# Whole frames for the geometric augmentations GA and AU: row `row` of the pool cache, stored at a 2·crop short side
+# as C×H×W bytes at `offset` of results/training/cache/{pool}_frames.npy (squidflow.training.cache.build_frame_cache).
+TRAINING_FRAMES = Schema(
+    "training_frames",
+    {"row": pl.Int64, "offset": pl.Int64, "height": pl.Int64, "width": pl.Int64},
+    produced_by="rule make_training_frames (workflow/rules/training.smk)",
+)
+
+ALL.update({s.name: s for s in (AUTHORS_SETS, TRAINING_FRAMES)})
+
+# --- reliability: lists people hand us ---------------------------------------------------------------------------
+# A `urls` source's list (CSV or Parquet, config sources[].path), conformed to this whatever its file type, so an id
+# column of integers is read as strings like any other id.
+URL_LIST = Schema(
+    "url_list",
+    {"url": pl.Utf8, "event": pl.Utf8, "video_id": pl.Utf8, "title": pl.Utf8},
+    produced_by="you: a CSV or Parquet list with columns url, event and optionally video_id, title (config "
+    "sources[].path, type urls)",
+    optional=("video_id", "title"),
+)
+
+ALL.update({s.name: s for s in (URL_LIST,)})

@@ -92,6 +92,7 @@ rule comparison_sets:
         "results/comparison/sets.parquet",
     params:
         comparison=config_fields(ComparisonConfig, COMPARISON),
+        on_empty=config["on_empty"],
     log:
         "logs/comparison_sets/sets.log",
     benchmark:
@@ -123,6 +124,7 @@ rule comparison_hits:
 rule comparison_metrics:
     input:
         unpack(get_comparison_ratings),
+        unpack(get_comparison_proposals),
         corpus="results/comparison/corpus.parquet",
         embeddings="results/comparison/embeddings.parquet",
     output:
@@ -133,3 +135,28 @@ rule comparison_metrics:
         "../../envs/text.yaml"
     script:
         "../../scripts/comparison_metrics.py"
+
+
+# A few sets drawn as the annotators see them, for the report (squidflow.comparison.figures).
+rule comparison_sets_figure:
+    input:
+        sets="results/comparison/sets.parquet",
+        corpus="results/comparison/corpus.parquet",
+    output:
+        report(
+            "results/figures/comparison_sets.png",
+            caption="../report/comparison/sets_figure.rst",
+            category="Comparison sets",
+            subcategory="Sets drawn",
+            labels={"result": "sets as annotators see them"},
+        ),
+    params:
+        n_sets=REPORT["comparison_sets"],
+        cache_dir="results/downloads",
+        note=get_report_note("videos") if COMPARISON["corpus"] == "frames" else "",
+    log:
+        "logs/comparison_sets_figure/comparison_sets_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/comparison_sets_figure.py"

@@ -38,3 +38,20 @@ rule demo_corpus:
         "../../envs/video.yaml"
     script:
         "../../scripts/demo_corpus.py"
+
+
+# SYNTHETIC subtitles beside each demo video, named as yt-dlp names English subtitles, so that the text stage reads
+# the demo's subtitles exactly as it reads downloaded ones (squidflow.demo.subtitles).
+rule make_demo_subtitles:
+    input:
+        truth="results/videos/demo/truth.parquet",
+    output:
+        vtt=expand("results/videos/demo/{video_id}.en.vtt", video_id=DEMO_VIDEO_IDS),
+    params:
+        seed=config["demo"]["seed"],
+    log:
+        "logs/make_demo_subtitles/make_demo_subtitles.log",
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/make_demo_subtitles.py"

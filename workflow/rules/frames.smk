@@ -100,3 +100,54 @@ rule select_frames:
         "../../envs/gpu.yaml"
     script:
         "../../scripts/select_frames.py"
+
+
+# What was selected, for the report (squidflow.frames.figures): a contact sheet per event, and where in each video
+# the selected frames fall.
+rule contact_sheets:
+    input:
+        unpack(get_contact_sheet_inputs),
+    output:
+        report(
+            directory("results/figures/frames_contact_sheets"),
+            patterns=["{event}.png"],
+            caption="../report/frames/contact_sheets.rst",
+            category="Frames",
+            subcategory="Contact sheets",
+            labels={"event": "{event}", "result": "contact sheet"},
+        ),
+    params:
+        max_videos=REPORT["contact_sheet_videos"],
+        events=config["events"],
+        note=get_report_note("videos", "judgments"),
+    log:
+        "logs/contact_sheets/contact_sheets.log",
+    benchmark:
+        "results/benchmarks/contact_sheets/contact_sheets.tsv"
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/contact_sheets.py"
+
+
+rule frame_spread_figure:
+    input:
+        frames="results/dataset/frames.parquet",
+        videos="results/videos/videos_checked.parquet",
+    output:
+        report(
+            "results/figures/frames_spread.png",
+            caption="../report/frames/frame_spread.rst",
+            category="Frames",
+            subcategory="Frame selection",
+            labels={"result": "spread of the selected frames over each video"},
+        ),
+    params:
+        max_videos=REPORT["contact_sheet_videos"],
+        note=get_report_note("videos"),
+    log:
+        "logs/frame_spread_figure/frame_spread_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/frame_spread_figure.py"

@@ -53,6 +53,7 @@ rule ingest_judgments:
         release_csv=get_release_judgments_csv(),
         batches=get_judgment_batches(),
         on_error=config["judgments"]["on_error"],
+        on_empty=config["on_empty"],
         cache_dir="results/downloads",
     log:
         "logs/ingest_judgments/ingest_judgments.log",
@@ -101,11 +102,24 @@ rule agreement_table:
         report="results/judgments/annotator_report.parquet",
         high_certainty="results/judgments/high_certainty.csv",
     output:
-        csv="results/tables/table7_agreement.csv",
-        md="results/tables/table7_agreement.md",
+        csv=report(
+            "results/tables/table7_agreement.csv",
+            caption="../report/judgments/table7_agreement.rst",
+            category="Human judgments",
+            subcategory="Table 7: inter-annotator agreement",
+            labels={"result": "Table 7", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/table7_agreement.md",
+            caption="../report/judgments/table7_agreement.rst",
+            category="Human judgments",
+            subcategory="Table 7: inter-annotator agreement",
+            labels={"result": "Table 7", "format": "markdown"},
+        ),
     params:
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
+        on_empty=config["on_empty"],
     log:
         "logs/agreement_table/agreement_table.log",
     conda:
@@ -118,7 +132,13 @@ rule fig3_judgments:
     input:
         scores="results/judgments/image_scores.parquet",
     output:
-        png="results/figures/fig3_judgments.png",
+        png=report(
+            "results/figures/fig3_judgments.png",
+            caption="../report/judgments/fig3.rst",
+            category="Human judgments",
+            subcategory="Figure 3: judgments per image",
+            labels={"result": "Figure 3"},
+        ),
     params:
         title=FIG3_TITLES[JUDGMENT_SOURCE],
     log:
@@ -127,3 +147,105 @@ rule fig3_judgments:
         "../../envs/reporting.yaml"
     script:
         "../../scripts/fig3_judgments.py"
+
+
+# Who is lenient, who is careless; Table 7 as a chart (squidflow.judgments.figures), for the report.
+rule annotator_figure:
+    input:
+        judgments="results/judgments/judgments.parquet",
+        report="results/judgments/annotator_report.parquet",
+    output:
+        report(
+            "results/figures/judgments_annotators.png",
+            caption="../report/judgments/annotator_figure.rst",
+            category="Human judgments",
+            subcategory="Annotators",
+            labels={"result": "ratings per annotator, leniency and carelessness"},
+        ),
+    params:
+        note=get_report_note("judgments"),
+    log:
+        "logs/annotator_figure/annotator_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/annotator_figure.py"
+
+
+rule agreement_figure:
+    input:
+        "results/tables/table7_agreement.csv",
+    output:
+        report(
+            "results/figures/table7_agreement.png",
+            caption="../report/judgments/table7_agreement.rst",
+            category="Human judgments",
+            subcategory="Table 7: inter-annotator agreement",
+            labels={"result": "Table 7 as a chart"},
+        ),
+    params:
+        note=get_report_note("judgments"),
+    log:
+        "logs/agreement_figure/agreement_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/agreement_figure.py"
+
+
+# The keyword task (variant K): people's keywords per image, the gold of the text baselines (workflow/rules/text.smk;
+# "Apples to Oranges", the UNT dataset's keyword annotations). Library: squidflow.judgments.keywords.
+rule keyword_hits:
+    input:
+        frames="results/dataset/frames.parquet",
+    output:
+        hits=KEYWORD_HITS,
+        template="results/annotation/keyword_template.html",
+        preview="results/annotation/keyword_preview.html",
+    params:
+        images_per_hit=config["annotation"]["images_per_hit"],
+        image_base_url=config["annotation"]["image_base_url"],
+        seed=config["annotation"]["seed"],
+        keywords_per_image=TEXT["gold"]["keywords_per_image"],
+        max_length=TEXT["gold"]["max_length"],
+    log:
+        "logs/keyword_hits/keyword_hits.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/keyword_hits.py"
+
+
+rule simulate_keywords:
+    input:
+        hits=KEYWORD_HITS,
+        truth="results/videos/demo/truth.parquet",
+    output:
+        batch=SIMULATED_KEYWORDS,
+    params:
+        panel={**TEXT["gold"]["panel"], "keywords_per_image": TEXT["gold"]["keywords_per_image"]},
+    log:
+        "logs/simulate_keywords/simulate_keywords.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/simulate_keywords.py"
+
+
+rule ingest_keywords:
+    input:
+        unpack(get_keyword_gold_inputs),
+    output:
+        keywords=KEYWORD_GOLD,
+        report="results/judgments/keywords_ingest_report.md",
+    params:
+        batches=get_keyword_batches(),
+        on_error=config["judgments"]["on_error"],
+        max_length=TEXT["gold"]["max_length"],
+        source="simulated" if JUDGMENT_SOURCE == "simulated" else "mturk",
+    log:
+        "logs/ingest_keywords/ingest_keywords.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/ingest_keywords.py"

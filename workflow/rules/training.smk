@@ -27,11 +27,10 @@ rule make_training_cache:
 
 rule training_sets:
     input:
-        sd="results/training/cache/SD.parquet",
-        se="results/training/cache/SE.parquet",
-        scores="results/judgments/image_scores.parquet",
+        unpack(get_training_sets_inputs),
     output:
-        "results/training/{experiment}/sets.parquet",
+        sets="results/training/{experiment}/sets.parquet",
+        summary="results/training/{experiment}/sets_summary.json",
     params:
         training=get_training_sets_params,
         events=config["events"],
@@ -47,15 +46,13 @@ rule training_sets:
 
 rule train:
     input:
-        sets="results/training/{experiment}/sets.parquet",
-        sd="results/training/cache/SD.npy",
-        se="results/training/cache/SE.npy",
+        unpack(get_train_inputs),
     output:
         predictions="results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet",
         metrics="results/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json",
         train_log="results/runs/{experiment}/{train_set}/{method}/seed{seed}/train.log",
     params:
-        training=get_train_params(),
+        training=get_train_params,
     wildcard_constraints:
         experiment="classification|calibration",
         train_set="SD|SE",
@@ -76,14 +73,34 @@ rule train:
 
 rule result_table:
     input:
-        get_table_metrics,
+        metrics=get_table_metrics,
+        sets=get_table_sets_summary,
     output:
-        csv="results/tables/{table}.csv",
-        md="results/tables/{table}.md",
-        tex="results/tables/{table}.tex",
+        csv=report(
+            "results/tables/{table}.csv",
+            category="Training",
+            subcategory="{table}",
+            labels={"table": "{table}", "format": "csv"},
+            caption="../report/training/result_table.rst",
+        ),
+        md=report(
+            "results/tables/{table}.md",
+            category="Training",
+            subcategory="{table}",
+            labels={"table": "{table}", "format": "markdown"},
+            caption="../report/training/result_table.rst",
+        ),
+        tex=report(
+            "results/tables/{table}.tex",
+            category="Training",
+            subcategory="{table}",
+            labels={"table": "{table}", "format": "latex"},
+            caption="../report/training/result_table.rst",
+        ),
     params:
         order=get_table_method_order,
         ece_bins=config["training"]["ece_bins"],
+        choices=get_table_choices,
     wildcard_constraints:
         table="|".join(TRAINING_TABLES),
     log:
@@ -92,3 +109,91 @@ rule result_table:
         "../../envs/reporting.yaml"
     script:
         "../../scripts/result_table.py"
+
+
+# The authors' own image sets of Tables 1 and 3 (the release's experiments/indices/*.json), mapped to frames: built
+# from the release files alone (no video, no frame), so it can be checked and compared offline.
+rule authors_sets:
+    input:
+        unpack(get_authors_sets_inputs),
+    output:
+        "results/training/authors_sets.parquet",
+    params:
+        experiments=get_release_experiments(),
+        judgments_csv=get_release_judgments_csv(),
+        dataset_csv=get_data_path(config["squid_e_release"]["dataset_csv"]),
+        cache_dir="results/downloads",
+    log:
+        "logs/authors_sets/authors_sets.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/authors_sets.py"
+
+
+# GA and AU start from the whole frame (SQUID-E supplement D.1: Resize(512) -> RandomPerspective -> RandomCrop(256)):
+# the pool's training images resized once to a 2·crop short side, for the runs of those variants only.
+rule make_training_frames:
+    input:
+        index="results/training/cache/{pool}.parquet",
+    output:
+        cache="results/training/cache/{pool}_frames.npy",
+        index="results/training/cache/{pool}_frames.parquet",
+    params:
+        short_side=get_training_frames_short_side(),
+    wildcard_constraints:
+        pool="SD|SE",
+    log:
+        "logs/make_training_frames/{pool}.log",
+    benchmark:
+        "results/benchmarks/make_training_frames/{pool}.tsv"
+    threads: 1
+    conda:
+        "../../envs/training.yaml"
+    script:
+        "../../scripts/make_training_frames.py"
+
+
+rule table1_figure:
+    input:
+        get_table1_figure_metrics,
+    output:
+        report(
+            "results/figures/table1_accuracy_by_certainty.png",
+            category="Training",
+            subcategory="table1_training",
+            labels={"table": "table1_training", "format": "figure: accuracy by certainty bin"},
+            caption="../report/training/table1_figure.rst",
+        ),
+    params:
+        order=config["training"]["classification"]["variants"],
+        choices=get_figure_choices,
+    log:
+        "logs/table1_figure/table1_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/table1_figure.py"
+
+
+rule reliability_diagram:
+    input:
+        get_reliability_predictions,
+    output:
+        report(
+            "results/figures/table3_reliability_{method}.png",
+            category="Training",
+            subcategory="table3_calibration",
+            labels={"table": "table3_calibration", "format": "figure: reliability diagram of {method}"},
+            caption="../report/training/reliability_diagram.rst",
+        ),
+    params:
+        choices=get_figure_choices,
+    wildcard_constraints:
+        method="[A-Z]{2}",
+    log:
+        "logs/reliability_diagram/{method}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/reliability_diagram.py"

@@ -1,32 +1,44 @@
 # Stage: videos. Every configured source (demo, local, urls, youtube, squid-e-release) -> the video manifest
-# results/videos/videos.parquet (one row per video, status ok | unavailable | failed | corrupt) and
-# results/videos/download_report.md. Library: squidflow.{sources,youtube,download,probe,manifest,release}.
+# results/videos/videos.parquet (one row per video, status ok | unavailable | failed | corrupt, and for each video
+# that is not ok a `reason` from the closed set of squidflow.videos.failures) and results/videos/download_report.md.
+# Library: squidflow.videos.{sources, youtube, download, failures, brake, shards, probe, manifest}.
 #
-# Shape: checkpoint video_candidates lists every source's videos (the network is touched here and in the
-# per-video jobs only, never while the DAG is built), then one acquire_video job per video to download writes its
-# status record results/videos/status/{video_id}.g{generation}.parquet (the video itself lands in
-# results/videos/<type>/{video_id}.mp4); files already on disk (demo, local, UCF-Crime) are only probed, inside
-# video_manifest. A failed video still writes its status record, so the workflow completes.
+# Shape: checkpoint video_candidates lists every source's videos (the network is touched here and in the download
+# jobs only, never while the DAG is built). The videos to download are split into `download.shards` shards by a
+# stable hash of their id; one acquire_videos job per shard downloads its videos with `download.workers` workers and
+# writes the shard's status table results/videos/status/shard{shard}of{shards}.g{generation}.parquet (the videos
+# themselves land in results/videos/<type>/{video_id}.mp4, subtitles beside them as {video_id}.<lang>.vtt). Files
+# already on disk (demo, local, UCF-Crime) are only probed, inside video_manifest. A failed video is a row with a
+# status and a reason, so the workflow completes.
 #
-# Reruns: the manifest asks for each video's newest status record on disk, which is up to date (the candidates are
-# an ancient() input, so listing the sources again redoes no download), and a job that does run keeps an existing
-# decodable file: a rerun downloads nothing already `ok`. `--config retry_failed=true` asks, for each record that
-# is not `ok` and older than this invocation, for the next generation `.g<N+1>`, so exactly those videos are tried
-# again, once per invocation; older generations stay as the history of attempts. (Params-based rerun triggers do
-# not work here: Snakemake evaluates a job's params again after removing its old output.)
+# Kills and reruns: each finished video is appended at once to results/videos/journal/ (one JSON line), so a shard
+# job killed mid-shard loses no finished video; its rerun takes every journalled video as it is (no request) and
+# downloads the rest. The manifest asks for each shard's newest status table on disk (the candidates are an
+# ancient() input, so listing the sources again redoes no download): a rerun with nothing to do downloads nothing.
+# `--config retry_failed=true` asks, for each shard table that has videos not `ok` and is older than this
+# invocation, for the next generation `.g<N+1>`, whose job tries exactly those videos again, once per invocation.
+#
+# How to download (pace, workers, brake, retries, cookies, subtitles) reaches the jobs through
+# results/videos/download_settings.json, an ancient() input written by rule download_settings from its params: a new
+# pace or worker count applies to the next download without redoing a finished shard, the manifest, or anything
+# after it. The brake's shared state (pauses, refusals in a row, stops, pacing slots) lives in
+# results/videos/brake/, one flock-guarded file per site, seen by every concurrent shard job; a site the brake
+# stopped is named in one line at the end of the run (onsuccess/onerror) and at the top of the report.
 #
 # Downloads run on the machine that runs Snakemake (localrules): compute nodes of many clusters have no internet,
-# and one place of origin keeps request pacing (download.sleep_s) meaningful. Cap parallel downloads with
-# `--resources downloads=N`.
+# and one place of origin keeps the pace and the brake meaningful.
 
 
 wildcard_constraints:
     generation=r"\d+",
+    shard=r"\d+",
+    shards=r"\d+",
 
 
 localrules:
     video_candidates,
-    acquire_video,
+    download_settings,
+    acquire_videos,
     video_manifest,
 
 
@@ -40,7 +52,7 @@ checkpoint video_candidates:
         # listed so that editing the sources (or the release location) lists them again
         sources=config["sources"],
         release=config["squid_e_release"],
-        download=config["download"],
+        search_network=get_video_search_network_params(),
         cache_dir="results/downloads",
     log:
         "logs/video_candidates/video_candidates.log",
@@ -50,21 +62,38 @@ checkpoint video_candidates:
         "../../scripts/video_candidates.py"
 
 
-rule acquire_video:
-    input:
-        candidates=ancient(VIDEO_CANDIDATES),
+rule download_settings:
     output:
-        "results/videos/status/{video_id}.g{generation}.parquet",
+        DOWNLOAD_SETTINGS,
     params:
-        download=config["download"],
-    resources:
-        downloads=1,
+        download=get_download_settings_params(),
     log:
-        "logs/acquire_video/{video_id}.g{generation}.log",
+        "logs/download_settings/download_settings.log",
     conda:
         "../../envs/video.yaml"
     script:
-        "../../scripts/acquire_video.py"
+        "../../scripts/download_settings.py"
+
+
+rule acquire_videos:
+    input:
+        candidates=ancient(VIDEO_CANDIDATES),
+        settings=ancient(DOWNLOAD_SETTINGS),
+    output:
+        "results/videos/status/shard{shard}of{shards}.g{generation}.parquet",
+    params:
+        journal_dir="results/videos/journal",
+        brake_dir="results/videos/brake",
+    resources:
+        downloads=1,
+    log:
+        "logs/acquire_videos/shard{shard}of{shards}.g{generation}.log",
+    benchmark:
+        "results/benchmarks/acquire_videos/shard{shard}of{shards}.g{generation}.tsv"
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/acquire_videos.py"
 
 
 checkpoint video_manifest:
@@ -74,9 +103,16 @@ checkpoint video_manifest:
         statuses=get_video_status_files,
     output:
         manifest=VIDEO_MANIFEST,
-        report="results/videos/download_report.md",
+        report=report(
+            "results/videos/download_report.md",
+            caption="../report/videos/download_report.rst",
+            category="Acquisition",
+            subcategory="Videos",
+            labels={"result": "acquisition report", "format": "markdown"},
+        ),
     params:
-        download=config["download"],
+        decode_frames=config["download"]["decode_frames"],
+        brake_dir="results/videos/brake",
     threads: 2
     log:
         "logs/video_manifest/video_manifest.log",
@@ -84,3 +120,33 @@ checkpoint video_manifest:
         "../../envs/video.yaml"
     script:
         "../../scripts/video_manifest.py"
+
+
+# Videos per event × status and the failure reasons, for the report (squidflow.videos.figures).
+rule acquisition_figure:
+    input:
+        videos=get_acquisition_figure_videos,
+    output:
+        report(
+            "results/figures/videos_status.png",
+            caption="../report/videos/acquisition_figure.rst",
+            category="Acquisition",
+            subcategory="Videos",
+            labels={"result": "videos per event and status, failure reasons"},
+        ),
+    params:
+        note=get_report_note("videos"),
+    log:
+        "logs/acquisition_figure/acquisition_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/acquisition_figure.py"
+
+
+onsuccess:
+    print_brake_notes()
+
+
+onerror:
+    print_brake_notes()

@@ -11,7 +11,9 @@ beyond it a faiss k-means first partitions the points into parts of at most `exa
 exactly, and the cluster budget is shared between parts in proportion to their sizes (largest remainders), so the
 total is still exactly round(0.8 × N) and memory stays bounded by one part's distance matrix. Near neighbours land in
 the same k-means part, so the agglomerative merges inside parts are mostly the merges exact clustering would make
-(benchmarks/comparison.py measures the agreement).
+(benchmarks/comparison.py measures the agreement). The k-means runs on a GPU (faiss-gpu) when the caller holds one
+(`device` cuda), the installed faiss was built with CUDA, and the points are many (`FAISS_GPU_MIN_POINTS`, Sherlock's
+training-scale corpus); otherwise on the CPU.
 """
 
 from __future__ import annotations
@@ -28,6 +30,17 @@ from tqdm import tqdm
 log = logging.getLogger(__name__)
 
 LINKAGES = ("ward", "average", "complete", "single")
+FAISS_GPU_MIN_POINTS = 50_000  # below this the CPU k-means is done before the points would have reached a GPU
+
+
+def faiss_uses_gpu(n_points: int, device: str = "cpu") -> bool:
+    """k-means of `n_points` on the GPU: only for a caller holding a CUDA device (a GPU slot), with a faiss built
+    with CUDA (faiss-gpu; faiss-cpu has no GPU) that sees a GPU, and with enough points to repay the transfer."""
+    if not str(device).startswith("cuda") or n_points < FAISS_GPU_MIN_POINTS:
+        return False
+    import faiss
+
+    return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
 def n_soft_clusters(n: int, ratio: float = 0.8) -> int:
@@ -113,8 +126,10 @@ def _split_budget(sizes: list[int], k: int) -> list[int]:
     return alloc
 
 
-def kmeans_partition(x: np.ndarray, max_part: int, *, seed: int = 0, niter: int = 20) -> list[np.ndarray]:
-    """Index arrays partitioning the rows of `x` into parts of at most `max_part` rows (faiss k-means, recursive)."""
+def kmeans_partition(x: np.ndarray, max_part: int, *, seed: int = 0, niter: int = 20,
+                     device: str = "cpu") -> list[np.ndarray]:
+    """Index arrays partitioning the rows of `x` into parts of at most `max_part` rows (faiss k-means, recursive;
+    on the GPU where `faiss_uses_gpu` says so)."""
     import faiss
 
     x = np.ascontiguousarray(x, dtype=np.float32)
@@ -127,7 +142,8 @@ def kmeans_partition(x: np.ndarray, max_part: int, *, seed: int = 0, niter: int 
             continue
         n_parts = math.ceil(len(idx) / (max_part / 2))
         km = faiss.Kmeans(x.shape[1], n_parts, niter=niter, seed=seed, verbose=False, min_points_per_centroid=1,
-                          max_points_per_centroid=max(256, math.ceil(200_000 / n_parts)))
+                          max_points_per_centroid=max(256, math.ceil(200_000 / n_parts)),
+                          gpu=faiss_uses_gpu(len(idx), device))
         km.train(x[idx])
         _, assign = km.index.search(x[idx], 1)
         assign = assign[:, 0]
@@ -146,6 +162,7 @@ def soft_dedup_labels(
     method: str = "ward",
     seed: int = 0,
     progress: bool = True,
+    device: str = "cpu",
 ) -> np.ndarray:
     """Cluster labels (0..k-1, exactly k distinct) for the rows of `x`: exact up to `exact_max` rows, else k-means
     parts of at most `exact_max` rows each clustered exactly with a size-proportional share of the k clusters."""
@@ -154,7 +171,7 @@ def soft_dedup_labels(
         return np.zeros(0, dtype=np.int64)
     if n <= exact_max:
         return agglomerative_labels(x, k, method)
-    parts = kmeans_partition(x, exact_max, seed=seed)
+    parts = kmeans_partition(x, exact_max, seed=seed, device=device)
     budget = _split_budget([len(p) for p in parts], k)
     log.info("soft dedup: %d points > exact_max=%d, %d k-means parts of %d..%d points", n, exact_max, len(parts),
              min(map(len, parts)), max(map(len, parts)))

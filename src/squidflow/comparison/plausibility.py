@@ -204,23 +204,27 @@ class ClipWeightsUnavailable(RuntimeError):
     """open_clip could not load the configured model/pretrained weights (offline, or a wrong tag)."""
 
 
-def load_clip(model_name: str, pretrained: str, *, cache_dir: str | None = None, device: str = "cpu"):
-    """open_clip model, eval transform and tokenizer; a clear error when the weights cannot be had."""
+def load_clip(model_name: str, pretrained: str | None, *, cache_dir: str | None = None, device: str = "cpu",
+              config_key: str = "comparison.clip", alternative: str = "use comparison.scorer: text (image-free) or probe"):
+    """open_clip model, eval transform and tokenizer; a clear error when the weights cannot be had.
+
+    `config_key` is the config section that chose the model (named in the error), `alternative` what else to do;
+    `pretrained` None gives a randomly initialised model (tests).
+    """
     try:
         import open_clip
     except ImportError as exc:
-        raise ClipWeightsUnavailable("comparison.scorer: clip needs open_clip (pip install open-clip-torch)") from exc
+        raise ClipWeightsUnavailable(f"{config_key}: CLIP needs open_clip (pip install open-clip-torch)") from exc
     try:
         model, _, preprocess = open_clip.create_model_and_transforms(
             model_name, pretrained=pretrained, cache_dir=cache_dir, device=device
         )
     except Exception as exc:  # network errors, missing files, unknown tags all surface here
         raise ClipWeightsUnavailable(
-            f"comparison.clip: cannot load open_clip model {model_name!r} with pretrained weights {pretrained!r} "
+            f"{config_key}: cannot load open_clip model {model_name!r} with pretrained weights {pretrained!r} "
             f"(cache dir: {cache_dir or '~/.cache (open_clip default)'}): {type(exc).__name__}: {exc}. "
-            "Download the weights once on a machine with internet (they are cached there), point comparison.clip."
-            "cache_dir at that cache or comparison.clip.pretrained at a local checkpoint file, or use "
-            "comparison.scorer: text (image-free) or probe."
+            f"Download the weights once on a machine with internet (they are cached there), point {config_key}."
+            f"cache_dir at that cache or {config_key}.pretrained at a local checkpoint file, or {alternative}."
         ) from exc
     model.eval()
     return model, preprocess, open_clip.get_tokenizer(model_name)

@@ -233,8 +233,12 @@ def build_sets(
     cfg: ComparisonConfig,
     *,
     progress: bool = True,
+    on_empty: str = "error",
 ) -> pl.DataFrame:
-    """Steps 2–4 on a built pool: schemas.COMPARISON_SETS rows of the top sets per split."""
+    """Steps 2–4 on a built pool: schemas.COMPARISON_SETS rows of the top sets per split.
+
+    A pool too small for a single set is an EmptyError saying how far it is from one (unless `on_empty="skip"`).
+    """
     cands = plausible_candidates(corpus, pool, emb, cfg, progress=progress)
     log.info("plausibility: %d (query, candidate) pairs above gold for %d queries", len(cands),
              cands["query_id"].n_unique())
@@ -242,6 +246,17 @@ def build_sets(
     splits = dict(zip(corpus["instance_id"].to_list(), corpus["split"].to_list(), strict=True))
     sets = select_sets(cands, pool, sbert_by_instance, splits, cfg, progress=progress)
     log.info("selection: %d complete sets of %d", sets["query_id"].n_unique() if len(sets) else 0, cfg.set_size)
+    if sets.is_empty() and on_empty != "skip":
+        from squidflow.errors import EmptyError
+
+        best = int(cands.group_by("query_id").len()["len"].max() or 0) if len(cands) else 0
+        need = max(cfg.min_candidates, cfg.set_size)
+        raise EmptyError(
+            f"no comparison set: the pool has {len(pool)} inference(s) for {len(corpus)} queries and the best query has "
+            f"{best} candidate(s) more plausible than its gold, fewer than the {need} a set needs "
+            f"(comparison.min_candidates = {cfg.min_candidates}, comparison.set_size = {cfg.set_size}). Lower those, "
+            "use a bigger corpus (results/comparison/pool.parquet is the pool), or set `on_empty: skip`."
+        )
     return rank_sets(sets, sbert_by_instance, cfg)
 
 
@@ -288,10 +303,10 @@ def hits_html(hits: pl.DataFrame, *, max_hits: int | None = 20, html_dir: str | 
     blocks = []
     for h in rows:
         boxes = json.loads(h["bboxes"]) if h.get("bboxes") else []
-        w, hgt = h["width"] or 1, h["height"] or 1
-        regions = "".join(
-            f'<div class="region" style="left:{100 * b["left"] / w:.3f}%;top:{100 * b["top"] / hgt:.3f}%;'
-            f'width:{100 * b["width"] / w:.3f}%;height:{100 * b["height"] / hgt:.3f}%"></div>' for b in boxes
+        w, hgt = float(h["width"] or 1), float(h["height"] or 1)
+        regions = "".join(  # numbers only (float() refuses anything else): the style attribute cannot carry markup
+            f'<div class="region" style="left:{100 * float(b["left"]) / w:.3f}%;top:{100 * float(b["top"]) / hgt:.3f}%;'
+            f'width:{100 * float(b["width"]) / w:.3f}%;height:{100 * float(b["height"]) / hgt:.3f}%"></div>' for b in boxes
         )
         items = []
         for i in range(1, 100):

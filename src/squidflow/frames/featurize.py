@@ -1,10 +1,17 @@
 """Frame featurization (SQUID-E supplement A.1): an ImageNet backbone "attached to two pooling layers".
 
 The two pooling layers are a global average pool and a global max pool of the backbone's last feature map,
-concatenated (`features.pooling`, default [avg, max]; one of them alone is allowed). Frames are read by a DataLoader
-whose workers decode the JPEGs at reduced scale (PIL draft mode: the JPEG decoder itself downsamples by 2/4/8, far
-cheaper than decoding full size and resizing), resize the short side and centre-crop. On a GPU the batch runs in
-channels_last with autocast (float16); on the CPU in float32.
+concatenated (`features.pooling`, default [avg, max]; one of them alone is allowed).
+
+Where the images are decoded follows the device (`decode="auto"`):
+* CPU: the images are decoded in the featurizing process at reduced scale (PIL draft mode: the JPEG decoder itself
+  downsamples by 2/4/8, far cheaper than decoding full size and resizing), then the short side is resized and the
+  centre cropped; float32, channels_last (oneDNN).
+* GPU: the CPU only reads the files; nvJPEG decodes each batch, and resizing, cropping and normalising run on the
+  GPU one batch ahead of the model on a side stream (`squidflow.frames.device_images`); the model runs in
+  channels_last with autocast (float16), and the pooled features come back through pinned memory without stalling
+  the next batch. `decode="pil"` on a GPU gives the former path (DataLoader workers decoding with PIL), which
+  benchmarks/frames.py times as the baseline.
 """
 
 from __future__ import annotations
@@ -80,22 +87,48 @@ def pool(fmap: torch.Tensor, pooling: Sequence[str]) -> torch.Tensor:
     return torch.cat(parts, dim=1)
 
 
+DECODE_PLACES = ("auto", "pil", "device")
+
+
 @torch.inference_mode()
 def embed_images(
-    paths: Sequence[str], cfg: FeaturesConfig, *, device: str = "cpu", backbone: Backbone | None = None
+    paths: Sequence[str],
+    cfg: FeaturesConfig,
+    *,
+    device: str = "cpu",
+    backbone: Backbone | None = None,
+    decode: str = "auto",
+    stats: dict | None = None,
 ) -> np.ndarray:
-    """Features (len(paths), C * len(pooling)) float32 of the images at `paths`."""
-    from tqdm import tqdm
+    """Features (len(paths), C * len(pooling)) float32 of the images at `paths`.
 
+    `decode`: `auto` (PIL on the CPU, on the device on a GPU), `pil` or `device` (see the module docstring).
+    `stats`, when given, receives `images`, `seconds` (wall time, decoding included) and on a GPU `busy_share`, the
+    share of that time the GPU's main stream spent running the model (CUDA events around each batch's forward).
+    """
     backbone = backbone or load_backbone(cfg.backbone, weights=cfg.weights)
     dev = torch.device(device)
-    on_gpu = dev.type == "cuda"
+    if decode not in DECODE_PLACES:
+        raise ValueError(f"embed_images: decode={decode!r}, expected one of {DECODE_PLACES}")
     backbone.model.to(dev, memory_format=torch.channels_last)  # in place; faster on GPU and on CPU (oneDNN)
-    mean = torch.tensor(backbone.mean, device=dev).view(1, 3, 1, 1) * 255
-    std = torch.tensor(backbone.std, device=dev).view(1, 3, 1, 1) * 255
     width = backbone.channels * len(cfg.pooling)
     if not paths:
         return np.zeros((0, width), np.float32)
+    if decode == "device" or (decode == "auto" and dev.type == "cuda"):
+        return _embed_decoding_on_device(paths, cfg, dev, backbone, width, stats)
+    return _embed_decoding_with_pil(paths, cfg, dev, backbone, width, stats)
+
+
+def _embed_decoding_with_pil(paths, cfg: FeaturesConfig, dev: torch.device, backbone: Backbone, width: int,
+                             stats: dict | None) -> np.ndarray:
+    import time
+
+    from squidflow.logs import progress
+
+    t0 = time.perf_counter()
+    on_gpu = dev.type == "cuda"
+    mean = torch.tensor(backbone.mean, device=dev).view(1, 3, 1, 1) * 255
+    std = torch.tensor(backbone.std, device=dev).view(1, 3, 1, 1) * 255
     loader = DataLoader(
         FrameImages(paths, cfg.image_size),
         batch_size=cfg.batch_size,
@@ -106,13 +139,69 @@ def embed_images(
     )
     out = np.empty((len(paths), width), np.float32)
     i = 0
-    for batch in tqdm(loader, desc=f"featurize {cfg.backbone}", unit="batch"):
+    for batch in progress(loader, desc=f"featurize {cfg.backbone}", unit="batch"):
         x = batch.to(dev, non_blocking=True).float().sub_(mean).div_(std).contiguous(memory_format=torch.channels_last)
         with torch.autocast(device_type=dev.type, dtype=torch.float16, enabled=on_gpu and cfg.amp):
             fmap = backbone.feature_map(x)
         feats = pool(fmap.float(), cfg.pooling)
         out[i : i + len(feats)] = feats.cpu().numpy()
         i += len(feats)
+    if stats is not None:
+        stats.update(images=len(paths), seconds=time.perf_counter() - t0)
+    return out
+
+
+def _embed_decoding_on_device(paths, cfg: FeaturesConfig, dev: torch.device, backbone: Backbone, width: int,
+                              stats: dict | None) -> np.ndarray:
+    """The GPU path (module docstring); on the CPU the same steps run inline (tests, and `decode="device"`)."""
+    import time
+
+    from squidflow.frames.device_images import DeviceImageBatches
+    from squidflow.logs import progress
+
+    on_gpu = dev.type == "cuda"
+    t0 = time.perf_counter()
+    batches = DeviceImageBatches(paths, size=cfg.image_size, batch_size=cfg.batch_size, device=dev,
+                                 mean=backbone.mean, std=backbone.std, read_workers=max(1, cfg.num_workers))
+    out = np.empty((len(paths), width), np.float32)
+    in_flight: list[tuple[int, torch.Tensor, object]] = []  # (first row, pinned host copy, copy-done event)
+    spans: list[tuple[object, object]] = []  # CUDA events around each forward
+
+    def drain(keep: int) -> None:
+        while len(in_flight) > keep:
+            start, host, done = in_flight.pop(0)
+            if done is not None:
+                done.synchronize()
+            out[start : start + len(host)] = host.numpy()
+
+    for start, x in progress(batches, desc=f"featurize {cfg.backbone}", unit="batch", total=len(batches)):
+        if on_gpu:
+            begin = torch.cuda.Event(enable_timing=True)
+            begin.record()
+        with torch.autocast(device_type=dev.type, dtype=torch.float16, enabled=on_gpu and cfg.amp):
+            fmap = backbone.feature_map(x)
+        feats = pool(fmap.float(), cfg.pooling)
+        if on_gpu:
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            spans.append((begin, end))
+            host = torch.empty(feats.shape, dtype=feats.dtype, pin_memory=True)
+            host.copy_(feats, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record()
+            in_flight.append((start, host, done))
+            drain(keep=2)  # a few batches of features in flight: the copy never stalls the next forward
+        else:
+            in_flight.append((start, feats, None))
+            drain(keep=0)
+    drain(keep=0)
+    if stats is not None:
+        seconds = time.perf_counter() - t0
+        stats.update(images=len(paths), seconds=seconds)
+        if spans:
+            torch.cuda.synchronize(dev)
+            busy = sum(b.elapsed_time(e) for b, e in spans) / 1000
+            stats["busy_share"] = busy / max(spans[0][0].elapsed_time(spans[-1][1]) / 1000, 1e-9)
     return out
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.config import from_section
+from squidflow.logs import progress
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def select_frames(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.Da
     events = dict(zip(videos["video_id"].to_list(), videos["event"].to_list(), strict=True))
     paths = {(r["video_id"], r["frame_index"]): r["image_path"] for r in extracted.iter_rows(named=True)}
     rows = []
-    for (vid,), grp in features.sort("video_id", "frame_index").group_by(["video_id"], maintain_order=True):
+    groups = features.sort("video_id", "frame_index").group_by(["video_id"], maintain_order=True)
+    for (vid,), grp in progress(groups, desc="select frames", unit="video", total=features["video_id"].n_unique()):
         if modes.get(vid) == "exact":
             picks = [(i, None, None) for i in range(len(grp))]
         else:

@@ -22,6 +22,8 @@ import numpy as np
 import polars as pl
 from scipy.stats import spearmanr
 
+from squidflow.io import md_escape
+
 RATING_MAX = 100
 
 
@@ -234,7 +236,10 @@ def table7_markdown(
     intra: tuple[float, int] = (float("nan"), 0),
     high_certainty: pl.DataFrame | None = None,
     excluded: list[str] = (),
+    skipped: dict[str, str] | None = None,
 ) -> str:
+    """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.io.md_escape). `skipped` maps a
+    variant to why its row is empty (`on_empty: skip`)."""
     simulated = source == "simulated"
     lines = ["# Table 7: inter-annotator agreement" + (" (SIMULATED annotator panel)" if simulated else ""), ""]
     if simulated:
@@ -244,7 +249,9 @@ def table7_markdown(
             "the paper's row to see how close it is.",
             "",
         ]
-    lines += [f"Judgments: {source}. Items per row in `n_items`.", ""]
+    lines += [f"Judgments: {md_escape(source)}. Items per row in `n_items`.", ""]
+    for variant, why in (skipped or {}).items():
+        lines += [f"**Variant {variant} skipped** (`on_empty: skip`): {md_escape(why)}", ""]
     lines += ["| Task | Spearman | Alpha | Kappa (3 bins) | Kappa (4 bins) | Kappa (5 bins) | n_items | paper (SQUID-E supplement) |"]
     lines += ["|---|---|---|---|---|---|---|---|"]
     for rec in table.iter_rows(named=True):
@@ -262,7 +269,8 @@ def table7_markdown(
     if high_certainty is not None and len(high_certainty):
         parts = [f"{r['variant']}: {r['share']:.1%} of {r['n_images']} images" for r in high_certainty.iter_rows(named=True)]
         lines += ["", "High-certainty images (mean ≥ 95; paper: A 16%, B 19%): " + "; ".join(parts) + "."]
-    lines += ["", "Excluded annotators (quality checks, results/judgments/annotator_report.parquet): " + (", ".join(excluded) or "none") + "."]
+    shown = ", ".join(md_escape(a) for a in excluded) or "none"
+    lines += ["", "Excluded annotators (quality checks, results/judgments/annotator_report.parquet): " + shown + "."]
     pooled = (
         "images rated in both variants under the same prompt as one item with six raters (A's positions and B's)"
         if pooling == "wide"
@@ -272,22 +280,54 @@ def table7_markdown(
     return "\n".join(lines)
 
 
-def write_table7(judgments_path, report_path, share_path, *, csv_path, md_path, pooling="wide", kappa_bins=(3, 4, 5)) -> pl.DataFrame:
-    """The rule's edge: Table 7 over the judgments of annotators not excluded -> CSV and Markdown."""
+def empty_variants(judgments: pl.DataFrame, excluded: list[str], report_path: str = "annotator_report.parquet") -> dict[str, str]:
+    """Variants with judgments whose every annotator is excluded, each with a sentence saying so and where to look.
+
+    (A variant nobody was asked to rate is not listed: its row is simply empty.) With no judgment at all, both are.
+    """
+    out = {}
+    if judgments.is_empty():
+        return {v: "no judgment was read (results/judgments/ingest_report.md)." for v in ("A", "B")}
+    for variant in ("A", "B"):
+        raters = set(judgments.filter(pl.col("variant") == variant)["annotator"].to_list())
+        if raters and raters <= set(excluded):
+            out[variant] = (
+                f"every one of its {len(raters)} annotator(s) is excluded by the quality checks (judgments.quality); "
+                f"their flags are in {report_path}."
+            )
+    return out
+
+
+def write_table7(
+    judgments_path, report_path, share_path, *, csv_path, md_path, pooling="wide", kappa_bins=(3, 4, 5),
+    on_empty: str = "error",
+) -> pl.DataFrame:
+    """The rule's edge: Table 7 over the judgments of annotators not excluded -> CSV and Markdown.
+
+    A variant whose every annotator is excluded stops the run (EmptyError naming annotator_report.parquet) unless
+    `on_empty="skip"`, which leaves its row empty with a note in the Markdown.
+    """
     from squidflow import schemas
-    from squidflow.io import atomic_path, read_parquet, write_text
+    from squidflow.errors import EmptyError
+    from squidflow.io import read_parquet, write_csv, write_text
 
     judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
     report = read_parquet(report_path, schemas.ANNOTATOR_REPORT)
     excluded = report.filter(pl.col("excluded"))["annotator"].to_list()
+    skipped = empty_variants(judgments, excluded, str(report_path))
+    if skipped and on_empty != "skip":
+        variant, why = next(iter(skipped.items()))
+        raise EmptyError(
+            f"Table 7, variant {variant}: {why} Loosen judgments.quality (max_violations, controls), or set "
+            "`on_empty: skip` to write Table 7 without that row."
+        )
     kept = judgments.filter(~pl.col("annotator").is_in(excluded))
     table = agreement_table(kept, pooling=pooling, kappa_bins=kappa_bins)
-    with atomic_path(csv_path) as tmp:
-        table.drop("n_items").with_columns(pl.selectors.float().round(4)).write_csv(tmp)
+    write_csv(table.drop("n_items"), csv_path, float_precision=4)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     md = table7_markdown(
         table, source=source, pooling=pooling, intra=intra_annotator(kept),
-        high_certainty=pl.read_csv(share_path), excluded=excluded,
+        high_certainty=pl.read_csv(share_path), excluded=excluded, skipped=skipped,
     )
     write_text(md_path, md)
     return table

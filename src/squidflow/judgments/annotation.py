@@ -15,7 +15,6 @@ per placeholder. `render_task_page` fills them in (HTML-escaped) for a preview o
 
 from __future__ import annotations
 
-import csv
 import html
 import logging
 import re
@@ -26,12 +25,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.io import atomic_path
+from squidflow.io import FORMULA_START, neutralise, unneutralise, write_csv  # noqa: F401 - re-exported
 from squidflow.release import PROMPTS
 
 log = logging.getLogger(__name__)
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
@@ -157,25 +155,8 @@ def make_hits(
 
 
 # --- CSV and HTML that are safe to open ---------------------------------------------------------------------------
-def neutralise(cell) -> str:
-    """A cell a spreadsheet would run as a formula gets a leading apostrophe (OWASP CSV injection advice)."""
-    text = "" if cell is None else str(cell)
-    return "'" + text if text.startswith(FORMULA_START) else text
-
-
-def unneutralise(cell: str) -> str:
-    """Undo `neutralise` (YouTube ids may start with '-', so ids round-trip through MTurk with the apostrophe)."""
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
-
-
-def write_csv(df: pl.DataFrame, path: str | Path) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow([neutralise(c) for c in df.columns])
-        for row in df.iter_rows():
-            writer.writerow([neutralise(v) for v in row])
-
-
+# The neutralising CSV writer lives in squidflow.io (one writer for every CSV a person opens); these names stay
+# importable from here.
 def task_template() -> str:
     return resources.files("squidflow").joinpath("templates/hit_template.html").read_text(encoding="utf-8")
 

@@ -12,11 +12,14 @@ variant. Two readers produce the same frame (schemas.JUDGMENTS):
 
 Bad input stops the run with an error that names the file, the row (the CSV line, header = line 1) and the
 problem, unless `on_error="skip"`, which drops the bad rows and returns them as problems to report. Whole-file
-problems (missing columns) always stop: there is nothing to skip to.
+problems (missing columns, a file that is not UTF-8 CSV) always stop: there is nothing to skip to. A judgment given
+twice — the same image twice in one assignment, or the same assignment in two batch files of one round — is a bad
+row like any other, named with both places. No judgment at all is an error (`on_empty: skip` writes empty tables).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +27,10 @@ from pathlib import Path
 import polars as pl
 
 from squidflow import schemas
-from squidflow.judgments.annotation import unneutralise
+from squidflow.errors import EmptyError, InputError, UserError
+from squidflow.io import md_escape, read_csv_strings, unneutralise
+
+log = logging.getLogger(__name__)
 
 RELEASE_COLUMNS = ["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1", "huj_2"]
 MTURK_REQUIRED = ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant"]
@@ -32,7 +38,7 @@ IMAGE_COL = re.compile(r"^Input\.image_(\d+)_id$")
 VARIANTS = {"a": "A", "b": "B", "A": "A", "B": "B"}
 
 
-class JudgmentError(ValueError):
+class JudgmentError(UserError, ValueError):
     """Judgments that cannot be read as they are; the message names the file, the row and the problem."""
 
 
@@ -78,10 +84,16 @@ def _fail(problems: list[Problem], on_error: str, fix: str) -> None:
 
 
 def _read_strings(path: Path) -> pl.DataFrame:
+    """A judgments CSV, every column a string; unreadable files name the file and line (squidflow.io)."""
+    return _read_lines(path).drop("_line")
+
+
+def _read_lines(path: Path) -> pl.DataFrame:
+    """As `_read_strings`, plus `_line`: each row's line in the file (header = 1), for messages."""
     try:
-        return pl.read_csv(path, infer_schema=False, encoding="utf8-lossy")
-    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError) as exc:
-        raise JudgmentError(f"{path}: cannot be read as CSV ({exc})") from exc
+        return read_csv_strings(path, what="judgments CSV", line_column="_line")
+    except InputError as exc:
+        raise JudgmentError(str(exc)) from None
 
 
 def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> None:
@@ -95,11 +107,11 @@ def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> Non
 def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[str] | None = None) -> tuple[pl.DataFrame, list[Problem]]:
     """The release's huj_annotations.csv -> judgments (source `squid-e-release`) and the skipped rows."""
     path = Path(path)
-    raw = _read_strings(path)
+    raw = _read_lines(path)
     _require(raw, RELEASE_COLUMNS, path, "the SQUID-E release judgments (huj_annotations.csv)")
     rows, problems = [], []
-    for i, rec in enumerate(raw.iter_rows(named=True)):
-        line = i + 2
+    for rec in raw.iter_rows(named=True):
+        line = rec["_line"]
         vid = (rec["vid_ID"] or "").strip().strip('"')
         frame = (rec["frame_num"] or "").strip()
         variant = VARIANTS.get((rec["task_var"] or "").strip())
@@ -151,24 +163,27 @@ def read_mturk_batch(
     known_images: set[str] | None = None,
     source: str = "mturk",
     round_: int = 1,
+    seen: dict[tuple, str] | None = None,
 ) -> tuple[pl.DataFrame, list[Problem], int]:
     """An MTurk batch-results CSV -> judgments, the skipped rows, and how many rejected assignments were dropped.
 
     Input.image_{i}_id names the i-th image (`{video_id}_{frame_index}`), Answer.rating_{i} is its slider value.
     The annotator position of an assignment is its order among its HIT's approved/submitted assignments.
+    `seen` (judgment key -> "file:line") is shared between the batch files of one ingestion, so a judgment given in
+    two files is caught with both places named.
     """
     path = Path(path)
-    raw = _read_strings(path)
+    raw = _read_lines(path)
     _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
     slots = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
     if not slots:
         raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_*.csv?")
     _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
     rows, problems, rejected = [], [], 0
-    seen: dict[tuple, int] = {}
+    seen = {} if seen is None else seen
     positions: dict[str, int] = {}
-    for idx, rec in enumerate(raw.iter_rows(named=True)):
-        line = idx + 2
+    for rec in raw.iter_rows(named=True):
+        line = rec["_line"]
         status = (rec["AssignmentStatus"] or "").strip()
         if status == "Rejected":
             rejected += 1
@@ -177,6 +192,8 @@ def read_mturk_batch(
         prompt = unneutralise((rec["Input.event_prompt"] or "").strip())
         variant = VARIANTS.get((rec["Input.variant"] or "").strip())
         bad, row_judgments = [], []
+        in_row: dict[tuple, int] = {}
+        again: dict[str, list[str]] = {}  # earlier place -> images of this row already judged there
         if not worker:
             bad.append("empty WorkerId")
         if not hit:
@@ -202,18 +219,28 @@ def read_mturk_batch(
                 what = "is empty (not rated)" if not (answer or "").strip() else f"= {answer!r} is not an integer in [0, 100]"
                 bad.append(f"Answer.rating_{i} {what}")
                 continue
-            key = (worker, vid, frame, prompt, variant)
-            if key in seen:
-                bad.append(f"duplicate judgment: worker {worker} already rated {img} for {prompt!r} (line {seen[key]})")
+            key = (worker, vid, frame, prompt, variant, round_)
+            if key in in_row:
+                bad.append(f"Input.image_{i}_id repeats image {img} of Input.image_{in_row[key]}_id in this assignment")
                 continue
+            if key in seen:
+                again.setdefault(seen[key], []).append(img)
+                continue
+            in_row[key] = i
             row_judgments.append((key, vid, frame, rating))
+        for where, imgs in again.items():
+            repeat = "" if where.startswith(f"{path}:") else (
+                "; ingest each batch file once, or give a repeat task `round: 2` in judgments.batches"
+            )
+            bad.append(f"duplicate judgment: worker {worker} already rated {', '.join(imgs)} for {prompt!r} at "
+                       f"{where}{repeat}")
         if bad:
             problems.append(Problem(str(path), line, "; ".join(bad)))
             continue
         position = positions.get(hit, 0)
         positions[hit] = position + 1
         for key, vid, frame, rating in row_judgments:
-            seen[key] = line
+            seen[key] = f"{path}:{line}"
             rows.append(
                 {
                     "video_id": vid,
@@ -243,11 +270,11 @@ def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments
     lines = ["# Judgment ingestion report", "", f"Judgments read: {n_judgments}.", ""]
     if rejected:
         lines += ["## Rejected assignments (dropped)", "", "| file | rejected |", "|---|---|"]
-        lines += [f"| {f} | {n} |" for f, n in rejected.items()] + [""]
+        lines += [f"| {md_escape(f)} | {n} |" for f, n in rejected.items()] + [""]
     lines += [f"## Skipped rows: {len(problems)}", ""]
     if problems:
         lines += ["| file | line | problem |", "|---|---|---|"]
-        lines += [f"| {p.file} | {p.row} | {p.problem.replace('|', '/')} |" for p in problems]
+        lines += [f"| {md_escape(p.file)} | {p.row} | {md_escape(p.problem)} |" for p in problems]
     return "\n".join(lines) + "\n"
 
 
@@ -258,9 +285,14 @@ def ingest(
     batches: list[tuple[str | Path, int]] = (),
     known_images: set[str] | None = None,
     on_error: str = "stop",
+    on_empty: str = "error",
 ) -> tuple[pl.DataFrame, str]:
-    """Every judgment of a run (source release | mturk | simulated) and the ingestion report."""
+    """Every judgment of a run (source release | mturk | simulated) and the ingestion report.
+
+    No judgment at all is an EmptyError naming the files and what was dropped (unless `on_empty="skip"`).
+    """
     frames, problems, rejected = [], [], {}
+    seen: dict[tuple, str] = {}
     if source == "release":
         df, probs = read_release(release_csv, on_error=on_error, known_images=known_images)
         frames.append(df)
@@ -268,26 +300,29 @@ def ingest(
     else:
         for path, round_ in batches:
             df, probs, n_rej = read_mturk_batch(
-                path, on_error=on_error, known_images=known_images, source=source, round_=round_
+                path, on_error=on_error, known_images=known_images, source=source, round_=round_, seen=seen
             )
             frames.append(df)
             problems += probs
             if n_rej:
                 rejected[str(path)] = n_rej
     out = pl.concat(frames) if frames else schemas.empty(schemas.JUDGMENTS)
-    dup = out.filter(pl.struct("annotator", "video_id", "frame_index", "event_prompt", "variant", "round").is_duplicated())
-    if source != "release" and len(dup):
-        first = dup.row(0, named=True)
-        raise JudgmentError(
-            f"{len(dup)} duplicate judgments across batch files, e.g. annotator {first['annotator']} rated "
-            f"{first['video_id']}_{first['frame_index']} for {first['event_prompt']!r} twice in round {first['round']}. "
-            "Ingest each batch once; mark a repeat task with `round: 2` in judgments.batches."
+    report = ingest_report(problems, rejected, len(out))
+    if out.is_empty() and on_empty != "skip":
+        log.error("no judgments; the ingestion report:\n%s", report)
+        files = [str(release_csv)] if source == "release" else [str(p) for p, _ in batches]
+        first = f"; first: {problems[0].file}:{problems[0].row}: {problems[0].problem}" if problems else ""
+        raise EmptyError(
+            f"no judgment was read from {', '.join(files) or 'no batch file'}: {len(problems)} row(s) skipped"
+            f"{first}; {sum(rejected.values())} rejected assignment(s) dropped. The full ingestion report is in this "
+            "job's log. Fix the files (or set `on_empty: skip` to write empty tables)."
         )
-    return out, ingest_report(problems, rejected, len(out))
+    return out, report
 
 
 def ingest_to(
-    judgments_path, report_path, *, source, release_csv=None, batches=(), frames=None, on_error="stop", cache_dir="results/downloads"
+    judgments_path, report_path, *, source, release_csv=None, batches=(), frames=None, on_error="stop",
+    cache_dir="results/downloads", on_empty="error",
 ) -> pl.DataFrame:
     """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
     from squidflow.fetch import fetch
@@ -301,6 +336,7 @@ def ingest_to(
         batches=[(b["path"], b.get("round", 1)) for b in batches],
         known_images=known,
         on_error=on_error,
+        on_empty=on_empty,
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)

@@ -11,15 +11,10 @@ from __future__ import annotations
 import polars as pl
 
 from squidflow import schemas
+from squidflow.evaluation.binning import CERTAINTY_BINS, certainty_bin  # the project's one binning
 
-BIN_LABELS = ["0-20", "20-40", "40-60", "60-80", "80-100"]
+BIN_LABELS = list(CERTAINTY_BINS)
 IMAGE_KEY = ["video_id", "frame_index", "event_prompt", "variant"]
-
-
-def certainty_bin(value: pl.Expr) -> pl.Expr:
-    """0-20 | 20-40 | 40-60 | 60-80 | 80-100, lower edge inclusive, 100 in the last bin."""
-    idx = (value / 20).floor().clip(0, 4).cast(pl.Int64)
-    return idx.replace_strict(list(range(5)), BIN_LABELS, return_dtype=pl.Utf8)
 
 
 def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certainty: float = 95.0) -> pl.DataFrame:
@@ -54,12 +49,11 @@ def high_certainty_share(scores: pl.DataFrame) -> pl.DataFrame:
 
 def aggregate_judgments(judgments_path, report_path, scores_path, share_path, *, high_certainty: float = 95.0) -> pl.DataFrame:
     """judgments.parquet + annotator_report.parquet -> image_scores.parquet and the high-certainty share CSV."""
-    from squidflow.io import atomic_path, read_parquet, write_parquet
+    from squidflow.io import read_parquet, write_csv, write_parquet
 
     judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
     report = read_parquet(report_path, schemas.ANNOTATOR_REPORT)
     scores = image_scores(judgments, report.filter(pl.col("excluded"))["annotator"].to_list(), high_certainty)
     write_parquet(scores, scores_path, schemas.IMAGE_SCORES)
-    with atomic_path(share_path) as tmp:
-        high_certainty_share(scores).write_csv(tmp)
+    write_csv(high_certainty_share(scores), share_path)
     return scores

@@ -87,3 +87,78 @@ def open_cache(npy_path: str | os.PathLike) -> np.ndarray:
         raise ValueError(f"{npy_path}: expected an (N, 3, H, W) uint8 image cache, found {array.shape} {array.dtype}; "
                          "delete it and rerun snakemake (rule make_training_cache)")
     return array
+
+
+# --- whole frames for the geometric augmentations ---------------------------------------------------------------
+# GA and AU (SQUID-E supplement D.1, the authors' experiments/tools/train.py) start from the whole frame resized to a
+# 512 short side, not from the 256 centre crop. Frames differ in shape, so they are stored back to back in one flat
+# uint8 `.npy` (each as C×H×W bytes) with an index of offsets: one memory map shared by every run, holding only the
+# images those variants train on (the SD training split).
+
+
+def resize_short_side(image: Image.Image, short: int) -> np.ndarray:
+    """The whole image with its shorter side resized to `short` (torchvision's Resize(short)); (3, H, W) uint8."""
+    return np.asarray(TF.resize(image.convert("RGB"), short), dtype=np.uint8).transpose(2, 0, 1)
+
+
+def build_frame_cache(images: pl.DataFrame, npy_path: str | os.PathLike, short: int) -> pl.DataFrame:
+    """Decode every row of `images` (which carry the pool cache's `row`) at a `short` short side into one flat uint8
+    `.npy`; returns the index: row, offset, height, width (schemas.TRAINING_FRAMES)."""
+    npy_path = Path(npy_path)
+    index, offset = [], 0
+    raw = npy_path.with_name(npy_path.name + ".part")
+    try:
+        with open(raw, "wb") as fh:
+            for pos, image in tqdm(iter_images(images), total=len(images), desc=f"frames {npy_path.name}", mininterval=5):
+                frame = np.ascontiguousarray(resize_short_side(image, short))
+                fh.write(frame.tobytes())
+                index.append({"row": int(images["row"][pos]), "offset": offset, "height": frame.shape[1],
+                              "width": frame.shape[2]})
+                offset += frame.size
+        with atomic_path(npy_path) as tmp:
+            array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(offset,))
+            if offset:
+                source = np.memmap(raw, dtype=np.uint8, mode="r")
+                for start in range(0, offset, 1 << 28):  # copy in 256 MB pieces, never the whole file in memory
+                    array[start:start + (1 << 28)] = source[start:start + (1 << 28)]
+                del source
+            array.flush()
+            del array
+    finally:
+        raw.unlink(missing_ok=True)
+    log.info("cached %d whole frames at a %d-px short side (%.1f MB) into %s", len(index), short, offset / 1e6, npy_path)
+    return pl.DataFrame(index, schema={"row": pl.Int64, "offset": pl.Int64, "height": pl.Int64, "width": pl.Int64})
+
+
+class FrameCache:
+    """Whole frames by pool row: `cache[row]` is a (3, H, W) uint8 view into the flat memory map."""
+
+    def __init__(self, buffer: np.ndarray, index: pl.DataFrame, where: str = "frame cache"):
+        self.buffer, self.where = buffer, where
+        size = int(index["row"].max()) + 1 if len(index) else 0
+        self.offset = np.full(size, -1, dtype=np.int64)
+        self.shape = np.zeros((size, 2), dtype=np.int64)
+        rows = index["row"].to_numpy()
+        self.offset[rows] = index["offset"].to_numpy()
+        self.shape[rows] = index.select("height", "width").to_numpy()
+
+    def __len__(self) -> int:
+        return int((self.offset >= 0).sum())
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        if not 0 <= row < len(self.offset) or self.offset[row] < 0:
+            raise KeyError(f"{self.where}: pool row {row} has no whole frame (only the SD training split is cached "
+                           "for GA and AU); delete the frame cache and rerun snakemake (rule make_training_frames)")
+        h, w = self.shape[row]
+        start = self.offset[row]
+        return self.buffer[start:start + 3 * h * w].reshape(3, h, w)
+
+
+def open_frame_cache(npy_path: str | os.PathLike, index: pl.DataFrame) -> FrameCache:
+    """The whole-frame cache as a read-only memory map with its index (from build_frame_cache)."""
+    buffer = np.load(npy_path, mmap_mode="r")
+    need = int((index["offset"] + 3 * index["height"] * index["width"]).max()) if len(index) else 0
+    if buffer.ndim != 1 or buffer.dtype != np.uint8 or len(buffer) < need:
+        raise ValueError(f"{npy_path}: expected a flat uint8 frame cache of at least {need} bytes, found {buffer.shape} "
+                         f"{buffer.dtype}; delete it and rerun snakemake (rule make_training_frames)")
+    return FrameCache(buffer, index, str(npy_path))

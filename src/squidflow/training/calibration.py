@@ -8,20 +8,18 @@ Every metric takes numpy arrays and returns a float, so it can be checked by han
 - `bernoulli_kl`: KL(human ‖ model) between Bernoulli(mean judgment / 100) and Bernoulli(target-class
   probability), both clipped to [eps, 1 - eps] so that a unanimous 0 or 100 judgment stays finite (Table 9).
 - `binned_accuracy`: accuracy per certainty bin of the mean human judgment (Table 1: 0-20 ... 80-100).
+- `authors_calibration_error`: the quantity the SQUID-E authors' code reports as ECE, and so the paper's .42–.61
+  (see its docstring); Tables 3 and 9 show it beside the top-label ECE.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-CERTAINTY_BINS = ("0-20", "20-40", "40-60", "60-80", "80-100")
-
-
-def certainty_bin(human_mean: float) -> str:
-    """The certainty bin of a mean judgment in 0..100: [0,20) -> "0-20", ..., [80,100] -> "80-100"."""
-    if not 0 <= human_mean <= 100:
-        raise ValueError(f"mean human judgment {human_mean!r} is outside 0..100")
-    return CERTAINTY_BINS[min(int(human_mean // 20), len(CERTAINTY_BINS) - 1)]
+# The project's one certainty binning and its per-bin measures against human judgments live in squidflow.evaluation.
+from squidflow.evaluation.binning import CERTAINTY_BINS, certainty_bins
+from squidflow.evaluation.binning import certainty_bin_of as certainty_bin  # noqa: F401 - the scalar form, re-exported
+from squidflow.evaluation.metrics import bernoulli_kl, huj_mse  # noqa: F401 - re-exported for the training stage
 
 
 def accuracy(probs: np.ndarray, labels: np.ndarray) -> float:
@@ -53,28 +51,51 @@ def expected_calibration_error(probs: np.ndarray, labels: np.ndarray, n_bins: in
     return float(ece)
 
 
-def huj_mse(target_prob: np.ndarray, human_mean: np.ndarray) -> float:
-    """Mean squared error between the model's target-class probability and mean human judgment / 100."""
-    p, h = np.asarray(target_prob, dtype=float), np.asarray(human_mean, dtype=float) / 100.0
-    if len(p) == 0:
+def binary_calibration_error(confidence: np.ndarray, target: np.ndarray, n_bins: int = 5) -> float:
+    """torchmetrics 0.8's `calibration_error` in binary mode (norm l1): the confidence is taken as the probability
+    that the target is 1, so each bin compares the share of 1 targets with the mean confidence.
+
+    Bins are (0, 1/n], ..., ((n-1)/n, 1] (torch.bucketize as torchmetrics 0.8 uses it); a confidence of exactly 0,
+    which torchmetrics 0.8 cannot place, is counted in the first bin.
+    """
+    confidence, target = np.asarray(confidence, dtype=float).ravel(), np.asarray(target, dtype=float).ravel()
+    if len(target) == 0:
         return float("nan")
-    return float(np.mean((p - h) ** 2))
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bin_of = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+    error = 0.0
+    for b in range(n_bins):
+        member = bin_of == b
+        if member.any():
+            error += member.mean() * abs(target[member].mean() - confidence[member].mean())
+    return float(error)
 
 
-def bernoulli_kl(target_prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> float:
-    """Mean over images of KL(Bernoulli(human) ‖ Bernoulli(model)), probabilities clipped to [eps, 1 - eps]."""
-    q = np.clip(np.asarray(target_prob, dtype=float), eps, 1 - eps)
-    h = np.clip(np.asarray(human_mean, dtype=float) / 100.0, eps, 1 - eps)
-    if len(q) == 0:
+def authors_calibration_error(probs: np.ndarray, labels: np.ndarray, *, n_bins: int = 5, batch_size: int = 16,
+                              seed: int = 0) -> float:
+    """The "ECE" of the SQUID-E authors' code: `torchmetrics.functional.calibration_error(confidence, y, n_bins=5)`
+    (torchmetrics 0.8.2, experiments/setup_alt.py) with confidence = softmax probability of class 0
+    (models/rn_model.py lines 57 and 71, conf_index 0 from train_uq.py line 157) against the 0/1 label, averaged over
+    the batches of 16 of a shuffled loader (train_uq.py lines 123-131, DataLoader shuffle=True, batch 16).
+
+    In binary mode torchmetrics reads the confidence as P(label = 1), so P(class 0) is compared with the frequency
+    of class 1: a perfect confident classifier scores near 1 and a constant 0.5 scores 0. The value does not change
+    when the two classes swap names. Batches come from a permutation drawn with `seed` (the run's seed); the last
+    batch may be smaller and counts as one batch, as in the authors' mean over batches.
+    """
+    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels)
+    if len(labels) == 0:
         return float("nan")
-    kl = h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
-    return float(np.mean(kl))
+    order = np.random.default_rng(seed).permutation(len(labels))
+    values = [binary_calibration_error(probs[idx, 0], labels[idx], n_bins)
+              for idx in (order[i:i + batch_size] for i in range(0, len(order), batch_size))]
+    return float(np.mean(values))
 
 
 def binned_accuracy(probs: np.ndarray, labels: np.ndarray, human_mean: np.ndarray) -> dict[str, float]:
     """Accuracy within each certainty bin of the mean human judgment (nan for an empty bin)."""
     probs, labels, human_mean = np.asarray(probs, dtype=float), np.asarray(labels), np.asarray(human_mean, dtype=float)
-    bins = np.array([certainty_bin(h) for h in human_mean]) if len(human_mean) else np.array([], dtype=str)
+    bins = certainty_bins(human_mean)
     return {b: accuracy(probs[bins == b], labels[bins == b]) for b in CERTAINTY_BINS}
 
 
@@ -87,12 +108,16 @@ def run_metrics(
     *,
     ece_bins: int = 10,
     kl_eps: float = 1e-6,
+    authors_ece_bins: int = 5,
+    authors_ece_batch: int = 16,
+    seed: int = 0,
 ) -> dict[str, float]:
     """The metrics.json of one run, from its predictions.
 
     classification (§5.1): acc_<bin> for the five certainty bins and avg_acc on judged SE images, sd_acc on SD
     validation images. calibration (§5.3): sd_acc, se_acc, and on SE images huj_mse, kl (class 1 = target event
-    against mean judgment / 100) and ece (ground-truth labels, `ece_bins` bins).
+    against mean judgment / 100), ece (top-label, ground-truth labels, `ece_bins` bins) and ece_authors (the
+    authors' code's quantity, `authors_calibration_error`, batches shuffled with `seed`).
     """
     eval_set, labels, probs = np.asarray(eval_set), np.asarray(labels), np.asarray(probs, dtype=float)
     human_mean = np.asarray(human_mean, dtype=float)
@@ -107,5 +132,7 @@ def run_metrics(
     out["se_acc"] = accuracy(probs[se], labels[se])
     out["huj_mse"] = huj_mse(probs[judged, 1], human_mean[judged])
     out["ece"] = expected_calibration_error(probs[se], labels[se], ece_bins)
+    out["ece_authors"] = authors_calibration_error(probs[se], labels[se], n_bins=authors_ece_bins,
+                                                   batch_size=authors_ece_batch, seed=seed)
     out["kl"] = bernoulli_kl(probs[judged, 1], human_mean[judged], kl_eps)
     return out

@@ -4,18 +4,26 @@ Each method is a `Method`: what the head needs (dropout, an extra logit), the tr
 outputs, and how raw outputs become class probabilities at test time.
 
 - BL  baseline: softmax + cross-entropy.
-- MC  Monte-Carlo dropout (Gal & Ghahramani 2016): dropout 0.5 before the linear head, kept on at test time and
-      averaged over 50 samples (squidflow.training.runs samples the head only, on features computed once: the backbone has
-      no dropout, so this is the same distribution at 1/50 of the cost).
+- MC  Monte-Carlo dropout (Gal & Ghahramani 2016): dropout 0.5 before the linear head, kept on at test time, 50
+      samples (squidflow.training.runs samples the head only, on features computed once: the backbone has no dropout,
+      so this is the same distribution at 1/50 of the cost). `mc_average`: `logits` (the authors',
+      models/mc_model.py lines 38-42: the mean of the 50 passes' logits, then softmax) or `probs` (the mean of the
+      50 softmax outputs, the usual predictive distribution).
 - LS  label smoothing (Müller et al. 2019), ε = 0.2.
 - BM  belief matching (Joo, Chung & Seo 2020, "Being Bayesian about Categorical Probability"): the outputs are the
       log concentrations of a Dirichlet belief α = exp(z) over the class probabilities; the loss is the negative
       ELBO  −E_Dir(α)[log π_y] + λ·KL(Dir(α) ‖ Dir(β)) with a uniform prior β = 1 and λ = 0.003; the prediction is the
       Dirichlet mean α/α₀ (= softmax(z)).
 - FL  focal loss (Lin et al. 2017, as used for calibration by Mukhoti et al. 2020): −(1 − p_y)^γ log p_y, γ = 3.
-- RS  relaxed softmax (Neumann, Zisserman & Vedaldi 2018): one extra output s gives an inverse temperature
-      a = softplus(s) > 0 and the prediction is softmax(a·z); trained with cross-entropy on that prediction, so the
-      network learns to lower its own confidence on hard images.
+- RS  relaxed softmax (Neumann, Zisserman & Vedaldi 2018): one extra output s scales the class logits z and the
+      prediction is softmax(a·z), so the network can lower its own confidence on hard images. `rs_scale`: `raw`
+      (the authors', models/rn_model.py lines 51-53: a = s as it comes out of the linear layer, any sign) or
+      `softplus` (a = softplus(s) > 0, a proper inverse temperature); trained with cross-entropy with label
+      smoothing `rs_label_smoothing` on a·z (the authors': LabelSmoothing(0.2), rn_model.py lines 34-35; 0 gives
+      plain cross-entropy).
+
+The authors' LabelSmoothing (JSL's verbModel.py: (1 − ε)·NLL + ε·mean(−log p)) is PyTorch's
+`cross_entropy(label_smoothing=ε)`, so LS and RS use the latter.
 """
 
 from __future__ import annotations
@@ -67,21 +75,44 @@ def belief_matching_loss(
     return (-expected_ll + coeff * kl).mean()
 
 
-def relaxed_softmax_logits(outputs: torch.Tensor) -> torch.Tensor:
-    """Class logits a·z from K + 1 outputs: z = outputs[:, :K], a = softplus(outputs[:, K])."""
-    return outputs[:, :-1] * F.softplus(outputs[:, -1:])
+RS_SCALES = ("raw", "softplus")
+MC_AVERAGES = ("logits", "probs")
 
 
-def relaxed_softmax_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(relaxed_softmax_logits(outputs), targets)
+def relaxed_softmax_logits(outputs: torch.Tensor, scale: str = "raw") -> torch.Tensor:
+    """Class logits a·z from K + 1 outputs: z = outputs[:, :K], a = outputs[:, K] (`raw`) or its softplus."""
+    if scale not in RS_SCALES:
+        raise ValueError(f"training.rs_scale = {scale!r}: expected one of {RS_SCALES}")
+    extra = outputs[:, -1:]
+    return outputs[:, :-1] * (extra if scale == "raw" else F.softplus(extra))
+
+
+def relaxed_softmax_loss(outputs: torch.Tensor, targets: torch.Tensor, scale: str = "raw",
+                         smoothing: float = 0.2) -> torch.Tensor:
+    return F.cross_entropy(relaxed_softmax_logits(outputs, scale), targets, label_smoothing=smoothing)
 
 
 def softmax_probs(outputs: torch.Tensor) -> torch.Tensor:
     return F.softmax(outputs, dim=1)
 
 
-def relaxed_softmax_probs(outputs: torch.Tensor) -> torch.Tensor:
-    return F.softmax(relaxed_softmax_logits(outputs), dim=1)
+def relaxed_softmax_probs(outputs: torch.Tensor, scale: str = "raw") -> torch.Tensor:
+    return F.softmax(relaxed_softmax_logits(outputs, scale), dim=1)
+
+
+def class_logits(outputs: torch.Tensor, method: Method) -> torch.Tensor:
+    """The logits whose softmax is the method's prediction (RS: a·z; every other method: the outputs)."""
+    return relaxed_softmax_logits(outputs, method.rs_scale) if method.extra_outputs else outputs
+
+
+def mc_dropout_probs(samples: torch.Tensor, average: str = "logits") -> torch.Tensor:
+    """Class probabilities from stacked dropout passes' logits (S, N, K): softmax of the mean logits (`logits`, the
+    authors') or the mean of the passes' softmax (`probs`)."""
+    if average not in MC_AVERAGES:
+        raise ValueError(f"training.mc_average = {average!r}: expected one of {MC_AVERAGES}")
+    if average == "logits":
+        return F.softmax(samples.mean(0), dim=-1)
+    return F.softmax(samples, dim=-1).mean(0)
 
 
 @dataclass(frozen=True)
@@ -94,6 +125,8 @@ class Method:
     dropout: float = 0.0
     extra_outputs: int = 0  # RS: one inverse-temperature output
     mc_samples: int = 0  # MC: stochastic passes at test time (0 = deterministic)
+    mc_average: str = "logits"  # MC: average the passes' logits (then softmax) or their probabilities
+    rs_scale: str = "raw"  # RS: how the extra output scales the logits (raw | softplus)
 
 
 def get_method(
@@ -104,10 +137,15 @@ def get_method(
     label_smoothing: float = 0.2,
     bm_coeff: float = 0.003,
     focal_gamma: float = 3.0,
+    rs_scale: str = "raw",
+    rs_label_smoothing: float = 0.2,
+    mc_average: str = "logits",
 ) -> Method:
     """The Method called `name` (BL, MC, LS, BM, FL, RS); any other name (the 5.1 variants) trains with BL."""
     if name == "MC":
-        return Method(name, cross_entropy, dropout=dropout, mc_samples=mc_samples)
+        if mc_average not in MC_AVERAGES:
+            raise ValueError(f"training.mc_average = {mc_average!r}: expected one of {MC_AVERAGES}")
+        return Method(name, cross_entropy, dropout=dropout, mc_samples=mc_samples, mc_average=mc_average)
     if name == "LS":
         return Method(name, lambda o, t: label_smoothing_loss(o, t, label_smoothing))
     if name == "BM":
@@ -115,5 +153,8 @@ def get_method(
     if name == "FL":
         return Method(name, lambda o, t: focal_loss(o, t, focal_gamma))
     if name == "RS":
-        return Method(name, relaxed_softmax_loss, probs=relaxed_softmax_probs, extra_outputs=1)
+        if rs_scale not in RS_SCALES:
+            raise ValueError(f"training.rs_scale = {rs_scale!r}: expected one of {RS_SCALES}")
+        return Method(name, lambda o, t: relaxed_softmax_loss(o, t, rs_scale, rs_label_smoothing),
+                      probs=lambda o: relaxed_softmax_probs(o, rs_scale), extra_outputs=1, rs_scale=rs_scale)
     return Method(name, cross_entropy)

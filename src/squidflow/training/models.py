@@ -63,3 +63,40 @@ class Classifier(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classify(self.features(x))
+
+
+# --- which layers learn ------------------------------------------------------------------------------------------
+# The authors' ResNet is the JSL verb model's (allenai/swig, JSL/verb/resnet50.py), whose forward(x, epoch_num)
+# detaches the output of layer1 always and of layer2/3/4 while epoch_num < 15/10/5. RNModel calls it with 6
+# (experiments/models/rn_model.py line 48), so only layer4 and the linear head learn; MCModel calls it with the
+# default epoch 0 (models/mc_model.py line 29, train_uq.py line 88 passes none), so only the head learns. Frozen
+# layers stay in training mode (batch-norm statistics still update), as under `.detach()`.
+TRAINABLE = ("all", "layer4", "head")
+# The last stage of each backbone: layer4 for ResNet50; for EfficientNet-Lite0 the blocks at the same 1/32 stride
+# (blocks 5 and 6) and the 1×1 head convolution before pooling.
+LAST_STAGE = {
+    "resnet50": ("layer4.",),
+    "efficientnet_lite0": ("blocks.5.", "blocks.6.", "conv_head.", "bn2."),
+}
+
+
+def set_trainable(model: Classifier, choice: str, backbone: str) -> list[nn.Parameter]:
+    """Let only the chosen layers learn (`all`, `layer4` = the backbone's last stage + head, `head`); returns the
+    parameters that learn, for the optimizer."""
+    if choice not in TRAINABLE:
+        raise ValueError(f"training.trainable = {choice!r}: expected one of {TRAINABLE}")
+    if backbone not in LAST_STAGE:
+        raise ValueError(f"training.backbone = {backbone!r}: no last stage known; use one of {sorted(LAST_STAGE)}")
+    for name, param in model.backbone.named_parameters():
+        if choice == "all":
+            param.requires_grad_(True)
+        elif choice == "layer4":
+            param.requires_grad_(name.startswith(LAST_STAGE[backbone]))
+        else:
+            param.requires_grad_(False)
+    for param in model.head.parameters():
+        param.requires_grad_(True)
+    learning = [p for p in model.parameters() if p.requires_grad]
+    if choice == "layer4" and len(learning) == len(list(model.head.parameters())):
+        raise ValueError(f"{backbone}: no parameter matches the last stage {LAST_STAGE[backbone]}")
+    return learning

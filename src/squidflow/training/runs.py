@@ -1,9 +1,11 @@
 """One training run of SQUID-E §5: fit a classifier on one training set with one method and seed, predict the
 evaluation sets.
 
-The input pipeline reads uint8 rows from the memory-mapped cache (squidflow.training.cache), applies the variant's D.1
-augmentation per image on uint8 tensors, and moves uint8 batches to the device, where they are scaled and normalised
-(ImageNet mean/std): a quarter of the bytes over PCIe and no float work on the CPU.
+The input pipeline reads uint8 rows from the memory-mapped cache (squidflow.training.cache) — for GA and AU the whole
+frame, cut by the perspective crop per image in the DataLoader — and moves uint8 batches to the device, where the
+variant's other D.1 augmentations run on the whole batch, each image with its own random parameters
+(squidflow.training.batch_augment), and the batch is scaled and normalised (ImageNet mean/std): a quarter of the
+bytes over PCIe, and on a GPU the augmentations cost a few kernels per batch instead of the CPU's time per image.
 
 Reproducibility: the seed sets Python's, NumPy's and torch's generators, the shuffling generator and each loader
 worker's seed, and deterministic algorithms are requested (`warn_only`, since a few CUDA kernels have no
@@ -25,16 +27,21 @@ from torch.utils.data import DataLoader, Dataset
 from tqdm import tqdm
 
 from squidflow.config import from_section
-from squidflow.training.augment import build_augmentation
+from squidflow.training.augment import frame_short_side
+from squidflow.training.batch_augment import build_batch_augmentation
 from squidflow.training.calibration import run_metrics
-from squidflow.training.losses import Method, get_method
-from squidflow.training.models import Classifier, load_backbone
+from squidflow.training.losses import Method, get_method, mc_dropout_probs
+from squidflow.training.models import Classifier, load_backbone, set_trainable
 
 log = logging.getLogger(__name__)
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 EXPERIMENTS = ("classification", "calibration")
+# Which layers learn, per Table 1 variant and Table 3 method: the authors' (layer4 + head for RNModel, the head only
+# for MCModel; see squidflow.training.models). The schema's training.trainable defaults are these.
+AUTHORS_TRAINABLE = {**{v: "layer4" for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES")},
+                     **{m: "layer4" for m in ("BL", "LS", "BM", "FL", "RS")}, "MC": "head"}
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,18 @@ class TrainConfig:
     label_smoothing: float = 0.2
     bm_coeff: float = 0.003
     focal_gamma: float = 3.0
+    trainable: dict = field(default_factory=lambda: dict(AUTHORS_TRAINABLE))  # method -> all | layer4 | head
+    rs_scale: str = "raw"  # RS: the extra output scales the logits as is (authors) or through softplus
+    rs_label_smoothing: float = 0.2  # RS: label smoothing of its loss (authors: 0.2)
+    mc_average: str = "logits"  # MC: softmax of the mean logits (authors) or mean of the softmax outputs
+    augment_geometry: str = "whole_frame"  # GA/AU: from the whole frame (authors) or from the centre crop
+    authors_ece_bins: int = 5  # "ECE (authors' code)": torchmetrics 0.8 n_bins
+    authors_ece_batch: int = 16  # ... averaged over shuffled batches of this size
     events: tuple[str, ...] = field(default=("birthday_party", "wedding", "parade", "protest"))
+
+    def trainable_for(self, method: str) -> str:
+        """Which layers learn for `method` (the configured choice, else the authors')."""
+        return (self.trainable or {}).get(method) or AUTHORS_TRAINABLE.get(method, "layer4")
 
     @classmethod
     def from_config(cls, section: dict) -> TrainConfig:
@@ -114,8 +132,11 @@ class StackedImages(Dataset):
 
 
 def normalize(batch: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    """uint8 (B, 3, H, W) -> float, scaled to [0, 1] and normalised with `mean`/`std` of shape (1, 3, 1, 1)."""
-    return (batch.float().div_(255.0) - mean) / std
+    """uint8 (B, 3, H, W) -> float, scaled to [0, 1] and normalised with `mean`/`std` of shape (1, 3, 1, 1).
+
+    (x / 255 − mean) / std as x · (1 / (255 · std)) − mean / std, in place on the converted batch: two passes over
+    the floats instead of three, and no temporaries (on the CPU the batch is larger than the cache)."""
+    return batch.float().mul_(1.0 / (255.0 * std)).sub_(mean / std)
 
 
 def _dataset(sets: pl.DataFrame, caches: dict[str, np.ndarray], augment=None) -> StackedImages:
@@ -155,10 +176,19 @@ def train_run(
     n_classes = len(cfg.events) if experiment == "classification" else 2
     spec: Method = (
         get_method(method, dropout=cfg.dropout, mc_samples=cfg.mc_samples, label_smoothing=cfg.label_smoothing,
-                   bm_coeff=cfg.bm_coeff, focal_gamma=cfg.focal_gamma)
+                   bm_coeff=cfg.bm_coeff, focal_gamma=cfg.focal_gamma, rs_scale=cfg.rs_scale,
+                   rs_label_smoothing=cfg.rs_label_smoothing, mc_average=cfg.mc_average)
         if experiment == "calibration" else get_method("BL")
     )
-    augment = build_augmentation(method, cfg.crop) if experiment == "classification" else None
+    per_image, per_batch = (build_batch_augmentation(method, cfg.crop, cfg.augment_geometry)
+                            if experiment == "classification" else (None, None))
+    whole_frames = experiment == "classification" and frame_short_side(method, cfg.crop, cfg.augment_geometry)
+    train_caches = caches
+    if whole_frames:  # GA/AU start from the whole frame: the training images come from the frame cache
+        if f"{train_set}_frames" not in caches:
+            raise ValueError(f"{experiment}/{train_set}/{method}: training.augment_geometry = whole_frame needs the "
+                             f"whole-frame cache of pool {train_set} (rule make_training_frames), not given")
+        train_caches = {**caches, train_set: caches[f"{train_set}_frames"]}
     train = sets.filter((pl.col("use") == "train") & (pl.col("dataset") == train_set))
     evaluate = _ordered_by_pool(sets.filter(pl.col("use") == "eval"))
     if len(train) == 0:
@@ -166,12 +196,14 @@ def train_run(
 
     backbone, width = load_backbone(cfg.backbone, cfg.weights)
     model = Classifier(backbone, width, n_classes + spec.extra_outputs, spec.dropout).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    trainable = cfg.trainable_for(method)
+    learning = set_trainable(model, trainable, cfg.backbone)
+    optimizer = torch.optim.Adam(learning, lr=cfg.lr)
     mean = torch.tensor(cfg.mean, device=device).view(1, 3, 1, 1)
     std = torch.tensor(cfg.std, device=device).view(1, 3, 1, 1)
     use_amp = cfg.amp and device.startswith("cuda")
     loader = DataLoader(
-        _dataset(train, caches, augment),
+        _dataset(train, train_caches, per_image),
         batch_size=cfg.batch_size,
         shuffle=True,
         num_workers=cfg.num_workers,
@@ -181,7 +213,9 @@ def train_run(
         persistent_workers=cfg.num_workers > 0,
     )
     say(f"{experiment}/{train_set}/{method}/seed{seed}: {len(train)} training images, {len(evaluate)} evaluation "
-        f"images, backbone {cfg.backbone}, {n_classes} classes, device {device}, amp {use_amp}")
+        f"images, backbone {cfg.backbone}, {n_classes} classes, device {device}, amp {use_amp}, trainable {trainable} "
+        f"({sum(p.numel() for p in learning)} of {sum(p.numel() for p in model.parameters())} parameters)"
+        + (f", {method} on whole frames" if whole_frames else ""))
     for epoch in range(cfg.epochs):
         model.train()
         total, count, wait, start = 0.0, 0, 0.0, time.perf_counter()
@@ -189,7 +223,10 @@ def train_run(
         for _ in tqdm(range(len(loader)), desc=f"epoch {epoch + 1}/{cfg.epochs}", mininterval=10, leave=False):
             t0 = time.perf_counter()
             images, labels = next(batches)
-            images = normalize(images.to(device, non_blocking=True), mean, std)
+            images = images.to(device, non_blocking=True)
+            if per_batch is not None:
+                images = per_batch(images)
+            images = normalize(images, mean, std)
             labels = labels.to(device, non_blocking=True)
             if device.startswith("cuda"):
                 torch.cuda.synchronize()
@@ -224,6 +261,9 @@ def train_run(
         evaluate["human_mean"].fill_null(float("nan")).to_numpy(),
         ece_bins=cfg.ece_bins,
         kl_eps=cfg.kl_eps,
+        authors_ece_bins=cfg.authors_ece_bins,
+        authors_ece_batch=cfg.authors_ece_batch,
+        seed=seed,
     )
     say("metrics: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
     return predictions, metrics, lines
@@ -232,7 +272,8 @@ def train_run(
 @torch.no_grad()
 def predict(model: Classifier, dataset: StackedImages, spec: Method, cfg: TrainConfig, device: str,
             mean: torch.Tensor, std: torch.Tensor) -> np.ndarray:
-    """Class probabilities (N, K). MC dropout: features once, then `mc_samples` dropout passes of the head, averaged."""
+    """Class probabilities (N, K). MC dropout: features once, then `mc_samples` dropout passes of the head, combined
+    by `spec.mc_average` (mean logits then softmax, or mean softmax)."""
     model.eval()
     loader = DataLoader(dataset, batch_size=cfg.eval_batch_size, shuffle=False, num_workers=0)
     out = []
@@ -242,7 +283,8 @@ def predict(model: Classifier, dataset: StackedImages, spec: Method, cfg: TrainC
             features = model.features(normalize(images.to(device), mean, std)).float()
         if spec.mc_samples:
             model.dropout.train()
-            probs = torch.stack([spec.probs(model.classify(features)) for _ in range(spec.mc_samples)]).mean(0)
+            probs = mc_dropout_probs(torch.stack([model.classify(features) for _ in range(spec.mc_samples)]),
+                                     spec.mc_average)
             model.dropout.eval()
         else:
             probs = spec.probs(model.classify(features))

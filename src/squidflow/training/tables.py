@@ -8,6 +8,7 @@ left out of that cell, and n_seeds says how many runs it averages.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,16 +40,16 @@ TABLES = {
     "table3_calibration": TableSpec(
         "table3_calibration",
         "calibration",
-        ("sd_acc", "se_acc", "huj_mse", "ece"),
-        ("SD Acc", "SE Acc", "HUJ MSE", "ECE"),
+        ("sd_acc", "se_acc", "huj_mse", "ece", "ece_authors"),
+        ("SD Acc", "SE Acc", "HUJ MSE", "ECE", "ECE (authors' code)"),
         "Table 3: uncertainty quantification methods against human judgments (SQUID-E §5.3)",
         grouped=True,
     ),
     "table9_kl": TableSpec(
         "table9_kl",
         "calibration",
-        ("huj_mse", "kl", "ece"),
-        ("HUJ MSE", "KL", "ECE"),
+        ("huj_mse", "kl", "ece", "ece_authors"),
+        ("HUJ MSE", "KL", "ECE", "ECE (authors' code)"),
         "Table 9: MSE and KL divergence against human judgments, with ECE (SQUID-E supplement D.4)",
         grouped=True,
     ),
@@ -103,31 +104,118 @@ def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: 
     return header, body
 
 
-def _caption(table: pl.DataFrame, spec: TableSpec, ece_bins: int) -> str:
+def _caption(table: pl.DataFrame, spec: TableSpec, ece_bins: int, choices: Mapping | None = None,
+             sets: Mapping | None = None) -> str:
     seeds = sorted(set(table["n_seeds"].to_list()))
     note = f"Mean ± sample std over {'/'.join(map(str, seeds))} seed(s)."
     if "ece" in spec.metrics:
         note += f" ECE: top-label, ground-truth labels, {ece_bins} equal-width bins."
     if "kl" in spec.metrics:
         note += " KL(human ‖ model) of Bernoulli distributions, probabilities clipped to [1e-6, 1 - 1e-6]."
+    if choices is not None:
+        methods = sorted(set(table["method"])) if len(table) else []
+        note += " " + choices_text(spec, choices, sets, methods)
     return f"{spec.title}. {note}"
 
 
-def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10) -> str:
+def _listed(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, methods: list[str]) -> str:
+    """The sentences of a table's caption that name every definition choice behind its numbers (config key, value,
+    and whether it is the SQUID-E authors' setting), the sets' sizes, and what differs from the configuration."""
+    out = []
+    mode = choices.get("sets", "clean")
+    if mode == "authors":
+        lists = "indices.json" if spec.experiment == "classification" else (
+            f"indices_uq.json, target {choices.get('target_event')}")
+        out.append(f"Image sets: the authors' (training.sets: authors): the SE images the release lists ({lists}), "
+                   "mapped to frames; SD images (not released) drawn by squidflow.")
+        for leak in (sets or {}).get("leaks", []):
+            out.append(f"LEAK in the authors' sets: {leak['rated_in_train']} training images are rated evaluation "
+                       f"images of the release and {leak['val_sharing_video']} of {leak['n_val']} evaluation images "
+                       "share a video with a training image; training.sets: clean avoids this.")
+    else:
+        out.append("Image sets: clean (training.sets: clean): chosen by video, no SE evaluation image shares a video "
+                   "with a training image.")
+    if sets:
+        counts: dict[tuple, int] = {}
+        for c in sets.get("counts", []):
+            counts[(c["use"], c["dataset"])] = counts.get((c["use"], c["dataset"]), 0) + c["n"]
+        if spec.experiment == "calibration":
+            by = {(c["use"], c["dataset"], c["label"]): c["n"] for c in sets.get("counts", [])}
+            size = lambda u, d: f"{by.get((u, d, 1), 0)} + {by.get((u, d, 0), 0)}"  # noqa: E731
+            out.append(f"Sizes (target + other): training SD {size('train', 'SD')}, SE {size('train', 'SE')}; "
+                       f"evaluation SD {size('eval', 'SD')}, SE {size('eval', 'SE')}.")
+        else:
+            out.append("Sizes: " + ", ".join(f"{u} {d} {n}" for (u, d), n in sorted(counts.items())) + ".")
+        if sets.get("notes"):
+            out.append("Differences from the configuration: " + " ".join(
+                n if n.endswith(".") else n + "." for n in sets["notes"]))
+        means = sets.get("human_means")
+        if means:
+            out.append("Human judgments: " + ("the mean of every judgment of the image and prompt"
+                                              if means == "all" else "means after the annotator-quality step")
+                       + f" (training.human_means: {means}).")
+    trainable = choices.get("trainable") or {}
+    groups: dict[str, list[str]] = {}
+    for m in methods:
+        groups.setdefault(trainable.get(m, "?"), []).append(m)
+    words = {"all": "every layer", "layer4": "the backbone's last stage (ResNet50 layer4, EfficientNet-Lite0 blocks 5-6) "
+             "+ head", "head": "the head only"}
+    if groups:
+        out.append("Trainable layers (training.trainable; the authors': layer4 + head, MC head only): " + "; ".join(
+            f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items())) + ".")
+    if spec.experiment == "calibration":
+        if "MC" in methods:
+            mc = choices.get("mc_average", "logits")
+            out.append(f"MC: {choices.get('mc_samples', 50)} dropout passes, "
+                       + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
+                       + f" (training.mc_average: {mc}).")
+        if "RS" in methods:
+            rs, ls = choices.get("rs_scale", "raw"), choices.get("rs_label_smoothing", 0.2)
+            authors = rs == "raw" and ls == 0.2
+            out.append(f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
+                       f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
+                       + ("; the authors'" if authors else "; the authors': raw, 0.2") + ").")
+        if "ece_authors" in spec.metrics:
+            out.append(f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
+                       f"label, {choices.get('authors_ece_bins', 5)} bins, averaged over shuffled batches of "
+                       f"{choices.get('authors_ece_batch', 16)} — the quantity the paper's ECE column reports; it "
+                       "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
+                       "and a constant 0.5 near 0.")
+    else:
+        geometry = choices.get("augment_geometry", "whole_frame")
+        if {"GA", "AU"} & set(methods):
+            out.append("GA/AU geometry (training.augment_geometry: " + geometry + "): " + (
+                "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
+                if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")
+    if choices.get("judgments_source") == "simulated":
+        out.append("Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "
+                   "not how any model behaves.")
+    return " ".join(out)
+
+
+def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
+                choices: Mapping | None = None, sets: Mapping | None = None) -> str:
     header, body = _layout(table, spec, method_order, tex=False)
-    lines = [f"**{_caption(table, spec, ece_bins)}**", "", "| " + " | ".join(header) + " |",
+    lines = [f"**{_caption(table, spec, ece_bins, choices, sets)}**", "", "| " + " | ".join(header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
 
-def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10) -> str:
+def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
+             choices: Mapping | None = None, sets: Mapping | None = None) -> str:
     header, body = _layout(table, spec, method_order, tex=True)
     escape = lambda s: s.replace("%", r"\%").replace("_", r"\_").replace("&", r"\&")  # noqa: E731
+    caption = escape(_caption(table, spec, ece_bins, choices, sets))
     lines = [
         r"\begin{table}[t]",
         r"\centering",
-        r"\caption{" + escape(_caption(table, spec, ece_bins)).replace("±", r"$\pm$").replace("‖", r"$\|$") + "}",
+        r"\caption{" + caption.replace("±", r"$\pm$").replace("‖", r"$\|$").replace("·", r"$\cdot$")
+        .replace("×", r"$\times$").replace("—", "---") + "}",
         r"\label{tab:" + spec.name + "}",
         r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}",
         r"\toprule",

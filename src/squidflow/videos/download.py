@@ -1,24 +1,38 @@
-"""Download one video through yt-dlp, retrying what may pass and giving up at once on what will not.
+"""Download one video through yt-dlp, retrying what may pass, braking on what the site refuses, giving up on the rest.
 
 yt-dlp handles YouTube, the other sites it supports and direct media links alike. Its own retry loop treats every
-error the same, so we switch it off and keep ours: a transient failure (HTTP 5xx or 429, a timeout, a connection
-reset, a body shorter than announced) is retried with exponential backoff and the partial file is resumed; a
-permanent one (404/410, removed, private, blocked, unsupported URL) ends the video at once as `unavailable`. What
-did download must then pass `squidflow.videos.probe` (ffprobe + decoding the first frames), else it is `corrupt`.
-Nothing here raises for a bad video: the outcome is a `DownloadResult` that becomes the video's status row.
+error the same, so we switch it off and keep ours, driven by the failure reason (squidflow.videos.failures): a
+transient failure (HTTP 5xx, a timeout, a connection reset, a body shorter than announced, a file that does not
+decode) is retried with exponential backoff and the partial file is resumed; a refusal (rate limit, bot check,
+captcha, IP block) pauses the whole site through the brake (squidflow.videos.brake) and is retried after the pause;
+anything else (404, removed, private, geo or age blocks, no matching format, a missing PO token) ends the video at
+once. What did download must then pass `squidflow.videos.probe` (ffprobe reading the stream and decoding the first
+frames), else it is `corrupt`. Subtitles (manual, and automatic when asked) in the configured languages come in the
+same pass, beside the video as `<stem>.<lang>.vtt`; a subtitle that fails is a note, not a failed video.
+
+A worker keeps one yt-dlp session (`Session`) for all its videos: a new `YoutubeDL` costs ~0.1 s, and the site's
+cookies stay warm. Every HTTP request goes through the session's hook, which waits out a pause of the site, keeps
+its pace, and keeps the start of a 403/429 page (where a site says "captcha" or "not a bot"). Nothing here raises for
+a bad video: the outcome is a `DownloadResult` that becomes the video's status row.
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import logging
+import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from squidflow.config import from_section
+from squidflow.videos.brake import Brake, SiteStopped, site_of
+from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of
 from squidflow.videos.probe import ProbeError, VideoInfo, probe
 
 log = logging.getLogger(__name__)
@@ -26,27 +40,9 @@ log = logging.getLogger(__name__)
 # At most 480p, MP4 preferred; `<=?` keeps formats whose height is unknown (direct links), the final `b` is the
 # best single file of at most 480p in any container, remuxed to MP4 afterwards.
 DEFAULT_FORMAT = "bv*[height<=?480][ext=mp4]+ba[ext=m4a]/b[height<=?480][ext=mp4]/bv*[height<=?480]+ba/b[height<=?480]"
-
-PERMANENT_PATTERNS = [
-    r"HTTP Error (400|401|404|410|451)\b",
-    r"\b(404|410)\b.*not found",
-    r"video unavailable",
-    r"private video",
-    r"has been removed",
-    r"account .* (terminated|closed)",
-    r"copyright",
-    r"not available in your country",
-    r"not available on this app",
-    r"sign in to confirm your age",
-    r"members[- ]only",
-    r"unsupported url",
-    r"is not a valid url",
-    r"no video formats found",
-    r"requested format is not available",
-    r"this live event will begin",
-    r"premieres in",
-    r"does not exist",
-]
+SUBTITLE_EXTENSIONS = ("vtt", "srt")
+# A URL whose path ends so is a media file, not a page (what video2dataset, too, downloads directly).
+DIRECT_EXTENSIONS = ("mp4", "webm", "mkv", "mov", "m4v")
 
 
 @dataclass(frozen=True)
@@ -63,6 +59,13 @@ class DownloadOptions:
     socket_timeout_s: float = 30.0
     rate_limit: str | None = None
     decode_frames: int = 5
+    workers: int = 4
+    pool: str = "thread"
+    subtitles: tuple[str, ...] = ()
+    automatic_subtitles: bool = False
+    sites: dict[str, Any] = field(default_factory=dict)
+    pause_s: float = 600.0
+    stop_after: int = 3
 
     @classmethod
     def from_config(cls, section: dict[str, Any] | None) -> DownloadOptions:
@@ -77,15 +80,14 @@ class DownloadResult:
     path: Path | None = None
     info: VideoInfo | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None  # a key of squidflow.videos.failures.REASONS; None when ok
+    subtitles: list[str] = field(default_factory=list)  # subtitle files beside the video
+    notes: list[str] = field(default_factory=list)  # e.g. a subtitle that could not be fetched
+    requeue: bool = False  # refused by a paused site with attempts left: ask again after the pause
 
 
-def classify_error(message: str) -> str:
-    """`permanent` (404, removed, private...) or `transient` (5xx, timeout, truncated, and anything unknown)."""
-    if re.search(r"HTTP Error (5\d\d|408|425|429)\b", message):
-        return "transient"
-    if any(re.search(p, message, re.IGNORECASE) for p in PERMANENT_PATTERNS):
-        return "permanent"
-    return "transient"
+def failure(reason: str, error: str, attempts: int, **kw: Any) -> DownloadResult:
+    return DownloadResult(status_of(reason), error=error, attempts=attempts, reason=reason, **kw)
 
 
 def ydl_params(opts: DownloadOptions, outtmpl: str) -> dict[str, Any]:
@@ -108,6 +110,9 @@ def ydl_params(opts: DownloadOptions, outtmpl: str) -> dict[str, Any]:
         "overwrites": False,
         "logger": _YdlLogger(),
     }
+    if opts.subtitles:
+        params.update(writesubtitles=True, writeautomaticsub=bool(opts.automatic_subtitles),
+                      subtitleslangs=list(opts.subtitles), subtitlesformat="vtt/srt/best")  # fmt: skip
     if opts.cookies:
         params["cookiefile"] = opts.cookies
     if opts.proxy:
@@ -142,12 +147,124 @@ METADATA_KEYS = ("title", "description", "tags", "language", "uploader", "upload
                  "duration", "channel", "view_count", "categories")  # fmt: skip
 
 
-def _run_ytdlp(url: str, params: dict[str, Any]) -> dict[str, Any]:
-    import yt_dlp
+class _Replay(io.RawIOBase):
+    """An error page already read (to look for "captcha" in it), handed back to yt-dlp as if unread."""
 
-    with yt_dlp.YoutubeDL(params) as ydl:
-        info = ydl.extract_info(url, download=True)
+    def __init__(self, data: bytes):
+        super().__init__()
+        self._buf = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, amt: int | None = None, **_: Any) -> bytes:  # urllib3's read takes decode_content=
+        return self._buf.read(-1 if amt is None else amt)
+
+
+def _peek(response: Any, limit: int = 1 << 20) -> str:
+    """The start of an HTTP error body, leaving it readable for yt-dlp (YouTube's API reads its JSON errors)."""
+    try:
+        body = response.read(limit)
+    except Exception:  # a body we cannot read says nothing; the status code still does
+        return ""
+    response.fp = _Replay(body)
+    return body[:65536].decode("utf-8", "replace")
+
+
+@functools.cache
+def _session_class() -> type:
+    """yt-dlp's YoutubeDL with a request hook (brake, pace, refusal pages) and soft subtitle failures."""
+    import yt_dlp
+    from yt_dlp.networking.exceptions import HTTPError
+    from yt_dlp.utils import DownloadError
+
+    class SessionYoutubeDL(yt_dlp.YoutubeDL):
+        brake: Brake | None = None
+
+        def start_attempt(self) -> None:
+            self.seen_warnings: list[str] = []
+            self.refusal_pages: list[str] = []
+            self.refused_at: float | None = None
+            self.retry_after_s = 0.0
+            self.subtitle_errors: list[str] = []
+
+        def urlopen(self, req):
+            url = req if isinstance(req, str) else getattr(req, "url", None) or req.get_full_url()
+            site = site_of(url)
+            if self.brake is not None:
+                self.brake.before_request(site)  # waits out a pause; raises SiteStopped
+            sent = time.time()
+            try:
+                return super().urlopen(req)
+            except HTTPError as exc:
+                if exc.status in (403, 429):
+                    self.refused_at = sent
+                    self.refusal_pages.append(_peek(exc.response))
+                    retry_after = exc.response.get_header("Retry-After")
+                    if retry_after and retry_after.strip().isdigit():
+                        self.retry_after_s = max(self.retry_after_s, float(retry_after))
+                raise
+
+        def report_warning(self, message, only_once=False):
+            self.seen_warnings.append(str(message))  # before only_once hides a repeat on a reused session
+            super().report_warning(message, only_once)
+
+        def _write_subtitles(self, info_dict, filename):
+            try:
+                return super()._write_subtitles(info_dict, filename)
+            except DownloadError as exc:  # the video is still worth having
+                self.subtitle_errors.append(_clean(str(exc)))
+                return []
+
+    return SessionYoutubeDL
+
+
+def direct_media_info(url: str) -> dict[str, Any] | None:
+    """yt-dlp's info dict for a direct media link (as its generic extractor would make it), or None for a page."""
+    parsed = urlparse(url)
+    stem, _, ext = PurePosixPath(unquote(parsed.path)).name.rpartition(".")
+    if parsed.scheme not in ("http", "https") or ext.lower() not in DIRECT_EXTENSIONS or not stem:
+        return None
+    return {
+        "id": stem, "title": stem, "direct": True, "webpage_url": url, "original_url": url,
+        "webpage_url_basename": f"{stem}.{ext}", "webpage_url_domain": parsed.hostname, "extractor": "generic",
+        "extractor_key": "Generic", "formats": [{"format_id": ext.lower(), "url": url, "ext": ext.lower(), "vcodec": None}],
+    }  # fmt: skip
+
+
+class Session:
+    """One worker's yt-dlp session, reused for all its videos (cheaper than a new YoutubeDL, and cookies stay)."""
+
+    def __init__(self, opts: DownloadOptions, brake: Brake | None = None):
+        self.opts = opts
+        self.brake = brake
+        self._ydl: Any = None
+
+    def fetch(self, url: str, outtmpl: str) -> dict[str, Any]:
+        """Download `url` to `outtmpl`; yt-dlp's info dict, or yt-dlp's exception (or SiteStopped).
+
+        A direct media link skips yt-dlp's extractors (matching ~1,800 URL patterns and a sniffing GET, two thirds of
+        the time a small file takes) and goes straight to yt-dlp's HTTP downloader: same resume, same messages.
+        """
+        if self._ydl is None:
+            self._ydl = _session_class()(ydl_params(self.opts, outtmpl))
+            self._ydl.brake = self.brake
+        ydl = self._ydl
+        ydl.params["outtmpl"] = {"default": outtmpl}
+        ydl.start_attempt()
+        direct = direct_media_info(url)
+        info = ydl.process_ie_result(direct, download=True) if direct else ydl.extract_info(url, download=True)
         return ydl.sanitize_info(info) or {}
+
+    @property
+    def attempt(self) -> Any:
+        """What the last attempt saw: warnings, refusal pages, when the refused request was sent, subtitle errors."""
+        return self._ydl
+
+    def close(self) -> None:
+        if self._ydl is not None:
+            self._ydl.close()
+            self._ydl = None
 
 
 def _final_file(dest: Path) -> Path | None:
@@ -172,57 +289,106 @@ def _remux_to_mp4(src: Path, dest: Path) -> None:
     src.unlink(missing_ok=True)
 
 
+def subtitle_files(video: str | Path) -> list[str]:
+    """Subtitle files kept beside a video: `<stem>.<lang>.vtt` or `.srt` (what yt-dlp writes, what the text stage
+    reads), sorted."""
+    video = Path(video)
+    if not video.parent.is_dir():
+        return []
+    pattern = re.compile(re.escape(video.stem) + r"\.[A-Za-z0-9_-]+\.(" + "|".join(SUBTITLE_EXTENSIONS) + ")")
+    return sorted(str(video.parent / p) for p in os.listdir(video.parent) if pattern.fullmatch(p))
+
+
 def download(
     url: str,
     dest: str | Path,
     opts: DownloadOptions,
     *,
-    runner: Callable[[str, dict[str, Any]], dict[str, Any]] = _run_ytdlp,
+    session: Session | None = None,
+    brake: Brake | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    first_attempt: int = 1,
+    hand_back_refusals: bool = False,
 ) -> DownloadResult:
     """Fetch `url` into `dest` (an .mp4 path) and check it decodes. Never raises for a bad video.
 
     An existing `dest` that probes fine is kept as is (no network): a rerun downloads nothing already `ok`.
+    `session` is the worker's yt-dlp session (a new one per call when None); `brake` the run's shared site state.
+    With `hand_back_refusals`, a refusal with attempts left returns at once with `requeue` set, so that the worker
+    is free for other sites while this one is paused (the shard scheduler asks again from `first_attempt`).
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         try:
-            return DownloadResult("ok", attempts=0, path=dest, info=probe(dest, decode_frames=opts.decode_frames))
+            info = probe(dest, decode_frames=opts.decode_frames)
+            return DownloadResult("ok", attempts=0, path=dest, info=info, subtitles=subtitle_files(dest))
         except ProbeError as exc:
             log.warning("%s exists but does not decode (%s); downloading it again", dest, exc)
             dest.unlink()
-    params = ydl_params(opts, str(dest.with_suffix("")) + ".%(ext)s")
-    last_error, last_kind = "", "failed"
+    own = session is None
+    session = session or Session(opts, brake)
+    try:
+        return _download(url, dest, opts, session, brake, sleep, first_attempt, hand_back_refusals)
+    finally:
+        if own:
+            session.close()
+
+
+def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, brake: Brake | None, sleep,
+              first_attempt: int, hand_back: bool) -> DownloadResult:  # fmt: skip
+    site = site_of(url)
+    outtmpl = str(dest.with_suffix("")) + ".%(ext)s"
+    last_error, last_reason = "", "unknown"
     metadata: dict[str, Any] = {}
-    for attempt in range(1, opts.retries + 2):
-        if attempt > 1:
+    notes: list[str] = []
+    attempts = opts.retries + 1
+    for attempt in range(first_attempt, attempts + 1):
+        if attempt > first_attempt and (last_reason in RETRY_REASONS or (brake is None and last_reason in BRAKE_REASONS)):
             wait = min(opts.backoff_s * 2 ** (attempt - 2), opts.max_backoff_s)
-            log.info("%s: attempt %d/%d in %.1f s after: %s", url, attempt, opts.retries + 1, wait, last_error)
+            log.info("%s: attempt %d/%d in %.1f s after: %s", url, attempt, attempts, wait, last_error)
             sleep(wait)
+        started = time.time()
         try:
-            info = runner(url, params)
+            info = session.fetch(url, outtmpl)
             metadata = {k: info.get(k) for k in METADATA_KEYS if info.get(k) is not None}
+        except SiteStopped as stop:
+            if attempt == first_attempt and first_attempt == 1:
+                return failure("not_attempted", stop.note, 0)
+            return failure(last_reason if attempt > first_attempt else "not_attempted", last_error or stop.note,
+                           attempt - 1, metadata=metadata)  # fmt: skip
         except Exception as exc:  # yt-dlp raises DownloadError and friends; anything else is as unknown
+            seen = session.attempt
             last_error = _clean(str(exc)) or type(exc).__name__
-            if classify_error(last_error) == "permanent":
-                return DownloadResult("unavailable", error=last_error, attempts=attempt)
-            last_kind = "failed"
-            continue
+            last_reason = classify(last_error, warnings=getattr(seen, "seen_warnings", ()),
+                                   pages=getattr(seen, "refusal_pages", ()))  # fmt: skip
+            if brake is not None and last_reason in BRAKE_REASONS:
+                brake.refused(site, last_reason, last_error, asked_at=getattr(seen, "refused_at", None) or started,
+                              retry_after_s=getattr(seen, "retry_after_s", 0.0))  # fmt: skip
+            elif brake is not None and last_reason not in NO_ANSWER_REASONS:
+                brake.answered(site)
+            if hand_back and last_reason in BRAKE_REASONS and attempt < attempts:
+                return failure(last_reason, last_error, attempt, metadata=metadata, requeue=True)
+            if last_reason in RETRY_REASONS or last_reason in BRAKE_REASONS:
+                continue
+            return failure(last_reason, last_error, attempt, metadata=metadata)
+        if brake is not None:
+            brake.answered(site)
+        notes = [f"subtitles: {e}" for e in getattr(session.attempt, "subtitle_errors", ())]
         got = _final_file(dest)
         if got is None:
-            last_error, last_kind = f"yt-dlp reported success but left no file for {dest}", "failed"
+            last_error, last_reason = f"yt-dlp reported success but left no file for {dest}", "unknown"
             continue
         try:
             if got != dest:
                 _remux_to_mp4(got, dest)
-            return DownloadResult("ok", attempts=attempt, path=dest, metadata=metadata,
-                                  info=probe(dest, decode_frames=opts.decode_frames))  # fmt: skip
+            return DownloadResult("ok", attempts=attempt, path=dest, metadata=metadata, notes=notes,
+                                  info=probe(dest, decode_frames=opts.decode_frames), subtitles=subtitle_files(dest))  # fmt: skip
         except ProbeError as exc:
-            last_error, last_kind = str(exc), "corrupt"
+            last_error, last_reason = str(exc), "corrupt"
             log.warning("%s: downloaded file does not decode (%s); removing it", url, exc)
             dest.unlink(missing_ok=True)
-    return DownloadResult(last_kind, error=last_error, attempts=opts.retries + 1, metadata=metadata)
+    return failure(last_reason, last_error, attempts, metadata=metadata, notes=notes)
 
 
 def _clean(message: str) -> str:

@@ -1,8 +1,10 @@
 """From candidates to the video manifest: one status row per video, then one table and a report people read.
 
-Every candidate ends with a status — `ok`, `unavailable` (gone for good: 404, removed, private, a UCF file not in
-the folder), `failed` (transient errors outlasted the retries) or `corrupt` (the file does not decode) — with the
-error and the number of attempts. Later stages take only `ok` rows (`ok_videos`).
+Every candidate ends with a status — `ok`, `unavailable` (gone for good or not for this session: 404, removed,
+private, geo or age blocks, a UCF file not in the folder), `failed` (refused by the site, transient errors that
+outlasted the retries, a local setup problem) or `corrupt` (the file does not decode) — with its `reason` from the
+closed set of squidflow.videos.failures, the raw error and the number of attempts. Later stages take only `ok` rows
+(`ok_videos`).
 """
 
 from __future__ import annotations
@@ -20,28 +22,14 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.io import conform
-from squidflow.videos.download import DownloadOptions, DownloadResult, download
+from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
+from squidflow.videos.failures import REASONS
 from squidflow.videos.probe import ProbeError, probe
+from squidflow.videos.shards import outcome_record, status_row
 
 log = logging.getLogger(__name__)
 
-STATUS_RECORD = re.compile(r"(.+)\.g(\d+)\.parquet")
-TEXT_FROM_DOWNLOAD = ("title", "description", "tags", "language", "uploader", "upload_date", "license", "webpage_url")
-
-
-def _status_row(candidate: dict[str, Any], result: DownloadResult) -> dict[str, Any]:
-    row = {c: None for c in schemas.VIDEO_STATUS.columns}
-    row.update({k: v for k, v in candidate.items() if k in schemas.VIDEO_STATUS.columns})
-    for key in TEXT_FROM_DOWNLOAD:
-        value = result.metadata.get(key)
-        if value not in (None, "", []):
-            row[key] = value
-    if result.info is not None:
-        row.update(result.info.as_row())
-    elif result.status != "ok":
-        row["duration_s"] = candidate.get("duration_s")  # the search's duration, if any, stays as information
-    row.update(status=result.status, error=result.error, attempts=result.attempts)
-    return row
+SHARD_TABLE = re.compile(r"shard(\d+)of(\d+)\.g(\d+)\.parquet")
 
 
 def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generation: int = 0) -> pl.DataFrame:
@@ -53,11 +41,10 @@ def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generatio
             result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames)
     except Exception as exc:  # a bug or a full disk must not fail the workflow either: it is this video's status
         log.exception("%s: unexpected error", candidate.get("video_id"))
-        result = DownloadResult("failed", error=f"unexpected {type(exc).__name__}: {exc}", attempts=1)
-    row = _status_row(candidate, result)
-    row["retry_generation"] = retry_generation
+        result = failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 1)
     log.info("%s: %s%s (attempts %d)", candidate["video_id"], result.status,
-             f" — {result.error}" if result.error else "", result.attempts)  # fmt: skip
+             f" — {result.reason}: {result.error}" if result.error else "", result.attempts)  # fmt: skip
+    row = status_row(candidate, outcome_record(candidate["video_id"], retry_generation, result))
     return conform(pl.DataFrame([row], schema=schemas.VIDEO_STATUS.columns), schemas.VIDEO_STATUS)
 
 
@@ -71,11 +58,12 @@ def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -
             if source == "squid-e-release"
             else "the file was listed but is gone; rerun to list the sources again"
         )
-        return DownloadResult("unavailable", error=f"{path}: not found; {hint}", attempts=0)
+        return failure("missing_file", f"{path}: not found; {hint}", 0)
     try:
-        return DownloadResult("ok", attempts=0, path=path, info=probe(path, decode_frames=decode_frames))
+        info = probe(path, decode_frames=decode_frames)
+        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=subtitle_files(path))
     except ProbeError as exc:
-        return DownloadResult("corrupt", error=str(exc), attempts=0)
+        return failure("corrupt", str(exc), 0)
 
 
 def probe_local_candidates(candidates: pl.DataFrame, opts: DownloadOptions, *, workers: int = 2) -> pl.DataFrame:
@@ -99,6 +87,7 @@ def build_manifest(candidates: pl.DataFrame, statuses: Iterable[pl.DataFrame]) -
     if len(missing):
         pending = candidates.join(missing.select("video_id"), on="video_id").with_columns(
             pl.lit("failed").alias("status"),
+            pl.lit("unknown").alias("reason"),
             pl.lit("no status record was written for this video").alias("error"),
             pl.lit(0).alias("retry_generation"),
         )
@@ -112,36 +101,23 @@ def ok_videos(manifest: pl.DataFrame) -> pl.DataFrame:
     return manifest.filter(pl.col("status") == "ok")
 
 
-ERROR_KINDS = [
-    (r"HTTP Error (\d+)", "HTTP {0}"),
-    (r"UCF-Crime", "UCF-Crime file not in ucf_dir"),
-    (r"[Ff]ailed to resolve|Name or service not known|Temporary failure in name resolution", "no network (DNS)"),
-    (r"timed out", "timeout"),
-    (r"more expected|content too short", "truncated download"),
-    (r"cannot decode|ffprobe|does not decode|no video stream", "file does not decode"),
-    (r"[Pp]rivate video", "private video"),
-    (r"removed|[Vv]ideo unavailable|terminated", "removed or unavailable"),
-    (r"[Ss]ign in to confirm", "needs sign-in (cookies)"),
-    (r"[Uu]nsupported URL", "unsupported URL"),
-]
+def _md(text: Any, limit: int | None = None) -> str:
+    """Data (ids, titles, errors, notes) as inert Markdown (squidflow.io.md_escape), cut to `limit` characters first."""
+    from squidflow.io import md_escape
+
+    return md_escape(str(text or "")[:limit])
 
 
-def error_kind(error: str | None) -> str:
-    """A short reason for the report's summary (the full error stays in the manifest)."""
-    for pattern, label in ERROR_KINDS:
-        m = re.search(pattern, error or "")
-        if m:
-            return label.format(*m.groups())
-    return (error or "no error recorded")[:60]
-
-
-def download_report(manifest: pl.DataFrame, source_notes: list[str]) -> str:
-    """Markdown: videos per event and status, the errors that were not `ok`, and what the sources' listing noticed."""
+def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes: Iterable[str] = ()) -> str:
+    """Markdown: what the brake stopped, videos per event × status and × reason, the failures, the sources' notes."""
     statuses = ["ok", "unavailable", "failed", "corrupt"]
     lines = ["# Video acquisition report", ""]
     counts = manifest.group_by("status").len()
     total = {r["status"]: r["len"] for r in counts.iter_rows(named=True)}
     lines.append(f"{len(manifest)} videos: " + ", ".join(f"{total.get(s, 0)} {s}" for s in statuses) + ".")
+    brake_notes = list(brake_notes)
+    if brake_notes:
+        lines += ["", "## Stopped by the brake", ""] + [f"- {_md(n)}" for n in brake_notes]
     lines += ["", "## Videos per event and status", "", "| event | " + " | ".join(statuses) + " | total |",
               "|---|" + "---:|" * (len(statuses) + 1)]  # fmt: skip
     per = manifest.group_by("event", "status").len()
@@ -150,7 +126,7 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str]) -> str:
         table.setdefault(r["event"] or "", {})[r["status"]] = r["len"]
     for event in sorted(table):
         c = table[event]
-        lines.append(f"| {event} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + f" | {sum(c.values())} |")
+        lines.append(f"| {_md(event)} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + f" | {sum(c.values())} |")
     lines.append("| **all** | " + " | ".join(str(total.get(s, 0)) for s in statuses) + f" | {len(manifest)} |")
     if "source" in manifest.columns:
         lines += [
@@ -162,24 +138,39 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str]) -> str:
         ]
         for src, grp in manifest.group_by("source", maintain_order=True):
             c = dict(grp.group_by("status").len().iter_rows())
-            lines.append(f"| {src[0]} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
-    bad = manifest.filter(pl.col("status") != "ok")
+            lines.append(f"| {_md(src[0])} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
+    bad = manifest.filter(pl.col("status") != "ok").with_columns(pl.col("reason").fill_null("unknown"))
     if len(bad):
-        kinds = bad.with_columns(pl.col("error").map_elements(error_kind, return_dtype=pl.Utf8).alias("reason"))
-        lines += ["", "## Not ok, by reason", "", "| status | reason | videos |", "|---|---|---:|"]
-        for r in kinds.group_by("status", "reason").len().sort("len", descending=True).iter_rows(named=True):
-            lines.append(f"| {r['status']} | {r['reason']} | {r['len']} |")
-        lines += ["", "## Not ok", "", "| video_id | event | status | attempts | error |", "|---|---|---|---:|---|"]
+        present = [r for r in REASONS if r in set(bad["reason"].to_list())]
+        present += sorted(set(bad["reason"].to_list()) - set(present))
+        by = manifest.with_columns(
+            pl.when(pl.col("status") == "ok").then(pl.lit("ok")).otherwise(pl.col("reason").fill_null("unknown"))
+            .alias("_reason")
+        ).group_by("event", "_reason").len()  # fmt: skip
+        cells: dict[str, dict[str, int]] = {}
+        for r in by.iter_rows(named=True):
+            cells.setdefault(r["event"] or "", {})[r["_reason"]] = r["len"]
+        cols = ["ok", *present]
+        lines += ["", "## Videos per event and reason", "", "| event | " + " | ".join(cols) + " |",
+                  "|---|" + "---:|" * len(cols)]  # fmt: skip
+        for event in sorted(cells):
+            lines.append(f"| {_md(event)} | " + " | ".join(str(cells[event].get(c, 0)) for c in cols) + " |")
+        lines += ["", "## Not ok, by reason", "", "| reason | status | videos | what to do |", "|---|---|---:|---|"]
+        for r in bad.group_by("reason", "status").len().sort("len", descending=True).iter_rows(named=True):
+            remedy = REASONS[r["reason"]].remedy if r["reason"] in REASONS else ""
+            lines.append(f"| `{r['reason']}` | {r['status']} | {r['len']} | {remedy} |")
+        lines += ["", "## Not ok", "", "| video_id | event | status | reason | attempts | error |",
+                  "|---|---|---|---|---:|---|"]  # fmt: skip
         for r in bad.head(500).iter_rows(named=True):
-            err = (r["error"] or "").replace("|", "\\|").replace("\n", " ")[:200]
-            lines.append(f"| {r['video_id']} | {r['event']} | {r['status']} | {r['attempts'] or 0} | {err} |")
+            lines.append(f"| {_md(r['video_id'])} | {_md(r['event'])} | {r['status']} | {_md(r['reason'])} | "
+                         f"{r['attempts'] or 0} | {_md(r['error'], 200)} |")  # fmt: skip
         if len(bad) > 500:
-            lines.append(f"| … {len(bad) - 500} more (see videos.parquet) | | | | |")
+            lines.append(f"| … {len(bad) - 500} more (see videos.parquet) | | | | | |")
         lines += ["", "Rerun with `--config retry_failed=true` to try the videos that are not `ok` again."]
     noted = manifest.filter(pl.col("notes").list.len() > 0)
     if source_notes or len(noted):
-        lines += ["", "## Source notes", ""] + [f"- {n}" for n in source_notes]
-        lines += [f"- {r['video_id']}: {'; '.join(r['notes'])}" for r in noted.iter_rows(named=True)]
+        lines += ["", "## Source notes", ""] + [f"- {_md(n)}" for n in source_notes]
+        lines += [f"- {_md(r['video_id'])}: {_md('; '.join(r['notes']))}" for r in noted.iter_rows(named=True)]
     return "\n".join(lines) + "\n"
 
 
@@ -192,36 +183,37 @@ def run_started() -> float:
     return float(os.environ.setdefault(RUN_STARTED_ENV, str(time.time())))
 
 
-def latest_status_generations(status_dir: str | Path) -> dict[str, int]:
-    """{video_id: newest generation} of the records `<status_dir>/<video_id>.g<N>.parquet` (one listing)."""
-    latest: dict[str, int] = {}
+def latest_shard_generations(status_dir: str | Path, shards: int) -> dict[int, int]:
+    """{shard: newest generation} of the shard tables `<status_dir>/shard<k>of<shards>.g<N>.parquet` (one listing)."""
+    latest: dict[int, int] = {}
     if os.path.isdir(status_dir):
         for name in os.listdir(status_dir):
-            m = STATUS_RECORD.fullmatch(name)
-            if m:
-                latest[m[1]] = max(latest.get(m[1], -1), int(m[2]))
+            m = SHARD_TABLE.fullmatch(name)
+            if m and int(m[2]) == shards:
+                latest[int(m[1])] = max(latest.get(int(m[1]), -1), int(m[3]))
     return latest
 
 
-def needs_retry(record: str | Path, started: float) -> bool:
-    """A record that is not `ok` and was written before `started` (so one invocation retries a video once)."""
+def needs_retry(table: str | Path, started: float) -> bool:
+    """A shard table with a video that is not `ok`, written before `started` (so one invocation retries once)."""
     try:
-        if os.path.getmtime(record) >= started:
+        if os.path.getmtime(table) >= started:
             return False
-        return pl.read_parquet(record, columns=["status"])["status"][0] != "ok"
-    except Exception:  # an unreadable record is redone like a failed one
+        return bool((pl.read_parquet(table, columns=["status"])["status"] != "ok").any())
+    except Exception:  # an unreadable table is redone like a failed one
         return True
 
 
-def status_record_paths(video_ids: Iterable[str], status_dir: str, *, retry_failed: bool, started: float) -> list[str]:
-    """The status record the manifest takes for each video: the newest generation on disk (0 when none), or the
-    next one for a record that is not `ok` when `retry_failed` asks — the path a new acquire_video job writes.
+def shard_status_paths(status_dir: str, shards: int, *, retry_failed: bool, started: float) -> list[str]:
+    """The status table the manifest takes for each download shard: the newest generation on disk (0 when none),
+    or the next one for a table with videos that are not `ok` when `retry_failed` asks — the path a new
+    acquire_videos job writes, which downloads only those videos again (the journal settles the rest).
     """
-    latest = latest_status_generations(status_dir)
+    latest = latest_shard_generations(status_dir, shards)
     paths = []
-    for vid in video_ids:
-        gen = latest.get(vid, 0)
-        if retry_failed and vid in latest and needs_retry(f"{status_dir}/{vid}.g{gen}.parquet", started):
+    for shard in range(shards):
+        gen = latest.get(shard, 0)
+        if retry_failed and shard in latest and needs_retry(f"{status_dir}/shard{shard}of{shards}.g{gen}.parquet", started):
             gen += 1
-        paths.append(f"{status_dir}/{vid}.g{gen}.parquet")
+        paths.append(f"{status_dir}/shard{shard}of{shards}.g{gen}.parquet")
     return paths

@@ -9,13 +9,18 @@ or will be, and the text we already know (search title, catalog description, rel
 - `youtube`: multilingual `ytsearchN:` queries per event (squidflow.videos.youtube);
 - `squid-e-release`: the release's dataset.csv: YouTube ids to download, `bannerNN` ids read from a UCF-Crime folder.
 
-Ids must be unique across sources (they name files and Snakemake jobs): a later duplicate is dropped and reported.
+Ids must be unique across sources (they name files and Snakemake jobs). An id with characters a job name cannot hold
+is cleaned to one that can, with a short hash of the original as a suffix, so two ids never become one (`ä1` and
+`ö1` stay two videos). The same video listed twice is kept once and reported; two different videos under one id
+stop the run with an error naming both rows. URL lists are conformed to a schema (ids are strings) whatever their
+file type, and a list that cannot be read names its file and line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +30,8 @@ from urllib.parse import parse_qs, urlparse
 import polars as pl
 
 from squidflow import schemas
-from squidflow.io import conform, read_parquet
+from squidflow.errors import EmptyError, InputError
+from squidflow.io import conform, read_csv_strings, read_parquet
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +46,26 @@ class SourceListing:
     name: str
     candidates: pl.DataFrame
     notes: list[str] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)  # per candidate row: where it was listed (file and line)
+
+    def origin(self, i: int) -> str:
+        return self.origins[i] if i < len(self.origins) else f"{self.name} row {i + 1}"
 
 
 def slug(text: str) -> str:
     """A job-safe id from free text: letters, digits, `_` and `-` only."""
     return re.sub(r"[^A-Za-z0-9_\-]+", "_", text).strip("_") or "video"
+
+
+def safe_video_id(raw: str) -> str:
+    """`raw` when a job name can hold it, else its slug plus 8 hex digits of the SHA-1 of `raw`.
+
+    The hash keeps ids apart that differ only in characters the slug drops (`ä1`, `ö1` -> `1-<hash>`, `1-<other>`);
+    the same original id always gives the same cleaned id, so reruns find their files again.
+    """
+    if SAFE_ID.fullmatch(raw):
+        return raw
+    return f"{slug(raw)[:40]}-{hashlib.sha1(raw.encode('utf-8')).hexdigest()[:8]}"
 
 
 def youtube_id(url: str) -> str | None:
@@ -102,46 +123,63 @@ def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VID
             f"sources: local root {root} is not a folder; create it as <root>/<event>/<video>.mp4 or fix `root`"
         )
     exts = {e.lower().lstrip(".") for e in extensions}
-    rows, notes = [], []
+    rows, notes, origins = [], [], []
     for event_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for f in sorted(event_dir.iterdir()):
             if not f.is_file() or f.suffix.lower().lstrip(".") not in exts:
                 continue
-            vid = f.stem if SAFE_ID.match(f.stem) else slug(f.stem)
+            vid = safe_video_id(f.stem)
             if vid != f.stem:
                 notes.append(f"{f}: id '{vid}' (the file name has characters job names cannot hold)")
             rows.append({"video_id": vid, "event": event_dir.name, "source": "local", "path": str(f),
                          "title": f.stem, "download": False})  # fmt: skip
+            origins.append(f"local file {f}")
     if not rows:
         notes.append(f"{root}: no videos found (expected <root>/<event>/*.{{{','.join(sorted(exts))}}})")
-    return SourceListing(f"local:{root}", _frame(rows), notes)
+    return SourceListing(f"local:{root}", _frame(rows), notes, origins)
+
+
+URL_LIST_FIX = "A URL list has the columns url,event and optionally video_id,title (config sources[].path)."
 
 
 def read_url_list(path: str | Path) -> pl.DataFrame:
+    """A URL list (CSV, or Parquet by its suffix) in the URL_LIST schema (every column a string), plus `_row`: where
+    each row is in the file ("line 3" of a CSV, "row 3" of a Parquet file), for messages."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"sources: url list {path} not found; write a CSV with columns url,event[,video_id]")
-    df = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path, infer_schema_length=0)
-    missing = [c for c in ("url", "event") if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; a url list needs url,event and optionally video_id")
-    return df
+        raise InputError(f"sources: url list {path} not found. {URL_LIST_FIX}")
+    if path.suffix == ".parquet":
+        try:
+            df = pl.read_parquet(path)
+        except Exception as exc:  # polars/arrow name neither the file nor what to do
+            raise InputError(f"{path}: not a readable Parquet file ({exc}). {URL_LIST_FIX}") from None
+        where = [f"row {i}" for i in range(1, len(df) + 1)]
+    else:
+        df = read_csv_strings(path, what="URL list", fix=URL_LIST_FIX, line_column="_line")
+        where = [f"line {n}" for n in df["_line"].to_list()]
+        df = df.drop("_line")
+    out = conform(df, schemas.URL_LIST, where=str(path))
+    return out.with_columns(pl.Series("_row", where, dtype=pl.Utf8))
 
 
 def urls_source(table: pl.DataFrame, where: str) -> SourceListing:
-    rows, notes = [], []
-    for i, r in enumerate(table.iter_rows(named=True), start=1):
-        url, event = (r.get("url") or "").strip(), (r.get("event") or "").strip()
+    rows, notes, origins = [], [], []
+    positions = table["_row"].to_list() if "_row" in table.columns else [f"row {i}" for i in range(1, len(table) + 1)]
+    for pos, r in zip(positions, table.iter_rows(named=True), strict=True):
+        url, event = str(r.get("url") or "").strip(), str(r.get("event") or "").strip()
         if not url or not event:
-            notes.append(f"{where} row {i}: empty url or event; skipped")
+            notes.append(f"{where} {pos}: empty url or event; skipped")
             continue
-        vid = (r.get("video_id") or "").strip() or url_video_id(url)
-        if not SAFE_ID.match(vid):
-            notes.append(f"{where} row {i}: video_id {vid!r} made job-safe as {slug(vid)!r}")
-            vid = slug(vid)
+        given = str(r.get("video_id") or "").strip()
+        vid = safe_video_id(given) if given else url_video_id(url)
+        if given and vid != given:
+            notes.append(f"{where} {pos}: video_id {given!r} made job-safe as {vid!r}")
         rows.append({"video_id": vid, "event": event, "source": "urls", "url": url, "webpage_url": url,
                      "path": download_path("urls", vid), "title": r.get("title"), "download": True})  # fmt: skip
-    return SourceListing(f"urls:{where}", _frame(rows), notes)
+        origins.append(f"{where} {pos}")
+    if not len(table):
+        notes.append(f"{where}: the list has no rows (a header only)")
+    return SourceListing(f"urls:{where}", _frame(rows), notes, origins)
 
 
 def youtube_source(source: dict[str, Any], results=None, ydl_params: dict[str, Any] | None = None) -> SourceListing:
@@ -202,22 +240,42 @@ def release_source(table, ucf_dir: str, events: list[str] | None = None) -> Sour
     return SourceListing("squid-e-release", _frame(rows), list(table.quirks))
 
 
+def _identity(row: dict[str, Any]) -> str:
+    """What makes two listings the same video: its YouTube id or URL when downloaded, else its file."""
+    if row.get("download"):
+        url = row.get("url") or row.get("webpage_url") or ""
+        return f"youtube:{youtube_id(url)}" if youtube_id(url) else url
+    return os.path.realpath(row["path"]) if row.get("path") else ""
+
+
 def combine(listings: list[SourceListing]) -> tuple[pl.DataFrame, list[str]]:
-    """Stack the sources' candidates; an id already taken by an earlier source is dropped and reported."""
-    frames, notes, taken = [], [], {}
+    """Stack the sources' candidates. The same video listed again under its id is dropped and reported; a different
+    video under an id already taken is an InputError naming both rows (never two videos merged into one)."""
+    frames, notes = [], []
+    taken: dict[str, tuple[str, str]] = {}  # video id -> (identity, where it was listed)
+    clashes = []
     for lst in listings:
         notes += [f"[{lst.name}] {n}" for n in lst.notes]
-        df = lst.candidates
-        dup_in = df.filter(pl.col("video_id").is_duplicated())["video_id"].unique().to_list()
-        for vid in dup_in:
-            notes.append(f"[{lst.name}] id {vid} appears more than once; the first is kept")
-        df = df.unique("video_id", keep="first", maintain_order=True)
-        clash = [v for v in df["video_id"].to_list() if v in taken]
-        for vid in clash:
-            notes.append(f"[{lst.name}] id {vid} is already listed by {taken[vid]}; this one is dropped")
-        df = df.filter(~pl.col("video_id").is_in(clash))
-        taken.update({v: lst.name for v in df["video_id"].to_list()})
-        frames.append(df)
+        keep = []
+        for i, row in enumerate(lst.candidates.iter_rows(named=True)):
+            vid, ident, where = row["video_id"], _identity(row), lst.origin(i)
+            if vid not in taken:
+                taken[vid] = (ident, where)
+                keep.append(i)
+            elif taken[vid][0] == ident:
+                notes.append(f"[{lst.name}] {where}: video {vid} is already listed ({taken[vid][1]}); listed once")
+            else:
+                clashes.append(
+                    f"video id '{vid}' names two different videos: {taken[vid][1]} ({taken[vid][0]}) and {where} "
+                    f"({ident})"
+                )
+        frames.append(lst.candidates[keep] if keep else lst.candidates.clear())
+    if clashes:
+        shown = "\n  ".join(clashes[:10]) + (f"\n  ... and {len(clashes) - 10} more" if len(clashes) > 10 else "")
+        raise InputError(
+            f"{len(clashes)} video id(s) given to two different videos:\n  {shown}\nGive each video its own video_id "
+            "(URL lists: the video_id column; local folders: the file name), or remove the duplicate row."
+        )
     out = pl.concat(frames, how="vertical") if frames else schemas.empty(schemas.VIDEO_CANDIDATES)
     return conform(out, schemas.VIDEO_CANDIDATES), notes
 
@@ -253,4 +311,11 @@ def list_candidates(
             listings.append(release_source(table, cfg.get("ucf_dir", "data/ucf-crime"), src.get("events")))
         else:  # the config schema rejects unknown types; this guards library callers
             raise ValueError(f"sources[{i}]: unknown type {kind!r}")
-    return combine(listings)
+    candidates, notes = combine(listings)
+    if candidates.is_empty():
+        listed = "; ".join(f"{lst.name}: 0 videos" + (f" ({'; '.join(lst.notes)})" if lst.notes else "") for lst in listings)
+        raise EmptyError(
+            f"no video to acquire: the configured sources list none ({listed or 'no sources'}). Add videos to them "
+            "or fix `sources` in the config (config/README.md, sources)."
+        )
+    return candidates, notes

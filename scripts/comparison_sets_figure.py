@@ -1,0 +1,12 @@
+"""Rule comparison_sets_figure: the most promising comparison sets drawn as the annotators see them."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow.comparison.figures import sets_figure_from_files  # noqa: E402
+
+panels = sets_figure_from_files(snakemake.input.sets, snakemake.input.corpus, snakemake.output[0],
+                                n_sets=snakemake.params.n_sets, cache_dir=snakemake.params.cache_dir,
+                                note=snakemake.params.note)
+log.info("wrote %s (%d panels)", snakemake.output[0], panels)

@@ -1,0 +1,15 @@
+"""Rule litmus_demo_annotations: SIMULATED human reference sets for the demo's sample check."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow import io, schemas  # noqa: E402
+from squidflow.litmus.demo import simulate_annotations  # noqa: E402
+
+games = io.read_parquet(snakemake.input[0], schemas.LITMUS_GAMES)
+demo = snakemake.params.demo
+annotations = simulate_annotations(games, n_qa=demo["human_qa"], annotators=demo["annotators"], noise=demo["noise"],
+                                   seed=demo["seed"], split=snakemake.params.split)
+io.write_csv(annotations, snakemake.output[0])
+log.info("%d SIMULATED annotations of %d QA pairs", annotations.height, annotations["qa_id"].n_unique())

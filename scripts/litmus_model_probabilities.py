@@ -1,0 +1,16 @@
+"""Rule litmus_model_probabilities: a configured guesser's first-turn probabilities, read and checked."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow import io, schemas  # noqa: E402
+from squidflow.fetch import fetch  # noqa: E402
+from squidflow.litmus.probabilities import read_probabilities  # noqa: E402
+
+games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
+source = snakemake.params.source
+probabilities = read_probabilities(fetch(source, snakemake.params.cache_dir), games, model=snakemake.wildcards.model,
+                                   name=source)
+io.write_parquet(probabilities, snakemake.output[0], schemas.LITMUS_PROBABILITIES)
+log.info("%s: probabilities for %d games", snakemake.wildcards.model, probabilities["game_id"].n_unique())

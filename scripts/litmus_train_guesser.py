@@ -1,0 +1,25 @@
+"""Rule litmus_train_guesser: one seed of a first-turn guesser (STL-CE or MTL-KL) and its test probabilities."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+import torch  # noqa: E402
+
+from squidflow import io, schemas  # noqa: E402
+from squidflow.config import from_section  # noqa: E402
+from squidflow.gpu import slot_for_job  # noqa: E402
+from squidflow.litmus.guessers import GuesserConfig, train_guesser  # noqa: E402
+
+torch.set_num_threads(snakemake.threads)
+games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
+soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
+with slot_for_job(snakemake) as slot:
+    probabilities, lines = train_guesser(
+        games, soft_labels, method=snakemake.wildcards.method, seed=int(snakemake.wildcards.seed),
+        cfg=from_section(GuesserConfig, snakemake.params.guesser, strict=True),
+        train_split=snakemake.params.train_split, eval_split=snakemake.params.eval_split, device=slot.torch_device,
+    )
+io.write_parquet(probabilities, snakemake.output.probabilities, schemas.LITMUS_PROBABILITIES)
+io.write_text(snakemake.output.train_log, "\n".join(lines) + "\n")
+log.info("%s", lines[-1])

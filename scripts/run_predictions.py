@@ -1,0 +1,11 @@
+"""Rule run_predictions: a training run's SQUID-E images in the predictions format (every class ranked)."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow import io, schemas  # noqa: E402
+from squidflow.evaluation.training_runs import run_predictions  # noqa: E402
+
+run = io.read_parquet(snakemake.input.run, schemas.RUN_PREDICTIONS)
+io.write_parquet(run_predictions(run, snakemake.params.classes), snakemake.output[0], schemas.PREDICTIONS)

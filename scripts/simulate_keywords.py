@@ -1,0 +1,10 @@
+"""Rule simulate_keywords: the SIMULATED panel's answers to the keyword task, for the offline demo."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow.judgments.keywords import run_keyword_panel  # noqa: E402
+
+run_keyword_panel(snakemake.input.hits, snakemake.input.truth, batch_csv=snakemake.output.batch,
+                  panel=snakemake.params.panel)

@@ -1,0 +1,109 @@
+"""A few comparison sets drawn as annotators see them (Sherlock (Hessel et al., 2022) §4.3 and Appendix E).
+
+The Likert task shows an image with its highlighted region and a list of inferences to rate 1-3. Whether the sets are
+any good — plausible for the region, yet different from each other — is judged by reading some. `sets_figure` draws
+the most promising sets (set_rank 1 of each split first, as exported): the image with the region outlined and its
+clue, and beside it the inferences in rank order with the scorer's plausibility; inferences written for the same
+image are marked, since they are the likely true statements among the hard negatives.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from squidflow.report import style
+
+
+def chosen_sets(sets: pl.DataFrame, n: int) -> list[str]:
+    """The `n` query ids to draw: set_rank 1 of every split, then set_rank 2, …, splits in test, val, train order."""
+    order = {"test": 0, "val": 1, "train": 2}
+    queries = (
+        sets.group_by("query_id").agg(pl.col("split").first(), pl.col("set_rank").first())
+        .with_columns(pl.col("split").replace_strict(order, default=3).alias("_split"))
+        .sort(["set_rank", "_split", "query_id"])
+    )
+    return queries["query_id"].head(n).to_list()
+
+
+def _load_image(source: str | None, cache_dir: str | Path | None):
+    """The image as an array: a local file, or a URL fetched once into `cache_dir`; None when it cannot be had."""
+    if not source:
+        return None
+    from PIL import Image
+
+    from squidflow.fetch import fetch, is_url
+
+    try:
+        path = fetch(source, cache_dir, retries=1, timeout_s=20) if is_url(source) and cache_dir else Path(source)
+        with Image.open(path) as image:
+            return np.asarray(image.convert("RGB"))
+    except (OSError, ValueError):
+        return None
+
+
+def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n_sets: int = 3,
+                cache_dir: str | Path | None = None, note: str = "") -> int:
+    """Write `n_sets` comparison sets, one row each (image with region | ranked inferences); returns the panel count."""
+    from matplotlib.patches import Rectangle
+
+    queries = chosen_sets(sets, n_sets)
+    info = corpus.select("instance_id", "image_id", "image", "width", "height", "bboxes", "clue")
+    fig, axes = style.figure(max(len(queries), 1), 2, width=style.PAGE_WIDTH_IN,
+                             height=max(2.4, 2.3 * len(queries)), gridspec_kw={"width_ratios": [2, 3]})
+    if not queries:
+        axes[0][0].set_visible(False)
+        axes[0][1].axis("off")
+        axes[0][1].text(0.5, 0.5, "no comparison set was built", ha="center", va="center")
+    image_of = dict(zip(info["instance_id"], info["image_id"], strict=True))
+    for r, query in enumerate(queries):
+        ax_img, ax_txt = axes[r]
+        q = info.filter(pl.col("instance_id") == query)
+        members = sets.filter(pl.col("query_id") == query).sort("rank")
+        split, set_rank = members["split"][0], members["set_rank"][0]
+        row = q.row(0, named=True) if q.height else {}
+        image = _load_image(row.get("image"), cache_dir)
+        if image is not None:
+            ax_img.imshow(image)
+            sx = image.shape[1] / float(row.get("width") or image.shape[1])
+            sy = image.shape[0] / float(row.get("height") or image.shape[0])
+            for box in row.get("bboxes") or []:
+                ax_img.add_patch(Rectangle((box["left"] * sx, box["top"] * sy), box["width"] * sx, box["height"] * sy,
+                                           fill=False, edgecolor=style.VERMILLION, linewidth=2.5))
+        else:
+            ax_img.text(0.5, 0.5, f"image not available\n{row.get('image', '')}", ha="center", va="center",
+                        fontsize=style.FONT_SIZE - 2, transform=ax_img.transAxes, wrap=True)
+        ax_img.set_xticks([])
+        ax_img.set_yticks([])
+        ax_img.grid(False)
+        ax_img.set_title(f"{split} set {set_rank}: {query}", fontsize=style.FONT_SIZE)
+        ax_img.set_xlabel(textwrap.fill(f"clue: {row.get('clue') or '—'}", 50), fontsize=style.FONT_SIZE - 1)
+        ax_txt.axis("off")
+        lines = []
+        for m in members.iter_rows(named=True):
+            same = image_of.get(m["candidate_id"]) == row.get("image_id")
+            mark = " ★" if same else ""
+            text = textwrap.shorten(m["inference"] or "", 150, placeholder=" …")
+            lines.append(textwrap.fill(f"{m['rank']:>2}. [{m['plausibility']:+.2f}]{mark} {text}", 78,
+                                       subsequent_indent="      "))
+        ax_txt.text(0.0, 1.0, "\n".join(lines), ha="left", va="top", fontsize=style.FONT_SIZE - 1,
+                    transform=ax_txt.transAxes, family="DejaVu Sans")
+        ax_txt.set_title("inferences to rate 1-3, in rank order [plausibility]; ★ written for this image",
+                         fontsize=style.FONT_SIZE - 1, loc="left")
+    fig.suptitle("Comparison sets as the annotators see them: the region (outlined) and the inferences to rate")
+    style.note(fig, note)
+    return style.save(fig, path, title="Comparison sets as annotators see them",
+                      description=f"{len(queries)} sets: {', '.join(queries)}")
+
+
+def sets_figure_from_files(sets_path: str | Path, corpus_path: str | Path, png_path: str | Path, *, n_sets: int = 3,
+                           cache_dir: str | Path | None = None, note: str = "") -> int:
+    """The comparison-set figure from results/comparison/sets.parquet and corpus.parquet."""
+    from squidflow import io, schemas
+
+    return sets_figure(io.read_parquet(sets_path, schemas.COMPARISON_SETS),
+                       io.read_parquet(corpus_path, schemas.COMPARISON_CORPUS), png_path, n_sets=n_sets,
+                       cache_dir=cache_dir, note=note)

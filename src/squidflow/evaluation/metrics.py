@@ -1,0 +1,119 @@
+"""The per-bin measures, computed one way for every model: accuracy at 1 and at k, MSE and KL against judgments.
+
+- `hits`: per image, whether the top label (rank 1) is one of the image's correct labels, and whether any label
+  ranked 1..k is (SQUID-E §5.2: "the top scoring verb as well as the top 10 scoring verbs").
+- `accuracy_by_bin`: the share of correct data points per certainty bin and over all of them (`avg`: every data
+  point of the binning, so with alt bins an image counts once per judgment); an empty bin has no accuracy (null)
+  and n = 0.
+- `huj_mse`, `bernoulli_kl`: the model's probability of the judged event against mean judgment / 100 (SQUID-E §5.3
+  "HUJ MSE", supplement D.4 KL(human ‖ model) of Bernoulli distributions, clipped to [eps, 1 - eps]).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import polars as pl
+
+from squidflow.evaluation.binning import AVERAGE, BINNINGS, CERTAINTY_BINS, data_points
+
+log = logging.getLogger(__name__)
+
+KEY = ["video_id", "frame_index"]
+
+
+def hits(predictions: pl.DataFrame, targets: pl.DataFrame, k: int) -> pl.DataFrame:
+    """targets (video_id, frame_index, [event,] targets: list of correct labels) + ranked predictions -> per image
+    (and event) `top1`, `topk` (booleans). Images without any prediction are left out (the caller counts them)."""
+    if k < 1:
+        raise ValueError(f"top_k = {k}: must be at least 1")
+    point = [*KEY, "event"] if "event" in targets.columns else KEY
+    joined = predictions.select(*KEY, "rank", "label").join(targets.select(*point, "targets"), on=KEY, how="inner")
+    right = joined.with_columns(pl.col("label").is_in(pl.col("targets")).alias("_right"))
+    return (
+        right.group_by(point)
+        .agg(
+            (pl.col("_right") & (pl.col("rank") == 1)).any().alias("top1"),
+            (pl.col("_right") & (pl.col("rank") <= k)).any().alias("topk"),
+        )
+        .sort(point)
+    )
+
+
+def accuracy_by_bin(points: pl.DataFrame, correct: str = "correct") -> pl.DataFrame:
+    """points (bin, `correct`) -> bin, accuracy, n for the five bins in order, then `avg` over all points."""
+    per_bin = points.group_by("bin").agg(pl.col(correct).cast(pl.Float64).mean().alias("accuracy"), pl.len().alias("n"))
+    order = pl.DataFrame({"bin": [*CERTAINTY_BINS]})
+    out = order.join(per_bin, on="bin", how="left").with_columns(pl.col("n").fill_null(0))
+    avg = pl.DataFrame({
+        "bin": [AVERAGE],
+        "accuracy": [float(points[correct].cast(pl.Float64).mean()) if len(points) else None],
+        "n": [len(points)],
+    })
+    return pl.concat([out.select("bin", "accuracy", pl.col("n").cast(pl.Int64)),
+                      avg.with_columns(pl.col("accuracy").cast(pl.Float64), pl.col("n").cast(pl.Int64))])
+
+
+def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: str, top_k: int) -> pl.DataFrame:
+    """Tables 2 and 8 rows of one model (schemas.MODEL_ACCURACY): top-1 and top-k accuracy per bin, mean and alt.
+
+    `images`: the judged images to score, one row each, with `targets` (correct labels), `certainty_bin` and
+    `alt_bins` (squidflow.evaluation.judged.judged_images).
+    """
+    point = [*KEY, "event"] if "event" in images.columns else KEY
+    scored = images.join(hits(predictions, images, top_k), on=point, how="inner")
+    missing = len(images) - len(scored)
+    if missing:
+        log.warning("%s: %d of %d judged images have no prediction and are left out", model, missing, len(images))
+    shallow = predictions.group_by(KEY).agg(pl.col("rank").max().alias("deepest")).filter(pl.col("deepest") < top_k)
+    if len(shallow.join(images.select(KEY), on=KEY, how="semi")):
+        log.warning("%s: some images rank fewer than %d labels; top-%d accuracy counts the labels given", model, top_k, top_k)
+    tops = [(1, "top1")] + ([(top_k, "topk")] if top_k != 1 else [])
+    parts = []
+    for binning in BINNINGS:
+        points = data_points(scored, binning)
+        for top, column in tops:
+            parts.append(accuracy_by_bin(points, column).with_columns(
+                pl.lit(model).alias("model"), pl.lit(top, dtype=pl.Int64).alias("top"), pl.lit(binning).alias("binning")))
+    return pl.concat(parts).select("model", "top", "binning", "bin", "accuracy", "n")
+
+
+# --- probabilities against judgments -----------------------------------------------------------------------------
+def huj_mse(prob: np.ndarray, human_mean: np.ndarray) -> float:
+    """Mean squared error between the model's probability of the judged event and mean judgment / 100 (nan if empty)."""
+    p, h = np.asarray(prob, dtype=float), np.asarray(human_mean, dtype=float) / 100.0
+    if len(p) == 0:
+        return float("nan")
+    return float(np.mean((p - h) ** 2))
+
+
+def bernoulli_kl(prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> float:
+    """Mean over images of KL(Bernoulli(human) ‖ Bernoulli(model)), probabilities clipped to [eps, 1 - eps]."""
+    q = np.clip(np.asarray(prob, dtype=float), eps, 1 - eps)
+    h = np.clip(np.asarray(human_mean, dtype=float) / 100.0, eps, 1 - eps)
+    if len(q) == 0:
+        return float("nan")
+    kl = h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
+    return float(np.mean(kl))
+
+
+def probability_by_bin(points: pl.DataFrame, *, eps: float = 1e-6) -> pl.DataFrame:
+    """points (bin, correct, human_mean 0..100, prob) -> per bin and `avg`: n, accuracy, mean_human (/100),
+    mean_prob, mse, kl; an empty bin has n = 0 and nulls."""
+    rows = []
+    for b in (*CERTAINTY_BINS, AVERAGE):
+        sel = points if b == AVERAGE else points.filter(pl.col("bin") == b)
+        h, p = sel["human_mean"].to_numpy().astype(float), sel["prob"].to_numpy().astype(float)
+        empty = len(sel) == 0
+        rows.append({
+            "bin": b,
+            "n": len(sel),
+            "accuracy": None if empty else float(sel["correct"].cast(pl.Float64).mean()),
+            "mean_human": None if empty else float(np.mean(h) / 100.0),
+            "mean_prob": None if empty else float(np.mean(p)),
+            "mse": None if empty else huj_mse(p, h),
+            "kl": None if empty else bernoulli_kl(p, h, eps),
+        })
+    return pl.DataFrame(rows, schema={"bin": pl.Utf8, "n": pl.Int64, "accuracy": pl.Float64, "mean_human": pl.Float64,
+                                      "mean_prob": pl.Float64, "mse": pl.Float64, "kl": pl.Float64})

@@ -1,0 +1,264 @@
+"""Reading any model's predictions, in the one documented format, and refusing files that would score wrongly.
+
+The format (schemas.PREDICTIONS) is one row per (image, rank): the image as `video_id` + `frame_index` (SQUID-E's
+images are frames of videos) or as `image`, a file name that a mapping table (columns image, video_id,
+frame_index) turns into them; `rank` (1 = the model's top label), `label` and `score`. Files may be Parquet, CSV
+or JSON Lines, local or at a URL (fetched once into a cache). The model's own inference code stays its own: it only
+has to write these rows (README, "Evaluate your own model").
+
+A file that is wrong in a way that changes the numbers stops the run, naming the file, the row (CSV and JSON Lines:
+the line, header = line 1; Parquet: the row, first = 1) and the problem: an image that is not among the judged
+images or frames, an image without rank 1, a rank given twice, a rank that is not a positive integer, a score that
+is not a number, an empty label.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import polars as pl
+
+from squidflow import schemas
+from squidflow.fetch import fetch, is_url
+
+log = logging.getLogger(__name__)
+
+KEY = ["video_id", "frame_index"]
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+SHOW = 10
+IMAGE_NAME = re.compile(r"^(?P<video_id>.+)_(?P<frame_index>\d+)(?:\.[A-Za-z0-9]+)?$")  # squidflow's {video}_{frame}
+
+
+class PredictionsError(ValueError):
+    """A predictions file that cannot be scored as it is; the message names the file, the rows and the problems."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    row: int  # the line (CSV, JSON Lines; header = 1) or row (Parquet; first = 1); 0 for the whole file
+    problem: str
+
+
+def file_format(source: str | Path) -> tuple[str, bool]:
+    """('parquet' | 'csv' | 'jsonl', gzipped) from the file name (a URL's path counts)."""
+    name = Path(urlparse(str(source)).path if is_url(str(source)) else str(source)).name.lower()
+    gz = name.endswith(".gz")
+    stem = name[:-3] if gz else name
+    fmt = FORMATS.get(Path(stem).suffix)
+    if fmt is None or (gz and fmt == "parquet"):
+        raise PredictionsError(f"{source}: unknown predictions file type; name it .parquet, .csv, .jsonl (or .csv.gz, "
+                               ".jsonl.gz) and write one row per (image, rank) with rank, label, score and the image key")
+    return fmt, gz
+
+
+def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame, int]:
+    """The file as a frame plus the number of the first data row (CSV/JSON Lines line numbers; Parquet rows)."""
+    if fmt == "parquet":
+        try:
+            return pl.read_parquet(path), 1
+        except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a damaged file
+            raise PredictionsError(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {exc})") from exc
+    opener = gzip.open if gz else open
+    if fmt == "csv":
+        try:
+            with opener(path, "rb") as fh:
+                return pl.read_csv(fh.read(), infer_schema=False, encoding="utf8-lossy"), 2
+        except (pl.exceptions.ComputeError, pl.exceptions.NoDataError, OSError) as exc:
+            raise PredictionsError(f"{where}: cannot be read as CSV ({exc})") from exc
+    records, lines = [], []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PredictionsError(f"{where}: line {line_no}: not valid JSON ({exc.msg}); JSON Lines files hold one "
+                                       "JSON object per line") from exc
+            if not isinstance(rec, dict):
+                raise PredictionsError(f"{where}: line {line_no}: a JSON {type(rec).__name__}, expected an object "
+                                       "with rank, label, score and the image key")
+            records.append({k: None if v is None else str(v) for k, v in rec.items()})
+            lines.append(line_no)
+    columns = sorted({k for r in records for k in r})
+    frame = pl.DataFrame([{c: r.get(c) for c in columns} for r in records], schema={c: pl.Utf8 for c in columns})
+    return frame.with_columns(pl.Series("_row", lines, dtype=pl.Int64)), 0
+
+
+def _column(df: pl.DataFrame, col: str, text: bool) -> pl.Expr:
+    """A column as read: text columns as stripped strings, numbers as they are; empty strings and absent columns null."""
+    if col not in df.columns:
+        return pl.lit(None, dtype=pl.Utf8 if text else pl.Float64).alias(col)
+    expr = pl.col(col)
+    if text or df.schema[col] == pl.Utf8:
+        expr = expr.cast(pl.Utf8).str.strip_chars().replace("", None)
+    return expr.alias(col)
+
+
+def _fail(where: str, problems: list[Problem], total: int | None = None) -> None:
+    try:
+        unit = "row" if file_format(where)[0] == "parquet" else "line"
+    except PredictionsError:
+        unit = "row"
+    shown = "\n  ".join(f"{where}: {unit} {p.row}: {p.problem}" if p.row else f"{where}: {p.problem}" for p in problems[:SHOW])
+    n = total if total is not None else len(problems)
+    more = f"\n  ... and {n - SHOW} more" if n > SHOW else ""
+    raise PredictionsError(
+        f"{n} problem(s) in predictions file {where}:\n  {shown}{more}\nFix the model's export: one row per (image, "
+        "rank) with video_id + frame_index (or image + a mapping table), rank 1, 2, ... once each per image, a text "
+        "label and a numeric score (README, 'Evaluate your own model')."
+    )
+
+
+def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
+    """Cast the columns, collecting every row-level problem; raises PredictionsError if there is any."""
+    has_key = {"video_id", "frame_index"} <= set(raw.columns) or "image" in raw.columns
+    missing = [c for c in ("rank", "label", "score") if c not in raw.columns]
+    if missing or not has_key:
+        need = missing + ([] if has_key else ["video_id + frame_index, or image"])
+        raise PredictionsError(f"{where}: missing column(s) {need} (has {raw.columns}). Predictions need one row per "
+                               "(image, rank) with rank, label, score and the image key (README, 'Evaluate your own model').")
+    if "_row" not in raw.columns:
+        raw = raw.with_row_index("_row", offset=first_row).with_columns(pl.col("_row").cast(pl.Int64))
+    df = raw.select(
+        "_row",
+        *[_column(raw, c, text=True) for c in ("video_id", "image", "label")],
+        *[_column(raw, c, text=False) for c in ("frame_index", "rank", "score")],
+    )
+    rank_f = pl.col("rank").cast(pl.Float64, strict=False)
+    frame_f = pl.col("frame_index").cast(pl.Float64, strict=False)
+    df = df.with_columns(
+        pl.when(rank_f.is_finite() & (rank_f == rank_f.floor()) & (rank_f >= 1)).then(rank_f).cast(pl.Int64).alias("_rank"),
+        pl.when(frame_f.is_finite() & (frame_f == frame_f.floor()) & (frame_f >= 0)).then(frame_f).cast(pl.Int64).alias("_frame"),
+        pl.col("score").cast(pl.Float64, strict=False).alias("_score"),
+    )
+    checks = [
+        (pl.col("rank").is_null(), lambda r: "rank is empty"),
+        (pl.col("rank").is_not_null() & pl.col("_rank").is_null(), lambda r: f"rank {r['rank']!r} is not a positive integer"),
+        (pl.col("label").is_null(), lambda r: "label is empty"),
+        (pl.col("score").is_null(), lambda r: "score is empty (non-numeric)"),
+        (pl.col("score").is_not_null() & pl.col("_score").is_null(), lambda r: f"score {r['score']!r} is not a number"),
+        (pl.col("video_id").is_null() & pl.col("image").is_null(), lambda r: "no image: video_id and image are both empty"),
+        (pl.col("video_id").is_not_null() & pl.col("_frame").is_null(),
+         lambda r: f"frame_index {r['frame_index']!r} is not a non-negative integer" if r["frame_index"] else "frame_index is empty"),
+    ]
+    problems: list[Problem] = []
+    total = 0
+    for mask, say in checks:
+        bad = df.filter(mask)
+        total += len(bad)
+        problems += [Problem(r["_row"], say(r)) for r in bad.head(SHOW).iter_rows(named=True)]
+    if problems:
+        problems.sort(key=lambda p: p.row)
+        _fail(where, problems, total)
+    return df.select(
+        "_row", "video_id", pl.col("_frame").alias("frame_index"), "image",
+        pl.col("_rank").alias("rank"), "label", pl.col("_score").alias("score"),
+    )
+
+
+def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: str) -> pl.DataFrame:
+    """Fill video_id/frame_index of rows keyed by `image`: through the mapping table, else from squidflow's own
+    image names ({video_id}_{frame_index}, or .../{video_id}/{frame_index}.jpg)."""
+    by_image = df.filter(pl.col("video_id").is_null())
+    if by_image.is_empty():
+        return df
+    names = by_image.select("image").unique()
+    if image_table is not None:
+        mapping = image_table.select(
+            pl.col("image").cast(pl.Utf8), pl.col("video_id").cast(pl.Utf8).alias("_vid"),
+            pl.col("frame_index").cast(pl.Int64).alias("_fi"),
+        ).unique("image", keep="first")
+    else:
+        rows = []
+        for name in names["image"].to_list():
+            p = Path(name)
+            m = IMAGE_NAME.match(p.name)
+            if p.stem.isdigit() and p.parent.name:
+                rows.append({"image": name, "_vid": p.parent.name, "_fi": int(p.stem)})
+            elif m:
+                rows.append({"image": name, "_vid": m["video_id"], "_fi": int(m["frame_index"])})
+        mapping = pl.DataFrame(rows, schema={"image": pl.Utf8, "_vid": pl.Utf8, "_fi": pl.Int64})
+    out = df.join(mapping, on="image", how="left").with_columns(
+        pl.coalesce("video_id", "_vid").alias("video_id"), pl.coalesce("frame_index", "_fi").alias("frame_index"),
+    ).drop("_vid", "_fi")
+    unresolved = out.filter(pl.col("video_id").is_null())
+    if not unresolved.is_empty():
+        how = ("not in the model's image mapping table" if image_table is not None else
+               "not a squidflow image name ({video_id}_{frame_index} or {video_id}/{frame_index}.jpg) and the model "
+               "has no mapping table (evaluation.models[].images)")
+        first = unresolved.unique("image", keep="first", maintain_order=True)
+        _fail(where, [Problem(r["_row"], f"unknown image {r['image']!r}: {how}") for r in first.head(SHOW).iter_rows(named=True)],
+              len(first))
+    return out
+
+
+def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where: str) -> None:
+    """Unknown images, duplicate ranks, images without rank 1: each named with its row."""
+    problems: list[Problem] = []
+    total = 0
+    if known_images is not None:
+        known = known_images.select(pl.col("video_id").cast(pl.Utf8), pl.col("frame_index").cast(pl.Int64)).unique()
+        unknown = df.join(known, on=KEY, how="anti").unique(KEY, keep="first", maintain_order=True)
+        total += len(unknown)
+        problems += [Problem(r["_row"], f"unknown image: video_id {r['video_id']!r}, frame_index {r['frame_index']} is "
+                             "not among the judged images or the dataset's frames") for r in unknown.head(SHOW).iter_rows(named=True)]
+    dup = (
+        df.with_columns(pl.col("_row").min().over([*KEY, "rank"]).alias("_first"))
+        .filter(pl.col("_row") != pl.col("_first"))
+    )
+    total += len(dup)
+    problems += [Problem(r["_row"], f"duplicate rank {r['rank']} for image ({r['video_id']}, {r['frame_index']}) "
+                         f"(first given at {r['_first']})") for r in dup.head(SHOW).iter_rows(named=True)]
+    no_top = (
+        df.group_by(KEY).agg(pl.col("_row").min(), (pl.col("rank") == 1).any().alias("has_top"),
+                             pl.col("rank").min().alias("lowest"))
+        .filter(~pl.col("has_top")).sort("_row")
+    )
+    total += len(no_top)
+    problems += [Problem(r["_row"], f"image ({r['video_id']}, {r['frame_index']}) has no rank 1 (its best rank is "
+                         f"{r['lowest']})") for r in no_top.head(SHOW).iter_rows(named=True)]
+    if problems:
+        problems.sort(key=lambda p: p.row)
+        _fail(where, problems, total)
+
+
+def read_image_table(source: str | Path, cache_dir: str | Path) -> pl.DataFrame:
+    """A mapping table image -> video_id, frame_index (CSV or Parquet, local or URL)."""
+    path = fetch(source, cache_dir)
+    try:
+        table = pl.read_parquet(path) if str(path).endswith((".parquet", ".pq")) else pl.read_csv(path, infer_schema=False)
+    except Exception as exc:  # noqa: BLE001
+        raise PredictionsError(f"{source}: cannot read the image mapping table ({exc})") from exc
+    missing = [c for c in ("image", "video_id", "frame_index") if c not in table.columns]
+    if missing:
+        raise PredictionsError(f"{source}: the image mapping table lacks column(s) {missing} (has {table.columns}); it "
+                               "maps each image file name to the video_id and frame_index of the judged frame")
+    return table
+
+
+def read_predictions(
+    source: str | Path,
+    *,
+    cache_dir: str | Path = "results/downloads",
+    image_table: pl.DataFrame | None = None,
+    known_images: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """A checked predictions file (schemas.PREDICTIONS; every row keyed by video_id and frame_index), sorted by
+    image and rank. Raises PredictionsError naming the file, the rows and the problems."""
+    where = str(source)
+    fmt, gz = file_format(source)
+    path = fetch(source, cache_dir)
+    raw, first_row = _read_raw(Path(path), fmt, gz, where)
+    df = _parse_rows(raw, first_row, where)
+    df = _resolve_images(df, image_table, where)
+    check_predictions(df, known_images, where)
+    log.info("%s: %d rows, %d images, ranks up to %d", where, len(df), df.select(KEY).n_unique(),
+             int(df["rank"].max() or 0))
+    return df.drop("_row").sort([*KEY, "rank"]).select(list(schemas.PREDICTIONS.columns))

@@ -1,0 +1,387 @@
+"""The keyword task (variant K): people's free-text keywords for each image — the gold of the text baselines.
+
+"Apples to Oranges" shows that how gold annotations are collected decides what a keyword system's scores mean; the
+UNT dataset it studies asks several people for keywords per image and scores systems against the multiset of their
+answers (squidflow.text.semeval). Variant K uses the HIT machinery of variants A and B (squidflow.judgments.annotation):
+images interleaved across videos into HITs of `images_per_hit`, an MTurk batch input CSV written through the one
+neutralising writer, and a task page (`templates/keyword_template.html`) with one panel per image and up to N text
+boxes under it (no event prompt: people describe what they see, unprimed).
+
+Reading the batch results back uses the rating ingestion's rules (squidflow.judgments.ingest): rejected assignments
+are dropped and counted; a bad row is an error naming the file, the CSV line and the problem — an image without any
+keyword, a keyword longer than `max_length`, a keyword with no letters or digits once markup is removed, an unknown
+image, the same worker twice on an image — or, with `on_error: skip`, is skipped and listed in the report. The raw
+keyword is kept as typed (a formula or markup a worker typed is data, never run: every CSV goes through the
+neutralising writer, every Markdown/HTML output escapes it) and its `normalised` form is NFKC, lowercase, markup and
+character references removed, leading formula characters dropped, spaces collapsed.
+
+For the offline demo a SIMULATED panel answers the task from each frame's known content (schemas.TRUTH): annotators
+name words of the events visible in the frame (the demo's phrase banks), in proportion to their evidence, and the
+condition when the picture is black, dark, blurred or blocked.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from squidflow import schemas
+from squidflow.judgments.annotation import (
+    FORMULA_START,
+    _chunks,
+    _interleave_by_video,
+    render_task_page,
+    unneutralise,
+    write_csv,
+)
+from squidflow.judgments.ingest import JudgmentError, Problem, _fail, _read_strings, _require, split_image_id
+
+log = logging.getLogger(__name__)
+
+VARIANT = "K"
+KEYWORD_COL = re.compile(r"^Answer\.keyword_(\d+)_(\d+)$")
+IMAGE_COL = re.compile(r"^Input\.image_(\d+)_id$")
+MARKUP = re.compile(r"<[^<>]*>")
+EDGE = re.compile(r"^[\s\"'`.,;:!?*_~]+|[\s\"'`.,;:!?*_~]+$")  # surrounding quotes and sentence punctuation
+MTURK_REQUIRED = ["HITId", "WorkerId", "AssignmentStatus"]
+
+
+# --- the task ----------------------------------------------------------------------------------------------------
+def make_keyword_hits(
+    frames: pl.DataFrame, *, images_per_hit: int = 6, base_url: str = "../dataset/images", seed: int = 0
+) -> pl.DataFrame:
+    """One row per HIT: hit_index, variant (K), image_{i}_id, image_{i}_url; every frame once, consecutive images
+    from different videos (so one HIT rarely shows two frames of a video)."""
+    rng = np.random.default_rng([seed, ord(VARIANT)])
+    ordered = _interleave_by_video(frames, rng)
+    path_of = {
+        img: f"{base_url.rstrip('/')}/{vid}/{fi}.jpg"
+        for img, vid, fi in frames.select("image_id", "video_id", "frame_index").iter_rows()
+    }
+    rows = []
+    for k, chunk in enumerate(_chunks(ordered, images_per_hit)):
+        row = {"hit_index": k, "variant": VARIANT}
+        for i in range(images_per_hit):
+            img = chunk[i] if i < len(chunk) else ""
+            row[f"image_{i + 1}_id"] = img
+            row[f"image_{i + 1}_url"] = path_of.get(img, "")
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def keyword_template(*, images_per_hit: int = 6, keywords_per_image: int = 5, max_length: int = 40) -> str:
+    """The MTurk page with `images_per_hit` panels of `keywords_per_image` boxes (`${...}` left for MTurk)."""
+    page = resources.files("squidflow").joinpath("templates/keyword_template.html").read_text(encoding="utf-8")
+    panels = []
+    for i in range(1, images_per_hit + 1):
+        boxes = "\n".join(
+            f'        <input type="text" name="keyword_{i}_{j}" id="keyword_{i}_{j}" maxlength="{max_length}" '
+            f'autocomplete="off" placeholder="keyword {j}" aria-label="image {i}, keyword {j}">'
+            for j in range(1, keywords_per_image + 1)
+        )
+        panels.append(
+            f'      <figure class="item" data-slot="{i}">\n'
+            f'        <img src="${{image_{i}_url}}" alt="image {i}" data-image-id="${{image_{i}_id}}" onclick="enlarge(this)">\n'
+            f"        <figcaption>Image {i}</figcaption>\n{boxes}\n      </figure>"
+        )
+    return page.replace("{{PANELS}}", "\n".join(panels)).replace("{{N}}", str(keywords_per_image))
+
+
+def build_keyword_tasks(
+    frames_path, *, hits_csv, template_html, preview_html, images_per_hit: int, image_base_url: str, seed: int,
+    keywords_per_image: int, max_length: int,
+) -> pl.DataFrame:
+    """frames.parquet -> hits_K.csv, the keyword task page, and a preview of its first HIT."""
+    from squidflow.io import read_parquet, write_text
+
+    frames = read_parquet(frames_path, schemas.FRAMES)
+    hits = make_keyword_hits(frames, images_per_hit=images_per_hit, base_url=image_base_url, seed=seed)
+    write_csv(hits, hits_csv)
+    template = keyword_template(images_per_hit=images_per_hit, keywords_per_image=keywords_per_image, max_length=max_length)
+    write_text(template_html, template)
+    write_text(preview_html, render_task_page(template, hits.row(0, named=True) if hits.height else {}))
+    log.info("variant K: %d HITs of %d images, %d keyword boxes each -> %s", hits.height, images_per_hit,
+             keywords_per_image, hits_csv)
+    return hits
+
+
+# --- reading the answers -----------------------------------------------------------------------------------------
+def normalise_keyword(text: str) -> str:
+    """The form keywords are compared in: character references resolved, markup removed, NFKC, lowercase, leading
+    formula characters and surrounding punctuation dropped, whitespace collapsed ("" when nothing is left)."""
+    t = html.unescape(unneutralise(str(text).strip()))
+    t = MARKUP.sub(" ", t)
+    t = unicodedata.normalize("NFKC", t).lower()
+    t = " ".join(t.split())
+    while t.startswith(FORMULA_START + ("'",)):
+        t = t[1:].lstrip()
+    return EDGE.sub("", t)
+
+
+def _slots(columns: list[str]) -> dict[int, list[int]]:
+    """image slot -> its keyword boxes, from the batch's Answer.keyword_<i>_<j> columns."""
+    boxes: dict[int, list[int]] = {}
+    for c in columns:
+        if m := KEYWORD_COL.match(c):
+            boxes.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+    return {i: sorted(js) for i, js in boxes.items()}
+
+
+def read_keyword_batch(
+    path: str | Path,
+    *,
+    on_error: str = "stop",
+    known_images: set[str] | None = None,
+    max_length: int = 40,
+    source: str = "mturk",
+    round_: int = 1,
+) -> tuple[pl.DataFrame, list[Problem], int]:
+    """An MTurk batch-results CSV of the keyword task -> keyword judgments, the skipped rows, the rejected count."""
+    path = Path(path)
+    raw = _read_strings(path)
+    _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
+    images = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
+    if not images:
+        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_K.csv?")
+    boxes = _slots(raw.columns)
+    no_boxes = [i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()]
+    if no_boxes:
+        raise JudgmentError(
+            f"{path}: no Answer.keyword_<i>_<j> columns for image slot(s) {no_boxes}; is this the keyword task's batch "
+            "(results/annotation/keyword_template.html)? Rating batches (variants A, B) go in judgments.batches."
+        )
+    rows, problems, rejected = [], [], 0
+    seen: dict[tuple, int] = {}
+    for idx, rec in enumerate(raw.iter_rows(named=True)):
+        line = idx + 2
+        if (rec["AssignmentStatus"] or "").strip() == "Rejected":
+            rejected += 1
+            continue
+        worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
+        variant = (rec.get("Input.variant") or VARIANT).strip()
+        bad, found = [], []
+        if not worker:
+            bad.append("empty WorkerId")
+        if not hit:
+            bad.append("empty HITId")
+        if variant != VARIANT:
+            bad.append(f"Input.variant {variant!r} is not K: a rating batch belongs in judgments.batches")
+        for i in images:
+            img = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
+            if not img:
+                continue
+            try:
+                vid, frame = split_image_id(img)
+            except ValueError as exc:
+                bad.append(f"Input.image_{i}_id: {exc}")
+                continue
+            if known_images is not None and img not in known_images:
+                bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet)")
+            key = (worker, img)
+            if key in seen:
+                bad.append(f"duplicate: worker {worker} already gave keywords for {img} (line {seen[key]})")
+                continue
+            given = 0
+            for j in boxes.get(i, []):
+                text = unneutralise((rec.get(f"Answer.keyword_{i}_{j}") or "").strip())
+                if not text:
+                    continue
+                given += 1
+                if len(text) > max_length:
+                    bad.append(f"Answer.keyword_{i}_{j} is {len(text)} characters long (at most {max_length}: "
+                               "text.gold.max_length; keywords are words, not sentences)")
+                    continue
+                norm = normalise_keyword(text)
+                if not norm:
+                    bad.append(f"Answer.keyword_{i}_{j} = {text[:40]!r} has no letters or digits once markup is removed")
+                    continue
+                found.append((key, vid, frame, j, text, norm))
+            if not given:
+                bad.append(f"Answer.keyword_{i}_1..{max(boxes.get(i, [0]) or [0])} are all empty: no keyword for image {img}")
+        if bad:
+            problems.append(Problem(str(path), line, "; ".join(bad)))
+            continue
+        for key, vid, frame, j, text, norm in found:
+            seen[key] = line
+            rows.append({"video_id": vid, "frame_index": frame, "annotator": worker, "hit": hit, "position": j,
+                         "keyword": text, "normalised": norm, "round": round_, "source": source})
+    _fail(problems, on_error, "Fix or remove these rows in the keyword batch-results CSV.")
+    df = pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns) if rows else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    return df, problems, rejected
+
+
+def keyword_report(problems: list[Problem], rejected: dict[str, int], df: pl.DataFrame) -> str:
+    """Markdown listing what keyword ingestion kept and dropped (data escaped: keywords are typed by strangers)."""
+
+    def esc(s) -> str:
+        return html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ")
+
+    n_images = df.select("video_id", "frame_index").n_unique() if df.height else 0
+    lines = ["# Keyword ingestion report (variant K)", "",
+             f"Keywords read: {df.height}, for {n_images} images from {df['annotator'].n_unique() if df.height else 0} annotators.", ""]
+    if rejected:
+        lines += ["## Rejected assignments (dropped)", "", "| file | rejected |", "|---|---|"]
+        lines += [f"| {esc(f)} | {n} |" for f, n in rejected.items()] + [""]
+    lines += [f"## Skipped rows: {len(problems)}", ""]
+    if problems:
+        lines += ["| file | line | problem |", "|---|---|---|"]
+        lines += [f"| {esc(p.file)} | {p.row} | {esc(p.problem)} |" for p in problems]
+    return "\n".join(lines) + "\n"
+
+
+def ingest_keywords(
+    keywords_path, report_path, *, batches: list[dict], frames=None, on_error: str = "stop", max_length: int = 40,
+    source: str = "mturk",
+) -> pl.DataFrame:
+    """The rule's edge: keyword batch-results CSVs (each {path, round}) -> results/judgments/keywords.parquet + report."""
+    from squidflow.io import read_parquet, write_parquet, write_text
+
+    known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+    parts, problems, rejected = [], [], {}
+    for batch in batches:
+        df, probs, n_rej = read_keyword_batch(batch["path"], on_error=on_error, known_images=known,
+                                              max_length=max_length, source=source, round_=batch.get("round", 1))
+        parts.append(df)
+        problems += probs
+        if n_rej:
+            rejected[str(batch["path"])] = n_rej
+    out = pl.concat(parts) if parts else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    dup = out.filter(pl.struct("annotator", "video_id", "frame_index", "round", "position").is_duplicated())
+    if dup.height:
+        first = dup.row(0, named=True)
+        raise JudgmentError(
+            f"{dup.height} duplicate keyword rows across batch files, e.g. annotator {first['annotator']} on "
+            f"{first['video_id']}_{first['frame_index']} in round {first['round']}. Ingest each batch once; mark a "
+            "repeat task with `round: 2` in text.gold.batches."
+        )
+    if out.height == 0:
+        raise JudgmentError(
+            "no keyword read from " + (", ".join(str(b["path"]) for b in batches) or "no batch (text.gold.batches is empty)")
+            + f"; see {report_path}"
+        )
+    write_parquet(out, keywords_path, schemas.KEYWORD_JUDGMENTS)
+    write_text(report_path, keyword_report(problems, rejected, out))
+    log.info("keywords: %d from %d annotators for %d images", out.height, out["annotator"].n_unique(),
+             out.select("video_id", "frame_index").n_unique())
+    return out
+
+
+# --- the SIMULATED panel (offline demo) ----------------------------------------------------------------------------
+FUNCTION_WORDS = frozenset(
+    "a an the and or of in on at to by for with from over across behind into up out all every each their his her its "
+    "our your them they it is are be that this one two some very just says held high tied lit long small big huge "
+    "giant matching other another same lined down around".split()
+)
+CONDITION_WORDS = {
+    "black": ["black", "dark", "nothing", "blank", "screen"],
+    "dark": ["dark", "night", "shadows", "dim"],
+    "blur": ["blurry", "blur", "unfocused"],
+    "occlusion": ["grey", "blocked", "bar"],
+}
+CONDITION_SHARE = {"black": 1.0, "dark": 0.3, "blur": 0.3, "occlusion": 0.25}
+
+
+@dataclass(frozen=True)
+class KeywordPanelConfig:
+    annotators: int = 8
+    assignments_per_hit: int = 5
+    keywords_per_image: int = 5
+    visible_min: float = 0.15  # below this evidence of every event a frame shows nothing (as in the rating panel)
+    seed: int = 0
+
+
+def event_vocabulary(event: str) -> list[tuple[str, float]]:
+    """The words people would type for an event (its name, tags and clue words in the demo's phrase bank), with how
+    salient each is (how often the bank uses it; the name and tags count double)."""
+    from squidflow.demo.text import EN, GENERIC
+
+    readable = event.replace("_", " ")
+    bank = EN.get(event) or {"name": [readable], "tags": readable.split(), **GENERIC}
+    counts: Counter = Counter()
+    for weight, phrases in ((2.0, bank["name"] + bank["tags"]), (1.0, bank["clues"])):
+        for phrase in phrases:
+            for word in re.findall(r"[a-zà-ÿ]+", phrase.lower()):
+                if word not in FUNCTION_WORDS and len(word) > 2:
+                    counts[word] += weight
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def simulate_keywords(hits: pl.DataFrame, truth: pl.DataFrame, cfg: KeywordPanelConfig) -> pl.DataFrame:
+    """SIMULATED MTurk batch results of the keyword task (`hits` as read from hits_K.csv, all strings)."""
+    from squidflow.judgments.panel import truth_lookup
+
+    lookup = truth_lookup(truth)
+    rng = np.random.default_rng([cfg.seed, ord(VARIANT)])
+    if cfg.assignments_per_hit > cfg.annotators:
+        raise ValueError(f"keyword panel: {cfg.assignments_per_hit} assignments per HIT need at least as many annotators "
+                         f"(have {cfg.annotators})")
+    events = sorted({e for _, ev in lookup.values() for e in ev})
+    vocab = {e: event_vocabulary(e) for e in events}
+    # each annotator's own taste: a log-normal preference per word on top of the words' shared salience
+    taste = {a: {e: np.exp(rng.normal(0, 0.6, len(vocab[e]))) for e in events} for a in range(cfg.annotators)}
+    activity = 1.0 / np.arange(1, cfg.annotators + 1) ** 0.7
+    activity /= activity.sum()
+    slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
+    rows = []
+    for rec in hits.iter_rows(named=True):
+        workers = rng.choice(cfg.annotators, size=cfg.assignments_per_hit, replace=False, p=activity)
+        hit_id = f"SIMULATED-K-{int(rec['hit_index']):05d}"
+        for a in workers:
+            worker = f"SIMULATED-K-{int(a) + 1:02d}"
+            row = {"HITId": hit_id, "AssignmentId": f"{hit_id}-{worker}", "WorkerId": worker, "AssignmentStatus": "Approved"}
+            row |= {f"Input.{k}": ("" if v is None else str(v)) for k, v in rec.items()}
+            for i in slots:
+                img = unneutralise(rec[f"image_{i}_id"] or "")
+                if img and img not in lookup:
+                    raise KeyError(f"keyword panel: image {img} of HIT {rec['hit_index']} has no row in truth.parquet")
+                words = _annotate(lookup[img], vocab, taste[int(a)], cfg, rng) if img else []
+                row |= {f"Answer.keyword_{i}_{j}": (words[j - 1] if j <= len(words) else "")
+                        for j in range(1, cfg.keywords_per_image + 1)}
+            rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def _annotate(seen: tuple[str, dict[str, float]], vocab, taste, cfg: KeywordPanelConfig, rng: np.random.Generator) -> list[str]:
+    """One annotator's keywords for one frame, most salient first."""
+    condition, evidence = seen
+    visible = {e: w for e, w in evidence.items() if w > 0}
+    if max(visible.values(), default=0.0) < cfg.visible_min:
+        condition, visible = "black", {}
+    share = CONDITION_SHARE.get(condition, 0.0)
+    n = int(rng.integers(2, cfg.keywords_per_image + 1))
+    out: list[str] = []
+    for _ in range(4 * n):
+        if len(out) == n:
+            break
+        if not visible or rng.random() < share:
+            pool = CONDITION_WORDS.get(condition) or CONDITION_WORDS["black"]
+            word = pool[int(rng.integers(len(pool)))]
+        else:
+            names = sorted(visible)
+            p = np.array([visible[e] for e in names])
+            e = names[int(rng.choice(len(names), p=p / p.sum()))]
+            weights = np.array([s for _, s in vocab[e]]) ** 1.5 * taste[e]
+            word = vocab[e][int(rng.choice(len(weights), p=weights / weights.sum()))][0]
+        if word not in out:
+            out.append(word)
+    return out
+
+
+def run_keyword_panel(hits_csv, truth_path, *, batch_csv, panel: dict) -> pl.DataFrame:
+    """hits_K.csv + truth.parquet -> the SIMULATED keyword batch-results CSV."""
+    from squidflow.io import read_parquet
+
+    hits = pl.read_csv(hits_csv, infer_schema=False)
+    batch = simulate_keywords(hits, read_parquet(truth_path, schemas.TRUTH), KeywordPanelConfig(**panel))
+    write_csv(batch, batch_csv)
+    log.info("SIMULATED keyword panel: %d assignments", batch.height)
+    return batch

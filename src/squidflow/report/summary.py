@@ -1,0 +1,155 @@
+"""The run summary the report opens with: what ran, with which config files, and how long each step took.
+
+Snakemake records, for every output it wrote, the job that wrote it and when that job started and ended
+(`.snakemake/metadata/`, one JSON record per output file). Read back, those records say what a reader of a result
+wants to know before trusting it: which steps made the results in this folder, how many jobs each step took and how
+long they ran, and which config files the run was given. A researcher comparing two runs, or planning a paper-scale
+run from the demo's timings, reads it here instead of grepping logs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import polars as pl
+
+RECORD_COLUMNS = {"rule": pl.Utf8, "job_hash": pl.Int64, "starttime": pl.Float64, "endtime": pl.Float64}
+
+
+def job_records(metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFrame:
+    """One row per job Snakemake recorded in `metadata_dir` (rule, job_hash, starttime, endtime, seconds).
+
+    A job with several outputs has a record per output; they share rule and job hash, so they collapse into one row
+    (first start, last end). Records that are not JSON or lack times (an older Snakemake, a job still running) are skipped."""
+    rows = []
+    for folder, _, files in os.walk(metadata_dir):
+        for name in files:
+            try:
+                record = json.loads(Path(folder, name).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if not isinstance(record, dict) or record.get("incomplete"):
+                continue
+            start, end = record.get("starttime"), record.get("endtime")
+            if record.get("rule") and isinstance(start, int | float) and isinstance(end, int | float):
+                rows.append({"rule": record["rule"], "job_hash": int(record.get("job_hash") or 0),
+                             "starttime": float(start), "endtime": float(end)})
+    # the outputs of one job share its hash; their recorded times differ by milliseconds (a folder's by more)
+    jobs = pl.DataFrame(rows, schema=RECORD_COLUMNS).group_by("rule", "job_hash").agg(
+        pl.col("starttime").min(), pl.col("endtime").max()
+    ).select(list(RECORD_COLUMNS))
+    return jobs.with_columns((pl.col("endtime") - pl.col("starttime")).alias("seconds")).sort("starttime")
+
+
+def rule_times(jobs: pl.DataFrame) -> pl.DataFrame:
+    """Per rule: jobs, summed job time, the longest job, first start; in pipeline (first start) order."""
+    return (
+        jobs.group_by("rule")
+        .agg(pl.len().alias("jobs"), pl.col("seconds").sum().alias("total_s"), pl.col("seconds").max().alias("max_s"),
+             pl.col("starttime").min().alias("first_start"))
+        .sort("first_start")
+    )
+
+
+def _duration(seconds: float) -> str:
+    seconds = float(seconds)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, s = divmod(round(seconds), 60)
+    hours, m = divmod(minutes, 60)
+    return f"{hours} h {m:02d} min" if hours else f"{m} min {s:02d} s"
+
+
+def _when(timestamp: float) -> str:
+    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _git_commit(repo: str | Path | None) -> str:
+    """The repository's commit (and '+ local changes' when its tree differs), or '' outside a git checkout."""
+    if not repo:
+        return ""
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return commit + (" + local changes" if dirty else "")
+
+
+def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str], data_note: str = "",
+                 commit: str = "", snakemake_version: str = "") -> str:
+    """The run summary as a self-contained HTML page (no external file: it opens inside the report's viewer)."""
+    esc = html.escape
+    per_rule = rule_times(jobs)
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>squidflow run summary</title><style>",
+        "body{font-family:system-ui,sans-serif;margin:1.5em;max-width:60em;color:#222}"
+        "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid #ddd;padding:.2em .8em;"
+        "text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
+        ".note{background:#fff4e5;border-left:4px solid #E69F00;padding:.5em 1em}code{background:#f3f3f3}",
+        "</style></head><body><h1>squidflow run summary</h1>",
+    ]
+    if data_note:
+        parts.append(f"<p class='note'>{esc(data_note)}</p>")
+    parts.append("<h2>Configuration</h2><ul>")
+    parts += [f"<li>config file <code>{esc(str(c))}</code> (in this order; later files override earlier keys)</li>"
+              for c in configfiles] or ["<li>no config file</li>"]
+    parts.append(f"<li>stages: {esc(', '.join(stages))}</li>")
+    if commit:
+        parts.append(f"<li>squidflow commit <code>{esc(commit)}</code></li>")
+    if snakemake_version:
+        parts.append(f"<li>Snakemake {esc(snakemake_version)}</li>")
+    parts.append("</ul>")
+    for c in configfiles:
+        try:
+            text = Path(c).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        parts.append(f"<details><summary><code>{esc(str(c))}</code></summary><pre>{esc(text)}</pre></details>")
+    parts.append("<h2>How long</h2>")
+    if jobs.is_empty():
+        parts.append("<p>Snakemake recorded no finished job in this folder (.snakemake/metadata).</p>")
+    else:
+        start, end = jobs["starttime"].min(), jobs["endtime"].max()
+        parts.append(
+            f"<p>{jobs.height} jobs of {per_rule.height} steps made the results in this folder, between "
+            f"{esc(_when(start))} and {esc(_when(end))} ({esc(_duration(end - start))} from the first job's start to "
+            f"the last one's end, including any pause between runs); the jobs ran "
+            f"{esc(_duration(jobs['seconds'].sum()))} in total. The report's <i>Statistics</i> panel shows every "
+            f"job on a timeline.</p>"
+        )
+        parts.append("<h2>What ran</h2><table><tr><th>step (rule)</th><th>jobs</th><th>job time</th>"
+                     "<th>longest job</th><th>first started</th></tr>")
+        for r in per_rule.iter_rows(named=True):
+            parts.append(f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{r['jobs']}</td>"
+                         f"<td class='n'>{esc(_duration(r['total_s']))}</td><td class='n'>{esc(_duration(r['max_s']))}"
+                         f"</td><td>{esc(_when(r['first_start']))}</td></tr>")
+        parts.append("</table><h2>Longest jobs</h2><table><tr><th>step (rule)</th><th>time</th><th>started</th></tr>")
+        for r in jobs.sort("seconds", descending=True).head(10).iter_rows(named=True):
+            parts.append(f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{esc(_duration(r['seconds']))}</td>"
+                         f"<td>{esc(_when(r['starttime']))}</td></tr>")
+        parts.append("</table>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def write_run_summary(path: str | Path, *, configfiles: list[str], stages: list[str], data_note: str = "",
+                      repo: str | Path | None = None, metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFrame:
+    """Read Snakemake's job records, write the summary page to `path`; returns the per-rule times."""
+    from squidflow.io import write_text
+
+    try:
+        from snakemake import __version__ as snakemake_version
+    except ImportError:
+        snakemake_version = ""
+    jobs = job_records(metadata_dir)
+    write_text(path, summary_html(jobs, configfiles=configfiles, stages=stages, data_note=data_note,
+                                  commit=_git_commit(repo), snakemake_version=snakemake_version))
+    return rule_times(jobs)

@@ -1,0 +1,130 @@
+"""The keyword table: tf, tf·idf, random and the human upper bound under each preprocessing setting, scored with
+the SemEval best/oot measures against people's keywords ("Apples to Oranges", its UNT results table).
+
+Gold keywords are normalised by each setting as the system's terms are (a stemmed setting is compared with stemmed
+gold); an annotator's repeated keyword counts once; only the first round of the keyword task is gold.
+"""
+
+from __future__ import annotations
+
+import html
+
+import polars as pl
+
+from squidflow.text.keywords import SYSTEMS
+from squidflow.text.preprocess import Normaliser, Preprocessing
+from squidflow.text.semeval import MEASURES, human_upper_bound, system_scores
+
+SCORE_COLUMNS = [f"{m}_{pr}" for m in MEASURES for pr in ("p", "r")]
+TABLE_COLUMNS = ["system", "setting", "n_items", *SCORE_COLUMNS]
+TABLE_SCHEMA = {"system": pl.Utf8, "setting": pl.Utf8, "n_items": pl.Int64, **{c: pl.Float64 for c in SCORE_COLUMNS}}
+SYSTEM_NAMES = {"tf": "tf", "tfidf": "tf·idf", "random": "random", "human": "human (leave one out)"}
+
+
+def gold_by_annotator(gold: pl.DataFrame, setting: Preprocessing, *, language: str = "en") -> dict[str, dict[str, list[str]]]:
+    """image -> annotator -> keywords normalised by `setting`, in the order typed (first round only)."""
+    normaliser = Normaliser(setting, language)
+    out: dict[str, dict[str, list[str]]] = {}
+    rows = gold.filter(pl.col("round") == 1).sort("video_id", "frame_index", "annotator", "position")
+    for vid, fi, annotator, normalised in rows.select("video_id", "frame_index", "annotator", "normalised").iter_rows():
+        phrase = normaliser.phrase(normalised, language)
+        if phrase:
+            out.setdefault(f"{vid}_{fi}", {}).setdefault(annotator, []).append(phrase)
+    return out
+
+
+def keyword_table(
+    keywords: pl.DataFrame, gold: pl.DataFrame, settings: list[Preprocessing], *, gold_language: str = "en"
+) -> pl.DataFrame:
+    """One row per (setting, system) with the eight SemEval scores in percent (CSV columns: TABLE_COLUMNS)."""
+    from squidflow.text.semeval import gold_counts
+
+    rows = []
+    for setting in settings:
+        by_ann = gold_by_annotator(gold, setting, language=gold_language)
+        counts = gold_counts(by_ann)
+        mine = keywords.filter(pl.col("setting") == setting.name).sort("image_id", "system", "rank")
+        for system in SYSTEMS:
+            ranked: dict[str, list[str]] = {}
+            for img, kw in mine.filter(pl.col("system") == system).select("image_id", "keyword").iter_rows():
+                ranked.setdefault(img, []).append(kw)
+            rows.append({"system": system, "setting": setting.name, **system_scores(counts, ranked)})
+        rows.append({"system": "human", "setting": setting.name, **human_upper_bound(by_ann)})
+    table = pl.DataFrame(rows).select(
+        "system", "setting", "n_items", *[(pl.col(c) * 100).alias(c) for c in SCORE_COLUMNS]
+    )
+    return table.cast(TABLE_SCHEMA)
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else f"{v:.2f}"
+
+
+def caption(gold_source: str, n_annotators: int, top_k: int) -> str:
+    who = {
+        "simulated": "a SIMULATED annotator panel (offline demo: keywords drawn from each frame's known content)",
+        "mturk": "MTurk workers (the keyword task, variant K)",
+    }.get(gold_source, gold_source)
+    return (
+        "Keyword baselines from co-occurring text against human keywords (Apples to Oranges, UNT-style SemEval "
+        f"scoring), in percent. Gold: keywords from {who}, {n_annotators} annotator(s). best = the system's first "
+        f"keyword; oot = its first ten (top_k = {top_k}); mode measures only over images with a unique most frequent "
+        "keyword; P over images the system answered, R over all images with gold. human = each annotator against the "
+        "others (leave one out)."
+    )
+
+
+def to_markdown(table: pl.DataFrame, title: str) -> str:
+    header = ["system", "setting", "images", "best P", "best R", "best mode P", "best mode R", "oot P", "oot R",
+              "oot mode P", "oot mode R"]
+    lines = [f"**{html.escape(title, quote=False)}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in table.iter_rows(named=True):
+        cells = [SYSTEM_NAMES.get(r["system"], r["system"]), html.escape(r["setting"]).replace("|", "\\|"), str(r["n_items"])]
+        lines.append("| " + " | ".join(cells + [_fmt(r[c]) for c in SCORE_COLUMNS]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _tex(s: str) -> str:
+    """Text safe inside a LaTeX table (setting names come from the config, captions from the data)."""
+    s = s.replace("\\", "\x00")
+    for char, escaped in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"), ("{", r"\{"),
+                          ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")):
+        s = s.replace(char, escaped)
+    return s.replace("\x00", r"\textbackslash{}").replace("·", r"$\cdot$")
+
+
+def to_latex(table: pl.DataFrame, title: str) -> str:
+    lines = [
+        r"\begin{table}[t]", r"\centering", r"\small",
+        r"\caption{" + _tex(title) + "}", r"\label{tab:text_keywords}",
+        r"\begin{tabular}{llr" + "r" * len(SCORE_COLUMNS) + "}", r"\toprule",
+        r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
+        r"\multicolumn{2}{c}{oot mode} \\",
+        r"system & setting & images & P & R & P & R & P & R & P & R \\", r"\midrule",
+    ]
+    for r in table.iter_rows(named=True):
+        cells = [_tex(SYSTEM_NAMES.get(r["system"], r["system"])), _tex(r["setting"]), str(r["n_items"])]
+        lines.append(" & ".join(cells + [_fmt(r[c]).replace("–", "--") for c in SCORE_COLUMNS]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def build_table(keywords_path, gold_path, *, csv_path, md_path, tex_path, settings: list[dict], top_k: int,
+                gold_language: str) -> pl.DataFrame:
+    """The rule's edge: keywords.parquet + judgments/keywords.parquet -> text_keywords.{csv,md,tex}."""
+    from squidflow import schemas
+    from squidflow.io import read_parquet, write_csv, write_text
+    from squidflow.text.preprocess import settings_from_config
+
+    keywords = read_parquet(keywords_path, schemas.TEXT_KEYWORDS)
+    gold = read_parquet(gold_path, schemas.KEYWORD_JUDGMENTS)
+    if gold.height == 0:
+        raise ValueError(f"{gold_path}: no gold keywords; the keyword table needs the keyword task's answers "
+                         "(text.gold.batches, or judgments.source: simulated for the demo)")
+    table = keyword_table(keywords, gold, settings_from_config(settings), gold_language=gold_language)
+    sources = sorted(set(gold["source"].to_list()))
+    title = caption("/".join(sources), gold.filter(pl.col("round") == 1)["annotator"].n_unique(), top_k)
+    write_csv(table, csv_path, float_precision=4)  # keywords are internet text: formula cells neutralised
+    write_text(md_path, to_markdown(table, title))
+    write_text(tex_path, to_latex(table, title))
+    return table

@@ -1,0 +1,302 @@
+"""Download jobs by shard: a bounded pool of workers per job, one journal line per finished video.
+
+One job per video suits two thousand videos, not the corpora built next (millions): Snakemake then plans for
+minutes before anything downloads. So the download candidates are split into `download.shards` shards by a stable
+hash of their id (as the frames stage does), and each shard job downloads its videos with `download.workers`
+workers (threads, or processes with `download.pool: process`).
+
+Each finished video — `ok` or not — is appended at once to the shard's journal
+(results/videos/journal/shard<k>of<n>.jsonl, one JSON line, written with O_APPEND), so a job killed mid-shard loses
+no finished video: the rerun reads the journals, keeps every finished video as it is (no request to the site), and
+downloads the rest. The journal is read whole (every shard's file), so changing the shard count downloads nothing
+again either. A journal line carries the retry generation it was made in: the job of generation N (`retry_failed`,
+see videos.smk) asks again only for the videos whose newest line is not `ok` and older than N.
+
+Workers take videos site by site, round-robin, through the brake (squidflow.videos.brake): a site that is paused or
+paced waits while the other sites' videos go on, and the videos of a site the brake has stopped are recorded as
+`not_attempted` without a request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import zlib
+from collections import deque
+from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from squidflow import schemas
+from squidflow.io import conform
+from squidflow.videos.brake import Brake, site_of
+from squidflow.videos.download import DownloadOptions, DownloadResult, Session, download, failure
+
+log = logging.getLogger(__name__)
+
+# The text yt-dlp's info dict gives (it wins over the listing's where it has any).
+TEXT_FROM_DOWNLOAD = ("title", "description", "tags", "language", "uploader", "upload_date", "license", "webpage_url")
+PROBE_FIELDS = ("duration_s", "fps", "n_frames", "width", "height")
+
+
+def shard_of(video_id: str, shards: int) -> int:
+    """The shard of a video: crc32 of its id modulo the shard count (stable across runs and machines)."""
+    return zlib.crc32(video_id.encode("utf-8")) % max(1, int(shards))
+
+
+def shard_candidates(candidates: pl.DataFrame, shard: int, shards: int) -> pl.DataFrame:
+    """The download candidates (`download` true) of one shard, in candidate order."""
+    todo = candidates.filter(pl.col("download"))
+    keep = [shard_of(v, shards) == shard for v in todo["video_id"].to_list()]
+    return todo.filter(pl.Series(keep, dtype=pl.Boolean))
+
+
+# --- the journal ---------------------------------------------------------------------------------------------------
+def outcome_record(video_id: str, generation: int, result: DownloadResult) -> dict[str, Any]:
+    """What the journal keeps of one finished video: its outcome, ffprobe facts, subtitles and downloaded text."""
+    record: dict[str, Any] = {
+        "video_id": video_id,
+        "generation": int(generation),
+        "finished_at": time.time(),
+        "status": result.status,
+        "reason": result.reason,
+        "error": result.error,
+        "attempts": result.attempts,
+        "subtitles": list(result.subtitles),
+        "notes": list(result.notes),
+    }
+    if result.info is not None:
+        record.update(result.info.as_row())
+    record.update({k: result.metadata[k] for k in TEXT_FROM_DOWNLOAD if result.metadata.get(k) not in (None, "", [])})
+    return record
+
+
+class Journal:
+    """One shard job's append-only record of finished videos (JSON Lines; a half-written last line is ignored)."""
+
+    def __init__(self, folder: str | Path, name: str):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / f"{name}.jsonl"
+        self._lock = threading.Lock()
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one line in one `write` on an O_APPEND descriptor: a kill leaves whole lines or a torn last one."""
+        data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+
+
+def read_journals(folder: str | Path, ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The newest record of each video over every journal file under `folder` (highest generation, then latest)."""
+    wanted = set(ids) if ids is not None else None
+    latest: dict[str, dict[str, Any]] = {}
+    folder = Path(folder)
+    if not folder.is_dir():
+        return latest
+    for path in sorted(folder.glob("*.jsonl")):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                    vid = rec["video_id"]
+                except (ValueError, KeyError, TypeError):  # a line torn by a kill
+                    continue
+                if wanted is not None and vid not in wanted:
+                    continue
+                old = latest.get(vid)
+                key = (int(rec.get("generation") or 0), float(rec.get("finished_at") or 0.0))
+                if old is None or key >= (int(old.get("generation") or 0), float(old.get("finished_at") or 0.0)):
+                    latest[vid] = rec
+    return latest
+
+
+def is_finished(record: dict[str, Any] | None, generation: int) -> bool:
+    """Does this journal record settle the video for a job of `generation`? `ok` (with its file still there) always
+    does; another outcome does when it was made in this generation or a later one (else retry_failed asks again)."""
+    if record is None:
+        return False
+    if record.get("status") == "ok":
+        return bool(record.get("path_exists", True))
+    return int(record.get("generation") or 0) >= generation
+
+
+# --- status rows -----------------------------------------------------------------------------------------------------
+def status_row(candidate: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """A VIDEO_STATUS row: the candidate's listing, overlaid with what its download found."""
+    row = {c: None for c in schemas.VIDEO_STATUS.columns}
+    row.update({k: v for k, v in candidate.items() if k in schemas.VIDEO_STATUS.columns})
+    for key in TEXT_FROM_DOWNLOAD:
+        if record.get(key) not in (None, "", []):
+            row[key] = record[key]
+    if record.get("status") == "ok" or record.get("width") is not None:
+        row.update({k: record.get(k) for k in PROBE_FIELDS})
+    notes = list(candidate.get("notes") or []) + list(record.get("notes") or [])
+    row.update(
+        status=record["status"],
+        reason=record.get("reason"),
+        error=record.get("error"),
+        attempts=record.get("attempts"),
+        subtitles=list(record.get("subtitles") or []),
+        notes=notes or None,
+        retry_generation=int(record.get("generation") or 0),
+    )
+    return row
+
+
+def status_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    if not rows:
+        return schemas.empty(schemas.VIDEO_STATUS)
+    return conform(pl.DataFrame(rows, schema=schemas.VIDEO_STATUS.columns), schemas.VIDEO_STATUS)
+
+
+# --- workers ---------------------------------------------------------------------------------------------------------
+_local = threading.local()
+
+
+def _worker_session(opts: DownloadOptions, brake: Brake | None) -> Session:
+    session = getattr(_local, "session", None)
+    if session is None:
+        session = _local.session = Session(opts, brake)
+    return session
+
+
+def _acquire_one(candidate: dict[str, Any], opts: DownloadOptions, brake: Brake | None) -> DownloadResult:
+    """One video by one worker; never raises (a bug or a full disk is this video's status, not the job's end)."""
+    try:
+        return download(candidate["url"], candidate["path"], opts, session=_worker_session(opts, brake), brake=brake,
+                        first_attempt=candidate.get("_attempt", 1), hand_back_refusals=brake is not None)  # fmt: skip
+    except Exception as exc:
+        log.exception("%s: unexpected error", candidate.get("video_id"))
+        return failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 1)
+
+
+def _acquire_in_process(candidate: dict[str, Any], opts: DownloadOptions, brake_args: dict[str, Any] | None):
+    """The process-pool entry point: each worker process keeps its own brake handle and yt-dlp session."""
+    brake = getattr(_local, "brake", None)
+    if brake is None and brake_args is not None:
+        brake = _local.brake = Brake(**brake_args)
+    return _acquire_one(candidate, opts, brake)
+
+
+def brake_for(opts: DownloadOptions, folder: str | Path, run_id: str) -> Brake:
+    """The run's brake with the `download` section's pause, stop count and per-site pace."""
+    return Brake(folder, run_id=run_id, pause_s=opts.pause_s, stop_after=opts.stop_after, sites=opts.sites)
+
+
+def acquire_shard(
+    candidates: pl.DataFrame,
+    *,
+    shard: int,
+    shards: int,
+    generation: int,
+    opts: DownloadOptions,
+    journal_dir: str | Path,
+    brake: Brake | None,
+    progress: bool = True,
+) -> pl.DataFrame:
+    """Download the shard's videos that no journal has settled yet; one VIDEO_STATUS row per video of the shard.
+
+    Videos already settled (see `is_finished`) are taken from the journal without any request; the others are
+    downloaded by `opts.workers` workers, each finished video journalled at once. A video refused by its site
+    (rate limit, bot check) goes back to its site's queue, so its worker serves other sites during the pause.
+    """
+    mine = shard_candidates(candidates, shard, shards).to_dicts()
+    records = read_journals(journal_dir, (c["video_id"] for c in mine))
+    for c in mine:
+        rec = records.get(c["video_id"])
+        if rec is not None and rec.get("status") == "ok":
+            rec["path_exists"] = os.path.exists(c["path"])
+    todo = [c for c in mine if not is_finished(records.get(c["video_id"]), generation)]
+    log.info("shard %d of %d, generation %d: %d videos, %d settled by the journal, %d to download with %d %s "
+             "worker(s)", shard, shards, generation, len(mine), len(mine) - len(todo), len(todo), opts.workers,
+             opts.pool)  # fmt: skip
+    if todo:
+        journal = Journal(journal_dir, f"shard{shard}of{shards}")
+        for vid, result in _run_pool(todo, opts, brake, progress=progress):
+            rec = outcome_record(vid, generation, result)
+            journal.append(rec)
+            records[vid] = rec
+    return status_table([status_row(c, records[c["video_id"]]) for c in mine])
+
+
+def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | None, *, progress: bool):
+    """Yield (video_id, DownloadResult) as videos finish, dispatching site by site through the brake."""
+    from tqdm import tqdm
+
+    queues: dict[str, deque] = {}
+    for c in todo:
+        queues.setdefault(site_of(c["url"] or ""), deque()).append(c)
+    workers = max(1, int(opts.workers))
+    executor: Executor
+    if opts.pool == "process":
+        brake_args = None if brake is None else {
+            "folder": brake.folder, "run_id": brake.run_id, "pause_s": brake.pause_s, "stop_after": brake.stop_after,
+            "sites": brake.sites}  # fmt: skip
+        executor = ProcessPoolExecutor(max_workers=workers)
+
+        def submit(c: dict[str, Any]) -> Future:
+            return executor.submit(_acquire_in_process, c, opts, brake_args)
+    else:
+        executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="download")
+
+        def submit(c: dict[str, Any]) -> Future:
+            return executor.submit(_acquire_one, c, opts, brake)
+
+    inflight: dict[Future, dict[str, Any]] = {}
+    bar = tqdm(total=len(todo), desc="download videos", disable=not progress, mininterval=5)
+    try:
+        while queues or inflight:
+            soonest = None
+            for site in list(queues):  # round-robin over the sites, one video each per pass
+                if len(inflight) >= workers:
+                    break
+                gate = brake.try_start_video(site) if brake is not None else None
+                if gate is not None and gate.stopped:
+                    for c in queues.pop(site):  # a video refused before keeps that answer
+                        bar.update()
+                        yield c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0)
+                    continue
+                if gate is not None and not gate.go:
+                    soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
+                    continue
+                c = queues[site].popleft()
+                if not queues[site]:
+                    del queues[site]
+                inflight[submit(c)] = c
+            if not inflight:
+                if queues:
+                    time.sleep(min(soonest or 0.5, 5.0))
+                continue
+            # wake when a video finishes, or when a waiting site's slot comes
+            more = bool(queues) and len(inflight) < workers
+            done, _ = wait(list(inflight), timeout=min(soonest or 0.5, 5.0) if more else None,
+                           return_when=FIRST_COMPLETED)  # fmt: skip
+            for fut in done:
+                c = inflight.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as exc:  # a worker process that died
+                    result = failure("unknown", f"worker failed: {type(exc).__name__}: {exc}", 1)
+                if result.requeue:  # refused: back to the front of its site's queue, asked after the pause
+                    result.requeue = False
+                    c = {**c, "_attempt": result.attempts + 1, "_last": result}
+                    queues.setdefault(site_of(c["url"] or ""), deque()).appendleft(c)
+                    continue
+                if result.reason == "not_attempted" and c.get("_last") is not None:
+                    result = c["_last"]
+                bar.update()
+                yield c["video_id"], result
+    finally:
+        bar.close()
+        executor.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,352 @@
+"""The Slurm profile on a real single-node Slurm cluster (tests/slurm_cluster.py): the small demo submitted through
+`snakemake --profile profiles/slurm`, as a researcher would, with one injected bad input and one job cancelled
+mid-run; then the fix and the rerun. Every assertion is about that one shared run, so the cluster part stays short.
+
+Requests the cluster can never satisfy are tried last, on copies of the finished run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from compare_results import compare
+from slurm_cluster import SlurmCluster, start_cluster, why_unavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
+GPU_RULES = {"featurize", "train", "litmus_train_guesser"}  # the small demo's rules that declare gpu=1
+RUN_TIMEOUT = 3600  # seconds; `timeout -k` around every cluster run, so a hang fails instead of blocking CI
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    reason = why_unavailable()
+    if reason:
+        pytest.skip(reason)
+    c = start_cluster()
+    yield c
+    c.stop()
+    shutil.rmtree(c.root, ignore_errors=True)
+
+
+def profile_env(cluster: SlurmCluster, **extra: str) -> dict[str, str]:
+    """The environment a researcher sets for profiles/slurm (account, partitions, memory), pointed at the cluster."""
+    env = cluster.env | {
+        "SQUIDFLOW_SLURM_ACCOUNT": cluster.account,
+        "SQUIDFLOW_SLURM_PARTITION": cluster.partition,
+        "SQUIDFLOW_SLURM_GPU_PARTITION": cluster.partition,
+        "SQUIDFLOW_SLURM_MEM_MB": "1000",
+        "SQUIDFLOW_SLURM_WATCH_SECONDS": "2",
+    }
+    return env | extra
+
+
+def submit(cluster: SlurmCluster, directory: Path, *args: str, timeout: int = RUN_TIMEOUT, **env: str
+           ) -> subprocess.CompletedProcess:
+    """`snakemake --profile profiles/slurm` for the small demo in `directory`, as the README shows it."""
+    cmd = ["timeout", "-k", "10", str(timeout), SNAKEMAKE, "--profile", "profiles/slurm", "--directory",
+           str(directory), "--configfile", *map(str, CONFIGS), "--slurm-init-seconds-before-status-checks", "1",
+           *args]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=profile_env(cluster, **env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout + 30)
+    except BaseException:  # interrupted: stop snakemake too (it is in its own session), never leave it running
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def output_of(res: subprocess.CompletedProcess) -> str:
+    return res.stdout + res.stderr
+
+
+def planned_jobs(text: str) -> Counter:
+    """Job counts of a `snakemake -n` run's 'Job stats' table."""
+    counts: Counter = Counter()
+    if "Job stats:" in text:
+        for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
+            parts = line.split()
+            if len(parts) != 2 or not parts[1].isdigit():
+                break
+            counts[parts[0]] = int(parts[1])
+    counts.pop("total", None)
+    return counts
+
+
+@dataclass
+class ClusterRun:
+    directory: Path
+    first: subprocess.CompletedProcess  # with the bad input and the cancelled job
+    planned_rerun: Counter  # what `snakemake -n` plans after the fix
+    missing_before_rerun: set[str]  # result files absent after the first run
+    second: subprocess.CompletedProcess  # after the fix
+    cancelled: dict[str, str]  # the sacct row of the job cancelled mid-run
+    cancelled_outputs: list[Path]
+    cancelled_outputs_after_first: list[Path]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def logs(self) -> str:
+        return output_of(self.first) + output_of(self.second)
+
+
+def _cancel_a_running_train_job(cluster: SlurmCluster, done: threading.Event, found: dict) -> None:
+    """Wait for a `train` job to run for a moment, then `scancel` it (as a researcher or a preemption would)."""
+    while not done.is_set():
+        for row in cluster.queue():
+            if row["Comment"].startswith("rule_train_") and row["State"] == "RUNNING":
+                time.sleep(1.0)
+                cluster.cmd("scancel", row["JobID"])
+                found.update(row)
+                return
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def cluster_run(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> ClusterRun:
+    directory = tmp_path_factory.mktemp("slurm_run")
+    bad = directory / "ratings_with_wrong_columns.csv"
+    bad.write_text("query,candidate,rating\nq1,c1,2\n")
+    seconds = {}
+    done, cancelled = threading.Event(), {}
+    canceller = threading.Thread(target=_cancel_a_running_train_job, args=(cluster, done, cancelled), daemon=True)
+    canceller.start()
+    t0 = time.monotonic()
+    first = submit(cluster, directory, "--verbose", "--config", f'comparison={{"ratings": "{bad}"}}')
+    seconds["first run"] = time.monotonic() - t0
+    done.set()
+    canceller.join(5)
+
+    cancelled_outputs: list[Path] = []
+    after_first: list[Path] = []
+    if cancelled:
+        m = re.fullmatch(r"rule_train_wildcards_(\w+?)_(\w+?)_(\w+?)_(\d+)", cancelled["Comment"])
+        if m:
+            experiment, train_set, method, seed = m.groups()
+            run_dir = directory / "results" / "runs" / experiment / train_set / method / f"seed{seed}"
+            cancelled_outputs = [run_dir / "predictions.parquet", run_dir / "metrics.json", run_dir / "train.log"]
+            after_first = [p for p in run_dir.glob("*")] if run_dir.exists() else []
+    missing = {str(p.relative_to(directory)) for p in cancelled_outputs if not p.exists()}
+    dry = subprocess.run([SNAKEMAKE, "-n", "--directory", str(directory), "--configfile", *map(str, CONFIGS)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    t0 = time.monotonic()
+    second = submit(cluster, directory, "--verbose")
+    seconds["rerun after the fix"] = time.monotonic() - t0
+    print(f"cluster run times: {seconds}")
+    return ClusterRun(directory, first, planned_jobs(output_of(dry)), missing, second, cancelled,
+                      cancelled_outputs, after_first, seconds)
+
+
+def sacct_by_comment(cluster: SlurmCluster) -> dict[str, list[dict[str, str]]]:
+    rows: dict[str, list[dict[str, str]]] = {}
+    for row in cluster.jobs():
+        if row["Comment"].startswith("rule_"):
+            rows.setdefault(row["Comment"], []).append(row)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------- the whole DAG
+
+def test_whole_dag_finishes_and_every_job_completed_in_sacct(cluster: SlurmCluster, cluster_run: ClusterRun) -> None:
+    assert cluster_run.second.returncode == 0, output_of(cluster_run.second)[-5000:]
+    again = subprocess.run([SNAKEMAKE, "-n", "--directory", str(cluster_run.directory), "--configfile",
+                            *map(str, CONFIGS)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "Nothing to be done" in output_of(again), output_of(again)[-3000:]
+    by_comment = sacct_by_comment(cluster)
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", cluster_run.logs)
+    accounted = {row["JobIDRaw"]: row for rows in by_comment.values() for row in rows}
+    assert submitted and set(submitted) <= set(accounted), "jobs the plugin submitted are missing from sacct"
+    not_completed = {c for c, rows in by_comment.items() if not any(r["State"] == "COMPLETED" for r in rows)}
+    assert not not_completed, f"jobs never COMPLETED: {sorted(not_completed)}"
+    failed = sorted((r["Comment"], r["State"].split()[0]) for rows in by_comment.values() for r in rows
+                    if r["State"] != "COMPLETED")
+    assert failed == sorted([("rule_comparison_metrics", "FAILED"), (cluster_run.cancelled["Comment"], "CANCELLED")])
+    rules = {c.split("_wildcards_")[0].removeprefix("rule_") for c in by_comment} - {"all"}
+    fresh = subprocess.run([SNAKEMAKE, "-n", "--directory", str(cluster_run.directory / "fresh"), "--configfile",
+                            *map(str, CONFIGS)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rules == set(planned_jobs(output_of(fresh))) - {"all"}
+    assert all(r["Account"] == cluster.account and r["Partition"] == cluster.partition
+               for rows in by_comment.values() for r in rows)
+
+
+def test_results_equal_a_local_run_with_the_same_seeds(cluster_run: ClusterRun, small_workflow) -> None:
+    assert cluster_run.second.returncode == 0
+    problems = compare(small_workflow.directory, cluster_run.directory)
+    assert not problems, "\n".join(problems[:30])
+
+
+def test_jobs_run_in_the_projects_venv(cluster_run: ClusterRun) -> None:
+    """No conda here: the profile's default runs every job with the Python that submitted it (.venv)."""
+    logs = list((cluster_run.directory / ".snakemake" / "slurm_logs").rglob("*.log"))
+    assert logs
+    for log in logs[:5]:
+        text = log.read_text()
+        assert f"Command: {sys.prefix}/lib/" in text and "Conda environments: ignored" in text, log
+
+
+def test_dry_run_shows_what_each_job_asks_for(cluster: SlurmCluster, tmp_path: Path) -> None:
+    """The README's check before submitting: `snakemake --profile profiles/slurm -n` lists every job's request."""
+    res = subprocess.run([SNAKEMAKE, "--profile", "profiles/slurm", "-n", "--directory", str(tmp_path),
+                          "--configfile", *map(str, CONFIGS)], cwd=ROOT, env=profile_env(cluster),
+                         capture_output=True, text=True, timeout=300)
+    out = output_of(res)
+    assert res.returncode == 0, out[-3000:]
+    blocks = re.findall(r"^rule (\w+):\n(?:    .*\n)*?    resources: ([^\n]*)", out, flags=re.M)
+    assert {rule for rule, _ in blocks} >= GPU_RULES | {"make_demo_videos"}
+    for rule, resources in blocks:
+        assert f"slurm_account={cluster.account}" in resources and f"slurm_partition={cluster.partition}" in resources
+        assert ("gpu=1" in resources) == (rule in GPU_RULES), (rule, resources)
+    assert not cluster.queue() and "Job stats:" in out
+
+
+def test_a_second_cluster_starts_beside_and_stops_only_its_own_daemons(cluster: SlurmCluster) -> None:
+    other = start_cluster(gpus=0)
+    try:
+        assert other.cmd("sinfo", "--noheader", "--format=%T").stdout.strip() == "idle"
+        assert set(other.pids.values()).isdisjoint(cluster.pids.values())
+    finally:
+        other.stop()
+        shutil.rmtree(other.root, ignore_errors=True)
+    assert all(p.poll() is not None for p in other.daemons.values())
+    assert all(p.poll() is None for p in cluster.daemons.values())
+    assert cluster.cmd("sinfo", "--noheader", "--format=%T").stdout.strip() in {"idle", "mixed", "allocated"}
+
+
+# ------------------------------------------------------------------------------------------------- GPUs
+
+def sbatch_calls(text: str) -> dict[str, list[str]]:
+    """The plugin's `sbatch call:` lines (its debug log, --verbose), per rule."""
+    calls: dict[str, list[str]] = {}
+    for call in re.findall(r"sbatch call: (sbatch [^\n]*)", text):
+        m = re.search(r"--comment '?rule_(\w+?)(?:_wildcards_[^' ]*)?'? ", call)
+        assert m, call
+        calls.setdefault(m.group(1), []).append(call.split(" --wrap=")[0])
+    return calls
+
+
+def test_gpu_rules_ask_for_one_gpu_one_way_and_cpu_rules_for_none(cluster_run: ClusterRun) -> None:
+    calls = sbatch_calls(cluster_run.logs)
+    assert GPU_RULES <= set(calls) and len(calls) > len(GPU_RULES)
+    for rule, lines in calls.items():
+        for line in lines:
+            ways = re.findall(r"--gpus=\S+|--gres=\S*gpu\S*|--gpus-per-\S+|--cpus-per-gpu\S*", line)
+            if rule in GPU_RULES:
+                assert ways == ["--gpus=1"], f"{rule}: {line}"
+            else:
+                assert ways == [], f"{rule} is a CPU rule but asks for a GPU: {line}"
+
+
+SLOT = re.compile(r"GPU slot: device (\S+) \(CUDA_VISIBLE_DEVICES=(\S+), Slurm job (\d+)\)")
+
+
+def test_gpu_jobs_take_the_device_slurm_gave_them_and_run_side_by_side(
+        cluster: SlurmCluster, cluster_run: ClusterRun) -> None:
+    accounted = {r["JobIDRaw"]: r for r in cluster.jobs()}
+    slots = {}
+    logs = [log for rule in sorted(GPU_RULES) for log in (cluster_run.directory / "logs" / rule).rglob("*.log")]
+    for log in logs:
+        found = SLOT.findall(log.read_text())
+        assert found, f"{log}: no GPU slot line"
+        device, visible, job_id = found[-1]
+        assert device == visible and device in {str(i) for i in range(cluster.gpus)}, log
+        assert "gres/gpu=1" in accounted[job_id]["AllocTRES"], accounted[job_id]
+        slots[job_id] = device
+    assert len(slots) >= 2
+
+    def interval(job_id: str) -> tuple[str, str]:
+        return accounted[job_id]["Start"], accounted[job_id]["End"]
+
+    overlapping = [(a, b) for a in slots for b in slots if a < b
+                   and interval(a)[0] < interval(b)[1] and interval(b)[0] < interval(a)[1]]
+    assert overlapping, "no two GPU jobs ran at the same time"
+    assert all(slots[a] != slots[b] for a, b in overlapping), [(a, b, slots[a], slots[b]) for a, b in overlapping]
+
+
+# ------------------------------------------------------------------------------------------------- failures
+
+def test_failed_job_is_reported_with_its_log_and_the_others_finish(cluster_run: ClusterRun) -> None:
+    first = output_of(cluster_run.first)
+    assert cluster_run.first.returncode != 0
+    block = first.split("Error in rule comparison_metrics:", 1)[1][:3000]
+    assert "logs/comparison_metrics/metrics.log" in block
+    slurm_log = re.search(r"(\S+/slurm_logs/rule_comparison_metrics/\d+\.log)", block)
+    assert slurm_log and Path(slurm_log.group(1)).exists(), block
+    rule_log = (cluster_run.directory / "logs" / "comparison_metrics" / "metrics.log").read_text()
+    assert "ratings_with_wrong_columns.csv" in rule_log or "missing column" in rule_log, rule_log[-2000:]
+    # independent jobs went on (--keep-going): the judgments' figure and the training tables exist
+    assert "results/figures/fig3_judgments.png" not in cluster_run.missing_before_rerun
+    assert (cluster_run.directory / "results" / "figures" / "fig3_judgments.png").exists()
+
+
+def test_rerun_after_the_fix_runs_only_what_is_missing(cluster_run: ClusterRun) -> None:
+    planned = cluster_run.planned_rerun
+    assert planned["comparison_metrics"] == 1 and planned["train"] == 1, planned
+    for upstream in ("make_demo_videos", "extract_frames", "featurize", "select_frames", "simulate_panel",
+                     "comparison_sets", "make_training_cache", "training_sets"):
+        assert upstream not in planned, f"{upstream} finished in the first run but would rerun: {planned}"
+    assert planned_jobs(output_of(cluster_run.second)) == planned
+
+
+def test_cancelled_job_leaves_no_half_written_output_and_reruns(cluster: SlurmCluster,
+                                                                 cluster_run: ClusterRun) -> None:
+    assert cluster_run.cancelled, "no train job was seen running to cancel"
+    assert "Error in rule train:" in output_of(cluster_run.first)
+    assert cluster_run.cancelled_outputs_after_first == [], cluster_run.cancelled_outputs_after_first
+    rows = sacct_by_comment(cluster)[cluster_run.cancelled["Comment"]]
+    states = [r["State"].split()[0] for r in sorted(rows, key=lambda r: int(r["JobIDRaw"]))]
+    assert states == ["CANCELLED", "COMPLETED"], states
+    assert all(p.exists() for p in cluster_run.cancelled_outputs)
+
+
+# ------------------------------------------------------------------------------------------------- impossible requests
+
+def _copy(run: ClusterRun, tmp_path: Path) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(run.directory, copy, symlinks=True, ignore=shutil.ignore_patterns("slurm_logs", "fresh", "locks"))
+    return copy
+
+
+def test_more_gpus_than_exist_stops_with_slurms_message_and_the_fix(cluster: SlurmCluster, cluster_run: ClusterRun,
+                                                                     tmp_path: Path) -> None:
+    directory = _copy(cluster_run, tmp_path)
+    t0 = time.monotonic()
+    res = submit(cluster, directory, "--forcerun", "featurize", "results/features/efficientnet_lite0/shard0.parquet",
+                 timeout=300, SQUIDFLOW_SLURM_GPUS=str(cluster.gpus + 1))
+    out = output_of(res)
+    assert res.returncode != 0 and time.monotonic() - t0 < 240, out[-3000:]
+    assert "Error in rule featurize:" in out and "Requested node configuration is not available" in out, out[-3000:]
+    assert re.search(r"rule featurize: sbatch refused the job: .*Fix: featurize asks for 3 GPU\(s\) per job \(the "
+                     r"largest node of partition debug has 2 cores, \d+ MB, 2 GPU\(s\)\): lower SQUIDFLOW_SLURM_GPUS, "
+                     r".*SQUIDFLOW_SLURM_GPU_PARTITION", out), out[-3000:]
+
+
+def test_job_that_can_never_start_is_cancelled_naming_the_rule_and_reason(cluster: SlurmCluster,
+                                                                          cluster_run: ClusterRun,
+                                                                          tmp_path: Path) -> None:
+    directory = _copy(cluster_run, tmp_path)
+    t0 = time.monotonic()
+    # eight cores from the config (`--cores` caps a job's threads: it must allow them)
+    res = submit(cluster, directory, "results/features/efficientnet_lite0/shard0.parquet", "--cores", "8",
+                 "--forcerun", "featurize", "--config", 'features={"threads": 8}', timeout=300)
+    out = output_of(res)
+    assert res.returncode != 0 and time.monotonic() - t0 < 240, out[-3000:]
+    assert re.search(r"rule featurize \(efficientnet_lite0_0\): Slurm job \d+ can never start: it is PENDING with "
+                     r"reason PartitionConfig .* asks for 8 cores.* largest node has 2 cores.* Fix: lower "
+                     r"`features.threads` in your config", out), out[-3000:]
+    assert not cluster.queue()

@@ -1,0 +1,31 @@
+# Checks that run before anything else. Included first by the Snakefile, before its `configfile:` directive.
+#
+# 1. The config files are parsed strictly before Snakemake reads them, so a YAML syntax error (a tab) or a key given
+#    twice names its file and line instead of Snakemake's "not valid JSON or YAML". (Files given with --configfile
+#    are read by Snakemake's command line before any workflow code runs: a syntax error there is Snakemake's to report,
+#    and `squidflow check-config FILE` names the line; a key given twice there is caught here.)
+# 2. Before the first job of a real run (not a dry run), results/ and logs/ must be writable: the run stops naming
+#    the folder, instead of a traceback from inside Snakemake when it clears a job's old output. On Slurm
+#    (--profile profiles/slurm) the handler also starts the watch that stops jobs Slurm will never start and says
+#    what to change when sbatch refuses a job (squidflow.slurm).
+# The config's keys and the input paths it names are checked in common.smk, once the config is read.
+import os
+import sys
+
+sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+
+from snakemake.exceptions import WorkflowError
+from squidflow import slurm as squidflow_slurm
+from squidflow.config import ConfigError, check_config_files, check_writable
+
+try:
+    check_config_files(["config/config.yaml", *map(str, workflow.overwrite_configfiles)])
+except ConfigError as _error:
+    raise WorkflowError(str(_error)) from None
+
+
+onstart:
+    _unwritable = check_writable(("results", "logs"))
+    if _unwritable:
+        raise WorkflowError("\n".join(_unwritable))
+    squidflow_slurm.on_start(workflow, log)

@@ -1,0 +1,129 @@
+# Stage: any model measured against human certainty (SQUID-E §5.2, supplement D.2–D.4).
+# predictions (configured models, the zero-shot CLIP baseline, the trained classifiers, text baselines)
+# -> per model accuracy by certainty bin -> Tables 2 and 8; every training run -> results/evaluation/runs.parquet.
+# Tables 2 and 8 need only results/judgments/image_scores.parquet (the release judgments are enough).
+
+
+rule run_predictions:
+    input:
+        run="results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet",
+    output:
+        "results/evaluation/predictions/runs/{experiment}/{train_set}/{method}/seed{seed}.parquet",
+    params:
+        classes=config["training"]["classification"]["events"],
+    wildcard_constraints:
+        experiment="classification",
+        train_set="SD|SE",
+        method="[A-Z]{2}",
+    log:
+        "logs/run_predictions/{experiment}/{train_set}/{method}/seed{seed}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/run_predictions.py"
+
+
+rule zero_shot_predictions:
+    input:
+        unpack(get_zero_shot_inputs),
+    output:
+        "results/evaluation/predictions/zero_shot.parquet",
+    params:
+        zero_shot=EVALUATION["zero_shot"],
+        vocabulary=get_evaluation_vocabulary(),
+        cache_dir="results/downloads",
+    log:
+        "logs/zero_shot_predictions/zero_shot_predictions.log",
+    benchmark:
+        "results/benchmarks/zero_shot_predictions/zero_shot_predictions.tsv"
+    threads: EVALUATION["zero_shot"]["threads"]
+    resources:
+        gpu=1,
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/zero_shot_predictions.py"
+
+
+rule model_accuracy:
+    input:
+        unpack(get_model_accuracy_inputs),
+    output:
+        accuracy="results/evaluation/models/{model}.parquet",
+        summary="results/evaluation/models/{model}.json",
+    params:
+        model=get_evaluation_model,
+        variant=EVALUATION["variant"],
+        top_k=EVALUATION["top_k"],
+        label_map=EVALUATION["label_map"],
+        vocabulary=get_evaluation_vocabulary(),
+        events=config["events"],
+        cache_dir="results/downloads",
+    wildcard_constraints:
+        model=r"[A-Za-z0-9.\-_]+",
+    log:
+        "logs/model_accuracy/{model}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/model_accuracy.py"
+
+
+rule evaluation_table:
+    input:
+        unpack(get_evaluation_table_inputs),
+    output:
+        csv=report(
+            "results/tables/{table}.csv",
+            category="Evaluation",
+            subcategory="{table}",
+            labels={"table": "{table}", "format": "csv"},
+            caption="../report/evaluation/verb_tables.rst",
+        ),
+        md=report(
+            "results/tables/{table}.md",
+            category="Evaluation",
+            subcategory="{table}",
+            labels={"table": "{table}", "format": "markdown"},
+            caption="../report/evaluation/verb_tables.rst",
+        ),
+        tex=report(
+            "results/tables/{table}.tex",
+            category="Evaluation",
+            subcategory="{table}",
+            labels={"table": "{table}", "format": "latex"},
+            caption="../report/evaluation/verb_tables.rst",
+        ),
+    params:
+        models=get_evaluation_table_models,
+        variant=EVALUATION["variant"],
+        top_k=EVALUATION["top_k"],
+        label_map=EVALUATION["label_map"],
+        source=JUDGMENT_SOURCE,
+    wildcard_constraints:
+        table="table2_verbs|table8_alt_bins",
+    log:
+        "logs/evaluation_table/{table}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/evaluation_table.py"
+
+
+rule evaluate_runs:
+    input:
+        scores="results/judgments/image_scores.parquet",
+        runs=get_evaluated_runs(),
+    output:
+        "results/evaluation/runs.parquet",
+    params:
+        classification_events=config["training"]["classification"]["events"],
+        calibration_target=config["training"]["calibration"]["target_event"],
+        events=config["events"],
+        kl_eps=config["training"]["kl_eps"],
+    log:
+        "logs/evaluate_runs/evaluate_runs.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/evaluate_runs.py"

@@ -1,0 +1,246 @@
+# Stage: probability distributions as a litmus test of grounding (GuessWhat?! litmus test, Lucassen, Testoni and
+# Bernardi 2022: §3 soft labels and the human sample, §4 guessers and metrics, §5, Appendix A rules R1-R3).
+# games (GuessWhat?! JSON Lines; the offline demo writes synthetic ones) -> first turns -> rule soft labels
+# -> counts, rule accuracy, human sample check -> guessers (STL-CE, MTL-KL per seed; probability files)
+# -> litmus metrics -> Tables 2 (correlation) and 3 (well-grounded QA pairs).
+
+
+rule litmus_demo_games:
+    output:
+        train="results/litmus/demo/guesswhat.train.jsonl.gz",
+        test="results/litmus/demo/guesswhat.test.jsonl.gz",
+    params:
+        demo=config_keys(LITMUS["demo"], ["train_games", "test_games", "target_area_bias", "seed"]),
+    log:
+        "logs/litmus_demo_games/litmus_demo_games.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_demo_games.py"
+
+
+rule litmus_games:
+    input:
+        get_litmus_game_files,
+    output:
+        "results/litmus/games.parquet",
+    params:
+        sources=get_litmus_game_sources(),
+        cache_dir="results/downloads",
+    log:
+        "logs/litmus_games/litmus_games.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_games.py"
+
+
+rule litmus_soft_labels:
+    input:
+        "results/litmus/games.parquet",
+    output:
+        "results/litmus/soft_labels.parquet",
+    params:
+        normalisation=LITMUS["normalisation"],
+    log:
+        "logs/litmus_soft_labels/litmus_soft_labels.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_soft_labels.py"
+
+
+rule litmus_dataset_tables:
+    input:
+        games="results/litmus/games.parquet",
+        soft_labels="results/litmus/soft_labels.parquet",
+    output:
+        questions_csv=report(
+            "results/tables/litmus_questions.csv",
+            caption="../report/litmus/questions.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Soft labels",
+            labels={"table": "first turns per question type", "format": "csv"},
+        ),
+        questions_md=report(
+            "results/tables/litmus_questions.md",
+            caption="../report/litmus/questions.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Soft labels",
+            labels={"table": "first turns per question type", "format": "md"},
+        ),
+        rules_csv=report(
+            "results/tables/litmus_rules.csv",
+            caption="../report/litmus/rules.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Soft labels",
+            labels={"table": "rule accuracy on the target", "format": "csv"},
+        ),
+        rules_md=report(
+            "results/tables/litmus_rules.md",
+            caption="../report/litmus/rules.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Soft labels",
+            labels={"table": "rule accuracy on the target", "format": "md"},
+        ),
+    params:
+        note=get_litmus_data_note(),
+    log:
+        "logs/litmus_dataset_tables/litmus_dataset_tables.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_dataset_tables.py"
+
+
+rule litmus_demo_annotations:
+    input:
+        "results/litmus/games.parquet",
+    output:
+        "results/litmus/demo/human_annotations.csv",
+    params:
+        demo=config_keys(LITMUS["demo"], ["human_qa", "annotators", "noise", "seed"]),
+        split=LITMUS["train_split"],
+    log:
+        "logs/litmus_demo_annotations/litmus_demo_annotations.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_demo_annotations.py"
+
+
+rule litmus_human_check:
+    input:
+        unpack(get_litmus_human_inputs),
+    output:
+        csv=report(
+            "results/tables/litmus_human.csv",
+            caption="../report/litmus/human.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Human sample check",
+            labels={"table": "human vs rule soft labels", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/litmus_human.md",
+            caption="../report/litmus/human.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Human sample check",
+            labels={"table": "human vs rule soft labels", "format": "md"},
+        ),
+    params:
+        annotations=get_litmus_human_annotations(),
+        normalisation=LITMUS["normalisation"],
+        cache_dir="results/downloads",
+        note=get_litmus_data_note(),
+    log:
+        "logs/litmus_human_check/litmus_human_check.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_human_check.py"
+
+
+rule litmus_train_guesser:
+    input:
+        games="results/litmus/games.parquet",
+        soft_labels="results/litmus/soft_labels.parquet",
+    output:
+        probabilities="results/litmus/runs/{method}/seed{seed}/probabilities.parquet",
+        train_log="results/litmus/runs/{method}/seed{seed}/train.log",
+    params:
+        guesser=config_keys(LITMUS["guesser"], LITMUS_GUESSER_KEYS),
+        train_split=LITMUS["train_split"],
+        eval_split=LITMUS["eval_split"],
+    wildcard_constraints:
+        method="STL-CE|MTL-KL",
+    log:
+        "logs/litmus_train_guesser/{method}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/litmus_train_guesser/{method}/seed{seed}.tsv"
+    threads: LITMUS["guesser"]["threads"]
+    resources:
+        gpu=1,
+    conda:
+        "../../envs/training.yaml"
+    script:
+        "../../scripts/litmus_train_guesser.py"
+
+
+rule litmus_model_probabilities:
+    input:
+        unpack(get_litmus_model_inputs),
+    output:
+        "results/litmus/models/{model}/probabilities.parquet",
+    params:
+        source=get_litmus_model_source,
+        cache_dir="results/downloads",
+    wildcard_constraints:
+        model=r"[A-Za-z0-9][A-Za-z0-9._+\-]*",
+    log:
+        "logs/litmus_model_probabilities/{model}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_model_probabilities.py"
+
+
+rule litmus_metrics:
+    input:
+        soft_labels="results/litmus/soft_labels.parquet",
+        probabilities=get_litmus_probability_files(),
+    output:
+        "results/litmus/metrics.parquet",
+    params:
+        taus=LITMUS["taus"],
+        eval_split=LITMUS["eval_split"],
+    log:
+        "logs/litmus_metrics/litmus_metrics.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_metrics.py"
+
+
+rule litmus_tables:
+    input:
+        "results/litmus/metrics.parquet",
+    output:
+        correlation_csv=report(
+            "results/tables/litmus_correlation.csv",
+            caption="../report/litmus/correlation.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Guessers",
+            labels={"table": "Table 2: accuracy and correlation", "format": "csv"},
+        ),
+        correlation_md=report(
+            "results/tables/litmus_correlation.md",
+            caption="../report/litmus/correlation.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Guessers",
+            labels={"table": "Table 2: accuracy and correlation", "format": "md"},
+        ),
+        grounding_csv=report(
+            "results/tables/litmus_grounding.csv",
+            caption="../report/litmus/grounding.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Guessers",
+            labels={"table": "Table 3: well-grounded QA pairs", "format": "csv"},
+        ),
+        grounding_md=report(
+            "results/tables/litmus_grounding.md",
+            caption="../report/litmus/grounding.rst",
+            category="Litmus test (GuessWhat?!)",
+            subcategory="Guessers",
+            labels={"table": "Table 3: well-grounded QA pairs", "format": "md"},
+        ),
+    params:
+        models=get_litmus_model_order(),
+        note=get_litmus_data_note(),
+        taus=LITMUS["taus"],
+        normalisation=LITMUS["normalisation"],
+    log:
+        "logs/litmus_tables/litmus_tables.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/litmus_tables.py"

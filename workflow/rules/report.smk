@@ -1,0 +1,50 @@
+# Stage: the HTML report (`make report` = snakemake --report results/report.zip; global description
+# workflow/report/workflow.rst). Each stage's figures are made by its own rules file; this file makes what belongs to
+# no single stage: self-contained copies of the annotation task pages (images inlined, so they open inside the report)
+# and the run summary (what ran, with which config files, how long), written after every other final output.
+# Library: squidflow.report (style, pages, summary).
+
+
+rule report_task_page:
+    input:
+        "results/annotation/{page}.html",
+    output:
+        report(
+            "results/report/annotation/{page}.html",
+            caption="../report/report/task_pages.rst",
+            category=get_task_page_category,
+            subcategory="Annotation task pages",
+            labels={"result": "{page}", "format": "html"},
+        ),
+    wildcard_constraints:
+        page="hit_template|hit_preview|keyword_template|keyword_preview|comparison_hits",
+    log:
+        "logs/report_task_page/{page}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/report_task_page.py"
+
+
+rule run_summary:
+    input:
+        get_run_summary_inputs,
+    output:
+        report(
+            RUN_SUMMARY,
+            caption="../report/report/run_summary.rst",
+            category="Run",
+            subcategory="Summary",
+            labels={"result": "run summary", "format": "html"},
+        ),
+    params:
+        configfiles=[str(f) for f in workflow.configfiles],
+        stages=config["stages"],
+        note=get_report_note("videos", "judgments"),
+        repo=workflow.basedir,
+    log:
+        "logs/run_summary/run_summary.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/run_summary.py"
