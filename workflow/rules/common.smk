@@ -99,6 +99,9 @@ def get_video_candidate_inputs(wildcards):
     types = [s["type"] for s in config["sources"]]
     if "demo" in types:
         inputs["demo_catalog"] = "results/videos/demo/catalog.parquet"
+        # video_manifest records the subtitles beside each demo video: they must exist before the listing, not
+        # just happen to (on a cluster make_demo_subtitles may still be queued when the manifest is written)
+        inputs["demo_subtitles"] = rules.make_demo_subtitles.output.vtt
     inputs["url_lists"] = [s["path"] for s in config["sources"] if s["type"] == "urls"]
     return inputs
 

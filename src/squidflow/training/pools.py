@@ -104,7 +104,7 @@ def sd_pool_from_demo(
         clean.filter((pl.col("weight") >= min_evidence) & pl.col("event").is_in(events))
         .with_columns(pl.format("{}_{}", "video_id", "frame_index").alias("image_id"))
         .filter(~pl.col("image_id").is_in(frames["image_id"].implode()))
-        .unique(["image_id"], keep="first")
+        .unique(["image_id"], keep="first", maintain_order=True)
         .join(ok, on="video_id", how="inner")
         .join(video_split, on="video_id", how="left")
     )
@@ -240,7 +240,7 @@ def human_means(scores: pl.DataFrame, *, variant: str, events: dict | None, cand
         )
         .filter(pl.col("prompt_event").is_not_null())
         .select("image_id", "prompt_event", pl.col("mean").cast(pl.Float64).alias("human_mean"))
-        .unique(["image_id", "prompt_event"], keep="first")
+        .unique(["image_id", "prompt_event"], keep="first", maintain_order=True)
     )
 
 
@@ -272,7 +272,7 @@ def authors_images(listed: pl.DataFrame, se: pl.DataFrame, seed: int, what: str,
         .join(pool.drop("video_id", "frame_index"), on="image_id", how="left")
     )
     lost_frames = int(framed["row"].null_count())
-    framed = framed.filter(pl.col("row").is_not_null()).unique("image_id", keep="first")
+    framed = framed.filter(pl.col("row").is_not_null()).unique("image_id", keep="first", maintain_order=True)
     used = set(framed["image_id"])
     by_video = listed.filter(pl.col("frame_index").is_null()).group_by("video_id", "event").len().sort("video_id", "event")
     parts, lost_videos, short = [framed], 0, 0
