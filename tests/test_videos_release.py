@@ -138,6 +138,7 @@ def test_a_malformed_release_file_is_reported_not_fatal(tmp_path):
 def test_paper_scale_config_dry_runs_offline_quickly(tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "no_proxy": "", "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}  # fmt: skip
+    (tmp_path / "data" / "standard").mkdir(parents=True)  # the user's standard images, which the config check requires
     start = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "-s", str(ROOT / "Snakefile"), "--configfile",
