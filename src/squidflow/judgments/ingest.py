@@ -268,6 +268,12 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
 def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int) -> str:
     """Markdown listing what ingestion dropped, so that nothing is dropped silently."""
     lines = ["# Judgment ingestion report", "", f"Judgments read: {n_judgments}.", ""]
+    return "\n".join(lines + dropped_markdown(problems, rejected)) + "\n"
+
+
+def dropped_markdown(problems: list[Problem], rejected: dict[str, int]) -> list[str]:
+    """The report lines of rejected assignments and skipped rows (data escaped: it is typed by strangers)."""
+    lines: list[str] = []
     if rejected:
         lines += ["## Rejected assignments (dropped)", "", "| file | rejected |", "|---|---|"]
         lines += [f"| {md_escape(f)} | {n} |" for f, n in rejected.items()] + [""]
@@ -275,7 +281,7 @@ def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments
     if problems:
         lines += ["| file | line | problem |", "|---|---|---|"]
         lines += [f"| {md_escape(p.file)} | {p.row} | {md_escape(p.problem)} |" for p in problems]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def ingest(

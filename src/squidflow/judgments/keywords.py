@@ -43,7 +43,15 @@ from squidflow.judgments.annotation import (
     unneutralise,
     write_csv,
 )
-from squidflow.judgments.ingest import JudgmentError, Problem, _fail, _read_strings, _require, split_image_id
+from squidflow.judgments.ingest import (
+    JudgmentError,
+    Problem,
+    _fail,
+    _read_strings,
+    _require,
+    dropped_markdown,
+    split_image_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -221,21 +229,10 @@ def read_keyword_batch(
 
 def keyword_report(problems: list[Problem], rejected: dict[str, int], df: pl.DataFrame) -> str:
     """Markdown listing what keyword ingestion kept and dropped (data escaped: keywords are typed by strangers)."""
-
-    def esc(s) -> str:
-        return html.escape(str(s), quote=False).replace("|", "\\|").replace("\n", " ")
-
     n_images = df.select("video_id", "frame_index").n_unique() if df.height else 0
     lines = ["# Keyword ingestion report (variant K)", "",
              f"Keywords read: {df.height}, for {n_images} images from {df['annotator'].n_unique() if df.height else 0} annotators.", ""]
-    if rejected:
-        lines += ["## Rejected assignments (dropped)", "", "| file | rejected |", "|---|---|"]
-        lines += [f"| {esc(f)} | {n} |" for f, n in rejected.items()] + [""]
-    lines += [f"## Skipped rows: {len(problems)}", ""]
-    if problems:
-        lines += ["| file | line | problem |", "|---|---|---|"]
-        lines += [f"| {esc(p.file)} | {p.row} | {esc(p.problem)} |" for p in problems]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + dropped_markdown(problems, rejected)) + "\n"
 
 
 def ingest_keywords(
