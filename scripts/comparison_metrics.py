@@ -3,17 +3,15 @@ comparison of the scorer, as the Sherlock leaderboard computes them."""
 
 import json
 
-import polars as pl
-
 from squidflow import io, schemas
-from squidflow.comparison.metrics_sherlock.report import evaluate
+from squidflow.comparison.metrics_sherlock.report import evaluate, read_comparison_ratings
 from squidflow.comparison.plausibility import DualEmbeddings
 from squidflow.logs import setup
 
 log = setup(snakemake)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))
-ratings = pl.read_csv(snakemake.input.ratings) if "ratings" in snakemake.input.keys() else None
+ratings = read_comparison_ratings(snakemake.input.ratings) if "ratings" in snakemake.input.keys() else None
 proposals = (
     io.read_parquet(snakemake.input.proposals, schemas.COMPARISON_PROPOSALS) if "proposals" in snakemake.input.keys() else None
 )

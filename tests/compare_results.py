@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 SKIP_PARTS = {"benchmarks", "cache", "downloads", "logs", ".snakemake"}
 TEXT = {".csv", ".md", ".tex", ".json", ".txt", ".html"}
 # Lines that record when or how long, not what.
-VOLATILE = ("train.log",)
+VOLATILE = ("train.log", "run_summary.html")
 
 
 def result_files(run: Path) -> list[Path]:

@@ -303,3 +303,22 @@ def test_run_summary_reads_snakemake_job_records(tmp_path):
     assert str(config) in page and "stages: [videos]" in page and "SYNTHETIC videos" in page
     assert "<code>train</code></td><td class='n'>2</td><td class='n'>1 min 30 s</td>" in page
     assert "3 jobs of 2 steps" in page and "1 min 10 s from the first job" in page
+
+
+def test_run_summary_says_cluster_job_times_are_not_recorded(tmp_path):
+    """Under a cluster executor Snakemake records a remote job when it sees it finish (its end a hair before its
+    start): the summary says the time is unknown rather than showing -0.0 s."""
+    meta = tmp_path / ".snakemake" / "metadata"
+    _record(meta, "a", rule="make_demo_videos", job_hash=1, starttime=100.0, endtime=110.0)  # a localrule
+    _record(meta, "b", rule="train", job_hash=2, starttime=200.0003, endtime=200.0)
+    _record(meta, "c", rule="train", job_hash=3, starttime=230.0002, endtime=230.0)
+    jobs = job_records(meta)
+    assert jobs["seconds"].to_list() == [10.0, None, None]
+    assert rule_times(jobs).select("rule", "jobs", "total_s", "max_s").rows() == [("make_demo_videos", 1, 10.0, 10.0),
+                                                                                  ("train", 2, None, None)]
+    out = tmp_path / "summary.html"
+    write_run_summary(out, configfiles=[], stages=["videos"], metadata_dir=meta)
+    page = out.read_text()
+    assert "-0.0 s" not in page
+    assert "<code>train</code></td><td class='n'>2</td><td class='n'>not recorded</td>" in page
+    assert "the 1 job run by this machine's Snakemake ran 10.0 s in total; 2 ran through a cluster executor" in page

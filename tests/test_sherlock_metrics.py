@@ -217,3 +217,32 @@ def test_diagonal_ranks_equal_rankdata_with_ties() -> None:
             assert np.array_equal(diagonal_ranks(s, axis), np.diagonal(rankdata(-s, axis=axis)))
     with pytest.raises(ValueError, match="1 NaN score"):
         retrieval_chunk(np.array([[1.0, np.nan], [0.0, 1.0]]))
+
+
+# --- the ratings file a person supplies ---------------------------------------------------------------------------
+def test_comparison_ratings_are_read_as_likert_integers(tmp_path) -> None:
+    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+
+    path = tmp_path / "ratings.csv"
+    path.write_text("query_id,candidate_id,annot1,annot2\nq1, c1,3,1\nq1,c2,2, 2\n")
+    df = read_comparison_ratings(path)
+    assert df.to_dicts() == [{"query_id": "q1", "candidate_id": "c1", "annot1": 3, "annot2": 1},
+                             {"query_id": "q1", "candidate_id": "c2", "annot1": 2, "annot2": 2}]
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("query,candidate,rating\nq1,c1,2\n", "line 1: missing column(s) query_id, candidate_id, annot1, annot2; "
+                                          "the header is query, candidate, rating"),
+    ("query_id,candidate_id,annot1,annot2\nq1,c1,3,1\nq1,c2,4,2\n", "line 3: annot1 = '4' is not a Likert rating"),
+    ("query_id,candidate_id,annot1,annot2\nq1,c1,3,\n", "line 2: annot2 = '' is not a Likert rating"),
+])
+def test_a_bad_ratings_file_is_named_with_its_line_and_the_fix(tmp_path, text: str, needle: str) -> None:
+    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+    from squidflow.errors import InputError
+
+    path = tmp_path / "ratings.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_comparison_ratings(path)
+    assert str(err.value).startswith(f"{path} {needle}"), str(err.value)
+    assert "comparison.ratings" in str(err.value)

@@ -99,6 +99,16 @@ def _planned_jobs(res: subprocess.CompletedProcess) -> dict[str, int]:
     return counts
 
 
+def _planned_outputs(res: subprocess.CompletedProcess, rule: str) -> list[str]:
+    """The output files of every planned job of `rule` in a `snakemake -n` run (its job blocks' `output:` lines)."""
+    outputs: list[str] = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", res.stdout + res.stderr):
+        if re.match(rf"(?:local)?rule {rule}:", block.lstrip()):
+            found = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
+            outputs += found.group(1).split(", ") if found else []
+    return outputs
+
+
 @pytest.mark.slow
 def test_changing_a_judgment_key_reruns_exactly_what_depends_on_it(small_workflow) -> None:
     jobs = _planned_jobs(small_workflow.snakemake("-n", "--config", 'judgments={"quality": {"max_violations": 3}}'))
@@ -119,6 +129,7 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
     res = small_workflow.snakemake("-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}}}')
     jobs = _planned_jobs(res)
     assert jobs.get("train", 0) >= 1, jobs
-    trained = re.findall(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", res.stdout)
+    trained = [m.group(1) for out in _planned_outputs(res, "train")
+               if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
     assert trained and set(trained) == {str(seeds)}, f"existing seeds would retrain: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs

@@ -111,7 +111,8 @@ def sample_check(annotations: pl.DataFrame, games: pl.DataFrame, soft_labels: pl
     agree = agree.join(types, on="game_id", how="left").with_columns(pl.col("question_type").fill_null("other"))
     paired = human.join(soft_labels.select("game_id", "object_id", "soft_label"), on=["game_id", "object_id"],
                         how="inner").drop_nulls(["human_soft_label", "soft_label"])
-    paired = paired.join(types, on="game_id")
+    # in a fixed order: joins may reorder rows, and a sum's last bit depends on its order
+    paired = paired.join(types, on="game_id").sort("game_id", "object_id")
     rows = []
     for qtype in QUESTION_TYPES:
         a = agree.filter(pl.col("question_type") == qtype)

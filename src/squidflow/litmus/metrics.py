@@ -91,6 +91,7 @@ def litmus_metrics(soft_labels: pl.DataFrame, probabilities: pl.DataFrame, taus:
                          how="inner")
     complete = rows.group_by("game_id").len().join(labelled.group_by("game_id").len(), on="game_id", suffix="_all")
     rows = rows.join(complete.filter(pl.col("len") == pl.col("len_all")).select("game_id"), on="game_id", how="semi")
+    rows = rows.sort("game_id", "object_id")  # joins may reorder rows; sums (Pearson's r) depend on their order
     qa = per_qa(rows, taus)
     records = []
     for qtype in LABELLED_TYPES:

@@ -43,26 +43,38 @@ def job_records(metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFram
     jobs = pl.DataFrame(rows, schema=RECORD_COLUMNS).group_by("rule", "job_hash").agg(
         pl.col("starttime").min(), pl.col("endtime").max()
     ).select(list(RECORD_COLUMNS))
-    return jobs.with_columns((pl.col("endtime") - pl.col("starttime")).alias("seconds")).sort("starttime")
+    # a job run by a cluster executor is recorded when the main process sees it finish, with an end before its
+    # start: its time is unknown here (Slurm's sacct has it), not zero
+    seconds = pl.when(pl.col("endtime") > pl.col("starttime")).then(pl.col("endtime") - pl.col("starttime"))
+    return jobs.with_columns(seconds.alias("seconds")).sort("starttime")
 
 
 def rule_times(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Per rule: jobs, summed job time, the longest job, first start; in pipeline (first start) order."""
+    """Per rule: jobs, summed job time, the longest job, first start; in pipeline (first start) order. A rule whose
+    jobs all ran through a cluster executor has no recorded time (null)."""
     return (
         jobs.group_by("rule")
-        .agg(pl.len().alias("jobs"), pl.col("seconds").sum().alias("total_s"), pl.col("seconds").max().alias("max_s"),
+        .agg(pl.len().alias("jobs"),
+             pl.when(pl.col("seconds").count() > 0).then(pl.col("seconds").sum()).alias("total_s"),  # null: unknown
+             pl.col("seconds").max().alias("max_s"),
              pl.col("starttime").min().alias("first_start"))
         .sort("first_start")
     )
 
 
-def _duration(seconds: float) -> str:
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not recorded"
     seconds = float(seconds)
     if seconds < 60:
         return f"{seconds:.1f} s"
     minutes, s = divmod(round(seconds), 60)
     hours, m = divmod(minutes, 60)
     return f"{hours} h {m:02d} min" if hours else f"{m} min {s:02d} s"
+
+
+def _jobs(n: int) -> str:
+    return f"{n} job" if n == 1 else f"{n} jobs"
 
 
 def _when(timestamp: float) -> str:
@@ -118,12 +130,16 @@ def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str
         parts.append("<p>Snakemake recorded no finished job in this folder (.snakemake/metadata).</p>")
     else:
         start, end = jobs["starttime"].min(), jobs["endtime"].max()
+        unknown = jobs["seconds"].null_count()
+        ran = (f"the jobs ran {esc(_duration(jobs['seconds'].sum()))} in total" if not unknown else
+               f"the {_jobs(jobs.height - unknown)} run by this machine's Snakemake ran "
+               f"{esc(_duration(jobs['seconds'].sum()))} in total; {unknown} ran through a cluster executor, which "
+               "records no job time in Snakemake's metadata (Slurm's <code>sacct</code> has them)")
         parts.append(
             f"<p>{jobs.height} jobs of {per_rule.height} steps made the results in this folder, between "
             f"{esc(_when(start))} and {esc(_when(end))} ({esc(_duration(end - start))} from the first job's start to "
-            f"the last one's end, including any pause between runs); the jobs ran "
-            f"{esc(_duration(jobs['seconds'].sum()))} in total. The report's <i>Statistics</i> panel shows every "
-            f"job on a timeline.</p>"
+            f"the last one's end, including any pause between runs); {ran}. The report's <i>Statistics</i> panel "
+            f"shows every job on a timeline.</p>"
         )
         parts.append("<h2>What ran</h2><table><tr><th>step (rule)</th><th>jobs</th><th>job time</th>"
                      "<th>longest job</th><th>first started</th></tr>")
@@ -132,7 +148,7 @@ def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str
                          f"<td class='n'>{esc(_duration(r['total_s']))}</td><td class='n'>{esc(_duration(r['max_s']))}"
                          f"</td><td>{esc(_when(r['first_start']))}</td></tr>")
         parts.append("</table><h2>Longest jobs</h2><table><tr><th>step (rule)</th><th>time</th><th>started</th></tr>")
-        for r in jobs.sort("seconds", descending=True).head(10).iter_rows(named=True):
+        for r in jobs.drop_nulls("seconds").sort("seconds", descending=True).head(10).iter_rows(named=True):
             parts.append(f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{esc(_duration(r['seconds']))}</td>"
                          f"<td>{esc(_when(r['starttime']))}</td></tr>")
         parts.append("</table>")

@@ -16,6 +16,7 @@ for the same scores (squidflow's tests run those scorers, unchanged, side by sid
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -24,10 +25,36 @@ from squidflow.comparison.metrics_sherlock.comparison import comparison_accuracy
 from squidflow.comparison.metrics_sherlock.localization import localization_gt, localization_proposals, region_iou
 from squidflow.comparison.metrics_sherlock.retrieval import retrieval_metrics
 from squidflow.comparison.plausibility import DualEmbeddings
+from squidflow.errors import InputError
+from squidflow.io import read_csv_strings
 
 RATING_COLUMNS = ("query_id", "candidate_id", "annot1", "annot2")
 PROPOSAL_COLUMNS = ("image_id", "box", "region")
 BOX_KEYS = ("left", "top", "width", "height")
+
+
+RATINGS_FIX = ("Give `comparison.ratings` a CSV with the header query_id,candidate_id,annot1,annot2 (corpus "
+               "instance ids and two annotators' Likert ratings 1-3, Sherlock §4.3), or leave it empty.")
+
+
+def read_comparison_ratings(path: str | Path) -> pl.DataFrame:
+    """The human ratings of comparison sets (`comparison.ratings`), checked: a wrong header or a rating that is not
+    1, 2 or 3 is an InputError naming the file, the line and the fix, before any metric is computed."""
+    df = read_csv_strings(path, what="comparison ratings CSV", fix=RATINGS_FIX, line_column="_line")
+    missing = [c for c in RATING_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"{path} line 1: missing column(s) {', '.join(missing)}; the header is "
+                         f"{', '.join(c for c in df.columns if c != '_line')}. {RATINGS_FIX}")
+    for col in ("annot1", "annot2"):
+        bad = df.filter(~pl.col(col).str.strip_chars().is_in(["1", "2", "3"]))
+        if len(bad):
+            row = bad.row(0, named=True)
+            raise InputError(f"{path} line {row['_line']}: {col} = {row[col]!r} is not a Likert rating 1, 2 or 3. "
+                             f"{RATINGS_FIX}")
+    return df.select(
+        pl.col("query_id").str.strip_chars(), pl.col("candidate_id").str.strip_chars(),
+        *(pl.col(c).str.strip_chars().cast(pl.Int64) for c in ("annot1", "annot2")),
+    )
 
 
 def image_groups(corpus: pl.DataFrame) -> list[tuple[str, np.ndarray]]:
