@@ -12,6 +12,8 @@ from squidflow import schemas
 from squidflow.config import ConfigError, load_config, validate_config
 from squidflow.io import SchemaError, atomic_path, read_parquet, write_parquet
 
+ROOT = Path(__file__).resolve().parents[1]
+
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
 
@@ -113,3 +115,21 @@ def test_boolean_strings_from_the_command_line_are_booleans() -> None:
     config = {"retry_failed": "true"}
     validate_config(config, SCHEMA)
     assert config["retry_failed"] is True
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "config").glob("*.yaml")), ids=lambda p: p.name)
+def test_defaults_are_filled_exactly_as_snakemake_fills_them(path) -> None:
+    """`fill_defaults` replaces Snakemake's `validate(..., set_default=True)` (which re-reads the schema file on every
+    job start-up): on every shipped config, and on an empty one, the filled config is the same."""
+    import copy
+
+    from snakemake.utils import validate
+
+    from squidflow.config import SCHEMA_PATH, fill_defaults, load_schema, load_yaml
+
+    schema = load_schema(SCHEMA_PATH)
+    for config in (load_yaml(path) or {}, {}):
+        ours, snakemakes = copy.deepcopy(config), copy.deepcopy(config)
+        validate(snakemakes, str(SCHEMA_PATH), set_default=True)
+        assert fill_defaults(ours, schema) == snakemakes
+    assert set(ours) >= {"stages", "frames", "training"}  # the empty config got every section's defaults

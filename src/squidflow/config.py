@@ -40,8 +40,15 @@ class ConfigError(UserError, ValueError):
 
 
 # --- YAML, strictly ----------------------------------------------------------------------------------------------
-class _StrictLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML has it: every Snakemake job (each cluster job twice) parses the config and the schema,
+# and the pure-Python parser makes that a quarter of a job's start-up
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_SafeLoader):
     """A SafeLoader that refuses a mapping key given twice (PyYAML keeps the last one without a word)."""
+
+    path = ""  # the file being read, for messages (libyaml's marks do not carry it)
 
 
 def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -51,7 +58,7 @@ def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = F
         line = key_node.start_mark.line + 1
         if key in seen:
             raise ConfigError(
-                f"{key_node.start_mark.name} line {line}: key '{key}' is given twice (first on line {seen[key]}); "
+                f"{loader.path} line {line}: key '{key}' is given twice (first on line {seen[key]}); "
                 "YAML would keep only the last value. Delete one of them."
             )
         seen[key] = line
@@ -72,7 +79,7 @@ def load_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8.") from None
     try:
         loader = _StrictLoader(text)
-        loader.name = str(path)
+        loader.path = str(path)
         try:
             return loader.get_single_data()
         finally:
@@ -99,7 +106,7 @@ def check_config_files(paths) -> None:
 
 def load_schema(path: str | Path) -> dict:
     with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=_SafeLoader)
 
 
 def _dotted(path) -> str:
@@ -341,6 +348,27 @@ def _read_only_fs(path: Path) -> bool:
         return False
 
 
+def fill_defaults(config: dict[str, Any], schema: dict) -> dict[str, Any]:
+    """Set every key the config leaves out to its schema default, in place, at every depth.
+
+    What Snakemake's `validate(config, schema, set_default=True)` does (the jsonschema FAQ's default-setting
+    validator), on the schema already in memory: Snakemake's own call re-reads the schema with the pure-Python YAML
+    parser, and every job start-up (every cluster job twice) pays for it. Defaults are copied, so a run that changes
+    a list it got from a default never changes the schema."""
+    base = jsonschema.Draft202012Validator
+    properties_keyword = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, subschema):
+        if isinstance(instance, dict):
+            for key, spec in properties.items():
+                if "default" in spec:
+                    instance.setdefault(key, copy.deepcopy(spec["default"]))
+        yield from properties_keyword(validator, properties, instance, subschema)
+
+    jsonschema.validators.extend(base, {"properties": set_defaults})(schema).validate(config)
+    return config
+
+
 def validate_config(
     config: dict[str, Any], schema_path: str | Path = SCHEMA_PATH, *, inputs_base: str | Path | None = None,
     repo_root: str | Path = REPO_ROOT,
@@ -359,9 +387,7 @@ def validate_config(
             + "\nEach key is documented in config/README.md."
         )
     named = copy.deepcopy(config)
-    from snakemake.utils import validate
-
-    validate(config, str(schema_path), set_default=True)
+    fill_defaults(config, schema)
     problems = check_consistency(config)
     if inputs_base is not None:
         problems += check_inputs(config, schema, base_dir=inputs_base, named=named, repo_root=repo_root)

@@ -23,8 +23,6 @@ import math
 
 import numpy as np
 import polars as pl
-from scipy.cluster.hierarchy import linkage
-from scipy.spatial.distance import squareform
 from tqdm import tqdm
 
 log = logging.getLogger(__name__)
@@ -59,6 +57,8 @@ def _condensed_distances(x: np.ndarray) -> np.ndarray:
     np.maximum(d, 0.0, out=d)
     np.sqrt(d, out=d)
     np.fill_diagonal(d, 0.0)
+    from scipy.spatial.distance import squareform  # here, not at the top: the workflow imports this module to parse
+
     d = np.maximum(d, d.T)  # exact symmetry, which squareform expects
     return squareform(d, checks=False).astype(np.float64)
 
@@ -97,6 +97,8 @@ def agglomerative_labels(x: np.ndarray, k: int, method: str = "ward") -> np.ndar
         raise ValueError(f"cannot cut {n} points into {k} clusters")
     if n <= 1 or k == n:
         return np.arange(n, dtype=np.int64)
+    from scipy.cluster.hierarchy import linkage  # as above: scipy costs every Snakemake start-up 0.2-0.4 s
+
     z = linkage(_condensed_distances(x), method=method)
     return cut_tree_labels(z, n, k)
 
