@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from compare_results import compare
+from dryrun import planned_jobs
 from slurm_cluster import SlurmCluster, start_cluster, why_unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,19 +75,6 @@ def submit(cluster: SlurmCluster, directory: Path, *args: str, timeout: int = RU
 
 def output_of(res: subprocess.CompletedProcess) -> str:
     return res.stdout + res.stderr
-
-
-def planned_jobs(text: str) -> Counter:
-    """Job counts of a `snakemake -n` run's 'Job stats' table."""
-    counts: Counter = Counter()
-    if "Job stats:" in text:
-        for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
-            parts = line.split()
-            if len(parts) != 2 or not parts[1].isdigit():
-                break
-            counts[parts[0]] = int(parts[1])
-    counts.pop("total", None)
-    return counts
 
 
 @dataclass

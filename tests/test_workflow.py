@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from dryrun import planned_jobs, planned_outputs
 
 from squidflow import schemas
 from squidflow.io import read_parquet
@@ -84,29 +85,9 @@ def test_outputs_readable_by_group_and_others_under_umask_022(small_workflow) ->
 
 
 def _planned_jobs(res: subprocess.CompletedProcess) -> dict[str, int]:
-    """The job counts of a `snakemake -n` run (its 'Job stats' table); empty when nothing is to be done."""
+    """The job counts of a `snakemake -n` run that must have succeeded."""
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    counts: dict[str, int] = {}
-    text = res.stdout + res.stderr
-    if "Job stats:" not in text:
-        return counts
-    for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            break
-        counts[parts[0]] = int(parts[1])
-    counts.pop("total", None)
-    return counts
-
-
-def _planned_outputs(res: subprocess.CompletedProcess, rule: str) -> list[str]:
-    """The output files of every planned job of `rule` in a `snakemake -n` run (its job blocks' `output:` lines)."""
-    outputs: list[str] = []
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", res.stdout + res.stderr):
-        if re.match(rf"(?:local)?rule {rule}:", block.lstrip()):
-            found = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
-            outputs += found.group(1).split(", ") if found else []
-    return outputs
+    return dict(planned_jobs(res.stdout + res.stderr))
 
 
 @pytest.mark.slow
@@ -129,7 +110,7 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
     res = small_workflow.snakemake("-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}}}')
     jobs = _planned_jobs(res)
     assert jobs.get("train", 0) >= 1, jobs
-    trained = [m.group(1) for out in _planned_outputs(res, "train")
+    trained = [m.group(1) for out in planned_outputs(res.stdout + res.stderr, "train")
                if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
     assert trained and set(trained) == {str(seeds)}, f"existing seeds would retrain: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
