@@ -61,6 +61,23 @@ def split_image_id(image: str) -> tuple[str, int]:
     return video_id, int(frame)
 
 
+def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[str]) -> tuple[str, str, int] | None:
+    """The image of slot `i` of an MTurk batch row (`Input.image_<i>_id`, read back from its neutralised cell) as
+    (image id, video id, frame index); None for an empty slot (a HIT with fewer images than slots) or an id that is
+    not `<video>_<frame>`. What is wrong is appended to `bad`: a malformed id, or an image not in `known_images`."""
+    img = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
+    if not img:
+        return None
+    try:
+        vid, frame = split_image_id(img)
+    except ValueError as exc:
+        bad.append(f"Input.image_{i}_id: {exc}")
+        return None
+    if known_images is not None and img not in known_images:
+        bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet)")
+    return img, vid, frame
+
+
 def parse_rating(value) -> int | None:
     """An integer 0..100 (as MTurk's slider sends it), else None."""
     if value is None:
@@ -203,16 +220,10 @@ def read_mturk_batch(
         if variant is None:
             bad.append(f"Input.variant {rec['Input.variant']!r} is not A or B")
         for i in slots:
-            img = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
-            if not img:
-                continue  # a HIT with fewer images than slots
-            try:
-                vid, frame = split_image_id(img)
-            except ValueError as exc:
-                bad.append(f"Input.image_{i}_id: {exc}")
+            slot = image_in_slot(rec, i, known_images, bad)
+            if slot is None:
                 continue
-            if known_images is not None and img not in known_images:
-                bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet)")
+            img, vid, frame = slot
             answer = rec[f"Answer.rating_{i}"]
             rating = parse_rating(answer)
             if rating is None:

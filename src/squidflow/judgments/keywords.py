@@ -50,7 +50,7 @@ from squidflow.judgments.ingest import (
     _read_strings,
     _require,
     dropped_markdown,
-    split_image_id,
+    image_in_slot,
 )
 
 log = logging.getLogger(__name__)
@@ -184,16 +184,10 @@ def read_keyword_batch(
         if variant != VARIANT:
             bad.append(f"Input.variant {variant!r} is not K: a rating batch belongs in judgments.batches")
         for i in images:
-            img = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
-            if not img:
+            slot = image_in_slot(rec, i, known_images, bad)
+            if slot is None:
                 continue
-            try:
-                vid, frame = split_image_id(img)
-            except ValueError as exc:
-                bad.append(f"Input.image_{i}_id: {exc}")
-                continue
-            if known_images is not None and img not in known_images:
-                bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet)")
+            img, vid, frame = slot
             key = (worker, img)
             if key in seen:
                 bad.append(f"duplicate: worker {worker} already gave keywords for {img} (line {seen[key]})")
