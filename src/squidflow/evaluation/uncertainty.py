@@ -1,0 +1,441 @@
+"""The uncertainty core: a model measured against people the way the work on learning from human disagreement does.
+
+Every function takes numpy arrays and returns per-image arrays or one number, so each can be checked by hand and
+against the library that already computes it (the tests do: scipy, torchmetrics, relplot, krippendorff).
+
+Inputs
+------
+- `prob`: the model's probability of the judged event, shape (n,); or its class distribution, shape (n, k).
+- `ratings`: the people's ratings, float (n, max_raters) on 0..100 with NaN where a position did not rate; the human
+  soft label of an image is nanmean(ratings) / 100 (SQUID-E §4: the mean human judgment). With a class
+  distribution `prob` (n, k), `ratings` is instead the human soft labels (n, k), rows summing to 1.
+
+Per-image soft-label measures (`soft_label_measures`; natural log, so every value is in nats)
+-------------------------------------------------------------------------------------------
+h is the human soft label, p the model's distribution (a binary event is the two-class distribution (p, 1 - p)).
+Where a log needs a positive argument, a distribution is clipped first: a binary probability to [EPS, 1 - EPS]
+(as SQUID-E supplement D.4's Bernoulli KL, so `kl_human_model` equals the project's `bernoulli_kl` image by image),
+a class distribution to [EPS, 1] and renormalised. 0 · log 0 counts as 0.
+
+- `cross_entropy`     H(h, p) = -Σ_c h_c log p̃_c, p̃ clipped, h as given (CIFAR-10H, Peterson et al. 2019, §4: the
+                      cross-entropy of a model's prediction against the human label distribution).
+- `kl_human_model`    KL(h̃ ‖ p̃) = Σ_c h̃_c log(h̃_c / p̃_c), both clipped (SQUID-E supplement D.4; Uma et al.,
+                      JAIR 2021, §5 "soft metrics").
+- `kl_model_human`    KL(p̃ ‖ h̃), the other direction, both clipped.
+- `js_divergence`     JSD(h, p) = ½ KL(h ‖ m) + ½ KL(p ‖ m), m = (h + p)/2, unclipped (always finite), the divergence
+                      and not its square root (`scipy.spatial.distance.jensenshannon` returns the root); Uma et al.
+                      2021 §5.
+- `total_variation`   ½ Σ_c |h_c - p_c|, half the Manhattan distance that LeWiDi 2025 scores soft labels by.
+- `brier`             binary (n,): (p - h)², whose mean over images is SQUID-E §5.3's HUJ MSE; class distribution:
+                      Σ_c (p_c - h_c)² (Brier 1950's multi-class score).
+- `wasserstein`       binary: W1 between the point mass at 100·p and the empirical distribution of the image's ratings,
+                      = mean_j |r_j - 100·p| on the 0..100 scale (LeWiDi 2025 scores ordinal ratings by Wasserstein
+                      distance); class distribution: W1 between h and p on the class indices 0..k-1, meaningful where
+                      the classes are ordered (= Σ_c |H_c - P_c| over the cumulative distributions).
+
+An image without any rating has NaN for every measure.
+
+Agreement of uncertainty (`entropy_correlation`)
+------------------------------------------------
+Pearson and Spearman correlation across images between the model's predictive entropy H(p) and the entropy of the
+human soft label H(h), both in nats (binary: of (p, 1-p) and (h, 1-h)); the people's spread is their soft label's
+entropy, not the std of their ratings (Uma et al. 2021 §5 "entropy correlation").
+
+Calibration (confidence, correct: per data point, `correct` 0/1 or a frequency in [0, 1])
+---------------------------------------------------------------------------------------
+- `ece_equal_width`  Σ over bins (0, 1/m], (1/m, 2/m], ..., ((m-1)/m, 1] (a confidence of 0 in the first) of the
+                     bin's share × |mean correct - mean confidence| (Guo et al. 2017; Naeini et al. 2015). Equal to the
+                     project's `training.calibration.expected_calibration_error` with confidence = max probability
+                     and correct = argmax is the label, and to its `binary_calibration_error` with confidence = P(1)
+                     and correct = the 0/1 target.
+- `ece_equal_mass`   the same gap over m bins of (nearly) equal count: data points sorted by confidence (stable; ties
+                     may be split across bins) and cut as `np.array_split` cuts, the first N mod m bins one larger
+                     (Nixon et al. 2019 "adaptive ECE"; Roelofs et al. 2022).
+- `smooth_ece`       smooth ECE (Błasiok & Nakkiran 2023, "Smooth ECE: principled reliability diagrams via kernel
+                     smoothing", §4): the residual (confidence - correct) smoothed with a Gaussian kernel reflected at
+                     0 and 1, |smoothed residual| integrated against the smoothed density, at the bandwidth σ* that
+                     solves smECE_σ = σ. Computed exactly as the authors' `relplot.smECE` (its grid discretisation,
+                     its 10-step bisection for σ*), which the tests check to 1e-9.
+
+Ceiling and agreement
+---------------------
+- `people_ceiling`   each soft-label measure for people: every rater in turn is the "model" (prob = rating / 100)
+                     against the ratings of the image's other raters (soft label = their mean / 100; `wasserstein`
+                     against their ratings), averaged over the image's raters (leave-one-rater-out). NaN where an
+                     image has fewer than two ratings.
+- `krippendorff_alpha`  Krippendorff's α (Krippendorff 2011, "Computing Krippendorff's alpha-reliability") at the
+                     nominal, ordinal, interval or ratio level from the coincidence matrix; the interval level equals
+                     `judgments.agreement.krippendorff_alpha_interval` (SQUID-E Table 7).
+
+Bootstrap weights
+-----------------
+Every function that reduces over images takes `weights`, a (B, n) matrix of bootstrap counts (how often each image
+is drawn in each of B resamples, `intervals.counts`), and then returns B values at once, each equal to the measure
+on the explicitly resampled data. Per-image measures need no weights: their resampled means are `weights @ values`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.special import xlogy
+
+EPS = 1e-6
+SOFT_LABEL_MEASURES = ("cross_entropy", "kl_human_model", "kl_model_human", "js_divergence", "total_variation",
+                       "brier", "wasserstein")
+ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+# --- soft labels ---------------------------------------------------------------------------------------------------
+def soft_label(ratings: np.ndarray) -> np.ndarray:
+    """(n, R) ratings on 0..100 with NaN -> (n,) mean rating / 100 (NaN for an image nobody rated)."""
+    r = np.asarray(ratings, dtype=float)
+    count = (~np.isnan(r)).sum(axis=-1)
+    total = np.nansum(r, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan) / 100.0
+
+
+def _clip_binary(p: np.ndarray, eps: float) -> np.ndarray:
+    c = np.clip(p, eps, 1 - eps)
+    return np.stack([c, 1 - c], axis=-1)
+
+
+def _clip_classes(p: np.ndarray, eps: float) -> np.ndarray:
+    c = np.clip(p, eps, 1.0)
+    return c / c.sum(axis=-1, keepdims=True)
+
+
+def _distribution_measures(h: np.ndarray, p: np.ndarray, hc: np.ndarray, pc: np.ndarray) -> dict[str, np.ndarray]:
+    """h, p: (..., k) distributions as given; hc, pc: clipped. Everything but Brier and Wasserstein."""
+    m = (h + p) / 2
+    return {
+        "cross_entropy": -(xlogy(h, pc)).sum(axis=-1),
+        "kl_human_model": (xlogy(hc, hc) - xlogy(hc, pc)).sum(axis=-1),
+        "kl_model_human": (xlogy(pc, pc) - xlogy(pc, hc)).sum(axis=-1),
+        "js_divergence": 0.5 * (xlogy(h, h) - xlogy(h, m)).sum(axis=-1) + 0.5 * (xlogy(p, p) - xlogy(p, m)).sum(axis=-1),
+        "total_variation": 0.5 * np.abs(h - p).sum(axis=-1),
+    }
+
+
+def soft_label_measures(prob: np.ndarray, ratings: np.ndarray, *, eps: float = EPS) -> dict[str, np.ndarray]:
+    """Per-image soft-label measures of `prob` against the people (see the module docstring for each definition).
+
+    prob (n,) with ratings (n, R) on 0..100 (NaN = no rating); or prob (n, k) with ratings (n, k) soft labels.
+    Leading batch axes are allowed: prob (..., n) with ratings (..., n, R). Returns {measure: (..., n) array}.
+    """
+    p = np.asarray(prob, dtype=float)
+    r = np.asarray(ratings, dtype=float)
+    if r.ndim == p.ndim + 1:  # binary event, 0..100 ratings
+        h = soft_label(r)
+        p2 = np.stack([p, 1 - p], axis=-1)
+        h2 = np.stack([h, 1 - h], axis=-1)
+        out = _distribution_measures(h2, p2, _clip_binary(h, eps), _clip_binary(p, eps))
+        out["brier"] = (p - h) ** 2
+        with np.errstate(invalid="ignore"):
+            count = (~np.isnan(r)).sum(axis=-1)
+            dist = np.nansum(np.abs(r - 100.0 * p[..., None]), axis=-1)
+            out["wasserstein"] = np.where(count > 0, dist / np.maximum(count, 1), np.nan)
+        missing = np.isnan(h)
+    elif r.shape == p.shape:  # class distributions against soft labels
+        out = _distribution_measures(r, p, _clip_classes(r, eps), _clip_classes(p, eps))
+        out["brier"] = ((p - r) ** 2).sum(axis=-1)
+        out["wasserstein"] = np.abs(np.cumsum(p - r, axis=-1)[..., :-1]).sum(axis=-1)
+        missing = np.isnan(r).any(axis=-1)
+    else:
+        raise ValueError(f"prob {p.shape} and ratings {r.shape}: expected (n,) with (n, raters) or (n, k) with (n, k)")
+    return {k: np.where(missing, np.nan, out[k]) for k in SOFT_LABEL_MEASURES}
+
+
+def people_ceiling(ratings: np.ndarray, *, eps: float = EPS) -> dict[str, np.ndarray]:
+    """Leave-one-rater-out soft-label measures for people: per image, each rater's rating / 100 as the prediction
+    against the other raters (their mean / 100, their ratings for `wasserstein`), averaged over the image's raters.
+
+    ratings (n, R) on 0..100 with NaN; leading batch axes allowed ((..., n, R) -> (..., n)). NaN for images with
+    fewer than two ratings.
+    """
+    r = np.asarray(ratings, dtype=float)
+    n_raters = r.shape[-1]
+    rated = ~np.isnan(r)
+    # (..., n, R held out, R others): the held-out position masked among the others
+    others = np.broadcast_to(r[..., None, :], (*r.shape, n_raters)).copy()
+    idx = np.arange(n_raters)
+    others[..., idx, idx] = np.nan
+    held = r / 100.0
+    values = soft_label_measures(np.where(rated, held, 0.5), others, eps=eps)
+    counts = rated.sum(axis=-1)
+    out = {}
+    for k, v in values.items():
+        v = np.where(rated, v, np.nan)  # a position that did not rate holds nothing out
+        with np.errstate(invalid="ignore"):
+            mean = np.nansum(v, axis=-1) / np.maximum(counts, 1)
+        out[k] = np.where(counts >= 2, mean, np.nan)
+    return out
+
+
+def entropy(p: np.ndarray) -> np.ndarray:
+    """Entropy in nats of a binary probability (n,) or class distributions (n, k); 0 · log 0 = 0."""
+    p = np.asarray(p, dtype=float)
+    if p.ndim == 1:
+        p = np.stack([p, 1 - p], axis=-1)
+    return -xlogy(p, p).sum(axis=-1)
+
+
+# --- weighted reductions ---------------------------------------------------------------------------------------------
+def _weights(weights: np.ndarray | None, n: int) -> tuple[np.ndarray, bool]:
+    if weights is None:
+        return np.ones((1, n)), True
+    w = np.asarray(weights, dtype=float)
+    if w.ndim == 1:
+        w = w[None]
+    if w.shape[1] != n:
+        raise ValueError(f"weights {w.shape}: expected (B, {n})")
+    return w, False
+
+
+def _result(values: np.ndarray, scalar: bool):
+    return float(values[0]) if scalar else values
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x, y: (n,) or (B, n); w (B, n) -> (B,) Pearson correlation of the weighted (resampled) data."""
+    total = w.sum(axis=1)
+    mx = (w * x).sum(axis=1) / total
+    my = (w * y).sum(axis=1) / total
+    dx = x - mx[:, None]
+    dy = y - my[:, None]
+    cov = (w * dx * dy).sum(axis=1)
+    vx = (w * dx * dx).sum(axis=1)
+    vy = (w * dy * dy).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return cov / np.sqrt(vx * vy)
+
+
+def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Mid-ranks (1-based, ties averaged) of each data point within the resample that `w` (B, n) draws from x (n,):
+    the rank every copy of x_i would get if the resample were written out."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    first = np.r_[True, xs[1:] != xs[:-1]]
+    group = np.cumsum(first) - 1  # tie group of each sorted point
+    starts = np.flatnonzero(first)
+    gw = np.add.reduceat(w[:, order], starts, axis=1)  # (B, groups): copies per tie group
+    before = np.cumsum(gw, axis=1) - gw
+    ranks_sorted = (before + (gw + 1) / 2)[:, group]
+    ranks = np.empty_like(ranks_sorted)
+    ranks[:, order] = ranks_sorted
+    return ranks
+
+
+def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.ndarray | None = None) -> dict:
+    """Pearson and Spearman correlation across images between the model's predictive entropy and the entropy of the
+    human soft label (nats; module docstring). Images nobody rated drop out. Floats, or (B,) arrays with weights."""
+    p = np.asarray(prob, dtype=float)
+    r = np.asarray(ratings, dtype=float)
+    h = soft_label(r) if r.ndim == p.ndim + 1 else r
+    model_h, human_h = entropy(p), entropy(h)
+    keep = ~np.isnan(human_h)
+    w, scalar = _weights(weights, len(keep))
+    model_h, human_h, w = model_h[keep], human_h[keep], w[:, keep]
+    pearson = _weighted_pearson(model_h, human_h, w)
+    spearman = _weighted_pearson(_weighted_ranks(model_h, w), _weighted_ranks(human_h, w), w)
+    return {"pearson": _result(pearson, scalar), "spearman": _result(spearman, scalar)}
+
+
+# --- calibration -----------------------------------------------------------------------------------------------------
+def equal_width_bin(confidence: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin index of each confidence in (0, 1/m], ..., ((m-1)/m, 1]; a confidence of 0 goes in the first bin."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+
+
+def ece_equal_width(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10,
+                    weights: np.ndarray | None = None) -> float | np.ndarray:
+    """Top-label (or binary) ECE over `n_bins` equal-width bins (module docstring). Float, or (B,) with weights."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    y = np.asarray(correct, dtype=float).ravel()
+    if len(c) == 0:
+        return float("nan")
+    w, scalar = _weights(weights, len(c))
+    member = sparse.csr_matrix(((y - c), (np.arange(len(c)), equal_width_bin(c, n_bins))), shape=(len(c), n_bins))
+    gap = np.asarray(member.T @ w.T).T  # (B, bins): Σ w (correct - confidence) per bin
+    return _result(np.abs(gap).sum(axis=1) / w.sum(axis=1), scalar)
+
+
+def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For each row b, np.searchsorted(sorted_rows[b], values[b], side='right') (rows nondecreasing, >= 0)."""
+    n_rows = sorted_rows.shape[0]
+    span = max(sorted_rows.max(initial=0), values.max(initial=0)) + 1.0
+    offset = np.arange(n_rows)[:, None] * span
+    flat = np.searchsorted((sorted_rows + offset).ravel(), (values + offset).ravel(), side="right")
+    return flat.reshape(values.shape) - np.arange(n_rows)[:, None] * sorted_rows.shape[1]
+
+
+def ece_equal_mass(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10,
+                   weights: np.ndarray | None = None) -> float | np.ndarray:
+    """ECE over `n_bins` bins of (nearly) equal count (module docstring). Float, or (B,) with weights."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    y = np.asarray(correct, dtype=float).ravel()
+    if len(c) == 0:
+        return float("nan")
+    w, scalar = _weights(weights, len(c))
+    order = np.argsort(c, kind="stable")
+    d = (y - c)[order]
+    ws = w[:, order]
+    ends = np.cumsum(ws, axis=1)  # (B, n) position after each item's copies in the sorted resample
+    cum = np.cumsum(ws * d, axis=1)
+    total = ends[:, -1]
+    q, r = np.divmod(total, n_bins)
+    b = np.arange(n_bins + 1)
+    cuts = b[None] * q[:, None] + np.minimum(b[None], r[:, None])  # (B, bins + 1) array_split boundaries
+    # F(t) = Σ over the first t positions of d: the items wholly before t, then part of the item that straddles t
+    k = _rowwise_searchsorted(ends, cuts)  # first item whose copies end after t
+    k_clip = np.minimum(k, len(c) - 1)
+    rows = np.arange(len(w))[:, None]
+    done = np.where(k > 0, np.take_along_axis(np.pad(cum, ((0, 0), (1, 0))), k, axis=1), 0.0)
+    start = np.take_along_axis(np.pad(ends, ((0, 0), (1, 0))), k, axis=1)
+    partial = np.where(k < len(c), (cuts - start) * d[k_clip], 0.0)
+    del rows
+    cumulative = done + partial
+    gap = np.diff(cumulative, axis=1)
+    return _result(np.abs(gap).sum(axis=1) / total, scalar)
+
+
+# smooth ECE, as relplot computes it (relplot.metrics.smooth_ece with the ReflectedGaussianKernel) --------------------
+_SMECE_MESH = 200  # relplot.config.smECE_mesh_pts
+_SMECE_DENSITY_EPS = 1e-4  # relplot.kernels.BaseKernelMixin.smooth's eps
+
+
+def _smooth_operator(confidence: np.ndarray, sigma: float) -> np.ndarray:
+    """(n, mesh) matrix A with A.T @ v = relplot's ReflectedGaussianKernel(sigma).apply(confidence, v, mesh)."""
+    mesh = max(round(10 / sigma), _SMECE_MESH)
+    t = np.linspace(0, 1, mesh)
+    g = max(2000, round(20 / sigma)) // 2 + 1  # relplot's grid
+    grid = np.linspace(0, 1, g)
+    kernel = np.exp(-(grid - 0.5) ** 2 / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    # rows of the reflected convolution needed by the linear interpolation to the mesh
+    inds = (t * (g - 1)).astype(int).clip(0, g - 2)
+    residual = (t - inds / (g - 1)) * (g - 1)
+    rows = np.unique(np.r_[inds, inds + 1])
+    e = rows[:, None] + g // 2 + np.arange(g)[None]
+    src = np.where(e < g - 1, g - 1 - e, np.where(e <= 2 * g - 2, e - (g - 1), 3 * g - 3 - e))
+    conv = np.zeros((len(rows), g))
+    np.add.at(conv, (np.repeat(np.arange(len(rows)), g), src.ravel()), np.tile(kernel[::-1], len(rows)))
+    pos = {row: i for i, row in enumerate(rows)}
+    lo = conv[[pos[i] for i in inds]]
+    hi = conv[[pos[i] for i in inds + 1]]
+    mesh_of_grid = lo * (1 - residual)[:, None] + hi * residual[:, None]  # (mesh, g)
+    f = np.asarray(confidence, dtype=float)
+    bins = (f * (g - 1)).astype(int).clip(0, g - 2)
+    frac = f * (g - 1) - bins
+    return mesh_of_grid[:, bins].T * (1 - frac)[:, None] + mesh_of_grid[:, bins + 1].T * frac[:, None]
+
+
+def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
+                  weights: np.ndarray | None = None) -> float | np.ndarray:
+    """Smooth ECE at a fixed bandwidth `sigma` (relplot.smECE_sigma). Float, or (B,) with weights."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    y = np.asarray(correct, dtype=float).ravel()
+    w, scalar = _weights(weights, len(c))
+    a = _smooth_operator(c, sigma)
+    num = (w * (c - y)) @ a
+    dens = w @ a + _SMECE_DENSITY_EPS
+    value = (np.abs(num / dens) * dens).sum(axis=1) / dens.sum(axis=1)
+    return _result(value, scalar)
+
+
+def smooth_ece_bandwidth(confidence: np.ndarray, correct: np.ndarray, *, eps: float = 0.001) -> float:
+    """σ* of smooth ECE: relplot's bisection (10 steps from 1) for the smallest σ with σ < smECE_σ."""
+    def fits(sigma: float) -> bool:
+        return sigma < eps or sigma < smooth_ece_at(confidence, correct, sigma)
+
+    if fits(1.0):
+        return 1.0
+    start, end = 1.0, 0.0
+    for _ in range(10):
+        mid = (start + end) / 2
+        if fits(mid):
+            end = mid
+        else:
+            start = mid
+    return start
+
+
+def smooth_ece(confidence: np.ndarray, correct: np.ndarray, weights: np.ndarray | None = None, *,
+               sigma: float | None = None) -> float | np.ndarray:
+    """Smooth ECE (Błasiok & Nakkiran 2023; module docstring), equal to `relplot.smECE(confidence, correct)`.
+
+    With `weights` (B, n) every resample gets the bandwidth σ* of the full sample (chosen once, as a kernel bandwidth
+    usually is in a bootstrap; pass `sigma` to fix another), so B values cost one matrix product. Without weights,
+    σ* is searched as relplot searches it unless `sigma` is given.
+    """
+    c = np.asarray(confidence, dtype=float).ravel()
+    y = np.asarray(correct, dtype=float).ravel()
+    if len(c) == 0:
+        return float("nan")
+    if sigma is None:
+        sigma = smooth_ece_bandwidth(c, y)
+    return smooth_ece_at(c, y, sigma, weights)
+
+
+# --- agreement -------------------------------------------------------------------------------------------------------
+def _alpha_distance(values: np.ndarray, marginal: np.ndarray, level: str) -> np.ndarray:
+    """δ²(c, k) of Krippendorff 2011 §3 for the sorted distinct values; marginal (B, V) value counts -> (B, V, V)."""
+    v = values
+    if level == "nominal":
+        return np.broadcast_to((v[:, None] != v[None]).astype(float), (len(marginal), len(v), len(v)))
+    if level == "interval":
+        return np.broadcast_to((v[:, None] - v[None]) ** 2, (len(marginal), len(v), len(v)))
+    if level == "ratio":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = ((v[:, None] - v[None]) / (v[:, None] + v[None])) ** 2
+        return np.broadcast_to(np.nan_to_num(d), (len(marginal), len(v), len(v)))
+    if level == "ordinal":
+        cum = np.cumsum(marginal, axis=1)  # (B, V)
+        # Σ_{g=c..k} n_g - (n_c + n_k)/2 for c <= k
+        between = cum[:, None, :] - np.pad(cum, ((0, 0), (1, 0)))[:, :-1][:, :, None]  # Σ_{g=c}^{k} n_g for c <= k
+        d = between - (marginal[:, :, None] + marginal[:, None, :]) / 2
+        d = np.where(np.arange(len(v))[:, None] <= np.arange(len(v))[None], d, np.swapaxes(d, 1, 2))
+        return d**2
+    raise ValueError(f"Krippendorff level {level!r}: must be one of {ALPHA_LEVELS}")
+
+
+def item_coincidences(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(items, coders) ratings with NaN -> (distinct values (V,), per-item coincidences (items, V, V)):
+    o_u(c, k) = #ordered pairs of different coders of item u rating (c, k) / (m_u - 1), zero for m_u < 2."""
+    r = np.asarray(ratings, dtype=float)
+    present = ~np.isnan(r)
+    values = np.unique(r[present])
+    idx = np.searchsorted(values, np.where(present, r, values[0] if len(values) else 0))
+    counts = np.zeros((len(r), len(values)))
+    rows = np.repeat(np.arange(len(r)), r.shape[1]).reshape(r.shape)
+    np.add.at(counts, (rows[present], idx[present]), 1.0)
+    m = counts.sum(axis=1)
+    pairs = counts[:, :, None] * counts[:, None, :]
+    diag = np.arange(len(values))
+    pairs[:, diag, diag] -= counts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(m >= 2, 1.0 / np.maximum(m - 1, 1), 0.0)
+    return values, pairs * scale[:, None, None]
+
+
+def krippendorff_alpha(ratings: np.ndarray, level: str = "interval", *,
+                       weights: np.ndarray | None = None) -> float | np.ndarray:
+    """Krippendorff's α of an (items, coders) rating matrix with NaN for missing, at `level` (nominal, ordinal,
+    interval, ratio): α = 1 - (n - 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck, o the coincidence matrix, n_c its marginals,
+    n the number of pairable values. Float, or (B,) with bootstrap `weights` (B, items) over items."""
+    if level not in ALPHA_LEVELS:
+        raise ValueError(f"Krippendorff level {level!r}: must be one of {ALPHA_LEVELS}")
+    values, per_item = item_coincidences(ratings)
+    w, scalar = _weights(weights, len(per_item))
+    if len(values) == 0:
+        return _result(np.full(len(w), np.nan), scalar)
+    o = (w @ per_item.reshape(len(per_item), -1)).reshape(len(w), len(values), len(values))
+    marginal = o.sum(axis=2)
+    n = marginal.sum(axis=1)
+    delta = _alpha_distance(values, marginal, level)
+    observed = (o * delta).sum(axis=(1, 2))
+    expected = np.einsum("bc,bk,bck->b", marginal, marginal, delta)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1 - (n - 1) * observed / expected
+    return _result(np.where(expected > 0, alpha, np.nan), scalar)
