@@ -1,7 +1,8 @@
 """The uncertainty core: a model measured against people the way the work on learning from human disagreement does.
 
 Every function takes numpy arrays and returns per-image arrays or one number, so each can be checked by hand and
-against the library that already computes it (the tests do: scipy, torchmetrics, relplot, krippendorff).
+against the library that already computes it (the tests do: scipy, torchmetrics, relplot); Krippendorff's α at the ordinal and interval levels
+is the judgments stage's (squidflow.judgments.agreement).
 
 Inputs
 ------
@@ -57,33 +58,29 @@ Calibration (confidence, correct: per data point, `correct` 0/1 or a frequency i
                      solves smECE_σ = σ. Computed exactly as the authors' `relplot.smECE` (its grid discretisation,
                      its 10-step bisection for σ*), which the tests check to 1e-9.
 
-Ceiling and agreement
----------------------
+People ceiling
+--------------
 - `people_ceiling`   each soft-label measure for people: every rater in turn is the "model" (prob = rating / 100)
                      against the ratings of the image's other raters (soft label = their mean / 100; `wasserstein`
                      against their ratings), averaged over the image's raters (leave-one-rater-out). NaN where an
                      image has fewer than two ratings.
-- `krippendorff_alpha`  Krippendorff's α (Krippendorff 2011, "Computing Krippendorff's alpha-reliability") at the
-                     nominal, ordinal, interval or ratio level from the coincidence matrix; the interval level equals
-                     `judgments.agreement.krippendorff_alpha_interval` (SQUID-E Table 7).
 
 Bootstrap weights
 -----------------
 Every function that reduces over images takes `weights`, a (B, n) matrix of bootstrap counts (how often each image
-is drawn in each of B resamples, `intervals.counts`), and then returns B values at once, each equal to the measure
+is drawn in each of B resamples, `squidflow.intervals.counts`), and then returns B values at once, each equal to the measure
 on the explicitly resampled data. Per-image measures need no weights: their resampled means are `weights @ values`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
+from scipy import signal, sparse
 from scipy.special import xlogy
 
 EPS = 1e-6
 SOFT_LABEL_MEASURES = ("cross_entropy", "kl_human_model", "kl_model_human", "js_divergence", "total_variation",
                        "brier", "wasserstein")
-ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 # --- soft labels ---------------------------------------------------------------------------------------------------
@@ -306,29 +303,62 @@ _SMECE_MESH = 200  # relplot.config.smECE_mesh_pts
 _SMECE_DENSITY_EPS = 1e-4  # relplot.kernels.BaseKernelMixin.smooth's eps
 
 
-def _smooth_operator(confidence: np.ndarray, sigma: float) -> np.ndarray:
-    """(n, mesh) matrix A with A.T @ v = relplot's ReflectedGaussianKernel(sigma).apply(confidence, v, mesh)."""
+def _smooth_mesh(sigma: float) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """relplot's discretisation at bandwidth sigma: grid size g, its Gaussian kernel on the grid, and the mesh of
+    max(round(10 / sigma), 200) points as (left grid index, interpolation weight of the right one)."""
     mesh = max(round(10 / sigma), _SMECE_MESH)
     t = np.linspace(0, 1, mesh)
-    g = max(2000, round(20 / sigma)) // 2 + 1  # relplot's grid
+    g = max(2000, round(20 / sigma)) // 2 + 1
     grid = np.linspace(0, 1, g)
     kernel = np.exp(-(grid - 0.5) ** 2 / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
-    # rows of the reflected convolution needed by the linear interpolation to the mesh
     inds = (t * (g - 1)).astype(int).clip(0, g - 2)
     residual = (t - inds / (g - 1)) * (g - 1)
+    return g, kernel, t, inds, residual
+
+
+def _smooth_operator(sigma: float) -> np.ndarray:
+    """relplot's ReflectedGaussianKernel(sigma).apply as a (mesh, g) matrix M: M @ smooth_round_to_grid(f, v, g)
+    = apply(f, v, mesh), the reflected convolution of the grid values interpolated at the mesh."""
+    g, kernel, _, inds, residual = _smooth_mesh(sigma)
     rows = np.unique(np.r_[inds, inds + 1])
-    e = rows[:, None] + g // 2 + np.arange(g)[None]
-    src = np.where(e < g - 1, g - 1 - e, np.where(e <= 2 * g - 2, e - (g - 1), 3 * g - 3 - e))
+    # relplot pads the values to [flip(v)[:-1], v, flip(v)[1:]] and takes np.convolve(..., "valid") from g // 2 on:
+    # output i reads padded position e = i + g // 2 + m with kernel[g - 1 - m]; value s sits at e = g - 1 - s
+    # (s >= 1), e = g - 1 + s, and e = 3g - 3 - s (s <= g - 2)
+    s = np.arange(g)
     conv = np.zeros((len(rows), g))
-    np.add.at(conv, (np.repeat(np.arange(len(rows)), g), src.ravel()), np.tile(kernel[::-1], len(rows)))
-    pos = {row: i for i, row in enumerate(rows)}
-    lo = conv[[pos[i] for i in inds]]
-    hi = conv[[pos[i] for i in inds + 1]]
-    mesh_of_grid = lo * (1 - residual)[:, None] + hi * residual[:, None]  # (mesh, g)
-    f = np.asarray(confidence, dtype=float)
-    bins = (f * (g - 1)).astype(int).clip(0, g - 2)
-    frac = f * (g - 1) - bins
-    return mesh_of_grid[:, bins].T * (1 - frac)[:, None] + mesh_of_grid[:, bins + 1].T * frac[:, None]
+    for e, valid in ((g - 1 - s, s >= 1), (g - 1 + s, np.ones(g, dtype=bool)), (3 * g - 3 - s, s <= g - 2)):
+        m = e[None] - rows[:, None] - g // 2
+        ok = valid[None] & (m >= 0) & (m <= g - 1)
+        conv += np.where(ok, kernel[g - 1 - np.clip(m, 0, g - 1)], 0.0)
+    where = np.searchsorted(rows, inds)
+    return conv[where] * (1 - residual)[:, None] + conv[where + 1] * residual[:, None]
+
+
+def _smooth_apply(grid_values: np.ndarray, sigma: float) -> np.ndarray:
+    """(b, g) grid values -> (b, mesh) kernel-smoothed values at the mesh, as relplot computes them: np.convolve for
+    one or two rows (exactly relplot's operations), a matrix product for many rows, an FFT where that matrix would
+    be large (tiny sigma)."""
+    g, kernel, _, inds, residual = _smooth_mesh(sigma)
+    if len(grid_values) > 2 and len(inds) * g <= 4_000_000:
+        return grid_values @ _smooth_operator(sigma).T
+    padded = np.concatenate([grid_values[:, ::-1][:, :-1], grid_values, grid_values[:, ::-1][:, 1:]], axis=1)
+    if len(grid_values) <= 2:
+        smoothed = np.stack([np.convolve(row, kernel, "valid") for row in padded])
+    else:
+        smoothed = signal.fftconvolve(padded, kernel[None], mode="valid", axes=1)
+    smoothed = smoothed[:, g // 2: g // 2 + g]
+    return smoothed[:, inds] * (1 - residual) + smoothed[:, inds + 1] * residual
+
+
+def _to_grid(confidence: np.ndarray, values: np.ndarray, g: int) -> np.ndarray:
+    """relplot's smooth_round_to_grid for (B, n) values at once -> (B, g): each value split linearly between the
+    two grid points around its confidence."""
+    bins = (confidence * (g - 1)).astype(int).clip(0, g - 2)
+    frac = confidence * (g - 1) - bins
+    n = len(confidence)
+    split = sparse.csr_matrix((np.r_[1 - frac, frac], (np.r_[np.arange(n), np.arange(n)], np.r_[bins, bins + 1])),
+                              shape=(n, g))
+    return np.asarray((split.T @ values.T).T)
 
 
 def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
@@ -337,11 +367,20 @@ def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
     c = np.asarray(confidence, dtype=float).ravel()
     y = np.asarray(correct, dtype=float).ravel()
     w, scalar = _weights(weights, len(c))
-    a = _smooth_operator(c, sigma)
-    num = (w * (c - y)) @ a
-    dens = w @ a + _SMECE_DENSITY_EPS
-    value = (np.abs(num / dens) * dens).sum(axis=1) / dens.sum(axis=1)
+    g = _smooth_mesh(sigma)[0]
+    value = np.empty(len(w))
+    for part in _row_chunks(len(w), g):
+        grid = _to_grid(c, np.concatenate([w[part] * (c - y), w[part]]), g)
+        smoothed = _smooth_apply(grid, sigma)
+        num, dens = np.split(smoothed, 2)
+        dens = dens + _SMECE_DENSITY_EPS
+        value[part] = (np.abs(num / dens) * dens).sum(axis=1) / dens.sum(axis=1)
     return _result(value, scalar)
+
+
+def _row_chunks(b: int, width: int, elements: int = 2_000_000):
+    step = max(1, elements // max(width, 1))
+    return [slice(i, min(i + step, b)) for i in range(0, b, step)]
 
 
 def smooth_ece_bandwidth(confidence: np.ndarray, correct: np.ndarray, *, eps: float = 0.001) -> float:
@@ -376,66 +415,3 @@ def smooth_ece(confidence: np.ndarray, correct: np.ndarray, weights: np.ndarray 
     if sigma is None:
         sigma = smooth_ece_bandwidth(c, y)
     return smooth_ece_at(c, y, sigma, weights)
-
-
-# --- agreement -------------------------------------------------------------------------------------------------------
-def _alpha_distance(values: np.ndarray, marginal: np.ndarray, level: str) -> np.ndarray:
-    """δ²(c, k) of Krippendorff 2011 §3 for the sorted distinct values; marginal (B, V) value counts -> (B, V, V)."""
-    v = values
-    if level == "nominal":
-        return np.broadcast_to((v[:, None] != v[None]).astype(float), (len(marginal), len(v), len(v)))
-    if level == "interval":
-        return np.broadcast_to((v[:, None] - v[None]) ** 2, (len(marginal), len(v), len(v)))
-    if level == "ratio":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            d = ((v[:, None] - v[None]) / (v[:, None] + v[None])) ** 2
-        return np.broadcast_to(np.nan_to_num(d), (len(marginal), len(v), len(v)))
-    if level == "ordinal":
-        cum = np.cumsum(marginal, axis=1)  # (B, V)
-        # Σ_{g=c..k} n_g - (n_c + n_k)/2 for c <= k
-        between = cum[:, None, :] - np.pad(cum, ((0, 0), (1, 0)))[:, :-1][:, :, None]  # Σ_{g=c}^{k} n_g for c <= k
-        d = between - (marginal[:, :, None] + marginal[:, None, :]) / 2
-        d = np.where(np.arange(len(v))[:, None] <= np.arange(len(v))[None], d, np.swapaxes(d, 1, 2))
-        return d**2
-    raise ValueError(f"Krippendorff level {level!r}: must be one of {ALPHA_LEVELS}")
-
-
-def item_coincidences(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(items, coders) ratings with NaN -> (distinct values (V,), per-item coincidences (items, V, V)):
-    o_u(c, k) = #ordered pairs of different coders of item u rating (c, k) / (m_u - 1), zero for m_u < 2."""
-    r = np.asarray(ratings, dtype=float)
-    present = ~np.isnan(r)
-    values = np.unique(r[present])
-    idx = np.searchsorted(values, np.where(present, r, values[0] if len(values) else 0))
-    counts = np.zeros((len(r), len(values)))
-    rows = np.repeat(np.arange(len(r)), r.shape[1]).reshape(r.shape)
-    np.add.at(counts, (rows[present], idx[present]), 1.0)
-    m = counts.sum(axis=1)
-    pairs = counts[:, :, None] * counts[:, None, :]
-    diag = np.arange(len(values))
-    pairs[:, diag, diag] -= counts
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.where(m >= 2, 1.0 / np.maximum(m - 1, 1), 0.0)
-    return values, pairs * scale[:, None, None]
-
-
-def krippendorff_alpha(ratings: np.ndarray, level: str = "interval", *,
-                       weights: np.ndarray | None = None) -> float | np.ndarray:
-    """Krippendorff's α of an (items, coders) rating matrix with NaN for missing, at `level` (nominal, ordinal,
-    interval, ratio): α = 1 - (n - 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck, o the coincidence matrix, n_c its marginals,
-    n the number of pairable values. Float, or (B,) with bootstrap `weights` (B, items) over items."""
-    if level not in ALPHA_LEVELS:
-        raise ValueError(f"Krippendorff level {level!r}: must be one of {ALPHA_LEVELS}")
-    values, per_item = item_coincidences(ratings)
-    w, scalar = _weights(weights, len(per_item))
-    if len(values) == 0:
-        return _result(np.full(len(w), np.nan), scalar)
-    o = (w @ per_item.reshape(len(per_item), -1)).reshape(len(w), len(values), len(values))
-    marginal = o.sum(axis=2)
-    n = marginal.sum(axis=1)
-    delta = _alpha_distance(values, marginal, level)
-    observed = (o * delta).sum(axis=(1, 2))
-    expected = np.einsum("bc,bk,bck->b", marginal, marginal, delta)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 1 - (n - 1) * observed / expected
-    return _result(np.where(expected > 0, alpha, np.nan), scalar)
