@@ -12,8 +12,9 @@ The bootstrap (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 
 - `rater_resamples`: for numbers that depend on people, each (resampled) image's ratings are resampled over its own
   raters with replacement, so the interval covers which raters happened to rate the image as well as which images
   were drawn (a two-stage bootstrap; Field & Welsh 2007 for crossed designs).
-- `paired_test`: the difference a - b on the same resamples; its percentile interval, and the two-sided p-value of
-  the bootstrap distribution centred on the observed difference (ch. 16.4): p = (1 + #{|d*_b - d| >= |d|}) / (B + 1).
+- `paired_test`: the difference a - b on the same resamples; its interval, and the two-sided p-value that the
+  percentile interval inverts: p = 2 min(1 + #{d*_b <= 0}, 1 + #{d*_b >= 0}) / (B + 1), so a row is marked
+  (p < 1 - level) exactly when its percentile interval of the difference excludes 0.
 - `holm`: Holm's (1979) step-down adjusted p-values over a table's rows.
 """
 
@@ -192,7 +193,7 @@ def mean_interval(values: np.ndarray, cfg: IntervalConfig, index: np.ndarray | N
 def paired_test(stat_a: Callable[[np.ndarray], np.ndarray], stat_b: Callable[[np.ndarray], np.ndarray], n: int,
                 cfg: IntervalConfig, index: np.ndarray | None = None) -> dict[str, float]:
     """Paired bootstrap of a - b on the same resampled images: diff (on the images as they are), lo, hi (interval
-    of the difference) and p_value (two-sided, bootstrap distribution centred on the observed difference)."""
+    of the difference, `cfg.method`) and p_value (two-sided, the percentile interval inverted: bootstrap_p_value)."""
     index = image_resamples(n, cfg) if index is None else np.asarray(index)
 
     def diff_stat(idx: np.ndarray) -> np.ndarray:
@@ -206,13 +207,15 @@ def paired_test(stat_a: Callable[[np.ndarray], np.ndarray], stat_b: Callable[[np
 
 
 def bootstrap_p_value(observed: float, values: np.ndarray) -> float:
-    """Two-sided p-value of H0 "no difference" from B resampled differences: (1 + #{|d* - d| >= |d|}) / (B + 1)."""
+    """Two-sided p-value of H0 "no difference" from B resampled differences, the one the percentile interval
+    inverts (Efron & Tibshirani 1993, §16.4 and §15.4): p = 2 min(1 + #{d* <= 0}, 1 + #{d* >= 0}) / (B + 1), capped
+    at 1, so p < 1 - level exactly when the percentile interval excludes 0 (up to the quantiles' interpolation)."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     if not np.isfinite(observed) or len(values) == 0:
         return float("nan")
-    extreme = np.sum(np.abs(values - observed) >= abs(observed) - 1e-12)
-    return float((1 + extreme) / (len(values) + 1))
+    tail = min(np.sum(values <= 0), np.sum(values >= 0))
+    return float(min(1.0, 2 * (1 + tail) / (len(values) + 1)))
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
