@@ -331,8 +331,18 @@ RESULT_TABLE = Schema(
         "mean": pl.Float64,
         "std": pl.Float64,
         "n_seeds": pl.Int64,
+        # 95% (evaluation.intervals.level) image-bootstrap interval of the seed mean; null without predictions
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+        # against the table's baseline row on the same resampled images (null for the baseline itself)
+        "diff": pl.Float64,
+        "diff_lo": pl.Float64,
+        "diff_hi": pl.Float64,
+        "p_value": pl.Float64,  # two-sided paired bootstrap
+        "p_holm": pl.Float64,  # Holm-corrected over the methods of the measure (and training set)
     },
     produced_by="rule result_table (workflow/rules/training.smk)",
+    optional=("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value", "p_holm"),
 )
 
 ALL: dict[str, Schema] = {
@@ -398,8 +408,11 @@ MODEL_ACCURACY = Schema(
         "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
         "accuracy": pl.Float64,  # null for an empty bin
         "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
+        "lo": pl.Float64,  # evaluation.intervals: image-bootstrap interval of the accuracy (null: none computed)
+        "hi": pl.Float64,
     },
     produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
+    optional=("lo", "hi"),
 )
 
 # Every training run measured against the human judgments the same way (SQUID-E §5.1, §5.3; D.3, D.4): per run,

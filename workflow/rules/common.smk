@@ -366,6 +366,11 @@ def get_table_metrics(wildcards):
     return [f"{run}/metrics.json" for run in get_training_runs(TRAINING_TABLES[wildcards.table])]
 
 
+def get_table_predictions(wildcards):
+    """The runs' per-image predictions, in the order of get_table_metrics (the tables' image-bootstrap intervals)."""
+    return [f"{run}/predictions.parquet" for run in get_training_runs(TRAINING_TABLES[wildcards.table])]
+
+
 def get_training_pool_inputs(wildcards):
     """SE frames come from the frames stage; SD from standard_data.path, or else the demo videos' clean frames."""
     inputs = {"frames": "results/dataset/frames.parquet"}
@@ -630,10 +635,38 @@ def get_evaluated_runs():
     return [f"{run}/predictions.parquet" for e in ("classification", "calibration") for run in get_training_runs(e)]
 
 
+def get_soft_label_models(wildcards):
+    """The Table 2 models whose predictions the soft-label table and its figures score: name, predictions, images."""
+    return [{"name": m["name"], "predictions": m["predictions"], "images": m["images"]} for m in get_evaluation_models()]
+
+
+def get_soft_label_inputs(wildcards):
+    """Judgments and the annotator report (the people's ratings, their exclusions), every model's local predictions
+    and mapping table, and the frames (a model may predict unjudged frames) when the frames stage runs."""
+    inputs = {
+        "judgments": "results/judgments/judgments.parquet",
+        "report": "results/judgments/annotator_report.parquet",
+    }
+    local = [p for m in get_evaluation_models() for p in (m["predictions"], m["images"]) if p and not is_url(p)]
+    if local:
+        inputs["predictions"] = local
+    if stage_enabled("frames") or any(m["predictions"] == ZERO_SHOT_PREDICTIONS for m in get_evaluation_models()):
+        inputs["frames"] = "results/dataset/frames.parquet"
+    return inputs
+
+
+SOFT_LABEL_OUTPUTS = [
+    *expand("results/tables/soft_label_measures.{ext}", ext=["csv", "md", "tex"]),
+    "results/figures/model_reliability.png",
+    "results/figures/annotation_saturation.png",
+]
+
+
 def get_evaluation_outputs():
     if not stage_enabled("evaluation"):
         return []
     outputs = expand("results/tables/{table}.{ext}", table=EVALUATION_TABLES, ext=["csv", "md", "tex"])
+    outputs += SOFT_LABEL_OUTPUTS
     if stage_enabled("tables"):
         outputs.append("results/evaluation/runs.parquet")
     return outputs

@@ -1,0 +1,20 @@
+"""Rule model_reliability_figure: a reliability diagram per model with bootstrap bands and the smooth-ECE curve."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from squidflow import io, schemas  # noqa: E402
+from squidflow.config import from_section  # noqa: E402
+from squidflow.evaluation.figures import reliability_figure  # noqa: E402
+from squidflow.evaluation.scoring import points_and_people, read_judgments  # noqa: E402
+from squidflow.intervals import IntervalConfig  # noqa: E402
+
+p = snakemake.params
+judgments, excluded = read_judgments(snakemake.input.judgments, report=snakemake.input.report)
+frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES) if "frames" in snakemake.input.keys() else None
+points, _, skipped = points_and_people(p.models, judgments, excluded, variant=p.variant, label_map=p.label_map,
+                                       events_config=p.events, cache_dir=p.cache_dir, frames=frames)
+note = "SIMULATED judgments, synthetic videos (demo)" if p.source == "simulated" else ""
+reliability_figure(points, snakemake.output[0], from_section(IntervalConfig, p.intervals), n_bins=p.ece_bins,
+                   title="Reliability of each model's rank-1 score", note=note)
