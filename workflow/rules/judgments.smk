@@ -120,6 +120,7 @@ rule agreement_table:
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
         on_empty=config["on_empty"],
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/agreement_table/agreement_table.log",
     conda:
