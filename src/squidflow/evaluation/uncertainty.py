@@ -74,6 +74,8 @@ on the explicitly resampled data. Per-image measures need no weights: their resa
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import signal, sparse
 from scipy.special import xlogy
@@ -195,15 +197,20 @@ def _result(values: np.ndarray, scalar: bool):
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """x, y: (n,) or (B, n); w (B, n) -> (B,) Pearson correlation of the weighted (resampled) data."""
+    """x, y: (n,) or (B, n); w (B, n) -> (B,) Pearson correlation of the weighted (resampled) data, from the
+    weighted moments (row-wise dot products, no (B, n) temporaries beyond w·x)."""
+    def dot(a, b):
+        if a.ndim == 1 and b.ndim == 1:
+            return w @ (a * b)
+        return np.einsum("bn,bn->b", w * a, np.broadcast_to(b, w.shape)) if a.ndim == 2 else \
+            np.einsum("bn,bn->b", w * b, np.broadcast_to(a, w.shape))
+
     total = w.sum(axis=1)
-    mx = (w * x).sum(axis=1) / total
-    my = (w * y).sum(axis=1) / total
-    dx = x - mx[:, None]
-    dy = y - my[:, None]
-    cov = (w * dx * dy).sum(axis=1)
-    vx = (w * dx * dx).sum(axis=1)
-    vy = (w * dy * dy).sum(axis=1)
+    sx = w @ x if x.ndim == 1 else np.einsum("bn,bn->b", w, x)
+    sy = w @ y if y.ndim == 1 else np.einsum("bn,bn->b", w, y)
+    cov = dot(x, y) - sx * sy / total
+    vx = dot(x, x) - sx * sx / total
+    vy = dot(y, y) - sy * sy / total
     with np.errstate(invalid="ignore", divide="ignore"):
         return cov / np.sqrt(vx * vy)
 
@@ -215,10 +222,14 @@ def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     xs = x[order]
     first = np.r_[True, xs[1:] != xs[:-1]]
     group = np.cumsum(first) - 1  # tie group of each sorted point
-    starts = np.flatnonzero(first)
-    gw = np.add.reduceat(w[:, order], starts, axis=1)  # (B, groups): copies per tie group
-    before = np.cumsum(gw, axis=1) - gw
-    ranks_sorted = (before + (gw + 1) / 2)[:, group]
+    ws = w[:, order]
+    if first.all():  # no ties: each point its own group
+        before = np.cumsum(ws, axis=1) - ws
+        ranks_sorted = before + (ws + 1) / 2
+    else:
+        gw = np.add.reduceat(ws, np.flatnonzero(first), axis=1)  # (B, groups): copies per tie group
+        before = np.cumsum(gw, axis=1) - gw
+        ranks_sorted = (before + (gw + 1) / 2)[:, group]
     ranks = np.empty_like(ranks_sorted)
     ranks[:, order] = ranks_sorted
     return ranks
@@ -316,6 +327,7 @@ def _smooth_mesh(sigma: float) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
     return g, kernel, t, inds, residual
 
 
+@functools.lru_cache(maxsize=8)
 def _smooth_operator(sigma: float) -> np.ndarray:
     """relplot's ReflectedGaussianKernel(sigma).apply as a (mesh, g) matrix M: M @ smooth_round_to_grid(f, v, g)
     = apply(f, v, mesh), the reflected convolution of the grid values interpolated at the mesh."""
@@ -331,7 +343,9 @@ def _smooth_operator(sigma: float) -> np.ndarray:
         ok = valid[None] & (m >= 0) & (m <= g - 1)
         conv += np.where(ok, kernel[g - 1 - np.clip(m, 0, g - 1)], 0.0)
     where = np.searchsorted(rows, inds)
-    return conv[where] * (1 - residual)[:, None] + conv[where + 1] * residual[:, None]
+    operator = conv[where] * (1 - residual)[:, None] + conv[where + 1] * residual[:, None]
+    operator.flags.writeable = False  # cached
+    return operator
 
 
 def _smooth_apply(grid_values: np.ndarray, sigma: float) -> np.ndarray:
@@ -350,37 +364,63 @@ def _smooth_apply(grid_values: np.ndarray, sigma: float) -> np.ndarray:
     return smoothed[:, inds] * (1 - residual) + smoothed[:, inds + 1] * residual
 
 
-def _to_grid(confidence: np.ndarray, values: np.ndarray, g: int) -> np.ndarray:
-    """relplot's smooth_round_to_grid for (B, n) values at once -> (B, g): each value split linearly between the
-    two grid points around its confidence."""
+def _grid_split(confidence: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """relplot's smooth_round_to_grid as a plan: images sorted by grid cell, the first image of each used cell,
+    the used cells, and each sorted image's share (1 - frac) of its cell (the rest goes to the next cell)."""
     bins = (confidence * (g - 1)).astype(int).clip(0, g - 2)
     frac = confidence * (g - 1) - bins
-    n = len(confidence)
-    split = sparse.csr_matrix((np.r_[1 - frac, frac], (np.r_[np.arange(n), np.arange(n)], np.r_[bins, bins + 1])),
-                              shape=(n, g))
-    return np.asarray((split.T @ values.T).T)
+    order = np.argsort(bins, kind="stable")
+    cells, starts = np.unique(bins[order], return_index=True)
+    return order, starts, cells, 1 - frac[order]
 
 
-def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
-                  weights: np.ndarray | None = None) -> float | np.ndarray:
-    """Smooth ECE at a fixed bandwidth `sigma` (relplot.smECE_sigma). Float, or (B,) with weights."""
-    c = np.asarray(confidence, dtype=float).ravel()
-    y = np.asarray(correct, dtype=float).ravel()
-    w, scalar = _weights(weights, len(c))
+def _smooth_rows(confidence: np.ndarray, values: np.ndarray, sigma: float) -> np.ndarray:
+    """relplot's ReflectedGaussianKernel(sigma).apply(confidence, v, mesh) for every row v of values (b, n): the
+    values split onto relplot's grid, then smoothed (_smooth_apply)."""
     g = _smooth_mesh(sigma)[0]
-    value = np.empty(len(w))
-    for part in _row_chunks(len(w), g):
-        grid = _to_grid(c, np.concatenate([w[part] * (c - y), w[part]]), g)
-        smoothed = _smooth_apply(grid, sigma)
-        num, dens = np.split(smoothed, 2)
-        dens = dens + _SMECE_DENSITY_EPS
-        value[part] = (np.abs(num / dens) * dens).sum(axis=1) / dens.sum(axis=1)
-    return _result(value, scalar)
+    order, starts, cells, left_share = _grid_split(confidence, g)
+    v = values[:, order]
+    grid = np.zeros((len(values), g))
+    grid[:, cells] += np.add.reduceat(v * left_share, starts, axis=1)
+    grid[:, cells + 1] += np.add.reduceat(v * (1 - left_share), starts, axis=1)
+    return _smooth_apply(grid, sigma)
+
+
+def _image_operator(confidence: np.ndarray, sigma: float) -> np.ndarray:
+    """(n, mesh) float32: row i is what image i's unit value adds to the smoothed values at the mesh."""
+    g = _smooth_mesh(sigma)[0]
+    bins = (confidence * (g - 1)).astype(int).clip(0, g - 2)
+    frac = confidence * (g - 1) - bins
+    operator = _smooth_operator(sigma)
+    return (operator[:, bins] * (1 - frac) + operator[:, bins + 1] * frac).T.astype(np.float32)
 
 
 def _row_chunks(b: int, width: int, elements: int = 2_000_000):
     step = max(1, elements // max(width, 1))
     return [slice(i, min(i + step, b)) for i in range(0, b, step)]
+
+
+def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
+                  weights: np.ndarray | None = None) -> float | np.ndarray:
+    """Smooth ECE at a fixed bandwidth `sigma` (relplot.smECE_sigma). Float, or (B,) with weights (for more than
+    one resample the kernel product runs in single precision: relative error ~1e-6)."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    y = np.asarray(correct, dtype=float).ravel()
+    w, scalar = _weights(weights, len(c))
+    value = np.empty(len(w))
+    g, _, _, inds, _ = _smooth_mesh(sigma)
+    by_matrix = len(w) > 1 and len(inds) * g <= 4_000_000
+    if by_matrix:  # one product gives the smoothed residual and density of every resample
+        a = _image_operator(c, sigma)
+        both = np.hstack([a * (c - y)[:, None].astype(np.float32), a])
+    for part in _row_chunks(len(w), len(c)):
+        if by_matrix:
+            num, dens = np.hsplit((w[part].astype(np.float32) @ both).astype(float), 2)
+        else:
+            num, dens = np.split(_smooth_rows(c, np.concatenate([w[part] * (c - y), w[part]]), sigma), 2)
+        dens = dens + _SMECE_DENSITY_EPS
+        value[part] = (np.abs(num / dens) * dens).sum(axis=1) / dens.sum(axis=1)
+    return _result(value, scalar)
 
 
 def smooth_ece_bandwidth(confidence: np.ndarray, correct: np.ndarray, *, eps: float = 0.001) -> float:
