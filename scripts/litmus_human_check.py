@@ -6,6 +6,7 @@ log = setup(snakemake)
 
 from squidflow import io, schemas  # noqa: E402
 from squidflow.fetch import fetch  # noqa: E402
+from squidflow.intervals import IntervalConfig  # noqa: E402
 from squidflow.litmus.human import read_annotations, sample_check  # noqa: E402
 from squidflow.litmus.tables import write_table  # noqa: E402
 
@@ -13,6 +14,8 @@ games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 source = snakemake.params.annotations
 annotations = read_annotations(fetch(source, snakemake.params.cache_dir), games, name=source)
-table = sample_check(annotations, games, soft_labels, snakemake.params.normalisation)
+table = sample_check(annotations, games, soft_labels, snakemake.params.normalisation,
+                     IntervalConfig.from_config(snakemake.params.intervals))
 write_table(table, snakemake.output.csv, snakemake.output.md, note=snakemake.params.note,
-            title="Human sample check: agreement and Pearson's r between human and rule soft labels (§3.1, §5.1)")
+            title="Human sample check: agreement and Pearson's r between human and rule soft labels (§3.1, §5.1) "
+            "[bootstrap interval over QA pairs, each with its annotators]")

@@ -588,7 +588,25 @@ LITMUS_METRICS = Schema(
     produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
 )
 
-ALL.update({s.name: s for s in (LITMUS_GAMES, LITMUS_SOFT_LABELS, LITMUS_PROBABILITIES, LITMUS_METRICS)})
+# Per model, group and metric: the mean over the model's seeds (`value`, as Tables 2 and 3 show it) and its bootstrap
+# interval over the evaluated QA pairs (squidflow.litmus.metrics.metric_intervals; evaluation.intervals).
+LITMUS_METRIC_INTERVALS = Schema(
+    "litmus_metric_intervals",
+    {
+        "model": pl.Utf8,
+        "question_type": pl.Utf8,
+        "answer": pl.Utf8,
+        "metric": pl.Utf8,
+        "tau": pl.Float64,
+        "value": pl.Float64,
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+    },
+    produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
+)
+
+ALL.update({s.name: s for s in (LITMUS_GAMES, LITMUS_SOFT_LABELS, LITMUS_PROBABILITIES, LITMUS_METRICS,
+                                LITMUS_METRIC_INTERVALS)})
 
 # --- comparison: automatic box proposals for Sherlock's auto-box localization (Sherlock §4.2) --------------------
 # One row per (image, proposal box), e.g. a detector's 100 proposals per image, with the plausibility scorer's region

@@ -85,6 +85,7 @@ rule litmus_dataset_tables:
         ),
     params:
         note=get_litmus_data_note(),
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_dataset_tables/litmus_dataset_tables.log",
     conda:
@@ -132,6 +133,7 @@ rule litmus_human_check:
         normalisation=LITMUS["normalisation"],
         cache_dir="results/downloads",
         note=get_litmus_data_note(),
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_human_check/litmus_human_check.log",
     conda:
@@ -189,10 +191,12 @@ rule litmus_metrics:
         soft_labels="results/litmus/soft_labels.parquet",
         probabilities=get_litmus_probability_files(),
     output:
-        "results/litmus/metrics.parquet",
+        metrics="results/litmus/metrics.parquet",
+        intervals="results/litmus/metric_intervals.parquet",
     params:
         taus=LITMUS["taus"],
         eval_split=LITMUS["eval_split"],
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_metrics/litmus_metrics.log",
     conda:
@@ -203,7 +207,8 @@ rule litmus_metrics:
 
 rule litmus_tables:
     input:
-        "results/litmus/metrics.parquet",
+        metrics="results/litmus/metrics.parquet",
+        intervals="results/litmus/metric_intervals.parquet",
     output:
         correlation_csv=report(
             "results/tables/litmus_correlation.csv",
