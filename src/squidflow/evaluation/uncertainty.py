@@ -215,24 +215,43 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
         return cov / np.sqrt(vx * vy)
 
 
-def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Mid-ranks (1-based, ties averaged) of each data point within the resample that `w` (B, n) draws from x (n,):
-    the rank every copy of x_i would get if the resample were written out."""
+def _weighted_ranks(x: np.ndarray, wt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mid-ranks (1-based, ties averaged) of each data point within the resamples that `wt` (n, B: the weights
+    transposed, so that reordering the points moves whole rows) draws from x (n,): the rank every copy of x_i would
+    get if the resample were written out. Returns (order, ranks (n, B)), ranks[j] the rank of x[order[j]]."""
     order = np.argsort(x, kind="stable")
     xs = x[order]
     first = np.r_[True, xs[1:] != xs[:-1]]
-    group = np.cumsum(first) - 1  # tie group of each sorted point
-    ws = w[:, order]
-    if first.all():  # no ties: each point its own group
-        before = np.cumsum(ws, axis=1) - ws
-        ranks_sorted = before + (ws + 1) / 2
-    else:
-        gw = np.add.reduceat(ws, np.flatnonzero(first), axis=1)  # (B, groups): copies per tie group
-        before = np.cumsum(gw, axis=1) - gw
-        ranks_sorted = (before + (gw + 1) / 2)[:, group]
-    ranks = np.empty_like(ranks_sorted)
-    ranks[:, order] = ranks_sorted
-    return ranks
+    ws = wt[order]
+    if first.all():  # no ties: each point its own group; its copies share (before + (copies + 1) / 2)
+        ranks = np.cumsum(ws, axis=0)
+        ranks -= 0.5 * ws
+        ranks += 0.5
+        return order, ranks
+    group = np.cumsum(first) - 1
+    gw = np.add.reduceat(ws, np.flatnonzero(first), axis=0)  # (groups, B): copies per tie group
+    mid = np.cumsum(gw, axis=0)
+    mid -= 0.5 * gw
+    mid += 0.5
+    return order, mid[group]
+
+
+def _weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """(B,) Spearman correlation of x, y (n,) in each resample of w (B, n): Pearson of the weighted mid-ranks,
+    from their weighted moments (Σ w r = N(N + 1)/2 for mid-ranks)."""
+    wt = np.ascontiguousarray(w.T)
+    ox, rx = _weighted_ranks(x, wt)
+    oy, ry = _weighted_ranks(y, wt)
+    total = w.sum(axis=1)
+    centre = (total * (total + 1) / 2) ** 2 / total
+    position_in_y = np.empty(len(oy), dtype=np.int64)
+    position_in_y[oy] = np.arange(len(oy))
+    wrx = wt[ox] * rx
+    sxx = np.einsum("nb,nb->b", wrx, rx) - centre
+    syy = np.einsum("nb,nb->b", wt[oy] * ry, ry) - centre
+    sxy = np.einsum("nb,nb->b", wrx, ry[position_in_y[ox]]) - centre
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sxy / np.sqrt(sxx * syy)
 
 
 def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.ndarray | None = None) -> dict:
@@ -246,7 +265,7 @@ def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.nd
     w, scalar = _weights(weights, len(keep))
     model_h, human_h, w = model_h[keep], human_h[keep], w[:, keep]
     pearson = _weighted_pearson(model_h, human_h, w)
-    spearman = _weighted_pearson(_weighted_ranks(model_h, w), _weighted_ranks(human_h, w), w)
+    spearman = _weighted_spearman(model_h, human_h, w)
     return {"pearson": _result(pearson, scalar), "spearman": _result(spearman, scalar)}
 
 
@@ -410,14 +429,19 @@ def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
     value = np.empty(len(w))
     g, _, _, inds, _ = _smooth_mesh(sigma)
     by_matrix = len(w) > 1 and len(inds) * g <= 4_000_000
-    if by_matrix:  # one product gives the smoothed residual and density of every resample
+    if by_matrix:
+        # relplot's Σ_t |num_t / dens_t| dens_t / Σ_t dens_t is Σ_t |num_t| / Σ_t dens_t (dens_t > 0 with its eps):
+        # one product for the smoothed residuals of every resample, a matrix-vector product for the densities
         a = _image_operator(c, sigma)
-        both = np.hstack([a * (c - y)[:, None].astype(np.float32), a])
+        residual = a * (c - y)[:, None].astype(np.float32)
+        mass = a.astype(float).sum(axis=1)
+        mesh = a.shape[1]
     for part in _row_chunks(len(w), len(c)):
         if by_matrix:
-            num, dens = np.hsplit((w[part].astype(np.float32) @ both).astype(float), 2)
-        else:
-            num, dens = np.split(_smooth_rows(c, np.concatenate([w[part] * (c - y), w[part]]), sigma), 2)
+            num = np.abs(w[part].astype(np.float32) @ residual).sum(axis=1, dtype=float)
+            value[part] = num / (w[part] @ mass + mesh * _SMECE_DENSITY_EPS)
+            continue
+        num, dens = np.split(_smooth_rows(c, np.concatenate([w[part] * (c - y), w[part]]), sigma), 2)
         dens = dens + _SMECE_DENSITY_EPS
         value[part] = (np.abs(num / dens) * dens).sum(axis=1) / dens.sum(axis=1)
     return _result(value, scalar)
@@ -455,3 +479,46 @@ def smooth_ece(confidence: np.ndarray, correct: np.ndarray, weights: np.ndarray 
     if sigma is None:
         sigma = smooth_ece_bandwidth(c, y)
     return smooth_ece_at(c, y, sigma, weights)
+
+
+# --- every measure of one model at once ------------------------------------------------------------------------------
+MODEL_MEASURES = (*SOFT_LABEL_MEASURES, "accuracy", "entropy_pearson", "entropy_spearman", "ece_equal_width",
+                  "ece_equal_mass", "smooth_ece")
+
+
+def model_measures(prob: np.ndarray, ratings: np.ndarray, correct: np.ndarray, *, confidence: np.ndarray | None = None,
+                   n_bins: int = 15, weights: np.ndarray | None = None, sigma: float | None = None,
+                   chunk: int = 500) -> dict[str, float | np.ndarray]:
+    """Every measure of one model on n images (MODEL_MEASURES), for the images as they are or for B resamples at
+    once (`weights` (B, n), in chunks of `chunk` resamples): the soft-label measures' means over the rated images,
+    accuracy (mean of `correct`), the entropy correlation, and top-label calibration of `confidence` (default: the
+    probability of the predicted class, max(p, 1 - p) for a binary event) against `correct` — equal-width and
+    equal-mass ECE over `n_bins` bins, and smooth ECE at `sigma` (default: the images' own σ*, kept for every
+    resample). Floats, or (B,) arrays with weights."""
+    p = np.asarray(prob, dtype=float)
+    y = np.asarray(correct, dtype=float).ravel()
+    if confidence is None:
+        confidence = np.maximum(p, 1 - p) if p.ndim == 1 else p.max(axis=-1)
+    c = np.asarray(confidence, dtype=float).ravel()
+    per_image = soft_label_measures(p, ratings)
+    stacked = np.stack([per_image[k] for k in SOFT_LABEL_MEASURES] + [y], axis=1)  # (n, measures)
+    finite = np.isfinite(stacked)
+    filled = np.where(finite, stacked, 0.0)
+    if sigma is None:
+        sigma = smooth_ece_bandwidth(c, y)
+    w, scalar = _weights(weights, len(y))
+    out = {k: np.empty(len(w)) for k in MODEL_MEASURES}
+    for start in range(0, len(w), chunk):
+        part = slice(start, min(start + chunk, len(w)))
+        wp = w[part]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (wp @ filled) / (wp @ finite.astype(float))
+        for j, name in enumerate((*SOFT_LABEL_MEASURES, "accuracy")):
+            out[name][part] = means[:, j]
+        corr = entropy_correlation(p, ratings, weights=wp)
+        out["entropy_pearson"][part] = corr["pearson"]
+        out["entropy_spearman"][part] = corr["spearman"]
+        out["ece_equal_width"][part] = ece_equal_width(c, y, n_bins, wp)
+        out["ece_equal_mass"][part] = ece_equal_mass(c, y, n_bins, wp)
+        out["smooth_ece"][part] = smooth_ece_at(c, y, sigma, wp)
+    return {k: _result(v, scalar) for k, v in out.items()}
