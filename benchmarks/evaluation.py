@@ -22,6 +22,10 @@ sample's σ*, which is what squidflow's resamples use (a like-for-like ratio). I
 extrapolated linearly to all cells and `--resamples` (the printout says so); it gives per-cell intervals only (no
 seed means, paired tests or ceiling, which the squidflow time includes).
 
+Times are CPU seconds of this process (wall time printed beside squidflow's): on a shared machine the wall time
+grows with the other jobs' load, the CPU time much less (BLAS may use two threads for squidflow, so its CPU time can
+exceed its wall time on an idle machine).
+
 Goal: ratio >= 20 and squidflow under 60 s on 2 cores at the paper scale (1,800 × 6 × 8, 2,000 resamples).
 """
 
@@ -58,9 +62,10 @@ def simulate(images: int, methods: int, seeds: int, seed: int = 0):
     return probs, ratings, correct
 
 
-def run_squidflow(probs, ratings, correct, cfg: iv.IntervalConfig, bins: int) -> tuple[float, dict]:
+def run_squidflow(probs, ratings, correct, cfg: iv.IntervalConfig, bins: int) -> tuple[float, float, dict]:
+    """Wall and CPU seconds, and the table's numbers."""
     methods, seeds, n = probs.shape
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     index = iv.image_resamples(n, cfg)
     weights = iv.counts(index, n)
     names = u.MODEL_MEASURES
@@ -85,11 +90,12 @@ def run_squidflow(probs, ratings, correct, cfg: iv.IntervalConfig, bins: int) ->
             p_values[m, j] = iv.bootstrap_p_value(points[m, :, j].mean() - points[0, :, j].mean(), diff)
     adjusted = np.stack([iv.holm(p_values[1:, j]) for j in range(len(names))], axis=1)
     ceiling = iv.intervals_table(u.people_ceiling(ratings), cfg, index=index)
-    return time.perf_counter() - start, {"table": table, "holm": adjusted, "ceiling": ceiling}
+    return time.perf_counter() - start, time.process_time() - cpu, {"table": table, "holm": adjusted, "ceiling": ceiling}
 
 
 def run_scipy(probs, ratings, correct, cells: int, resamples: int, bins: int) -> dict[str, float]:
-    """Seconds per measure for `cells` cells at `resamples` resamples, one scipy.stats.bootstrap call each."""
+    """CPU seconds per measure for `cells` cells at `resamples` resamples, one scipy.stats.bootstrap call each (CPU
+    time: the baseline is single-threaded, so on a shared machine it is what an idle one would take)."""
     import relplot
     from scipy.stats import bootstrap, pearsonr, spearmanr
 
@@ -112,7 +118,7 @@ def run_scipy(probs, ratings, correct, cells: int, resamples: int, bins: int) ->
             "smooth_ece_fixed_sigma": ((conf, y), partial(relplot.smECE_sigma, sigma=u.smooth_ece_bandwidth(conf, y))),
         }
         for name in seconds:
-            start = time.perf_counter()
+            start = time.process_time()
             if name in paired:
                 data, stat = paired[name]
                 bootstrap(data, stat, paired=True, vectorized=False, n_resamples=resamples, method="percentile",
@@ -121,7 +127,7 @@ def run_scipy(probs, ratings, correct, cells: int, resamples: int, bins: int) ->
                 v = per_image[name]
                 bootstrap((v[np.isfinite(v)],), np.mean, vectorized=True, n_resamples=resamples,
                           method="percentile", rng=cell)
-            seconds[name] += time.perf_counter() - start
+            seconds[name] += time.process_time() - start
     return seconds
 
 
@@ -139,7 +145,7 @@ def main() -> None:
     probs, ratings, correct = simulate(args.images, args.methods, args.seeds)
     cfg = iv.IntervalConfig(level=0.95, resamples=args.resamples, seed=0, method="percentile")
     cells = args.methods * args.seeds
-    ours, result = run_squidflow(probs, ratings, correct, cfg, args.bins)
+    wall, ours, result = run_squidflow(probs, ratings, correct, cfg, args.bins)
     base_cells = min(args.baseline_cells, cells)
     base = run_scipy(probs, ratings, correct, base_cells, args.baseline_resamples, args.bins)
     scale = (cells / base_cells) * (args.resamples / args.baseline_resamples)
@@ -151,12 +157,13 @@ def main() -> None:
     print(f"Table 3 shape: {args.images} images x {args.methods} methods x {args.seeds} seeds = {cells} cells, "
           f"{len(u.MODEL_MEASURES)} measures each + people ceiling ({len(u.SOFT_LABEL_MEASURES)}), "
           f"{args.resamples} resamples; {cores} cores, load average {load:.1f}")
-    print(f"squidflow (one index matrix, all measures, seed means, paired tests, Holm, ceiling): {ours:8.2f} s")
+    print(f"squidflow (one index matrix, all measures, seed means, paired tests, Holm, ceiling): {ours:8.2f} s CPU "
+          f"({wall:.2f} s wall)")
     print(f"scipy.stats.bootstrap per measure, measured on {base_cells} cell(s) x {args.baseline_resamples} "
-          f"resamples and extrapolated x{scale:g}: {baseline:10.1f} s")
+          f"resamples and extrapolated x{scale:g}: {baseline:10.1f} s CPU")
     for name, sec in base.items():
         print(f"    {name:18s} {sec * scale:10.1f} s")
-    print(f"ratio: {baseline / ours:.1f}x  (goal >= 20x; squidflow goal < 60 s on 2 cores)")
+    print(f"ratio (CPU time): {baseline / ours:.1f}x  (goal >= 20x; squidflow goal < 60 s on 2 cores)")
     print(f"ratio with the baseline's smooth ECE at the full sample's bandwidth, as squidflow resamples it "
           f"(relplot.smECE_sigma): {fixed / ours:.1f}x")
     first = result["table"][(0, "brier")]

@@ -239,3 +239,32 @@ def test_smooth_ece_by_hand_cases_equal_relplot():
     weighted = u.smooth_ece(c, y, w, sigma=0.002)  # (mesh × grid) too large for the matrix: the FFT path
     for b, idx in enumerate(_explicit(w)):
         assert weighted[b] == pytest.approx(relplot.smECE_sigma(c[idx], y[idx], 0.002), rel=1e-7)
+
+
+def test_model_measures_are_the_single_measures_and_their_resampled_values():
+    rng = np.random.default_rng(21)
+    n = 150
+    prob = rng.uniform(size=n)
+    ratings = _ratings(rng, n)
+    correct = (rng.uniform(size=n) < np.maximum(prob, 1 - prob)).astype(float)
+    confidence = np.maximum(prob, 1 - prob)
+    ours = u.model_measures(prob, ratings, correct, n_bins=10)
+    assert tuple(ours) == u.MODEL_MEASURES
+    soft = u.soft_label_measures(prob, ratings)
+    for name in u.SOFT_LABEL_MEASURES:
+        assert ours[name] == pytest.approx(np.nanmean(soft[name]), rel=1e-12)
+    corr = u.entropy_correlation(prob, ratings)
+    assert (ours["entropy_pearson"], ours["entropy_spearman"]) == pytest.approx((corr["pearson"], corr["spearman"]))
+    assert ours["accuracy"] == pytest.approx(correct.mean())
+    assert ours["ece_equal_width"] == pytest.approx(u.ece_equal_width(confidence, correct, 10))
+    assert ours["ece_equal_mass"] == pytest.approx(u.ece_equal_mass(confidence, correct, 10))
+    assert ours["smooth_ece"] == pytest.approx(relplot.smECE(confidence, correct), rel=1e-9)
+    w = rng.multinomial(n, np.ones(n) / n, size=7).astype(float)
+    sigma = u.smooth_ece_bandwidth(confidence, correct)
+    weighted = u.model_measures(prob, ratings, correct, n_bins=10, weights=w, chunk=3)  # chunks of 3 resamples
+    for b, idx in enumerate(_explicit(w)):
+        ref = u.model_measures(prob[idx], ratings[idx], correct[idx], n_bins=10, sigma=sigma)
+        for name in u.MODEL_MEASURES:
+            # equal-mass bins cut the written-out resample in the weighted form's order (each item's copies
+            # together), which a stable sort of the written-out resample also gives
+            assert weighted[name][b] == pytest.approx(ref[name], rel=1e-6), name

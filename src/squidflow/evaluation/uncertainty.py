@@ -431,14 +431,24 @@ def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
     by_matrix = len(w) > 1 and len(inds) * g <= 4_000_000
     if by_matrix:
         # relplot's Σ_t |num_t / dens_t| dens_t / Σ_t dens_t is Σ_t |num_t| / Σ_t dens_t (dens_t > 0 with its eps):
-        # one product for the smoothed residuals of every resample, a matrix-vector product for the densities
-        a = _image_operator(c, sigma)
-        residual = a * (c - y)[:, None].astype(np.float32)
-        mass = a.astype(float).sum(axis=1)
-        mesh = a.shape[1]
+        # a matrix-vector product for the densities, and one product for the smoothed residuals of every resample:
+        # from the images (n, mesh), or, when fewer grid points are used than there are images, from the residuals
+        # first split onto the grid (a sparse product) and then smoothed (used grid points, mesh)
+        operator = _smooth_operator(sigma)
+        bins = (c * (g - 1)).astype(int).clip(0, g - 2)
+        frac = c * (g - 1) - bins
+        cols, where = np.unique(np.r_[bins, bins + 1], return_inverse=True)
+        split = sparse.csr_matrix((np.r_[(1 - frac) * (c - y), frac * (c - y)],
+                                   (np.r_[np.arange(len(c)), np.arange(len(c))], where)), shape=(len(c), len(cols)))
+        on_grid = len(cols) < len(c)
+        smoother = (operator[:, cols].T if on_grid else _image_operator(c, sigma) * (c - y)[:, None]).astype(np.float32)
+        column_mass = operator.sum(axis=0)
+        mass = (1 - frac) * column_mass[bins] + frac * column_mass[bins + 1]
+        mesh = operator.shape[0]
     for part in _row_chunks(len(w), len(c)):
         if by_matrix:
-            num = np.abs(w[part].astype(np.float32) @ residual).sum(axis=1, dtype=float)
+            rows = np.asarray((split.T @ w[part].T).T) if on_grid else w[part]
+            num = np.abs(rows.astype(np.float32) @ smoother).sum(axis=1, dtype=float)
             value[part] = num / (w[part] @ mass + mesh * _SMECE_DENSITY_EPS)
             continue
         num, dens = np.split(_smooth_rows(c, np.concatenate([w[part] * (c - y), w[part]]), sigma), 2)
