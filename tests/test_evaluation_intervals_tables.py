@@ -295,3 +295,29 @@ def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(tmp_path
     rc = main(["evaluate", str(release_predictions), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
                "--label-map", "parade", "--out", str(tmp_path / "out")])
     assert rc == 2 and "EVENT=LABEL" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path):
+    """The small demo's trained classifiers, scored by the command from the run's own files, equal the run's
+    Tables 2 and 8 and soft-label table (same library calls, same judgments, same exclusions, same seed)."""
+    from squidflow.cli import main
+
+    res = small_workflow.results
+    # the Table 2 models in table order: the trained classifiers, then the text baselines
+    models = [(res / f"evaluation/predictions/runs/classification/{'SE' if m == 'ES' else 'SD'}/{m}/seed0.parquet",
+               f"{m} classifier seed 0") for m in ("SD", "ES")]
+    models += [(res / f"text/baseline_{m}.parquet", f"text-{m} (co-occurring text)") for m in ("tfidf", "sbert")]
+    args = ["evaluate", *[str(p) for p, _ in models], "--judgments", str(res / "judgments/judgments.parquet"),
+            "--annotator-report", str(res / "judgments/annotator_report.parquet"),
+            "--frames", str(res / "dataset/frames.parquet"), "--config", *map(str, small_workflow.configfiles), "--out", str(tmp_path)]
+    for _, name in models:
+        args += ["--name", name]
+    assert main(args) == 0
+    for table, key in (("table2_verbs", ["model", "top", "binning", "bin"]),
+                       ("table8_alt_bins", ["model", "top", "binning", "bin"]),
+                       ("soft_label_measures", ["model", "measure"])):
+        want = pl.read_csv(res / f"tables/{table}.csv").sort(key)
+        got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
+        assert got.columns == want.columns
+        assert got.equals(want), table

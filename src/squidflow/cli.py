@@ -59,7 +59,7 @@ def _label_map(values: list[str] | None) -> dict[str, list[str]] | None:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Score predictions files against human judgments as the evaluation rules do: Tables 2 and 8 and the
     soft-label table (CSV, Markdown, LaTeX) in --out."""
-    from squidflow import io
+    from squidflow import io, schemas
     from squidflow.config import load_config, merge_configs, validate_config
     from squidflow.errors import UserError
     from squidflow.evaluation.predictions import PredictionsError
@@ -88,6 +88,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         models = [{"name": names[i] if names else Path(p).name.split(".")[0], "predictions": str(p),
                    "images": args.images, "reference_accuracy": None} for i, p in enumerate(args.predictions)]
         judgments, excluded = read_judgments(args.judgments, report=args.annotator_report)
+        frames = io.read_parquet(args.frames, schemas.FRAMES) if args.frames else None
         source = "release" if Path(args.judgments).suffix.lower() == ".csv" else (
             judgments["source"][0] if len(judgments) else "mturk")
         source = {"squid-e-release": "release"}.get(source, source)
@@ -95,7 +96,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             models, judgments, excluded, variant=ev["variant"], top_k=ev["top_k"], label_map=ev["label_map"],
             events_config=config["events"], vocabulary=args.vocabulary, intervals=ev["intervals"],
             ece_bins=ev["ece_bins"], binary_bins=config["training"]["ece_bins"], source=source,
-            cache_dir=args.out / "downloads",
+            cache_dir=args.out / "downloads", frames=frames,
         )
     except (UserError, PredictionsError, SchemaError, ValueError) as exc:
         print(f"squidflow evaluate: {exc}", file=sys.stderr)
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", action="append", default=None, help="a model's name in the tables (one per file)")
     p.add_argument("--images", default=None, help="mapping table image,video_id,frame_index for files keyed by `image`")
     p.add_argument("--vocabulary", default=None, help="label list to check the predicted labels against")
+    p.add_argument("--frames", type=Path, default=None,
+                   help="results/dataset/frames.parquet: predictions may also name unjudged frames (not scored)")
     p.add_argument("--variant", choices=["A", "B"], default=None)
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--ece-bins", type=int, default=None)

@@ -28,7 +28,16 @@ import numpy as np
 import polars as pl
 
 from squidflow.evaluation.binning import certainty_bins
-from squidflow.intervals import IntervalConfig, holm, image_resamples, interval, paired_test
+from squidflow.intervals import (
+    IntervalConfig,
+    bootstrap_p_value,
+    holm,
+    image_resamples,
+    interval,
+    interval_from,
+    paired_test,
+    replicates,
+)
 
 Stat = Callable[[np.ndarray], np.ndarray]
 
@@ -220,18 +229,41 @@ def add_intervals(
         else:
             base_ts = next((t for t, m in by_cell if methods and m == methods[0]), None)
             baseline_of[(train_set, method)] = (base_ts, methods[0] if methods else None)
+    done: dict[tuple, tuple[float, np.ndarray]] = {}
+
+    def resampled(key: tuple) -> tuple[float, np.ndarray]:
+        """A cell's (point, B replicates), computed once and shared by its interval and every paired test."""
+        if key not in done:
+            eval_set, stat = cells[key]
+            point = float(stat(np.arange(len(ids[eval_set]))[None])[0])
+            done[key] = point, replicates(stat, index[eval_set])
+        return done[key]
+
     rows = []
     for r in table.iter_rows(named=True):
         key = (r["train_set"], r["method"], r["metric"])
         extra = dict.fromkeys(("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value"))
         if key in cells and r["mean"] is not None:
             eval_set, stat = cells[key]
-            _, lo, hi = interval(stat, len(ids[eval_set]), cfg, index=index[eval_set])
-            extra.update(lo=_num(lo), hi=_num(hi))
+            n = len(ids[eval_set])
             base = baseline_of[(r["train_set"], r["method"])]
             base_key = (*base, r["metric"])
-            if base != (r["train_set"], r["method"]) and base_key in cells:
-                test = paired_test(stat, cells[base_key][1], len(ids[eval_set]), cfg, index=index[eval_set])
+            compare = base != (r["train_set"], r["method"]) and base_key in cells
+            if cfg.method == "percentile":  # from the cached replicates: each statistic runs once per cell
+                point, reps = resampled(key)
+                _, lo, hi = interval_from(point, reps, cfg)
+                if compare:
+                    base_point, base_reps = resampled(base_key)
+                    diff = point - base_point
+                    _, d_lo, d_hi = interval_from(diff, reps - base_reps, cfg)
+                    test = {"diff": diff, "lo": d_lo, "hi": d_hi,
+                            "p_value": bootstrap_p_value(diff, reps - base_reps)}
+            else:  # BCa needs each statistic's jackknife
+                _, lo, hi = interval(stat, n, cfg, index=index[eval_set])
+                if compare:
+                    test = paired_test(stat, cells[base_key][1], n, cfg, index=index[eval_set])
+            extra.update(lo=_num(lo), hi=_num(hi))
+            if compare:
                 extra.update(diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]),
                              p_value=_num(test["p_value"]))
         rows.append({**r, **extra})
