@@ -197,20 +197,14 @@ def _result(values: np.ndarray, scalar: bool):
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """x, y: (n,) or (B, n); w (B, n) -> (B,) Pearson correlation of the weighted (resampled) data, from the
-    weighted moments (row-wise dot products, no (B, n) temporaries beyond w·x)."""
-    def dot(a, b):
-        if a.ndim == 1 and b.ndim == 1:
-            return w @ (a * b)
-        return np.einsum("bn,bn->b", w * a, np.broadcast_to(b, w.shape)) if a.ndim == 2 else \
-            np.einsum("bn,bn->b", w * b, np.broadcast_to(a, w.shape))
-
-    total = w.sum(axis=1)
-    sx = w @ x if x.ndim == 1 else np.einsum("bn,bn->b", w, x)
-    sy = w @ y if y.ndim == 1 else np.einsum("bn,bn->b", w, y)
-    cov = dot(x, y) - sx * sy / total
-    vx = dot(x, x) - sx * sx / total
-    vy = dot(y, y) - sy * sy / total
+    """x, y (n,); w (B, n) -> (B,) Pearson correlation of the weighted (resampled) data, from the weighted moments
+    (one product of w with the six columns 1, x, y, x², y², xy, centred first for accuracy)."""
+    x = x - x.mean()
+    y = y - y.mean()
+    total, sx, sy, sxx, syy, sxy = (w @ np.stack([np.ones_like(x), x, y, x * x, y * y, x * y], axis=1)).T
+    cov = sxy - sx * sy / total
+    vx = sxx - sx * sx / total
+    vy = syy - sy * sy / total
     with np.errstate(invalid="ignore", divide="ignore"):
         return cov / np.sqrt(vx * vy)
 
