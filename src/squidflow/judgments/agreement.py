@@ -11,7 +11,11 @@ rate the item. Three metrics, as in Table 7:
   fewer ratings than others (excluded annotators) enter through κ's usual generalisation to varying raters.
 
 α and κ are implemented here (small and readable); the tests check them against the `krippendorff` package and
-`statsmodels` on random matrices.
+`statsmodels` on random matrices. Beside the paper's α, Table 7 gives Krippendorff's α at the ordinal and interval
+levels as the `krippendorff` package computes them (Krippendorff 2011, "Computing Krippendorff's alpha-reliability").
+
+Every number of Table 7 has a bootstrap interval over images (agreement_intervals): all measures of all rows from
+one index matrix, each computed for every resample at once as a weighted sum over items (agreement_replicates).
 """
 
 from __future__ import annotations
@@ -114,7 +118,9 @@ def binned_kappa(matrix: np.ndarray, n_bins: int) -> float:
 
 def krippendorff_alpha(matrix: np.ndarray, level: str) -> float:
     """Krippendorff's α at `level` ("ordinal", "interval"), computed by the `krippendorff` package (items × coders,
-    NaN missing); NaN where fewer than two distinct pairable values leave nothing to disagree on."""
+    NaN missing); NaN where fewer than two distinct pairable values leave nothing to disagree on. The package builds
+    an items × values × values array: about 300 MB for 3,600 items with ratings 0–100. (Imported here: the package is
+    in the reporting environment, and the simulated panel and other stages import this module for α and Spearman.)"""
     import krippendorff
 
     m = np.asarray(matrix, dtype=float)
@@ -193,24 +199,24 @@ def _kappa_replicates(m: np.ndarray, weights: np.ndarray, n_bins: int) -> np.nda
 
 
 def _weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Average ranks of x (B × items) in the sample that repeats each item w times: what scipy's rankdata gives on the
-    materialised resample (ties share their mean rank)."""
+    """Average ranks of the items' values x (items) in each resample that repeats item i w[b, i] times (B × items):
+    what scipy's rankdata gives on the resample written out (ties share their mean rank)."""
     values, vidx = np.unique(x, return_inverse=True)
-    vidx = vidx.reshape(x.shape)
-    n_b, n_v = x.shape[0], len(values)
-    hist = np.bincount((vidx + n_v * np.arange(n_b)[:, None]).ravel(), weights=w.ravel(), minlength=n_b * n_v)
-    hist = hist.reshape(n_b, n_v)
+    n_b, n_v = len(w), len(values)
+    hist = np.bincount((vidx[None, :] + n_v * np.arange(n_b)[:, None]).ravel(), weights=w.ravel(),
+                       minlength=n_b * n_v).reshape(n_b, n_v)  # B × values: weighted count of each value
     below = np.cumsum(hist, axis=1) - hist
-    return np.take_along_axis(below, vidx, axis=1) + (np.take_along_axis(hist, vidx, axis=1) + 1) / 2
+    return below[:, vidx] + (hist[:, vidx] + 1) / 2
 
 
 def _spearman_replicates(m: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    n_b = len(weights)
+    """spearman_pairs for each resample: per pair of positions, the weighted Pearson correlation of the weighted
+    mid-ranks over the items both positions rated."""
     rhos = []
     for i, j in itertools.combinations(range(m.shape[1]), 2):
-        xi, xj = np.broadcast_to(m[:, i], weights.shape), np.broadcast_to(m[:, j], weights.shape)
-        w = weights * (~np.isnan(xi) & ~np.isnan(xj))
-        ri, rj = _weighted_midranks(np.nan_to_num(xi), w), _weighted_midranks(np.nan_to_num(xj), w)
+        both = ~np.isnan(m[:, i]) & ~np.isnan(m[:, j])
+        w = weights * both
+        ri, rj = _weighted_midranks(np.nan_to_num(m[:, i]), w), _weighted_midranks(np.nan_to_num(m[:, j]), w)
         sw = w.sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             mi, mj = (w * ri).sum(axis=1) / sw, (w * rj).sum(axis=1) / sw
@@ -218,7 +224,7 @@ def _spearman_replicates(m: np.ndarray, weights: np.ndarray) -> np.ndarray:
             rho = (w * di * dj).sum(axis=1) / np.sqrt((w * di**2).sum(axis=1) * (w * dj**2).sum(axis=1))
         rhos.append(np.where(sw >= 3, rho, np.nan))
     if not rhos:
-        return np.full(n_b, np.nan)
+        return np.full(len(weights), np.nan)
     stacked = np.stack(rhos, axis=1)
     finite = np.isfinite(stacked)
     return np.where(finite.any(axis=1), np.where(finite, stacked, 0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1),
