@@ -294,7 +294,8 @@ def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray) -> np.nda
 
 def ece_equal_mass(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10,
                    weights: np.ndarray | None = None) -> float | np.ndarray:
-    """ECE over `n_bins` bins of (nearly) equal count (module docstring). Float, or (B,) with weights."""
+    """ECE over `n_bins` bins of (nearly) equal count (module docstring). Float, or (B,) with weights, which here
+    must be counts (whole numbers: the copies of each point that the bins cut)."""
     c = np.asarray(confidence, dtype=float).ravel()
     y = np.asarray(correct, dtype=float).ravel()
     if len(c) == 0:
@@ -312,11 +313,9 @@ def ece_equal_mass(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10
     # F(t) = Σ over the first t positions of d: the items wholly before t, then part of the item that straddles t
     k = _rowwise_searchsorted(ends, cuts)  # first item whose copies end after t
     k_clip = np.minimum(k, len(c) - 1)
-    rows = np.arange(len(w))[:, None]
     done = np.where(k > 0, np.take_along_axis(np.pad(cum, ((0, 0), (1, 0))), k, axis=1), 0.0)
     start = np.take_along_axis(np.pad(ends, ((0, 0), (1, 0))), k, axis=1)
     partial = np.where(k < len(c), (cuts - start) * d[k_clip], 0.0)
-    del rows
     cumulative = done + partial
     gap = np.diff(cumulative, axis=1)
     return _result(np.abs(gap).sum(axis=1) / total, scalar)
