@@ -78,10 +78,9 @@ def image_resamples(n: int, cfg: IntervalConfig, *, strata: np.ndarray | None = 
 def counts(index: np.ndarray, n: int) -> np.ndarray:
     """(B, n) index matrix -> (B, n) bootstrap counts: how often each image is drawn in each resample (the `weights`
     that squidflow.evaluation.uncertainty's measures take)."""
-    index = np.asarray(index)
-    out = np.zeros((len(index), n))
-    np.add.at(out, (np.repeat(np.arange(len(index)), index.shape[1]), index.ravel()), 1.0)
-    return out
+    index = np.asarray(index, dtype=np.int64)
+    flat = (np.arange(len(index), dtype=np.int64)[:, None] * n + index).ravel()
+    return np.bincount(flat, minlength=len(index) * n).reshape(len(index), n).astype(float)
 
 
 def from_counts(stat_w: Callable[[np.ndarray], np.ndarray], n: int) -> Callable[[np.ndarray], np.ndarray]:

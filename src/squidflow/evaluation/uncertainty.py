@@ -257,7 +257,8 @@ def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.nd
     model_h, human_h = entropy(p), entropy(h)
     keep = ~np.isnan(human_h)
     w, scalar = _weights(weights, len(keep))
-    model_h, human_h, w = model_h[keep], human_h[keep], w[:, keep]
+    if not keep.all():
+        model_h, human_h, w = model_h[keep], human_h[keep], w[:, keep]
     pearson = _weighted_pearson(model_h, human_h, w)
     spearman = _weighted_spearman(model_h, human_h, w)
     return {"pearson": _result(pearson, scalar), "spearman": _result(spearman, scalar)}
