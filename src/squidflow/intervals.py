@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import polars as pl
-from scipy.special import ndtr, ndtri
 
 METHODS = ("percentile", "bca")
 CHUNK_ELEMENTS = 4_000_000  # index entries per chunk of resamples: bounds the memory a statistic may use
@@ -152,12 +152,13 @@ def interval_from(point: float, values: np.ndarray, cfg: IntervalConfig, *,
         jack = np.asarray(jackknife, dtype=float)
         jack = jack[np.isfinite(jack)]
         share = (np.sum(values < point) + 0.5 * np.sum(values == point)) / len(values)
-        z0 = ndtri(np.clip(share, 1 / (2 * len(values)), 1 - 1 / (2 * len(values))))
+        normal = NormalDist()
+        z0 = normal.inv_cdf(float(np.clip(share, 1 / (2 * len(values)), 1 - 1 / (2 * len(values)))))
         d = jack.mean() - jack
         denom = 6 * (d**2).sum() ** 1.5
         accel = (d**3).sum() / denom if denom > 0 else 0.0
-        z = ndtri(quantiles)
-        quantiles = ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+        quantiles = np.array([normal.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+                              for z in (normal.inv_cdf(q) for q in quantiles)])
     lo, hi = np.quantile(values, quantiles)
     return float(point), float(lo), float(hi)
 
