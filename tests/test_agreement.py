@@ -210,3 +210,30 @@ def rating_matrix_of(judgments, variant):
     from squidflow.judgments.agreement import rating_matrix
 
     return rating_matrix(judgments.filter(pl.col("variant") == variant))
+
+
+def test_image_bootstrap_covers_the_population_agreement_at_the_nominal_rate():
+    """Simulated panels with a known population value (each measure on 200,000 images): the 95% image-bootstrap
+    interval of every Table 7 measure, on 150 images × 3 raters, covers it in 92-98% of 400 repetitions (fixed
+    seeds; measured 94-96%)."""
+    from squidflow.intervals import counts, image_resamples, interval_from
+
+    def sample(rng, n):
+        truth = rng.beta(0.7, 0.7, n) * 100
+        m = np.clip(truth[:, None] + rng.normal(0, 18, (n, 3)), 0, 100).round()
+        m[rng.random(m.shape) < 0.1] = np.nan
+        return m
+
+    rng = np.random.default_rng(0)
+    big = sample(rng, 200_000)
+    population = {k: v[0] for k, v in agreement_replicates(big, np.ones((1, len(big)))).items()}
+    covered = dict.fromkeys(population, 0)
+    for rep in range(400):
+        m = sample(rng, 150)
+        cfg = IntervalConfig(resamples=400, seed=rep)
+        replicates = agreement_replicates(m, counts(image_resamples(len(m), cfg), len(m)))
+        for name, value in agreement_replicates(m, np.ones((1, len(m)))).items():
+            _, lo, hi = interval_from(value[0], replicates[name], cfg)
+            covered[name] += lo <= population[name] <= hi
+    for name, hits in covered.items():
+        assert 0.92 <= hits / 400 <= 0.98, (name, hits / 400)
