@@ -59,14 +59,17 @@ def smooth_curve(m: ModelPoints, mesh: int = 200) -> tuple[np.ndarray, np.ndarra
     density = kernel.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         residual = kernel @ (m.confidence - m.correct) / density
-    return t, t - residual, sigma
+    inside = (t >= m.confidence.min()) & (t <= m.confidence.max())
+    curve = np.where(inside, t - residual, np.nan)  # drawn over the range of the data only
+    return t, curve, sigma
 
 
 def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: IntervalConfig, *, n_bins: int,
                        title: str = "", note: str = "") -> int:
     cols = min(3, max(1, len(models)))
     rows = max(1, -(-len(models) // cols))
-    fig, axes = style.figure(rows, cols, height=2.6 * rows + 0.6)
+    width = style.COLUMN_WIDTH_IN if cols == 1 else style.PAGE_WIDTH_IN
+    fig, axes = style.figure(rows, cols, width=width, height=2.8 * rows + 0.6)
     for i, ax in enumerate(axes.ravel()):
         if i >= len(models):
             ax.set_visible(False)
@@ -89,7 +92,7 @@ def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: Int
         ax.set_xlabel("confidence (rank-1 score)")
         ax.set_ylabel("accuracy")
         ax.set_title(f"{m.name} (n={len(m.confidence)})")
-        ax.legend(loc="upper left")
+        ax.legend(loc="lower right")
         style.panel_letter(ax, i)
     if title:
         fig.suptitle(title)
@@ -160,11 +163,19 @@ def saturation_figure(models: Sequence[ModelPoints], people: np.ndarray, path: s
         ax.set_xlabel("raters per image")
         ax.set_title("Krippendorff's α" if measure == "alpha" else HEADERS[measure])
         ax.xaxis.get_major_locator().set_params(integer=True)
-        if i in (0, len(panels) - 1):
-            ax.legend(loc="best")
         style.panel_letter(ax, i)
-    for ax in axes.ravel()[len(panels):]:
+    handles = {}
+    for ax in axes.ravel()[:len(panels)]:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    spare = axes.ravel()[len(panels):]
+    for ax in spare:
         ax.set_visible(False)
+    if spare.size:  # the legend in the first empty panel's place
+        spare[0].figure.legend(list(handles.values()), list(handles), loc="center",
+                               bbox_to_anchor=spare[0].get_position().bounds, frameon=False)
+    else:
+        axes.ravel()[0].legend(list(handles.values()), list(handles), loc="best")
     if title:
         fig.suptitle(title)
     style.note(fig, note)
