@@ -321,3 +321,17 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
         got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
         assert got.columns == want.columns
         assert got.equals(want), table
+
+
+def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
+    from squidflow.intervals import counts, image_resamples
+
+    _, predictions = _runs("calibration", {"BL": 0.8}, seeds=1)
+    ids = image_lists(predictions)
+    run = next(iter(predictions.values()))
+    images = {s: run_images(run, s, ids[s]) for s in ids}
+    for metric in ("sd_acc", "se_acc", "huj_mse", "kl", "ece"):
+        eval_set, stat = metric_stat(metric, images["SD"], images["SE"], ece_bins=10, kl_eps=1e-6,
+                                     authors_ece_bins=5, authors_ece_batch=16, seed=0)
+        index = image_resamples(len(ids[eval_set]), IntervalConfig(**CFG))
+        assert np.allclose(stat.weighted(counts(index, len(ids[eval_set]))), stat(index), equal_nan=True), metric

@@ -31,6 +31,7 @@ from squidflow.evaluation.binning import certainty_bins
 from squidflow.intervals import (
     IntervalConfig,
     bootstrap_p_value,
+    counts,
     holm,
     image_resamples,
     interval,
@@ -87,12 +88,17 @@ def run_images(run: pl.DataFrame, eval_set: str, ids: Sequence[str]) -> RunImage
 
 
 # --- vectorised measures: index (B, U) -> (B,) ---------------------------------------------------------------------
+def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
 def ratio(num: np.ndarray, den: np.ndarray) -> Stat:
-    """Σ num / Σ den over the resampled images (nan where Σ den = 0)."""
+    """Σ num / Σ den over the resampled images (nan where Σ den = 0). Its `weighted` form takes the (B, U) bootstrap
+    counts instead of the index (the same values, by one matrix product)."""
     def stat(idx: np.ndarray) -> np.ndarray:
-        d = den[idx].sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(d > 0, num[idx].sum(axis=1) / np.where(d > 0, d, 1), np.nan)
+        return _divide(num[idx].sum(axis=1), den[idx].sum(axis=1))
+    stat.weighted = lambda w: _divide(w @ num, w @ den)
     return stat
 
 
@@ -104,10 +110,8 @@ def binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray, 
     parts = [weight * (bin_of == b) * (outcome - confidence) for b in range(n_bins)]
 
     def stat(idx: np.ndarray) -> np.ndarray:
-        w = weight[idx].sum(axis=1)
-        gap = sum(np.abs(p[idx].sum(axis=1)) for p in parts)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(w > 0, gap / np.where(w > 0, w, 1), np.nan)
+        return _divide(sum(np.abs(p[idx].sum(axis=1)) for p in parts), weight[idx].sum(axis=1))
+    stat.weighted = lambda w: _divide(np.abs(w @ np.stack(parts, axis=1)).sum(axis=1), w @ weight)
     return stat
 
 
@@ -182,6 +186,13 @@ def seed_mean(stats: list[Stat]) -> Stat:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every seed is undefined: nan
             return np.nanmean(values, axis=0)
+    if all(hasattr(s, "weighted") for s in stats):
+        def weighted(w: np.ndarray) -> np.ndarray:
+            values = np.stack([s.weighted(w) for s in stats])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return np.nanmean(values, axis=0)
+        stat.weighted = weighted
     return stat
 
 
@@ -230,13 +241,19 @@ def add_intervals(
             base_ts = next((t for t, m in by_cell if methods and m == methods[0]), None)
             baseline_of[(train_set, method)] = (base_ts, methods[0] if methods else None)
     done: dict[tuple, tuple[float, np.ndarray]] = {}
+    weights: dict[str, np.ndarray] = {}
 
     def resampled(key: tuple) -> tuple[float, np.ndarray]:
         """A cell's (point, B replicates), computed once and shared by its interval and every paired test."""
         if key not in done:
             eval_set, stat = cells[key]
             point = float(stat(np.arange(len(ids[eval_set]))[None])[0])
-            done[key] = point, replicates(stat, index[eval_set])
+            if hasattr(stat, "weighted"):  # a sum over images: one matrix product with the bootstrap counts
+                if eval_set not in weights:
+                    weights[eval_set] = counts(index[eval_set], len(ids[eval_set]))
+                done[key] = point, stat.weighted(weights[eval_set])
+            else:
+                done[key] = point, replicates(stat, index[eval_set])
         return done[key]
 
     rows = []
