@@ -79,24 +79,25 @@ def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: Int
         if len(m.confidence):
             bins = reliability_bins(m, n_bins, cfg)
             ok = bins["count"] > 0
-            centre = (np.arange(n_bins) + 0.5) / n_bins
-            ax.fill_between(centre[ok], bins["lo"][ok], bins["hi"][ok], color=style.SKY_BLUE, alpha=0.35,
-                            step="mid", label=f"{round(100 * cfg.level)}% bootstrap band")
-            ax.plot(bins["confidence"][ok], bins["accuracy"][ok], marker=style.MARKERS[0], color=style.BLUE,
-                    linestyle="", label=f"accuracy per bin (ECE {U.ece_equal_width(m.confidence, m.correct, n_bins):.3f})")
+            acc, conf = bins["accuracy"][ok], bins["confidence"][ok]
+            ax.errorbar(conf, acc, yerr=[acc - bins["lo"][ok], bins["hi"][ok] - acc], fmt=style.MARKERS[0],
+                        color=style.BLUE, ecolor=style.SKY_BLUE, elinewidth=3, capsize=0,
+                        label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval")
+            ece = U.ece_equal_width(m.confidence, m.correct, n_bins)
             t, curve, sigma = smooth_curve(m)
             smece = U.smooth_ece(m.confidence, m.correct, sigma=sigma)
-            ax.plot(t, curve, color=style.VERMILLION, label=f"smooth (σ*={sigma:.3f}, smECE {smece:.3f})")
+            ax.plot(t, curve, color=style.VERMILLION, label="smooth reliability curve (at σ*)")
+            ax.text(0.98, 0.02, f"ECE {ece:.3f}\nsmECE {smece:.3f}\nσ* {sigma:.3f}", transform=ax.transAxes,
+                    ha="right", va="bottom", fontsize=style.FONT_SIZE - 1)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_xlabel("confidence (rank-1 score)")
         ax.set_ylabel("accuracy")
         ax.set_title(f"{m.name} (n={len(m.confidence)})")
-        ax.legend(loc="lower right")
         style.panel_letter(ax, i)
-    if title:
-        fig.suptitle(title)
-    style.note(fig, note)
+    handles, labels = axes.ravel()[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncols=min(3, len(labels)), frameon=False)
+    style.note(fig, note)  # the title goes into the PNG's metadata: the legend holds the top
     return style.save(fig, path, title=title or "reliability diagrams", description=(
         f"Per model: accuracy per {n_bins} equal-width confidence bins with the {cfg.level:.0%} image-bootstrap band "
         "and the smooth-ECE reliability curve."))
