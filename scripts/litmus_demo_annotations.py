@@ -5,7 +5,7 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.demo import simulate_annotations  # noqa: E402
+from squidflow.demo.litmus import simulate_annotations  # noqa: E402
 
 games = io.read_parquet(snakemake.input[0], schemas.LITMUS_GAMES)
 demo = snakemake.params.demo

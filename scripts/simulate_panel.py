@@ -1,6 +1,6 @@
 """Rule simulate_panel: the SIMULATED annotator panel's MTurk batch results for the offline demo."""
 
-from squidflow.judgments.panel import run_panel
+from squidflow.demo.panel import run_panel
 from squidflow.logs import setup
 
 log = setup(snakemake)

@@ -11,16 +11,8 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow.judgments.annotation import (
-    event_pairs,
-    make_hits,
-    neutralise,
-    render_task_page,
-    sbert_embed,
-    task_template,
-    unneutralise,
-    write_csv,
-)
+from squidflow.io import neutralise, unneutralise, write_csv
+from squidflow.judgments.annotation import event_pairs, make_hits, render_task_page, sbert_embed, task_template
 from squidflow.judgments.ingest import read_mturk_batch
 
 

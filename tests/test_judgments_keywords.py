@@ -11,16 +11,11 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow.judgments.annotation import render_task_page, write_csv
+from squidflow.demo.keyword_panel import KeywordPanelConfig, simulate_keywords
+from squidflow.io import write_csv
+from squidflow.judgments.annotation import render_task_page
 from squidflow.judgments.ingest import JudgmentError
-from squidflow.judgments.keywords import (
-    KeywordPanelConfig,
-    keyword_template,
-    make_keyword_hits,
-    normalise_keyword,
-    read_keyword_batch,
-    simulate_keywords,
-)
+from squidflow.judgments.keywords import keyword_template, make_keyword_hits, normalise_keyword, read_keyword_batch
 
 CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -12,7 +12,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow.litmus import demo, human, metrics, probabilities, soft_labels, tables
+from squidflow.demo import litmus as demo
+from squidflow.litmus import human, metrics, probabilities, soft_labels, tables
 from squidflow.litmus.games import GameFileError, GameSource, read_games, source_of, split_of
 from squidflow.litmus.guessers import GuesserConfig, spatial_features, train_guesser
 from squidflow.litmus.questions import SPATIAL_FORMS, classify

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from squidflow.report.style import figure_facts
+from squidflow.style import figure_facts
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",

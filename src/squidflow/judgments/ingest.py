@@ -28,6 +28,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
+from squidflow.image_ids import image_id, split_image_id
 from squidflow.io import md_escape, read_csv_strings, unneutralise
 
 log = logging.getLogger(__name__)
@@ -47,18 +48,6 @@ class Problem:
     file: str
     row: int  # CSV line number (header = 1); 0 for the whole file
     problem: str
-
-
-def image_id(video_id: str, frame_index: int) -> str:
-    return f"{video_id}_{frame_index}"
-
-
-def split_image_id(image: str) -> tuple[str, int]:
-    """`{video_id}_{frame_index}` -> (video_id, frame_index); video ids may contain underscores, frame indices don't."""
-    video_id, _, frame = str(image).rpartition("_")
-    if not video_id or not frame.isdigit():
-        raise ValueError(f"image id {image!r} is not of the form <video_id>_<frame_index>")
-    return video_id, int(frame)
 
 
 def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[str]) -> tuple[str, str, int] | None:

@@ -18,26 +18,12 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow.release import PROMPTS as RELEASE_PROMPTS
+from squidflow.events import normalise_event, prompt_to_event
+from squidflow.image_ids import image_id_expr
 
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.lower().replace("_", " ").replace("-", " ").split())
-
-
-def prompt_to_event(events: dict | None, candidates: list[str]) -> dict[str, str]:
-    """Map every spelling of an event a judgment may carry (id, id with spaces, its `prompt`) to the event id."""
-    mapping = {}
-    for event in candidates:
-        mapping[_norm(event)] = event
-        prompt = ((events or {}).get(event) or {}).get("prompt")
-        if prompt:
-            mapping[_norm(prompt)] = event
-    return mapping
 
 
 def _hash_split(key: str, val_fraction: float) -> str:
@@ -102,7 +88,7 @@ def sd_pool_from_demo(
     )
     clean = (
         clean.filter((pl.col("weight") >= min_evidence) & pl.col("event").is_in(events))
-        .with_columns(pl.format("{}_{}", "video_id", "frame_index").alias("image_id"))
+        .with_columns(image_id_expr())
         .filter(~pl.col("image_id").is_in(frames["image_id"].implode()))
         .unique(["image_id"], keep="first", maintain_order=True)
         .join(ok, on="video_id", how="inner")
@@ -228,15 +214,12 @@ def screening_notes(judgments: pl.DataFrame, report: pl.DataFrame, scores: pl.Da
 
 def human_means(scores: pl.DataFrame, *, variant: str, events: dict | None, candidates: list[str]) -> pl.DataFrame:
     """image_id, prompt_event, human_mean for judgments of `variant` whose prompt names one of `candidates`."""
-    mapping = prompt_to_event(events, candidates)
-    for release_event, prompt in RELEASE_PROMPTS.items():  # the release's wording, when the events are its ids
-        if release_event in candidates:
-            mapping.setdefault(_norm(prompt), release_event)
+    mapping = prompt_to_event(candidates, events)
     return (
         scores.filter(pl.col("variant") == variant)
         .with_columns(
-            pl.col("event_prompt").map_elements(lambda p: mapping.get(_norm(p)), return_dtype=pl.Utf8).alias("prompt_event"),
-            pl.format("{}_{}", "video_id", "frame_index").alias("image_id"),
+            pl.col("event_prompt").map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8).alias("prompt_event"),
+            image_id_expr(),
         )
         .filter(pl.col("prompt_event").is_not_null())
         .select("image_id", "prompt_event", pl.col("mean").cast(pl.Float64).alias("human_mean"))
@@ -268,7 +251,7 @@ def authors_images(listed: pl.DataFrame, se: pl.DataFrame, seed: int, what: str,
     pool = se.select("image_id", "pool", "row", "video_id", "frame_index")
     framed = (
         listed.filter(pl.col("frame_index").is_not_null())
-        .select("event", pl.format("{}_{}", "video_id", "frame_index").alias("image_id"))
+        .select("event", image_id_expr())
         .join(pool.drop("video_id", "frame_index"), on="image_id", how="left")
     )
     lost_frames = int(framed["row"].null_count())

@@ -27,6 +27,7 @@ from torch.utils.data import DataLoader, Dataset
 from tqdm import tqdm
 
 from squidflow.config import from_section
+from squidflow.pretrained import IMAGENET_MEAN, IMAGENET_STD
 from squidflow.training.augment import frame_short_side
 from squidflow.training.batch_augment import build_batch_augmentation
 from squidflow.training.calibration import run_metrics
@@ -35,8 +36,6 @@ from squidflow.training.models import Classifier, load_backbone, set_trainable
 
 log = logging.getLogger(__name__)
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
 EXPERIMENTS = ("classification", "calibration")
 # Which layers learn, per Table 1 variant and Table 3 method: the authors' (layer4 + head for RNModel, the head only
 # for MCModel; see squidflow.training.models). The schema's training.trainable defaults are these.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.training.calibration import CERTAINTY_BINS
+from squidflow.certainty import CERTAINTY_BINS
 
 
 @dataclass(frozen=True)
