@@ -45,7 +45,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from squidflow.frames.extract import decode_ranks, even_targets, frame_table, save_image  # noqa: E402
+from squidflow.frames.decode import decode_ranks, frame_table  # noqa: E402
+from squidflow.frames.extract import even_targets, save_image  # noqa: E402
 from squidflow.frames.featurize import FeaturesConfig, embed_images, load_image  # noqa: E402
 from squidflow.pretrained import Backbone, WeightsError, load_backbone  # noqa: E402
 

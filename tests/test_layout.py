@@ -150,3 +150,21 @@ def test_no_internal_file_numbers_or_organisation_words() -> None:
                 for pattern in (r"seed 00\d", r"foundation issue", r"\b\w+ owner\b"):
                     hits += [f"{p.relative_to(ROOT)}: {m}" for m in re.findall(pattern, text)]
     assert not hits, "\n".join(hits[:20])
+
+
+def test_every_script_opens_the_same_way() -> None:
+    """Docstring naming the rule, then `log = setup(snakemake)` before anything else is imported (so an import that
+    fails is told in the rule's log), and no per-line noqa: pyproject.toml says why scripts may import late."""
+    problems = []
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        text = path.read_text()
+        body = ast.parse(text).body
+        opening = [ast.unparse(node) for node in body[1:3]]
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not doc.startswith((f"Rule {path.stem}:", f"Checkpoint {path.stem}:")):
+            problems.append(f"scripts/{path.name}: the docstring starts 'Rule {path.stem}: what it makes'")
+        if opening != ["from squidflow.logs import setup", "log = setup(snakemake)"]:
+            problems.append(f"scripts/{path.name}: open with `from squidflow.logs import setup` and `log = setup(snakemake)`")
+        if "noqa" in text:
+            problems.append(f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)")
+    assert not problems, "\n".join(problems)

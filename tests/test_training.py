@@ -16,14 +16,9 @@ from PIL import Image
 from squidflow import io, schemas
 from squidflow.training.cache import build_cache, open_cache, preprocess
 from squidflow.training.models import load_backbone
-from squidflow.training.pools import (
-    calibration_sets,
-    classification_sets,
-    sd_pool_from_demo,
-    sd_pool_from_standard_data,
-    se_pool,
-)
+from squidflow.training.pools import sd_pool_from_demo, sd_pool_from_standard_data, se_pool
 from squidflow.training.runs import TrainConfig, train_run
+from squidflow.training.sets import calibration_sets, classification_sets
 
 sys.path.insert(0, str(Path(__file__).parent))
 from training_fixtures import EVENTS, make_inputs  # noqa: E402
@@ -61,7 +56,7 @@ def test_cache_holds_resized_center_crops_memory_mapped(workdir: Path, pools):
 
 
 def test_cache_decodes_video_frames_once_per_video(tmp_path: Path):
-    from squidflow.frames.extract import decode_frames
+    from squidflow.frames.decode import decode_frames
 
     video = tmp_path / "v.mp4"
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=10:duration=1",

@@ -19,7 +19,7 @@ from squidflow.training.cache import FrameCache, build_cache, build_frame_cache,
 from squidflow.training.calibration import authors_calibration_error, binary_calibration_error
 from squidflow.training.losses import get_method, mc_dropout_probs, relaxed_softmax_loss, relaxed_softmax_probs
 from squidflow.training.models import Classifier, load_backbone, set_trainable
-from squidflow.training.pools import (
+from squidflow.training.sets import (
     authors_images,
     calibration_sets,
     experiment_sets_with_summary,
