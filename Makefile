@@ -36,7 +36,7 @@ system-tools:
 
 # The HTML task pages are tested in a real headless Chromium.
 # The Slurm profile is tested on a real single-node cluster (munge, MariaDB, slurmdbd, slurmctld, slurmd from
-# Debian, started by tests/slurm_cluster.py); without root those tests are skipped, saying why.
+# Debian, started by tests/helpers/slurm_cluster.py); without root those tests are skipped, saying why.
 test-tools:
 	@bash .ci/ensure-apt.sh chromium:chromium
 	@bash .ci/ensure-slurm.sh || echo "note: the Slurm cluster tests will be skipped"

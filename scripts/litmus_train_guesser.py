@@ -9,7 +9,8 @@ import torch
 from squidflow import io, schemas
 from squidflow.config import from_section
 from squidflow.gpu import slot_for_job
-from squidflow.litmus.guessers import GuesserConfig, train_guesser
+from squidflow.litmus.config import GuesserConfig
+from squidflow.litmus.guessers import train_guesser
 
 torch.set_num_threads(snakemake.threads)
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)

@@ -11,7 +11,8 @@ import torch
 from squidflow import io, schemas
 from squidflow.gpu import slot_for_job
 from squidflow.training.cache import open_cache, open_frame_cache
-from squidflow.training.runs import TrainConfig, train_run
+from squidflow.training.config import TrainConfig
+from squidflow.training.runs import train_run
 
 torch.set_num_threads(snakemake.threads)
 w = snakemake.wildcards

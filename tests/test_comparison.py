@@ -283,6 +283,7 @@ def test_sherlock_hits_and_html(sherlock_built, tmp_path: Path) -> None:
 
 
 # --- the rules, end to end on a Sherlock subset ------------------------------------------------------------------
+@pytest.mark.slow
 def test_rules_build_the_stage_on_a_sherlock_subset(tmp_path: Path, sherlock_instances: list[dict]) -> None:
     chunk = [i for i in sherlock_instances if i["split_idx"] == 0][:300]
     chunk += [i for i in sherlock_instances if i["split_idx"] == 1][:300]

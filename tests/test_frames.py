@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from videotools import opencv_frames
+from helpers.videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id

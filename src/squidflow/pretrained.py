@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from torch import nn
+if TYPE_CHECKING:  # torch is imported where a model is loaded, so the constants are cheap to import (rules files)
+    import torch
+    from torch import nn
 
 BACKBONES = ("efficientnet_lite0", "resnet50")
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -62,6 +64,7 @@ def efficientnet_lite0_weights_path() -> Path:
 
 def load_efficientnet_lite0() -> nn.Module:
     import timm
+    import torch
 
     model = timm.create_model("efficientnet_lite0", pretrained=False)
     path = efficientnet_lite0_weights_path()
@@ -81,6 +84,7 @@ def load_efficientnet_lite0() -> nn.Module:
 
 
 def load_resnet50(weights: str = "IMAGENET1K_V1") -> nn.Module:
+    import torch
     from torchvision.models import ResNet50_Weights, resnet50
 
     try:

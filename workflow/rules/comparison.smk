@@ -2,6 +2,8 @@
 # corpus (Sherlock annotations | our frames + their videos' text) -> SBERT embeddings -> plausibility scorer
 # (text | probe | clip) -> pool (soft + hard dedup) -> greedy diverse sets, ranked -> Likert HITs; scorer metrics.
 
+include: "inputs/comparison.smk"
+
 
 rule comparison_corpus:
     input:

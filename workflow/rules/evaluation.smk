@@ -3,6 +3,8 @@
 # -> per model accuracy by certainty bin -> Tables 2 and 8; every training run -> results/evaluation/runs.parquet.
 # Tables 2 and 8 need only results/judgments/image_scores.parquet (the release judgments are enough).
 
+include: "inputs/evaluation.smk"
+
 
 rule run_predictions:
     input:

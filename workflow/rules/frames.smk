@@ -4,6 +4,8 @@
 # results/frames/shard{shard}_status.parquet, left out of selection, and marked in
 # results/videos/videos_checked.parquet (the manifest with extraction's verdict).
 
+include: "inputs/frames.smk"
+
 
 rule extract_frames:
     input:

@@ -3,6 +3,8 @@
 # -> annotator quality -> image scores -> Table 7 (agreement) and Figure 3.
 # `judgments.source: release` needs neither videos nor frames (config/squid-e-release.yaml).
 
+include: "inputs/judgments.smk"
+
 
 rule annotation_hits:
     input:

@@ -4,6 +4,8 @@
 # -> counts, rule accuracy, human sample check -> guessers (STL-CE, MTL-KL per seed; probability files)
 # -> litmus metrics -> Tables 2 (correlation) and 3 (well-grounded QA pairs).
 
+include: "inputs/litmus.smk"
+
 
 rule litmus_demo_games:
     output:
@@ -148,7 +150,7 @@ rule litmus_train_guesser:
         probabilities="results/litmus/runs/{method}/seed{seed}/probabilities.parquet",
         train_log="results/litmus/runs/{method}/seed{seed}/train.log",
     params:
-        guesser=config_keys(LITMUS["guesser"], LITMUS_GUESSER_KEYS),
+        guesser=config_fields(GuesserConfig, LITMUS["guesser"]),
         train_split=LITMUS["train_split"],
         eval_split=LITMUS["eval_split"],
     wildcard_constraints:

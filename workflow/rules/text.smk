@@ -6,6 +6,8 @@
 # workflow/rules/judgments.smk); and a text-only event baseline in the predictions format, which the evaluation stage
 # puts beside the image models (get_text_baseline_models in common.smk).
 
+include: "inputs/text.smk"
+
 
 wildcard_constraints:
     text_method="tfidf|sbert",

@@ -2,6 +2,8 @@
 # Images are decoded once per pool into a memory-mapped cache; every run is a job
 # results/runs/{experiment}/{train_set}/{method}/seed{seed}/; every table is a target that builds only its runs.
 
+include: "inputs/training.smk"
+
 
 rule make_training_cache:
     input:

@@ -160,21 +160,21 @@ def sd_pool_from_standard_data(
 # --- entry point for the rule ---------------------------------------------------------------------------------
 def pool_images(pool: str, inputs: dict[str, pl.DataFrame], standard_data: dict, training: dict) -> pl.DataFrame:
     """The images of pool SE (selected frames) or SD (standard_data.path, else the demo videos' clean frames)."""
-    events = list(training["classification"]["events"])
+    events = list(training["events"])
     frames = inputs["frames"]
     if pool == "SE":
         return se_pool(frames)
-    if standard_data.get("path"):
+    if standard_data["path"]:
         return sd_pool_from_standard_data(
-            standard_data["path"], events=events, max_per_event=standard_data.get("max_per_event"),
-            val_fraction=standard_data.get("val_fraction", 0.2), seed=training.get("data_seed", 0),
+            standard_data["path"], events=events, max_per_event=standard_data["max_per_event"],
+            val_fraction=standard_data["val_fraction"], seed=training["data_seed"],
         )
     if "truth" not in inputs:
         raise ValueError("standard_data.path is empty, so SD images are the demo videos' clean frames, but "
                          "results/videos/demo/truth.parquet is not an input; set standard_data.path for non-demo sources")
     return sd_pool_from_demo(
         inputs["truth"], inputs["videos"], frames, events=events,
-        min_evidence=standard_data.get("min_evidence", 0.95), frame_step=standard_data.get("frame_step", 1),
-        max_per_event=standard_data.get("max_per_event"), val_fraction=standard_data.get("val_fraction", 0.2),
-        seed=training.get("data_seed", 0),
+        min_evidence=standard_data["min_evidence"], frame_step=standard_data["frame_step"],
+        max_per_event=standard_data["max_per_event"], val_fraction=standard_data["val_fraction"],
+        seed=training["data_seed"],
     )

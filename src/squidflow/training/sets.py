@@ -333,15 +333,15 @@ def experiment_sets(
 
     `training.sets` picks clean or the authors' sets; `scores` holds the per-image means the tables compare with.
     """
-    seed = training.get("data_seed", 0)
-    mode = training.get("sets", "clean")
+    seed = training["data_seed"]
+    mode = training["sets"]
     if mode not in SETS_MODES:
         raise ValueError(f"training.sets = {mode!r}: expected one of {SETS_MODES}")
     if experiment == "classification":
         c = training["classification"]
         return classification_sets(
-            sd, se, scores, events=list(c["events"]), event_info=events, train_per_event=c.get("train_per_event"),
-            sd_val_per_event=c.get("sd_val_per_event"), seed=seed, mode=mode, authors=authors, notes=notes,
+            sd, se, scores, events=list(c["events"]), event_info=events, train_per_event=c["train_per_event"],
+            sd_val_per_event=c["sd_val_per_event"], seed=seed, mode=mode, authors=authors, notes=notes,
         )
     if experiment == "calibration":
         c = training["calibration"]
@@ -383,13 +383,13 @@ def experiment_sets_with_summary(
     image_scores.parquet, after the annotator-quality step), the sets, and their summary for the captions."""
     from squidflow.training.authors_sets import leak_sentence, leaks
 
-    means_choice = training.get("human_means", "screened")
+    means_choice = training["human_means"]
     if means_choice not in HUMAN_MEANS:
         raise ValueError(f"training.human_means = {means_choice!r}: expected one of {HUMAN_MEANS} (or auto in the config)")
     notes = screening_notes(judgments, report, scores)
     means = judgment_means(judgments) if means_choice == "all" else scores
     sets = experiment_sets(experiment, sd, se, means, training, events, authors=authors, notes=notes)
-    mode = training.get("sets", "clean")
+    mode = training["sets"]
     leak_rows = []
     if mode == "authors" and authors is not None:
         name = "table1" if experiment == "classification" else "table3"

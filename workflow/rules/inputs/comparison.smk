@@ -1,0 +1,47 @@
+# The input functions, params and paths of workflow/rules/comparison.smk (a rules file may not hold functions,
+# says `snakemake --lint`); included at the top of comparison.smk.
+from squidflow.comparison.sets import ComparisonConfig
+
+
+COMPARISON = config["comparison"]
+
+
+def get_comparison_outputs():
+    if not stage_enabled("comparison"):
+        return []
+    return [
+        "results/comparison/corpus.parquet",
+        "results/comparison/pool.parquet",
+        "results/comparison/sets.parquet",
+        "results/annotation/comparison_hits.csv",
+        "results/annotation/comparison_hits.html",
+        "results/comparison/metrics.json",
+    ]
+
+
+def get_sherlock_annotations():
+    return get_data_path(config["sherlock"]["annotations"])
+
+
+def get_comparison_corpus_inputs(wildcards):
+    """The Sherlock annotation file when it is a local copy (a URL is fetched by the job), or our frames + videos."""
+    if COMPARISON["corpus"] == "sherlock":
+        source = get_sherlock_annotations()
+        return {} if is_url(source) else {"annotations": source}
+    return {"frames": "results/dataset/frames.parquet", "videos": "results/videos/videos.parquet"}
+
+
+def get_comparison_embed_inputs(wildcards):
+    """The corpus and its SBERT table, plus the frozen image features for the probe scorer."""
+    inputs = {"corpus": "results/comparison/corpus.parquet", "sbert": "results/comparison/sbert.parquet"}
+    if COMPARISON["scorer"] == "probe":
+        inputs["features"] = f"results/features/{config['features']['backbone']}.parquet"
+    return inputs
+
+
+def get_comparison_ratings(wildcards):
+    return {"ratings": COMPARISON["ratings"]} if COMPARISON["ratings"] else {}
+
+
+def get_comparison_proposals(wildcards):
+    return {"proposals": COMPARISON["proposals"]} if COMPARISON["proposals"] else {}
