@@ -172,3 +172,15 @@ def test_every_script_opens_the_same_way() -> None:
         if "noqa" in text:
             problems.append(f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)")
     assert not problems, "\n".join(problems)
+
+
+def test_a_table_more_than_one_rule_reads_is_named_once() -> None:
+    """An artifact named in several places of the rules files is a path constant (VIDEO_MANIFEST, FRAMES_TABLE), so
+    renaming it is one edit; the literal appears once, where the constant is defined."""
+    counts: dict[str, list[str]] = {}
+    for smk in sorted(RULES.rglob("*.smk")):
+        for path in re.findall(r'"(results/[\w/]+\.parquet)"', smk.read_text()):
+            counts.setdefault(path, []).append(str(smk.relative_to(ROOT)))
+    shared = {p: where for p, where in counts.items() if len(where) > 1 and "/demo/" not in p and "{" not in p}
+    assert not shared, "\n".join(f"{p} is written out {len(w)} times ({', '.join(sorted(set(w)))}): name it once"
+                                 for p, w in shared.items())

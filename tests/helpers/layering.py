@@ -80,14 +80,13 @@ def violations(root: Path = ROOT) -> list[str]:
 
 
 def mermaid(root: Path = ROOT) -> str:
-    """The stage-level import graph as a Mermaid flowchart (an arrow: imports)."""
+    """The stage-level import graph as a Mermaid flowchart, bottom to top (an arrow: imports)."""
     src = root / "src" / "squidflow"
-    pairs = sorted({(u, t) for u, t, _, _ in edges(src) if t != FLOOR})
+    pairs = {(u, t) for u, t, _, _ in edges(src)}
     floor = sorted(p.stem for p in src.glob("*.py") if p.stem != "__init__")
-    lines = ["flowchart BT", f'  floor["floor: {", ".join(floor)}"]']
-    for stage in stage_order(root):
-        lines.append(f"  {stage} --> floor")
-    lines += [f"  {u} --> {t}" for u, t in pairs]
+    lines = ["flowchart BT", f'  {FLOOR}["{FLOOR}: {", ".join(floor)}"]']
+    for stage in stage_order(root):  # lowest first, as the layering test orders them
+        lines += [f"  {stage} --> {target}" for u, target in sorted(pairs) if u == stage]
     return "\n".join(lines) + "\n"
 
 

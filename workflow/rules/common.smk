@@ -34,6 +34,15 @@ wildcard_constraints:
     seed=r"\d+",
 
 
+# The artifacts more than one stage reads (one name each, used wherever the path is named).
+VIDEO_MANIFEST = "results/videos/videos.parquet"
+VIDEOS_CHECKED = "results/videos/videos_checked.parquet"
+FRAMES_TABLE = "results/dataset/frames.parquet"
+JUDGMENTS_TABLE = "results/judgments/judgments.parquet"
+ANNOTATOR_REPORT_TABLE = "results/judgments/annotator_report.parquet"
+IMAGE_SCORES_TABLE = "results/judgments/image_scores.parquet"
+
+
 def stage_enabled(stage):
     return stage in config["stages"]
 

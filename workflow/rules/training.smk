@@ -119,7 +119,7 @@ rule authors_sets:
     input:
         unpack(get_authors_sets_inputs),
     output:
-        "results/training/authors_sets.parquet",
+        AUTHORS_SETS_TABLE,
     params:
         experiments=get_release_experiments(),
         judgments_csv=get_release_judgments_csv(),

@@ -2,6 +2,12 @@
 # says `snakemake --lint`); included at the top of comparison.smk.
 from squidflow.comparison.sets import ComparisonConfig
 
+COMPARISON_POOL_TABLE = "results/comparison/pool.parquet"
+COMPARISON_EMBEDDINGS_TABLE = "results/comparison/embeddings.parquet"
+COMPARISON_SBERT_TABLE = "results/comparison/sbert.parquet"
+COMPARISON_CORPUS_TABLE = "results/comparison/corpus.parquet"
+COMPARISON_SETS_TABLE = "results/comparison/sets.parquet"
+
 
 COMPARISON = config["comparison"]
 
@@ -10,9 +16,9 @@ def get_comparison_outputs():
     if not stage_enabled("comparison"):
         return []
     return [
-        "results/comparison/corpus.parquet",
-        "results/comparison/pool.parquet",
-        "results/comparison/sets.parquet",
+        COMPARISON_CORPUS_TABLE,
+        COMPARISON_POOL_TABLE,
+        COMPARISON_SETS_TABLE,
         "results/annotation/comparison_hits.csv",
         "results/annotation/comparison_hits.html",
         "results/comparison/metrics.json",
@@ -28,12 +34,12 @@ def get_comparison_corpus_inputs(wildcards):
     if COMPARISON["corpus"] == "sherlock":
         source = get_sherlock_annotations()
         return {} if is_url(source) else {"annotations": source}
-    return {"frames": "results/dataset/frames.parquet", "videos": "results/videos/videos.parquet"}
+    return {"frames": FRAMES_TABLE, "videos": VIDEO_MANIFEST}
 
 
 def get_comparison_embed_inputs(wildcards):
     """The corpus and its SBERT table, plus the frozen image features for the probe scorer."""
-    inputs = {"corpus": "results/comparison/corpus.parquet", "sbert": "results/comparison/sbert.parquet"}
+    inputs = {"corpus": COMPARISON_CORPUS_TABLE, "sbert": COMPARISON_SBERT_TABLE}
     if COMPARISON["scorer"] == "probe":
         inputs["features"] = f"results/features/{config['features']['backbone']}.parquet"
     return inputs

@@ -5,6 +5,7 @@ from squidflow.evaluation.models import model_id as evaluation_model_id
 
 EVALUATION = config["evaluation"]
 EVALUATION_TABLES = ["table2_verbs", "table8_alt_bins"]
+EVALUATION_RUNS_TABLE = "results/evaluation/runs.parquet"
 ZERO_SHOT_PREDICTIONS = "results/evaluation/predictions/zero_shot.parquet"
 
 
@@ -98,18 +99,18 @@ def get_model_accuracy_inputs(wildcards):
     """Judgments, the predictions file when it is local (a URL is fetched by the job), its mapping table and the
     vocabulary when local, and the frames (a model may predict unjudged frames) when the frames stage runs."""
     model = get_evaluation_model(wildcards)
-    inputs = {"scores": "results/judgments/image_scores.parquet"}
+    inputs = {"scores": IMAGE_SCORES_TABLE}
     for key, path in (("predictions", model["predictions"]), ("images", model["images"]),
                       ("vocabulary", get_evaluation_vocabulary())):
         if path and not is_url(path):
             inputs[key] = path
     if stage_enabled("frames") or model["predictions"] == ZERO_SHOT_PREDICTIONS:
-        inputs["frames"] = "results/dataset/frames.parquet"
+        inputs["frames"] = FRAMES_TABLE
     return inputs
 
 
 def get_zero_shot_inputs(wildcards):
-    inputs = {"frames": "results/dataset/frames.parquet"}
+    inputs = {"frames": FRAMES_TABLE}
     vocabulary = get_evaluation_vocabulary()
     if vocabulary and not is_url(vocabulary):
         inputs["vocabulary"] = vocabulary
@@ -126,5 +127,5 @@ def get_evaluation_outputs():
         return []
     outputs = expand("results/tables/{table}.{ext}", table=EVALUATION_TABLES, ext=["csv", "md", "tex"])
     if stage_enabled("tables"):
-        outputs.append("results/evaluation/runs.parquet")
+        outputs.append(EVALUATION_RUNS_TABLE)
     return outputs

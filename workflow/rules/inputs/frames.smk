@@ -27,15 +27,15 @@ def get_frame_outputs():
     if not stage_enabled("frames"):
         return []
     return [
-        "results/dataset/frames.parquet",
+        FRAMES_TABLE,
         f"results/features/{get_backbone()}.parquet",
-        "results/videos/videos_checked.parquet",
+        VIDEOS_CHECKED,
     ]
 
 
 def get_contact_sheet_inputs(wildcards):
     """The selected frames and, when the judgments stage runs, the image scores (the certainty under each frame)."""
-    inputs = {"frames": "results/dataset/frames.parquet"}
+    inputs = {"frames": FRAMES_TABLE}
     if stage_enabled("judgments"):
-        inputs["scores"] = "results/judgments/image_scores.parquet"
+        inputs["scores"] = IMAGE_SCORES_TABLE
     return inputs

@@ -13,9 +13,9 @@ def get_judgment_outputs():
     if not stage_enabled("judgments"):
         return []
     outputs = [
-        "results/judgments/judgments.parquet",
-        "results/judgments/annotator_report.parquet",
-        "results/judgments/image_scores.parquet",
+        JUDGMENTS_TABLE,
+        ANNOTATOR_REPORT_TABLE,
+        IMAGE_SCORES_TABLE,
         "results/tables/table7_agreement.csv",
         "results/tables/table7_agreement.md",
         "results/figures/fig3_judgments.png",
@@ -28,7 +28,7 @@ def get_judgment_outputs():
 
 def get_judgment_frames(wildcards):
     """frames.parquet, except for the release's judgments, which are read without any frames."""
-    return {} if JUDGMENT_SOURCE == "release" else {"frames": "results/dataset/frames.parquet"}
+    return {} if JUDGMENT_SOURCE == "release" else {"frames": FRAMES_TABLE}
 
 
 def get_judgment_batches():
@@ -81,4 +81,4 @@ def get_keyword_batches():
 
 
 def get_keyword_gold_inputs(wildcards):
-    return {"batches": [b["path"] for b in get_keyword_batches()], "frames": "results/dataset/frames.parquet"}
+    return {"batches": [b["path"] for b in get_keyword_batches()], "frames": FRAMES_TABLE}

@@ -3,6 +3,10 @@
 from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.games import source_of as litmus_game_source
 
+LITMUS_METRICS_TABLE = "results/litmus/metrics.parquet"
+LITMUS_GAMES_TABLE = "results/litmus/games.parquet"
+LITMUS_SOFT_LABELS_TABLE = "results/litmus/soft_labels.parquet"
+
 
 LITMUS = config["litmus"]
 LITMUS_DEMO_DIR = "results/litmus/demo/"
@@ -38,7 +42,7 @@ def get_litmus_human_annotations():
 
 def get_litmus_human_inputs(wildcards):
     path = get_litmus_human_annotations()
-    inputs = {"games": "results/litmus/games.parquet", "soft_labels": "results/litmus/soft_labels.parquet"}
+    inputs = {"games": LITMUS_GAMES_TABLE, "soft_labels": LITMUS_SOFT_LABELS_TABLE}
     if path and not is_url(path):
         inputs["annotations"] = path
     return inputs
@@ -61,7 +65,7 @@ def get_litmus_model_source(wildcards):
 
 
 def get_litmus_model_inputs(wildcards):
-    inputs = {"games": "results/litmus/games.parquet"}
+    inputs = {"games": LITMUS_GAMES_TABLE}
     source = get_litmus_model_source(wildcards)
     if not is_url(source):
         inputs["probabilities"] = source
@@ -86,7 +90,7 @@ def get_litmus_outputs():
     if not stage_enabled("litmus"):
         return []
     outputs = [
-        "results/litmus/soft_labels.parquet",
+        LITMUS_SOFT_LABELS_TABLE,
         *expand("results/tables/litmus_{table}.{ext}", table=["questions", "rules"], ext=["csv", "md"]),
     ]
     if get_litmus_probability_files():

@@ -1,6 +1,10 @@
 # The input functions, params and paths of workflow/rules/text.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of text.smk.
 
+TEXT_KEYWORDS_TABLE = "results/text/keywords.parquet"
+SUBTITLES_TABLE = "results/text/subtitles.parquet"
+COOCCURRING_TABLE = "results/text/cooccurring.parquet"
+
 
 def get_demo_subtitle_files(wildcards):
     """The demo videos' SYNTHETIC subtitles (written by make_demo_subtitles) when the demo is a source: they lie beside
@@ -34,7 +38,7 @@ def get_text_baseline_models():
 def get_text_outputs():
     if not stage_enabled("text"):
         return []
-    outputs = ["results/text/cooccurring.parquet", "results/text/cooccurring_report.md", "results/text/keywords.parquet"]
+    outputs = [COOCCURRING_TABLE, "results/text/cooccurring_report.md", TEXT_KEYWORDS_TABLE]
     outputs += [m["predictions"] for m in get_text_baseline_models()]
     if JUDGMENT_SOURCE != "release":  # the keyword task to post on MTurk (variant K)
         outputs += [KEYWORD_HITS, "results/annotation/keyword_template.html"]

@@ -2,6 +2,8 @@
 # says `snakemake --lint`); included at the top of training.smk.
 from squidflow.training.config import TrainConfig
 
+AUTHORS_SETS_TABLE = "results/training/authors_sets.parquet"
+
 
 TRAINING_TABLES = {
     "table1_training": "classification",
@@ -69,12 +71,12 @@ def get_table_metrics(wildcards):
 
 def get_training_pool_inputs(wildcards):
     """SE frames come from the frames stage; SD from standard_data.path, or else the demo videos' clean frames."""
-    inputs = {"frames": "results/dataset/frames.parquet"}
+    inputs = {"frames": FRAMES_TABLE}
     if wildcards.pool == "SD":
         path = config["standard_data"]["path"]
         if not path:
             inputs["truth"] = "results/videos/demo/truth.parquet"
-            inputs["videos"] = "results/videos/videos.parquet"
+            inputs["videos"] = VIDEO_MANIFEST
         elif path.endswith(".parquet"):
             inputs["standard"] = path
     return inputs
@@ -127,12 +129,12 @@ def get_training_sets_inputs(wildcards):
     inputs = {
         "sd": "results/training/cache/SD.parquet",
         "se": "results/training/cache/SE.parquet",
-        "scores": "results/judgments/image_scores.parquet",
-        "judgments": "results/judgments/judgments.parquet",
-        "report": "results/judgments/annotator_report.parquet",
+        "scores": IMAGE_SCORES_TABLE,
+        "judgments": JUDGMENTS_TABLE,
+        "report": ANNOTATOR_REPORT_TABLE,
     }
     if config["training"]["sets"] == "authors":
-        inputs["authors"] = "results/training/authors_sets.parquet"
+        inputs["authors"] = AUTHORS_SETS_TABLE
     return inputs
 
 

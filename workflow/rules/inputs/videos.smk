@@ -5,7 +5,6 @@ import polars as pl
 
 
 VIDEO_CANDIDATES = "results/videos/candidates.parquet"
-VIDEO_MANIFEST = "results/videos/videos.parquet"
 
 
 def get_video_outputs():
@@ -80,4 +79,4 @@ def get_ok_video_ids(wildcards=None):
 
 def get_acquisition_figure_videos(wildcards):
     """The manifest with frame extraction's verdict when the frames stage runs (undecodable videos are corrupt)."""
-    return "results/videos/videos_checked.parquet" if stage_enabled("frames") else VIDEO_MANIFEST
+    return VIDEOS_CHECKED if stage_enabled("frames") else VIDEO_MANIFEST
