@@ -234,7 +234,7 @@ def test_parquet_errors_name_the_row_and_missing_columns_are_named(tmp_path, sco
         read_predictions(tmp_path / "x.xlsx", cache_dir=tmp_path)
     broken = tmp_path / "broken.jsonl"
     broken.write_text(json.dumps({"video_id": v, "frame_index": f, "rank": 1, "label": "a", "score": 1}) + "\n{oops\n")
-    with pytest.raises(PredictionsError, match=r"broken.jsonl: line 2: not valid JSON"):
+    with pytest.raises(PredictionsError, match=r"broken.jsonl, line 2: not valid JSON"):
         read_predictions(broken, cache_dir=tmp_path)
 
 

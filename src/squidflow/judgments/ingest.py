@@ -89,13 +89,9 @@ def _fail(problems: list[Problem], on_error: str, fix: str) -> None:
         )
 
 
-def _read_strings(path: Path) -> pl.DataFrame:
-    """A judgments CSV, every column a string; unreadable files name the file and line (squidflow.io)."""
-    return _read_lines(path).drop("_line")
-
-
 def _read_lines(path: Path) -> pl.DataFrame:
-    """As `_read_strings`, plus `_line`: each row's line in the file (header = 1), for messages."""
+    """A judgments CSV, every column a string, plus `_line`: each row's line in the file (header = 1), for messages;
+    unreadable files name the file and line (squidflow.io)."""
     try:
         return read_csv_strings(path, what="judgments CSV", line_column="_line")
     except InputError as exc:
@@ -108,6 +104,18 @@ def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> Non
         raise JudgmentError(
             f"{path}: missing column(s) {missing} for {what} (has {df.columns}). Is this the right file?"
         )
+
+
+def open_mturk_batch(path: Path, required: list[str], hits: str) -> tuple[pl.DataFrame, list[int]]:
+    """An MTurk batch-results CSV (rating or keyword task): every column a string plus `_line`, the columns every
+    batch of the task has checked, and its image slots (the i of `Input.image_<i>_id`); `hits` names the HITs file
+    the batch should have been made from."""
+    raw = _read_lines(path)
+    _require(raw, required, path, "an MTurk batch-results CSV")
+    slots = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
+    if not slots:
+        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from {hits}?")
+    return raw, slots
 
 
 def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[str] | None = None) -> tuple[pl.DataFrame, list[Problem]]:
@@ -179,11 +187,7 @@ def read_mturk_batch(
     two files is caught with both places named.
     """
     path = Path(path)
-    raw = _read_lines(path)
-    _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
-    slots = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
-    if not slots:
-        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_*.csv?")
+    raw, slots = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_*.csv")
     _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
     rows, problems, rejected = [], [], 0
     seen = {} if seen is None else seen

@@ -37,17 +37,15 @@ from squidflow.judgments.ingest import (
     JudgmentError,
     Problem,
     _fail,
-    _read_strings,
-    _require,
     dropped_markdown,
     image_in_slot,
+    open_mturk_batch,
 )
 
 log = logging.getLogger(__name__)
 
 VARIANT = "K"
 KEYWORD_COL = re.compile(r"^Answer\.keyword_(\d+)_(\d+)$")
-IMAGE_COL = re.compile(r"^Input\.image_(\d+)_id$")
 MARKUP = re.compile(r"<[^<>]*>")
 EDGE = re.compile(r"^[\s\"'`.,;:!?*_~]+|[\s\"'`.,;:!?*_~]+$")  # surrounding quotes and sentence punctuation
 MTURK_REQUIRED = ["HITId", "WorkerId", "AssignmentStatus"]
@@ -145,11 +143,7 @@ def read_keyword_batch(
 ) -> tuple[pl.DataFrame, list[Problem], int]:
     """An MTurk batch-results CSV of the keyword task -> keyword judgments, the skipped rows, the rejected count."""
     path = Path(path)
-    raw = _read_strings(path)
-    _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
-    images = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
-    if not images:
-        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_K.csv?")
+    raw, images = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_K.csv")
     boxes = _slots(raw.columns)
     no_boxes = [i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()]
     if no_boxes:
@@ -159,8 +153,8 @@ def read_keyword_batch(
         )
     rows, problems, rejected = [], [], 0
     seen: dict[tuple, int] = {}
-    for idx, rec in enumerate(raw.iter_rows(named=True)):
-        line = idx + 2
+    for rec in raw.iter_rows(named=True):
+        line = rec["_line"]
         if (rec["AssignmentStatus"] or "").strip() == "Rejected":
             rejected += 1
             continue
