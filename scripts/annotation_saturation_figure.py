@@ -4,9 +4,9 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.figures import saturation_figure  # noqa: E402
-from squidflow.evaluation.scoring import points_and_people, read_judgments  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.figures import saturation_figure
+from squidflow.evaluation.scoring import points_and_people, read_judgments
 
 p = snakemake.params
 judgments, excluded = read_judgments(snakemake.input.judgments, report=snakemake.input.report)

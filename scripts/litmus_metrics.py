@@ -5,9 +5,9 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.intervals import IntervalConfig  # noqa: E402
-from squidflow.litmus.metrics import metric_intervals, metrics_of_models  # noqa: E402
+from squidflow import io, schemas
+from squidflow.intervals import IntervalConfig
+from squidflow.litmus.metrics import metric_intervals, metrics_of_models
 
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 runs = [io.read_parquet(p, schemas.LITMUS_PROBABILITIES) for p in snakemake.input.probabilities]

@@ -5,8 +5,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.tables import litmus_tables, write_table  # noqa: E402
+from squidflow import io, schemas
+from squidflow.litmus.tables import litmus_tables, write_table
 
 metrics = io.read_parquet(snakemake.input.metrics, schemas.LITMUS_METRICS)
 intervals = io.read_parquet(snakemake.input.intervals, schemas.LITMUS_METRIC_INTERVALS)

@@ -4,11 +4,11 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.config import from_section  # noqa: E402
-from squidflow.evaluation.figures import reliability_figure  # noqa: E402
-from squidflow.evaluation.scoring import points_and_people, read_judgments  # noqa: E402
-from squidflow.intervals import IntervalConfig  # noqa: E402
+from squidflow import io, schemas
+from squidflow.config import from_section
+from squidflow.evaluation.figures import reliability_figure
+from squidflow.evaluation.scoring import points_and_people, read_judgments
+from squidflow.intervals import IntervalConfig
 
 p = snakemake.params
 judgments, excluded = read_judgments(snakemake.input.judgments, report=snakemake.input.report)

@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.scoring import read_judgments, soft_label_outputs  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.scoring import read_judgments, soft_label_outputs
 
 p = snakemake.params
 judgments, excluded = read_judgments(snakemake.input.judgments, report=snakemake.input.report)

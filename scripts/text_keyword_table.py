@@ -5,8 +5,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.intervals import IntervalConfig  # noqa: E402
-from squidflow.text.tables import build_table  # noqa: E402
+from squidflow.intervals import IntervalConfig
+from squidflow.text.tables import build_table
 
 build_table(
     snakemake.input.keywords,

@@ -14,10 +14,10 @@ import pytest
 
 from squidflow import io, schemas
 from squidflow.evaluation import uncertainty as U
-from squidflow.evaluation.run_intervals import image_lists, metric_stat, run_images
 from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, soft_label_table
 from squidflow.intervals import IntervalConfig
 from squidflow.training.calibration import run_metrics
+from squidflow.training.table_intervals import image_lists, metric_stat, run_images
 from squidflow.training.tables import TABLES, read_run_metrics, table_with_intervals, to_latex, to_markdown
 
 CFG = {"level": 0.95, "resamples": 400, "seed": 0, "method": "percentile"}
@@ -214,7 +214,7 @@ def test_soft_label_table_values_equal_the_core_and_the_people_row_is_the_ceilin
 
 def test_the_two_figures_are_drawn(tmp_path):
     from squidflow.evaluation.figures import reliability_figure, saturation, saturation_figure
-    from squidflow.report.style import figure_facts
+    from squidflow.style import figure_facts
 
     images, preds, ratings = _judged(120)
     m = model_points("m", preds, images, ratings)

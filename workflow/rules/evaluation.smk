@@ -3,6 +3,8 @@
 # -> per model accuracy by certainty bin -> Tables 2 and 8; every training run -> results/evaluation/runs.parquet.
 # Tables 2 and 8 need only results/judgments/image_scores.parquet (the release judgments are enough).
 
+include: "inputs/evaluation.smk"
+
 
 rule run_predictions:
     input:
@@ -27,7 +29,7 @@ rule zero_shot_predictions:
     input:
         unpack(get_zero_shot_inputs),
     output:
-        "results/evaluation/predictions/zero_shot.parquet",
+        ZERO_SHOT_PREDICTIONS,
     params:
         zero_shot=EVALUATION["zero_shot"],
         vocabulary=get_evaluation_vocabulary(),
@@ -114,10 +116,10 @@ rule evaluation_table:
 
 rule evaluate_runs:
     input:
-        scores="results/judgments/image_scores.parquet",
+        scores=IMAGE_SCORES_TABLE,
         runs=get_evaluated_runs(),
     output:
-        "results/evaluation/runs.parquet",
+        EVALUATION_RUNS_TABLE,
     params:
         classification_events=config["training"]["classification"]["events"],
         calibration_target=config["training"]["calibration"]["target_event"],
@@ -138,21 +140,21 @@ rule soft_label_table:
         unpack(get_soft_label_inputs),
     output:
         csv=report(
-            "results/tables/soft_label_measures.csv",
+            f"{SOFT_LABEL_TABLE}.csv",
             category="Evaluation",
             subcategory="soft_label_measures",
             labels={"table": "soft_label_measures", "format": "csv"},
             caption="../report/evaluation/soft_label_measures.rst",
         ),
         md=report(
-            "results/tables/soft_label_measures.md",
+            f"{SOFT_LABEL_TABLE}.md",
             category="Evaluation",
             subcategory="soft_label_measures",
             labels={"table": "soft_label_measures", "format": "markdown"},
             caption="../report/evaluation/soft_label_measures.rst",
         ),
         tex=report(
-            "results/tables/soft_label_measures.tex",
+            f"{SOFT_LABEL_TABLE}.tex",
             category="Evaluation",
             subcategory="soft_label_measures",
             labels={"table": "soft_label_measures", "format": "latex"},
@@ -181,7 +183,7 @@ rule model_reliability_figure:
         unpack(get_soft_label_inputs),
     output:
         report(
-            "results/figures/model_reliability.png",
+            MODEL_RELIABILITY_FIGURE,
             category="Evaluation",
             subcategory="soft_label_measures",
             labels={"table": "soft_label_measures", "format": "figure: reliability diagrams"},
@@ -209,7 +211,7 @@ rule annotation_saturation_figure:
         unpack(get_soft_label_inputs),
     output:
         report(
-            "results/figures/annotation_saturation.png",
+            SATURATION_FIGURE,
             category="Evaluation",
             subcategory="soft_label_measures",
             labels={"table": "soft_label_measures", "format": "figure: annotation saturation"},

@@ -1,4 +1,4 @@
-"""The uncertainty core's two figures (squidflow.report.style).
+"""The uncertainty core's two figures (squidflow.style).
 
 - `reliability_figure`: per model, a reliability diagram of its top-label confidence: accuracy per equal-width bin
   (`evaluation.ece_bins`) with the percentile band of the image bootstrap (evaluation.intervals), and the smooth
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from squidflow import style
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.soft_labels import HEADERS, ModelPoints
 from squidflow.intervals import IntervalConfig, counts, image_resamples
 from squidflow.judgments.agreement import krippendorff_alpha_interval
-from squidflow.report import style
 
 SATURATION_MEASURES = ("cross_entropy", "kl_human_model", "js_divergence", "total_variation", "brier", "wasserstein")
 

@@ -5,7 +5,7 @@ row per cell, easy to plot or join); `to_markdown` and `to_latex` lay it out the
 sample standard deviation over seeds (ddof = 1); a metric that is undefined for a run (an empty certainty bin) is
 left out of that cell, and n_seeds says how many runs it averages. `table_with_intervals` adds each cell's
 image-bootstrap interval (lo, hi) and the paired comparison with the baseline row (diff, diff_lo, diff_hi,
-p_value, p_holm; squidflow.evaluation.run_intervals); the cells then read `0.61 ± 0.02 [0.57, 0.65]`.
+p_value, p_holm; squidflow.training.table_intervals); the cells then read `0.61 ± 0.02 [0.57, 0.65]`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.training.calibration import CERTAINTY_BINS
+from squidflow.certainty import CERTAINTY_BINS
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
     """The sentences of a table's caption that name every definition choice behind its numbers (config key, value,
     and whether it is the SQUID-E authors' setting), the sets' sizes, and what differs from the configuration."""
     out = []
-    mode = choices.get("sets", "clean")
+    mode = choices["sets"]
     if mode == "authors":
         lists = "indices.json" if spec.experiment == "classification" else (
             f"indices_uq.json, target {choices.get('target_event')}")
@@ -207,25 +207,25 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
             f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items())) + ".")
     if spec.experiment == "calibration":
         if "MC" in methods:
-            mc = choices.get("mc_average", "logits")
-            out.append(f"MC: {choices.get('mc_samples', 50)} dropout passes, "
+            mc = choices["mc_average"]
+            out.append(f"MC: {choices['mc_samples']} dropout passes, "
                        + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
                        + f" (training.mc_average: {mc}).")
         if "RS" in methods:
-            rs, ls = choices.get("rs_scale", "raw"), choices.get("rs_label_smoothing", 0.2)
+            rs, ls = choices["rs_scale"], choices["rs_label_smoothing"]
             authors = rs == "raw" and ls == 0.2
             out.append(f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
                        f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
                        + ("; the authors'" if authors else "; the authors': raw, 0.2") + ").")
         if "ece_authors" in spec.metrics:
             out.append(f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
-                       f"label, {choices.get('authors_ece_bins', 5)} bins, averaged over shuffled batches of "
-                       f"{choices.get('authors_ece_batch', 16)} — the quantity the paper's ECE column reports; it "
+                       f"label, {choices['authors_ece_bins']} bins, averaged over shuffled batches of "
+                       f"{choices['authors_ece_batch']} — the quantity the paper's ECE column reports; it "
                        "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
                        "and a constant 0.5 near 0.")
     else:
-        geometry = choices.get("augment_geometry", "whole_frame")
         if {"GA", "AU"} & set(methods):
+            geometry = choices["augment_geometry"]
             out.append("GA/AU geometry (training.augment_geometry: " + geometry + "): " + (
                 "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
                 if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")
@@ -281,20 +281,26 @@ def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFr
                          method_order: list[str], intervals: Mapping, *, ece_bins: int = 10, kl_eps: float = 1e-6,
                          choices: Mapping | None = None) -> pl.DataFrame:
     """The RESULT_TABLE of `runs` (read_run_metrics) with each cell's image-bootstrap interval and the paired
-    comparisons with the baseline row (squidflow.evaluation.run_intervals); `predictions`: each run's
+    comparisons with the baseline row (squidflow.training.table_intervals); `predictions`: each run's
     predictions.parquet path -> its frame. The point values are the runs' metrics.json values, unchanged."""
     from squidflow.config import from_section
-    from squidflow.evaluation.run_intervals import add_intervals
-    from squidflow.evaluation.training_runs import run_key
     from squidflow.intervals import IntervalConfig
+    from squidflow.training.table_intervals import add_intervals
 
     table = aggregate_runs(runs, spec)
-    keyed = {(k["train_set"], k["method"], k["seed"]): frame
-             for k, frame in ((run_key(path), frame) for path, frame in predictions.items())}
+    keyed = {run_of(path): frame for path, frame in predictions.items()}
     choices = choices or {}
     return add_intervals(table, keyed, spec.metrics, method_order, from_section(IntervalConfig, intervals),
                          ece_bins=ece_bins, kl_eps=kl_eps, authors_ece_bins=choices.get("authors_ece_bins", 5),
                          authors_ece_batch=choices.get("authors_ece_batch", 16), grouped=spec.grouped)
+
+
+def run_of(path) -> tuple[str, str, int]:
+    """(train_set, method, seed) of a run's file …/runs/{experiment}/{train_set}/{method}/seed{seed}/<file>."""
+    from pathlib import Path
+
+    path = Path(path)
+    return path.parents[2].name, path.parents[1].name, int(path.parent.name.removeprefix("seed"))
 
 
 def read_run_metrics(paths) -> pl.DataFrame:
@@ -304,13 +310,13 @@ def read_run_metrics(paths) -> pl.DataFrame:
 
     rows = []
     for path in map(Path, paths):
-        seed_dir, method_dir, train_dir = path.parent, path.parent.parent, path.parent.parent.parent
+        train_set, method, seed = run_of(path)
         metrics = json.loads(path.read_text(encoding="utf-8"))
         for metric, value in metrics.items():
             rows.append({
-                "train_set": train_dir.name,
-                "method": method_dir.name,
-                "seed": int(seed_dir.name.removeprefix("seed")),
+                "train_set": train_set,
+                "method": method,
+                "seed": seed,
                 "metric": metric,
                 "value": float("nan") if value is None else float(value),
             })

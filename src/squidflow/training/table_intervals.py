@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.evaluation.binning import certainty_bins
+from squidflow.certainty import certainty_bins
 from squidflow.intervals import (
     IntervalConfig,
     bootstrap_p_value,
