@@ -258,22 +258,26 @@ def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | 
     try:
         while queues or inflight:
             soonest = None
-            for site in list(queues):  # round-robin over the sites, one video each per pass
-                if len(inflight) >= workers:
-                    break
-                gate = brake.try_start_video(site) if brake is not None else None
-                if gate is not None and gate.stopped:
-                    for c in queues.pop(site):  # a video refused before keeps that answer
-                        bar.update()
-                        yield c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0)
-                    continue
-                if gate is not None and not gate.go:
-                    soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
-                    continue
-                c = queues[site].popleft()
-                if not queues[site]:
-                    del queues[site]
-                inflight[submit(c)] = c
+            started = True
+            while started and queues and len(inflight) < workers:  # fill every free worker, not one per wake-up
+                started = False
+                for site in list(queues):  # round-robin over the sites, one video each per pass
+                    if len(inflight) >= workers:
+                        break
+                    gate = brake.try_start_video(site) if brake is not None else None
+                    if gate is not None and gate.stopped:
+                        for c in queues.pop(site):  # a video refused before keeps that answer
+                            bar.update()
+                            yield c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0)
+                        continue
+                    if gate is not None and not gate.go:
+                        soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
+                        continue
+                    c = queues[site].popleft()
+                    if not queues[site]:
+                        del queues[site]
+                    inflight[submit(c)] = c
+                    started = True
             if not inflight:
                 if queues:
                     time.sleep(min(soonest or 0.5, 5.0))
