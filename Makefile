@@ -3,7 +3,10 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.squidflow-installed
+# faiss: its CUDA build (requirements-gpu.lock) where an NVIDIA driver is (`nvidia-smi` found) or with `make setup
+# FAISS=gpu`; the CPU build of requirements.lock otherwise (FAISS=cpu forces it).
+FAISS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),gpu,cpu)
+STAMP := $(VENV)/.squidflow-installed-faiss-$(FAISS)
 CORES ?= $(shell nproc)
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
@@ -23,11 +26,17 @@ help:
 setup: $(STAMP) system-tools
 
 # Re-installs only when the dependency pins change, so a second `make setup` is instant.
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-gpu.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@if [ "$(FAISS)" != gpu ]; then $(BIN)/python -m pip uninstall -q -y faiss-gpu-cu12 2>/dev/null || true; fi
 	$(BIN)/python -m pip install -q -r requirements.lock
+	@if [ "$(FAISS)" = gpu ]; then \
+	  echo "faiss: the CUDA build (requirements-gpu.lock)"; \
+	  $(BIN)/python -m pip uninstall -q -y faiss-cpu && $(BIN)/python -m pip install -q -r requirements-gpu.lock; \
+	fi
 	$(BIN)/python -m pip install -q --no-deps -e .
+	@rm -f $(VENV)/.squidflow-installed*
 	@touch $@
 
 # ffmpeg/ffprobe are system tools: Debian's package when we may install it, otherwise a message saying how.
