@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo report test lint bench dag clean help
+.PHONY: setup system-tools test-tools demo report test lint bench bench-gpu dag clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
@@ -20,7 +20,8 @@ help:
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
 	@echo "make lint    snakemake --lint and ruff"
-	@echo "make bench   run the benchmarks in benchmarks/"
+	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
+	@echo "make bench-gpu  the GPU figures in one table (benchmarks/gpu.py); says so in one line without CUDA"
 	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
 
 setup: $(STAMP) system-tools
@@ -65,7 +66,10 @@ lint: setup
 	$(BIN)/ruff check src scripts tests benchmarks
 
 bench: setup
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/*.py; do [ $$b = benchmarks/gpu.py ] && continue; echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+bench-gpu: setup
+	$(BIN)/python benchmarks/gpu.py
 
 dag: setup
 	@mkdir -p docs

@@ -97,11 +97,13 @@ def throughput(loader: DataLoader, to_float=None, epochs: int = 1, per_batch=Non
 
 
 def gpu_step_benchmark(cache: np.ndarray, frames, size: int, variants: list[str], steps: int = 60,
-                       batch: int = 64) -> None:
+                       batch: int = 64) -> dict[str, tuple[float, float]]:
+    """Per variant: (images/s per training step, share of step time spent waiting for input); printed too."""
     if not torch.cuda.is_available():
         print("GPU step benchmark: not measured — no CUDA device on this machine (goal: input wait < 10% of step "
               "time on one H100, every variant)")
-        return
+        return {}
+    figures = {}
     from squidflow.training.models import Classifier, load_backbone
 
     device = "cuda:0"
@@ -150,6 +152,8 @@ def gpu_step_benchmark(cache: np.ndarray, frames, size: int, variants: list[str]
         print(f"GPU {torch.cuda.get_device_name(0)} resnet50 {size}px AMP bf16, batch {batch}, {workers} workers, {variant} "
               f"augmented on the GPU: {n / total:.0f} images/s per training step, input wait {100 * wait / total:.1f}% "
               "of step time (goal < 10%)")
+        figures[variant] = (n / total, wait / total)
+    return figures
 
 
 def main() -> None:
