@@ -103,6 +103,8 @@ def test_errors_carry_ytdlp_words_and_refusal_pages(site, tmp_path):
 def test_cookies_or_a_rate_limit_send_direct_links_through_ytdlp(site, tmp_path):
     opts = DownloadOptions(retries=0, socket_timeout_s=2.0, rate_limit="50M")
     assert not direct.handles(opts) and direct.handles(FAST)
+    assert not direct.handles(DownloadOptions(proxy="socks5://127.0.0.1:1080"))
+    assert direct.handles(DownloadOptions(proxy="http://127.0.0.1:3128"))
     session = Session(opts)
     res = download(f"{site.url}/v/z.mp4", tmp_path / "z.mp4", opts, session=session)
     assert res.status == "ok" and session._ydl is not None

@@ -55,9 +55,10 @@ class Attempt:
 
 
 def handles(opts: Any) -> bool:
-    """Does this path implement every option set in `opts` (a DownloadOptions)? Cookies and a rate limit go to
-    yt-dlp."""
-    return not opts.cookies and not opts.rate_limit
+    """Does this path implement every option set in `opts` (a DownloadOptions)? Cookies, a rate limit and a proxy
+    other than HTTP(S) (SOCKS) go to yt-dlp."""
+    proxy_ok = not opts.proxy or str(opts.proxy).lower().startswith(("http://", "https://"))
+    return not opts.cookies and not opts.rate_limit and proxy_ok
 
 
 _pools_lock = threading.Lock()
@@ -71,6 +72,12 @@ def _pool(proxy: str | None, timeout_s: float, pid: int) -> Any:
 
     timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
     kw = {"num_pools": 64, "maxsize": 32, "block": False, "timeout": timeout, "headers": HEADERS}
+    try:  # the CA bundle yt-dlp uses too, where the system's store is not set up
+        import certifi
+
+        kw["ca_certs"] = certifi.where()
+    except ImportError:
+        pass
     return urllib3.ProxyManager(proxy, **kw) if proxy else urllib3.PoolManager(**kw)
 
 
