@@ -5,10 +5,11 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 from squidflow import io, schemas
-from squidflow.evaluation.scoring import read_judgments, soft_label_outputs
+from squidflow.evaluation.scoring import excluded_annotators, soft_label_outputs
 
 p = snakemake.params
-judgments, excluded = read_judgments(snakemake.input.judgments, report=snakemake.input.report)
+judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)
+excluded = excluded_annotators(io.read_parquet(snakemake.input.report, schemas.ANNOTATOR_REPORT))
 frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES) if "frames" in snakemake.input.keys() else None
 table, markdown, latex = soft_label_outputs(
     p.models, judgments, excluded, variant=p.variant, label_map=p.label_map, events_config=p.events,

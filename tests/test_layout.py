@@ -235,6 +235,8 @@ HANDS_PATHS = {
     ("table1_figure", "read_run_metrics"): "later pass (training/tables.py)",
     ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",
     ("reliability_diagram", "reliability_diagram"): "a figure writes its PNG through style.save",
+    ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
+    ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
 }
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}

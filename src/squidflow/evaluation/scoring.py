@@ -43,6 +43,11 @@ log = logging.getLogger(__name__)
 SOFT_LABEL_TABLE = "soft_label_measures"
 
 
+def excluded_annotators(report: pl.DataFrame | None) -> list[str]:
+    """The annotators annotator_report.parquet (schemas.ANNOTATOR_REPORT) excludes, as image_scores leaves them out."""
+    return [] if report is None else report.filter(pl.col("excluded"))["annotator"].to_list()
+
+
 def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tuple[pl.DataFrame, list[str]]:
     """(judgments, excluded annotators) from the release CSV or a judgments Parquet, plus an optional
     annotator_report.parquet whose `excluded` annotators are left out (as results/judgments/image_scores.parquet)."""
@@ -53,11 +58,7 @@ def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tup
         judgments = io.read_parquet(path, schemas.JUDGMENTS)
     else:
         judgments, _ = read_release(path)
-    excluded: list[str] = []
-    if report is not None:
-        rep = io.read_parquet(report, schemas.ANNOTATOR_REPORT)
-        excluded = rep.filter(pl.col("excluded"))["annotator"].to_list()
-    return judgments, excluded
+    return judgments, excluded_annotators(io.read_parquet(report, schemas.ANNOTATOR_REPORT) if report else None)
 
 
 def model_points_of(model: Mapping, scores: pl.DataFrame, ratings: pl.DataFrame, *, variant: str,
