@@ -40,13 +40,10 @@ def _cmd_label_studio(args: argparse.Namespace) -> int:
     results/annotation/label_studio/ on the server of annotation.label_studio.url; pull: export their annotations
     as JSON into results/judgments/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
-    import logging
-
     from squidflow.config import load_config
     from squidflow.errors import UserError
     from squidflow.judgments import label_studio_server as server
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
     directory = args.directory
     try:
         config = load_config(args.configfile[0], extra=tuple(args.configfile[1:]), check_paths=False)

@@ -170,12 +170,16 @@ def rating_tasks(hits: pl.DataFrame, images: ImageSource, image_paths: dict[str,
     return tasks
 
 
-def comparison_tasks(hits: pl.DataFrame) -> list[dict]:
-    """Comparison-set HITs (rows of comparison_hits.csv) -> tasks; the regions come as a read-only prediction."""
+def comparison_tasks(hits: pl.DataFrame, images: ImageSource | None = None) -> list[dict]:
+    """Comparison-set HITs (rows of comparison_hits.csv) -> tasks; the regions come as a read-only prediction. A
+    local image path becomes a local-files URL when Label Studio serves the images (`images.mode` local_files)."""
     tasks = []
     n = max((int(c.rsplit("_", 1)[1]) for c in hits.columns if c.startswith("inference_")), default=0)
     for row in hits.iter_rows(named=True):
-        data = {"hit": f"comparison-{row['query_id']}", "query_id": row["query_id"], "image": row["image"]}
+        image = row["image"]
+        if images is not None and images.mode == "local_files" and "://" not in image:
+            image = LOCAL_FILES_PREFIX + urllib.parse.quote(Path(image).as_posix(), safe="/")
+        data = {"hit": f"comparison-{row['query_id']}", "query_id": row["query_id"], "image": image}
         for i in range(1, n + 1):
             data[f"inference_{i}"] = row.get(f"inference_{i}") or ""
             data[f"candidate_id_{i}"] = row.get(f"candidate_id_{i}") or ""
@@ -233,7 +237,7 @@ def build_label_studio_tasks(
     for task, hits_path in hits.items():
         df = read_csv_strings(hits_path, what=f"task {task} HITs")
         if task == "comparison":
-            tasks = comparison_tasks(df)
+            tasks = comparison_tasks(df, source)
             n = max((int(c.rsplit("_", 1)[1]) for c in df.columns if c.startswith("inference_")), default=1)
             config, instructions = comparison_config(n), f"<p>{COMPARISON_INSTRUCTIONS}</p>\n"
         else:

@@ -34,7 +34,7 @@ def _client(request: dict):
 
 def push(request: dict) -> dict:
     client = _client(request)
-    out = {}
+    out, storages = {}, {}
     for p in request["projects"]:
         t0 = time.perf_counter()
         project = client.projects.create(
@@ -44,14 +44,14 @@ def push(request: dict) -> dict:
         if p.get("local_files_path"):
             storage = client.import_storage.local.create(project=project.id, path=p["local_files_path"],
                                                          title="squidflow images", use_blob_urls=False)
-            out.setdefault("storages", {})[p["task"]] = storage.id
+            storages[p["task"]] = storage.id
         with open(p["tasks_file"], encoding="utf-8") as f:
             tasks = json.load(f)
         for i in range(0, len(tasks), IMPORT_BATCH):
             client.projects.import_tasks(id=project.id, request=tasks[i : i + IMPORT_BATCH], commit_to_project=True)
         out[p["task"]] = {"id": project.id, "title": p["title"], "n_tasks": len(tasks),
                           "seconds": round(time.perf_counter() - t0, 3)}
-    return {"projects": out}
+    return {"projects": out, "storages": storages}
 
 
 def pull(request: dict) -> dict:
