@@ -256,3 +256,40 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
             left.remove(line)
     assert not left, left[:8]
     print(f"screenshots: {shots}")
+
+
+def test_keyword_and_comparison_answers_come_back(server, pushed):
+    """Task K's keywords and the comparison sets' 1–3 plausibility, answered through the API, pulled and read."""
+    work, projects, api = pushed["work"], pushed["projects"], Api(server)
+    ids = {u["email"]: u["id"] for u in api("GET", "/api/users/")}
+    for name in ("kw1", "cmp1", "cmp2"):
+        if f"{name}@lab.example" not in ids:
+            ids[f"{name}@lab.example"] = api("POST", "/api/users/", json={"username": name, "email": f"{name}@lab.example",
+                                                                          "password": "pw-" + name * 3})["id"]
+    k_task = api.tasks(projects["K"])[0]
+    words = {i: [f"cake{i}", "crowd"] for i in range(1, 7)}
+    api("POST", f"/api/tasks/{k_task['id']}/annotations/", json={"completed_by": ids["kw1@lab.example"], "result": [
+        {"from_name": f"keywords_{i}", "to_name": f"image_{i}", "type": "textarea", "value": {"text": w}}
+        for i, w in words.items()]})
+    c_task = api.tasks(projects["comparison"])[0]
+    given = {"cmp1@lab.example": [3, 1, 2], "cmp2@lab.example": [2, 1, 3]}
+    for who, values in given.items():
+        api("POST", f"/api/tasks/{c_task['id']}/annotations/", json={"completed_by": ids[who], "result": [
+            {"from_name": f"plausibility_{i}", "to_name": "image", "type": "choices", "value": {"choices": [str(v)]}}
+            for i, v in enumerate(values, start=1)]})
+    res = cli(server, work, "pull", "--task", "K", "--task", "comparison")
+    assert res.returncode == 0, res.stderr[-3000:]
+    kw, problems, _ = ls.read_keyword_export(work / "results/judgments/label_studio/K.json")
+    assert not problems
+    got = {(f"{v}_{f}", p, k) for v, f, p, k in kw.select("video_id", "frame_index", "position", "keyword").iter_rows()}
+    want = {(k_task["data"][f"image_{i}_id"], j, w) for i, ws in words.items() for j, w in enumerate(ws, start=1)}
+    assert got == want and set(kw["annotator"]) == {"kw1@lab.example"}
+    long, problems, _ = ls.read_comparison_export(work / "results/judgments/label_studio/comparison.json")
+    assert not problems and len(long) == 6
+    table = ls.comparison_ratings_table(long)
+    assert table["annot1"].to_list() == [3, 1, 2] and table["annot2"].to_list() == [2, 1, 3]
+    assert table["candidate_id"].to_list() == [c_task["data"][f"candidate_id_{i}"] for i in (1, 2, 3)]
+    # what `pull` wrote for comparison.ratings is what the comparison metrics read
+    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+
+    assert read_comparison_ratings(work / "results/judgments/label_studio/comparison_ratings.csv").equals(table)

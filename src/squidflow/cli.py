@@ -65,6 +65,14 @@ def _cmd_label_studio(args: argparse.Namespace) -> int:
             for task, e in exports.items():
                 print(f"task {task}: project {e['project']}: {e['n_tasks']} tasks, {e['n_annotations']} annotations "
                       f"-> {e['path']} ({e['seconds']} s)")
+            if "comparison" in exports:  # the shape comparison.ratings reads: each set's first two annotators
+                from squidflow.io import write_csv
+                from squidflow.judgments.label_studio import comparison_ratings_table, read_comparison_export
+
+                long, _, _ = read_comparison_export(exports["comparison"]["path"])
+                csv = Path(exports["comparison"]["path"]).with_name("comparison_ratings.csv")
+                write_csv(comparison_ratings_table(long), csv)
+                print(f"comparison ratings of two annotators per set -> {csv} (set comparison.ratings to it)")
     except UserError as exc:
         print(exc, file=sys.stderr)
         return 2

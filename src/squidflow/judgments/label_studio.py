@@ -329,17 +329,7 @@ def read_export(
     `expected` (hit -> image ids, from the tasks.json that was imported) catches a task whose images do not match
     what squidflow wrote; `known_images` an image that is not in the dataset.
     """
-    if not isinstance(export, list):
-        where = where or str(export)
-        try:
-            export = json.loads(Path(export).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise JudgmentError(f"{where}: not a Label Studio JSON export ({exc}). Export the project with "
-                                "Export > JSON (not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`.") from None
-    where = where or "Label Studio export"
-    if not isinstance(export, list) or any(not isinstance(t, dict) or "data" not in t for t in export):
-        raise JudgmentError(f"{where}: not a Label Studio JSON export (a list of tasks, each with `data` and "
-                            "`annotations`). Export the project with Export > JSON (not JSON-MIN or CSV).")
+    export, where = _load(export, where)
     stats = ExportStats(tasks=len(export))
     rows, problems = [], []
     for task in export:
@@ -375,26 +365,7 @@ def read_export(
                 bad.append(str(exc))
             if known_images is not None and img not in known_images:
                 bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
-        submitted = []
-        for a in task.get("annotations") or []:
-            stats.annotations += 1
-            if a.get("was_cancelled"):
-                stats.cancelled += 1
-                continue
-            if _was_updated(a):
-                stats.updated += 1
-            submitted.append(a)
-        if not submitted:
-            stats.unannotated += 1
-        last: dict[str, dict] = {}
-        for a in sorted(submitted, key=lambda a: (_time(a, "updated_at"), a.get("id") or 0)):
-            who = annotator_of(a)
-            if who in last:
-                stats.superseded += 1
-            last[who] = a
-        kept = sorted(last.values(), key=lambda a: (_time(a, "created_at"), a.get("id") or 0))
-        if len(kept) > 1:
-            stats.several += 1
+        kept = kept_annotations(task, stats)
         task_rows = []
         for position, a in enumerate(kept):
             who = annotator_of(a)
@@ -424,6 +395,136 @@ def read_export(
         rows += task_rows
     _fail(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.")
     return _frame(rows), problems, stats
+
+
+def kept_annotations(task: dict, stats: ExportStats) -> list[dict]:
+    """A task's annotations that count, in order of submission: cancelled ones dropped, an annotator's last
+    annotation of the task only; drafts, updates, skips and superseded annotations are counted in `stats`."""
+    submitted = []
+    for a in task.get("annotations") or []:
+        stats.annotations += 1
+        if a.get("was_cancelled"):
+            stats.cancelled += 1
+            continue
+        if _was_updated(a):
+            stats.updated += 1
+        submitted.append(a)
+    if not submitted:
+        stats.unannotated += 1
+    last: dict[str, dict] = {}
+    for a in sorted(submitted, key=lambda a: (_time(a, "updated_at"), a.get("id") or 0)):
+        who = annotator_of(a)
+        if who in last:
+            stats.superseded += 1
+        last[who] = a
+    kept = sorted(last.values(), key=lambda a: (_time(a, "created_at"), a.get("id") or 0))
+    if len(kept) > 1:
+        stats.several += 1
+    return kept
+
+
+def _load(export, where: str | None) -> tuple[list[dict], str]:
+    if isinstance(export, list):
+        return export, where or "Label Studio export"
+    where = where or str(export)
+    try:
+        data = json.loads(Path(export).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgmentError(f"{where}: not a Label Studio JSON export ({exc}). Export the project with Export > JSON "
+                            "(not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`.") from None
+    if not isinstance(data, list) or any(not isinstance(t, dict) or "data" not in t for t in data):
+        raise JudgmentError(f"{where}: not a Label Studio JSON export (a list of tasks, each with `data` and "
+                            "`annotations`). Export the project with Export > JSON (not JSON-MIN or CSV).")
+    return data, where
+
+
+def read_keyword_export(export, *, where: str | None = None, on_error: str = "stop", max_length: int = 40,
+                        known_images: set[str] | None = None, round_: int = 1) -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
+    """A Label Studio export of task K -> keyword judgments (schemas.KEYWORD_JUDGMENTS, source label_studio)."""
+    from squidflow.judgments.keywords import normalise_keyword
+
+    tasks, where = _load(export, where)
+    stats, rows, problems = ExportStats(tasks=len(tasks)), [], []
+    for task in tasks:
+        tid, data, bad, found = task.get("id", "?"), task["data"], [], []
+        stats.drafts += len(task.get("drafts") or [])
+        images = _images_of(data)
+        for img in images:
+            if img and known_images is not None and img not in known_images:
+                bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
+        for a in kept_annotations(task, stats):
+            who = annotator_of(a)
+            given = {int(m.group(1)): (r.get("value") or {}).get("text") or []
+                     for r in a.get("result") or [] if (m := re.match(r"^keywords_(\d+)$", str(r.get("from_name", ""))))}
+            for i, img in enumerate(images, start=1):
+                if not img:
+                    continue
+                words = [w for w in given.get(i, []) if str(w).strip()]
+                if not words:
+                    bad.append(f"annotation {a.get('id')} by {who}: no keyword for image {i} ({img})")
+                for j, text in enumerate(words, start=1):
+                    text = str(text).strip()
+                    norm = normalise_keyword(text)
+                    if len(text) > max_length or not norm:
+                        bad.append(f"annotation {a.get('id')} by {who}: keyword {j} of image {i} = {text[:40]!r} is "
+                                   f"{'longer than ' + str(max_length) + ' characters' if norm else 'without letters or digits'}")
+                        continue
+                    video, frame = split_image_id(img)
+                    found.append({"video_id": video, "frame_index": frame, "annotator": who, "hit": str(data.get("hit")),
+                                  "position": j, "keyword": text, "normalised": norm, "round": round_,
+                                  "source": "label_studio"})
+        if bad:
+            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            continue
+        rows += found
+    _fail(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.")
+    df = pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns) if rows else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    return df, problems, stats
+
+
+def read_comparison_export(export, *, where: str | None = None, on_error: str = "stop") -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
+    """A Label Studio export of the comparison sets -> one row per (query, candidate, annotator): the 1–3
+    plausibility (Sherlock §4.3), for crowd-kit and, two annotators wide, for `comparison.ratings`."""
+    tasks, where = _load(export, where)
+    stats, rows, problems = ExportStats(tasks=len(tasks)), [], []
+    for task in tasks:
+        tid, data, bad, found = task.get("id", "?"), task["data"], [], []
+        stats.drafts += len(task.get("drafts") or [])
+        n = sorted(int(k.rsplit("_", 1)[1]) for k in data if re.fullmatch(r"candidate_id_\d+", k) and data[k])
+        for a in kept_annotations(task, stats):
+            who = annotator_of(a)
+            chosen = {int(m.group(1)): (r.get("value") or {}).get("choices") or []
+                      for r in a.get("result") or [] if (m := re.match(r"^plausibility_(\d+)$", str(r.get("from_name", ""))))}
+            for i in n:
+                c = chosen.get(i) or []
+                if len(c) != 1 or str(c[0]) not in ("1", "2", "3"):
+                    bad.append(f"annotation {a.get('id')} by {who}: plausibility_{i} = {c!r} is not one of 1, 2, 3")
+                    continue
+                found.append({"query_id": str(data.get("query_id")), "candidate_id": str(data[f"candidate_id_{i}"]),
+                              "annotator": who, "rating": int(c[0])})
+        if bad:
+            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            continue
+        rows += found
+    _fail(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.")
+    schema = {"query_id": pl.Utf8, "candidate_id": pl.Utf8, "annotator": pl.Utf8, "rating": pl.Int64}
+    return pl.DataFrame(rows, schema=schema), problems, stats
+
+
+def comparison_ratings_table(long: pl.DataFrame) -> pl.DataFrame:
+    """Long comparison ratings -> `comparison.ratings`' shape (query_id, candidate_id, annot1, annot2): each set's
+    first two annotators in order of submission; a set with fewer than two is left out."""
+    firsts = long.group_by("query_id", maintain_order=True).agg(pl.col("annotator").unique(maintain_order=True).head(2))
+    out = []
+    for qid, who in firsts.iter_rows():
+        if len(who) < 2:
+            continue
+        part = long.filter(pl.col("query_id") == qid)
+        for cid in part["candidate_id"].unique(maintain_order=True):
+            r = {a: part.filter((pl.col("candidate_id") == cid) & (pl.col("annotator") == a))["rating"] for a in who}
+            if all(len(v) for v in r.values()):
+                out.append({"query_id": qid, "candidate_id": cid, "annot1": int(r[who[0]][0]), "annot2": int(r[who[1]][0])})
+    return pl.DataFrame(out, schema={"query_id": pl.Utf8, "candidate_id": pl.Utf8, "annot1": pl.Int64, "annot2": pl.Int64})
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:
