@@ -241,7 +241,9 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
                 "n => { const im = Array.from(document.querySelectorAll('.lsf-main-view img'));"
                 " return im.length === n && im.every(i => i.complete && i.naturalWidth === 160) }",
                 arg=n_images, timeout=120_000)
-            assert page.locator(f".lsf-main-view {selector}").count() == n, task
+            page.wait_for_function(  # the task's controls (the editor may re-render once an annotation is shown)
+                "([s, n]) => document.querySelectorAll('.lsf-main-view ' + s).length === n", arg=[selector, n],
+                timeout=60_000)
             if task in ("A", "B"):
                 assert page.get_by_text(f"Event type: {first['data']['event_prompt']}").count() >= 1
             elif task == "comparison":
