@@ -1,7 +1,7 @@
 """Benchmark of the Label Studio path and crowd-kit's models at the SQUID-E release's size.
 
 1. Push: `squidflow label-studio push` creates the A and B projects and imports the tasks of the release's 3,600
-   images (600 six-image tasks, images by URL) on a local server (tests/label_studio_server.py: its own venv,
+   images (600 six-image tasks, images by URL) on a local server (tests/helpers/label_studio_server.py: its own venv,
    SQLite). Baseline in the same run: the same tasks POSTed straight to /api/projects/<id>/import with `requests`
    (what the SDK subprocess and squidflow add). Target: < 60 s.
 2. Pull: `squidflow label-studio pull` exports the two projects holding the release's 10,800 ratings (3,600
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 DEFAULT_RELEASE = Path(os.environ.get("SQUIDFLOW_SHARED_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
 
 

@@ -1,11 +1,13 @@
 """Rule label_studio_tasks: one task's HITs -> its Label Studio labeling config, import JSON and instructions."""
 
-from pathlib import Path
-
-from squidflow.judgments.label_studio import build_label_studio_tasks
 from squidflow.logs import setup
 
 log = setup(snakemake)
+
+from pathlib import Path
+
+from squidflow.judgments.label_studio import build_label_studio_tasks
+
 task = snakemake.wildcards.ls_task
 build_label_studio_tasks(
     Path(snakemake.output.tasks).parent.parent,

@@ -217,8 +217,7 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     ratings.write_text("\n".join(lines) + "\n")
     out = {k: tmp_path / f"{k}" for k in ("annotators.csv", "items.csv", "table.csv", "table.md")}
     table = crowd.crowd_tables(jp, rp, annotators_csv=out["annotators.csv"], items_csv=out["items.csv"],
-                               table_csv=out["table.csv"], table_md=out["table.md"], comparison_ratings=ratings,
-                               n_iter=10, mace_restarts=1)
+                               table_csv=out["table.csv"], table_md=out["table.md"], n_iter=10, mace_restarts=1)
     answers = crowd.rating_answers(j)
     items = pl.read_csv(out["items.csv"], infer_schema_length=0)
     own = {
@@ -244,10 +243,20 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     assert mean_row["annotators_excluded"] == len(excluded) == 1
     for v in ("A", "B", "A+B"):
         assert mean_row[f"{v}_alpha"] == pytest.approx(t7.filter(pl.col("variant") == v)["alpha"][0])
-    # the comparison oracle with the mean consensus is the leaderboard's; crowd-kit's labels give their own
-    assert set(table["comparison_oracle"].to_list()) and table["comparison_sets"].to_list() == [6] * 5
-    mv = MajorityVote().fit_predict(crowd.plausibility_answers(pl.read_csv(ratings, infer_schema_length=0)))
-    assert mv.index.str.startswith("q").all()
+    # the comparison sets' ratings: each model's label is crowd-kit's own, the mean row is the leaderboard's oracle
+    from squidflow.comparison.crowd import comparison_oracles, plausibility_answers
+    from squidflow.comparison.metrics_sherlock.comparison import comparison_accuracy
+    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+
+    rt = read_comparison_ratings(ratings)
+    oracles = comparison_oracles(rt, n_iter=10, mace_restarts=1)
+    sets = [(np.zeros(len(p)), p["annot1"].to_numpy(), p["annot2"].to_numpy()) for _, p in rt.group_by("query_id", maintain_order=True)]
+    assert oracles.filter(pl.col("aggregation") == "mean")["comparison_oracle"][0] == pytest.approx(comparison_accuracy(sets)["oracle"])
+    mv = MajorityVote().fit_predict(plausibility_answers(rt))
+    from squidflow.comparison.metrics_sherlock.comparison import pairwise_accuracy
+    mv_oracle = np.mean([np.mean([pairwise_accuracy(mv.reindex((p["query_id"] + "|" + p["candidate_id"]).to_list()).astype(float).to_numpy(), p[a].to_numpy().astype(float))
+                                  for a in ("annot1", "annot2")]) for _, p in rt.group_by("query_id", maintain_order=True)]) * 100
+    assert oracles.filter(pl.col("aggregation") == "majority_vote")["comparison_oracle"][0] == pytest.approx(mv_oracle)
     assert "crowd-kit" in out["table.md"].read_text()
 
 

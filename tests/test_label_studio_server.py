@@ -1,5 +1,5 @@
-"""Against a real Label Studio server (tests/label_studio_server.py: its own venv, SQLite in a temporary folder, a free
-loopback port, user and token made by its CLI, stopped by PID): squidflow's `label-studio push` creates the projects
+"""Against a real Label Studio server (its own venv, SQLite in a temporary folder, a free
+loopback port, user and token made by its CLI, stopped by PID; tests/helpers/label_studio_server.py): squidflow's `label-studio push` creates the projects
 and imports the tasks, several annotators answer through the server's API (with an update, a skip and a draft),
 `label-studio pull` exports, and ingestion gives back exactly what was submitted. Each task's labeling interface is
 opened in headless Chromium: images visible, controls there, no console errors; screenshots go to
@@ -14,11 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-import label_studio_server as lss
 import numpy as np
 import polars as pl
 import pytest
 import requests
+from helpers import label_studio_server as lss
+from helpers.browser import chromium_page
 from PIL import Image, ImageDraw
 
 from squidflow import schemas
@@ -30,9 +31,6 @@ from squidflow.judgments.keywords import make_keyword_hits
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 EVENTS = {"wedding": (230, 190, 200), "parade": (90, 140, 220)}
 
 
@@ -212,17 +210,12 @@ LABEL_STUDIO_OWN_404 = "/heidi-tips"
 
 
 def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(server, pushed, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip(f"needs {CHROMIUM} (make test-tools installs it)")
     shots = Path(os.environ.get("SQUIDFLOW_SCREENSHOTS", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
     api = Api(server)
     errors: list[str] = []
     own_404 = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    with chromium_page(viewport={"width": 1400, "height": 1100}) as page:
         page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
         page.on("response", lambda r: (own_404 if r.url.endswith(LABEL_STUDIO_OWN_404) else errors).append(
@@ -250,7 +243,6 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
                 assert page.get_by_text("statement 1 about set").count() >= 1
             page.wait_for_timeout(1500)
             page.screenshot(path=str(shots / f"label_studio_{task}.png"), full_page=True)
-        browser.close()
     left = list(errors)
     line = "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"
     for _ in own_404:  # each of Label Studio's own 404s logs one such line: drop one per 404, no more

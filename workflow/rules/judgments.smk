@@ -3,10 +3,12 @@
 # -> annotator quality -> image scores -> Table 7 (agreement) and Figure 3.
 # `judgments.source: release` needs neither videos nor frames (config/squid-e-release.yaml).
 
+include: "inputs/judgments.smk"
+
 
 rule annotation_hits:
     input:
-        frames="results/dataset/frames.parquet",
+        frames=FRAMES_TABLE,
     output:
         hits_A="results/annotation/hits_A.csv",
         hits_B="results/annotation/hits_B.csv",
@@ -69,8 +71,8 @@ rule label_studio_tasks:
 # them had its annotators answered there, so that ingestion reads the export format without a server.
 rule simulate_label_studio:
     input:
-        batch="results/judgments/simulated/batch_results.csv",
-        repeat="results/judgments/simulated/batch_results_repeat.csv",
+        batch=rules.simulate_panel.output.batch,
+        repeat=rules.simulate_panel.output.repeat,
     output:
         **SIMULATED_LABEL_STUDIO,
     params:
@@ -87,7 +89,7 @@ rule ingest_judgments:
     input:
         unpack(get_judgment_inputs),
     output:
-        judgments="results/judgments/judgments.parquet",
+        judgments=JUDGMENTS_TABLE,
         report="results/judgments/ingest_report.md",
     params:
         source=JUDGMENT_SOURCE,
@@ -108,9 +110,9 @@ rule ingest_judgments:
 rule annotator_quality:
     input:
         unpack(get_judgment_frames),
-        judgments="results/judgments/judgments.parquet",
+        judgments=JUDGMENTS_TABLE,
     output:
-        report="results/judgments/annotator_report.parquet",
+        report=ANNOTATOR_REPORT_TABLE,
     params:
         quality=config["judgments"]["quality"],
     log:
@@ -123,10 +125,10 @@ rule annotator_quality:
 
 rule aggregate_judgments:
     input:
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
     output:
-        scores="results/judgments/image_scores.parquet",
+        scores=IMAGE_SCORES_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
     params:
         high_certainty=config["judgments"]["high_certainty"],
@@ -140,8 +142,8 @@ rule aggregate_judgments:
 
 rule agreement_table:
     input:
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
     output:
         csv=report(
@@ -172,7 +174,7 @@ rule agreement_table:
 
 rule fig3_judgments:
     input:
-        scores="results/judgments/image_scores.parquet",
+        scores=IMAGE_SCORES_TABLE,
     output:
         png=report(
             "results/figures/fig3_judgments.png",
@@ -192,12 +194,12 @@ rule fig3_judgments:
 
 
 # crowd-kit's annotator models (majority vote, Dawid-Skene, GLAD, MACE) beside the rubric: per-annotator skill,
-# per-item uncertainty, and how each changes Table 7 and the comparison metric (squidflow.judgments.crowd).
+# per-item uncertainty, and how each changes Table 7 (squidflow.judgments.crowd; the comparison sets' ratings:
+# rule crowd_comparison).
 rule crowd_aggregation:
     input:
-        unpack(get_comparison_ratings),
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
     output:
         annotators="results/judgments/crowd_annotators.csv",
         item_table="results/judgments/crowd_items.csv",
@@ -223,7 +225,7 @@ rule crowd_aggregation:
     log:
         "logs/crowd_aggregation/crowd_aggregation.log",
     conda:
-        "../../envs/text.yaml"
+        "../../envs/reporting.yaml"
     script:
         "../../scripts/crowd_aggregation.py"
 
@@ -231,8 +233,8 @@ rule crowd_aggregation:
 # Who is lenient, who is careless; Table 7 as a chart (squidflow.judgments.figures), for the report.
 rule annotator_figure:
     input:
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
     output:
         report(
             "results/figures/judgments_annotators.png",
@@ -276,7 +278,7 @@ rule agreement_figure:
 # "Apples to Oranges", the UNT dataset's keyword annotations). Library: squidflow.judgments.keywords.
 rule keyword_hits:
     input:
-        frames="results/dataset/frames.parquet",
+        frames=FRAMES_TABLE,
     output:
         hits=KEYWORD_HITS,
         template="results/annotation/keyword_template.html",

@@ -6,16 +6,18 @@ The crowdsourcing literature aggregates noisy categorical answers with models of
 squidflow calls it (`crowdkit.aggregation`), it does not re-implement them. The answers they take here are
 categorical:
 
-- the certainty bins of the 0–100 ratings (SQUID-E's five bins of 20 points, `squidflow.evaluation.binning`): an
+- the certainty bins of the 0–100 ratings (SQUID-E's five bins of 20 points, `squidflow.certainty`): an
   item is an image under a prompt in one HIT of one variant (Table 7's item), its answers the bins of its ratings;
-- the comparison sets' 1–3 plausibility ratings (Sherlock §4.3): an item is a (query, candidate) pair.
+- the comparison sets' 1–3 plausibility ratings (Sherlock §4.3): an item is a (query, candidate) pair
+  (`squidflow.comparison.crowd` calls `fit` on them).
 
 Each model gives an aggregated label per item with its probabilities (per-item uncertainty: 1 − the top
 probability), and a skill per annotator on a 0–1 scale: majority vote's share of agreement with the majority;
 Dawid–Skene's accuracy (Σ_k prior_k · P(answer k | true k)); GLAD's σ(α) (the chance of a right answer on an item
 of unit easiness); MACE's posterior probability of not spamming. An annotator below `min_skill` is flagged by that
 model. squidflow's rubric (SQUID-E §3.2, `quality.py`) stays the exclusion rule; the tables say how far the two
-agree and how Table 7 and the comparison metric change if each model's flags were the exclusions instead.
+agree and how Table 7 changes if each model's flags were the exclusions instead. The comparison sets' ratings are
+aggregated by the same models in the comparison stage (`squidflow.comparison.crowd`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from squidflow.evaluation.binning import CERTAINTY_BINS, certainty_bins
+from squidflow.certainty import CERTAINTY_BINS, certainty_bins
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +44,6 @@ def rating_answers(judgments: pl.DataFrame) -> pd.DataFrame:
             + "|" + j["hit"])
     return pd.DataFrame({"task": task.to_numpy(), "worker": j["annotator"].to_numpy(),
                          "label": certainty_bins(j["rating"].to_numpy())})
-
-
-def plausibility_answers(ratings: pl.DataFrame) -> pd.DataFrame:
-    """Comparison ratings (query_id, candidate_id, annot1, annot2) -> answers; the annotators are the columns (the
-    Sherlock release, like squidflow's ratings CSV, names no annotator)."""
-    task = (ratings["query_id"] + "|" + ratings["candidate_id"]).to_numpy()
-    cols = [c for c in ratings.columns if c.startswith("annot")]
-    return pd.concat([pd.DataFrame({"task": task, "worker": c, "label": ratings[c].cast(pl.Utf8).to_numpy()})
-                      for c in cols], ignore_index=True)
 
 
 def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict:
@@ -141,10 +134,10 @@ def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
 
 def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: dict[str, dict], items: pl.DataFrame,
                       annotators: pl.DataFrame, pooling: str = "wide", kappa_bins=(3, 4, 5),
-                      comparison: pl.DataFrame | None = None, default: str = "mean") -> pl.DataFrame:
+                      default: str = "mean") -> pl.DataFrame:
     """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
     label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
-    excluded, the agreement of its flags with the rubric, and the comparison metric's oracle with its labels."""
+    excluded and the agreement of its flags with the rubric."""
     from squidflow.judgments.agreement import agreement_table
 
     rows = []
@@ -169,36 +162,11 @@ def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: di
             row[f"{v}_alpha"] = r.get("alpha")
             row[f"{v}_kappa{kmax}"] = r.get(f"kappa_{kmax}")
         row.update(agree)
-        if comparison is not None:
-            row.update(comparison.filter(pl.col("aggregation") == name).drop("aggregation").row(0, named=True)
-                       if name in comparison["aggregation"].to_list() else {})
         rows.append(row)
     return pl.DataFrame(rows)
 
 
-def comparison_oracles(ratings: pl.DataFrame, fits: dict[str, dict]) -> pl.DataFrame:
-    """The comparison metric's oracle (Sherlock §4.3: each annotator scored against a consensus) with the
-    leaderboard's consensus (`mean` of the two ratings) and with each model's aggregated label, × 100."""
-    from squidflow.comparison.metrics_sherlock.comparison import pairwise_accuracy
-
-    rows = []
-    sets = list(ratings.group_by("query_id", maintain_order=True))
-    for name in ("mean", *fits):
-        accs = []
-        for (_qid,), part in sets:
-            a1, a2 = part["annot1"].to_numpy().astype(float), part["annot2"].to_numpy().astype(float)
-            if name == "mean":
-                consensus = (a1 + a2) / 2
-            else:
-                keys = (part["query_id"] + "|" + part["candidate_id"]).to_list()
-                consensus = fits[name]["labels"].reindex(keys).astype(float).to_numpy()
-            accs.append(np.mean([pairwise_accuracy(consensus, lab) for lab in (a1, a2)]))
-        rows.append({"aggregation": name, "comparison_oracle": float(np.mean(accs) * 100) if accs else None,
-                     "comparison_sets": len(accs)})
-    return pl.DataFrame(rows)
-
-
-def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, kmax: int, has_comparison: bool) -> str:
+def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, kmax: int) -> str:
     from squidflow.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
@@ -207,8 +175,7 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
              "ratings. `mean` is squidflow's rubric (SQUID-E §3.2) and mean; each crowd-kit row excludes the "
              f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them.", "",
              f"| aggregation | excluded | label = mean's bin | A α | B α | A+B α | A+B ρ | A+B κ{kmax} | agree with rubric | "
-             f"Cohen's κ{' | comparison oracle' if has_comparison else ''} |",
-             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if has_comparison else "")]
+             "Cohen's κ |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def f(v, p=3):
         return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{p}f}"
@@ -217,18 +184,16 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
         lines.append(
             f"| {r['aggregation']}{' (default)' if r['default'] else ''} | {r['annotators_excluded']} | "
             f"{f(r['items_label_equals_mean_bin'])} | {f(r['A_alpha'])} | {f(r['B_alpha'])} | {f(r['A+B_alpha'])} | "
-            f"{f(r['A+B_spearman'])} | {f(r[f'A+B_kappa{kmax}'])} | {f(r['share_agree'])} | {f(r['cohen_kappa'])}"
-            + (f" | {f(r.get('comparison_oracle'), 1)}" if has_comparison else "") + " |")
+            f"{f(r['A+B_spearman'])} | {f(r[f'A+B_kappa{kmax}'])} | {f(r['share_agree'])} | {f(r['cohen_kappa'])} |")
     return "\n".join(lines) + "\n"
 
 
 def crowd_tables(
-    judgments_path, report_path, *, annotators_csv, items_csv, table_csv, table_md, comparison_ratings=None,
-    min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2, seed: int = 0, default: str = "mean",
+    judgments_path, report_path, *, annotators_csv, items_csv, table_csv, table_md, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2, seed: int = 0, default: str = "mean",
     pooling: str = "wide",
     kappa_bins=(3, 4, 5),
 ) -> pl.DataFrame:
-    """The rule's edge: judgments + annotator report (+ comparison ratings) -> the three tables."""
+    """The rule's edge: judgments + annotator report -> the three tables."""
     import time
 
     from squidflow import schemas
@@ -242,18 +207,11 @@ def crowd_tables(
     log.info("crowd-kit: 4 models on %d answers in %.1f s", len(answers), time.perf_counter() - t0)
     items = item_table(answers, fits, judgments)
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
-    comparison = None
-    if comparison_ratings:
-        from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
-
-        ratings = read_comparison_ratings(comparison_ratings)
-        comparison = comparison_oracles(ratings, fit_all(plausibility_answers(ratings), n_iter=n_iter, seed=seed, mace_restarts=mace_restarts))
     table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
-                              kappa_bins=kappa_bins, comparison=comparison, default=default)
+                              kappa_bins=kappa_bins, default=default)
     write_csv(annotators, annotators_csv, float_precision=4)
     write_csv(items, items_csv, float_precision=4)
     write_csv(table, table_csv, float_precision=4)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
-    write_text(table_md, aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins),
-                                              has_comparison=comparison is not None))
+    write_text(table_md, aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins)))
     return table

@@ -1,0 +1,103 @@
+"""The import layering of `src/squidflow/`, read from the code (ast), and a picture of it.
+
+Floors, bottom to top:
+1. the shared floor: the modules at the top of `src/squidflow/` (schemas, io, config, certainty, events, image ids,
+   pretrained models, style, ...). They import only each other, never a stage.
+2. the stages, in the order the Snakefile includes their rules files (the pipeline's order): a stage may import the
+   floor and the stages before it, never a stage after it.
+3. `demo`, on top although its rules run first: it makes the offline demo's synthetic videos and SIMULATED
+   annotators, reading the vocabulary of the stages whose inputs it simulates (the agreement measures that calibrate
+   the panel, the GuessWhat?! question types); no stage imports it.
+
+Run as a script it prints the stage-level import graph as Mermaid text (`make docs` writes docs/imports.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FLOOR = "floor"
+ON_TOP = ("demo",)
+# The `squidflow` command (cli.py) is the program's entry point: it dispatches to stages (`label-studio` runs the
+# judgments stage's Label Studio calls), so it sits above every stage, not on the floor; nothing imports it.
+ENTRY = "entry point"
+ENTRY_POINTS = ("cli",)
+
+
+def stage_order(root: Path = ROOT) -> list[str]:
+    """The stages, lowest first: the Snakefile's includes in order, the ON_TOP stages moved to the end."""
+    included = re.findall(r'^include: "workflow/rules/(\w+)\.smk"', (root / "Snakefile").read_text(), flags=re.M)
+    stages = [s for s in included if s != "common"]
+    return [s for s in stages if s not in ON_TOP] + [s for s in ON_TOP if s in stages]
+
+
+def unit_of(module: str, src: Path) -> str | None:
+    """`squidflow.<stage>...` -> the stage, `squidflow.<module>` -> the floor; None outside squidflow."""
+    parts = module.split(".")
+    if parts[0] != "squidflow" or len(parts) < 2:
+        return None
+    return parts[1] if (src / parts[1]).is_dir() else FLOOR
+
+
+def imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, imported squidflow module) for every import in a file, function-level imports included."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "squidflow":  # from squidflow import io, schemas
+                yield from ((node.lineno, f"squidflow.{a.name}") for a in node.names)
+            else:
+                yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names)
+
+
+def edges(src: Path) -> Iterator[tuple[str, str, Path, int]]:
+    """(importing unit, imported unit, file, line) for every import between two units of the library."""
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).parts
+        unit = rel[0] if len(rel) > 1 else (ENTRY if path.stem in ENTRY_POINTS else FLOOR)
+        for line, module in imports(path):
+            target = unit_of(module, src)
+            if target is not None and target != unit:
+                yield unit, target, path, line
+
+
+def violations(root: Path = ROOT) -> list[str]:
+    """Every import that goes down the wrong way: the floor importing a stage, a stage importing a later one."""
+    src = root / "src" / "squidflow"
+    order = stage_order(root)
+    rank = {FLOOR: -1} | {s: i for i, s in enumerate(order)} | {ENTRY: len(order)}
+    out = []
+    for unit, target, path, line in edges(src):
+        if target not in rank or unit not in rank:
+            out.append(f"{path.relative_to(root)}:{line}: squidflow.{target} is neither the floor nor a stage "
+                       "with a rules file")
+        elif rank[target] > rank[unit]:
+            where = "the shared floor" if unit == FLOOR else f"stage {unit}"
+            out.append(f"{path.relative_to(root)}:{line}: {where} imports stage {target}, which comes after it; move "
+                       f"what both use to the floor (src/squidflow/*.py) or into {target if unit == FLOOR else unit}")
+    return out
+
+
+def mermaid(root: Path = ROOT) -> str:
+    """The stage-level import graph as a Mermaid flowchart, bottom to top (an arrow: imports)."""
+    src = root / "src" / "squidflow"
+    pairs = {(u, t) for u, t, _, _ in edges(src)}
+    floor = sorted(p.stem for p in src.glob("*.py") if p.stem != "__init__")
+    lines = ["flowchart BT", f'  {FLOOR}["{FLOOR}: {", ".join(floor)}"]']
+    for stage in stage_order(root):  # lowest first, as the layering test orders them
+        lines += [f"  {stage} --> {target}" for u, target in sorted(pairs) if u == stage]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    text = "# The import graph of src/squidflow (generated by `make docs`; an arrow: imports)\n\n```mermaid\n" + mermaid() + "```\n"
+    if len(sys.argv) > 1:
+        Path(sys.argv[1]).write_text(text)
+    else:
+        sys.stdout.write(text)
