@@ -36,7 +36,7 @@ def _cmd_gpu_slots(args: argparse.Namespace) -> int:
     return 0
 
 
-STAGE_COMMANDS = ("squidflow.evaluation.command",)  # squidflow evaluate
+STAGE_COMMANDS = ("squidflow.judgments.command", "squidflow.evaluation.command")  # label-studio, evaluate
 
 
 def main(argv: list[str] | None = None) -> int:
