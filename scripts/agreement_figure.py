@@ -4,7 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.figures import agreement_figure_from_file
+import polars as pl
 
-agreement_figure_from_file(snakemake.input[0], snakemake.output[0], note=snakemake.params.note)
+from squidflow.judgments.figures import agreement_figure
+
+table7 = pl.read_csv(snakemake.input[0], schema_overrides={"variant": pl.Utf8}, null_values=["", "nan", "NaN"])
+agreement_figure(table7, snakemake.output[0], note=snakemake.params.note)
 log.info("wrote %s", snakemake.output[0])

@@ -4,8 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.figures import annotator_figure_from_files
+from squidflow import io, schemas
+from squidflow.judgments.figures import annotator_figure
 
-stats = annotator_figure_from_files(snakemake.input.judgments, snakemake.input.report, snakemake.output[0],
-                                    note=snakemake.params.note)
+judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)
+report = io.read_parquet(snakemake.input.report, schemas.ANNOTATOR_REPORT)
+stats = annotator_figure(judgments, report, snakemake.output[0], note=snakemake.params.note)
 log.info("annotators (leniency, carelessness):\n%s", stats)

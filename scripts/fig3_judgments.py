@@ -4,6 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.figures import fig3_from_file
+from squidflow import io, schemas
+from squidflow.judgments.figures import fig3_judgments
 
-fig3_from_file(snakemake.input.scores, snakemake.output.png, snakemake.params.title)
+scores = io.read_parquet(snakemake.input.scores, schemas.IMAGE_SCORES)
+fig3_judgments(scores, snakemake.output.png, title=snakemake.params.title)

@@ -6,14 +6,16 @@ log = setup(snakemake)
 
 from squidflow import io, schemas
 from squidflow.intervals import IntervalConfig
-from squidflow.litmus.tables import dataset_tables, write_table
+from squidflow.litmus.tables import dataset_tables, markdown
 
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 questions, rules = dataset_tables(games, soft_labels, IntervalConfig.from_config(snakemake.params.intervals))
 out, note = snakemake.output, snakemake.params.note
-write_table(questions, out.questions_csv, out.questions_md, note=note,
-            title="First turns per split, question type and answer (GuessWhat?! litmus test §3.2)")
-write_table(rules, out.rules_csv, out.rules_md, note=note,
-            title="Spatial rules R1-R3: share of QA pairs whose target is in the rule's reference set (Appendix A) "
-            "[bootstrap interval over the split's spatial QA pairs]")
+io.write_csv(questions, out.questions_csv)
+io.write_text(out.questions_md, markdown(questions, note=note, title=(
+    "First turns per split, question type and answer (GuessWhat?! litmus test §3.2)")))
+io.write_csv(rules, out.rules_csv)
+io.write_text(out.rules_md, markdown(rules, note=note, title=(
+    "Spatial rules R1-R3: share of QA pairs whose target is in the rule's reference set (Appendix A) "
+    "[bootstrap interval over the split's spatial QA pairs]")))

@@ -205,6 +205,9 @@ HANDS_PATHS = {
     ("acquisition_figure", "acquisition_figure"): "a figure writes its PNG through style.save",
     ("comparison_sets_figure", "sets_figure"): "a figure writes its PNG through style.save",
     ("frame_spread_figure", "frame_spread"): "a figure writes its PNG through style.save",
+    ("agreement_figure", "agreement_figure"): "a figure writes its PNG through style.save",
+    ("annotator_figure", "annotator_figure"): "a figure writes its PNG through style.save",
+    ("fig3_judgments", "fig3_judgments"): "a figure writes its PNG through style.save",
     ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
     # Many files, or a file too large to hold: the library streams or fans out.
     ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",
@@ -219,14 +222,8 @@ HANDS_PATHS = {
     # Readers of a format people hand us (errors name the file and line).
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
-    ("agreement_figure", "agreement_figure_from_file"): "later pass (judgments/figures.py)",
-    ("annotator_figure", "annotator_figure_from_files"): "later pass (judgments/figures.py)",
-    ("fig3_judgments", "fig3_from_file"): "later pass (judgments/figures.py)",
     ("agreement_table", "write_table7"): "later pass (judgments/agreement.py)",
     ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
-    ("litmus_dataset_tables", "write_table"): "later pass (litmus/tables.py)",
-    ("litmus_tables", "write_table"): "later pass (litmus/tables.py)",
-    ("litmus_human_check", "write_table"): "later pass (litmus/tables.py)",
     ("litmus_demo_games", "write_demo_games"): "later pass (tests/test_litmus.py calls it)",
     ("run_summary", "write_run_summary"): "later pass (report/summary.py)",
     ("text_keyword_table", "build_table"): "later pass (text/tables.py)",

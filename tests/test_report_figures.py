@@ -15,8 +15,8 @@ from squidflow import io, schemas, style
 from squidflow.comparison.figures import chosen_sets, sets_figure
 from squidflow.frames.figures import contact_sheets, frame_spread, relative_positions
 from squidflow.judgments.figures import (
-    agreement_figure_from_file,
-    annotator_figure_from_files,
+    agreement_figure,
+    annotator_figure,
     annotator_stats,
     fig3_judgments,
 )
@@ -167,14 +167,11 @@ def test_annotator_stats_find_the_lenient_and_the_careless():
 
 
 def test_annotator_figure_marks_the_excluded(tmp_path):
-    judgments = tmp_path / "judgments.parquet"
-    report = tmp_path / "report.parquet"
-    io.write_parquet(_judgments(), judgments, schemas.JUDGMENTS)
-    io.write_parquet(pl.DataFrame({"annotator": ["fair", "fair2", "lenient", "careless"], "n_judgments": [30] * 4,
-                                   "flags": [[], [], [], ["random"]], "excluded": [False, False, False, True]}),
-                     report, schemas.ANNOTATOR_REPORT)
+    report = io.conform(pl.DataFrame({"annotator": ["fair", "fair2", "lenient", "careless"], "n_judgments": [30] * 4,
+                                     "flags": [[], [], [], ["random"]], "excluded": [False, False, False, True]}),
+                       schemas.ANNOTATOR_REPORT)
     png = tmp_path / "annotators.png"
-    stats = annotator_figure_from_files(judgments, report, png, note="SIMULATED")
+    stats = annotator_figure(io.conform(_judgments(), schemas.JUDGMENTS), report, png, note="SIMULATED")
     assert stats.filter(pl.col("excluded"))["annotator"].to_list() == ["careless"]
     facts = _readable_png(png)
     assert facts["panels"] == 2
@@ -182,11 +179,10 @@ def test_annotator_figure_marks_the_excluded(tmp_path):
 
 
 def test_agreement_chart_and_figure3(tmp_path):
-    csv = tmp_path / "table7.csv"
-    csv.write_text("variant,spearman,alpha,kappa_3,kappa_4,kappa_5\nA,0.66,0.67,0.43,0.32,0.32\n"
-                   "B,0.65,0.72,0.45,0.41,0.34\nA+B,0.65,0.66,0.39,0.33,\n")
+    table7 = pl.DataFrame({"variant": ["A", "B", "A+B"], "spearman": [0.66, 0.65, 0.65], "alpha": [0.67, 0.72, 0.66],
+                           "kappa_3": [0.43, 0.45, 0.39], "kappa_4": [0.32, 0.41, 0.33], "kappa_5": [0.32, 0.34, None]})
     png = tmp_path / "table7.png"
-    assert agreement_figure_from_file(csv, png) == 1
+    assert agreement_figure(table7, png) == 1
     assert _readable_png(png)["description"] == "A, B, A+B"
 
     scores = pl.DataFrame({"video_id": ["a", "b", "a", "b"], "frame_index": [0] * 4,

@@ -42,14 +42,6 @@ def fig3_judgments(scores: pl.DataFrame, path: str | Path, *, title: str = "") -
                       description=f"{scores.height} image scores")
 
 
-def fig3_from_file(scores_path, png_path, title: str = "") -> None:
-    from squidflow import schemas
-    from squidflow.io import read_parquet
-
-    scores = read_parquet(scores_path, schemas.IMAGE_SCORES)
-    fig3_judgments(scores, png_path, title=title)
-
-
 def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per annotator: judgments, median rating, leniency and carelessness, excluded and flags.
 
@@ -175,18 +167,3 @@ def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | No
     ax.grid(axis="x", visible=False)
     style.note(fig, note)
     return style.save(fig, path, title="Table 7: inter-annotator agreement", description=", ".join(tasks))
-
-
-def annotator_figure_from_files(judgments_path: str | Path, report_path: str | Path, png_path: str | Path, *,
-                                note: str = "") -> pl.DataFrame:
-    """The annotator figure from results/judgments/judgments.parquet and annotator_report.parquet."""
-    from squidflow import io, schemas
-
-    return annotator_figure(io.read_parquet(judgments_path, schemas.JUDGMENTS),
-                            io.read_parquet(report_path, schemas.ANNOTATOR_REPORT), png_path, note=note)
-
-
-def agreement_figure_from_file(csv_path: str | Path, png_path: str | Path, *, note: str = "") -> int:
-    """Table 7 as a chart from results/tables/table7_agreement.csv."""
-    table7 = pl.read_csv(csv_path, schema_overrides={"variant": pl.Utf8}, null_values=["", "nan", "NaN"])
-    return agreement_figure(table7, png_path, note=note)

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from squidflow.io import write_csv, write_text
 from squidflow.litmus.questions import QUESTION_TYPES
 from squidflow.litmus.soft_labels import rules_accuracy, rules_hits
 
@@ -216,9 +215,3 @@ def litmus_tables(metrics: pl.DataFrame, model_order: Sequence[str] = (),
                   intervals: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Tables 2 and 3 of the litmus test from the metrics of every model and seed (and, given, their intervals)."""
     return correlation_table(metrics, model_order, intervals), grounding_table(metrics, model_order, intervals)
-
-
-def write_table(table: pl.DataFrame, csv_path, md_path, *, title: str, note: str = "") -> None:
-    """The table as CSV (fractions, every column) and Markdown (percentages, mean ± sd), each written atomically."""
-    write_csv(table, csv_path)
-    write_text(md_path, markdown(table, title=title, note=note))
