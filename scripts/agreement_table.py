@@ -5,17 +5,22 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.intervals import IntervalConfig
-from squidflow.judgments.agreement import write_table7
+import polars as pl
 
-write_table7(
-    snakemake.input.judgments,
-    snakemake.input.report,
-    snakemake.input.high_certainty,
-    csv_path=snakemake.output.csv,
-    md_path=snakemake.output.md,
-    pooling=snakemake.params.pooling,
-    kappa_bins=tuple(snakemake.params.kappa_bins),
-    on_empty=snakemake.params.on_empty,
-    intervals=IntervalConfig.from_config(snakemake.params.intervals),
+from squidflow import io, schemas
+from squidflow.intervals import IntervalConfig
+from squidflow.judgments.agreement import table7
+
+p = snakemake.params
+table, md = table7(
+    io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS),
+    io.read_parquet(snakemake.input.report, schemas.ANNOTATOR_REPORT),
+    pl.read_csv(snakemake.input.high_certainty),
+    report_name=p.report_name,
+    pooling=p.pooling,
+    kappa_bins=tuple(p.kappa_bins),
+    on_empty=p.on_empty,
+    intervals=IntervalConfig.from_config(p.intervals),
 )
+io.write_csv(table, snakemake.output.csv, float_precision=4)
+io.write_text(snakemake.output.md, md)

@@ -39,7 +39,7 @@ from helpers.faults import (
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError
 from squidflow.io import SchemaError, md_escape, read_csv_strings, write_csv, write_parquet
-from squidflow.judgments.agreement import table7_markdown, write_table7
+from squidflow.judgments.agreement import table7, table7_markdown
 from squidflow.judgments.ingest import JudgmentError, ingest, read_mturk_batch
 from squidflow.videos.sources import list_candidates
 
@@ -267,18 +267,17 @@ def judgments_frame() -> pl.DataFrame:
 
 def test_a_variant_whose_every_rater_is_excluded_stops_or_is_a_note(tmp_path):
     j = judgments_frame()
-    write_parquet(j, tmp_path / "j.parquet", schemas.JUDGMENTS)
     report = pl.DataFrame({"annotator": ["a1", "a2", "a3", "b1", "b2", "b3"], "n_judgments": [6] * 6,
                            "flags": [[]] * 3 + [["control: x"]] * 3, "excluded": [False] * 3 + [True] * 3})  # fmt: skip
-    write_parquet(report, tmp_path / "r.parquet", schemas.ANNOTATOR_REPORT)
-    (tmp_path / "share.csv").write_text("variant,n_images,n_high_certainty,share\n")
-    kw = dict(csv_path=tmp_path / "t7.csv", md_path=tmp_path / "t7.md")
+    share = pl.DataFrame(schema={"variant": pl.Utf8, "n_images": pl.Int64, "n_high_certainty": pl.Int64,
+                                 "share": pl.Float64})
+    where = "results/judgments/annotator_report.parquet"
     with pytest.raises(EmptyError) as err:
-        write_table7(tmp_path / "j.parquet", tmp_path / "r.parquet", tmp_path / "share.csv", **kw)
+        table7(j, report, share, report_name=where)
     assert "variant B" in str(err.value) and "3 annotator(s) is excluded" in str(err.value)
-    assert str(tmp_path / "r.parquet") in str(err.value) and not (tmp_path / "t7.md").exists()
-    write_table7(tmp_path / "j.parquet", tmp_path / "r.parquet", tmp_path / "share.csv", on_empty="skip", **kw)
-    assert "Variant B skipped" in (tmp_path / "t7.md").read_text()
+    assert where in str(err.value)
+    _, md = table7(j, report, share, report_name=where, on_empty="skip")
+    assert "Variant B skipped" in md
     tried("quality checks exclude every rater of a variant", "stopped with a message: annotator_report.parquet named; a note under skip")
 
 

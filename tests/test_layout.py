@@ -222,7 +222,6 @@ HANDS_PATHS = {
     # Readers of a format people hand us (errors name the file and line).
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
-    ("agreement_table", "write_table7"): "later pass (judgments/agreement.py)",
     ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
     ("litmus_demo_games", "write_demo_games"): "later pass (tests/test_litmus.py calls it)",
     ("run_summary", "write_run_summary"): "later pass (report/summary.py)",

@@ -533,25 +533,23 @@ def empty_variants(judgments: pl.DataFrame, excluded: list[str], report_path: st
     return out
 
 
-def write_table7(
-    judgments_path, report_path, share_path, *, csv_path, md_path, pooling="wide", kappa_bins=(3, 4, 5),
-    on_empty: str = "error", intervals=None,
-) -> pl.DataFrame:
-    """The rule's edge: Table 7 over the judgments of annotators not excluded -> CSV and Markdown.
+def table7(
+    judgments: pl.DataFrame, report: pl.DataFrame, high_certainty: pl.DataFrame, *,
+    report_name: str = "annotator_report.parquet", pooling="wide", kappa_bins=(3, 4, 5), on_empty: str = "error",
+    intervals=None,
+) -> tuple[pl.DataFrame, str]:
+    """The rule's edge: Table 7 over the judgments of annotators not excluded -> (the CSV's table, the Markdown).
 
-    A variant whose every annotator is excluded stops the run (EmptyError naming annotator_report.parquet) unless
-    `on_empty="skip"`, which leaves its row empty with a note in the Markdown. With `intervals`
+    A variant whose every annotator is excluded stops the run (EmptyError naming `report_name`, the annotator
+    report's file) unless `on_empty="skip"`, which leaves its row empty with a note in the Markdown. With `intervals`
     (squidflow.intervals.IntervalConfig) every measure has its interval (agreement_table) and so has the
-    intra-annotator Spearman (bootstrap over the annotators who rated twice).
+    intra-annotator Spearman (bootstrap over the annotators who rated twice). `high_certainty` is
+    results/judgments/high_certainty.csv as read.
     """
-    from squidflow import schemas
     from squidflow.errors import EmptyError
-    from squidflow.io import read_parquet, write_csv, write_text
 
-    judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
-    report = read_parquet(report_path, schemas.ANNOTATOR_REPORT)
     excluded = report.filter(pl.col("excluded"))["annotator"].to_list()
-    skipped = empty_variants(judgments, excluded, str(report_path))
+    skipped = empty_variants(judgments, excluded, report_name)
     if skipped and on_empty != "skip":
         variant, why = next(iter(skipped.items()))
         raise EmptyError(
@@ -560,7 +558,6 @@ def write_table7(
         )
     kept = judgments.filter(~pl.col("annotator").is_in(excluded))
     table = agreement_table(kept, pooling=pooling, kappa_bins=kappa_bins, intervals=intervals)
-    write_csv(table.drop("n_items"), csv_path, float_precision=4)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     rhos = intra_annotator_rhos(kept)
     intra = (float(np.mean(rhos)) if len(rhos) else float("nan"), len(rhos))
@@ -569,9 +566,8 @@ def write_table7(
 
         intra = (*intra, *mean_interval(rhos, intervals)[1:])
     md = table7_markdown(
-        table, source=source, pooling=pooling, intra=intra, high_certainty=pl.read_csv(share_path),
+        table, source=source, pooling=pooling, intra=intra, high_certainty=high_certainty,
         excluded=excluded, skipped=skipped,
         note=intervals_note(intervals.level, intervals.resamples) if intervals is not None else "",
     )
-    write_text(md_path, md)
-    return table
+    return table.drop("n_items"), md
