@@ -4,8 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.demo.litmus import write_demo_games
+from squidflow import io
+from squidflow.demo.litmus import demo_games
 
-demo = snakemake.params.demo
-write_demo_games(snakemake.output.train, snakemake.output.test, **demo)
-log.info("wrote %d train and %d test SYNTHETIC games", demo["train_games"], demo["test_games"])
+train, test = demo_games(**snakemake.params.demo)
+io.write_json_lines(snakemake.output.train, train)
+io.write_json_lines(snakemake.output.test, test)
+log.info("wrote %d train and %d test SYNTHETIC games", len(train), len(test))

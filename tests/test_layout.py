@@ -223,7 +223,6 @@ HANDS_PATHS = {
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
     ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
-    ("litmus_demo_games", "write_demo_games"): "later pass (tests/test_litmus.py calls it)",
     ("run_summary", "write_run_summary"): "later pass (report/summary.py)",
     ("text_keyword_table", "build_table"): "later pass (text/tables.py)",
     ("video_candidates", "list_candidates"): "later pass (videos/sources.py reads the demo catalog)",

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from squidflow import io
 from squidflow.demo import litmus as demo
 from squidflow.litmus import human, metrics, probabilities, soft_labels, tables
 from squidflow.litmus.config import GuesserConfig
@@ -447,20 +448,24 @@ def test_spatial_features_are_the_guesswhat_baseline_ones() -> None:
 
 def test_demo_games_are_read_by_the_reader_and_say_they_are_synthetic(tmp_path: Path) -> None:
     train, test = tmp_path / "guesswhat.train.jsonl.gz", tmp_path / "guesswhat.test.jsonl.gz"
-    demo.write_demo_games(train, test, train_games=30, test_games=10, target_area_bias=1.0, seed=0)
+    train_games, test_games = demo.demo_games(train_games=30, test_games=10, target_area_bias=1.0, seed=0)
+    io.write_json_lines(train, train_games)
+    io.write_json_lines(test, test_games)
     with gzip.open(train, "rt") as fh:
         first = json.loads(fh.readline())
     assert first["synthetic"] is True and first["image"]["file_name"].startswith("SYNTHETIC_")
     games = read_games([GameSource(str(train), "train"), GameSource(str(test), "test")])
     assert games.group_by("split").len().sort("split")["len"].to_list() == [10, 30]
     again = tmp_path / "again.jsonl.gz"
-    demo.write_games(demo.synthetic_games(30, split="train", seed=0, target_area_bias=1.0), again)
+    io.write_json_lines(again, demo.synthetic_games(30, split="train", seed=0, target_area_bias=1.0))
     assert gzip.open(again).read() == gzip.open(train).read()  # the same seed gives the same games
 
 
 def test_guessers_train_and_give_a_distribution_per_game(tmp_path: Path) -> None:
     train, test = tmp_path / "guesswhat.train.jsonl.gz", tmp_path / "guesswhat.test.jsonl.gz"
-    demo.write_demo_games(train, test, train_games=60, test_games=20, target_area_bias=1.0, seed=0)
+    train_games, test_games = demo.demo_games(train_games=60, test_games=20, target_area_bias=1.0, seed=0)
+    io.write_json_lines(train, train_games)
+    io.write_json_lines(test, test_games)
     games = read_games([GameSource(str(train), "train"), GameSource(str(test), "test")])
     labels = soft_labels.label_games(games)
     cfg = GuesserConfig(epochs=2, batch_size=16, word_dim=8, hidden_dim=16, category_dim=4)

@@ -78,6 +78,16 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def write_json_lines(path: str | os.PathLike, records: Iterable[dict]) -> None:
+    """One JSON object a line, atomically; gzip-compressed when `path` ends in .gz (the GuessWhat?! games format)."""
+    import gzip
+
+    with atomic_path(path) as tmp, (gzip.open(tmp, "wt", encoding="utf-8") if str(path).endswith(".gz")
+                                    else open(tmp, "w", encoding="utf-8")) as fh:
+        for record in records:
+            fh.write(json.dumps(record) + "\n")
+
+
 def _is_any_width_f32(dtype: pl.DataType) -> bool:
     return isinstance(dtype, pl.Array) and dtype.inner == pl.Float32
 

@@ -23,14 +23,9 @@ produce is labelled simulated.
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 
-from squidflow.io import atomic_path
 from squidflow.litmus.questions import COCO_CATEGORIES, classify
 from squidflow.litmus.soft_labels import RULES, Boxes
 
@@ -147,19 +142,10 @@ def synthetic_games(n_games: int, *, split: str, seed: int, target_area_bias: fl
     return games
 
 
-def write_games(games: list[dict], path: str | Path) -> None:
-    """Write games as gzip JSON Lines, atomically."""
-    with atomic_path(path) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for game in games:
-            fh.write(json.dumps(game) + "\n")
-
-
-def write_demo_games(train_path: str | Path, test_path: str | Path, *, train_games: int, test_games: int,
-                     target_area_bias: float, seed: int) -> None:
-    """The demo's two SYNTHETIC games files (train and test split; game ids 1.. and 1,000,001..)."""
-    write_games(synthetic_games(train_games, split="train", seed=seed, target_area_bias=target_area_bias), train_path)
-    write_games(synthetic_games(test_games, split="test", seed=seed, target_area_bias=target_area_bias,
-                                first_id=1_000_001), test_path)
+def demo_games(*, train_games: int, test_games: int, target_area_bias: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """The demo's two SYNTHETIC games splits, train and test (game ids 1.. and 1,000,001..), as GuessWhat?! records."""
+    return (synthetic_games(train_games, split="train", seed=seed, target_area_bias=target_area_bias),
+            synthetic_games(test_games, split="test", seed=seed, target_area_bias=target_area_bias, first_id=1_000_001))
 
 
 def simulate_annotations(games: pl.DataFrame, *, n_qa: int, annotators: int, noise: float, seed: int,
