@@ -5,17 +5,20 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
+from squidflow import io, schemas
 from squidflow.intervals import IntervalConfig
 from squidflow.text.tables import build_table
 
-build_table(
-    snakemake.input.keywords,
-    snakemake.input.gold,
-    csv_path=snakemake.output.csv,
-    md_path=snakemake.output.md,
-    tex_path=snakemake.output.tex,
-    settings=snakemake.params.settings,
-    top_k=snakemake.params.top_k,
-    gold_language=snakemake.params.gold_language,
-    intervals=IntervalConfig.from_config(snakemake.params.intervals),
+p = snakemake.params
+table, md, tex = build_table(
+    io.read_parquet(snakemake.input.keywords, schemas.TEXT_KEYWORDS),
+    io.read_parquet(snakemake.input.gold, schemas.KEYWORD_JUDGMENTS),
+    settings=p.settings,
+    top_k=p.top_k,
+    gold_language=p.gold_language,
+    intervals=IntervalConfig.from_config(p.intervals),
+    gold_name=p.gold_name,
 )
+io.write_csv(table, snakemake.output.csv, float_precision=4)  # keywords are internet text: formula cells neutralised
+io.write_text(snakemake.output.md, md)
+io.write_text(snakemake.output.tex, tex)

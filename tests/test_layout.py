@@ -224,10 +224,7 @@ HANDS_PATHS = {
     # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
     ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
     ("run_summary", "write_run_summary"): "later pass (report/summary.py)",
-    ("text_keyword_table", "build_table"): "later pass (text/tables.py)",
     ("video_candidates", "list_candidates"): "later pass (videos/sources.py reads the demo catalog)",
-    ("result_table", "read_run_metrics"): "later pass (training/tables.py)",
-    ("table1_figure", "read_run_metrics"): "later pass (training/tables.py)",
     ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",
     ("reliability_diagram", "reliability_diagram"): "a figure writes its PNG through style.save",
     ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",

@@ -162,24 +162,18 @@ def to_latex(table: pl.DataFrame, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_table(keywords_path, gold_path, *, csv_path, md_path, tex_path, settings: list[dict], top_k: int,
-                gold_language: str, intervals=None) -> pl.DataFrame:
-    """The rule's edge: keywords.parquet + judgments/keywords.parquet -> text_keywords.{csv,md,tex}; `intervals`
-    (squidflow.intervals.IntervalConfig) adds each score's bootstrap interval over images."""
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_csv, write_text
+def build_table(keywords: pl.DataFrame, gold: pl.DataFrame, *, settings: list[dict], top_k: int, gold_language: str,
+                intervals=None, gold_name: str = "the gold keywords") -> tuple[pl.DataFrame, str, str]:
+    """The rule's edge: the keywords and the gold keywords (KEYWORD_JUDGMENTS, named `gold_name` in the error when it is
+    empty) -> (table, Markdown, LaTeX); `intervals` (squidflow.intervals.IntervalConfig) adds each score's bootstrap
+    interval over images."""
     from squidflow.text.preprocess import settings_from_config
 
-    keywords = read_parquet(keywords_path, schemas.TEXT_KEYWORDS)
-    gold = read_parquet(gold_path, schemas.KEYWORD_JUDGMENTS)
     if gold.height == 0:
-        raise ValueError(f"{gold_path}: no gold keywords; the keyword table needs the keyword task's answers "
+        raise ValueError(f"{gold_name}: no gold keywords; the keyword table needs the keyword task's answers "
                          "(text.gold.batches, or judgments.source: simulated for the demo)")
     table = keyword_table(keywords, gold, settings_from_config(settings), gold_language=gold_language,
                           intervals=intervals)
     sources = sorted(set(gold["source"].to_list()))
     title = caption("/".join(sources), gold.filter(pl.col("round") == 1)["annotator"].n_unique(), top_k, intervals)
-    write_csv(table, csv_path, float_precision=4)  # keywords are internet text: formula cells neutralised
-    write_text(md_path, to_markdown(table, title))
-    write_text(tex_path, to_latex(table, title))
-    return table
+    return table, to_markdown(table, title), to_latex(table, title)
