@@ -8,14 +8,15 @@ import json
 from pathlib import Path
 
 from squidflow import io, schemas
-from squidflow.training.tables import TABLES, read_run_metrics, table_with_intervals, to_latex, to_markdown
+from squidflow.training.tables import TABLES, runs_table, table_with_intervals, to_latex, to_markdown
 
 p = snakemake.params
 spec = TABLES[snakemake.wildcards.table]
 choices = dict(p.choices)
 sets = json.loads(Path(snakemake.input.sets).read_text(encoding="utf-8"))
 predictions = {path: io.read_parquet(path, schemas.RUN_PREDICTIONS) for path in snakemake.input.predictions}
-table = table_with_intervals(read_run_metrics(snakemake.input.metrics), predictions, spec, p.order, p.intervals,
+metrics = {path: json.loads(Path(path).read_text(encoding="utf-8")) for path in snakemake.input.metrics}
+table = table_with_intervals(runs_table(metrics), predictions, spec, p.order, p.intervals,
                              ece_bins=p.ece_bins, kl_eps=p.kl_eps, choices=choices)
 table = io.conform(table, schemas.RESULT_TABLE)
 io.write_csv(table, snakemake.output.csv)

@@ -5,7 +5,6 @@ figures, and `squidflow evaluate` giving the workflow's numbers."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, 
 from squidflow.intervals import IntervalConfig
 from squidflow.training.calibration import run_metrics
 from squidflow.training.table_intervals import image_lists, metric_stat, run_images
-from squidflow.training.tables import TABLES, read_run_metrics, table_with_intervals, to_latex, to_markdown
+from squidflow.training.tables import TABLES, runs_table, table_with_intervals, to_latex, to_markdown
 
 CFG = {"level": 0.95, "resamples": 400, "seed": 0, "method": "percentile"}
 SHARED = Path("/work/shared/data")
@@ -104,14 +103,11 @@ def test_table1_compares_every_variant_with_the_first_one(tmp_path):
     assert es["diff"] == pytest.approx(es["mean"] - table.filter(
         (pl.col("method") == "SD") & (pl.col("metric") == "avg_acc"))["mean"][0])
     assert es["p_value"] < 0.05 and es["lo"] <= es["mean"] <= es["hi"]
-    # the same rows, written and read back as the rule does
-    paths = []
-    for (train_set, method, seed), rows in runs.group_by(["train_set", "method", "seed"]):
-        d = tmp_path / "results/runs/classification" / train_set / method / f"seed{seed}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "metrics.json").write_text(json.dumps(dict(zip(rows["metric"], rows["value"], strict=True))))
-        paths.append(d / "metrics.json")
-    again = table_with_intervals(read_run_metrics(paths), predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
+    # the same rows, as the rule reads them from the runs' metrics.json
+    metrics = {f"results/runs/classification/{train_set}/{method}/seed{seed}/metrics.json":
+               dict(zip(rows["metric"], rows["value"], strict=True))
+               for (train_set, method, seed), rows in runs.group_by(["train_set", "method", "seed"])}
+    again = table_with_intervals(runs_table(metrics), predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
     key = ["train_set", "method", "metric"]
     assert again.sort(key).select("lo", "hi").equals(table.sort(key).select("lo", "hi"))
 

@@ -280,7 +280,7 @@ def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_
 def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFrame], spec: TableSpec,
                          method_order: list[str], intervals: Mapping, *, ece_bins: int = 10, kl_eps: float = 1e-6,
                          choices: Mapping | None = None) -> pl.DataFrame:
-    """The RESULT_TABLE of `runs` (read_run_metrics) with each cell's image-bootstrap interval and the paired
+    """The RESULT_TABLE of `runs` (runs_table) with each cell's image-bootstrap interval and the paired
     comparisons with the baseline row (squidflow.training.table_intervals); `predictions`: each run's
     predictions.parquet path -> its frame. The point values are the runs' metrics.json values, unchanged."""
     from squidflow.config import from_section
@@ -303,16 +303,13 @@ def run_of(path) -> tuple[str, str, int]:
     return path.parents[2].name, path.parents[1].name, int(path.parent.name.removeprefix("seed"))
 
 
-def read_run_metrics(paths) -> pl.DataFrame:
-    """Read runs' metrics.json (…/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json) into long rows."""
-    import json
-    from pathlib import Path
-
+def runs_table(metrics) -> pl.DataFrame:
+    """Runs' metrics.json contents, keyed by the file's path (…/runs/{experiment}/{train_set}/{method}/seed{seed}/
+    metrics.json, which names the run), as long rows."""
     rows = []
-    for path in map(Path, paths):
+    for path, values in metrics.items():
         train_set, method, seed = run_of(path)
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-        for metric, value in metrics.items():
+        for metric, value in values.items():
             rows.append({
                 "train_set": train_set,
                 "method": method,
