@@ -4,13 +4,12 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.comparison.crowd import crowd_comparison
+from squidflow import io
+from squidflow.comparison.crowd import comparison_oracles, crowd_comparison_markdown
+from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
 
-crowd_comparison(
-    snakemake.input.ratings,
-    table_csv=snakemake.output.csv,
-    table_md=snakemake.output.md,
-    n_iter=snakemake.params.crowd["n_iter"],
-    mace_restarts=snakemake.params.crowd["mace_restarts"],
-    seed=snakemake.params.crowd["seed"],
-)
+crowd = snakemake.params.crowd
+table = comparison_oracles(read_comparison_ratings(snakemake.input.ratings), n_iter=crowd["n_iter"], seed=crowd["seed"],
+                           mace_restarts=crowd["mace_restarts"])
+io.write_csv(table, snakemake.output.csv, float_precision=4)
+io.write_text(snakemake.output.md, crowd_comparison_markdown(table))

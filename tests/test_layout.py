@@ -221,6 +221,7 @@ HANDS_PATHS = {
     ("report_task_page", "self_contained"): "the folder the page's images are relative to (files the page names)",
     # Readers of a format people hand us (errors name the file and line).
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
+    ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
     ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
     ("run_summary", "write_run_summary"): "later pass (report/summary.py)",
@@ -230,7 +231,6 @@ HANDS_PATHS = {
     ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
     ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
     ("crowd_aggregation", "crowd_tables"): "later pass (judgments/crowd.py)",
-    ("crowd_comparison", "crowd_comparison"): "later pass (comparison/crowd.py)",
     ("ingest_judgments", "ingest_exports_to"): "later pass (judgments/label_studio.py's caller)",
     ("label_studio_tasks", "build_label_studio_tasks"): "later pass (judgments/label_studio.py)",
     ("simulate_label_studio", "simulated_exports"): "later pass (demo panel through Label Studio exports)",

@@ -52,13 +52,8 @@ def comparison_oracles(ratings: pl.DataFrame, *, n_iter: int = 20, seed: int = 0
     return pl.DataFrame(rows)
 
 
-def crowd_comparison(ratings_csv, *, table_csv, table_md, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> pl.DataFrame:
-    """The rule's edge: comparison.ratings -> results/tables/crowd_comparison.{csv,md}."""
-    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
-    from squidflow.io import write_csv, write_text
-
-    table = comparison_oracles(read_comparison_ratings(ratings_csv), n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
-    write_csv(table, table_csv, float_precision=4)
+def crowd_comparison_markdown(table: pl.DataFrame) -> str:
+    """results/tables/crowd_comparison.md from the oracle per aggregation (comparison_oracles)."""
 
     def f(v, p=3):
         return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{p}f}"
@@ -70,5 +65,4 @@ def crowd_comparison(ratings_csv, *, table_csv, table_md, n_iter: int = 20, seed
              "|---|---|---|---|---|---|"]
     lines += [f"| {r['aggregation']} | {f(r['comparison_oracle'], 1)} | {f(r['label_equals_rounded_mean'])} | "
               f"{f(r['annot1_skill'])} | {f(r['annot2_skill'])} | {r['comparison_sets']} |" for r in table.to_dicts()]
-    write_text(table_md, "\n".join(lines) + "\n")
-    return table
+    return "\n".join(lines) + "\n"
