@@ -4,17 +4,19 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
+from squidflow import io, schemas
 from squidflow.judgments.crowd import crowd_tables
 
-crowd_tables(
-    snakemake.input.judgments,
-    snakemake.input.report,
-    annotators_csv=snakemake.output.annotators,
-    items_csv=snakemake.output.item_table,
-    table_csv=snakemake.output.csv,
-    table_md=snakemake.output.md,
-    default=snakemake.params.aggregation,
-    pooling=snakemake.params.pooling,
-    kappa_bins=tuple(snakemake.params.kappa_bins),
-    **snakemake.params.crowd,
+p, out = snakemake.params, snakemake.output
+tables = crowd_tables(
+    io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS),
+    io.read_parquet(snakemake.input.report, schemas.ANNOTATOR_REPORT),
+    default=p.aggregation,
+    pooling=p.pooling,
+    kappa_bins=tuple(p.kappa_bins),
+    **p.crowd,
 )
+io.write_csv(tables["annotators"], out.annotators, float_precision=4)
+io.write_csv(tables["items"], out.item_table, float_precision=4)
+io.write_csv(tables["table"], out.csv, float_precision=4)
+io.write_text(out.md, tables["markdown"])

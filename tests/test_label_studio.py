@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from squidflow import schemas
-from squidflow.io import write_parquet
+from squidflow.io import read_parquet, write_csv, write_parquet
 from squidflow.judgments import crowd
 from squidflow.judgments import label_studio as ls
 from squidflow.judgments.agreement import agreement_table
@@ -215,9 +215,12 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     lines = ["query_id,candidate_id,annot1,annot2"] + [f"q{q},c{c},{rng.integers(1, 4)},{rng.integers(1, 4)}"
                                                        for q in range(6) for c in range(5)]
     ratings.write_text("\n".join(lines) + "\n")
-    out = {k: tmp_path / f"{k}" for k in ("annotators.csv", "items.csv", "table.csv", "table.md")}
-    table = crowd.crowd_tables(jp, rp, annotators_csv=out["annotators.csv"], items_csv=out["items.csv"],
-                               table_csv=out["table.csv"], table_md=out["table.md"], n_iter=10, mace_restarts=1)
+    out = {k: tmp_path / f"{k}" for k in ("annotators.csv", "items.csv")}
+    tables = crowd.crowd_tables(read_parquet(jp, schemas.JUDGMENTS), read_parquet(rp, schemas.ANNOTATOR_REPORT),
+                                n_iter=10, mace_restarts=1)
+    table = tables["table"]
+    write_csv(tables["items"], out["items.csv"], float_precision=4)  # as the rule writes them
+    write_csv(tables["annotators"], out["annotators.csv"], float_precision=4)
     answers = crowd.rating_answers(j)
     items = pl.read_csv(out["items.csv"], infer_schema_length=0)
     own = {
@@ -257,7 +260,7 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     mv_oracle = np.mean([np.mean([pairwise_accuracy(mv.reindex((p["query_id"] + "|" + p["candidate_id"]).to_list()).astype(float).to_numpy(), p[a].to_numpy().astype(float))
                                   for a in ("annot1", "annot2")]) for _, p in rt.group_by("query_id", maintain_order=True)]) * 100
     assert oracles.filter(pl.col("aggregation") == "majority_vote")["comparison_oracle"][0] == pytest.approx(mv_oracle)
-    assert "crowd-kit" in out["table.md"].read_text()
+    assert "crowd-kit" in tables["markdown"]
 
 
 def test_crowd_kit_on_the_release_ratings_flags_nobody_at_the_default_skill(release):

@@ -230,7 +230,6 @@ HANDS_PATHS = {
     ("reliability_diagram", "reliability_diagram"): "a figure writes its PNG through style.save",
     ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
     ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
-    ("crowd_aggregation", "crowd_tables"): "later pass (judgments/crowd.py)",
     ("ingest_judgments", "ingest_exports_to"): "later pass (judgments/label_studio.py's caller)",
     ("label_studio_tasks", "build_label_studio_tasks"): "later pass (judgments/label_studio.py)",
     ("simulate_label_studio", "simulated_exports"): "later pass (demo panel through Label Studio exports)",

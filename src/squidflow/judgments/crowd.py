@@ -189,18 +189,13 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
 
 
 def crowd_tables(
-    judgments_path, report_path, *, annotators_csv, items_csv, table_csv, table_md, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2, seed: int = 0, default: str = "mean",
-    pooling: str = "wide",
-    kappa_bins=(3, 4, 5),
-) -> pl.DataFrame:
-    """The rule's edge: judgments + annotator report -> the three tables."""
+    judgments: pl.DataFrame, report: pl.DataFrame, *, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2,
+    seed: int = 0, default: str = "mean", pooling: str = "wide", kappa_bins=(3, 4, 5),
+) -> dict[str, pl.DataFrame | str]:
+    """The rule's edge: judgments + annotator report -> the three tables ("annotators", "items", "table") and the
+    table's Markdown ("markdown")."""
     import time
 
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_csv, write_text
-
-    judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
-    report = read_parquet(report_path, schemas.ANNOTATOR_REPORT)
     answers = rating_answers(judgments)
     t0 = time.perf_counter()
     fits = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
@@ -209,9 +204,6 @@ def crowd_tables(
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
     table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
                               kappa_bins=kappa_bins, default=default)
-    write_csv(annotators, annotators_csv, float_precision=4)
-    write_csv(items, items_csv, float_precision=4)
-    write_csv(table, table_csv, float_precision=4)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
-    write_text(table_md, aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins)))
-    return table
+    return {"annotators": annotators, "items": items, "table": table,
+            "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins))}
