@@ -165,7 +165,7 @@ rule agreement_table:
         kappa_bins=config["judgments"]["kappa_bins"],
         on_empty=config["on_empty"],
         intervals=config["evaluation"]["intervals"],
-        report_name=ANNOTATOR_REPORT_TABLE,  # named in the message that stops a variant with no annotator left
+        report_name=lambda wildcards, input: input.report,  # named in the message that stops a variant with no rater
     log:
         "logs/agreement_table/agreement_table.log",
     conda:

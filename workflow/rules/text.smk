@@ -99,7 +99,7 @@ rule text_keyword_table:
         gold_language=TEXT["gold"]["language"],
         source=JUDGMENT_SOURCE,
         intervals=config["evaluation"]["intervals"],
-        gold_name=KEYWORD_GOLD,  # named in the message when it holds no keyword
+        gold_name=lambda wildcards, input: input.gold,  # named in the message when it holds no keyword
     log:
         "logs/text_keyword_table/text_keyword_table.log",
     conda:
