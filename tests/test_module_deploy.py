@@ -33,7 +33,6 @@ import squidflow
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-pytestmark = pytest.mark.slow
 
 TABLE7 = "results/tables/table7_agreement.csv"
 
@@ -60,6 +59,16 @@ def snakemake(folder: Path, *args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+def test_workflow_files_do_not_locate_themselves_from_the_main_snakefile():
+    """`workflow.basedir` is the folder of the main Snakefile: the user's, when squidflow is a module. The workflow's
+    own files are found from SQUIDFLOW_ROOT (workflow/checks.smk) or by paths relative to the rules file."""
+    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in [ROOT / "Snakefile", *sorted((ROOT / "workflow").rglob("*.smk"))]
+                 for n, line in enumerate(p.read_text().splitlines(), 1)
+                 if "workflow.basedir" in line.split("#", 1)[0]]
+    assert not offenders, f"use SQUIDFLOW_ROOT instead of workflow.basedir: {offenders}"
+
+
+@pytest.mark.slow
 def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     upstream = tmp_path / "upstream"
     (upstream / "shared").mkdir(parents=True)
@@ -116,3 +125,10 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     assert res.returncode == 0, res.stdout + res.stderr
     assert planned_jobs(res.stdout) == {"squidflow_ingest_judgments": 1, "squidflow_annotator_quality": 1,
                                         "squidflow_aggregate_judgments": 1, "squidflow_agreement_table": 1}
+    # and the whole demo plans there under the prefixed names (input functions, checkpoints, `rules.` references)
+    shutil.copy2(repo / "config" / "config.yaml", prefixed / "config" / "config.yaml")
+    res = snakemake(prefixed, "-n")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    plan = planned_jobs(res.stdout)
+    assert plan["squidflow_all"] == 1 and plan["squidflow_make_demo_videos"] == 24 and plan["squidflow_run_summary"] == 1
+    assert all(name.startswith("squidflow_") for name in plan), plan
