@@ -132,3 +132,13 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     plan = planned_jobs(res.stdout)
     assert plan["squidflow_all"] == 1 and plan["squidflow_make_demo_videos"] == 24 and plan["squidflow_run_summary"] == 1
     assert all(name.startswith("squidflow_") for name in plan), plan
+
+    # the user's own config file, whatever its name, is read strictly: a key given twice names its file and line
+    mine = prefixed / "config" / "mine.yaml"
+    mine.write_text((prefixed / "config" / "config.yaml").read_text() + "on_empty: error\non_empty: skip\n")
+    (prefixed / "config" / "config.yaml").unlink()
+    snakefile = prefixed / "workflow" / "Snakefile"
+    snakefile.write_text(snakefile.read_text().replace('"config/config.yaml"', '"config/mine.yaml"'))
+    res = snakemake(prefixed, "-n")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "config/mine.yaml line" in out and "'on_empty' is given twice" in out, out

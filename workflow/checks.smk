@@ -23,7 +23,10 @@ from squidflow import slurm as squidflow_slurm
 from squidflow.config import ConfigError, check_config_files, check_writable
 
 try:
-    check_config_files(["config/config.yaml", *map(str, workflow.overwrite_configfiles)])
+    # config/config.yaml before the Snakefile's `configfile:` reads it; a workflow importing squidflow as a module
+    # has read its own config files already (workflow.configfiles)
+    _files = ["config/config.yaml", *map(str, workflow.configfiles), *map(str, workflow.overwrite_configfiles)]
+    check_config_files(dict.fromkeys(os.path.normpath(f) for f in _files))
 except ConfigError as _error:
     raise WorkflowError(str(_error)) from None
 
