@@ -75,8 +75,8 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The fault-injection suite's count: faults and bad inputs tried (tests/faults.py: tried) and test outcomes."""
-    faults = sys.modules.get("faults")
+    """The fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried) and test outcomes."""
+    faults = sys.modules.get("helpers.faults")
     reports = {k: [r for r in terminalreporter.stats.get(k, []) if "test_faults.py" in getattr(r, "nodeid", "")]
                for k in ("passed", "failed", "skipped", "error")}  # fmt: skip
     if faults is None and not any(reports.values()):

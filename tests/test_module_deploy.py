@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from checkout import copy_checkout
-from dryrun import planned_jobs
+from helpers.checkout import copy_checkout
+from helpers.dryrun import planned_jobs
 
 import squidflow
 

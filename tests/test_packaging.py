@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from checkout import copy_checkout
+from helpers.checkout import copy_checkout
 
 import squidflow
 from squidflow.report.summary import write_run_summary

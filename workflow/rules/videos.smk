@@ -28,6 +28,8 @@
 # Downloads run on the machine that runs Snakemake (localrules): compute nodes of many clusters have no internet,
 # and one place of origin keeps the pace and the brake meaningful.
 
+include: "inputs/videos.smk"
+
 
 wildcard_constraints:
     generation=r"\d+",

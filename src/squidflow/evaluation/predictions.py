@@ -15,7 +15,6 @@ is not a number, an empty label.
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.fetch import fetch, is_url
+from squidflow.io import json_lines
 
 log = logging.getLogger(__name__)
 
@@ -73,17 +73,8 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
             raise PredictionsError(f"{where}: cannot be read as CSV ({exc})") from exc
     records, lines = [], []
     with opener(path, "rt", encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionsError(f"{where}: line {line_no}: not valid JSON ({exc.msg}); JSON Lines files hold one "
-                                       "JSON object per line") from exc
-            if not isinstance(rec, dict):
-                raise PredictionsError(f"{where}: line {line_no}: a JSON {type(rec).__name__}, expected an object "
-                                       "with rank, label, score and the image key")
+        for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
+                                       error=PredictionsError):
             records.append({k: None if v is None else str(v) for k, v in rec.items()})
             lines.append(line_no)
     columns = sorted({k for r in records for k in r})

@@ -13,7 +13,6 @@ silently dropped changes the counts the paper's tables are compared against.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import polars as pl
 from tqdm import tqdm
 
 from squidflow.fetch import fetch
+from squidflow.io import json_lines
 from squidflow.schemas import LITMUS_GAMES
 
 ANSWERS = {"yes": "yes", "no": "no", "n/a": "n/a", "na": "n/a"}
@@ -101,15 +101,8 @@ class _Line:
         return value
 
 
-def _parse_game(line: str, name: str, lineno: int, split: str) -> dict[str, Any]:
+def _parse_game(game: dict, name: str, lineno: int, split: str) -> dict[str, Any]:
     at = _Line(name, lineno)
-    try:
-        game = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise GameFileError(f"{name}, line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); each line "
-                            "must be one game as a JSON object") from exc
-    if not isinstance(game, dict):
-        raise at.fail("<line>", f"must be a JSON object, not {type(game).__name__}")
     game_id = at.get(game, "id", "id", int)
     image = at.get(game, "image", "image", dict)
     width = at.get(image, "width", "image.width", (int, float))
@@ -179,9 +172,8 @@ def read_games_file(path: str | Path, split: str, name: str | None = None) -> li
     name = name or str(path)
     rows = []
     lines = tqdm(_open_lines(Path(path)), desc=Path(name).name, unit=" games", mininterval=5)
-    for lineno, line in enumerate(lines, start=1):
-        if line.strip():
-            rows.append(_parse_game(line, name, lineno, split))
+    for lineno, game in json_lines(lines, name, what="one game as a JSON object", error=GameFileError):
+        rows.append(_parse_game(game, name, lineno, split))
     if not rows:
         raise GameFileError(f"{name}: has no games (empty file); point litmus.games at a GuessWhat?! JSON Lines file")
     return rows

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def copy_checkout(dest: Path, *, tag: str | None = None) -> Path:
