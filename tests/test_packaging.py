@@ -165,6 +165,13 @@ def test_wheel_installs_into_an_empty_virtualenv_and_checks_a_config(tmp_path):
     squidflow_cmd = str(venv / "bin" / "squidflow")
     res = subprocess.run([squidflow_cmd, "--version"], cwd=user, capture_output=True, text=True, env=env)
     assert res.stdout.strip() == f"squidflow {squidflow.__version__}", res.stdout + res.stderr
+    # every subcommand is there and answers --help (each imports its heavy libraries only when it runs)
+    commands = re.search(r"\{([a-z,-]+)\}", subprocess.run([squidflow_cmd, "--help"], cwd=user, capture_output=True,
+                                                           text=True, env=env).stdout).group(1).split(",")
+    assert {"check-config", "evaluate", "label-studio"} <= set(commands), commands
+    for command in commands:
+        res = subprocess.run([squidflow_cmd, command, "--help"], cwd=user, capture_output=True, text=True, env=env)
+        assert res.returncode == 0 and "usage: squidflow" in res.stdout, (command, res.stdout + res.stderr)
     res = subprocess.run([squidflow_cmd, "check-config", "config/config.yaml"], cwd=user, capture_output=True,
                          text=True, env=env)
     assert res.returncode == 0 and "config/config.yaml: valid" in res.stdout, res.stdout + res.stderr
