@@ -1,4 +1,4 @@
-"""Checkpoint video_manifest: gather the status rows (probing local videos here) into videos.parquet + the report."""
+"""Checkpoint video_manifest: gather the status rows (downloads and local checks) into videos.parquet + the report."""
 
 from squidflow.logs import setup
 
@@ -7,13 +7,10 @@ log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 from squidflow import schemas  # noqa: E402
 from squidflow.io import read_parquet, write_parquet, write_text  # noqa: E402
 from squidflow.videos.brake import run_notes  # noqa: E402
-from squidflow.videos.download import DownloadOptions  # noqa: E402
-from squidflow.videos.manifest import build_manifest, download_report, probe_local_candidates, run_started  # noqa: E402
+from squidflow.videos.manifest import build_manifest, download_report, run_started  # noqa: E402
 
 candidates = read_parquet(snakemake.input.candidates, schemas.VIDEO_CANDIDATES)  # noqa: F821
-opts = DownloadOptions(decode_frames=snakemake.params.decode_frames)  # noqa: F821
 statuses = [read_parquet(p, schemas.VIDEO_STATUS) for p in snakemake.input.statuses]  # noqa: F821
-statuses.append(probe_local_candidates(candidates, opts, workers=snakemake.threads))  # noqa: F821
 manifest = build_manifest(candidates, statuses)
 with open(snakemake.input.notes, encoding="utf-8") as fh:  # noqa: F821
     notes = [line.rstrip("\n") for line in fh if line.strip()]

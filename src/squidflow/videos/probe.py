@@ -23,8 +23,10 @@ class VideoInfo:
     duration_s: float
     fps: float
     n_frames: int
-    width: int
+    width: int  # as displayed: the stored size turned by the container's rotation (as OpenCV and the frames give it)
     height: int
+    stored_width: int | None = None  # as coded in the stream
+    stored_height: int | None = None
 
     def as_row(self) -> dict:
         return asdict(self)
@@ -54,18 +56,19 @@ def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -
         raise ProbeError(f"{path}: file not found")
     if path.stat().st_size == 0:
         raise ProbeError(f"{path}: file is empty")
-    entries = "stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:format=duration"
+    entries = ("stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:stream_tags=rotate:"
+               "stream_side_data=rotation:format=duration")
     cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-print_format", "json", "-show_entries", entries]
     if decode_frames > 0:  # one process reads the stream facts and decodes the first frames (half the cost of two)
         cmd[-1] += ":frame=key_frame"
         cmd += ["-read_intervals", f"%+#{int(decode_frames)}"]
     cmd.append(str(path))
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        raise ProbeError(f"{path}: ffprobe took longer than {timeout_s} s") from exc
-    if res.returncode != 0:
-        raise ProbeError(f"{path}: ffprobe cannot read it: {_tail(res.stderr) or 'exit code ' + str(res.returncode)}")
+    res = _run_ffprobe(cmd, path, timeout_s)
+    if decode_frames > 0 and not res.stderr.strip() and not (json.loads(res.stdout or "{}").get("frames")):
+        # the first packets decoded to nothing and said nothing: an edit list hides a lead-in (an MP4 cut without
+        # re-encoding starts at the GOP's keyframe and shows from the cut). Read past it, up to a long GOP.
+        cmd[cmd.index("-read_intervals") + 1] = f"%+#{int(decode_frames) + 300}"
+        res = _run_ffprobe(cmd, path, timeout_s)
     info = json.loads(res.stdout or "{}")
     streams = info.get("streams") or []
     if not streams:
@@ -79,10 +82,36 @@ def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -
     width, height = int(st.get("width") or 0), int(st.get("height") or 0)
     if width <= 0 or height <= 0:
         raise ProbeError(f"{path}: video stream has no frame size ({width}x{height})")
+    stored_width, stored_height = width, height
+    if display_rotation(st) % 180 == 90:
+        width, height = height, width
     if decode_frames > 0:
         decoded = len(info.get("frames") or [])
         want = min(int(decode_frames), n_frames) if n_frames > 0 else 1
         if res.stderr.strip() or decoded < max(want, 1):
             raise ProbeError(f"{path}: ffmpeg cannot decode its first {decode_frames} frames "
                              f"({decoded} decoded): {_tail(res.stderr) or 'no decoding error reported'}")  # fmt: skip
-    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height)
+    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
+                     stored_width=stored_width, stored_height=stored_height)
+
+
+def _run_ffprobe(cmd: list[str], path: Path, timeout_s: float) -> subprocess.CompletedProcess:
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise ProbeError(f"{path}: ffprobe took longer than {timeout_s} s") from exc
+    if res.returncode != 0:
+        raise ProbeError(f"{path}: ffprobe cannot read it: {_tail(res.stderr) or 'exit code ' + str(res.returncode)}")
+    return res
+
+
+def display_rotation(stream: dict) -> int:
+    """Degrees (0, 90, 180, 270) an ffprobe stream entry says to turn the picture: its display matrix side data, else
+    the older `rotate` tag."""
+    rotation = next((d["rotation"] for d in stream.get("side_data_list") or [] if "rotation" in d), None)
+    if rotation is None:
+        rotation = (stream.get("tags") or {}).get("rotate")
+    try:
+        return int(round(float(rotation or 0))) % 360
+    except (TypeError, ValueError):
+        return 0
