@@ -216,19 +216,21 @@ def html_text(value) -> str:
 
 # --- CSVs people hand us ----------------------------------------------------------------------------------------
 def read_csv_strings(
-    path: str | os.PathLike, *, what: str = "CSV file", fix: str = "", line_column: str | None = None
+    path: str | os.PathLike, *, what: str = "CSV file", fix: str = "", line_column: str | None = None,
+    data: bytes | None = None,
 ) -> pl.DataFrame:
     """Read a CSV someone made (every column as strings), with errors that name the file and the line.
 
     The file must be UTF-8 (a BOM is fine): a byte that is not, an empty file, or a row with more or fewer fields
     than the header is an InputError naming the file, the line and what to do. `what` says what the file is for
     ("URL list", "MTurk batch results"), `fix` is appended to every error. With `line_column`, a column of that name
-    holds each row's line number in the file (header = line 1), for messages that name the row.
+    holds each row's line number in the file (header = line 1), for messages that name the row. `data`: the file's
+    bytes when the caller has them already (a decompressed .csv.gz), `path` then only names it.
     """
     path = Path(path)
     tail = f" {fix}" if fix else ""
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if data is None else data
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found.{tail}") from None
     except IsADirectoryError:

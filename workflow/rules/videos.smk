@@ -193,8 +193,8 @@ rule dropped_videos:
 
 
 onsuccess:
-    print_brake_notes()
     print_dropped_videos()
+    print_brake_notes()
 
 
 onerror:

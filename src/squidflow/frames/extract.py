@@ -791,9 +791,9 @@ def checked_manifest(videos, statuses):
         pl.when(bad).then(pl.format("frame extraction: {}", pl.col("_err"))).otherwise(pl.col("error")).alias("error"),
         pl.when(bad).then(pl.lit("frames_undecodable")).otherwise(pl.col("reason")).alias("reason"),
     ]
-    if "video_frames" in facts:
+    if "video_frames" in facts and "n_frames" in videos.columns:
         updates.append(pl.coalesce(pl.col("_video_frames"), pl.col("n_frames")).alias("n_frames"))
     for c in ("width", "height"):
-        if c in facts:
+        if c in facts and c in videos.columns:
             updates.append(pl.coalesce(pl.col(f"_{c}"), pl.col(c)).alias(c))
     return out.with_columns(updates).drop("_st", "_err", *[f"_{c}" for c in facts])

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
+from squidflow.errors import UserError
 from squidflow.fetch import fetch
 from squidflow.schemas import LITMUS_GAMES
 
@@ -31,7 +32,7 @@ SPLITS = ("train", "valid", "test")
 _SPLIT_RE = re.compile(r"(?:^|[._-])(train|valid|test)(?:[._-]|$)")
 
 
-class GameFileError(ValueError):
+class GameFileError(UserError, ValueError):
     """A GuessWhat?! games file breaks the format; the message names the file, the line and the field."""
 
 
@@ -63,12 +64,23 @@ def source_of(entry: str | dict[str, str]) -> tuple[str, str]:
     return entry, split_of(entry)
 
 
-def _open_lines(path: Path) -> Iterator[str]:
+def _open_lines(path: Path, name: str | None = None) -> Iterator[str]:
+    """The file's lines (gzip or plain), decoded as UTF-8: a byte that is not, or a damaged gzip stream, is a
+    GameFileError naming the file and the line."""
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     opener = gzip.open if gz else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        yield from fh
+    lineno = 0
+    try:
+        with opener(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 - named in the error
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise GameFileError(f"{name or path}, line {lineno}: byte 0x{raw[exc.start:exc.start + 1].hex()} "
+                                        "is not UTF-8; save the games file as UTF-8 JSON Lines") from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise GameFileError(f"{name or path}, line {lineno + 1}: cannot be read ({exc}); is the gzip file complete?") from None
 
 
 class _Line:
@@ -178,7 +190,7 @@ def read_games_file(path: str | Path, split: str, name: str | None = None) -> li
     """Every game of one JSON Lines file (gzip or plain), as LITMUS_GAMES rows."""
     name = name or str(path)
     rows = []
-    lines = tqdm(_open_lines(Path(path)), desc=Path(name).name, unit=" games", mininterval=5)
+    lines = tqdm(_open_lines(Path(path), name), desc=Path(name).name, unit=" games", mininterval=5)
     for lineno, line in enumerate(lines, start=1):
         if line.strip():
             rows.append(_parse_game(line, name, lineno, split))

@@ -191,16 +191,49 @@ def local_fingerprints(sources: list[dict[str, Any]], release_cfg: dict[str, Any
     return [f"{f} {file_fingerprint(f)}" for f in local_files(sources, release_cfg)]
 
 
-URL_LIST_FIX = "A URL list has the columns url,event and optionally video_id,title (config sources[].path)."
+URL_LIST_FIX = ("A URL list has the columns url,event and optionally video_id,title (config sources[].path): a CSV, "
+                "a Parquet file, or JSON Lines (.jsonl: one object per line with those keys).")
+JSON_LINES = (".jsonl", ".ndjson")
+
+
+def _read_url_jsonl(path: Path) -> tuple[pl.DataFrame, list[str]]:
+    """A JSON Lines URL list: one object per line; strings (numbers are taken as text, null as empty)."""
+    import json
+
+    rows, where = [], []
+    for n, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path} line {n}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; save the "
+                             f"list as UTF-8. {URL_LIST_FIX}") from None
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{path} line {n}: not valid JSON ({exc}). {URL_LIST_FIX}") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{path} line {n}: a JSON {type(rec).__name__}, expected an object. {URL_LIST_FIX}")
+        bad = [k for k, v in rec.items() if isinstance(v, (dict, list))]
+        if bad:
+            raise InputError(f"{path} line {n}: key(s) {bad} hold a list or an object, expected text. {URL_LIST_FIX}")
+        rows.append({str(k): None if v is None else v if isinstance(v, str) else json.dumps(v) for k, v in rec.items()})
+        where.append(f"line {n}")
+    columns = list(dict.fromkeys(k for r in rows for k in r)) or ["url", "event"]  # no line: a list with no rows
+    df = pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema={c: pl.Utf8 for c in columns})
+    return df, where
 
 
 def read_url_list(path: str | Path) -> pl.DataFrame:
-    """A URL list (CSV, or Parquet by its suffix) in the URL_LIST schema (every column a string), plus `_row`: where
+    """A URL list (CSV, or Parquet or JSON Lines by its suffix) in the URL_LIST schema (every column a string), plus `_row`: where
     each row is in the file ("line 3" of a CSV, "row 3" of a Parquet file), for messages."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"sources: url list {path} not found. {URL_LIST_FIX}")
-    if path.suffix == ".parquet":
+    if path.suffix.lower() in JSON_LINES:
+        df, where = _read_url_jsonl(path)
+    elif path.suffix == ".parquet":
         try:
             df = pl.read_parquet(path)
         except Exception as exc:  # polars/arrow name neither the file nor what to do
