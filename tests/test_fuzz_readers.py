@@ -70,7 +70,7 @@ def attempt(reader: str, path: Path, read, *, line: bool = True):
         msg = str(exc)
         assert path.name in msg, f"{reader}: the error does not name the file: {msg}"
         if line:
-            assert re.search(r"\b(line|row|rows|lines|column|columns|header|empty|not UTF-8|Parquet|key)\b", msg), (
+            assert re.search(r"\b(line|row|rows|lines|column|columns|header|empty|not UTF-8|Parquet|key)\b|:\d+:", msg), (
                 f"{reader}: the error names no line, row or part of the file: {msg}")
         fuzzed(reader, "stopped with a user error naming the file")
         return None
@@ -80,7 +80,7 @@ def attempt(reader: str, path: Path, read, *, line: bool = True):
 
 def csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
     buf = io.StringIO(newline="")
-    csv.writer(buf, lineterminator="\n").writerows([header, *rows])
+    csv.writer(buf, lineterminator="\r\n").writerows([header, *rows])  # RFC 4180: a field with \r or \n is quoted
     return buf.getvalue().encode("utf-8")
 
 

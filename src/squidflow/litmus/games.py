@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -104,6 +105,8 @@ class _Line:
         if kind in (int, float) or kind == (int, float):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.fail(field, f"must be a number, not {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):  # JSON's 1e999 reads as infinity
+                raise self.fail(field, f"must be a finite number, not {value!r}")
             if kind is int and float(value) != int(value):
                 raise self.fail(field, f"must be an integer, not {value!r}")
             return int(value) if kind is int else float(value)
