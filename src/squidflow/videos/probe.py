@@ -48,8 +48,9 @@ def _tail(text: str, n: int = 300) -> str:
 def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -> VideoInfo:
     """Read the first video stream's geometry, rate, duration and frame count; decode its first frames.
 
-    `n_frames` is the container's count when it has one (MP4 does), else duration × fps rounded — an estimate that
-    the frame stage must not use for exact indexing, which counts frames itself.
+    `n_frames` is the container's count when it has one (MP4 does), else the stream's packets counted by demuxing
+    (Matroska, WebM). The frame stage counts the frames as decoded (an MP4 edit list hides some) and writes that
+    count into videos_checked.parquet. `width`/`height` are as displayed (rotation applied), `stored_*` as coded.
     """
     path = Path(path)
     if not path.exists():
@@ -78,7 +79,7 @@ def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -
     duration = st.get("duration") or (info.get("format") or {}).get("duration")
     duration_s = float(duration) if duration not in (None, "N/A") else 0.0
     nb = st.get("nb_frames")
-    n_frames = int(nb) if nb not in (None, "N/A") else int(round(duration_s * fps))
+    n_frames = int(nb) if nb not in (None, "N/A") else _count_packets(path, timeout_s) or int(round(duration_s * fps))
     width, height = int(st.get("width") or 0), int(st.get("height") or 0)
     if width <= 0 or height <= 0:
         raise ProbeError(f"{path}: video stream has no frame size ({width}x{height})")
@@ -93,6 +94,19 @@ def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -
                              f"({decoded} decoded): {_tail(res.stderr) or 'no decoding error reported'}")  # fmt: skip
     return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
                      stored_width=stored_width, stored_height=stored_height)
+
+
+def _count_packets(path: Path, timeout_s: float) -> int:
+    """The video stream's packets, counted by demuxing the file (no decoding): the frame count of a container without
+    one in its header (Matroska, WebM), where duration × fps is off by one or more when an audio track outlasts the
+    video. 0 when ffprobe cannot count them."""
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+           "stream=nb_read_packets", "-of", "csv=p=0", str(path)]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        return int((res.stdout or "0").strip().split(",")[0] or 0) if res.returncode == 0 else 0
+    except (subprocess.TimeoutExpired, ValueError):
+        return 0
 
 
 def _run_ffprobe(cmd: list[str], path: Path, timeout_s: float) -> subprocess.CompletedProcess:
