@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from faults import tried
 from test_videos import make_mp4
 
 from squidflow import schemas
@@ -88,6 +89,8 @@ def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are
     # nothing changed: nothing to do
     third = snakemake(work)
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
+    tried("a corrupt local video replaced by a good one, another replaced in place, no flag",
+          "checked again: ok, facts of the new files; unchanged files not probed again")
 
 
 def test_retry_failed_checks_an_unchanged_local_failure_again(tmp_path):
@@ -112,6 +115,8 @@ def test_retry_failed_checks_an_unchanged_local_failure_again(tmp_path):
     assert (work / "results/videos/status/local.g1.parquet").exists()
     calm = snakemake(work)
     assert calm.returncode == 0 and "Nothing to be done" in calm.stdout + calm.stderr
+    tried("a local failure fixed without changing size or mtime, then retry_failed",
+          "checked again: ok, once per invocation")
 
 
 def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_run(tmp_path):
@@ -144,6 +149,7 @@ def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_ru
     assert a.select(cols).equals(b.select(cols))
     assert a.filter(pl.col("video_id") == "v0")["reason"].to_list() == ["empty_file"]
     assert (a.filter(pl.col("video_id") == "v3")["duration_s"].item()) == pytest.approx(1.4, abs=0.05)
+    tried("kill -9 during the re-check of replaced local files, then a rerun", "recovered: same manifest as a clean run")
 
 
 # --- findings 3 and 4: reasons at every stage, skipped files, one report -------------------------------------------
@@ -183,6 +189,9 @@ def test_reasons_at_every_stage_and_skipped_files_are_named(tmp_path):
     line = dropped_line(checked, notes)
     assert line.startswith("squidflow videos: 3 of 3 dropped") and "3 files skipped" in line
     assert "frames: frames_undecodable 1" in line and "results/videos/dropped_videos.md" in line
+    for case in ("an empty video file", "an audio-only file", "a file that fails at frame extraction",
+                 "non-video files and a video outside an event folder"):
+        tried(case, "named reason: in the dropped-videos report and the console line")
 
 
 # --- finding 5: facts as displayed and as decoded ------------------------------------------------------------------

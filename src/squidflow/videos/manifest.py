@@ -196,7 +196,12 @@ def _md(text: Any, limit: int | None = None) -> str:
 
 def on_disk_column(manifest: pl.DataFrame) -> pl.Expr:
     """`_on_disk`: the video is a file the user keeps (local, demo, UCF-Crime: no URL), not a download."""
-    return (pl.col("url").is_null() & pl.col("webpage_url").is_null()).alias("_on_disk")
+    urls = [c for c in ("url", "webpage_url") if c in manifest.columns]
+    if urls:
+        return pl.all_horizontal([pl.col(c).is_null() for c in urls]).alias("_on_disk")
+    if "source" in manifest.columns:
+        return pl.col("source").is_in(["local", "demo"]).fill_null(False).alias("_on_disk")
+    return pl.lit(False).alias("_on_disk")
 
 
 def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes: Iterable[str] = ()) -> str:
