@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo report test lint bench dag clean help
+.PHONY: setup system-tools test-tools demo report test lint bench dag docs clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
@@ -19,6 +19,7 @@ help:
 	@echo "make lint    snakemake --lint and ruff"
 	@echo "make bench   run the benchmarks in benchmarks/"
 	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
+	@echo "make docs    the rule graph and the import graph of src/squidflow (docs/imports.md)"
 
 setup: $(STAMP) system-tools
 
@@ -36,7 +37,7 @@ system-tools:
 
 # The HTML task pages are tested in a real headless Chromium.
 # The Slurm profile is tested on a real single-node cluster (munge, MariaDB, slurmdbd, slurmctld, slurmd from
-# Debian, started by tests/slurm_cluster.py); without root those tests are skipped, saying why.
+# Debian, started by tests/helpers/slurm_cluster.py); without root those tests are skipped, saying why.
 test-tools:
 	@bash .ci/ensure-apt.sh chromium:chromium
 	@bash .ci/ensure-slurm.sh || echo "note: the Slurm cluster tests will be skipped"
@@ -61,6 +62,10 @@ bench: setup
 dag: setup
 	@mkdir -p docs
 	$(BIN)/snakemake --rulegraph --quiet all | dot -Tsvg > docs/rulegraph.svg
+
+# The import graph, read from the code by the layering test's reader (tests/helpers/layering.py).
+docs: dag
+	$(BIN)/python tests/helpers/layering.py docs/imports.md
 
 clean:
 	rm -rf results logs .snakemake

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Slurm test cluster's Debian packages (tests/slurm_cluster.py): munge, MariaDB, slurmdbd, slurmctld, slurmd and
+# The Slurm test cluster's Debian packages (tests/helpers/slurm_cluster.py): munge, MariaDB, slurmdbd, slurmctld, slurmd and
 # the client commands. Installs the missing ones in one apt-get call when we are root; otherwise says how.
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"

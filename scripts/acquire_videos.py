@@ -2,21 +2,21 @@
 
 from squidflow.logs import setup
 
-log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+log = setup(snakemake)
 
-import json  # noqa: E402
+import json
 
-from squidflow import schemas  # noqa: E402
-from squidflow.io import read_parquet, write_parquet  # noqa: E402
-from squidflow.videos.download import DownloadOptions  # noqa: E402
-from squidflow.videos.manifest import run_started  # noqa: E402
-from squidflow.videos.shards import acquire_shard, brake_for  # noqa: E402
+from squidflow import schemas
+from squidflow.io import read_parquet, write_parquet
+from squidflow.videos.download import DownloadOptions
+from squidflow.videos.manifest import run_started
+from squidflow.videos.shards import acquire_shard, brake_for
 
-with open(snakemake.input.settings, encoding="utf-8") as fh:  # noqa: F821
+with open(snakemake.input.settings, encoding="utf-8") as fh:
     opts = DownloadOptions.from_config(json.load(fh))
-wc, params = snakemake.wildcards, snakemake.params  # noqa: F821
+wc, params = snakemake.wildcards, snakemake.params
 status = acquire_shard(
-    read_parquet(snakemake.input.candidates, schemas.VIDEO_CANDIDATES),  # noqa: F821
+    read_parquet(snakemake.input.candidates, schemas.VIDEO_CANDIDATES),
     shard=int(wc.shard),
     shards=int(wc.shards),
     generation=int(wc.generation),
@@ -24,4 +24,4 @@ status = acquire_shard(
     journal_dir=params.journal_dir,
     brake=brake_for(opts, params.brake_dir, str(run_started())),
 )
-write_parquet(status, snakemake.output[0], schemas.VIDEO_STATUS)  # noqa: F821
+write_parquet(status, snakemake.output[0], schemas.VIDEO_STATUS)

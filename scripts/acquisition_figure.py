@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.videos.figures import acquisition_figure_from_file  # noqa: E402
+from squidflow.videos.figures import acquisition_figure_from_file
 
 panels = acquisition_figure_from_file(snakemake.input.videos, snakemake.output[0], note=snakemake.params.note)
 log.info("wrote %s (%d panels)", snakemake.output[0], panels)

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.figures import agreement_figure_from_file  # noqa: E402
+from squidflow.judgments.figures import agreement_figure_from_file
 
 agreement_figure_from_file(snakemake.input[0], snakemake.output[0], note=snakemake.params.note)
 log.info("wrote %s", snakemake.output[0])

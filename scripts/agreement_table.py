@@ -1,9 +1,11 @@
 """Rule agreement_table: Table 7 (Spearman, Krippendorff's alpha, Fleiss' kappa) for variants A, B and A+B."""
 
-from squidflow.judgments.agreement import write_table7
 from squidflow.logs import setup
 
 log = setup(snakemake)
+
+from squidflow.judgments.agreement import write_table7
+
 write_table7(
     snakemake.input.judgments,
     snakemake.input.report,

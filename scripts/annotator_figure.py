@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.figures import annotator_figure_from_files  # noqa: E402
+from squidflow.judgments.figures import annotator_figure_from_files
 
 stats = annotator_figure_from_files(snakemake.input.judgments, snakemake.input.report, snakemake.output[0],
                                     note=snakemake.params.note)

@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.fetch import fetch  # noqa: E402
-from squidflow.judgments.ingest import read_release  # noqa: E402
-from squidflow.training.authors_sets import (  # noqa: E402
+from squidflow import io, schemas
+from squidflow.fetch import fetch
+from squidflow.judgments.ingest import read_release
+from squidflow.training.authors_sets import (
     authors_sets,
     experiment_file_sources,
     leak_sentence,

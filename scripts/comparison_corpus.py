@@ -1,11 +1,13 @@
 """Rule comparison_corpus: the (image, region, clue, inference) corpus of the comparison sets."""
 
-from squidflow import io, schemas
-from squidflow.comparison.corpus import build_corpus
-from squidflow.fetch import fetch
 from squidflow.logs import setup
 
 log = setup(snakemake)
+
+from squidflow import io, schemas
+from squidflow.comparison.corpus import build_corpus
+from squidflow.fetch import fetch
+
 p = snakemake.params
 kw = {}
 if p.corpus == "sherlock":

@@ -1,14 +1,16 @@
 """Rule comparison_metrics: retrieval, localization (with box proposals also auto-box) and, with human ratings,
 comparison of the scorer, as the Sherlock leaderboard computes them."""
 
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
 import json
 
 from squidflow import io, schemas
 from squidflow.comparison.metrics_sherlock.report import evaluate, read_comparison_ratings
 from squidflow.comparison.plausibility import DualEmbeddings
-from squidflow.logs import setup
 
-log = setup(snakemake)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))
 ratings = read_comparison_ratings(snakemake.input.ratings) if "ratings" in snakemake.input.keys() else None

@@ -1,11 +1,13 @@
 """Rule comparison_pool: the inference pool after soft (SBERT clustering) and hard (≤ 3 verbatim) dedup."""
 
-from squidflow import io, schemas
-from squidflow.comparison.sets import ComparisonConfig, build_pool
 from squidflow.logs import setup
-from squidflow.text_embed import TableEncoder
 
 log = setup(snakemake)
+
+from squidflow import io, schemas
+from squidflow.comparison.sets import ComparisonConfig, build_pool
+from squidflow.text_embed import TableEncoder
+
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())
 pool = build_pool(corpus, sbert, ComparisonConfig.from_config(snakemake.params.comparison))

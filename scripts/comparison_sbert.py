@@ -1,12 +1,14 @@
 """Rule comparison_sbert: SBERT embeddings of every clue and inference of the corpus (cached by text hash)."""
 
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
 import torch
 
 from squidflow import io, schemas
-from squidflow.logs import setup
 from squidflow.text_embed import embedding_table
 
-log = setup(snakemake)
 torch.set_num_threads(snakemake.threads)
 corpus = io.read_parquet(snakemake.input[0], schemas.COMPARISON_CORPUS)
 table = embedding_table(corpus["clue"].to_list() + corpus["inference"].to_list(), snakemake.params.cache)

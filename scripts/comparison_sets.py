@@ -1,12 +1,14 @@
 """Rule comparison_sets: plausible, diverse hard-negative sets per query, ranked; the top N per split."""
 
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
 from squidflow import io, schemas
 from squidflow.comparison.plausibility import DualEmbeddings
 from squidflow.comparison.sets import ComparisonConfig, build_sets
-from squidflow.logs import setup
 from squidflow.text_embed import TableEncoder
 
-log = setup(snakemake)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())
 emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.comparison.figures import sets_figure_from_files  # noqa: E402
+from squidflow.comparison.figures import sets_figure_from_files
 
 panels = sets_figure_from_files(snakemake.input.sets, snakemake.input.corpus, snakemake.output[0],
                                 n_sets=snakemake.params.n_sets, cache_dir=snakemake.params.cache_dir,

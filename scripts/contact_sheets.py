@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.frames.figures import contact_sheets_from_files  # noqa: E402
+from squidflow.frames.figures import contact_sheets_from_files
 
 sheets = contact_sheets_from_files(
     snakemake.input.frames,

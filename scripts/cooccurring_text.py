@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.cooccurring import build_cooccurring  # noqa: E402
+from squidflow.text.cooccurring import build_cooccurring
 
 build_cooccurring(
     snakemake.input.frames,

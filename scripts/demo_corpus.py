@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.demo.videos import DemoConfig, catalog, gather_truth  # noqa: E402
+from squidflow import io, schemas
+from squidflow.demo.videos import DemoConfig, catalog, gather_truth
 
 cfg = DemoConfig.from_config(snakemake.params.demo)
 parts = [io.read_parquet(p, schemas.TRUTH) for p in snakemake.input.truth]

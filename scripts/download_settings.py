@@ -2,14 +2,14 @@
 
 from squidflow.logs import setup
 
-log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+log = setup(snakemake)
 
-import json  # noqa: E402
+import json
 
-from squidflow.io import write_text  # noqa: E402
-from squidflow.videos.download import DownloadOptions  # noqa: E402
+from squidflow.io import write_text
+from squidflow.videos.download import DownloadOptions
 
-settings = dict(snakemake.params.download)  # noqa: F821
+settings = dict(snakemake.params.download)
 DownloadOptions.from_config(settings)  # a key the library does not know fails here, not in a download job
 log.info("download settings: %s", settings)
-write_text(snakemake.output[0], json.dumps(settings, indent=2, sort_keys=True) + "\n")  # noqa: F821
+write_text(snakemake.output[0], json.dumps(settings, indent=2, sort_keys=True) + "\n")

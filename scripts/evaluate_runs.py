@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.training_runs import evaluate_runs  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.training_runs import evaluate_runs
 
 p = snakemake.params
 scores = io.read_parquet(snakemake.input.scores, schemas.IMAGE_SCORES)

@@ -4,11 +4,11 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+from pathlib import Path
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.tables import ModelInfo, build_table  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.tables import ModelInfo, build_table
 
 p = snakemake.params
 models = [ModelInfo(m["name"], m["reference_accuracy"], m["demo"]) for m in p.models]

@@ -1,17 +1,19 @@
 """Rule featurize: features of one shard's extracted frames, on the GPU slot this job got (CPU without one)."""
 
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
 import torch
 
 from squidflow import schemas
 from squidflow.frames.featurize import FeaturesConfig, featurize_frames
 from squidflow.gpu import slot_for_job
 from squidflow.io import read_parquet, write_parquet
-from squidflow.logs import setup
 
-log = setup(snakemake)  # noqa: F821
-torch.set_num_threads(snakemake.threads)  # noqa: F821 - the cores Snakemake gave this job, no more
-cfg = FeaturesConfig.from_config({**snakemake.params.features, "backbone": snakemake.wildcards.backbone})  # noqa: F821
-frames = read_parquet(snakemake.input.frames, schemas.EXTRACTED_FRAMES)  # noqa: F821
-with slot_for_job(snakemake) as slot:  # noqa: F821
+torch.set_num_threads(snakemake.threads)
+cfg = FeaturesConfig.from_config({**snakemake.params.features, "backbone": snakemake.wildcards.backbone})
+frames = read_parquet(snakemake.input.frames, schemas.EXTRACTED_FRAMES)
+with slot_for_job(snakemake) as slot:
     features = featurize_frames(frames, cfg, device=slot.torch_device)
-write_parquet(features, snakemake.output[0], schemas.FEATURES)  # noqa: F821
+write_parquet(features, snakemake.output[0], schemas.FEATURES)

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.frames.figures import frame_spread_from_files  # noqa: E402
+from squidflow.frames.figures import frame_spread_from_files
 
 panels = frame_spread_from_files(snakemake.input.frames, snakemake.input.videos, snakemake.output[0],
                                  max_videos=snakemake.params.max_videos, note=snakemake.params.note)

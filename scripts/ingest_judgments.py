@@ -1,9 +1,11 @@
 """Rule ingest_judgments: MTurk batch results, the simulated panel's or the SQUID-E release's judgments -> judgments.parquet."""
 
-from squidflow.judgments.ingest import ingest_to
 from squidflow.logs import setup
 
 log = setup(snakemake)
+
+from squidflow.judgments.ingest import ingest_to
+
 ingest_to(
     snakemake.output.judgments,
     snakemake.output.report,

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.keywords import ingest_keywords  # noqa: E402
+from squidflow.judgments.keywords import ingest_keywords
 
 ingest_keywords(
     snakemake.output.keywords,

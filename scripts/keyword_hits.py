@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.keywords import build_keyword_tasks  # noqa: E402
+from squidflow.judgments.keywords import build_keyword_tasks
 
 build_keyword_tasks(
     snakemake.input.frames,

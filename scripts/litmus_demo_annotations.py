@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.demo import simulate_annotations  # noqa: E402
+from squidflow import io, schemas
+from squidflow.demo.litmus import simulate_annotations
 
 games = io.read_parquet(snakemake.input[0], schemas.LITMUS_GAMES)
 demo = snakemake.params.demo

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.litmus.demo import write_demo_games  # noqa: E402
+from squidflow.demo.litmus import write_demo_games
 
 demo = snakemake.params.demo
 write_demo_games(snakemake.output.train, snakemake.output.test, **demo)

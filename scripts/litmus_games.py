@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import polars as pl  # noqa: E402
+import polars as pl
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.games import load_games  # noqa: E402
+from squidflow import io, schemas
+from squidflow.litmus.games import load_games
 
 games = load_games(snakemake.params.sources, snakemake.params.cache_dir)
 io.write_parquet(games, snakemake.output[0], schemas.LITMUS_GAMES)

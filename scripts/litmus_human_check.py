@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.fetch import fetch  # noqa: E402
-from squidflow.litmus.human import read_annotations, sample_check  # noqa: E402
-from squidflow.litmus.tables import write_table  # noqa: E402
+from squidflow import io, schemas
+from squidflow.fetch import fetch
+from squidflow.litmus.human import read_annotations, sample_check
+from squidflow.litmus.tables import write_table
 
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)

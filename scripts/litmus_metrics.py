@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.metrics import metrics_of_models  # noqa: E402
+from squidflow import io, schemas
+from squidflow.litmus.metrics import metrics_of_models
 
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 runs = [io.read_parquet(p, schemas.LITMUS_PROBABILITIES) for p in snakemake.input.probabilities]

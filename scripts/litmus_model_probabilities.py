@@ -4,9 +4,9 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.fetch import fetch  # noqa: E402
-from squidflow.litmus.probabilities import read_probabilities  # noqa: E402
+from squidflow import io, schemas
+from squidflow.fetch import fetch
+from squidflow.litmus.probabilities import read_probabilities
 
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 source = snakemake.params.source

@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import polars as pl  # noqa: E402
+import polars as pl
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.soft_labels import label_games  # noqa: E402
+from squidflow import io, schemas
+from squidflow.litmus.soft_labels import label_games
 
 games = io.read_parquet(snakemake.input[0], schemas.LITMUS_GAMES)
 labels = label_games(games, snakemake.params.normalisation)

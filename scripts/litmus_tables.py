@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.litmus.tables import litmus_tables, write_table  # noqa: E402
+from squidflow import io, schemas
+from squidflow.litmus.tables import litmus_tables, write_table
 
 metrics = io.read_parquet(snakemake.input[0], schemas.LITMUS_METRICS)
 correlation, grounding = litmus_tables(metrics, snakemake.params.models)

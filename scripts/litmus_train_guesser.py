@@ -4,12 +4,13 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import torch  # noqa: E402
+import torch
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.config import from_section  # noqa: E402
-from squidflow.gpu import slot_for_job  # noqa: E402
-from squidflow.litmus.guessers import GuesserConfig, train_guesser  # noqa: E402
+from squidflow import io, schemas
+from squidflow.config import from_section
+from squidflow.gpu import slot_for_job
+from squidflow.litmus.config import GuesserConfig
+from squidflow.litmus.guessers import train_guesser
 
 torch.set_num_threads(snakemake.threads)
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)

@@ -4,6 +4,6 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.demo.subtitles import write_demo_subtitles  # noqa: E402
+from squidflow.demo.subtitles import write_demo_subtitles
 
 write_demo_subtitles(snakemake.input.truth, list(snakemake.output.vtt), seed=snakemake.params.seed)

@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.demo.videos import DemoConfig, make_video  # noqa: E402
+from squidflow import io, schemas
+from squidflow.demo.videos import DemoConfig, make_video
 
 cfg = DemoConfig.from_config(snakemake.params.demo)
 truth = make_video(cfg, snakemake.wildcards.video_id, snakemake.output.video, progress=True)

@@ -4,9 +4,9 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.training.cache import build_cache  # noqa: E402
-from squidflow.training.pools import pool_images  # noqa: E402
+from squidflow import io, schemas
+from squidflow.training.cache import build_cache
+from squidflow.training.pools import pool_images
 
 inputs = {k: io.read_parquet(v, getattr(schemas, k.upper())) for k, v in snakemake.input.items() if k in ("frames", "truth", "videos")}
 images = pool_images(snakemake.wildcards.pool, inputs, snakemake.params.standard_data, snakemake.params.training)

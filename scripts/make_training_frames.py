@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import polars as pl  # noqa: E402
+import polars as pl
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.training.cache import build_frame_cache  # noqa: E402
+from squidflow import io, schemas
+from squidflow.training.cache import build_frame_cache
 
 pool = io.read_parquet(snakemake.input.index, schemas.TRAINING_IMAGES)
 training_images = pool.filter(pl.col("split") == "train")

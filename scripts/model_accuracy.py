@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import json  # noqa: E402
+import json
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.models import evaluate_model  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.models import evaluate_model
 
 p = snakemake.params
 scores = io.read_parquet(snakemake.input.scores, schemas.IMAGE_SCORES)

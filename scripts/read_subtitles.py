@@ -4,6 +4,6 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.cooccurring import build_subtitles  # noqa: E402
+from squidflow.text.cooccurring import build_subtitles
 
 build_subtitles(snakemake.input.videos, subtitles_path=snakemake.output.subtitles, languages=snakemake.params.languages)

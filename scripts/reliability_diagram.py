@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.training.figures import read_run_predictions, reliability_diagram  # noqa: E402
+from squidflow.training.figures import read_run_predictions, reliability_diagram
 
 method = snakemake.wildcards.method
 title = f"Table 3 (SQUID-E §5.3), method {method}: SE evaluation images, pooled over seeds"

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.report.pages import write_self_contained  # noqa: E402
+from squidflow.report.pages import write_self_contained
 
 missing = write_self_contained(snakemake.input[0], snakemake.output[0])
 for src in missing:

@@ -4,11 +4,11 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+from pathlib import Path
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.training.tables import TABLES, aggregate_runs, read_run_metrics, to_latex, to_markdown  # noqa: E402
+from squidflow import io, schemas
+from squidflow.training.tables import TABLES, aggregate_runs, read_run_metrics, to_latex, to_markdown
 
 spec = TABLES[snakemake.wildcards.table]
 order = snakemake.params.order

@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.training_runs import run_predictions  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.training_runs import run_predictions
 
 run = io.read_parquet(snakemake.input.run, schemas.RUN_PREDICTIONS)
 io.write_parquet(run_predictions(run, snakemake.params.classes), snakemake.output[0], schemas.PREDICTIONS)

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.report.summary import write_run_summary  # noqa: E402
+from squidflow.report.summary import write_run_summary
 
 per_rule = write_run_summary(
     snakemake.output[0],

@@ -1,15 +1,17 @@
 """Rule select_frames: six frames per video by k-means (or the release's listed frames), images, splits."""
 
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
 import polars as pl
 
 from squidflow import schemas
 from squidflow.frames.selection import SelectionConfig, build_dataset
 from squidflow.frames.splits import SplitsConfig
 from squidflow.io import read_parquet, write_parquet
-from squidflow.logs import setup
 
-log = setup(snakemake)  # noqa: F821
-inp, params = snakemake.input, snakemake.params  # noqa: F821
+inp, params = snakemake.input, snakemake.params
 frames = build_dataset(
     read_parquet(inp.features, schemas.FEATURES),
     pl.concat([read_parquet(p, schemas.EXTRACTED_FRAMES) for p in inp.frames]),
@@ -17,8 +19,8 @@ frames = build_dataset(
     read_parquet(inp.videos, schemas.VIDEOS),
     SelectionConfig.from_config(params.selection),
     SplitsConfig.from_config(params.splits),
-    snakemake.output.images,  # noqa: F821
+    snakemake.output.images,
     annotations=params.annotations,
 )
 log.info("%d frames from %d videos", len(frames), frames["video_id"].n_unique())
-write_parquet(frames, snakemake.output.frames, schemas.FRAMES)  # noqa: F821
+write_parquet(frames, snakemake.output.frames, schemas.FRAMES)

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.keywords import run_keyword_panel  # noqa: E402
+from squidflow.demo.keyword_panel import run_keyword_panel
 
 run_keyword_panel(snakemake.input.hits, snakemake.input.truth, batch_csv=snakemake.output.batch,
                   panel=snakemake.params.panel)

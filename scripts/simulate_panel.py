@@ -1,9 +1,11 @@
 """Rule simulate_panel: the SIMULATED annotator panel's MTurk batch results for the offline demo."""
 
-from squidflow.judgments.panel import run_panel
 from squidflow.logs import setup
 
 log = setup(snakemake)
+
+from squidflow.demo.panel import run_panel
+
 run_panel(
     {"A": snakemake.input.hits_A, "B": snakemake.input.hits_B},
     snakemake.input.truth,

@@ -4,8 +4,8 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.training.figures import table1_plot  # noqa: E402
-from squidflow.training.tables import read_run_metrics  # noqa: E402
+from squidflow.training.figures import table1_plot
+from squidflow.training.tables import read_run_metrics
 
 title = "Table 1 (SQUID-E §5.1): accuracy by certainty bin of the mean human judgment"
 if snakemake.params.choices.get("judgments_source") == "simulated":

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.baseline import build_baseline  # noqa: E402
+from squidflow.text.baseline import build_baseline
 
 if snakemake.wildcards.text_method == "sbert":
     import torch

@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.tables import build_table  # noqa: E402
+from squidflow.text.tables import build_table
 
 build_table(
     snakemake.input.keywords,

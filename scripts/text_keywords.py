@@ -4,7 +4,7 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.keywords import build_keywords  # noqa: E402
+from squidflow.text.keywords import build_keywords
 
 build_keywords(
     snakemake.input.cooccurring,

@@ -4,14 +4,15 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import json  # noqa: E402
+import json
 
-import torch  # noqa: E402
+import torch
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.gpu import slot_for_job  # noqa: E402
-from squidflow.training.cache import open_cache, open_frame_cache  # noqa: E402
-from squidflow.training.runs import TrainConfig, train_run  # noqa: E402
+from squidflow import io, schemas
+from squidflow.gpu import slot_for_job
+from squidflow.training.cache import open_cache, open_frame_cache
+from squidflow.training.config import TrainConfig
+from squidflow.training.runs import train_run
 
 torch.set_num_threads(snakemake.threads)
 w = snakemake.wildcards

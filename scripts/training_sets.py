@@ -4,10 +4,10 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import json  # noqa: E402
+import json
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.training.pools import experiment_sets_with_summary  # noqa: E402
+from squidflow import io, schemas
+from squidflow.training.sets import experiment_sets_with_summary
 
 inputs = snakemake.input
 sets, summary = experiment_sets_with_summary(

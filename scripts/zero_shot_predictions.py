@@ -4,13 +4,13 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-import torch  # noqa: E402
+import torch
 
-from squidflow import io, schemas  # noqa: E402
-from squidflow.evaluation.labels import read_vocabulary  # noqa: E402
-from squidflow.evaluation.zeroshot import zero_shot_predictions  # noqa: E402
-from squidflow.fetch import fetch  # noqa: E402
-from squidflow.gpu import slot_for_job  # noqa: E402
+from squidflow import io, schemas
+from squidflow.evaluation.labels import read_vocabulary
+from squidflow.evaluation.zeroshot import zero_shot_predictions
+from squidflow.fetch import fetch
+from squidflow.gpu import slot_for_job
 
 torch.set_num_threads(snakemake.threads)
 p = snakemake.params

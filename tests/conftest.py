@@ -85,8 +85,9 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The fault-injection suite's count: faults and bad inputs tried (tests/faults.py: tried) and test outcomes."""
-    faults = sys.modules.get("faults")
+    """The fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
+    generated per reader of user files (tests/helpers/faults.py: fuzzed), and test outcomes."""
+    faults = sys.modules.get("helpers.faults")
     suites = ("test_faults.py", "test_fuzz_readers.py")
     reports = {k: [r for r in terminalreporter.stats.get(k, []) if any(s in getattr(r, "nodeid", "") for s in suites)]
                for k in ("passed", "failed", "skipped", "error")}  # fmt: skip

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
-from urllib.parse import parse_qs
 
 import numpy as np
 import polars as pl
-import pytest
+from helpers.browser import batch_row, chromium_page, open_as_mturk_worker, playwright_or_skip, posted_fields
 from PIL import Image
 
-from squidflow.judgments.annotation import (
-    event_pairs,
-    make_hits,
-    neutralise,
-    render_task_page,
-    sbert_embed,
-    task_template,
-    unneutralise,
-    write_csv,
-)
+from squidflow.io import neutralise, unneutralise, write_csv
+from squidflow.judgments.annotation import event_pairs, make_hits, render_task_page, sbert_embed, task_template
 from squidflow.judgments.ingest import read_mturk_batch
 
 
@@ -99,14 +89,8 @@ def test_task_page_escapes_text_from_data():
 
 
 # --- the page in a real browser ---------------------------------------------------------------------------------------
-CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
 def test_task_page_in_chromium_submits_the_fields_that_ingestion_reads(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("needs /usr/bin/chromium")
+    playwright_or_skip()
     frames = frames_fixture({"parade": 6, "protest": 6}, frames_per_video=1)
     hits = make_hits(frames, "A", base_url="images")
     hit = {k: v for k, v in hits.row(0, named=True).items()}
@@ -118,17 +102,8 @@ def test_task_page_in_chromium_submits_the_fields_that_ingestion_reads(tmp_path)
     page_path = tmp_path / "task.html"
     page_path.write_text(render_task_page(task_template(), hit), encoding="utf-8")
 
-    posted = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page()
-
-        def capture(route, request):
-            posted.append(request.post_data)
-            route.fulfill(status=200, body="ok")
-
-        page.route("**/mturk/externalSubmit*", capture)
-        page.goto(page_path.as_uri() + "?assignmentId=ASG1&workerId=W42&hitId=H1")
+    with chromium_page() as page:
+        posted = open_as_mturk_worker(page, page_path, assignment="ASG1", worker="W42", hit="H1")
         assert page.locator("#event-prompt").text_content() == "parade <b>&</b>"  # shown as text, not markup
         images = page.locator(".item img")
         assert images.count() == 6
@@ -146,14 +121,10 @@ def test_task_page_in_chromium_submits_the_fields_that_ingestion_reads(tmp_path)
         sliders.nth(5).fill(str(ratings[5]))
         with page.expect_request("**/mturk/externalSubmit*"):
             page.locator("#submit").click()
-        browser.close()
 
-    fields = {k: v[0] for k, v in parse_qs(posted[0], keep_blank_values=True).items()}
+    fields = posted_fields(posted[0])
+    row = batch_row(hit, fields, hit="H1", worker="W42")
     assert fields["assignmentId"] == "ASG1"
-    # MTurk writes the batch input columns as Input.* and the form fields as Answer.*
-    row = {"HITId": "H1", "WorkerId": "W42", "AssignmentStatus": "Submitted"}
-    row |= {f"Input.{k}": str(v) for k, v in hit.items()}
-    row |= {f"Answer.{k}": v for k, v in fields.items()}
     write_csv(pl.DataFrame([row]), tmp_path / "batch.csv")
     judgments, problems, _ = read_mturk_batch(tmp_path / "batch.csv", known_images=set(frames["image_id"]))
     assert not problems

@@ -112,7 +112,7 @@ def test_human_means_of_the_authors_eval_images_are_the_release_means(release):
     its own released ratings for the prompt: Table 1 variant A of its event, Table 3 variant B of the target."""
     from squidflow.release import PROMPTS
     from squidflow.training.authors_sets import image_table
-    from squidflow.training.pools import judgment_means
+    from squidflow.training.sets import judgment_means
 
     sets, _, judgments, files = release
     images = image_table(files["labels_all.json"], files["labels_var_a.json"])
@@ -138,7 +138,7 @@ def test_clean_table3_sets_on_the_release_reach_what_the_data_allows(release, sh
     puts them): 120 + 120 evaluation images judged for the target, then as many video-disjoint training images as
     the remaining videos hold, balanced by class, with a note saying why it is not 480 + 480."""
     from squidflow.release import read_dataset_csv
-    from squidflow.training.pools import experiment_sets_with_summary
+    from squidflow.training.sets import experiment_sets_with_summary
 
     sets, _, judgments, _ = release
     rated = set(judgments["video_id"])

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from squidflow.training.config import TrainConfig
 from squidflow.training.losses import (
     belief_matching_loss,
     cross_entropy,
@@ -62,9 +63,9 @@ def test_losses_average_over_the_batch_and_have_gradients():
 
 
 def test_methods_carry_the_paper_settings():
-    assert get_method("MC").dropout == 0.5 and get_method("MC").mc_samples == 50
-    assert get_method("RS").extra_outputs == 1
-    assert get_method("BL").dropout == 0 and get_method("BL").mc_samples == 0
-    assert get_method("LS").loss(Z, Y).item() == pytest.approx(label_smoothing_loss(Z, Y, 0.2).item())
-    assert get_method("BM").loss(Z, Y).item() == pytest.approx(belief_matching_loss(Z, Y, 0.003).item())
-    assert get_method("FL").loss(Z, Y).item() == pytest.approx(focal_loss(Z, Y, 3.0).item())
+    assert get_method("MC", TrainConfig()).dropout == 0.5 and get_method("MC", TrainConfig()).mc_samples == 50
+    assert get_method("RS", TrainConfig()).extra_outputs == 1
+    assert get_method("BL", TrainConfig()).dropout == 0 and get_method("BL", TrainConfig()).mc_samples == 0
+    assert get_method("LS", TrainConfig()).loss(Z, Y).item() == pytest.approx(label_smoothing_loss(Z, Y, 0.2).item())
+    assert get_method("BM", TrainConfig()).loss(Z, Y).item() == pytest.approx(belief_matching_loss(Z, Y, 0.003).item())
+    assert get_method("FL", TrainConfig()).loss(Z, Y).item() == pytest.approx(focal_loss(Z, Y, 3.0).item())

@@ -7,14 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from squidflow.training.calibration import (
-    bernoulli_kl,
-    binned_accuracy,
-    certainty_bin,
-    expected_calibration_error,
-    huj_mse,
-    run_metrics,
-)
+from squidflow.certainty import bernoulli_kl, huj_mse
+from squidflow.certainty import certainty_bin_of as certainty_bin
+from squidflow.training.calibration import binned_accuracy, expected_calibration_error, run_metrics
 
 # confidence .91 right, .79 wrong, .71 right, .55 wrong
 PROBS = np.array([[0.91, 0.09], [0.79, 0.21], [0.29, 0.71], [0.45, 0.55]])

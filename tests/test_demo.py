@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from videotools import opencv_frames
+from helpers.videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.config import check_config, load_schema

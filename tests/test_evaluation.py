@@ -14,8 +14,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from squidflow import certainty as binning
 from squidflow import io, schemas
-from squidflow.evaluation import binning
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.labels import read_vocabulary
 from squidflow.evaluation.models import evaluate_model, model_id
@@ -124,7 +124,7 @@ def test_one_binning_everywhere() -> None:
     from squidflow.training import calibration
 
     assert judgment_scores.certainty_bin is binning.certainty_bin
-    assert calibration.certainty_bin is binning.certainty_bin_of and calibration.CERTAINTY_BINS is binning.CERTAINTY_BINS
+    assert calibration.certainty_bins is binning.certainty_bins and calibration.CERTAINTY_BINS is binning.CERTAINTY_BINS
     values = [0.0, 19.99, 20.0, 39.999, 40.0, 59.9, 60.0, 79.5, 80.0, 99.9, 100.0]
     expected = [hand_bin(v) for v in values]
     as_expr = pl.DataFrame({"v": values}).select(binning.certainty_bin(pl.col("v")))["v"].to_list()
@@ -234,7 +234,7 @@ def test_parquet_errors_name_the_row_and_missing_columns_are_named(tmp_path, sco
         read_predictions(tmp_path / "x.xlsx", cache_dir=tmp_path)
     broken = tmp_path / "broken.jsonl"
     broken.write_text(json.dumps({"video_id": v, "frame_index": f, "rank": 1, "label": "a", "score": 1}) + "\n{oops\n")
-    with pytest.raises(PredictionsError, match=r"broken.jsonl: line 2: not valid JSON"):
+    with pytest.raises(PredictionsError, match=r"broken.jsonl, line 2: not valid JSON"):
         read_predictions(broken, cache_dir=tmp_path)
 
 

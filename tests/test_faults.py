@@ -3,7 +3,7 @@ unhelpfully, and what squidflow must do instead — stop with one line that name
 keep two videos apart, leave no live payload in a file a person opens, or recover to results identical to a clean
 run. The session summary (tests/conftest.py) counts the cases tried and their outcomes.
 
-The whole-workflow cases (marked slow) run the smallest demo (tests/faults.py: TINY) in temporary directories.
+The whole-workflow cases (marked slow) run the smallest demo (tests/helpers/faults.py: TINY) in temporary directories.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from faults import (
+from helpers.faults import (
     ROOT,
     STARTS,
     TINY,

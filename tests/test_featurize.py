@@ -11,9 +11,9 @@ from PIL import Image
 from skimage import data
 
 from squidflow import schemas
-from squidflow.backbones import WeightsError, load_backbone, load_resnet50
 from squidflow.frames.featurize import FeaturesConfig, embed_images, featurize_frames, load_image, pool
 from squidflow.io import conform
+from squidflow.pretrained import WeightsError, load_backbone, load_resnet50
 
 IMAGENET_CATS = range(281, 286)  # tabby, tiger cat, Persian, Siamese, Egyptian cat
 

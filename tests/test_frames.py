@@ -11,25 +11,27 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from videotools import opencv_frames
+from helpers.videotools import opencv_frames
 
 from squidflow import schemas
 from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id
-from squidflow.frames import extract
-from squidflow.frames.extract import (
+from squidflow.frames import decode
+from squidflow.frames.decode import (
     ExtractionError,
-    FramesConfig,
-    checked_manifest,
     decode_frames,
     decode_ranks,
     decoding_costs,
-    even_targets,
-    extract_videos,
     frame_table,
     letterbox,
     resolve_decoder,
-    shard_videos,
     split_runs,
+)
+from squidflow.frames.extract import (
+    FramesConfig,
+    checked_manifest,
+    even_targets,
+    extract_videos,
+    shard_videos,
     stable_shard,
 )
 from squidflow.frames.selection import kmeans_select
@@ -259,7 +261,7 @@ def test_every_torchcodec_path_gives_opencvs_frames(videos, monkeypatch):
     wanted = [749, 0, 250, 251, 400, 500, 499]
     for workers in (1, 2):
         assert_same_frames(path, wanted, decode_ranks(table, wanted, workers=workers), ref)
-    monkeypatch.setattr(extract, "_decode_played_at", lambda *args: {})
+    monkeypatch.setattr(decode, "_decode_played_at", lambda *args: {})
     assert_same_frames(path, wanted, decode_ranks(table, wanted, workers=1), ref)
 
 
@@ -283,7 +285,7 @@ def test_decoder_choice_falls_back_to_ffmpeg_and_names_the_problem(videos, monke
     with pytest.raises(ValueError, match="frames.decoder"):
         resolve_decoder("opencv")
     assert resolve_decoder("auto") == "torchcodec" and resolve_decoder("ffmpeg") == "ffmpeg"
-    monkeypatch.setattr(extract, "torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec")
+    monkeypatch.setattr(decode, "torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec")
     assert resolve_decoder("auto") == "ffmpeg"
     with pytest.raises(ExtractionError, match="frames.decoder: ffmpeg"):
         resolve_decoder("torchcodec")

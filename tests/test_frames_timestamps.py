@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.videotools import opencv_frames
 from test_frames import DECODERS, assert_same_frames
-from videotools import opencv_frames
 
-from squidflow.frames.extract import FramesConfig, decode_frames, extract_videos, frame_table
+from squidflow.frames.decode import decode_frames, frame_table
+from squidflow.frames.extract import FramesConfig, extract_videos
 
 SOURCE = ["-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30"]
 X264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 import yaml
 
 from squidflow import schemas
@@ -19,6 +20,7 @@ TARGETS = ["results/dataset/frames.parquet", "results/features/efficientnet_lite
            "results/videos/videos_checked.parquet"]
 
 
+@pytest.mark.slow
 def test_frames_stage_on_a_tiny_demo(tmp_path: Path) -> None:
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(yaml.safe_dump({

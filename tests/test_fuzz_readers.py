@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
-from faults import fuzzed
+from helpers.faults import fuzzed
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -19,9 +19,9 @@ from PIL import Image
 from skimage import data
 
 from squidflow import schemas
-from squidflow.backbones import load_backbone
 from squidflow.frames.featurize import FeaturesConfig, embed_images
 from squidflow.io import read_parquet
+from squidflow.pretrained import load_backbone
 
 pytestmark = [
     pytest.mark.gpu,

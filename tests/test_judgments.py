@@ -15,11 +15,11 @@ import pytest
 from PIL import Image
 
 from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet
+from squidflow.demo.panel import PanelConfig, simulate_panel
+from squidflow.io import read_parquet, write_csv, write_parquet
 from squidflow.judgments.agreement import agreement_table
-from squidflow.judgments.annotation import make_hits, write_csv
+from squidflow.judgments.annotation import make_hits
 from squidflow.judgments.ingest import JudgmentError, ingest, read_mturk_batch, read_release
-from squidflow.judgments.panel import PanelConfig, simulate_panel
 from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images
 from squidflow.judgments.scores import image_scores
 

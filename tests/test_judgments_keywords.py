@@ -3,27 +3,17 @@ the SIMULATED keyword panel of the demo."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from urllib.parse import parse_qs
-
 import numpy as np
 import polars as pl
 import pytest
+from helpers.browser import batch_row, chromium_page, open_as_mturk_worker, playwright_or_skip, posted_fields
 from PIL import Image
 
-from squidflow.judgments.annotation import render_task_page, write_csv
+from squidflow.demo.keyword_panel import KeywordPanelConfig, simulate_keywords
+from squidflow.io import write_csv
+from squidflow.judgments.annotation import render_task_page
 from squidflow.judgments.ingest import JudgmentError
-from squidflow.judgments.keywords import (
-    KeywordPanelConfig,
-    keyword_template,
-    make_keyword_hits,
-    normalise_keyword,
-    read_keyword_batch,
-    simulate_keywords,
-)
-
-CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from squidflow.judgments.keywords import keyword_template, make_keyword_hits, normalise_keyword, read_keyword_batch
 
 
 def frames_fixture(n_videos: int = 5, per_video: int = 3) -> pl.DataFrame:
@@ -57,10 +47,8 @@ def test_normalised_keywords_are_safe_and_comparable():
     assert normalise_keyword("<b></b>") == ""
 
 
-def batch_row(hit: dict, worker: str, answers: dict[str, str], status: str = "Approved") -> dict:
-    row = {"HITId": f"H{hit['hit_index']}", "WorkerId": worker, "AssignmentStatus": status}
-    row |= {f"Input.{k}": str(v) for k, v in hit.items()}
-    return row | {f"Answer.{k}": v for k, v in answers.items()}
+def approved(hit: dict, worker: str, answers: dict[str, str], status: str = "Approved") -> dict:
+    return batch_row(hit, answers, hit=f"H{hit['hit_index']}", worker=worker, status=status)
 
 
 def test_batch_results_are_read_back_with_named_errors(tmp_path):
@@ -70,12 +58,12 @@ def test_batch_results_are_read_back_with_named_errors(tmp_path):
     boxes = {f"keyword_{i}_{j}": "" for i in range(1, 7) for j in range(1, 4)}
     good = boxes | {"keyword_1_1": "Cake", "keyword_1_2": "=SUM(A1)", "keyword_2_1": "balloons"}
     rows = [
-        batch_row(hit, "W1", good),
-        batch_row(hit, "W2", boxes | {"keyword_1_1": "cake"}),  # image 2 without any keyword
-        batch_row(hit, "W3", boxes | {"keyword_1_1": "x" * 41, "keyword_2_1": "ok"}),  # too long
-        batch_row(hit, "W4", boxes | {"keyword_1_1": "<i></i>", "keyword_2_1": "ok"}),  # markup only
-        batch_row(hit, "W5", boxes | {"keyword_1_1": "a", "keyword_2_1": "b"}, status="Rejected"),
-        batch_row(hit, "W1", good),  # the same worker again
+        approved(hit, "W1", good),
+        approved(hit, "W2", boxes | {"keyword_1_1": "cake"}),  # image 2 without any keyword
+        approved(hit, "W3", boxes | {"keyword_1_1": "x" * 41, "keyword_2_1": "ok"}),  # too long
+        approved(hit, "W4", boxes | {"keyword_1_1": "<i></i>", "keyword_2_1": "ok"}),  # markup only
+        approved(hit, "W5", boxes | {"keyword_1_1": "a", "keyword_2_1": "b"}, status="Rejected"),
+        approved(hit, "W1", good),  # the same worker again
     ]
     path = tmp_path / "batch_K.csv"
     write_csv(pl.DataFrame(rows), path)
@@ -131,9 +119,7 @@ def test_simulated_panel_names_what_each_frame_shows(tmp_path):
 
 
 def test_keyword_page_in_chromium_submits_what_ingestion_reads(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("needs /usr/bin/chromium (make test-tools)")
+    playwright_or_skip()
     frames = frames_fixture(4, 1)  # one HIT with 4 images: slots 5 and 6 are hidden
     hit = make_keyword_hits(frames, images_per_hit=6, base_url="images").row(0, named=True)
     for i, img in enumerate(_images(hit)):
@@ -145,17 +131,8 @@ def test_keyword_page_in_chromium_submits_what_ingestion_reads(tmp_path):
     page_path.write_text(render_task_page(template, hit), encoding="utf-8")
 
     typed = {1: ["cake", "Candles <b>"], 2: ["=1+2"], 3: ["marching band", "drums", "crowd"], 4: ["bride"]}
-    posted = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page()
-
-        def capture(route, request):
-            posted.append(request.post_data)
-            route.fulfill(status=200, body="ok")
-
-        page.route("**/mturk/externalSubmit*", capture)
-        page.goto(page_path.as_uri() + "?assignmentId=ASG7&workerId=W9&hitId=H0")
+    with chromium_page() as page:
+        posted = open_as_mturk_worker(page, page_path, assignment="ASG7", worker="W9", hit="H0")
         panels = page.locator(".item")
         assert panels.count() == 6
         assert [panels.nth(i).is_visible() for i in range(6)] == [True] * 4 + [False] * 2
@@ -170,13 +147,10 @@ def test_keyword_page_in_chromium_submits_what_ingestion_reads(tmp_path):
         page.locator("#keyword_4_1").fill(typed[4][0])
         with page.expect_request("**/mturk/externalSubmit*"):
             page.locator("#submit").click()
-        browser.close()
 
-    fields = {k: v[0] for k, v in parse_qs(posted[0], keep_blank_values=True).items()}
+    fields = posted_fields(posted[0])
+    row = batch_row(hit, fields, hit="H0", worker="W9")
     assert fields["assignmentId"] == "ASG7" and "keyword_5_1" not in fields  # hidden slots are not submitted
-    row = {"HITId": "H0", "WorkerId": "W9", "AssignmentStatus": "Submitted"}
-    row |= {f"Input.{k}": str(v) for k, v in hit.items()}
-    row |= {f"Answer.{k}": v for k, v in fields.items()}
     write_csv(pl.DataFrame([row]), tmp_path / "batch.csv")
     df, problems, _ = read_keyword_batch(tmp_path / "batch.csv", known_images=set(frames["image_id"]), max_length=20)
     assert not problems

@@ -97,8 +97,8 @@ CONFIG_CLASSES = [
     ("squidflow.videos.download", "DownloadOptions", "download"),
     ("squidflow.comparison.sets", "ComparisonConfig", "comparison"),
     ("squidflow.demo.videos", "DemoConfig", "demo"),
-    ("squidflow.training.runs", "TrainConfig", "training"),
-    ("squidflow.litmus.guessers", "GuesserConfig", "litmus.guesser"),
+    ("squidflow.training.config", "TrainConfig", "training"),
+    ("squidflow.litmus.config", "GuesserConfig", "litmus.guesser"),
 ]
 # Fields a class takes from elsewhere than its section (not config keys of that section).
 NOT_IN_SECTION = {"TrainConfig": {"mean", "std", "events"}}
@@ -127,16 +127,20 @@ def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str
     assert not problems, "\n".join(problems)
 
 
-def test_train_params_name_exactly_the_train_config_fields() -> None:
-    """common.smk's TRAIN_KEYS is what a `train` job receives: TrainConfig's section keys, nothing more."""
-    from squidflow.training.runs import TrainConfig
-
-    common = (RULES / "common.smk").read_text()
-    listed = re.search(r"TRAIN_KEYS = \[(.*?)\]", common, re.S)
-    assert listed, "TRAIN_KEYS not found in common.smk"
-    keys = set(re.findall(r'"(\w+)"', listed.group(1)))
-    fields = {f.name for f in dataclasses.fields(TrainConfig)} - NOT_IN_SECTION["TrainConfig"]
-    assert keys == fields, f"TRAIN_KEYS differs from TrainConfig's fields: only listed {keys - fields}, missing {fields - keys}"
+def test_no_rules_file_copies_a_config_classs_fields_by_hand() -> None:
+    """A job's params are built from the library's config dataclass (`config_fields(TrainConfig, ...)`), so a new
+    field reaches the job without a second list to keep equal."""
+    classes = {cls: {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
+               - NOT_IN_SECTION.get(cls, set()) for module, cls, _ in CONFIG_CLASSES}
+    copies = []
+    for smk in sorted(RULES.rglob("*.smk")):
+        for name, body in re.findall(r"^(\w+) = \[(.*?)\]", smk.read_text(), flags=re.M | re.S):
+            listed = set(re.findall(r'"(\w+)"', body))
+            copies += [f"{smk.relative_to(ROOT)}: {name} lists {cls}'s fields; use config_fields({cls}, section)"
+                       for cls, fields in classes.items() if len(fields) > 2 and fields <= listed]
+    assert not copies, "\n".join(copies)
+    uses = "".join(p.read_text() for p in RULES.rglob("*.smk"))
+    assert "config_fields(TrainConfig," in uses and "config_fields(GuesserConfig," in uses
 
 
 def test_no_internal_file_numbers_or_organisation_words() -> None:
@@ -150,3 +154,33 @@ def test_no_internal_file_numbers_or_organisation_words() -> None:
                 for pattern in (r"seed 00\d", r"foundation issue", r"\b\w+ owner\b"):
                     hits += [f"{p.relative_to(ROOT)}: {m}" for m in re.findall(pattern, text)]
     assert not hits, "\n".join(hits[:20])
+
+
+def test_every_script_opens_the_same_way() -> None:
+    """Docstring naming the rule, then `log = setup(snakemake)` before anything else is imported (so an import that
+    fails is told in the rule's log), and no per-line noqa: pyproject.toml says why scripts may import late."""
+    problems = []
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        text = path.read_text()
+        body = ast.parse(text).body
+        opening = [ast.unparse(node) for node in body[1:3]]
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not doc.startswith((f"Rule {path.stem}:", f"Checkpoint {path.stem}:")):
+            problems.append(f"scripts/{path.name}: the docstring starts 'Rule {path.stem}: what it makes'")
+        if opening != ["from squidflow.logs import setup", "log = setup(snakemake)"]:
+            problems.append(f"scripts/{path.name}: open with `from squidflow.logs import setup` and `log = setup(snakemake)`")
+        if "noqa" in text:
+            problems.append(f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_table_more_than_one_rule_reads_is_named_once() -> None:
+    """An artifact named in several places of the rules files is a path constant (VIDEO_MANIFEST, FRAMES_TABLE), so
+    renaming it is one edit; the literal appears once, where the constant is defined."""
+    counts: dict[str, list[str]] = {}
+    for smk in sorted(RULES.rglob("*.smk")):
+        for path in re.findall(r'"(results/[\w/]+\.parquet)"', smk.read_text()):
+            counts.setdefault(path, []).append(str(smk.relative_to(ROOT)))
+    shared = {p: where for p, where in counts.items() if len(where) > 1 and "/demo/" not in p and "{" not in p}
+    assert not shared, "\n".join(f"{p} is written out {len(w)} times ({', '.join(sorted(set(w)))}): name it once"
+                                 for p, w in shared.items())

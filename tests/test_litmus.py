@@ -12,9 +12,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow.litmus import demo, human, metrics, probabilities, soft_labels, tables
+from squidflow.demo import litmus as demo
+from squidflow.litmus import human, metrics, probabilities, soft_labels, tables
+from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.games import GameFileError, GameSource, read_games, source_of, split_of
-from squidflow.litmus.guessers import GuesserConfig, spatial_features, train_guesser
+from squidflow.litmus.guessers import spatial_features, train_guesser
 from squidflow.litmus.questions import SPATIAL_FORMS, classify
 from squidflow.litmus.soft_labels import Boxes, normalise, rule_r1, rule_r2, rule_r3, spatial_soft_labels
 

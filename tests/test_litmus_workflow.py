@@ -4,7 +4,6 @@ probability file joins the tables without retraining anything."""
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 import re
@@ -18,7 +17,6 @@ import yaml
 
 from squidflow import schemas
 from squidflow.io import read_parquet
-from squidflow.litmus.guessers import GuesserConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -45,13 +43,6 @@ def test_guesswhat_config_plans_offline_without_downloading(tmp_path: Path) -> N
     assert "litmus_demo_games" not in jobs_run(res.stdout)
     assert res.stdout.count("rule litmus_train_guesser:") == 6  # 2 methods x 3 seeds
     assert not (tmp_path / "results").exists()  # nothing downloaded while planning
-
-
-def test_guesser_params_name_exactly_the_guesser_config_fields() -> None:
-    """common.smk's LITMUS_GUESSER_KEYS is what a litmus_train_guesser job receives: GuesserConfig's fields."""
-    listed = re.search(r"LITMUS_GUESSER_KEYS = \[(.*?)\]", (ROOT / "workflow" / "rules" / "common.smk").read_text(), re.S)
-    assert listed, "LITMUS_GUESSER_KEYS not found in common.smk"
-    assert set(re.findall(r'"(\w+)"', listed.group(1))) == {f.name for f in dataclasses.fields(GuesserConfig)}
 
 
 def test_a_bad_games_file_stops_naming_the_file_line_and_field(tmp_path: Path) -> None:

@@ -12,12 +12,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers.browser import chromium_page, playwright_or_skip
 
-from squidflow.report.style import figure_facts
+from squidflow.style import figure_facts
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 # One category per stage of the small config (every stage is enabled there), and the run summary.
 CATEGORIES = ["Acquisition", "Frames", "Human judgments", "Comparison sets", "Training", "Evaluation",
               "Litmus test (GuessWhat?!)", "Text baselines (Apples to Oranges)", "Run"]
@@ -59,7 +57,6 @@ def results_table(results: dict, paths: list[str]) -> tuple[dict[tuple, str], st
 
 def check_report(report_html: Path, results_dir: Path, categories: list[str], screenshots: Path) -> dict:
     """Open the report in Chromium and check it; returns what was opened (for the caller's summary)."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     report_dir = report_html.parent
     workdir = results_dir.parent
     expected = sorted(str(p.relative_to(workdir)) for folder in ("tables", "figures")
@@ -68,9 +65,7 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
     assert expected, f"nothing under {results_dir}/tables or figures"
     errors: list[str] = []
     opened: dict[str, str] = {}
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+    with chromium_page(viewport={"width": 1400, "height": 900}) as page:
         page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
         page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url[:200]} {r.failure}"))
@@ -141,7 +136,6 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
                         else:
                             raise AssertionError(f"{cat} / {subcat}: row {i} opened {content!r}")
                         opened[uri] = content
-        browser.close()
     assert not errors, "\n".join(errors)
     in_report = {r["data_uri"] for r in results.values()}
     assert in_report <= set(opened), f"results never opened: {sorted(in_report - set(opened))}"
@@ -151,9 +145,7 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
 
 @pytest.mark.slow
 def test_demo_report_opens_in_chromium(small_workflow, tmp_path):
-    pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip(f"needs {CHROMIUM} (make test-tools installs it)")
+    playwright_or_skip()
     screenshots = Path(os.environ.get("SQUIDFLOW_SCREENSHOTS") or tmp_path / "screenshots")
     screenshots.mkdir(parents=True, exist_ok=True)
     report_zip = tmp_path / "report.zip"

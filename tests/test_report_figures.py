@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow import io, schemas
+from squidflow import io, schemas, style
 from squidflow.comparison.figures import chosen_sets, sets_figure_from_files
 from squidflow.frames.figures import contact_sheets_from_files, frame_spread_from_files, relative_positions
 from squidflow.judgments.figures import (
@@ -20,7 +20,6 @@ from squidflow.judgments.figures import (
     annotator_stats,
     fig3_judgments,
 )
-from squidflow.report import style
 from squidflow.report.pages import self_contained, write_self_contained
 from squidflow.report.summary import job_records, rule_times, write_run_summary
 from squidflow.videos.figures import acquisition_figure_from_file, failure_reasons, status_counts

@@ -111,7 +111,8 @@ def test_the_report_has_a_global_description(walked):
     assert "SYNTHETIC" in text and "SIMULATED" in text  # what the demo's data are, said on the front page
 
 
-def test_make_report_writes_the_zip_with_the_demo_profile():
+def test_make_report_runs_the_demos_snakemake_command_with_report():
+    """`make report` is `make demo`'s snakemake command plus `--report results/report.zip` (same profile and config)."""
     res = subprocess.run(["make", "-n", "report"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     demo = subprocess.run(["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout

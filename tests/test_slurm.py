@@ -1,4 +1,4 @@
-"""The Slurm profile on a real single-node Slurm cluster (tests/slurm_cluster.py): the small demo submitted through
+"""The Slurm profile on a real single-node Slurm cluster (tests/helpers/slurm_cluster.py): the small demo submitted through
 `snakemake --profile profiles/slurm`, as a researcher would, with one injected bad input and one job cancelled
 mid-run; then the fix and the rerun. Every assertion is about that one shared run, so the cluster part stays short.
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 from compare_results import compare
-from dryrun import planned_jobs
-from slurm_cluster import SlurmCluster, start_cluster, why_unavailable
+from helpers.dryrun import planned_jobs
+from helpers.slurm_cluster import SlurmCluster, start_cluster, why_unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

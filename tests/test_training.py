@@ -11,22 +11,16 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
+from helpers.training_fixtures import EVENTS, make_inputs
 from PIL import Image
 
 from squidflow import io, schemas
 from squidflow.training.cache import build_cache, open_cache, preprocess
+from squidflow.training.config import TrainConfig
 from squidflow.training.models import load_backbone
-from squidflow.training.pools import (
-    calibration_sets,
-    classification_sets,
-    sd_pool_from_demo,
-    sd_pool_from_standard_data,
-    se_pool,
-)
-from squidflow.training.runs import TrainConfig, train_run
-
-sys.path.insert(0, str(Path(__file__).parent))
-from training_fixtures import EVENTS, make_inputs  # noqa: E402
+from squidflow.training.pools import sd_pool_from_demo, sd_pool_from_standard_data, se_pool
+from squidflow.training.runs import train_run
+from squidflow.training.sets import calibration_sets, classification_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -61,7 +55,7 @@ def test_cache_holds_resized_center_crops_memory_mapped(workdir: Path, pools):
 
 
 def test_cache_decodes_video_frames_once_per_video(tmp_path: Path):
-    from squidflow.frames.extract import decode_frames
+    from squidflow.frames.decode import decode_frames
 
     video = tmp_path / "v.mp4"
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=10:duration=1",
@@ -165,6 +159,7 @@ def _job_counts(output: str) -> dict[str, int]:
     return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", output, flags=re.M) if m[0] != "total"}
 
 
+@pytest.mark.slow
 def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     target = "results/tables/table3_calibration.md"
     plan = _snakemake(workdir, "-n", target)

@@ -5,6 +5,7 @@ clean and authors' sets, the human means, and the captions that name every choic
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -17,9 +18,10 @@ from squidflow import io, schemas
 from squidflow.training.augment import PerspectiveCrop, build_augmentation, frame_short_side, transform_list
 from squidflow.training.cache import FrameCache, build_cache, build_frame_cache, open_frame_cache, resize_short_side
 from squidflow.training.calibration import authors_calibration_error, binary_calibration_error
+from squidflow.training.config import TrainConfig
 from squidflow.training.losses import get_method, mc_dropout_probs, relaxed_softmax_loss, relaxed_softmax_probs
 from squidflow.training.models import Classifier, load_backbone, set_trainable
-from squidflow.training.pools import (
+from squidflow.training.sets import (
     authors_images,
     calibration_sets,
     experiment_sets_with_summary,
@@ -74,12 +76,12 @@ def test_relaxed_softmax_raw_multiplies_by_the_extra_output_as_is():
     # trained with label smoothing 0.2 on a·z: target (0.1, 0.9)
     want = -(0.1 * math.log(0.9) + 0.9 * math.log(0.1))
     assert relaxed_softmax_loss(Z, torch.tensor([1]), "raw", 0.2).item() == pytest.approx(want)
-    method = get_method("RS")
+    method = get_method("RS", TrainConfig())
     assert method.rs_scale == "raw" and method.loss(Z, torch.tensor([1])).item() == pytest.approx(want)
-    assert get_method("RS", rs_scale="softplus", rs_label_smoothing=0.0).loss(Z, torch.tensor([1])).item() == pytest.approx(
+    assert get_method("RS", replace(TrainConfig(), rs_scale="softplus", rs_label_smoothing=0.0)).loss(Z, torch.tensor([1])).item() == pytest.approx(
         relaxed_softmax_loss(Z, torch.tensor([1]), "softplus", 0.0).item())
     with pytest.raises(ValueError, match="rs_scale"):
-        get_method("RS", rs_scale="exp")
+        get_method("RS", replace(TrainConfig(), rs_scale="exp"))
 
 
 def test_mc_dropout_averages_logits_then_softmax_or_probabilities():
@@ -87,7 +89,7 @@ def test_mc_dropout_averages_logits_then_softmax_or_probabilities():
     assert mc_dropout_probs(passes, "logits")[0].tolist() == pytest.approx(torch.softmax(torch.tensor([0.0, 1.0]), 0).tolist())
     mean_probs = (torch.softmax(passes[0, 0], 0) + torch.softmax(passes[1, 0], 0)) / 2
     assert mc_dropout_probs(passes, "probs")[0].tolist() == pytest.approx(mean_probs.tolist())
-    assert get_method("MC").mc_average == "logits" and get_method("MC", mc_average="probs").mc_average == "probs"
+    assert get_method("MC", TrainConfig()).mc_average == "logits" and get_method("MC", replace(TrainConfig(), mc_average="probs")).mc_average == "probs"
 
 
 # --- trainable layers --------------------------------------------------------------------------------------------
@@ -133,7 +135,7 @@ def test_layer4_of_efficientnet_is_its_last_stride_32_stage():
 
 
 def test_train_config_defaults_are_the_authors_choices():
-    from squidflow.training.runs import TrainConfig
+    from squidflow.training.config import TrainConfig
 
     cfg = TrainConfig()
     assert cfg.trainable_for("MC") == "head" and cfg.trainable_for("BL") == "layer4" and cfg.trainable_for("GA") == "layer4"
@@ -401,7 +403,7 @@ def test_figures_are_written(tmp_path):
                                 "human_mean": 100 * p, "train_set": ["SD"] * 20 + ["SE"] * 20})
     points = reliability_diagram(predictions, tmp_path / "rel.png", "RS")
     assert points.filter(pl.col("n_human") > 0).select((pl.col("confidence") - pl.col("human")).abs().max()).item() < 1e-9
-    from squidflow.report.style import figure_facts
+    from squidflow.style import figure_facts
 
     assert figure_facts(tmp_path / "t1.png")["panels"] == 1 and figure_facts(tmp_path / "rel.png")["panels"] == 2
     for name in ("t1.png", "rel.png"):

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from faults import tried
+from helpers.faults import tried
 from test_videos import make_mp4
 
 from squidflow import schemas
@@ -207,7 +207,7 @@ def test_manifest_sizes_are_as_displayed_and_frame_counts_as_decoded(tmp_path):
     ffmpeg("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "3", "-c:v", "libx264", "-preset", "ultrafast",
            "-g", "30", "-bf", "2", "-pix_fmt", "yuv420p", str(base))
     ffmpeg("-ss", "0.5", "-i", str(base), "-c", "copy", str(edit))
-    from videotools import opencv_frames
+    from helpers.videotools import opencv_frames
 
     decoded = len(opencv_frames(edit))
     assert probe(edit).n_frames != decoded  # what the header says

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from dryrun import planned_jobs, planned_outputs
+from helpers.dryrun import planned_jobs, planned_outputs
 
 from squidflow import schemas
 from squidflow.io import read_parquet

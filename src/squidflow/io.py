@@ -21,10 +21,11 @@ import contextlib
 import csv
 import html
 import io
+import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -270,3 +271,36 @@ def read_csv_strings(
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in header]
     df = pl.DataFrame({h: list(col) for h, col in zip(header, columns, strict=True)}, schema={h: pl.Utf8 for h in header})
     return df.with_columns(pl.Series(line_column, lines, dtype=pl.Int64)) if line_column else df
+
+
+def json_lines(lines: Iterable[str | bytes], where: str, *, what: str,
+               error: type[Exception] = InputError) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for every non-blank line of a JSON Lines file (the one reader of the format people hand
+    us: GuessWhat?! games, predictions). A line that is not one JSON object raises `error` naming `where`, the line,
+    what is wrong, and `what` each line must hold. `lines` may be bytes (a file opened "rb", plain or gzip): a byte
+    that is not UTF-8, or a gzip stream that breaks off, is then `error` naming the line too."""
+    numbered = enumerate(lines, start=1)
+    line_no = 0
+    while True:
+        try:
+            line_no, line = next(numbered)
+        except StopIteration:
+            return
+        except (OSError, EOFError) as exc:  # a damaged or cut gzip stream
+            raise error(f"{where}, line {line_no + 1}: cannot be read ({exc}); is the file complete?") from None
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(f"{where}, line {line_no}: byte 0x{line[exc.start:exc.start + 1].hex()} is not UTF-8; save "
+                            "the file as UTF-8") from None
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{where}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                        f"{what}") from exc
+        if not isinstance(rec, dict):
+            raise error(f"{where}, line {line_no}: a JSON {type(rec).__name__}, not an object; each line must be {what}")
+        yield line_no, rec

@@ -34,7 +34,38 @@ class Schema:
 
 BBOX = pl.Struct({"left": pl.Float64, "top": pl.Float64, "width": pl.Float64, "height": pl.Float64})
 
-# --- videos ------------------------------------------------------------------------------------------------------
+
+# --- the offline demo's synthetic videos (demo stage) ----------------------------------------------------------------
+# Per-frame ground truth of the synthetic demo videos: what each frame shows.
+TRUTH = Schema(
+    "truth",
+    {
+        "video_id": pl.Utf8,
+        "event": pl.Utf8,  # the event the video is about (its label)
+        "frame_index": pl.Int64,  # decode order
+        "pts_s": pl.Float64,
+        "condition": pl.Utf8,  # clean | crossfade | occlusion | blur | dark | black | cut
+        "evidence": pl.List(pl.Struct({"event": pl.Utf8, "weight": pl.Float64})),  # every demo event, weight in [0,1]
+    },
+    produced_by="rules make_demo_videos and demo_corpus (workflow/rules/demo.smk)",
+)
+
+# Synthetic metadata of each demo video (the text a real upload would carry); acquisition copies it into VIDEOS.
+DEMO_CATALOG = Schema(
+    "demo_catalog",
+    {
+        "video_id": pl.Utf8,
+        "event": pl.Utf8,
+        "path": pl.Utf8,  # relative to the working directory
+        "title": pl.Utf8,
+        "description": pl.Utf8,  # several sentences: event clues plus remarks on the ambiguous stretches
+        "language": pl.Utf8,  # en | es | fr | de
+        "tags": pl.List(pl.Utf8),
+    },
+    produced_by="rule demo_corpus (workflow/rules/demo.smk)",
+)
+
+# --- videos ----------------------------------------------------------------------------------------------------------
 VIDEOS = Schema(
     "videos",
     {
@@ -79,6 +110,7 @@ VIDEOS = Schema(
     produced_by="rule video_manifest (workflow/rules/videos.smk)",
     optional=("reason", "subtitles", "stored_width", "stored_height"),
 )
+
 VIDEO_STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 
 # The checkpoint's list of every configured source's videos (status `pending`); `download` marks the ones a job
@@ -97,36 +129,17 @@ VIDEO_STATUS = Schema(
     produced_by="rule acquire_videos (workflow/rules/videos.smk)",
 )
 
-# Per-frame ground truth of the synthetic demo videos: what each frame shows.
-TRUTH = Schema(
-    "truth",
-    {
-        "video_id": pl.Utf8,
-        "event": pl.Utf8,  # the event the video is about (its label)
-        "frame_index": pl.Int64,  # decode order
-        "pts_s": pl.Float64,
-        "condition": pl.Utf8,  # clean | crossfade | occlusion | blur | dark | black | cut
-        "evidence": pl.List(pl.Struct({"event": pl.Utf8, "weight": pl.Float64})),  # every demo event, weight in [0,1]
-    },
-    produced_by="rules make_demo_videos and demo_corpus (workflow/rules/demo.smk)",
+# A `urls` source's list (CSV or Parquet, config sources[].path), conformed to this whatever its file type, so an id
+# column of integers is read as strings like any other id.
+URL_LIST = Schema(
+    "url_list",
+    {"url": pl.Utf8, "event": pl.Utf8, "video_id": pl.Utf8, "title": pl.Utf8},
+    produced_by="you: a CSV or Parquet list with columns url, event and optionally video_id, title (config "
+    "sources[].path, type urls)",
+    optional=("video_id", "title"),
 )
 
-# Synthetic metadata of each demo video (the text a real upload would carry); acquisition copies it into VIDEOS.
-DEMO_CATALOG = Schema(
-    "demo_catalog",
-    {
-        "video_id": pl.Utf8,
-        "event": pl.Utf8,
-        "path": pl.Utf8,  # relative to the working directory
-        "title": pl.Utf8,
-        "description": pl.Utf8,  # several sentences: event clues plus remarks on the ambiguous stretches
-        "language": pl.Utf8,  # en | es | fr | de
-        "tags": pl.List(pl.Utf8),
-    },
-    produced_by="rule demo_corpus (workflow/rules/demo.smk)",
-)
-
-# --- frames, features, selection ---------------------------------------------------------------------------------
+# --- frames, features, selection -------------------------------------------------------------------------------------
 EXTRACTED_FRAMES = Schema(
     "extracted_frames",
     {
@@ -186,7 +199,7 @@ FRAMES = Schema(
     produced_by="rule select_frames (workflow/rules/frames.smk)",
 )
 
-# --- human judgments ---------------------------------------------------------------------------------------------
+# --- human judgments (SQUID-E §4; the keyword task of Apples to Oranges) ---------------------------------------------
 JUDGMENTS = Schema(
     "judgments",
     {
@@ -232,211 +245,24 @@ IMAGE_SCORES = Schema(
     produced_by="rule aggregate_judgments (workflow/rules/judgments.smk)",
 )
 
-# --- comparison sets (Sherlock §4.3) -----------------------------------------------------------------------------
-COMPARISON_CORPUS = Schema(
-    "comparison_corpus",
-    {
-        "instance_id": pl.Utf8,
-        "image_id": pl.Utf8,
-        "image": pl.Utf8,  # url or path
-        "width": pl.Int64,
-        "height": pl.Int64,
-        "bboxes": pl.List(BBOX),
-        "clue": pl.Utf8,
-        "inference": pl.Utf8,
-        "split": pl.Utf8,
-        "confidence": pl.Float64,
-        "chunk": pl.Int64,  # retrieval chunk of ~1K instances (Sherlock split_idx 0..22)
-    },
-    produced_by="rule comparison_corpus (workflow/rules/comparison.smk)",
-)
-
-# Per corpus instance, the plausibility scorer's unit vectors: plausibility(q, c) = region[q] · inference[c].
-COMPARISON_EMBEDDINGS = Schema(
-    "comparison_embeddings",
-    {"instance_id": pl.Utf8, "region": ANY_WIDTH_F32, "inference": ANY_WIDTH_F32},
-    produced_by="rule comparison_embed (workflow/rules/comparison.smk)",
-)
-
-# SBERT (all-MiniLM-L6-v2) embedding of every clue and inference of the corpus, keyed by sha1 of the text.
-COMPARISON_SBERT = Schema(
-    "comparison_sbert",
-    {"key": pl.Utf8, "embedding": ANY_WIDTH_F32},
-    produced_by="rule comparison_sbert (workflow/rules/comparison.smk)",
-)
-
-COMPARISON_POOL = Schema(
-    "comparison_pool",
-    {"instance_id": pl.Utf8, "inference": pl.Utf8, "cluster": pl.Int64, "n_clusters": pl.Int64},
-    produced_by="rule comparison_pool (workflow/rules/comparison.smk)",
-)
-
-COMPARISON_SETS = Schema(
-    "comparison_sets",
-    {
-        "query_id": pl.Utf8,
-        "split": pl.Utf8,
-        "rank": pl.Int64,  # 1..10
-        "candidate_id": pl.Utf8,
-        "inference": pl.Utf8,
-        "plausibility": pl.Float64,
-        "set_rank": pl.Int64,  # 1 = the most promising set of its split (Appendix E ranking)
-    },
-    produced_by="rule comparison_sets (workflow/rules/comparison.smk)",
-)
-
-# --- training runs and tables ------------------------------------------------------------------------------------
-RUN_PREDICTIONS = Schema(
-    "run_predictions",
-    {
-        "image_id": pl.Utf8,
-        "eval_set": pl.Utf8,
-        "label": pl.Int64,
-        "probs": pl.List(pl.Float64),
-        "human_mean": pl.Float64,  # mean judgment 0..100, null when none
-    },
-    produced_by="rule train (workflow/rules/training.smk)",
-)
-
-# Images a training experiment can use, decoded once into a memory-mapped uint8 tensor file (squidflow.training.cache):
-# row `row` of results/training/cache/{pool}.npy holds the pixels of `image_id`.
-TRAINING_IMAGES = Schema(
-    "training_images",
-    {
-        "image_id": pl.Utf8,
-        "pool": pl.Utf8,  # SD (standard, high-certainty) | SE (selected ambiguous SQUID-E frames)
-        "event": pl.Utf8,  # the label: the image's event (SE: its video's event)
-        "split": pl.Utf8,  # train | val | test
-        "video_id": pl.Utf8,  # null for standard images that are not video frames
-        "source_path": pl.Utf8,  # the JPEG, or the video the frame is decoded from
-        "frame_index": pl.Int64,  # decode-order frame in source_path; null when source_path is an image
-        "row": pl.Int64,  # row in the cache tensor file
-    },
-    produced_by="rule make_training_cache (workflow/rules/training.smk)",
-    optional=("video_id", "frame_index"),
-)
-
-# Which images an experiment trains and evaluates on, with labels and human judgments (SQUID-E §5.1, §5.3).
-TRAINING_SETS = Schema(
-    "training_sets",
-    {
-        "image_id": pl.Utf8,
-        "pool": pl.Utf8,  # SD | SE: which cache the pixels are in
-        "row": pl.Int64,  # row in that cache
-        "use": pl.Utf8,  # train | eval
-        "dataset": pl.Utf8,  # SD | SE: the training set (use=train) or evaluation set (use=eval) it belongs to
-        "event": pl.Utf8,
-        "label": pl.Int64,  # class index (binary experiment: 1 = target event)
-        "human_mean": pl.Float64,  # mean judgment 0..100 for the label's prompt, null when none
-    },
-    produced_by="rule training_sets (workflow/rules/training.smk)",
-)
-
-RESULT_TABLE = Schema(
-    "result_table",
-    {
-        "train_set": pl.Utf8,
-        "method": pl.Utf8,
-        "metric": pl.Utf8,
-        "mean": pl.Float64,
-        "std": pl.Float64,
-        "n_seeds": pl.Int64,
-    },
-    produced_by="rule result_table (workflow/rules/training.smk)",
-)
-
-ALL: dict[str, Schema] = {
-    s.name: s
-    for s in (
-        VIDEOS,
-        VIDEO_CANDIDATES,
-        VIDEO_STATUS,
-        TRUTH,
-        DEMO_CATALOG,
-        EXTRACTED_FRAMES,
-        EXTRACTION_STATUS,
-        FEATURES,
-        FRAMES,
-        JUDGMENTS,
-        ANNOTATOR_REPORT,
-        IMAGE_SCORES,
-        COMPARISON_CORPUS,
-        COMPARISON_EMBEDDINGS,
-        COMPARISON_SBERT,
-        COMPARISON_POOL,
-        COMPARISON_SETS,
-        TRAINING_IMAGES,
-        TRAINING_SETS,
-        RUN_PREDICTIONS,
-        RESULT_TABLE,
-    )
-}
-
-
-def empty(schema: Schema) -> pl.DataFrame:
-    """A zero-row frame with the schema's columns, for stages that legitimately have nothing (all videos failed)."""
-    return pl.DataFrame(schema={c: (pl.Array(pl.Float32, 1) if t == ANY_WIDTH_F32 else t) for c, t in schema.columns.items()})
-
-
-# --- evaluation: any model against human judgments (SQUID-E §5.2, supplement D.2–D.4) ---------------------------
-# A model's ranked labels per image: the one format the evaluation stage reads for every model (configured models,
-# the zero-shot CLIP baseline, the classifiers the training stage trains, text baselines). One row per (image, rank),
-# rank 1 = the model's top label. The image is (video_id, frame_index), or `image`, a file name that the model's
-# mapping table turns into them. Files may be Parquet, CSV or JSON Lines (squidflow.evaluation.predictions).
-PREDICTIONS = Schema(
-    "predictions",
+# Gold keywords from people (the keyword task, variant K): one row per keyword an annotator gave an image.
+KEYWORD_JUDGMENTS = Schema(
+    "keyword_judgments",
     {
         "video_id": pl.Utf8,
         "frame_index": pl.Int64,
-        "image": pl.Utf8,  # null when video_id/frame_index are given
-        "rank": pl.Int64,  # 1 = top label
-        "label": pl.Utf8,  # e.g. an imSitu verb, or an event id
-        "score": pl.Float64,  # the model's score for the label (a probability for classifiers)
+        "annotator": pl.Utf8,  # MTurk WorkerId
+        "hit": pl.Utf8,
+        "position": pl.Int64,  # the keyword's box (1..N) under its image
+        "keyword": pl.Utf8,  # as typed
+        "normalised": pl.Utf8,  # NFKC, lowercase, markup and leading formula characters removed, spaces collapsed
+        "round": pl.Int64,
+        "source": pl.Utf8,  # mturk | simulated
     },
-    produced_by="the model's export (README, 'Evaluate your model'), or rules run_predictions / zero_shot_predictions "
-    "(workflow/rules/evaluation.smk)",
-    optional=("video_id", "frame_index", "image"),
+    produced_by="rule ingest_keywords (workflow/rules/judgments.smk)",
 )
 
-# One model's accuracy per certainty bin; also the long CSV of Tables 2 and 8 (table2_verbs.csv, table8_alt_bins.csv).
-MODEL_ACCURACY = Schema(
-    "model_accuracy",
-    {
-        "model": pl.Utf8,
-        "top": pl.Int64,  # 1 or k (evaluation.top_k)
-        "binning": pl.Utf8,  # mean (bin of the mean judgment) | alt (every judgment binned on its own, D.3)
-        "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
-        "accuracy": pl.Float64,  # null for an empty bin
-        "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
-    },
-    produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
-)
-
-# Every training run measured against the human judgments the same way (SQUID-E §5.1, §5.3; D.3, D.4): per run,
-# binning and certainty bin, accuracy against the ground-truth label and the model's probability of the judged event
-# against the mean judgment (MSE, Bernoulli KL). Reliability diagrams plot mean_prob against mean_human.
-RUN_EVALUATION = Schema(
-    "run_evaluation",
-    {
-        "experiment": pl.Utf8,  # classification (Table 1) | calibration (Tables 3, 9)
-        "train_set": pl.Utf8,  # SD | SE
-        "method": pl.Utf8,  # Table 1 variant or calibration method
-        "seed": pl.Int64,
-        "binning": pl.Utf8,  # mean | alt
-        "bin": pl.Utf8,  # 0-20 ... 80-100 | avg
-        "n": pl.Int64,  # images (mean) or (image, judgment) pairs (alt)
-        "accuracy": pl.Float64,  # top-1 against the ground-truth label
-        "mean_human": pl.Float64,  # mean of the images' mean judgments / 100
-        "mean_prob": pl.Float64,  # mean model probability of the judged event
-        "mse": pl.Float64,  # mean of (probability - mean judgment / 100)^2
-        "kl": pl.Float64,  # mean KL(Bernoulli(mean judgment / 100) || Bernoulli(probability)), clipped to [eps, 1 - eps]
-    },
-    produced_by="rule evaluate_runs (workflow/rules/evaluation.smk)",
-)
-
-ALL.update({s.name: s for s in (PREDICTIONS, MODEL_ACCURACY, RUN_EVALUATION)})
-
-# --- text: co-occurring text baselines (Apples to Oranges, Mason and Charniak 2012) -------------------------------
+# --- text: co-occurring text baselines (Apples to Oranges, Mason and Charniak 2012) ----------------------------------
 CUE = pl.Struct({"start_s": pl.Float64, "end_s": pl.Float64, "text": pl.Utf8})
 
 # Per ok video, the subtitle file found beside it (`<stem>.<lang>.vtt|srt`) and its time-stamped cues.
@@ -493,29 +319,215 @@ TEXT_KEYWORDS = Schema(
     produced_by="rule text_keywords (workflow/rules/text.smk)",
 )
 
-# Gold keywords from people (the keyword task, variant K): one row per keyword an annotator gave an image.
-KEYWORD_JUDGMENTS = Schema(
-    "keyword_judgments",
+# --- comparison sets (Sherlock §4.3) and auto-box proposals (Sherlock §4.2) ------------------------------------------
+COMPARISON_CORPUS = Schema(
+    "comparison_corpus",
+    {
+        "instance_id": pl.Utf8,
+        "image_id": pl.Utf8,
+        "image": pl.Utf8,  # url or path
+        "width": pl.Int64,
+        "height": pl.Int64,
+        "bboxes": pl.List(BBOX),
+        "clue": pl.Utf8,
+        "inference": pl.Utf8,
+        "split": pl.Utf8,
+        "confidence": pl.Float64,
+        "chunk": pl.Int64,  # retrieval chunk of ~1K instances (Sherlock split_idx 0..22)
+    },
+    produced_by="rule comparison_corpus (workflow/rules/comparison.smk)",
+)
+
+# Per corpus instance, the plausibility scorer's unit vectors: plausibility(q, c) = region[q] · inference[c].
+COMPARISON_EMBEDDINGS = Schema(
+    "comparison_embeddings",
+    {"instance_id": pl.Utf8, "region": ANY_WIDTH_F32, "inference": ANY_WIDTH_F32},
+    produced_by="rule comparison_embed (workflow/rules/comparison.smk)",
+)
+
+# SBERT (all-MiniLM-L6-v2) embedding of every clue and inference of the corpus, keyed by sha1 of the text.
+COMPARISON_SBERT = Schema(
+    "comparison_sbert",
+    {"key": pl.Utf8, "embedding": ANY_WIDTH_F32},
+    produced_by="rule comparison_sbert (workflow/rules/comparison.smk)",
+)
+
+COMPARISON_POOL = Schema(
+    "comparison_pool",
+    {"instance_id": pl.Utf8, "inference": pl.Utf8, "cluster": pl.Int64, "n_clusters": pl.Int64},
+    produced_by="rule comparison_pool (workflow/rules/comparison.smk)",
+)
+
+COMPARISON_SETS = Schema(
+    "comparison_sets",
+    {
+        "query_id": pl.Utf8,
+        "split": pl.Utf8,
+        "rank": pl.Int64,  # 1..10
+        "candidate_id": pl.Utf8,
+        "inference": pl.Utf8,
+        "plausibility": pl.Float64,
+        "set_rank": pl.Int64,  # 1 = the most promising set of its split (Appendix E ranking)
+    },
+    produced_by="rule comparison_sets (workflow/rules/comparison.smk)",
+)
+
+# One row per (image, proposal box), e.g. a detector's 100 proposals per image, with the plausibility scorer's region
+# vector for the image with that box highlighted (the same scorer as COMPARISON_EMBEDDINGS): the score of a proposal
+# for an inference is region · inference. image_id is the corpus' (the image URL's path for Sherlock).
+COMPARISON_PROPOSALS = Schema(
+    "comparison_proposals",
+    {"image_id": pl.Utf8, "box": BBOX, "region": ANY_WIDTH_F32},
+    produced_by="the user's proposal scorer (config comparison.proposals); read by rule comparison_metrics",
+)
+
+# --- training runs and tables (SQUID-E §5.1, §5.3, supplement D.1) ---------------------------------------------------
+RUN_PREDICTIONS = Schema(
+    "run_predictions",
+    {
+        "image_id": pl.Utf8,
+        "eval_set": pl.Utf8,
+        "label": pl.Int64,
+        "probs": pl.List(pl.Float64),
+        "human_mean": pl.Float64,  # mean judgment 0..100, null when none
+    },
+    produced_by="rule train (workflow/rules/training.smk)",
+)
+
+# Images a training experiment can use, decoded once into a memory-mapped uint8 tensor file (squidflow.training.cache):
+# row `row` of results/training/cache/{pool}.npy holds the pixels of `image_id`.
+TRAINING_IMAGES = Schema(
+    "training_images",
+    {
+        "image_id": pl.Utf8,
+        "pool": pl.Utf8,  # SD (standard, high-certainty) | SE (selected ambiguous SQUID-E frames)
+        "event": pl.Utf8,  # the label: the image's event (SE: its video's event)
+        "split": pl.Utf8,  # train | val | test
+        "video_id": pl.Utf8,  # null for standard images that are not video frames
+        "source_path": pl.Utf8,  # the JPEG, or the video the frame is decoded from
+        "frame_index": pl.Int64,  # decode-order frame in source_path; null when source_path is an image
+        "row": pl.Int64,  # row in the cache tensor file
+    },
+    produced_by="rule make_training_cache (workflow/rules/training.smk)",
+    optional=("video_id", "frame_index"),
+)
+
+# Whole frames for the geometric augmentations GA and AU: row `row` of the pool cache, stored at a 2·crop short side
+# as C×H×W bytes at `offset` of results/training/cache/{pool}_frames.npy (squidflow.training.cache.build_frame_cache).
+TRAINING_FRAMES = Schema(
+    "training_frames",
+    {"row": pl.Int64, "offset": pl.Int64, "height": pl.Int64, "width": pl.Int64},
+    produced_by="rule make_training_frames (workflow/rules/training.smk)",
+)
+
+# Which images an experiment trains and evaluates on, with labels and human judgments (SQUID-E §5.1, §5.3).
+TRAINING_SETS = Schema(
+    "training_sets",
+    {
+        "image_id": pl.Utf8,
+        "pool": pl.Utf8,  # SD | SE: which cache the pixels are in
+        "row": pl.Int64,  # row in that cache
+        "use": pl.Utf8,  # train | eval
+        "dataset": pl.Utf8,  # SD | SE: the training set (use=train) or evaluation set (use=eval) it belongs to
+        "event": pl.Utf8,
+        "label": pl.Int64,  # class index (binary experiment: 1 = target event)
+        "human_mean": pl.Float64,  # mean judgment 0..100 for the label's prompt, null when none
+    },
+    produced_by="rule training_sets (workflow/rules/training.smk)",
+)
+
+# The release's experiment sets (experiments/indices/*.json) mapped to frames (squidflow.training.authors_sets): one
+# row per listed image of Table 1 (`target` null) and of Table 3 per target event.
+AUTHORS_SETS = Schema(
+    "authors_sets",
+    {
+        "experiment": pl.Utf8,  # table1 | table3
+        "target": pl.Utf8,  # Table 3's target event (release id); null for Table 1
+        "split": pl.Utf8,  # train | val (the lists' keys)
+        "image": pl.Utf8,  # the release's file name (8 random characters + .png)
+        "event": pl.Utf8,  # the image's event (release id), its label
+        "data_type": pl.Utf8,  # train (unrated) | eval (rated) in the release's labels files
+        "video_id": pl.Utf8,  # dataset.csv's id (renamed videos resolved where the ratings allow)
+        "frame_index": pl.Int64,  # the frame, for eval images matched by ratings; null where only the video is known
+        "match": pl.Utf8,  # how it was mapped: one of squidflow.training.authors_sets.MATCHES
+    },
+    produced_by="rule authors_sets (workflow/rules/training.smk)",
+)
+
+RESULT_TABLE = Schema(
+    "result_table",
+    {
+        "train_set": pl.Utf8,
+        "method": pl.Utf8,
+        "metric": pl.Utf8,
+        "mean": pl.Float64,
+        "std": pl.Float64,
+        "n_seeds": pl.Int64,
+    },
+    produced_by="rule result_table (workflow/rules/training.smk)",
+)
+
+# --- evaluation: any model against human judgments (SQUID-E §5.2, supplement D.2–D.4) --------------------------------
+# A model's ranked labels per image: the one format the evaluation stage reads for every model (configured models,
+# the zero-shot CLIP baseline, the classifiers the training stage trains, text baselines). One row per (image, rank),
+# rank 1 = the model's top label. The image is (video_id, frame_index), or `image`, a file name that the model's
+# mapping table turns into them. Files may be Parquet, CSV or JSON Lines (squidflow.evaluation.predictions).
+PREDICTIONS = Schema(
+    "predictions",
     {
         "video_id": pl.Utf8,
         "frame_index": pl.Int64,
-        "annotator": pl.Utf8,  # MTurk WorkerId
-        "hit": pl.Utf8,
-        "position": pl.Int64,  # the keyword's box (1..N) under its image
-        "keyword": pl.Utf8,  # as typed
-        "normalised": pl.Utf8,  # NFKC, lowercase, markup and leading formula characters removed, spaces collapsed
-        "round": pl.Int64,
-        "source": pl.Utf8,  # mturk | simulated
+        "image": pl.Utf8,  # null when video_id/frame_index are given
+        "rank": pl.Int64,  # 1 = top label
+        "label": pl.Utf8,  # e.g. an imSitu verb, or an event id
+        "score": pl.Float64,  # the model's score for the label (a probability for classifiers)
     },
-    produced_by="rule ingest_keywords (workflow/rules/judgments.smk)",
+    produced_by="the model's export (README, 'Evaluate your model'), or rules run_predictions / zero_shot_predictions "
+    "(workflow/rules/evaluation.smk)",
+    optional=("video_id", "frame_index", "image"),
 )
 
-ALL.update({s.name: s for s in (SUBTITLES, COOCCURRING, TEXT_KEYWORDS, KEYWORD_JUDGMENTS)})
+# One model's accuracy per certainty bin; also the long CSV of Tables 2 and 8 (table2_verbs.csv, table8_alt_bins.csv).
+MODEL_ACCURACY = Schema(
+    "model_accuracy",
+    {
+        "model": pl.Utf8,
+        "top": pl.Int64,  # 1 or k (evaluation.top_k)
+        "binning": pl.Utf8,  # mean (bin of the mean judgment) | alt (every judgment binned on its own, D.3)
+        "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
+        "accuracy": pl.Float64,  # null for an empty bin
+        "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
+    },
+    produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
+)
 
-# --- litmus test: GuessWhat?! first turns, soft labels, guessers (litmus test, Lucassen et al. 2022, §3, §4.2) ------
+# Every training run measured against the human judgments the same way (SQUID-E §5.1, §5.3; D.3, D.4): per run,
+# binning and certainty bin, accuracy against the ground-truth label and the model's probability of the judged event
+# against the mean judgment (MSE, Bernoulli KL). Reliability diagrams plot mean_prob against mean_human.
+RUN_EVALUATION = Schema(
+    "run_evaluation",
+    {
+        "experiment": pl.Utf8,  # classification (Table 1) | calibration (Tables 3, 9)
+        "train_set": pl.Utf8,  # SD | SE
+        "method": pl.Utf8,  # Table 1 variant or calibration method
+        "seed": pl.Int64,
+        "binning": pl.Utf8,  # mean | alt
+        "bin": pl.Utf8,  # 0-20 ... 80-100 | avg
+        "n": pl.Int64,  # images (mean) or (image, judgment) pairs (alt)
+        "accuracy": pl.Float64,  # top-1 against the ground-truth label
+        "mean_human": pl.Float64,  # mean of the images' mean judgments / 100
+        "mean_prob": pl.Float64,  # mean model probability of the judged event
+        "mse": pl.Float64,  # mean of (probability - mean judgment / 100)^2
+        "kl": pl.Float64,  # mean KL(Bernoulli(mean judgment / 100) || Bernoulli(probability)), clipped to [eps, 1 - eps]
+    },
+    produced_by="rule evaluate_runs (workflow/rules/evaluation.smk)",
+)
+
+# --- litmus test: GuessWhat?! first turns, soft labels, guessers (litmus test, Lucassen et al. 2022, §3, §4.2) -------
 # One row per game of the GuessWhat?! JSON Lines files, with its first question-answer turn (answer yes | no | n/a,
 # null when the game has no turn) and its candidate objects (MS-COCO boxes: left, top, width, height in pixels).
 LITMUS_OBJECT = pl.Struct({"object_id": pl.Int64, "category": pl.Utf8, "category_id": pl.Int64, "bbox": BBOX})
+
 LITMUS_GAMES = Schema(
     "litmus_games",
     {
@@ -585,58 +597,47 @@ LITMUS_METRICS = Schema(
     produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
 )
 
-ALL.update({s.name: s for s in (LITMUS_GAMES, LITMUS_SOFT_LABELS, LITMUS_PROBABILITIES, LITMUS_METRICS)})
+# Every artifact by name (io's errors and the docs look schemas up here).
+ALL: dict[str, Schema] = {s.name: s for s in (
+    TRUTH,
+    DEMO_CATALOG,
+    VIDEOS,
+    VIDEO_CANDIDATES,
+    VIDEO_STATUS,
+    URL_LIST,
+    EXTRACTED_FRAMES,
+    EXTRACTION_STATUS,
+    FEATURES,
+    FRAMES,
+    JUDGMENTS,
+    ANNOTATOR_REPORT,
+    IMAGE_SCORES,
+    KEYWORD_JUDGMENTS,
+    SUBTITLES,
+    COOCCURRING,
+    TEXT_KEYWORDS,
+    COMPARISON_CORPUS,
+    COMPARISON_EMBEDDINGS,
+    COMPARISON_SBERT,
+    COMPARISON_POOL,
+    COMPARISON_SETS,
+    COMPARISON_PROPOSALS,
+    RUN_PREDICTIONS,
+    TRAINING_IMAGES,
+    TRAINING_FRAMES,
+    TRAINING_SETS,
+    AUTHORS_SETS,
+    RESULT_TABLE,
+    PREDICTIONS,
+    MODEL_ACCURACY,
+    RUN_EVALUATION,
+    LITMUS_GAMES,
+    LITMUS_SOFT_LABELS,
+    LITMUS_PROBABILITIES,
+    LITMUS_METRICS,
+)}
 
-# --- comparison: automatic box proposals for Sherlock's auto-box localization (Sherlock §4.2) --------------------
-# One row per (image, proposal box), e.g. a detector's 100 proposals per image, with the plausibility scorer's region
-# vector for the image with that box highlighted (the same scorer as COMPARISON_EMBEDDINGS): the score of a proposal
-# for an inference is region · inference. image_id is the corpus' (the image URL's path for Sherlock).
-COMPARISON_PROPOSALS = Schema(
-    "comparison_proposals",
-    {"image_id": pl.Utf8, "box": BBOX, "region": ANY_WIDTH_F32},
-    produced_by="the user's proposal scorer (config comparison.proposals); read by rule comparison_metrics",
-)
 
-ALL.update({s.name: s for s in (COMPARISON_PROPOSALS,)})
-
-# --- training fidelity: the authors' image sets and whole frames (SQUID-E §5.1, §5.3, supplement D.1) -------------
-# The release's experiment sets (experiments/indices/*.json) mapped to frames (squidflow.training.authors_sets): one
-# row per listed image of Table 1 (`target` null) and of Table 3 per target event.
-AUTHORS_SETS = Schema(
-    "authors_sets",
-    {
-        "experiment": pl.Utf8,  # table1 | table3
-        "target": pl.Utf8,  # Table 3's target event (release id); null for Table 1
-        "split": pl.Utf8,  # train | val (the lists' keys)
-        "image": pl.Utf8,  # the release's file name (8 random characters + .png)
-        "event": pl.Utf8,  # the image's event (release id), its label
-        "data_type": pl.Utf8,  # train (unrated) | eval (rated) in the release's labels files
-        "video_id": pl.Utf8,  # dataset.csv's id (renamed videos resolved where the ratings allow)
-        "frame_index": pl.Int64,  # the frame, for eval images matched by ratings; null where only the video is known
-        "match": pl.Utf8,  # how it was mapped: one of squidflow.training.authors_sets.MATCHES
-    },
-    produced_by="rule authors_sets (workflow/rules/training.smk)",
-)
-
-# Whole frames for the geometric augmentations GA and AU: row `row` of the pool cache, stored at a 2·crop short side
-# as C×H×W bytes at `offset` of results/training/cache/{pool}_frames.npy (squidflow.training.cache.build_frame_cache).
-TRAINING_FRAMES = Schema(
-    "training_frames",
-    {"row": pl.Int64, "offset": pl.Int64, "height": pl.Int64, "width": pl.Int64},
-    produced_by="rule make_training_frames (workflow/rules/training.smk)",
-)
-
-ALL.update({s.name: s for s in (AUTHORS_SETS, TRAINING_FRAMES)})
-
-# --- reliability: lists people hand us ---------------------------------------------------------------------------
-# A `urls` source's list (CSV or Parquet, config sources[].path), conformed to this whatever its file type, so an id
-# column of integers is read as strings like any other id.
-URL_LIST = Schema(
-    "url_list",
-    {"url": pl.Utf8, "event": pl.Utf8, "video_id": pl.Utf8, "title": pl.Utf8},
-    produced_by="you: a CSV or Parquet list with columns url, event and optionally video_id, title (config "
-    "sources[].path, type urls)",
-    optional=("video_id", "title"),
-)
-
-ALL.update({s.name: s for s in (URL_LIST,)})
+def empty(schema: Schema) -> pl.DataFrame:
+    """A zero-row frame with the schema's columns, for stages that legitimately have nothing (all videos failed)."""
+    return pl.DataFrame(schema={c: (pl.Array(pl.Float32, 1) if t == ANY_WIDTH_F32 else t) for c, t in schema.columns.items()})

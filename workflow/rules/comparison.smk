@@ -2,12 +2,14 @@
 # corpus (Sherlock annotations | our frames + their videos' text) -> SBERT embeddings -> plausibility scorer
 # (text | probe | clip) -> pool (soft + hard dedup) -> greedy diverse sets, ranked -> Likert HITs; scorer metrics.
 
+include: "inputs/comparison.smk"
+
 
 rule comparison_corpus:
     input:
         unpack(get_comparison_corpus_inputs),
     output:
-        "results/comparison/corpus.parquet",
+        COMPARISON_CORPUS_TABLE,
     params:
         corpus=COMPARISON["corpus"],
         annotations=get_sherlock_annotations(),
@@ -23,9 +25,9 @@ rule comparison_corpus:
 
 rule comparison_sbert:
     input:
-        "results/comparison/corpus.parquet",
+        COMPARISON_CORPUS_TABLE,
     output:
-        "results/comparison/sbert.parquet",
+        COMPARISON_SBERT_TABLE,
     params:
         cache="results/comparison/cache/sbert.parquet",
     log:
@@ -43,7 +45,7 @@ rule comparison_embed:
     input:
         unpack(get_comparison_embed_inputs),
     output:
-        "results/comparison/embeddings.parquet",
+        COMPARISON_EMBEDDINGS_TABLE,
     params:
         scorer=COMPARISON["scorer"],
         probe=COMPARISON["probe"],
@@ -63,10 +65,10 @@ rule comparison_embed:
 
 rule comparison_pool:
     input:
-        corpus="results/comparison/corpus.parquet",
-        sbert="results/comparison/sbert.parquet",
+        corpus=COMPARISON_CORPUS_TABLE,
+        sbert=COMPARISON_SBERT_TABLE,
     output:
-        "results/comparison/pool.parquet",
+        COMPARISON_POOL_TABLE,
     params:
         comparison=config_fields(ComparisonConfig, COMPARISON),
     log:
@@ -84,12 +86,12 @@ rule comparison_pool:
 
 rule comparison_sets:
     input:
-        corpus="results/comparison/corpus.parquet",
-        sbert="results/comparison/sbert.parquet",
-        embeddings="results/comparison/embeddings.parquet",
-        pool="results/comparison/pool.parquet",
+        corpus=COMPARISON_CORPUS_TABLE,
+        sbert=COMPARISON_SBERT_TABLE,
+        embeddings=COMPARISON_EMBEDDINGS_TABLE,
+        pool=COMPARISON_POOL_TABLE,
     output:
-        "results/comparison/sets.parquet",
+        COMPARISON_SETS_TABLE,
     params:
         comparison=config_fields(ComparisonConfig, COMPARISON),
         on_empty=config["on_empty"],
@@ -106,8 +108,8 @@ rule comparison_sets:
 
 rule comparison_hits:
     input:
-        corpus="results/comparison/corpus.parquet",
-        sets="results/comparison/sets.parquet",
+        corpus=COMPARISON_CORPUS_TABLE,
+        sets=COMPARISON_SETS_TABLE,
     output:
         csv="results/annotation/comparison_hits.csv",
         html="results/annotation/comparison_hits.html",
@@ -125,8 +127,8 @@ rule comparison_metrics:
     input:
         unpack(get_comparison_ratings),
         unpack(get_comparison_proposals),
-        corpus="results/comparison/corpus.parquet",
-        embeddings="results/comparison/embeddings.parquet",
+        corpus=COMPARISON_CORPUS_TABLE,
+        embeddings=COMPARISON_EMBEDDINGS_TABLE,
     output:
         "results/comparison/metrics.json",
     log:
@@ -140,8 +142,8 @@ rule comparison_metrics:
 # A few sets drawn as the annotators see them, for the report (squidflow.comparison.figures).
 rule comparison_sets_figure:
     input:
-        sets="results/comparison/sets.parquet",
-        corpus="results/comparison/corpus.parquet",
+        sets=COMPARISON_SETS_TABLE,
+        corpus=COMPARISON_CORPUS_TABLE,
     output:
         report(
             "results/figures/comparison_sets.png",

@@ -3,6 +3,8 @@
 # -> per model accuracy by certainty bin -> Tables 2 and 8; every training run -> results/evaluation/runs.parquet.
 # Tables 2 and 8 need only results/judgments/image_scores.parquet (the release judgments are enough).
 
+include: "inputs/evaluation.smk"
+
 
 rule run_predictions:
     input:
@@ -27,7 +29,7 @@ rule zero_shot_predictions:
     input:
         unpack(get_zero_shot_inputs),
     output:
-        "results/evaluation/predictions/zero_shot.parquet",
+        ZERO_SHOT_PREDICTIONS,
     params:
         zero_shot=EVALUATION["zero_shot"],
         vocabulary=get_evaluation_vocabulary(),
@@ -112,10 +114,10 @@ rule evaluation_table:
 
 rule evaluate_runs:
     input:
-        scores="results/judgments/image_scores.parquet",
+        scores=IMAGE_SCORES_TABLE,
         runs=get_evaluated_runs(),
     output:
-        "results/evaluation/runs.parquet",
+        EVALUATION_RUNS_TABLE,
     params:
         classification_events=config["training"]["classification"]["events"],
         calibration_target=config["training"]["calibration"]["target_event"],

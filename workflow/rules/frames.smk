@@ -4,10 +4,12 @@
 # results/frames/shard{shard}_status.parquet, left out of selection, and marked in
 # results/videos/videos_checked.parquet (the manifest with extraction's verdict).
 
+include: "inputs/frames.smk"
+
 
 rule extract_frames:
     input:
-        videos="results/videos/videos.parquet",
+        videos=VIDEO_MANIFEST,
     output:
         frames="results/frames/shard{shard}.parquet",
         status="results/frames/shard{shard}_status.parquet",
@@ -31,10 +33,10 @@ rule extract_frames:
 
 rule check_videos:
     input:
-        videos="results/videos/videos.parquet",
+        videos=VIDEO_MANIFEST,
         status=expand("results/frames/shard{shard}_status.parquet", shard=get_frame_shards()),
     output:
-        "results/videos/videos_checked.parquet",
+        VIDEOS_CHECKED,
     log:
         "logs/check_videos/check_videos.log",
     conda:
@@ -84,9 +86,9 @@ rule select_frames:
         features=f"results/features/{get_backbone()}.parquet",
         frames=expand("results/frames/shard{shard}.parquet", shard=get_frame_shards()),
         status=expand("results/frames/shard{shard}_status.parquet", shard=get_frame_shards()),
-        videos="results/videos/videos_checked.parquet",
+        videos=VIDEOS_CHECKED,
     output:
-        frames="results/dataset/frames.parquet",
+        frames=FRAMES_TABLE,
         images=directory("results/dataset/images"),
     params:
         selection=config_fields(SelectionConfig, config["selection"]),
@@ -132,8 +134,8 @@ rule contact_sheets:
 
 rule frame_spread_figure:
     input:
-        frames="results/dataset/frames.parquet",
-        videos="results/videos/videos_checked.parquet",
+        frames=FRAMES_TABLE,
+        videos=VIDEOS_CHECKED,
     output:
         report(
             "results/figures/frames_spread.png",

@@ -3,10 +3,12 @@
 # -> annotator quality -> image scores -> Table 7 (agreement) and Figure 3.
 # `judgments.source: release` needs neither videos nor frames (config/squid-e-release.yaml).
 
+include: "inputs/judgments.smk"
+
 
 rule annotation_hits:
     input:
-        frames="results/dataset/frames.parquet",
+        frames=FRAMES_TABLE,
     output:
         hits_A="results/annotation/hits_A.csv",
         hits_B="results/annotation/hits_B.csv",
@@ -46,7 +48,7 @@ rule ingest_judgments:
     input:
         unpack(get_judgment_inputs),
     output:
-        judgments="results/judgments/judgments.parquet",
+        judgments=JUDGMENTS_TABLE,
         report="results/judgments/ingest_report.md",
     params:
         source=JUDGMENT_SOURCE,
@@ -66,9 +68,9 @@ rule ingest_judgments:
 rule annotator_quality:
     input:
         unpack(get_judgment_frames),
-        judgments="results/judgments/judgments.parquet",
+        judgments=JUDGMENTS_TABLE,
     output:
-        report="results/judgments/annotator_report.parquet",
+        report=ANNOTATOR_REPORT_TABLE,
     params:
         quality=config["judgments"]["quality"],
     log:
@@ -81,10 +83,10 @@ rule annotator_quality:
 
 rule aggregate_judgments:
     input:
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
     output:
-        scores="results/judgments/image_scores.parquet",
+        scores=IMAGE_SCORES_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
     params:
         high_certainty=config["judgments"]["high_certainty"],
@@ -98,8 +100,8 @@ rule aggregate_judgments:
 
 rule agreement_table:
     input:
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
     output:
         csv=report(
@@ -130,7 +132,7 @@ rule agreement_table:
 
 rule fig3_judgments:
     input:
-        scores="results/judgments/image_scores.parquet",
+        scores=IMAGE_SCORES_TABLE,
     output:
         png=report(
             "results/figures/fig3_judgments.png",
@@ -152,8 +154,8 @@ rule fig3_judgments:
 # Who is lenient, who is careless; Table 7 as a chart (squidflow.judgments.figures), for the report.
 rule annotator_figure:
     input:
-        judgments="results/judgments/judgments.parquet",
-        report="results/judgments/annotator_report.parquet",
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
     output:
         report(
             "results/figures/judgments_annotators.png",
@@ -197,7 +199,7 @@ rule agreement_figure:
 # "Apples to Oranges", the UNT dataset's keyword annotations). Library: squidflow.judgments.keywords.
 rule keyword_hits:
     input:
-        frames="results/dataset/frames.parquet",
+        frames=FRAMES_TABLE,
     output:
         hits=KEYWORD_HITS,
         template="results/annotation/keyword_template.html",

@@ -4,6 +4,8 @@
 # -> counts, rule accuracy, human sample check -> guessers (STL-CE, MTL-KL per seed; probability files)
 # -> litmus metrics -> Tables 2 (correlation) and 3 (well-grounded QA pairs).
 
+include: "inputs/litmus.smk"
+
 
 rule litmus_demo_games:
     output:
@@ -23,7 +25,7 @@ rule litmus_games:
     input:
         get_litmus_game_files,
     output:
-        "results/litmus/games.parquet",
+        LITMUS_GAMES_TABLE,
     params:
         sources=get_litmus_game_sources(),
         cache_dir="results/downloads",
@@ -37,9 +39,9 @@ rule litmus_games:
 
 rule litmus_soft_labels:
     input:
-        "results/litmus/games.parquet",
+        LITMUS_GAMES_TABLE,
     output:
-        "results/litmus/soft_labels.parquet",
+        LITMUS_SOFT_LABELS_TABLE,
     params:
         normalisation=LITMUS["normalisation"],
     log:
@@ -52,8 +54,8 @@ rule litmus_soft_labels:
 
 rule litmus_dataset_tables:
     input:
-        games="results/litmus/games.parquet",
-        soft_labels="results/litmus/soft_labels.parquet",
+        games=LITMUS_GAMES_TABLE,
+        soft_labels=LITMUS_SOFT_LABELS_TABLE,
     output:
         questions_csv=report(
             "results/tables/litmus_questions.csv",
@@ -95,7 +97,7 @@ rule litmus_dataset_tables:
 
 rule litmus_demo_annotations:
     input:
-        "results/litmus/games.parquet",
+        LITMUS_GAMES_TABLE,
     output:
         "results/litmus/demo/human_annotations.csv",
     params:
@@ -142,13 +144,13 @@ rule litmus_human_check:
 
 rule litmus_train_guesser:
     input:
-        games="results/litmus/games.parquet",
-        soft_labels="results/litmus/soft_labels.parquet",
+        games=LITMUS_GAMES_TABLE,
+        soft_labels=LITMUS_SOFT_LABELS_TABLE,
     output:
         probabilities="results/litmus/runs/{method}/seed{seed}/probabilities.parquet",
         train_log="results/litmus/runs/{method}/seed{seed}/train.log",
     params:
-        guesser=config_keys(LITMUS["guesser"], LITMUS_GUESSER_KEYS),
+        guesser=config_fields(GuesserConfig, LITMUS["guesser"]),
         train_split=LITMUS["train_split"],
         eval_split=LITMUS["eval_split"],
     wildcard_constraints:
@@ -186,10 +188,10 @@ rule litmus_model_probabilities:
 
 rule litmus_metrics:
     input:
-        soft_labels="results/litmus/soft_labels.parquet",
+        soft_labels=LITMUS_SOFT_LABELS_TABLE,
         probabilities=get_litmus_probability_files(),
     output:
-        "results/litmus/metrics.parquet",
+        LITMUS_METRICS_TABLE,
     params:
         taus=LITMUS["taus"],
         eval_split=LITMUS["eval_split"],
@@ -203,7 +205,7 @@ rule litmus_metrics:
 
 rule litmus_tables:
     input:
-        "results/litmus/metrics.parquet",
+        LITMUS_METRICS_TABLE,
     output:
         correlation_csv=report(
             "results/tables/litmus_correlation.csv",

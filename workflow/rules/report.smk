@@ -4,6 +4,8 @@
 # and the run summary (what ran, with which config files, how long), written after every other final output.
 # Library: squidflow.report (style, pages, summary).
 
+include: "inputs/report.smk"
+
 
 rule report_task_page:
     input:

@@ -6,6 +6,8 @@
 # workflow/rules/judgments.smk); and a text-only event baseline in the predictions format, which the evaluation stage
 # puts beside the image models (get_text_baseline_models in common.smk).
 
+include: "inputs/text.smk"
+
 
 wildcard_constraints:
     text_method="tfidf|sbert",
@@ -13,10 +15,10 @@ wildcard_constraints:
 
 rule read_subtitles:
     input:
-        videos="results/videos/videos.parquet",
+        videos=VIDEO_MANIFEST,
         demo_subtitles=get_demo_subtitle_files,
     output:
-        subtitles="results/text/subtitles.parquet",
+        subtitles=SUBTITLES_TABLE,
     params:
         languages=TEXT["subtitles"]["languages"],
     log:
@@ -29,11 +31,11 @@ rule read_subtitles:
 
 rule cooccurring_text:
     input:
-        frames="results/dataset/frames.parquet",
-        videos="results/videos/videos.parquet",
-        subtitles="results/text/subtitles.parquet",
+        frames=FRAMES_TABLE,
+        videos=VIDEO_MANIFEST,
+        subtitles=SUBTITLES_TABLE,
     output:
-        cooccurring="results/text/cooccurring.parquet",
+        cooccurring=COOCCURRING_TABLE,
         report="results/text/cooccurring_report.md",
     params:
         window_s=TEXT["subtitles"]["window_s"],
@@ -47,11 +49,11 @@ rule cooccurring_text:
 
 rule text_keywords:
     input:
-        cooccurring="results/text/cooccurring.parquet",
-        videos="results/videos/videos.parquet",
-        subtitles="results/text/subtitles.parquet",
+        cooccurring=COOCCURRING_TABLE,
+        videos=VIDEO_MANIFEST,
+        subtitles=SUBTITLES_TABLE,
     output:
-        keywords="results/text/keywords.parquet",
+        keywords=TEXT_KEYWORDS_TABLE,
     params:
         settings=TEXT["keywords"]["settings"],
         top_k=TEXT["keywords"]["top_k"],
@@ -67,7 +69,7 @@ rule text_keywords:
 
 rule text_keyword_table:
     input:
-        keywords="results/text/keywords.parquet",
+        keywords=TEXT_KEYWORDS_TABLE,
         gold=KEYWORD_GOLD,
     output:
         csv=report(
@@ -106,10 +108,10 @@ rule text_keyword_table:
 
 rule text_baseline:
     input:
-        cooccurring="results/text/cooccurring.parquet",
-        videos="results/videos/videos.parquet",
-        subtitles="results/text/subtitles.parquet",
-        frames="results/dataset/frames.parquet",
+        cooccurring=COOCCURRING_TABLE,
+        videos=VIDEO_MANIFEST,
+        subtitles=SUBTITLES_TABLE,
+        frames=FRAMES_TABLE,
     output:
         predictions="results/text/baseline_{text_method}.parquet",
     params:

@@ -2,6 +2,8 @@
 # Images are decoded once per pool into a memory-mapped cache; every run is a job
 # results/runs/{experiment}/{train_set}/{method}/seed{seed}/; every table is a target that builds only its runs.
 
+include: "inputs/training.smk"
+
 
 rule make_training_cache:
     input:
@@ -117,7 +119,7 @@ rule authors_sets:
     input:
         unpack(get_authors_sets_inputs),
     output:
-        "results/training/authors_sets.parquet",
+        AUTHORS_SETS_TABLE,
     params:
         experiments=get_release_experiments(),
         judgments_csv=get_release_judgments_csv(),

@@ -28,6 +28,8 @@
 # Downloads run on the machine that runs Snakemake (localrules): compute nodes of many clusters have no internet,
 # and one place of origin keeps the pace and the brake meaningful.
 
+include: "inputs/videos.smk"
+
 
 wildcard_constraints:
     generation=r"\d+",
@@ -49,7 +51,7 @@ checkpoint video_candidates:
         unpack(get_video_candidate_inputs),
     output:
         candidates=VIDEO_CANDIDATES,
-        notes="results/videos/candidates_notes.txt",
+        notes=CANDIDATES_NOTES,
     params:
         # listed so that editing the sources (or the release location) lists them again
         sources=config["sources"],
@@ -125,7 +127,7 @@ rule check_local_videos:
 checkpoint video_manifest:
     input:
         candidates=VIDEO_CANDIDATES,
-        notes="results/videos/candidates_notes.txt",
+        notes=CANDIDATES_NOTES,
         statuses=get_video_status_files,
     output:
         manifest=VIDEO_MANIFEST,
@@ -173,7 +175,7 @@ rule acquisition_figure:
 rule dropped_videos:
     input:
         videos=get_acquisition_figure_videos,
-        notes="results/videos/candidates_notes.txt",
+        notes=CANDIDATES_NOTES,
     output:
         report(
             DROPPED_REPORT,

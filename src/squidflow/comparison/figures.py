@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.report import style
+from squidflow import style
 
 
 def chosen_sets(sets: pl.DataFrame, n: int) -> list[str]:

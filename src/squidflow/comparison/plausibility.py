@@ -26,6 +26,8 @@ import numpy as np
 import polars as pl
 
 from squidflow import text_embed
+from squidflow.image_ids import image_id_expr
+from squidflow.pretrained import load_clip
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +105,7 @@ class ProbeConfig:
 def image_features_for(corpus: pl.DataFrame, features: pl.DataFrame) -> np.ndarray:
     """The frozen image feature of each corpus instance (image_id = f"{video_id}_{frame_index}")."""
     feats = features.select(
-        pl.format("{}_{}", "video_id", "frame_index").alias("image_id"), pl.col("feature")
+        image_id_expr(), pl.col("feature")
     ).unique("image_id", keep="first")
     joined = corpus.select("instance_id", "image_id").join(feats, on="image_id", how="left", maintain_order="left")
     missing = joined.filter(pl.col("feature").is_null())
@@ -198,36 +200,6 @@ def widescreen_crops(image) -> list:
     if w > h:
         return [image.crop((0, 0, h, h)), image.crop((w - h, 0, w, h))]
     return [image.crop((0, 0, w, w)), image.crop((0, h - w, w, h))]
-
-
-class ClipWeightsUnavailable(RuntimeError):
-    """open_clip could not load the configured model/pretrained weights (offline, or a wrong tag)."""
-
-
-def load_clip(model_name: str, pretrained: str | None, *, cache_dir: str | None = None, device: str = "cpu",
-              config_key: str = "comparison.clip", alternative: str = "use comparison.scorer: text (image-free) or probe"):
-    """open_clip model, eval transform and tokenizer; a clear error when the weights cannot be had.
-
-    `config_key` is the config section that chose the model (named in the error), `alternative` what else to do;
-    `pretrained` None gives a randomly initialised model (tests).
-    """
-    try:
-        import open_clip
-    except ImportError as exc:
-        raise ClipWeightsUnavailable(f"{config_key}: CLIP needs open_clip (pip install open-clip-torch)") from exc
-    try:
-        model, _, preprocess = open_clip.create_model_and_transforms(
-            model_name, pretrained=pretrained, cache_dir=cache_dir, device=device
-        )
-    except Exception as exc:  # network errors, missing files, unknown tags all surface here
-        raise ClipWeightsUnavailable(
-            f"{config_key}: cannot load open_clip model {model_name!r} with pretrained weights {pretrained!r} "
-            f"(cache dir: {cache_dir or '~/.cache (open_clip default)'}): {type(exc).__name__}: {exc}. "
-            f"Download the weights once on a machine with internet (they are cached there), point {config_key}."
-            f"cache_dir at that cache or {config_key}.pretrained at a local checkpoint file, or {alternative}."
-        ) from exc
-    model.eval()
-    return model, preprocess, open_clip.get_tokenizer(model_name)
 
 
 def clip_scorer(

@@ -15,32 +15,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from squidflow.errors import UserError
-from squidflow.release import PROMPTS
+from squidflow.events import normalise_event, prompt_to_event
 
 log = logging.getLogger(__name__)
-
-
-def normalise_event(text: str) -> str:
-    """Case, `_`, `-` and runs of spaces do not distinguish events: "Birthday_party" == "birthday party"."""
-    return " ".join(str(text).lower().replace("_", " ").replace("-", " ").split())
-
-
-def prompt_to_event(events: Iterable[str], events_config: Mapping | None = None) -> dict[str, str]:
-    """Every spelling of an event that a judgment prompt may carry (id, configured prompt, release wording) -> id."""
-    mapping: dict[str, str] = {}
-    for event in events:
-        spellings = [event, ((events_config or {}).get(event) or {}).get("prompt"), PROMPTS.get(event)]
-        for s in spellings:
-            if s:
-                mapping.setdefault(normalise_event(s), event)
-    return mapping
 
 
 def judged_events(prompts: pl.Series, label_map: Mapping[str, list[str]], events_config: Mapping | None = None) -> pl.Series:

@@ -5,8 +5,8 @@
 - `accuracy_by_bin`: the share of correct data points per certainty bin and over all of them (`avg`: every data
   point of the binning, so with alt bins an image counts once per judgment); an empty bin has no accuracy (null)
   and n = 0.
-- `huj_mse`, `bernoulli_kl`: the model's probability of the judged event against mean judgment / 100 (SQUID-E §5.3
-  "HUJ MSE", supplement D.4 KL(human ‖ model) of Bernoulli distributions, clipped to [eps, 1 - eps]).
+- `probability_by_bin`: per bin, `squidflow.certainty.huj_mse` and `bernoulli_kl` of the model's probability of the
+  judged event against mean judgment / 100.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import numpy as np
 import polars as pl
 
-from squidflow.evaluation.binning import AVERAGE, BINNINGS, CERTAINTY_BINS, data_points
+from squidflow.certainty import AVERAGE, BINNINGS, CERTAINTY_BINS, bernoulli_kl, data_points, huj_mse
 
 log = logging.getLogger(__name__)
 
@@ -77,25 +77,6 @@ def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: st
             parts.append(accuracy_by_bin(points, column).with_columns(
                 pl.lit(model).alias("model"), pl.lit(top, dtype=pl.Int64).alias("top"), pl.lit(binning).alias("binning")))
     return pl.concat(parts).select("model", "top", "binning", "bin", "accuracy", "n")
-
-
-# --- probabilities against judgments -----------------------------------------------------------------------------
-def huj_mse(prob: np.ndarray, human_mean: np.ndarray) -> float:
-    """Mean squared error between the model's probability of the judged event and mean judgment / 100 (nan if empty)."""
-    p, h = np.asarray(prob, dtype=float), np.asarray(human_mean, dtype=float) / 100.0
-    if len(p) == 0:
-        return float("nan")
-    return float(np.mean((p - h) ** 2))
-
-
-def bernoulli_kl(prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> float:
-    """Mean over images of KL(Bernoulli(human) ‖ Bernoulli(model)), probabilities clipped to [eps, 1 - eps]."""
-    q = np.clip(np.asarray(prob, dtype=float), eps, 1 - eps)
-    h = np.clip(np.asarray(human_mean, dtype=float) / 100.0, eps, 1 - eps)
-    if len(q) == 0:
-        return float("nan")
-    kl = h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
-    return float(np.mean(kl))
 
 
 def probability_by_bin(points: pl.DataFrame, *, eps: float = 1e-6) -> pl.DataFrame:

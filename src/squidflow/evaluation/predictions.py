@@ -15,7 +15,6 @@ is not a number, an empty label.
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
+from squidflow.io import json_lines
 
 log = logging.getLogger(__name__)
 
@@ -82,27 +82,12 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
     records, lines = [], []
     try:
         with opener(path, "rb") as fh:
-            raw_lines = fh.read().split(b"\n")
-    except (OSError, EOFError) as exc:
+            for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
+                                           error=PredictionsError):
+                records.append({k: None if v is None else str(v) for k, v in rec.items()})
+                lines.append(line_no)
+    except OSError as exc:
         raise PredictionsError(f"{where}: cannot be read ({exc})") from exc
-    for line_no, raw_line in enumerate(raw_lines, start=1):
-        try:
-            line = raw_line.decode("utf-8-sig" if line_no == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise PredictionsError(f"{where}: line {line_no}: byte 0x{raw_line[exc.start:exc.start + 1].hex()} is not "
-                                   "UTF-8; save the file as UTF-8") from None
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PredictionsError(f"{where}: line {line_no}: not valid JSON ({exc.msg}); JSON Lines files hold one "
-                                   "JSON object per line") from exc
-        if not isinstance(rec, dict):
-            raise PredictionsError(f"{where}: line {line_no}: a JSON {type(rec).__name__}, expected an object "
-                                   "with rank, label, score and the image key")
-        records.append({k: None if v is None else str(v) for k, v in rec.items()})
-        lines.append(line_no)
     columns = sorted({k for r in records for k in r})
     frame = pl.DataFrame([{c: r.get(c) for c in columns} for r in records], schema={c: pl.Utf8 for c in columns})
     return frame.with_columns(pl.Series("_row", lines, dtype=pl.Int64)), 0

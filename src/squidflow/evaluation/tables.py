@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from squidflow.evaluation.binning import AVERAGE, CERTAINTY_BINS
+from squidflow.certainty import AVERAGE, CERTAINTY_BINS
 
 TABLES = ("table2_verbs", "table8_alt_bins")
 BINNING_NAMES = {"mean": "Mean", "alt": "Alt"}

@@ -23,10 +23,10 @@ import numpy as np
 import polars as pl
 
 from squidflow import schemas
-from squidflow.evaluation.binning import BINNINGS, data_points
-from squidflow.evaluation.labels import normalise_event, prompt_to_event
+from squidflow.certainty import BINNINGS, data_points
 from squidflow.evaluation.metrics import KEY, probability_by_bin
-from squidflow.judgments.ingest import split_image_id
+from squidflow.events import normalise_event, prompt_to_event
+from squidflow.image_ids import split_image_id
 
 log = logging.getLogger(__name__)
 

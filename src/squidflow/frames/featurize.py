@@ -25,8 +25,8 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from squidflow.backbones import Backbone, load_backbone
 from squidflow.config import from_section
+from squidflow.pretrained import Backbone, load_backbone
 
 log = logging.getLogger("squidflow.frames.featurize")
 

@@ -244,7 +244,7 @@ def table7_markdown(
     lines = ["# Table 7: inter-annotator agreement" + (" (SIMULATED annotator panel)" if simulated else ""), ""]
     if simulated:
         lines += [
-            "**These judgments come from the simulated annotator panel of the offline demo (squidflow.judgments.panel), not from",
+            "**These judgments come from the simulated annotator panel of the offline demo (squidflow.demo.panel), not from",
             "people.** The panel's noise is calibrated on variant A to the release's α and Spearman (their mean); compare",
             "the paper's row to see how close it is.",
             "",

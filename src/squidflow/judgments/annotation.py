@@ -25,21 +25,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.io import FORMULA_START, neutralise, unneutralise, write_csv  # noqa: F401 - re-exported
-from squidflow.release import PROMPTS
+from squidflow.events import event_prompt
+from squidflow.io import write_csv
 
 log = logging.getLogger(__name__)
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
-# --- events: prompts and pairs -----------------------------------------------------------------------------------
-def event_prompt(event: str, events_config: dict | None = None) -> str:
-    """The wording shown to annotators: config `events.<id>.prompt`, else the release's wording, else the id."""
-    cfg = (events_config or {}).get(event) or {}
-    return cfg.get("prompt") or PROMPTS.get(event) or event.replace("_", " ").replace("-", " ")
-
-
+# --- events: pairs --------------------------------------------------------------------------------------------
 def event_pairs(
     events: list[str],
     configured: list[list[str]],

@@ -1,4 +1,4 @@
-"""Figures of the human judgments (SQUID-E §4), in the shared style of squidflow.report.style.
+"""Figures of the human judgments (SQUID-E §4), in the shared style of squidflow.style.
 
 - `fig3_judgments`: Figure 3 (SQUID-E §4.1), histograms of each image's mean judgment and of its standard deviation,
   per variant.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.report import style
+from squidflow import style
 
 ITEM = ["video_id", "frame_index", "event_prompt", "variant", "hit"]
 

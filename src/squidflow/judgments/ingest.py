@@ -28,6 +28,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
+from squidflow.image_ids import image_id, split_image_id
 from squidflow.io import md_escape, read_csv_strings, unneutralise
 
 log = logging.getLogger(__name__)
@@ -47,18 +48,6 @@ class Problem:
     file: str
     row: int  # CSV line number (header = 1); 0 for the whole file
     problem: str
-
-
-def image_id(video_id: str, frame_index: int) -> str:
-    return f"{video_id}_{frame_index}"
-
-
-def split_image_id(image: str) -> tuple[str, int]:
-    """`{video_id}_{frame_index}` -> (video_id, frame_index); video ids may contain underscores, frame indices don't."""
-    video_id, _, frame = str(image).rpartition("_")
-    if not video_id or not frame.isdigit():
-        raise ValueError(f"image id {image!r} is not of the form <video_id>_<frame_index>")
-    return video_id, int(frame)
 
 
 def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[str]) -> tuple[str, str, int] | None:
@@ -100,13 +89,9 @@ def _fail(problems: list[Problem], on_error: str, fix: str) -> None:
         )
 
 
-def _read_strings(path: Path) -> pl.DataFrame:
-    """A judgments CSV, every column a string; unreadable files name the file and line (squidflow.io)."""
-    return _read_lines(path).drop("_line")
-
-
 def _read_lines(path: Path) -> pl.DataFrame:
-    """As `_read_strings`, plus `_line`: each row's line in the file (header = 1), for messages."""
+    """A judgments CSV, every column a string, plus `_line`: each row's line in the file (header = 1), for messages;
+    unreadable files name the file and line (squidflow.io)."""
     try:
         return read_csv_strings(path, what="judgments CSV", line_column="_line")
     except InputError as exc:
@@ -119,6 +104,18 @@ def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> Non
         raise JudgmentError(
             f"{path}: missing column(s) {missing} for {what} (has {df.columns}). Is this the right file?"
         )
+
+
+def open_mturk_batch(path: Path, required: list[str], hits: str) -> tuple[pl.DataFrame, list[int]]:
+    """An MTurk batch-results CSV (rating or keyword task): every column a string plus `_line`, the columns every
+    batch of the task has checked, and its image slots (the i of `Input.image_<i>_id`); `hits` names the HITs file
+    the batch should have been made from."""
+    raw = _read_lines(path)
+    _require(raw, required, path, "an MTurk batch-results CSV")
+    slots = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
+    if not slots:
+        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from {hits}?")
+    return raw, slots
 
 
 def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[str] | None = None) -> tuple[pl.DataFrame, list[Problem]]:
@@ -190,11 +187,7 @@ def read_mturk_batch(
     two files is caught with both places named.
     """
     path = Path(path)
-    raw = _read_lines(path)
-    _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
-    slots = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
-    if not slots:
-        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_*.csv?")
+    raw, slots = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_*.csv")
     _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
     rows, problems, rejected = [], [], 0
     seen = {} if seen is None else seen

@@ -15,9 +15,7 @@ keyword is kept as typed (a formula or markup a worker typed is data, never run:
 neutralising writer, every Markdown/HTML output escapes it) and its `normalised` form is NFKC, lowercase, markup and
 character references removed, leading formula characters dropped, spaces collapsed.
 
-For the offline demo a SIMULATED panel answers the task from each frame's known content (schemas.TRUTH): annotators
-name words of the events visible in the frame (the demo's phrase banks), in proportion to their evidence, and the
-condition when the picture is black, dark, blurred or blocked.
+For the offline demo a SIMULATED panel answers the task (squidflow.demo.keyword_panel).
 """
 
 from __future__ import annotations
@@ -26,8 +24,6 @@ import html
 import logging
 import re
 import unicodedata
-from collections import Counter
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -35,29 +31,21 @@ import numpy as np
 import polars as pl
 
 from squidflow import schemas
-from squidflow.judgments.annotation import (
-    FORMULA_START,
-    _chunks,
-    _interleave_by_video,
-    render_task_page,
-    unneutralise,
-    write_csv,
-)
+from squidflow.io import FORMULA_START, unneutralise, write_csv
+from squidflow.judgments.annotation import _chunks, _interleave_by_video, render_task_page
 from squidflow.judgments.ingest import (
     JudgmentError,
     Problem,
     _fail,
-    _read_strings,
-    _require,
     dropped_markdown,
     image_in_slot,
+    open_mturk_batch,
 )
 
 log = logging.getLogger(__name__)
 
 VARIANT = "K"
 KEYWORD_COL = re.compile(r"^Answer\.keyword_(\d+)_(\d+)$")
-IMAGE_COL = re.compile(r"^Input\.image_(\d+)_id$")
 MARKUP = re.compile(r"<[^<>]*>")
 EDGE = re.compile(r"^[\s\"'`.,;:!?*_~]+|[\s\"'`.,;:!?*_~]+$")  # surrounding quotes and sentence punctuation
 MTURK_REQUIRED = ["HITId", "WorkerId", "AssignmentStatus"]
@@ -155,11 +143,7 @@ def read_keyword_batch(
 ) -> tuple[pl.DataFrame, list[Problem], int]:
     """An MTurk batch-results CSV of the keyword task -> keyword judgments, the skipped rows, the rejected count."""
     path = Path(path)
-    raw = _read_strings(path)
-    _require(raw, MTURK_REQUIRED, path, "an MTurk batch-results CSV")
-    images = sorted(int(m.group(1)) for c in raw.columns if (m := IMAGE_COL.match(c)))
-    if not images:
-        raise JudgmentError(f"{path}: no Input.image_<i>_id columns; was the batch made from results/annotation/hits_K.csv?")
+    raw, images = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_K.csv")
     boxes = _slots(raw.columns)
     no_boxes = [i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()]
     if no_boxes:
@@ -169,8 +153,8 @@ def read_keyword_batch(
         )
     rows, problems, rejected = [], [], 0
     seen: dict[tuple, int] = {}
-    for idx, rec in enumerate(raw.iter_rows(named=True)):
-        line = idx + 2
+    for rec in raw.iter_rows(named=True):
+        line = rec["_line"]
         if (rec["AssignmentStatus"] or "").strip() == "Rejected":
             rejected += 1
             continue
@@ -264,115 +248,3 @@ def ingest_keywords(
     log.info("keywords: %d from %d annotators for %d images", out.height, out["annotator"].n_unique(),
              out.select("video_id", "frame_index").n_unique())
     return out
-
-
-# --- the SIMULATED panel (offline demo) ----------------------------------------------------------------------------
-FUNCTION_WORDS = frozenset(
-    "a an the and or of in on at to by for with from over across behind into up out all every each their his her its "
-    "our your them they it is are be that this one two some very just says held high tied lit long small big huge "
-    "giant matching other another same lined down around".split()
-)
-CONDITION_WORDS = {
-    "black": ["black", "dark", "nothing", "blank", "screen"],
-    "dark": ["dark", "night", "shadows", "dim"],
-    "blur": ["blurry", "blur", "unfocused"],
-    "occlusion": ["grey", "blocked", "bar"],
-}
-CONDITION_SHARE = {"black": 1.0, "dark": 0.3, "blur": 0.3, "occlusion": 0.25}
-
-
-@dataclass(frozen=True)
-class KeywordPanelConfig:
-    annotators: int = 8
-    assignments_per_hit: int = 5
-    keywords_per_image: int = 5
-    visible_min: float = 0.15  # below this evidence of every event a frame shows nothing (as in the rating panel)
-    seed: int = 0
-
-
-def event_vocabulary(event: str) -> list[tuple[str, float]]:
-    """The words people would type for an event (its name, tags and clue words in the demo's phrase bank), with how
-    salient each is (how often the bank uses it; the name and tags count double)."""
-    from squidflow.demo.text import EN, GENERIC
-
-    readable = event.replace("_", " ")
-    bank = EN.get(event) or {"name": [readable], "tags": readable.split(), **GENERIC}
-    counts: Counter = Counter()
-    for weight, phrases in ((2.0, bank["name"] + bank["tags"]), (1.0, bank["clues"])):
-        for phrase in phrases:
-            for word in re.findall(r"[a-zà-ÿ]+", phrase.lower()):
-                if word not in FUNCTION_WORDS and len(word) > 2:
-                    counts[word] += weight
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def simulate_keywords(hits: pl.DataFrame, truth: pl.DataFrame, cfg: KeywordPanelConfig) -> pl.DataFrame:
-    """SIMULATED MTurk batch results of the keyword task (`hits` as read from hits_K.csv, all strings)."""
-    from squidflow.judgments.panel import truth_lookup
-
-    lookup = truth_lookup(truth)
-    rng = np.random.default_rng([cfg.seed, ord(VARIANT)])
-    if cfg.assignments_per_hit > cfg.annotators:
-        raise ValueError(f"keyword panel: {cfg.assignments_per_hit} assignments per HIT need at least as many annotators "
-                         f"(have {cfg.annotators})")
-    events = sorted({e for _, ev in lookup.values() for e in ev})
-    vocab = {e: event_vocabulary(e) for e in events}
-    # each annotator's own taste: a log-normal preference per word on top of the words' shared salience
-    taste = {a: {e: np.exp(rng.normal(0, 0.6, len(vocab[e]))) for e in events} for a in range(cfg.annotators)}
-    activity = 1.0 / np.arange(1, cfg.annotators + 1) ** 0.7
-    activity /= activity.sum()
-    slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
-    rows = []
-    for rec in hits.iter_rows(named=True):
-        workers = rng.choice(cfg.annotators, size=cfg.assignments_per_hit, replace=False, p=activity)
-        hit_id = f"SIMULATED-K-{int(rec['hit_index']):05d}"
-        for a in workers:
-            worker = f"SIMULATED-K-{int(a) + 1:02d}"
-            row = {"HITId": hit_id, "AssignmentId": f"{hit_id}-{worker}", "WorkerId": worker, "AssignmentStatus": "Approved"}
-            row |= {f"Input.{k}": ("" if v is None else str(v)) for k, v in rec.items()}
-            for i in slots:
-                img = unneutralise(rec[f"image_{i}_id"] or "")
-                if img and img not in lookup:
-                    raise KeyError(f"keyword panel: image {img} of HIT {rec['hit_index']} has no row in truth.parquet")
-                words = _annotate(lookup[img], vocab, taste[int(a)], cfg, rng) if img else []
-                row |= {f"Answer.keyword_{i}_{j}": (words[j - 1] if j <= len(words) else "")
-                        for j in range(1, cfg.keywords_per_image + 1)}
-            rows.append(row)
-    return pl.DataFrame(rows)
-
-
-def _annotate(seen: tuple[str, dict[str, float]], vocab, taste, cfg: KeywordPanelConfig, rng: np.random.Generator) -> list[str]:
-    """One annotator's keywords for one frame, most salient first."""
-    condition, evidence = seen
-    visible = {e: w for e, w in evidence.items() if w > 0}
-    if max(visible.values(), default=0.0) < cfg.visible_min:
-        condition, visible = "black", {}
-    share = CONDITION_SHARE.get(condition, 0.0)
-    n = int(rng.integers(2, cfg.keywords_per_image + 1))
-    out: list[str] = []
-    for _ in range(4 * n):
-        if len(out) == n:
-            break
-        if not visible or rng.random() < share:
-            pool = CONDITION_WORDS.get(condition) or CONDITION_WORDS["black"]
-            word = pool[int(rng.integers(len(pool)))]
-        else:
-            names = sorted(visible)
-            p = np.array([visible[e] for e in names])
-            e = names[int(rng.choice(len(names), p=p / p.sum()))]
-            weights = np.array([s for _, s in vocab[e]]) ** 1.5 * taste[e]
-            word = vocab[e][int(rng.choice(len(weights), p=weights / weights.sum()))][0]
-        if word not in out:
-            out.append(word)
-    return out
-
-
-def run_keyword_panel(hits_csv, truth_path, *, batch_csv, panel: dict) -> pl.DataFrame:
-    """hits_K.csv + truth.parquet -> the SIMULATED keyword batch-results CSV."""
-    from squidflow.io import read_parquet
-
-    hits = pl.read_csv(hits_csv, infer_schema=False)
-    batch = simulate_keywords(hits, read_parquet(truth_path, schemas.TRUTH), KeywordPanelConfig(**panel))
-    write_csv(batch, batch_csv)
-    log.info("SIMULATED keyword panel: %d assignments", batch.height)
-    return batch

@@ -13,7 +13,6 @@ silently dropped changes the counts the paper's tables are compared against.
 from __future__ import annotations
 
 import gzip
-import json
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -26,6 +25,7 @@ from tqdm import tqdm
 
 from squidflow.errors import UserError
 from squidflow.fetch import fetch
+from squidflow.io import json_lines
 from squidflow.schemas import LITMUS_GAMES
 
 ANSWERS = {"yes": "yes", "no": "no", "n/a": "n/a", "na": "n/a"}
@@ -65,23 +65,14 @@ def source_of(entry: str | dict[str, str]) -> tuple[str, str]:
     return entry, split_of(entry)
 
 
-def _open_lines(path: Path, name: str | None = None) -> Iterator[str]:
-    """The file's lines (gzip or plain), decoded as UTF-8: a byte that is not, or a damaged gzip stream, is a
-    GameFileError naming the file and the line."""
+def _open_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines as bytes (gzip or plain): io.json_lines decodes them, naming the line of a byte that is not
+    UTF-8 or where a gzip stream breaks off."""
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     opener = gzip.open if gz else open
-    lineno = 0
-    try:
-        with opener(path, "rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 - named in the error
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise GameFileError(f"{name or path}, line {lineno}: byte 0x{raw[exc.start:exc.start + 1].hex()} "
-                                        "is not UTF-8; save the games file as UTF-8 JSON Lines") from None
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise GameFileError(f"{name or path}, line {lineno + 1}: cannot be read ({exc}); is the gzip file complete?") from None
+    with opener(path, "rb") as fh:
+        yield from fh
 
 
 class _Line:
@@ -116,15 +107,8 @@ class _Line:
         return value
 
 
-def _parse_game(line: str, name: str, lineno: int, split: str) -> dict[str, Any]:
+def _parse_game(game: dict, name: str, lineno: int, split: str) -> dict[str, Any]:
     at = _Line(name, lineno)
-    try:
-        game = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise GameFileError(f"{name}, line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); each line "
-                            "must be one game as a JSON object") from exc
-    if not isinstance(game, dict):
-        raise at.fail("<line>", f"must be a JSON object, not {type(game).__name__}")
     game_id = at.get(game, "id", "id", int)
     image = at.get(game, "image", "image", dict)
     width = at.get(image, "width", "image.width", (int, float))
@@ -193,10 +177,9 @@ def read_games_file(path: str | Path, split: str, name: str | None = None) -> li
     """Every game of one JSON Lines file (gzip or plain), as LITMUS_GAMES rows."""
     name = name or str(path)
     rows = []
-    lines = tqdm(_open_lines(Path(path), name), desc=Path(name).name, unit=" games", mininterval=5)
-    for lineno, line in enumerate(lines, start=1):
-        if line.strip():
-            rows.append(_parse_game(line, name, lineno, split))
+    lines = tqdm(_open_lines(Path(path)), desc=Path(name).name, unit=" games", mininterval=5)
+    for lineno, game in json_lines(lines, name, what="one game as a JSON object", error=GameFileError):
+        rows.append(_parse_game(game, name, lineno, split))
     if not rows:
         raise GameFileError(f"{name}: has no games (empty file); point litmus.games at a GuessWhat?! JSON Lines file")
     return rows

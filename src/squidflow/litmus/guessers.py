@@ -28,26 +28,13 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm import tqdm
 
+from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.questions import COCO_CATEGORIES, tokens
 
 METHODS = ("STL-CE", "MTL-KL")
 PAD, UNK, YES, NO = "<pad>", "<unk>", "<yes>", "<no>"
 MAX_TOKENS = 32
 MASKED = -1e9  # a large negative logit rather than -inf, so that 0 · log p stays 0 in the KL term
-
-
-@dataclass(frozen=True)
-class GuesserConfig:
-    """Hyperparameters of the first-turn guesser (config section litmus.guesser; defaults are the schema's)."""
-
-    epochs: int = 20
-    batch_size: int = 64
-    lr: float = 1.0e-3
-    word_dim: int = 64
-    hidden_dim: int = 128
-    category_dim: int = 32
-    target_weight: float = 0.0
-    min_word_count: int = 1
 
 
 def spatial_features(left, top, width, height, image_width, image_height) -> np.ndarray:

@@ -33,10 +33,10 @@ def preprocess(image: Image.Image, resize: int, crop: int) -> np.ndarray:
 
 def _decode_video_frames(path: str, frame_indices: list[int]) -> list[np.ndarray]:
     try:
-        from squidflow.frames.extract import decode_frames
+        from squidflow.frames.decode import decode_frames
     except ImportError as exc:  # pragma: no cover - only before the frames stage exists
         raise ImportError(
-            f"{path}: decoding video frames needs squidflow.frames.extract.decode_frames (the frames stage)"
+            f"{path}: decoding video frames needs squidflow.frames.decode.decode_frames (the frames stage)"
         ) from exc
     return decode_frames(path, frame_indices)
 

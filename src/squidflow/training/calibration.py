@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# The project's one certainty binning and its per-bin measures against human judgments live in squidflow.evaluation.
-from squidflow.evaluation.binning import CERTAINTY_BINS, certainty_bins
-from squidflow.evaluation.binning import certainty_bin_of as certainty_bin  # noqa: F401 - the scalar form, re-exported
-from squidflow.evaluation.metrics import bernoulli_kl, huj_mse  # noqa: F401 - re-exported for the training stage
+from squidflow.certainty import CERTAINTY_BINS, bernoulli_kl, certainty_bins, huj_mse
 
 
 def accuracy(probs: np.ndarray, labels: np.ndarray) -> float:

@@ -6,7 +6,7 @@
   evaluation images: (a) the model's probability of the target event against the mean human judgment of the images
   it puts in each bin — a model whose confidence matches people lies on the diagonal (what HUJ MSE measures); (b)
   the top-label confidence against accuracy, the classic reliability diagram (what the top-label ECE measures).
-  One line per training set (SD, SE). Bins are the project's certainty bins (squidflow.evaluation.binning: 0-20,
+  One line per training set (SD, SE). Bins are the project's certainty bins (squidflow.certainty: 0-20,
   ..., 80-100, applied to 100 × the probability), the same edges as Table 1.
 
 Colours are the Okabe–Ito palette (distinguishable with the common colour-vision deficiencies), and every line also
@@ -18,14 +18,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow.evaluation.binning import CERTAINTY_BINS, certainty_bins
-from squidflow.report.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
+from squidflow.certainty import CERTAINTY_BINS, certainty_bins
+from squidflow.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
 
 TRAIN_SET_LABELS = {"SD": "trained on SD", "SE": "trained on SQUID-E"}
 
 
 def _pyplot():
-    from squidflow.report.style import pyplot
+    from squidflow.style import pyplot
 
     return pyplot()  # Agg, with the shared style (fonts and sizes that read in print)
 

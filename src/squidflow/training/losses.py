@@ -129,29 +129,24 @@ class Method:
     rs_scale: str = "raw"  # RS: how the extra output scales the logits (raw | softplus)
 
 
-def get_method(
-    name: str,
-    *,
-    dropout: float = 0.5,
-    mc_samples: int = 50,
-    label_smoothing: float = 0.2,
-    bm_coeff: float = 0.003,
-    focal_gamma: float = 3.0,
-    rs_scale: str = "raw",
-    rs_label_smoothing: float = 0.2,
-    mc_average: str = "logits",
-) -> Method:
-    """The Method called `name` (BL, MC, LS, BM, FL, RS); any other name (the 5.1 variants) trains with BL."""
+def get_method(name: str, cfg) -> Method:
+    """The Method called `name` (BL, MC, LS, BM, FL, RS); any other name (the 5.1 variants) trains with BL.
+
+    `cfg` is the run's `squidflow.training.runs.TrainConfig` (its dropout, mc_samples, mc_average, label_smoothing,
+    bm_coeff, focal_gamma, rs_scale, rs_label_smoothing): the values, and their defaults, come from the config.
+    """
+    dropout, mc_samples, mc_average = cfg.dropout, cfg.mc_samples, cfg.mc_average
+    rs_scale, rs_label_smoothing = cfg.rs_scale, cfg.rs_label_smoothing
     if name == "MC":
         if mc_average not in MC_AVERAGES:
             raise ValueError(f"training.mc_average = {mc_average!r}: expected one of {MC_AVERAGES}")
         return Method(name, cross_entropy, dropout=dropout, mc_samples=mc_samples, mc_average=mc_average)
     if name == "LS":
-        return Method(name, lambda o, t: label_smoothing_loss(o, t, label_smoothing))
+        return Method(name, lambda o, t: label_smoothing_loss(o, t, cfg.label_smoothing))
     if name == "BM":
-        return Method(name, lambda o, t: belief_matching_loss(o, t, bm_coeff))
+        return Method(name, lambda o, t: belief_matching_loss(o, t, cfg.bm_coeff))
     if name == "FL":
-        return Method(name, lambda o, t: focal_loss(o, t, focal_gamma))
+        return Method(name, lambda o, t: focal_loss(o, t, cfg.focal_gamma))
     if name == "RS":
         if rs_scale not in RS_SCALES:
             raise ValueError(f"training.rs_scale = {rs_scale!r}: expected one of {RS_SCALES}")

@@ -18,7 +18,6 @@ import logging
 import os
 import random
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -26,65 +25,16 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from tqdm import tqdm
 
-from squidflow.config import from_section
 from squidflow.training.augment import frame_short_side
 from squidflow.training.batch_augment import build_batch_augmentation
 from squidflow.training.calibration import run_metrics
+from squidflow.training.config import TrainConfig
 from squidflow.training.losses import Method, get_method, mc_dropout_probs
 from squidflow.training.models import Classifier, load_backbone, set_trainable
 
 log = logging.getLogger(__name__)
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
 EXPERIMENTS = ("classification", "calibration")
-# Which layers learn, per Table 1 variant and Table 3 method: the authors' (layer4 + head for RNModel, the head only
-# for MCModel; see squidflow.training.models). The schema's training.trainable defaults are these.
-AUTHORS_TRAINABLE = {**{v: "layer4" for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES")},
-                     **{m: "layer4" for m in ("BL", "LS", "BM", "FL", "RS")}, "MC": "head"}
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """The `training` config section's model and optimisation keys (defaults: SQUID-E supplement D.1)."""
-
-    backbone: str = "resnet50"
-    weights: str = "imagenet"
-    epochs: int = 5
-    batch_size: int = 16
-    lr: float = 1e-5
-    crop: int = 256
-    mean: tuple[float, ...] = IMAGENET_MEAN
-    std: tuple[float, ...] = IMAGENET_STD
-    num_workers: int = 0
-    amp: bool = True  # mixed precision (bfloat16) on CUDA; ignored on the CPU
-    eval_batch_size: int = 64
-    ece_bins: int = 10
-    kl_eps: float = 1e-6
-    dropout: float = 0.5
-    mc_samples: int = 50
-    label_smoothing: float = 0.2
-    bm_coeff: float = 0.003
-    focal_gamma: float = 3.0
-    trainable: dict = field(default_factory=lambda: dict(AUTHORS_TRAINABLE))  # method -> all | layer4 | head
-    rs_scale: str = "raw"  # RS: the extra output scales the logits as is (authors) or through softplus
-    rs_label_smoothing: float = 0.2  # RS: label smoothing of its loss (authors: 0.2)
-    mc_average: str = "logits"  # MC: softmax of the mean logits (authors) or mean of the softmax outputs
-    augment_geometry: str = "whole_frame"  # GA/AU: from the whole frame (authors) or from the centre crop
-    authors_ece_bins: int = 5  # "ECE (authors' code)": torchmetrics 0.8 n_bins
-    authors_ece_batch: int = 16  # ... averaged over shuffled batches of this size
-    events: tuple[str, ...] = field(default=("birthday_party", "wedding", "parade", "protest"))
-
-    def trainable_for(self, method: str) -> str:
-        """Which layers learn for `method` (the configured choice, else the authors')."""
-        return (self.trainable or {}).get(method) or AUTHORS_TRAINABLE.get(method, "layer4")
-
-    @classmethod
-    def from_config(cls, section: dict) -> TrainConfig:
-        events = (section.get("classification") or {}).get("events")
-        return from_section(cls, section, **({"events": tuple(events)} if events else {}))
-
-
 def seed_everything(seed: int) -> None:
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)
@@ -175,10 +125,7 @@ def train_run(
 
     n_classes = len(cfg.events) if experiment == "classification" else 2
     spec: Method = (
-        get_method(method, dropout=cfg.dropout, mc_samples=cfg.mc_samples, label_smoothing=cfg.label_smoothing,
-                   bm_coeff=cfg.bm_coeff, focal_gamma=cfg.focal_gamma, rs_scale=cfg.rs_scale,
-                   rs_label_smoothing=cfg.rs_label_smoothing, mc_average=cfg.mc_average)
-        if experiment == "calibration" else get_method("BL")
+        get_method(method, cfg) if experiment == "calibration" else get_method("BL", cfg)
     )
     per_image, per_batch = (build_batch_augmentation(method, cfg.crop, cfg.augment_geometry)
                             if experiment == "classification" else (None, None))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.training.calibration import CERTAINTY_BINS
+from squidflow.certainty import CERTAINTY_BINS
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
     """The sentences of a table's caption that name every definition choice behind its numbers (config key, value,
     and whether it is the SQUID-E authors' setting), the sets' sizes, and what differs from the configuration."""
     out = []
-    mode = choices.get("sets", "clean")
+    mode = choices["sets"]
     if mode == "authors":
         lists = "indices.json" if spec.experiment == "classification" else (
             f"indices_uq.json, target {choices.get('target_event')}")
@@ -169,25 +169,25 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
             f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items())) + ".")
     if spec.experiment == "calibration":
         if "MC" in methods:
-            mc = choices.get("mc_average", "logits")
-            out.append(f"MC: {choices.get('mc_samples', 50)} dropout passes, "
+            mc = choices["mc_average"]
+            out.append(f"MC: {choices['mc_samples']} dropout passes, "
                        + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
                        + f" (training.mc_average: {mc}).")
         if "RS" in methods:
-            rs, ls = choices.get("rs_scale", "raw"), choices.get("rs_label_smoothing", 0.2)
+            rs, ls = choices["rs_scale"], choices["rs_label_smoothing"]
             authors = rs == "raw" and ls == 0.2
             out.append(f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
                        f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
                        + ("; the authors'" if authors else "; the authors': raw, 0.2") + ").")
         if "ece_authors" in spec.metrics:
             out.append(f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
-                       f"label, {choices.get('authors_ece_bins', 5)} bins, averaged over shuffled batches of "
-                       f"{choices.get('authors_ece_batch', 16)} — the quantity the paper's ECE column reports; it "
+                       f"label, {choices['authors_ece_bins']} bins, averaged over shuffled batches of "
+                       f"{choices['authors_ece_batch']} — the quantity the paper's ECE column reports; it "
                        "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
                        "and a constant 0.5 near 0.")
     else:
-        geometry = choices.get("augment_geometry", "whole_frame")
         if {"GA", "AU"} & set(methods):
+            geometry = choices["augment_geometry"]
             out.append("GA/AU geometry (training.augment_geometry: " + geometry + "): " + (
                 "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
                 if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")

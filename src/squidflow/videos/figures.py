@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow.report import style
+from squidflow import style
 
 STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 

@@ -25,7 +25,7 @@ from squidflow.io import conform
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
-from squidflow.videos.shards import outcome_record, status_row
+from squidflow.videos.shards import outcome_record, shard_of, status_row
 from squidflow.videos.sources import SKIPPED
 
 log = logging.getLogger(__name__)
@@ -342,10 +342,8 @@ def stage_of(reason: str | None) -> str:
 
 
 def _where_to_look(row: dict[str, Any], frame_shards: int) -> str:
-    if stage_of(row["reason"]) == "frames":
-        from squidflow.frames.extract import stable_shard
-
-        return f"logs/extract_frames/shard{stable_shard(row['video_id'], frame_shards)}.log"
+    if stage_of(row["reason"]) == "frames":  # the frames stage shards by the same crc32 of the id (stable_shard)
+        return f"logs/extract_frames/shard{shard_of(row['video_id'], frame_shards)}.log"
     if row["_on_disk"]:
         return "logs/check_local_videos/"
     return "logs/acquire_videos/"

@@ -1,4 +1,4 @@
-"""Certainty bins: the one place that says which bin a human judgment falls in.
+"""Certainty: which bin a human judgment falls in, and how far a model's probability is from the judgments.
 
 SQUID-E partitions its images by human certainty into five bins of 20 points, 0-20, 20-40, 40-60, 60-80 and
 80-100, the lower edge inclusive and 100 in the last bin (Tables 1, 2 and 8, and κ in Table 7). An image can be
@@ -10,6 +10,10 @@ binned two ways (SQUID-E supplement D.3):
 
 Every stage bins through this module (judgments' image scores, the training tables, the evaluation stage), so a
 change of edges changes every table at once.
+
+`huj_mse` and `bernoulli_kl` measure a model's probability of the judged event against mean judgment / 100 (SQUID-E
+§5.3 "HUJ MSE"; supplement D.4 KL(human ‖ model) of Bernoulli distributions, clipped to [eps, 1 - eps]); the
+training and the evaluation stage both report them.
 """
 
 from __future__ import annotations
@@ -58,3 +62,22 @@ def data_points(images: pl.DataFrame, binning: str) -> pl.DataFrame:
     if binning == "alt":
         return images.with_columns(pl.col("alt_bins").alias("bin")).explode("bin").filter(pl.col("bin").is_not_null())
     raise ValueError(f"binning {binning!r}: must be one of {BINNINGS}")
+
+
+# --- probabilities against judgments -----------------------------------------------------------------------------
+def huj_mse(prob: np.ndarray, human_mean: np.ndarray) -> float:
+    """Mean squared error between the model's probability of the judged event and mean judgment / 100 (nan if empty)."""
+    p, h = np.asarray(prob, dtype=float), np.asarray(human_mean, dtype=float) / 100.0
+    if len(p) == 0:
+        return float("nan")
+    return float(np.mean((p - h) ** 2))
+
+
+def bernoulli_kl(prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> float:
+    """Mean over images of KL(Bernoulli(human) ‖ Bernoulli(model)), probabilities clipped to [eps, 1 - eps]."""
+    q = np.clip(np.asarray(prob, dtype=float), eps, 1 - eps)
+    h = np.clip(np.asarray(human_mean, dtype=float) / 100.0, eps, 1 - eps)
+    if len(q) == 0:
+        return float("nan")
+    kl = h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
+    return float(np.mean(kl))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASES: list[tuple[str, str]] = []  # (case, outcome) of every fault tried in this session
 
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from squidflow.io import unneutralise
 from squidflow.judgments.agreement import krippendorff_alpha_interval, spearman_pairs
-from squidflow.judgments.annotation import unneutralise
 
 log = logging.getLogger(__name__)
 
@@ -213,8 +213,7 @@ def simulate_panel(
 def run_panel(hits_csv: dict, truth_path, *, batch_csv, repeat_csv, panel: dict, assignments_per_hit: int = 3) -> dict:
     """hits_{A,B}.csv + truth.parquet -> the simulated batch-results CSVs (round 1 and the repeat round)."""
     from squidflow import schemas
-    from squidflow.io import read_parquet
-    from squidflow.judgments.annotation import write_csv
+    from squidflow.io import read_parquet, write_csv
 
     hits = {v: pl.read_csv(p, infer_schema=False) for v, p in hits_csv.items()}
     truth = read_parquet(truth_path, schemas.TRUTH)

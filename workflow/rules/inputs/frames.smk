@@ -1,0 +1,41 @@
+# The input functions, params and paths of workflow/rules/frames.smk (a rules file may not hold functions,
+# says `snakemake --lint`); included at the top of frames.smk.
+from squidflow.frames.extract import FramesConfig
+from squidflow.frames.selection import SelectionConfig
+from squidflow.frames.splits import SplitsConfig
+
+
+def get_frame_shards():
+    return list(range(config["frames"]["shards"]))
+
+
+def get_backbone():
+    return config["features"]["backbone"]
+
+
+def get_featurize_params():
+    """The `features` keys a featurize job reads: all but `threads`, which Snakemake gives it as cores."""
+    return {k: v for k, v in config["features"].items() if k != "threads"}
+
+
+def get_release_annotations():
+    """The release's huj_annotations.csv (URL or local copy) whose videos form the test split in release mode."""
+    return get_data_path(config["splits"].get("annotations") or config["squid_e_release"]["judgments_csv"])
+
+
+def get_frame_outputs():
+    if not stage_enabled("frames"):
+        return []
+    return [
+        FRAMES_TABLE,
+        f"results/features/{get_backbone()}.parquet",
+        VIDEOS_CHECKED,
+    ]
+
+
+def get_contact_sheet_inputs(wildcards):
+    """The selected frames and, when the judgments stage runs, the image scores (the certainty under each frame)."""
+    inputs = {"frames": FRAMES_TABLE}
+    if stage_enabled("judgments"):
+        inputs["scores"] = IMAGE_SCORES_TABLE
+    return inputs

@@ -1,0 +1,43 @@
+# The input functions, params and paths of workflow/rules/report.smk (a rules file may not hold functions,
+# says `snakemake --lint`); included at the top of report.smk.
+
+
+RUN_SUMMARY = "results/report/run_summary.html"
+
+
+def get_task_pages():
+    """The annotation task pages of this run (results/annotation/{page}.html) that the report shows."""
+    pages = []
+    if JUDGMENT_SOURCE != "release":
+        if stage_enabled("judgments"):
+            pages += ["hit_template", "hit_preview"]
+        if stage_enabled("text") and stage_enabled("frames"):
+            pages += ["keyword_template", "keyword_preview"]
+    if stage_enabled("comparison"):
+        pages.append("comparison_hits")
+    return pages
+
+
+def get_task_page_category(wildcards):
+    """A task page's report category: the stage whose annotators see it."""
+    return "Comparison sets" if wildcards.page.startswith("comparison") else "Human judgments"
+
+
+def get_report_outputs():
+    """Every enabled stage's figures, the report's task pages, and the run summary."""
+    outputs = []
+    if stage_enabled("videos"):
+        outputs.append("results/figures/videos_status.png")
+    if stage_enabled("frames"):
+        outputs += ["results/figures/frames_contact_sheets", "results/figures/frames_spread.png"]
+    if stage_enabled("judgments"):
+        outputs += ["results/figures/judgments_annotators.png", "results/figures/table7_agreement.png"]
+    if stage_enabled("comparison"):
+        outputs.append("results/figures/comparison_sets.png")
+    outputs += expand("results/report/annotation/{page}.html", page=get_task_pages())
+    return [*outputs, RUN_SUMMARY]
+
+
+def get_run_summary_inputs(wildcards):
+    """Every other final output: the summary is written after the jobs it describes."""
+    return [o for o in get_final_outputs() if o != RUN_SUMMARY]

@@ -1,0 +1,118 @@
+# The input functions, params and paths of workflow/rules/videos.smk (a rules file may not hold functions,
+# says `snakemake --lint`); included at the top of videos.smk.
+from squidflow.videos import manifest as squidflow_manifest
+import polars as pl
+
+
+VIDEO_CANDIDATES = "results/videos/candidates.parquet"
+DROPPED_REPORT = "results/videos/dropped_videos.md"  # squidflow.videos.manifest.DROPPED_REPORT
+CANDIDATES_NOTES = "results/videos/candidates_notes.txt"
+
+
+def get_video_outputs():
+    if not stage_enabled("videos"):
+        return []
+    return [VIDEO_MANIFEST, "results/videos/download_report.md", DROPPED_REPORT]
+
+
+def get_video_candidate_inputs(wildcards):
+    """Files the listing reads: the demo catalog (ties make_demo_videos into the DAG) and local url lists."""
+    inputs = {}
+    types = [s["type"] for s in config["sources"]]
+    if "demo" in types:
+        inputs["demo_catalog"] = "results/videos/demo/catalog.parquet"
+        # video_manifest records the subtitles beside each demo video: they must exist before the listing, not
+        # just happen to (on a cluster make_demo_subtitles may still be queued when the manifest is written)
+        inputs["demo_subtitles"] = rules.make_demo_subtitles.output.vtt
+    inputs["url_lists"] = [s["path"] for s in config["sources"] if s["type"] == "urls"]
+    return inputs
+
+
+def retry_failed_requested():
+    return config["retry_failed"]
+
+
+STATUS_DIR = "results/videos/status"
+DOWNLOAD_SETTINGS = "results/videos/download_settings.json"
+BRAKE_DIR = "results/videos/brake"
+RUN_STARTED = squidflow_manifest.run_started()  # a table written after this is this invocation's own retry
+
+
+def get_video_status_files(wildcards):
+    """One status table per download shard, when the checkpoint has listed videos to download (none: no job), and
+    the local check's table when it has listed files already on disk.
+
+    The newest generation on disk is taken as is; with retry_failed a table with videos that are not ok asks for
+    the next generation, whose job tries those videos again (older tables stay as the history).
+    """
+    candidates = checkpoints.video_candidates.get().output.candidates
+    kinds = pl.scan_parquet(candidates).select(
+        pl.col("download").any().alias("download"), (~pl.col("download")).any().alias("on_disk")
+    ).collect()
+    paths = []
+    if kinds["download"].item():
+        paths += squidflow_manifest.shard_status_paths(
+            STATUS_DIR, config["download"]["shards"], retry_failed=retry_failed_requested(), started=RUN_STARTED
+        )
+    if kinds["on_disk"].item():
+        paths.append(
+            squidflow_manifest.local_status_path(STATUS_DIR, retry_failed=retry_failed_requested(), started=RUN_STARTED)
+        )
+    return paths
+
+
+def get_local_video_files():
+    """Every video file of the local sources (and the UCF-Crime folder), sorted: video_candidates lists again when
+    one is added or removed."""
+    from squidflow.videos.sources import local_files
+
+    return local_files(config["sources"], config["squid_e_release"])
+
+
+def get_local_video_fingerprints():
+    """`<path> <size>:<mtime_ns>` of every local video file: check_local_videos probes again when one changes."""
+    from squidflow.videos.sources import local_fingerprints
+
+    return local_fingerprints(config["sources"], config["squid_e_release"])
+
+
+# The `download` keys the search of a youtube source uses (a new pace or worker count must not list it again).
+SEARCH_NETWORK_KEYS = ["cookies", "proxy", "sleep_s", "socket_timeout_s"]
+
+
+def get_video_search_network_params():
+    return config_keys(config["download"], SEARCH_NETWORK_KEYS)
+
+
+def get_download_settings_params():
+    """Every `download` key the shard jobs read; `shards` is not one (it names the jobs, see videos.smk)."""
+    return {k: v for k, v in config["download"].items() if k != "shards"}
+
+
+def print_brake_notes():
+    """At the end of a run: one line per site the brake stopped downloading from in this run, and how to resume."""
+    from squidflow.videos.brake import run_notes
+
+    for note in run_notes(BRAKE_DIR, str(RUN_STARTED)):
+        print(f"squidflow brake: {note}", file=sys.stderr)
+
+
+def print_dropped_videos():
+    """At the end of a run: one line, how many videos were dropped at which stage and why, and the report to read."""
+    videos = get_acquisition_figure_videos(None)
+    if not stage_enabled("videos") or not os.path.exists(videos) or not os.path.exists(CANDIDATES_NOTES):
+        return
+    with open(CANDIDATES_NOTES, encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in fh if line.strip()]
+    print(squidflow_manifest.dropped_line(pl.read_parquet(videos), lines), file=sys.stderr)
+
+
+def get_ok_video_ids(wildcards=None):
+    """For later stages: the ids of `ok` videos (call from an input function; waits for the manifest)."""
+    manifest = checkpoints.video_manifest.get().output.manifest
+    return pl.read_parquet(manifest, columns=["video_id", "status"]).filter(pl.col("status") == "ok")["video_id"].to_list()
+
+
+def get_acquisition_figure_videos(wildcards):
+    """The manifest with frame extraction's verdict when the frames stage runs (undecodable videos are corrupt)."""
+    return VIDEOS_CHECKED if stage_enabled("frames") else VIDEO_MANIFEST
