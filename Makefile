@@ -3,13 +3,16 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.squidflow-installed
+# faiss: its CUDA build (requirements-gpu.lock) where an NVIDIA driver is (`nvidia-smi` found) or with `make setup
+# FAISS=gpu`; the CPU build of requirements.lock otherwise (FAISS=cpu forces it).
+FAISS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),gpu,cpu)
+STAMP := $(VENV)/.squidflow-installed-faiss-$(FAISS)
 CORES ?= $(shell nproc)
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo report test lint bench dag docs clean help
+.PHONY: setup system-tools test-tools demo report test lint bench bench-gpu dag docs clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
@@ -17,18 +20,25 @@ help:
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
 	@echo "make lint    snakemake --lint and ruff"
-	@echo "make bench   run the benchmarks in benchmarks/"
+	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
+	@echo "make bench-gpu  the GPU figures in one table (benchmarks/gpu.py); says so in one line without CUDA"
 	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
 	@echo "make docs    the rule graph and the import graph of src/squidflow (docs/imports.md)"
 
 setup: $(STAMP) system-tools
 
 # Re-installs only when the dependency pins change, so a second `make setup` is instant.
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-gpu.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@if [ "$(FAISS)" != gpu ]; then $(BIN)/python -m pip uninstall -q -y faiss-gpu-cu12 2>/dev/null || true; fi
 	$(BIN)/python -m pip install -q -r requirements.lock
+	@if [ "$(FAISS)" = gpu ]; then \
+	  echo "faiss: the CUDA build (requirements-gpu.lock)"; \
+	  $(BIN)/python -m pip uninstall -q -y faiss-cpu && $(BIN)/python -m pip install -q -r requirements-gpu.lock; \
+	fi
 	$(BIN)/python -m pip install -q --no-deps -e .
+	@rm -f $(VENV)/.squidflow-installed*
 	@touch $@
 
 # ffmpeg/ffprobe are system tools: Debian's package when we may install it, otherwise a message saying how.
@@ -57,7 +67,10 @@ lint: setup
 	$(BIN)/ruff check src scripts tests benchmarks
 
 bench: setup
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/*.py; do [ $$b = benchmarks/gpu.py ] && continue; echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+bench-gpu: setup
+	$(BIN)/python benchmarks/gpu.py
 
 dag: setup
 	@mkdir -p docs

@@ -4,7 +4,9 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.videos.figures import acquisition_figure_from_file
+from squidflow import io, schemas
+from squidflow.videos.figures import acquisition_figure
 
-panels = acquisition_figure_from_file(snakemake.input.videos, snakemake.output[0], note=snakemake.params.note)
+videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
+panels = acquisition_figure(videos, snakemake.output[0], note=snakemake.params.note)
 log.info("wrote %s (%d panels)", snakemake.output[0], panels)

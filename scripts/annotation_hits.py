@@ -4,13 +4,14 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.annotation import build_tasks
+from squidflow import io, schemas
+from squidflow.judgments.annotation import annotation_tasks
 
-build_tasks(
-    snakemake.input.frames,
-    hits_csv={"A": snakemake.output.hits_A, "B": snakemake.output.hits_B},
-    template_html=snakemake.output.template,
-    preview_html=snakemake.output.preview,
-    annotation=snakemake.params.annotation,
-    events_config=snakemake.params.events,
-)
+annotation = snakemake.params.annotation
+frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
+hits, template, preview = annotation_tasks(frames, annotation, snakemake.params.events)
+for variant, csv in (("A", snakemake.output.hits_A), ("B", snakemake.output.hits_B)):
+    io.write_csv(hits[variant], csv)
+    log.info("variant %s: %d HITs of %d images -> %s", variant, len(hits[variant]), annotation["images_per_hit"], csv)
+io.write_text(snakemake.output.template, template)
+io.write_text(snakemake.output.preview, preview)

@@ -4,6 +4,13 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.quality import annotator_quality
+from squidflow import io, schemas
+from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images, excluded
 
-annotator_quality(snakemake.input.judgments, snakemake.input.get("frames"), snakemake.output.report, snakemake.params.quality)
+qc = QualityConfig.from_config(snakemake.params.quality)
+judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)
+frames = snakemake.input.get("frames")
+blank = blank_images(io.read_parquet(frames, schemas.FRAMES), qc.blank_max_std) if frames else set()
+report = annotator_report(judgments, qc, blank)
+log.info("%d blank images; %d of %d annotators excluded: %s", len(blank), report["excluded"].sum(), len(report), excluded(report))
+io.write_parquet(report, snakemake.output.report, schemas.ANNOTATOR_REPORT)

@@ -6,9 +6,12 @@ log = setup(snakemake)
 
 from squidflow import io, schemas
 from squidflow.comparison.sets import ComparisonConfig, build_pool
+from squidflow.gpu import slot_for_job
 from squidflow.text_embed import TableEncoder
 
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())
-pool = build_pool(corpus, sbert, ComparisonConfig.from_config(snakemake.params.comparison))
+with slot_for_job(snakemake) as slot:  # a GPU only when the rule asks for one (a Sherlock-scale corpus)
+    pool = build_pool(corpus, sbert, ComparisonConfig.from_config(snakemake.params.comparison),
+                      device=slot.torch_device)
 io.write_parquet(pool, snakemake.output[0], schemas.COMPARISON_POOL)

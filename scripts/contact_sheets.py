@@ -4,12 +4,15 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.frames.figures import contact_sheets_from_files
+from squidflow import io, schemas
+from squidflow.frames.figures import contact_sheets
 
-sheets = contact_sheets_from_files(
-    snakemake.input.frames,
+frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
+scores = snakemake.input.get("scores")
+sheets = contact_sheets(
+    frames,
     snakemake.output[0],
-    scores_path=snakemake.input.get("scores"),
+    scores=io.read_parquet(scores, schemas.IMAGE_SCORES) if scores else None,
     events_config=snakemake.params.events,
     max_videos=snakemake.params.max_videos,
     note=snakemake.params.note,

@@ -4,13 +4,17 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.cooccurring import build_cooccurring
+import polars as pl
 
-build_cooccurring(
-    snakemake.input.frames,
-    snakemake.input.videos,
-    snakemake.input.subtitles,
-    cooccurring_path=snakemake.output.cooccurring,
-    report_path=snakemake.output.report,
-    window_s=snakemake.params.window_s,
-)
+from squidflow import io, schemas
+from squidflow.text.cooccurring import cooccurring_report, cooccurring_text
+
+window_s = snakemake.params.window_s
+frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
+videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
+subtitles = io.read_parquet(snakemake.input.subtitles, schemas.SUBTITLES)
+cooc = io.write_parquet(cooccurring_text(frames, videos, subtitles, window_s=window_s), snakemake.output.cooccurring,
+                        schemas.COOCCURRING)
+io.write_text(snakemake.output.report, cooccurring_report(cooc, subtitles, window_s=window_s))
+log.info("co-occurring text: %d frames, %d with subtitle text in their window", cooc.height,
+         cooc.filter(pl.col("subtitles") != "").height)

@@ -4,8 +4,11 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.frames.figures import frame_spread_from_files
+from squidflow import io, schemas
+from squidflow.frames.figures import frame_spread
 
-panels = frame_spread_from_files(snakemake.input.frames, snakemake.input.videos, snakemake.output[0],
-                                 max_videos=snakemake.params.max_videos, note=snakemake.params.note)
+frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
+videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
+panels = frame_spread(frames, videos, snakemake.output[0], max_videos=snakemake.params.max_videos,
+                      note=snakemake.params.note)
 log.info("wrote %s (%d panels)", snakemake.output[0], panels)

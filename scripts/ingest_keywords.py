@@ -4,14 +4,15 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.keywords import ingest_keywords
+from squidflow import io, schemas
+from squidflow.judgments.keywords import keyword_judgments
 
-ingest_keywords(
-    snakemake.output.keywords,
-    snakemake.output.report,
-    batches=snakemake.params.batches,
-    frames=snakemake.input.frames,
-    on_error=snakemake.params.on_error,
-    max_length=snakemake.params.max_length,
-    source=snakemake.params.source,
-)
+p = snakemake.params
+frames = snakemake.input.get("frames")
+known = set(io.read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+keywords, report = keyword_judgments(p.batches, known_images=known, on_error=p.on_error, max_length=p.max_length,
+                                     source=p.source)
+io.write_parquet(keywords, snakemake.output.keywords, schemas.KEYWORD_JUDGMENTS)
+io.write_text(snakemake.output.report, report)
+log.info("keywords: %d from %d annotators for %d images", keywords.height, keywords["annotator"].n_unique(),
+         keywords.select("video_id", "frame_index").n_unique())

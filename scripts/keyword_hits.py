@@ -4,16 +4,15 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.judgments.keywords import build_keyword_tasks
+from squidflow import io, schemas
+from squidflow.judgments.keywords import keyword_tasks
 
-build_keyword_tasks(
-    snakemake.input.frames,
-    hits_csv=snakemake.output.hits,
-    template_html=snakemake.output.template,
-    preview_html=snakemake.output.preview,
-    images_per_hit=snakemake.params.images_per_hit,
-    image_base_url=snakemake.params.image_base_url,
-    seed=snakemake.params.seed,
-    keywords_per_image=snakemake.params.keywords_per_image,
-    max_length=snakemake.params.max_length,
-)
+p = snakemake.params
+frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
+hits, template, preview = keyword_tasks(frames, images_per_hit=p.images_per_hit, image_base_url=p.image_base_url,
+                                        seed=p.seed, keywords_per_image=p.keywords_per_image, max_length=p.max_length)
+io.write_csv(hits, snakemake.output.hits)
+io.write_text(snakemake.output.template, template)
+io.write_text(snakemake.output.preview, preview)
+log.info("variant K: %d HITs of %d images, %d keyword boxes each -> %s", hits.height, p.images_per_hit,
+         p.keywords_per_image, snakemake.output.hits)

@@ -4,6 +4,11 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.cooccurring import build_subtitles
+from squidflow import io, schemas
+from squidflow.text.cooccurring import read_video_subtitles
 
-build_subtitles(snakemake.input.videos, subtitles_path=snakemake.output.subtitles, languages=snakemake.params.languages)
+languages = snakemake.params.languages
+videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
+subs = io.write_parquet(read_video_subtitles(videos, languages), snakemake.output.subtitles, schemas.SUBTITLES)
+counts = dict(subs.group_by("status").len().iter_rows()) if subs.height else {}
+log.info("subtitles (%s): %s", ", ".join(languages), counts or "no ok video")

@@ -4,8 +4,13 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.report.pages import write_self_contained
+from pathlib import Path
 
-missing = write_self_contained(snakemake.input[0], snakemake.output[0])
+from squidflow import io
+from squidflow.report.pages import self_contained
+
+source = Path(snakemake.input[0])
+page, missing = self_contained(source.read_text(encoding="utf-8"), source.parent)
+io.write_text(snakemake.output[0], page)
 for src in missing:
-    log.warning("%s: image %s not found; left as a link", snakemake.input[0], src)
+    log.warning("%s: image %s not found; left as a link", source, src)

@@ -4,7 +4,13 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.demo.keyword_panel import run_keyword_panel
+import polars as pl
 
-run_keyword_panel(snakemake.input.hits, snakemake.input.truth, batch_csv=snakemake.output.batch,
-                  panel=snakemake.params.panel)
+from squidflow import io, schemas
+from squidflow.demo.keyword_panel import KeywordPanelConfig, simulate_keywords
+
+hits = pl.read_csv(snakemake.input.hits, infer_schema=False)
+truth = io.read_parquet(snakemake.input.truth, schemas.TRUTH)
+batch = simulate_keywords(hits, truth, KeywordPanelConfig(**snakemake.params.panel))
+io.write_csv(batch, snakemake.output.batch)
+log.info("SIMULATED keyword panel: %d assignments", batch.height)

@@ -4,13 +4,14 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.demo.panel import run_panel
+import polars as pl
 
-run_panel(
-    {"A": snakemake.input.hits_A, "B": snakemake.input.hits_B},
-    snakemake.input.truth,
-    batch_csv=snakemake.output.batch,
-    repeat_csv=snakemake.output.repeat,
-    panel=snakemake.params.panel,
-    assignments_per_hit=snakemake.params.assignments_per_hit,
-)
+from squidflow import io, schemas
+from squidflow.demo.panel import PanelConfig, simulate_panel
+
+hits = {v: pl.read_csv(snakemake.input[f"hits_{v}"], infer_schema=False) for v in ("A", "B")}
+truth = io.read_parquet(snakemake.input.truth, schemas.TRUTH)
+batch, repeat, info = simulate_panel(hits, truth, PanelConfig.from_config(snakemake.params.panel,
+                                                                          snakemake.params.assignments_per_hit))
+io.write_csv(batch, snakemake.output.batch)
+io.write_csv(repeat, snakemake.output.repeat)

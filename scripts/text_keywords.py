@@ -4,15 +4,14 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.text.keywords import build_keywords
+from squidflow import io, schemas
+from squidflow.text.keywords import keyword_baselines
+from squidflow.text.preprocess import settings_from_config
 
-build_keywords(
-    snakemake.input.cooccurring,
-    snakemake.input.videos,
-    snakemake.input.subtitles,
-    keywords_path=snakemake.output.keywords,
-    settings=snakemake.params.settings,
-    top_k=snakemake.params.top_k,
-    seed=snakemake.params.seed,
-    default_language=snakemake.params.default_language,
-)
+p = snakemake.params
+cooc = io.read_parquet(snakemake.input.cooccurring, schemas.COOCCURRING)
+videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
+subs = io.read_parquet(snakemake.input.subtitles, schemas.SUBTITLES)
+keywords = keyword_baselines(cooc, videos, subs, settings_from_config(p.settings), top_k=p.top_k, seed=p.seed,
+                             default_language=p.default_language)
+io.write_parquet(keywords, snakemake.output.keywords, schemas.TEXT_KEYWORDS)

@@ -24,7 +24,7 @@ PROVIDES = {
     "yaml": {"pyyaml"},
     "PIL": {"pillow"},
     "torch": {"pytorch", "torch"},
-    "faiss": {"faiss-gpu", "faiss-cpu", "faiss"},
+    "faiss": {"faiss-gpu", "faiss-gpu-cu12", "faiss-cpu", "faiss"},
     "ffmpeg": {"ffmpeg-python"},
     "yt_dlp": {"yt-dlp"},
     "skimage": {"scikit-image"},
@@ -57,13 +57,23 @@ def _package_names(env: dict) -> set[str]:
     return set(_package_specs(env))
 
 
-def _lock() -> dict[str, str]:
+def _lock(name: str = "requirements.lock") -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "requirements.lock").read_text().splitlines():
+    for line in (ROOT / name).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             name, version = line.split("==")
             pins[_norm(name)] = version.strip()
     return pins
+
+
+def _env_lock(env_file: Path) -> dict[str, str]:
+    """The pins an env file must match: requirements.lock's; for the GPU env (envs/gpu.yaml), the CUDA build of
+    faiss of requirements-gpu.lock in place of faiss-cpu (what `make setup` installs where a GPU is)."""
+    lock = _lock()
+    if Path(env_file).name == "gpu.yaml":
+        gpu = _lock("requirements-gpu.lock")
+        lock = {k: v for k, v in lock.items() if k != "faiss-cpu"} | gpu
+    return lock
 
 
 def _imports(path: Path) -> set[str]:
@@ -146,10 +156,10 @@ def test_every_env_pins_the_locked_versions_of_what_its_rules_import() -> None:
     """`--sdm conda` must build the environment `make setup` tested: each package a rule's code imports is pinned in
     the rule's env to requirements.lock's version (conda-forge's pytorch channel no longer publishes new builds, so
     Python packages come from PyPI through pip, exactly as in `.venv`)."""
-    lock = _lock()
     problems = []
     for rule, env_rel, script_rel in rules_with_env_and_script():
         env_path = (ROOT / "workflow" / "rules" / env_rel).resolve()
+        lock = _env_lock(env_path)
         specs = _package_specs(yaml.safe_load(env_path.read_text()))
         for module in sorted(third_party_imports((ROOT / "workflow" / "rules" / script_rel).resolve())):
             for name in {_norm(n) for n in PROVIDES.get(module, {module})} & set(lock):
@@ -165,7 +175,7 @@ def test_env_uses_channels_that_still_publish(env_file: Path) -> None:
     assert "pytorch" not in env["channels"] and "defaults" not in env["channels"], (
         f"{env_file.name}: the pytorch channel no longer publishes PyTorch builds and defaults needs a licence; "
         "use conda-forge (and pip pins for Python packages)")
-    lock = _lock()
+    lock = _env_lock(env_file)
     for name, spec in _package_specs(env).items():
         if name in lock:
             assert spec == f"=={lock[name]}", f"{env_file.name}: {name}{spec} differs from requirements.lock's =={lock[name]}"

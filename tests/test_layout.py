@@ -99,20 +99,32 @@ CONFIG_CLASSES = [
     ("squidflow.demo.videos", "DemoConfig", "demo"),
     ("squidflow.training.config", "TrainConfig", "training"),
     ("squidflow.litmus.config", "GuesserConfig", "litmus.guesser"),
+    ("squidflow.demo.panel", "PanelConfig", "judgments.panel"),
+    ("squidflow.demo.keyword_panel", "KeywordPanelConfig", "text.gold.panel"),
 ]
 # Fields a class takes from elsewhere than its section (not config keys of that section).
-NOT_IN_SECTION = {"TrainConfig": {"mean", "std", "events"}}
+NOT_IN_SECTION = {"TrainConfig": {"mean", "std", "events"}, "PanelConfig": {"assignments_per_hit"},
+                  "KeywordPanelConfig": {"keywords_per_image"}}
+# ... and, where the rule passes them from another key, that key (whose schema default the field must equal too).
+FROM_KEY = {("PanelConfig", "assignments_per_hit"): "annotation.assignments_per_hit",
+            ("KeywordPanelConfig", "keywords_per_image"): "text.gold.keywords_per_image"}
 
 
 @pytest.mark.parametrize(("module", "cls", "section"), CONFIG_CLASSES, ids=[c[1] for c in CONFIG_CLASSES])
 def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str) -> None:
     """The schema is the one source of defaults; a dataclass default that drifts from it is a silent second one."""
     klass = getattr(importlib.import_module(module), cls)
-    props = _schema_section(section)
+    default_section = section
     problems = []
     for f in dataclasses.fields(klass):
-        if f.name in NOT_IN_SECTION.get(cls, set()):
-            continue
+        key = FROM_KEY.get((cls, f.name))
+        if key:
+            section, name = key.rsplit(".", 1)
+            props = {f.name: _schema_section(section)[name]}
+        else:
+            section, props = default_section, _schema_section(default_section)
+            if f.name in NOT_IN_SECTION.get(cls, set()):
+                continue
         if f.name not in props:
             problems.append(f"{cls}.{f.name} is in no schema section '{section}'")
             continue
@@ -184,3 +196,125 @@ def test_a_table_more_than_one_rule_reads_is_named_once() -> None:
     shared = {p: where for p, where in counts.items() if len(where) > 1 and "/demo/" not in p and "{" not in p}
     assert not shared, "\n".join(f"{p} is written out {len(w)} times ({', '.join(sorted(set(w)))}): name it once"
                                  for p, w in shared.items())
+
+
+# Scripts that still hand a path to a library function, each with why (DEVELOPERS.md, "File I/O"). Keyed by
+# (script, function); a new entry needs a reason as narrow as these.
+HANDS_PATHS = {
+    # The figure functions draw from frames and save through style.save (which records the panel count in the PNG).
+    ("acquisition_figure", "acquisition_figure"): "a figure writes its PNG through style.save",
+    ("comparison_sets_figure", "sets_figure"): "a figure writes its PNG through style.save",
+    ("frame_spread_figure", "frame_spread"): "a figure writes its PNG through style.save",
+    ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
+    # Many files, or a file too large to hold: the library streams or fans out.
+    ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",
+    ("select_frames", "build_dataset"): "writes the selected frames' images into the dataset folder",
+    ("make_demo_videos", "make_video"): "encodes a video frame by frame (ffmpeg pipe)",
+    ("make_training_cache", "build_cache"): "streams the pool's pixels into a memory-mapped cache",
+    ("make_training_frames", "build_frame_cache"): "streams whole frames into a memory-mapped cache",
+    ("train", "open_cache"): "memory-maps the pixel cache (larger than memory)",
+    ("train", "open_frame_cache"): "memory-maps the whole-frame cache",
+    ("comparison_hits", "hits_html"): "the HTML page's folder, to write image links relative to it (no I/O)",
+    ("report_task_page", "self_contained"): "the folder the page's images are relative to (files the page names)",
+    # Readers of a format people hand us (errors name the file and line).
+    ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
+    # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
+    ("agreement_figure", "agreement_figure_from_file"): "later pass (judgments/figures.py)",
+    ("annotator_figure", "annotator_figure_from_files"): "later pass (judgments/figures.py)",
+    ("fig3_judgments", "fig3_from_file"): "later pass (judgments/figures.py)",
+    ("agreement_table", "write_table7"): "later pass (judgments/agreement.py)",
+    ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
+    ("litmus_dataset_tables", "write_table"): "later pass (litmus/tables.py)",
+    ("litmus_tables", "write_table"): "later pass (litmus/tables.py)",
+    ("litmus_human_check", "write_table"): "later pass (litmus/tables.py)",
+    ("litmus_demo_games", "write_demo_games"): "later pass (tests/test_litmus.py calls it)",
+    ("run_summary", "write_run_summary"): "later pass (report/summary.py)",
+    ("text_keyword_table", "build_table"): "later pass (text/tables.py)",
+    ("video_candidates", "list_candidates"): "later pass (videos/sources.py reads the demo catalog)",
+    ("result_table", "read_run_metrics"): "later pass (training/tables.py)",
+    ("table1_figure", "read_run_metrics"): "later pass (training/tables.py)",
+    ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",
+    ("reliability_diagram", "reliability_diagram"): "a figure writes its PNG through style.save",
+}
+# Called with a path expression, these give a path expression (a folder, a name), not data.
+_PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}
+
+
+def _hands_paths(path: Path) -> set[str]:
+    """Library functions (squidflow, other than squidflow.io) that `path` calls with snakemake.input/output paths."""
+    tree = ast.parse(path.read_text())
+    library = {}  # name bound by an import -> whether it is squidflow's (not squidflow.io)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                mod = f"{node.module}.{a.name}" if node.module == "squidflow" else node.module
+                library[a.asname or a.name] = mod.startswith("squidflow") and mod not in ("squidflow.io", "squidflow.logs")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                library[(a.asname or a.name).split(".")[0]] = False
+    aliases: set[str] = set()
+
+    def is_path(e: ast.AST) -> bool:
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "snakemake":
+            return e.attr in ("input", "output")
+        if isinstance(e, ast.Name):
+            return e.id in aliases
+        if isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)):
+            return is_path(e.value)
+        if isinstance(e, ast.Call):
+            f = e.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name == "get" and isinstance(f, ast.Attribute):
+                return is_path(f.value)
+            return name in _PATH_CALLS and any(is_path(a) for a in e.args)
+        if isinstance(e, (ast.List, ast.Tuple, ast.Set)):
+            return any(is_path(x) for x in e.elts)
+        if isinstance(e, ast.Dict):
+            return any(is_path(x) for x in e.values if x is not None)
+        if isinstance(e, ast.IfExp):
+            return is_path(e.body) or is_path(e.orelse)
+        return False
+
+    for node in ast.walk(tree):  # names bound to a path (`out = snakemake.output`, `source = Path(snakemake.input[0])`)
+        if isinstance(node, ast.Assign):
+            pairs = ([(node.targets[0], node.value)] if not isinstance(node.targets[0], ast.Tuple) or not
+                     isinstance(node.value, ast.Tuple) else zip(node.targets[0].elts, node.value.elts, strict=True))
+            aliases |= {t.id for t, v in pairs if isinstance(t, ast.Name) and is_path(v)}
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and is_path(node.iter):
+            aliases.add(node.target.id)
+    hands = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if isinstance(root, ast.Name) and library.get(root.id) and any(
+                    is_path(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+                hands.add(name)
+    return hands
+
+
+def test_scripts_do_the_file_io() -> None:
+    """Scripts read their inputs and write their outputs through squidflow.io; the library takes and returns frames,
+    so it is tested without files. A script that hands a snakemake.input/output path to a library function is named
+    in HANDS_PATHS with why."""
+    found = {(p.stem, f) for p in sorted((ROOT / "scripts").glob("*.py")) for f in _hands_paths(p)}
+    new = sorted(found - set(HANDS_PATHS))
+    assert not new, "scripts handing paths to the library (read/write in the script; else add to HANDS_PATHS why):\n" + \
+        "\n".join(f"scripts/{s}.py -> {f}()" for s, f in new)
+    stale = sorted(set(HANDS_PATHS) - found)
+    assert not stale, f"HANDS_PATHS entries no script needs any more (remove them): {stale}"
+
+
+def test_the_io_check_catches_a_path_handed_to_the_library(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from squidflow import io, schemas\nfrom squidflow.text.keywords import keyword_baselines\n"
+        "from squidflow.judgments import scores\n"
+        "out = snakemake.output\n"
+        "frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)\n"  # reading in the script: fine
+        "keyword_baselines(frames, path=out.keywords)\n"  # an output path through an alias
+        "scores.image_scores(str(snakemake.input[0]))\n"  # an input path through str()
+        "io.write_parquet(frames, snakemake.output[0], schemas.FRAMES)\n")
+    assert _hands_paths(planted) == {"keyword_baselines", "image_scores"}

@@ -12,17 +12,17 @@ import pytest
 from PIL import Image
 
 from squidflow import io, schemas, style
-from squidflow.comparison.figures import chosen_sets, sets_figure_from_files
-from squidflow.frames.figures import contact_sheets_from_files, frame_spread_from_files, relative_positions
+from squidflow.comparison.figures import chosen_sets, sets_figure
+from squidflow.frames.figures import contact_sheets, frame_spread, relative_positions
 from squidflow.judgments.figures import (
     agreement_figure_from_file,
     annotator_figure_from_files,
     annotator_stats,
     fig3_judgments,
 )
-from squidflow.report.pages import self_contained, write_self_contained
+from squidflow.report.pages import self_contained
 from squidflow.report.summary import job_records, rule_times, write_run_summary
-from squidflow.videos.figures import acquisition_figure_from_file, failure_reasons, status_counts
+from squidflow.videos.figures import acquisition_figure, failure_reasons, status_counts
 
 EVENTS = ["birthday_party", "parade"]
 
@@ -63,7 +63,7 @@ def test_acquisition_figure_counts_every_status_and_reason(tmp_path):
     assert reasons.rows() == [("removed", "unavailable", 2), ("corrupt", "corrupt", 1), ("rate_limited", "failed", 1)]
 
     png = tmp_path / "videos_status.png"
-    assert acquisition_figure_from_file(tmp_path / "videos.parquet", png, note="SYNTHETIC") == 2
+    assert acquisition_figure(io.read_parquet(tmp_path / "videos.parquet", schemas.VIDEOS), png, note="SYNTHETIC") == 2
     facts = _readable_png(png)
     assert facts["panels"] == 2
     assert facts["description"] == "10 videos, 6 ok, 4 not ok"
@@ -76,7 +76,7 @@ def test_acquisition_figure_of_a_manifest_without_reasons(tmp_path):
     assert failure_reasons(videos).rows() == [("failed", "failed", 1)]
     pl_path = tmp_path / "videos.parquet"
     videos.write_parquet(pl_path)
-    assert acquisition_figure_from_file(pl_path, tmp_path / "v.png") == 2
+    assert acquisition_figure(io.read_parquet(pl_path, schemas.VIDEOS), tmp_path / "v.png") == 2
 
 
 # --- frames -------------------------------------------------------------------------------------------------------
@@ -113,7 +113,8 @@ def _frames_corpus(root: Path, *, videos_per_event: int = 3, k: int = 4) -> tupl
 
 def test_contact_sheets_one_per_event_with_a_panel_per_frame_and_the_judged_certainty(tmp_path):
     frames, _, scores = _frames_corpus(tmp_path, videos_per_event=3, k=4)
-    sheets = contact_sheets_from_files(frames, tmp_path / "sheets", scores_path=scores, max_videos=2)
+    sheets = contact_sheets(io.read_parquet(frames, schemas.FRAMES), tmp_path / "sheets",
+                            scores=io.read_parquet(scores, schemas.IMAGE_SCORES), max_videos=2)
     assert sheets == {"birthday_party": 8, "parade": 8}  # 2 of 3 videos drawn, 4 frames each
     assert sorted(p.name for p in (tmp_path / "sheets").iterdir()) == ["birthday_party.png", "parade.png"]
     for event in EVENTS:
@@ -125,7 +126,7 @@ def test_contact_sheets_one_per_event_with_a_panel_per_frame_and_the_judged_cert
 
 def test_contact_sheets_without_judgments(tmp_path):
     frames, _, _ = _frames_corpus(tmp_path, videos_per_event=1, k=3)
-    assert contact_sheets_from_files(frames, tmp_path / "sheets") == {"birthday_party": 3, "parade": 3}
+    assert contact_sheets(io.read_parquet(frames, schemas.FRAMES), tmp_path / "sheets") == {"birthday_party": 3, "parade": 3}
     assert style.figure_facts(tmp_path / "sheets" / "parade.png")["description"] == "1 videos, 3 frames, 0 judged"
 
 
@@ -136,7 +137,7 @@ def test_frame_spread_positions_and_panels(tmp_path):
     got = positions.filter(pl.col("video_id") == "parade_00")["position"].to_list()
     assert got == pytest.approx([0.02, 0.26, 0.5, 0.74])
     png = tmp_path / "spread.png"
-    assert frame_spread_from_files(frames, videos, png) == len(EVENTS) + 1
+    assert frame_spread(io.read_parquet(frames, schemas.FRAMES), io.read_parquet(videos, schemas.VIDEOS), png) == len(EVENTS) + 1
     assert _readable_png(png)["panels"] == len(EVENTS) + 1
 
 
@@ -224,7 +225,8 @@ def test_comparison_sets_figure_draws_the_first_set_of_each_split(tmp_path):
     corpus, sets = _comparison(tmp_path)
     assert chosen_sets(io.read_parquet(sets, schemas.COMPARISON_SETS), 3) == ["q2-0", "q3-0", "q0-0"]
     png = tmp_path / "sets.png"
-    assert sets_figure_from_files(sets, corpus, png, n_sets=3) == 6  # image + inferences per set
+    assert sets_figure(io.read_parquet(sets, schemas.COMPARISON_SETS), io.read_parquet(corpus, schemas.COMPARISON_CORPUS), png,
+                       n_sets=3) == 6  # image + inferences per set
     facts = _readable_png(png)
     assert facts["panels"] == 6
     assert facts["description"] == "3 sets: q2-0, q3-0, q0-0"
@@ -233,7 +235,8 @@ def test_comparison_sets_figure_draws_the_first_set_of_each_split(tmp_path):
 def test_comparison_sets_figure_without_the_images(tmp_path):
     """Images that cannot be had (a URL offline) leave a note in their panel; the figure is still written."""
     corpus, sets = _comparison(tmp_path, image=(tmp_path / "nowhere" / "x.jpg").as_uri())
-    assert sets_figure_from_files(sets, corpus, tmp_path / "sets.png", n_sets=2, cache_dir=tmp_path / "cache") == 4
+    assert sets_figure(io.read_parquet(sets, schemas.COMPARISON_SETS), io.read_parquet(corpus, schemas.COMPARISON_CORPUS),
+                       tmp_path / "sets.png", n_sets=2, cache_dir=tmp_path / "cache") == 4
 
 
 # --- style ----------------------------------------------------------------------------------------------------------
@@ -268,8 +271,8 @@ def test_task_pages_inline_local_images_and_tile_placeholders(tmp_path):
     source = tmp_path / "annotation" / "page.html"
     source.parent.mkdir()
     source.write_text('<p>task</p><img src="../images/a.jpg">')
-    assert write_self_contained(source, tmp_path / "report" / "page.html") == []
-    copy = (tmp_path / "report" / "page.html").read_text()
+    copy, missing = self_contained(source.read_text(), source.parent)  # a page's images are relative to its folder
+    assert missing == []
     assert copy.startswith("<p>task</p>") and "data:image/jpeg" in copy
 
 

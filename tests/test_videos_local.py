@@ -238,7 +238,7 @@ def test_ffprobe_and_decoder_messages_name_their_file(tmp_path, capfd):
     cands, _ = combine([local_source(tmp_path / "lib")])
     manifest = build_manifest(cands, [check_local(cands, OPTS, journal_dir=tmp_path / "j")])
     row = manifest.filter(pl.col("video_id") == "cut").row(0, named=True)
-    assert row["reason"] == "corrupt" and "cut.mp4" in row["error"] and "moov atom not found" in row["error"]
+    assert row["reason"] == "corrupt" and row["error"].startswith(str(cut))  # ffprobe's or torchcodec's words
     _, st = extract_videos(manifest.with_columns(pl.lit("ok").alias("status")), FramesConfig(n=4), tmp_path / "img")
     out = capfd.readouterr()
     for line in (out.out + out.err).splitlines():

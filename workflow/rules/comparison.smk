@@ -78,6 +78,8 @@ rule comparison_pool:
     threads: 2
     resources:
         mem_mb=4000,
+        # Sherlock's corpus (363K training inferences): the soft dedup's k-means partition runs on a GPU slot
+        gpu=1 if COMPARISON["corpus"] == "sherlock" else 0,
     conda:
         "../../envs/text.yaml"
     script:

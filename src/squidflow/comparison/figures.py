@@ -97,13 +97,3 @@ def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n
     style.note(fig, note)
     return style.save(fig, path, title="Comparison sets as annotators see them",
                       description=f"{len(queries)} sets: {', '.join(queries)}")
-
-
-def sets_figure_from_files(sets_path: str | Path, corpus_path: str | Path, png_path: str | Path, *, n_sets: int = 3,
-                           cache_dir: str | Path | None = None, note: str = "") -> int:
-    """The comparison-set figure from results/comparison/sets.parquet and corpus.parquet."""
-    from squidflow import io, schemas
-
-    return sets_figure(io.read_parquet(sets_path, schemas.COMPARISON_SETS),
-                       io.read_parquet(corpus_path, schemas.COMPARISON_CORPUS), png_path, n_sets=n_sets,
-                       cache_dir=cache_dir, note=note)

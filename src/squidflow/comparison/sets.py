@@ -61,12 +61,14 @@ class ComparisonConfig:
 
 
 # --- 1. global filters -----------------------------------------------------------------------------------------
-def build_pool(corpus: pl.DataFrame, sbert: np.ndarray, cfg: ComparisonConfig, *, progress: bool = True) -> pl.DataFrame:
+def build_pool(corpus: pl.DataFrame, sbert: np.ndarray, cfg: ComparisonConfig, *, progress: bool = True,
+               device: str = "cpu") -> pl.DataFrame:
     """schemas.COMPARISON_POOL: the corpus instances whose inference survives soft and hard dedup.
 
     `sbert` holds the SBERT embedding of each corpus row's inference (corpus order). Distinct strings are clustered
     into round(ratio × N) clusters; one string per cluster is kept (seeded sample); then at most `max_verbatim`
-    instances per kept string. `cluster` is the soft-dedup cluster of the row's string.
+    instances per kept string. `cluster` is the soft-dedup cluster of the row's string. `device` is the job's GPU
+    slot: the k-means partition of a large set runs there (see `dedup.faiss_uses_gpu`).
     """
     texts = corpus["inference"].to_list()
     uniq: dict[str, int] = {}
@@ -76,7 +78,7 @@ def build_pool(corpus: pl.DataFrame, sbert: np.ndarray, cfg: ComparisonConfig, *
     strings = list(uniq)
     k = dedup.n_soft_clusters(len(strings), cfg.soft_dedup_ratio)
     labels = dedup.soft_dedup_labels(sbert[first_rows], k, exact_max=cfg.soft_dedup_exact_max,
-                                     method=cfg.soft_dedup_linkage, seed=cfg.seed, progress=progress)
+                                     method=cfg.soft_dedup_linkage, seed=cfg.seed, progress=progress, device=device)
     kept = dedup.pick_one_per_cluster(labels, seed=cfg.seed)
     log.info("soft dedup: %d distinct inferences -> %d clusters, one string kept per cluster", len(strings), k)
     kept_strings = pl.DataFrame({"inference": [strings[i] for i in kept], "cluster": labels[kept]},

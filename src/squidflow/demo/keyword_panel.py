@@ -16,10 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
 from squidflow.demo.panel import truth_lookup
 from squidflow.demo.text import EN, GENERIC
-from squidflow.io import read_parquet, unneutralise, write_csv
+from squidflow.io import unneutralise
 from squidflow.judgments.keywords import VARIANT
 
 log = logging.getLogger(__name__)
@@ -118,12 +117,3 @@ def _annotate(seen: tuple[str, dict[str, float]], vocab, taste, cfg: KeywordPane
         if word not in out:
             out.append(word)
     return out
-
-
-def run_keyword_panel(hits_csv, truth_path, *, batch_csv, panel: dict) -> pl.DataFrame:
-    """hits_K.csv + truth.parquet -> the SIMULATED keyword batch-results CSV."""
-    hits = pl.read_csv(hits_csv, infer_schema=False)
-    batch = simulate_keywords(hits, read_parquet(truth_path, schemas.TRUTH), KeywordPanelConfig(**panel))
-    write_csv(batch, batch_csv)
-    log.info("SIMULATED keyword panel: %d assignments", batch.height)
-    return batch

@@ -49,7 +49,7 @@ class PanelConfig:
     seed: int = 0
 
     @classmethod
-    def from_config(cls, cfg: dict | None, assignments_per_hit: int = 3) -> PanelConfig:
+    def from_config(cls, cfg: dict | None, assignments_per_hit: int) -> PanelConfig:
         return cls(**{"assignments_per_hit": assignments_per_hit, **(cfg or {})})
 
 
@@ -208,16 +208,3 @@ def simulate_panel(
     batch = pl.concat(batches, how="diagonal") if batches else pl.DataFrame()
     repeat = pl.concat(repeats, how="diagonal") if repeats else batch.clear()
     return batch, repeat, {"noise_sd": noise}
-
-
-def run_panel(hits_csv: dict, truth_path, *, batch_csv, repeat_csv, panel: dict, assignments_per_hit: int = 3) -> dict:
-    """hits_{A,B}.csv + truth.parquet -> the simulated batch-results CSVs (round 1 and the repeat round)."""
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_csv
-
-    hits = {v: pl.read_csv(p, infer_schema=False) for v, p in hits_csv.items()}
-    truth = read_parquet(truth_path, schemas.TRUTH)
-    batch, repeat, info = simulate_panel(hits, truth, PanelConfig.from_config(panel, assignments_per_hit))
-    write_csv(batch, batch_csv)
-    write_csv(repeat, repeat_csv)
-    return info

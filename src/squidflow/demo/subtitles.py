@@ -120,20 +120,3 @@ def demo_subtitles(truth: pl.DataFrame, *, seed: int = 0) -> str:
     for k, (a, b, text) in enumerate(cues, start=1):
         lines += [f"{video_id}-{k}", f"{_timestamp(a)} --> {_timestamp(b)} line:85% align:center", text, ""]
     return "\n".join(lines)
-
-
-def write_demo_subtitles(truth_path, vtt_paths: list, *, seed: int = 0) -> None:
-    """The rule's edge: the corpus' truth.parquet in, one `{video_id}.en.vtt` per path out (one job for the whole
-    corpus: writing a file costs less than starting a job)."""
-    from pathlib import Path
-
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_text
-
-    truth = read_parquet(truth_path, schemas.TRUTH)
-    for path in map(Path, vtt_paths):
-        video_id = path.name.removesuffix(".en.vtt")
-        rows = truth.filter(pl.col("video_id") == video_id)
-        if rows.height == 0:
-            raise ValueError(f"{truth_path}: no truth rows for {video_id}, so {path} cannot be written; rerun rule demo_corpus")
-        write_text(path, demo_subtitles(rows, seed=seed))

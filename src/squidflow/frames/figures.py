@@ -185,22 +185,3 @@ def frame_spread(frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *
     return style.save(fig, path, title="Spread of the selected frames over each video's duration",
                       description=f"{len(events)} events, {positions['video_id'].n_unique()} videos, "
                                   f"{positions.height} frames")
-
-
-def contact_sheets_from_files(frames_path: str | Path, folder: str | Path, *, scores_path: str | Path | None = None,
-                              events_config: dict | None = None, max_videos: int = 12, note: str = "") -> dict[str, int]:
-    """Contact sheets from results/dataset/frames.parquet and, when given, results/judgments/image_scores.parquet."""
-    from squidflow import io, schemas
-
-    scores = io.read_parquet(scores_path, schemas.IMAGE_SCORES) if scores_path else None
-    return contact_sheets(io.read_parquet(frames_path, schemas.FRAMES), folder, scores=scores,
-                          events_config=events_config, max_videos=max_videos, note=note)
-
-
-def frame_spread_from_files(frames_path: str | Path, videos_path: str | Path, png_path: str | Path, *,
-                            max_videos: int = 12, note: str = "") -> int:
-    """The spread figure from results/dataset/frames.parquet and the checked manifest."""
-    from squidflow import io, schemas
-
-    return frame_spread(io.read_parquet(frames_path, schemas.FRAMES), io.read_parquet(videos_path, schemas.VIDEOS),
-                        png_path, max_videos=max_videos, note=note)

@@ -20,13 +20,11 @@ import logging
 import re
 from collections import defaultdict
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from squidflow.events import event_prompt
-from squidflow.io import write_csv
 
 log = logging.getLogger(__name__)
 
@@ -160,35 +158,14 @@ def render_task_page(template: str, hit: dict) -> str:
     return PLACEHOLDER.sub(lambda m: html.escape(str(hit.get(m.group(1), "")), quote=True), template)
 
 
-def build_tasks(
-    frames_path: str | Path,
-    *,
-    hits_csv: dict[str, str | Path],
-    template_html: str | Path,
-    preview_html: str | Path,
-    annotation: dict,
-    events_config: dict | None = None,
-) -> dict[str, pl.DataFrame]:
-    """frames.parquet -> hits_{A,B}.csv, the MTurk task page, and a preview of the first variant-A HIT."""
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_text
-
-    frames = read_parquet(frames_path, schemas.FRAMES)
+def annotation_tasks(frames: pl.DataFrame, annotation: dict, events_config: dict | None,
+                     variants: tuple[str, ...] = ("A", "B")) -> tuple[dict[str, pl.DataFrame], str, str]:
+    """frames -> each variant's HITs (hits_{A,B}.csv), the MTurk task page, and a preview of the first variant-A HIT
+    (`annotation`: the config section, its defaults filled in by the schema)."""
     events = sorted(frames["event"].unique().to_list())
-    pairs = event_pairs(events, annotation.get("pairs", []), events_config)
-    kwargs = dict(
-        events_config=events_config,
-        pairs=pairs,
-        images_per_hit=annotation.get("images_per_hit", 6),
-        base_url=annotation.get("image_base_url", "../dataset/images"),
-        seed=annotation.get("seed", 0),
-    )
-    hits = {v: make_hits(frames, v, **kwargs) for v in hits_csv}
-    for v, path in hits_csv.items():
-        write_csv(hits[v], path)
-        log.info("variant %s: %d HITs of %d images -> %s", v, len(hits[v]), kwargs["images_per_hit"], path)
+    pairs = event_pairs(events, annotation["pairs"], events_config)
+    hits = {v: make_hits(frames, v, events_config=events_config, pairs=pairs, images_per_hit=annotation["images_per_hit"],
+                         base_url=annotation["image_base_url"], seed=annotation["seed"]) for v in variants}
     template = task_template()
-    write_text(template_html, template)
     first = hits["A"].row(0, named=True) if len(hits.get("A", [])) else {}
-    write_text(preview_html, render_task_page(template, first))
-    return hits
+    return hits, template, render_task_page(template, first)

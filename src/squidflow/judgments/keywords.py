@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import schemas
-from squidflow.io import FORMULA_START, unneutralise, write_csv
+from squidflow.io import FORMULA_START, unneutralise
 from squidflow.judgments.annotation import _chunks, _interleave_by_video, render_task_page
 from squidflow.judgments.ingest import (
     JudgmentError,
@@ -92,22 +92,12 @@ def keyword_template(*, images_per_hit: int = 6, keywords_per_image: int = 5, ma
     return page.replace("{{PANELS}}", "\n".join(panels)).replace("{{N}}", str(keywords_per_image))
 
 
-def build_keyword_tasks(
-    frames_path, *, hits_csv, template_html, preview_html, images_per_hit: int, image_base_url: str, seed: int,
-    keywords_per_image: int, max_length: int,
-) -> pl.DataFrame:
-    """frames.parquet -> hits_K.csv, the keyword task page, and a preview of its first HIT."""
-    from squidflow.io import read_parquet, write_text
-
-    frames = read_parquet(frames_path, schemas.FRAMES)
+def keyword_tasks(frames: pl.DataFrame, *, images_per_hit: int, image_base_url: str, seed: int, keywords_per_image: int,
+                  max_length: int) -> tuple[pl.DataFrame, str, str]:
+    """frames -> the keyword HITs (hits_K.csv), the keyword task page, and a preview of its first HIT."""
     hits = make_keyword_hits(frames, images_per_hit=images_per_hit, base_url=image_base_url, seed=seed)
-    write_csv(hits, hits_csv)
     template = keyword_template(images_per_hit=images_per_hit, keywords_per_image=keywords_per_image, max_length=max_length)
-    write_text(template_html, template)
-    write_text(preview_html, render_task_page(template, hits.row(0, named=True) if hits.height else {}))
-    log.info("variant K: %d HITs of %d images, %d keyword boxes each -> %s", hits.height, images_per_hit,
-             keywords_per_image, hits_csv)
-    return hits
+    return hits, template, render_task_page(template, hits.row(0, named=True) if hits.height else {})
 
 
 # --- reading the answers -----------------------------------------------------------------------------------------
@@ -213,17 +203,13 @@ def keyword_report(problems: list[Problem], rejected: dict[str, int], df: pl.Dat
     return "\n".join(lines + dropped_markdown(problems, rejected)) + "\n"
 
 
-def ingest_keywords(
-    keywords_path, report_path, *, batches: list[dict], frames=None, on_error: str = "stop", max_length: int = 40,
-    source: str = "mturk",
-) -> pl.DataFrame:
-    """The rule's edge: keyword batch-results CSVs (each {path, round}) -> results/judgments/keywords.parquet + report."""
-    from squidflow.io import read_parquet, write_parquet, write_text
-
-    known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+def keyword_judgments(batches: list[dict], *, known_images: set[str] | None, on_error: str, max_length: int,
+                      source: str) -> tuple[pl.DataFrame, str]:
+    """Keyword batch-results CSVs (each {path, round}; read here, so an error names the file and line) -> the keyword
+    judgments (schemas.KEYWORD_JUDGMENTS) and the Markdown report of what was kept and dropped."""
     parts, problems, rejected = [], [], {}
     for batch in batches:
-        df, probs, n_rej = read_keyword_batch(batch["path"], on_error=on_error, known_images=known,
+        df, probs, n_rej = read_keyword_batch(batch["path"], on_error=on_error, known_images=known_images,
                                               max_length=max_length, source=source, round_=batch.get("round", 1))
         parts.append(df)
         problems += probs
@@ -241,10 +227,6 @@ def ingest_keywords(
     if out.height == 0:
         raise JudgmentError(
             "no keyword read from " + (", ".join(str(b["path"]) for b in batches) or "no batch (text.gold.batches is empty)")
-            + f"; see {report_path}"
+            + "".join(f"; {p.file} line {p.row}: {p.problem}" for p in problems[:3])
         )
-    write_parquet(out, keywords_path, schemas.KEYWORD_JUDGMENTS)
-    write_text(report_path, keyword_report(problems, rejected, out))
-    log.info("keywords: %d from %d annotators for %d images", out.height, out["annotator"].n_unique(),
-             out.select("video_id", "frame_index").n_unique())
-    return out
+    return out, keyword_report(problems, rejected, out)

@@ -87,18 +87,3 @@ def annotator_report(judgments: pl.DataFrame, cfg: QualityConfig, blank: set[str
 
 def excluded(report: pl.DataFrame) -> list[str]:
     return report.filter(pl.col("excluded"))["annotator"].to_list()
-
-
-def annotator_quality(judgments_path, frames_path, report_path, cfg: dict | None) -> pl.DataFrame:
-    """judgments.parquet (+ frames.parquet for the images' pixels, when there are frames) -> annotator_report."""
-    import logging
-
-    from squidflow.io import read_parquet, write_parquet
-
-    qc = QualityConfig.from_config(cfg)
-    judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
-    blank = blank_images(read_parquet(frames_path, schemas.FRAMES), qc.blank_max_std) if frames_path else set()
-    report = annotator_report(judgments, qc, blank)
-    log = logging.getLogger(__name__)
-    log.info("%d blank images; %d of %d annotators excluded: %s", len(blank), report["excluded"].sum(), len(report), excluded(report))
-    return write_parquet(report, report_path, schemas.ANNOTATOR_REPORT)

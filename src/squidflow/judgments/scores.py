@@ -45,15 +45,3 @@ def high_certainty_share(scores: pl.DataFrame) -> pl.DataFrame:
         .with_columns((pl.col("n_high_certainty") / pl.col("n_images")).alias("share"))
         .sort("variant")
     )
-
-
-def aggregate_judgments(judgments_path, report_path, scores_path, share_path, *, high_certainty: float = 95.0) -> pl.DataFrame:
-    """judgments.parquet + annotator_report.parquet -> image_scores.parquet and the high-certainty share CSV."""
-    from squidflow.io import read_parquet, write_csv, write_parquet
-
-    judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
-    report = read_parquet(report_path, schemas.ANNOTATOR_REPORT)
-    scores = image_scores(judgments, report.filter(pl.col("excluded"))["annotator"].to_list(), high_certainty)
-    write_parquet(scores, scores_path, schemas.IMAGE_SCORES)
-    write_csv(high_certainty_share(scores), share_path)
-    return scores

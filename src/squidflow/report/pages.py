@@ -55,13 +55,3 @@ def self_contained(page: str, base_dir: str | Path) -> tuple[str, list[str]]:
         return f"{head}{quote}{data_uri(path)}{quote}"
 
     return IMG_SRC.sub(replace, page), missing
-
-
-def write_self_contained(source: str | Path, target: str | Path) -> list[str]:
-    """Write the self-contained copy of the task page `source` to `target`; returns the image sources not found."""
-    from squidflow.io import write_text
-
-    source = Path(source)
-    page, missing = self_contained(source.read_text(encoding="utf-8"), source.parent)
-    write_text(target, page)
-    return missing

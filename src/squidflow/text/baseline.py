@@ -140,20 +140,3 @@ def text_baseline(
     else:
         scores = sbert_scores(cooc, described, setting, encode=encode)
     return to_predictions(cooc, scores, list(described), seed=seed)
-
-
-def build_baseline(cooccurring_path, videos_path, subtitles_path, frames_path, *, predictions_path, method: str, events_config: dict,
-                   setting: dict, default_language: str, seed: int) -> pl.DataFrame:
-    """The rule's edge: the labels are config `events` (or, when it is empty, the events of frames.parquet)."""
-    from squidflow.io import read_parquet, write_parquet
-
-    cooc = read_parquet(cooccurring_path, schemas.COOCCURRING)
-    videos = read_parquet(videos_path, schemas.VIDEOS)
-    subs = read_parquet(subtitles_path, schemas.SUBTITLES)
-    events = sorted(events_config) if events_config else sorted(read_parquet(frames_path, schemas.FRAMES)["event"].unique())
-    preds = text_baseline(cooc, videos, subs, method, events, Preprocessing.from_config(setting), events_config=events_config,
-                          default_language=default_language, seed=seed)
-    top = preds.filter(pl.col("rank") == 1)
-    log.info("text baseline %s: %d frames, %d labels; top-1 label counts %s", method, top.height, len(events),
-             dict(top.group_by("label").len().iter_rows()))
-    return write_parquet(preds, predictions_path, schemas.PREDICTIONS)

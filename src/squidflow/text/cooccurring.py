@@ -112,29 +112,3 @@ def cooccurring_report(cooc: pl.DataFrame, subtitles: pl.DataFrame, *, window_s:
     if none:
         lines += ["## Videos without subtitles", "", ", ".join(_md(v) for v in none), ""]
     return "\n".join(lines)
-
-
-def build_cooccurring(frames_path, videos_path, subtitles_path, *, cooccurring_path, report_path, window_s: float) -> pl.DataFrame:
-    """The rule's edge: read frames, the manifest and the subtitles, write cooccurring.parquet and its report."""
-    from squidflow.io import read_parquet, write_parquet, write_text
-
-    frames = read_parquet(frames_path, schemas.FRAMES)
-    videos = read_parquet(videos_path, schemas.VIDEOS)
-    subtitles = read_parquet(subtitles_path, schemas.SUBTITLES)
-    cooc = write_parquet(cooccurring_text(frames, videos, subtitles, window_s=window_s), cooccurring_path, schemas.COOCCURRING)
-    write_text(report_path, cooccurring_report(cooc, subtitles, window_s=window_s))
-    log.info("co-occurring text: %d frames, %d with subtitle text in their window", cooc.height,
-             cooc.filter(pl.col("subtitles") != "").height)
-    return cooc
-
-
-def build_subtitles(videos_path, *, subtitles_path, languages) -> pl.DataFrame:
-    """The rule's edge: the manifest in, subtitles.parquet out."""
-    from squidflow.io import read_parquet, write_parquet
-
-    subs = write_parquet(read_video_subtitles(read_parquet(videos_path, schemas.VIDEOS), languages), subtitles_path,
-                         schemas.SUBTITLES)
-    counts = dict(subs.group_by("status").len().iter_rows()) if subs.height else {}
-    log.info("subtitles (%s): %s", ", ".join(languages), counts or "no ok video")
-    return subs
-

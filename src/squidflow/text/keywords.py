@@ -145,17 +145,3 @@ def keyword_baselines(
     if not rows:
         return schemas.empty(schemas.TEXT_KEYWORDS)
     return pl.DataFrame(rows, schema=schemas.TEXT_KEYWORDS.columns)
-
-
-def build_keywords(cooccurring_path, videos_path, subtitles_path, *, keywords_path, settings: list[dict], top_k: int, seed: int,
-                   default_language: str) -> pl.DataFrame:
-    """The rule's edge: cooccurring.parquet, the manifest and subtitles.parquet -> keywords.parquet."""
-    from squidflow.io import read_parquet, write_parquet
-    from squidflow.text.preprocess import settings_from_config
-
-    cooc = read_parquet(cooccurring_path, schemas.COOCCURRING)
-    videos = read_parquet(videos_path, schemas.VIDEOS)
-    subs = read_parquet(subtitles_path, schemas.SUBTITLES)
-    out = keyword_baselines(cooc, videos, subs, settings_from_config(settings), top_k=top_k, seed=seed,
-                            default_language=default_language)
-    return write_parquet(out, keywords_path, schemas.TEXT_KEYWORDS)

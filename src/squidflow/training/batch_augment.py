@@ -12,7 +12,8 @@ seed fixes — and the pixel work then runs where the batch is:
   faster kernels than torchvision's where they exist: lookup tables for the per-value ops (brightness, contrast,
   solarize, posterize, autocontrast, equalize), OpenCV's uint8 HSV for hue (~0.4 ms for a 256-px image against
   ~5 ms for torchvision's float HSV or PIL's), OpenCV's 3×3 filter for AugMix's sharpness (a grouped conv2d costs
-  ~6 ms), OpenCV's warpAffine for its rotations and shears, slicing for its whole-pixel translations.
+  ~6 ms), OpenCV's warpAffine for its rotations and shears, slicing for its whole-pixel translations, and OpenCV's
+  running weighted average to mix AugMix's chains (a tenth of torch's uint8 × float scalar arithmetic).
 
 Every step equals torchvision's functional op on the same image with the same parameters up to one grey level of
 rounding, except the CPU's hue, which rounds as PIL's does (a few grey levels from torchvision's tensor hue; PIL's
@@ -143,19 +144,25 @@ def sharpness(x: torch.Tensor, f) -> torch.Tensor:
     """torchvision's adjust_sharpness (blend with the 3×3 smoothed image, borders kept) with per-image factors."""
     if x.shape[-1] <= 2 or x.shape[-2] <= 2:
         return x
-    out = x.float()
-    view = out[..., 1:-1, 1:-1]
-    if _one_on_cpu(x):  # OpenCV's 3×3 filter on the uint8 planes, rounded to uint8 as torchvision rounds it
-        import cv2
+    if _one_on_cpu(x):  # OpenCV: the 3×3 filter on the uint8 planes, rounded to uint8 as torchvision rounds it, and
+        import cv2  # the blend of the inside in float32, truncated to uint8 as torchvision's
         import numpy as np
 
         kernel = np.full((3, 3), 1.0 / 13.0, np.float32)
         kernel[1, 1] = 5.0 / 13.0
-        blurred = _from_planes([cv2.filter2D(p, -1, kernel) for p in _planes(x)])[..., 1:-1, 1:-1].float()
-    else:
-        rows = out[..., :, :-2] + out[..., :, 1:-1] + out[..., :, 2:]  # 3-wide sums
-        box = rows[..., :-2, :] + rows[..., 1:-1, :] + rows[..., 2:, :]  # 3×3 sums
-        blurred = box.mul_(1.0 / 13.0).add_(view, alpha=4.0 / 13.0).round_()  # kernel: 1/13 around, 5/13 centre
+        f0 = float(torch.as_tensor(f).flatten()[0])
+        planes = []
+        for p in _planes(x):
+            out = p.copy()
+            blend = cv2.addWeighted(p, f0, cv2.filter2D(p, -1, kernel), 1.0 - f0, 0.0, dtype=cv2.CV_32F)
+            out[1:-1, 1:-1] = np.clip(blend[1:-1, 1:-1], 0, 255)
+            planes.append(out)
+        return _from_planes(planes)
+    out = x.float()
+    view = out[..., 1:-1, 1:-1]
+    rows = out[..., :, :-2] + out[..., :, 1:-1] + out[..., :, 2:]  # 3-wide sums
+    box = rows[..., :-2, :] + rows[..., 1:-1, :] + rows[..., 2:, :]  # 3×3 sums
+    blurred = box.mul_(1.0 / 13.0).add_(view, alpha=4.0 / 13.0).round_()  # kernel: 1/13 around, 5/13 centre
     view.add_((blurred - view) * (1.0 - _factors(f, x)))
     return _to_uint8(out)
 
@@ -370,7 +377,9 @@ class BatchAugMix(_PerImageParameters):
 
     def apply(self, x: torch.Tensor, params: list) -> torch.Tensor:
         n = len(x)
-        if n == 1:  # one image on the CPU: scalar weights, no weight tensor
+        if _one_on_cpu(x):
+            return self._apply_one_cpu(x, params[0])
+        if n == 1:  # one image elsewhere: scalar weights, no weight tensor
             mix = torch.mul(x, params[0][0][0])
         else:
             wts = torch.tensor([p[0] for p in params], dtype=torch.float32).to(x.device, non_blocking=True)
@@ -389,6 +398,29 @@ class BatchAugMix(_PerImageParameters):
             else:
                 mix.add_(aug.float().mul_(wts[:, 1 + c].view(n, 1, 1, 1)))
         return mix.to(torch.uint8)
+
+    def _apply_one_cpu(self, x: torch.Tensor, params: tuple) -> torch.Tensor:
+        """One image on the CPU: each chain's uint8 result is mixed in as it comes by OpenCV's running weighted
+        average (float32, one pass over the bytes; torch's uint8 × float scalar costs ten times as much). After chain
+        c the accumulator holds the mix so far divided by the weights so far, so its weight is w_c / (w_0 + … + w_c);
+        the weights sum to one, so the last average is the mix, truncated to uint8 as torchvision's is."""
+        import cv2
+        import numpy as np
+
+        weights, chains = params
+        w = x.shape[-1]
+        acc = x.contiguous().view(-1, w).numpy().astype(np.float32)
+        total = float(weights[0])
+        for c, chain in enumerate(chains):
+            aug = x
+            for name, magnitude in chain:
+                aug = self._op(name, aug, [magnitude])
+            total += float(weights[1 + c])
+            if total > 0:
+                cv2.accumulateWeighted(aug.contiguous().view(-1, w).numpy(), acc, float(weights[1 + c]) / total)
+        if total > 0 and abs(total - 1.0) > 1e-6:
+            acc *= np.float32(total)
+        return torch.from_numpy(np.clip(acc, 0, 255, out=acc).astype(np.uint8)).view(x.shape)
 
     @staticmethod
     def _op(name: str, x: torch.Tensor, mags: list[float]) -> torch.Tensor:

@@ -134,16 +134,15 @@ def reliability_diagram(predictions: pl.DataFrame, path, title: str) -> pl.DataF
     return points
 
 
-def read_run_predictions(paths) -> pl.DataFrame:
-    """Runs' predictions.parquet (…/runs/{experiment}/{train_set}/{method}/seed{seed}/) with train_set, method, seed."""
+def pooled_run_predictions(runs: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Runs' predictions, each under its path (…/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet),
+    pooled with the run's train_set, method and seed."""
     from pathlib import Path
 
-    from squidflow import io, schemas
-
     parts = []
-    for path in map(Path, paths):
-        seed_dir, method_dir, train_dir = path.parent, path.parent.parent, path.parent.parent.parent
-        parts.append(io.read_parquet(path, schemas.RUN_PREDICTIONS).with_columns(
+    for path, run in runs.items():
+        seed_dir, method_dir, train_dir = Path(path).parent, Path(path).parent.parent, Path(path).parent.parent.parent
+        parts.append(run.with_columns(
             pl.lit(train_dir.name).alias("train_set"), pl.lit(method_dir.name).alias("method"),
             pl.lit(int(seed_dir.name.removeprefix("seed"))).alias("seed")))
     return pl.concat(parts) if parts else pl.DataFrame()

@@ -1,13 +1,14 @@
 """Download one video through yt-dlp, retrying what may pass, braking on what the site refuses, giving up on the rest.
 
-yt-dlp handles YouTube, the other sites it supports and direct media links alike. Its own retry loop treats every
+yt-dlp handles YouTube and the other sites it supports; a direct media link is one GET on the worker process's
+pooled connections (squidflow.videos.direct: yt-dlp's resume and error words, no extractor). yt-dlp's retry loop treats every
 error the same, so we switch it off and keep ours, driven by the failure reason (squidflow.videos.failures): a
 transient failure (HTTP 5xx, a timeout, a connection reset, a body shorter than announced, a file that does not
 decode) is retried with exponential backoff and the partial file is resumed; a refusal (rate limit, bot check,
 captcha, IP block) pauses the whole site through the brake (squidflow.videos.brake) and is retried after the pause;
 anything else (404, removed, private, geo or age blocks, no matching format, a missing PO token) ends the video at
-once. What did download must then pass `squidflow.videos.probe` (ffprobe reading the stream and decoding the first
-frames), else it is `corrupt`. Subtitles (manual, and automatic when asked) in the configured languages come in the
+once. What did download must then pass `squidflow.videos.probe` (its container read and its first frames decoded,
+in process by the frames stage's decoder), else it is `corrupt`. Subtitles (manual, and automatic when asked) in the configured languages come in the
 same pass, beside the video as `<stem>.<lang>.vtt`; a subtitle that fails is a note, not a failed video.
 
 A worker keeps one yt-dlp session (`Session`) for all its videos: a new `YoutubeDL` costs ~0.1 s, and the site's
@@ -31,6 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from squidflow.config import from_section
+from squidflow.videos import direct as direct_fetch
 from squidflow.videos.brake import Brake, SiteStopped, site_of
 from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of
 from squidflow.videos.probe import ProbeError, VideoInfo, probe
@@ -239,27 +241,35 @@ class Session:
         self.opts = opts
         self.brake = brake
         self._ydl: Any = None
+        self._attempt: Any = None
 
     def fetch(self, url: str, outtmpl: str) -> dict[str, Any]:
-        """Download `url` to `outtmpl`; yt-dlp's info dict, or yt-dlp's exception (or SiteStopped).
+        """Download `url` to `outtmpl`; yt-dlp's info dict, or the download's exception (or SiteStopped).
 
-        A direct media link skips yt-dlp's extractors (matching ~1,800 URL patterns and a sniffing GET, two thirds of
-        the time a small file takes) and goes straight to yt-dlp's HTTP downloader: same resume, same messages.
+        A direct media link skips yt-dlp (its ~1,800 extractor patterns, a sniffing GET and a new connection per
+        file: most of the time a small file takes) and is one GET on the worker process's pooled connections
+        (squidflow.videos.direct: same `.part` resume, same error words, same brake), unless an option only yt-dlp
+        implements (cookies, a rate limit) is set.
         """
+        direct = direct_media_info(url)
+        if direct and direct_fetch.handles(self.opts):
+            self._attempt = direct_fetch.Attempt()
+            filename = Path(outtmpl.replace("%(ext)s", direct["formats"][0]["ext"]))
+            direct_fetch.fetch(url, filename, self.opts, self.brake, self._attempt)
+            return {k: v for k, v in direct.items() if k != "formats"} | {"ext": filename.suffix[1:]}
         if self._ydl is None:
             self._ydl = _session_class()(ydl_params(self.opts, outtmpl))
             self._ydl.brake = self.brake
-        ydl = self._ydl
+        ydl = self._attempt = self._ydl
         ydl.params["outtmpl"] = {"default": outtmpl}
         ydl.start_attempt()
-        direct = direct_media_info(url)
         info = ydl.process_ie_result(direct, download=True) if direct else ydl.extract_info(url, download=True)
         return ydl.sanitize_info(info) or {}
 
     @property
     def attempt(self) -> Any:
         """What the last attempt saw: warnings, refusal pages, when the refused request was sent, subtitle errors."""
-        return self._ydl
+        return self._attempt
 
     def close(self) -> None:
         if self._ydl is not None:

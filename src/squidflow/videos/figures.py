@@ -93,10 +93,3 @@ def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = ""
     total_ok = int(counts["ok"].sum())
     return style.save(fig, path, title="Video acquisition: videos per event and status, failure reasons",
                       description=f"{videos.height} videos, {total_ok} ok, {reasons['n'].sum() or 0} not ok")
-
-
-def acquisition_figure_from_file(videos_path: str | Path, png_path: str | Path, *, note: str = "") -> int:
-    """The acquisition figure of a manifest file (results/videos/videos.parquet or videos_checked.parquet)."""
-    from squidflow import io, schemas
-
-    return acquisition_figure(io.read_parquet(videos_path, schemas.VIDEOS), png_path, note=note)

@@ -37,6 +37,7 @@ from squidflow import schemas
 from squidflow.io import conform
 from squidflow.videos.brake import Brake, site_of
 from squidflow.videos.download import DownloadOptions, DownloadResult, Session, download, failure
+from squidflow.videos.failures import BRAKE_REASONS
 
 log = logging.getLogger(__name__)
 
@@ -231,9 +232,16 @@ def acquire_shard(
 
 
 def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | None, *, progress: bool):
-    """Yield (video_id, DownloadResult) as videos finish, dispatching site by site through the brake."""
+    """Yield (video_id, DownloadResult) as videos finish, dispatching site by site through the brake.
+
+    Every free worker takes a video at once, except on a site that has not answered yet in this job (or refused the
+    last time): it is asked one video at a time until an answer comes, so a site that refuses us sees one request,
+    not one per worker, before the brake pauses it.
+    """
     from tqdm import tqdm
 
+    answered: set[str] = set()  # sites whose last finished video got an answer other than a refusal
+    asking: dict[str, int] = {}  # videos in flight per site
     queues: dict[str, deque] = {}
     for c in todo:
         queues.setdefault(site_of(c["url"] or ""), deque()).append(c)
@@ -258,22 +266,29 @@ def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | 
     try:
         while queues or inflight:
             soonest = None
-            for site in list(queues):  # round-robin over the sites, one video each per pass
-                if len(inflight) >= workers:
-                    break
-                gate = brake.try_start_video(site) if brake is not None else None
-                if gate is not None and gate.stopped:
-                    for c in queues.pop(site):  # a video refused before keeps that answer
-                        bar.update()
-                        yield c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0)
-                    continue
-                if gate is not None and not gate.go:
-                    soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
-                    continue
-                c = queues[site].popleft()
-                if not queues[site]:
-                    del queues[site]
-                inflight[submit(c)] = c
+            started = True
+            while started and queues and len(inflight) < workers:  # fill every free worker, not one per wake-up
+                started = False
+                for site in list(queues):  # round-robin over the sites, one video each per pass
+                    if len(inflight) >= workers:
+                        break
+                    if site not in answered and asking.get(site, 0) > 0:  # one at a time until it answers
+                        continue
+                    gate = brake.try_start_video(site) if brake is not None else None
+                    if gate is not None and gate.stopped:
+                        for c in queues.pop(site):  # a video refused before keeps that answer
+                            bar.update()
+                            yield c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0)
+                        continue
+                    if gate is not None and not gate.go:
+                        soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
+                        continue
+                    c = queues[site].popleft()
+                    if not queues[site]:
+                        del queues[site]
+                    inflight[submit(c)] = c
+                    asking[site] = asking.get(site, 0) + 1
+                    started = True
             if not inflight:
                 if queues:
                     time.sleep(min(soonest or 0.5, 5.0))
@@ -284,10 +299,16 @@ def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | 
                            return_when=FIRST_COMPLETED)  # fmt: skip
             for fut in done:
                 c = inflight.pop(fut)
+                site = site_of(c["url"] or "")
+                asking[site] -= 1
                 try:
                     result = fut.result()
                 except Exception as exc:  # a worker process that died
                     result = failure("unknown", f"worker failed: {type(exc).__name__}: {exc}", 1)
+                if result.requeue or result.reason in BRAKE_REASONS:
+                    answered.discard(site)
+                else:
+                    answered.add(site)
                 if result.requeue:  # refused: back to the front of its site's queue, asked after the pause
                     result.requeue = False
                     c = {**c, "_attempt": result.attempts + 1, "_last": result}
