@@ -186,6 +186,7 @@ rule dropped_videos:
         ),
     params:
         frame_shards=config["frames"]["shards"],
+        manifest_path=get_acquisition_figure_videos,  # named in the report (the input, as a label)
     log:
         "logs/dropped_videos/dropped_videos.log",
     conda:
