@@ -1,4 +1,5 @@
-"""Rule litmus_tables: Table 2 (accuracy, Pearson's r, complement-set probability) and Table 3 (well-grounded)."""
+"""Rule litmus_tables: Table 2 (accuracy, Pearson's r, complement-set probability) and Table 3 (well-grounded), each
+number with its spread over seeds and its bootstrap interval over QA pairs."""
 
 from squidflow.logs import setup
 
@@ -7,12 +8,15 @@ log = setup(snakemake)
 from squidflow import io, schemas
 from squidflow.litmus.tables import litmus_tables, write_table
 
-metrics = io.read_parquet(snakemake.input[0], schemas.LITMUS_METRICS)
-correlation, grounding = litmus_tables(metrics, snakemake.params.models)
+metrics = io.read_parquet(snakemake.input.metrics, schemas.LITMUS_METRICS)
+intervals = io.read_parquet(snakemake.input.intervals, schemas.LITMUS_METRIC_INTERVALS)
+correlation, grounding = litmus_tables(metrics, snakemake.params.models, intervals)
 out, note = snakemake.output, snakemake.params.note
 write_table(correlation, out.correlation_csv, out.correlation_md, note=note,
             title="Table 2 (GuessWhat?! litmus test §5.2): task accuracy (%), Pearson's r with the rule soft labels, "
-            "mean ± std probability of the complement set, on first turns")
+            "mean ± std probability of the complement set, on first turns; mean ± sd over seeds [bootstrap interval "
+            "over QA pairs]")
 write_table(grounding, out.grounding_csv, out.grounding_md, note=note,
             title="Table 3 (GuessWhat?! litmus test §5.2): % of QA pairs well-grounded against the reference set "
-            "(every RS object > τ) and the complement set (every CS object < τ)")
+            "(every RS object > τ) and the complement set (every CS object < τ); mean ± sd over seeds [bootstrap interval "
+            "over QA pairs]")

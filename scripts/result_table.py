@@ -1,4 +1,4 @@
-"""Rule result_table: aggregate the runs' metrics.json into a table (csv long format, Markdown, LaTeX)."""
+"""Rule result_table: aggregate the runs' metrics.json into a table with intervals (csv long format, Markdown, LaTeX)."""
 
 from squidflow.logs import setup
 
@@ -8,13 +8,16 @@ import json
 from pathlib import Path
 
 from squidflow import io, schemas
-from squidflow.training.tables import TABLES, aggregate_runs, read_run_metrics, to_latex, to_markdown
+from squidflow.training.tables import TABLES, read_run_metrics, table_with_intervals, to_latex, to_markdown
 
+p = snakemake.params
 spec = TABLES[snakemake.wildcards.table]
-order = snakemake.params.order
-choices = dict(snakemake.params.choices)
+choices = dict(p.choices)
 sets = json.loads(Path(snakemake.input.sets).read_text(encoding="utf-8"))
-table = io.conform(aggregate_runs(read_run_metrics(snakemake.input.metrics), spec), schemas.RESULT_TABLE)
+predictions = {path: io.read_parquet(path, schemas.RUN_PREDICTIONS) for path in snakemake.input.predictions}
+table = table_with_intervals(read_run_metrics(snakemake.input.metrics), predictions, spec, p.order, p.intervals,
+                             ece_bins=p.ece_bins, kl_eps=p.kl_eps, choices=choices)
+table = io.conform(table, schemas.RESULT_TABLE)
 io.write_csv(table, snakemake.output.csv)
-io.write_text(snakemake.output.md, to_markdown(table, spec, order, snakemake.params.ece_bins, choices, sets))
-io.write_text(snakemake.output.tex, to_latex(table, spec, order, snakemake.params.ece_bins, choices, sets))
+io.write_text(snakemake.output.md, to_markdown(table, spec, p.order, p.ece_bins, choices, sets, p.intervals))
+io.write_text(snakemake.output.tex, to_latex(table, spec, p.order, p.ece_bins, choices, sets, p.intervals))

@@ -1,9 +1,11 @@
-"""Rule text_keyword_table: SemEval best/oot scores of the keyword baselines and the human upper bound."""
+"""Rule text_keyword_table: SemEval best/oot scores of the keyword baselines and the human upper bound, each with its
+bootstrap interval over images."""
 
 from squidflow.logs import setup
 
 log = setup(snakemake)
 
+from squidflow.intervals import IntervalConfig
 from squidflow.text.tables import build_table
 
 build_table(
@@ -15,4 +17,5 @@ build_table(
     settings=snakemake.params.settings,
     top_k=snakemake.params.top_k,
     gold_language=snakemake.params.gold_language,
+    intervals=IntervalConfig.from_config(snakemake.params.intervals),
 )

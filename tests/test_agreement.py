@@ -115,3 +115,125 @@ def test_concatenated_pooling_does_not_reproduce_the_paper(release_judgments):
     table = {r["variant"]: r for r in agreement_table(release_judgments, pooling="concat").iter_rows(named=True)}
     assert abs(table["A+B"]["alpha"] - PAPER_TABLE7["A+B"]["alpha"]) > 0.02
     assert table["A+B"]["n_items"] == 3600
+
+
+# --- intervals and the ordinal/interval α (issue 24) --------------------------------------------------------------
+from squidflow.intervals import IntervalConfig  # noqa: E402
+from squidflow.judgments.agreement import (  # noqa: E402
+    agreement_replicates,
+    agreement_row,
+    krippendorff_alpha,
+    measures,
+    table7_markdown,
+)
+
+
+def _random_matrix(rng, n_items=80, n_coders=4, missing=0.2):
+    truth = rng.uniform(0, 100, n_items)
+    m = np.clip(truth[:, None] + rng.normal(0, 25, (n_items, n_coders)), 0, 100).round()
+    m[rng.random(m.shape) < missing] = np.nan
+    return m
+
+
+def test_alpha_levels_on_krippendorffs_worked_example():
+    """Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 coders × 12 units example with missing
+    values: ordinal α = .815, interval α = .849 (published), and the package gives the same to 1e-9."""
+    data = np.array([
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
+        [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
+    ]).T  # items × coders
+    assert krippendorff_alpha(data, "ordinal") == pytest.approx(0.815, abs=5e-4)
+    assert krippendorff_alpha(data, "interval") == pytest.approx(0.849, abs=5e-4)
+    assert krippendorff_alpha(data, "interval") == pytest.approx(krippendorff_alpha_interval(data), abs=1e-12)
+    # the vectorised replicate with every item drawn once is the same number
+    reps = agreement_replicates(data, np.ones((1, len(data))))
+    assert reps["alpha_ordinal"][0] == pytest.approx(0.815, abs=5e-4)
+    assert reps["alpha_ordinal"][0] == pytest.approx(krippendorff.alpha(data.T, level_of_measurement="ordinal"), abs=1e-9)
+
+
+def test_alpha_levels_on_a_hand_made_case():
+    # two units, two coders: (1, 2) and (3, 3); pairable values 1, 2, 3, 3
+    m = np.array([[1.0, 2.0], [3.0, 3.0]])
+    # interval: D_o = 2·1 / 4 = 0.5; D_e = Σ over ordered pairs (v-v')² / (n(n-1)) = 22/12 -> α = 1 - 0.5/(22/12)
+    assert krippendorff_alpha(m, "interval") == pytest.approx(1 - 0.5 / (22 / 12))
+    # ordinal: mid-cumulative counts P(1)=.5, P(2)=1.5, P(3)=3 -> interval α on those values
+    assert krippendorff_alpha(m, "ordinal") == pytest.approx(krippendorff_alpha_interval(np.array([[0.5, 1.5], [3, 3]])))
+    assert krippendorff_alpha(np.array([[5.0, 5.0], [5.0, np.nan]]), "ordinal") != krippendorff_alpha(m, "ordinal")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_replicates_equal_the_point_functions_on_the_resample_written_out(seed):
+    """Each measure's weighted replicate equals agreement_row (our α, κ, Spearman; the package's ordinal/interval α) on
+    the resampled matrix written out, with ties from repeated items and missing ratings."""
+    rng = np.random.default_rng(seed)
+    m = _random_matrix(rng)
+    index = rng.integers(0, len(m), (4, len(m)))
+    weights = np.stack([np.bincount(i, minlength=len(m)) for i in index])
+    reps = agreement_replicates(m, weights)
+    assert set(reps) == set(measures())
+    for b in range(len(index)):
+        expected = agreement_row(m[index[b]])
+        for name in measures():
+            assert reps[name][b] == pytest.approx(expected[name], abs=1e-9), (b, name)
+    ones = agreement_replicates(m, np.ones((1, len(m))))
+    for name, value in agreement_row(m).items():
+        if name != "n_items":
+            assert ones[name][0] == pytest.approx(value, abs=1e-12), name
+
+
+def test_table7_intervals_keep_the_paper_values_and_bracket_them(release_judgments):
+    cfg = IntervalConfig(resamples=200, seed=3)
+    plain = agreement_table(release_judgments)
+    table = agreement_table(release_judgments, intervals=cfg)
+    for name in ("spearman", "alpha", "kappa_3", "kappa_4", "kappa_5"):
+        assert table[name].to_list() == plain[name].to_list(), name  # point values exactly as without intervals
+    for rec in table.iter_rows(named=True):
+        for name in measures():
+            assert rec[f"{name}_lo"] <= rec[name] <= rec[f"{name}_hi"], (rec["variant"], name)
+            assert 0.005 < rec[f"{name}_hi"] - rec[f"{name}_lo"] < 0.15, (rec["variant"], name)
+    a = table.row(0, named=True)
+    assert a["alpha_interval"] == pytest.approx(a["alpha"], abs=1e-12)
+    assert a["alpha_ordinal"] == pytest.approx(
+        krippendorff.alpha(rating_matrix_of(release_judgments, "A").T, level_of_measurement="ordinal"), abs=1e-9)
+    # same seed, same intervals
+    again = agreement_table(release_judgments, intervals=cfg)
+    assert again.equals(table)
+    md = table7_markdown(table, source="squid-e-release", pooling="wide", note="Brackets: test.")
+    row_a = next(line for line in md.splitlines() if line.startswith("| A |"))
+    assert f"{a['alpha']:.3f} [{a['alpha_lo']:.3f}, {a['alpha_hi']:.3f}]" in row_a
+    assert "Alpha (ordinal)" in md and "Brackets: test." in md
+
+
+def rating_matrix_of(judgments, variant):
+    from squidflow.judgments.agreement import rating_matrix
+
+    return rating_matrix(judgments.filter(pl.col("variant") == variant))
+
+
+def test_image_bootstrap_covers_the_population_agreement_at_the_nominal_rate():
+    """Simulated panels with a known population value (each measure on 200,000 images): the 95% image-bootstrap
+    interval of every Table 7 measure, on 150 images × 3 raters, covers it in 92-98% of 400 repetitions (fixed
+    seeds; measured 94-96%)."""
+    from squidflow.intervals import counts, image_resamples, interval_from
+
+    def sample(rng, n):
+        truth = rng.beta(0.7, 0.7, n) * 100
+        m = np.clip(truth[:, None] + rng.normal(0, 18, (n, 3)), 0, 100).round()
+        m[rng.random(m.shape) < 0.1] = np.nan
+        return m
+
+    rng = np.random.default_rng(0)
+    big = sample(rng, 200_000)
+    population = {k: v[0] for k, v in agreement_replicates(big, np.ones((1, len(big)))).items()}
+    covered = dict.fromkeys(population, 0)
+    for rep in range(400):
+        m = sample(rng, 150)
+        cfg = IntervalConfig(resamples=400, seed=rep)
+        replicates = agreement_replicates(m, counts(image_resamples(len(m), cfg), len(m)))
+        for name, value in agreement_replicates(m, np.ones((1, len(m)))).items():
+            _, lo, hi = interval_from(value[0], replicates[name], cfg)
+            covered[name] += lo <= population[name] <= hi
+    for name, hits in covered.items():
+        assert 0.92 <= hits / 400 <= 0.98, (name, hits / 400)

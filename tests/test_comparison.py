@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow import io, pretrained, schemas, text_embed
+from squidflow import clip, io, schemas, text_embed
 from squidflow.comparison import corpus as sherlock
 from squidflow.comparison import dedup, plausibility
 from squidflow.comparison import sets as comparison
@@ -105,8 +105,8 @@ def test_wide_and_tall_images_become_two_overlapping_squares(real_image: Path) -
 
 
 def test_clip_without_weights_fails_naming_model_tag_and_cache(tmp_path: Path) -> None:
-    with pytest.raises(pretrained.ClipWeightsUnavailable) as err:
-        pretrained.load_clip("RN50x16", "openai", cache_dir=str(tmp_path / "clip-cache"))
+    with pytest.raises(clip.ClipWeightsUnavailable) as err:
+        clip.load_clip("RN50x16", "openai", cache_dir=str(tmp_path / "clip-cache"))
     msg = str(err.value)
     assert "RN50x16" in msg and "openai" in msg and "clip-cache" in msg and "scorer: text" in msg
 

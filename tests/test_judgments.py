@@ -261,7 +261,10 @@ def test_demo_stage_runs_from_the_simulated_panel(small_workflow):
     SIMULATED panel, and Table 7, Figure 3 and the per-image scores written from those ratings."""
     results = small_workflow.results
     table = pl.read_csv(results / "tables/table7_agreement.csv")
-    assert table.columns == ["variant", "spearman", "alpha", "kappa_3", "kappa_4", "kappa_5"]
+    measures = ["spearman", "alpha", "kappa_3", "kappa_4", "kappa_5", "alpha_ordinal", "alpha_interval"]
+    assert table.columns == ["variant", *[c for m in measures for c in (m, f"{m}_lo", f"{m}_hi")]]
+    for m in measures:  # every measure inside its bootstrap interval over images
+        assert ((table[f"{m}_lo"] <= table[m]) & (table[m] <= table[f"{m}_hi"])).all(), m
     assert table["variant"].to_list() == ["A", "B", "A+B"]
     assert "SIMULATED" in (results / "tables/table7_agreement.md").read_text()
     assert (results / "annotation/hit_template.html").stat().st_size > 0

@@ -235,6 +235,13 @@ HANDS_PATHS = {
     ("table1_figure", "read_run_metrics"): "later pass (training/tables.py)",
     ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",
     ("reliability_diagram", "reliability_diagram"): "a figure writes its PNG through style.save",
+    ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
+    ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
+    ("crowd_aggregation", "crowd_tables"): "later pass (judgments/crowd.py)",
+    ("crowd_comparison", "crowd_comparison"): "later pass (comparison/crowd.py)",
+    ("ingest_judgments", "ingest_exports_to"): "later pass (judgments/label_studio.py's caller)",
+    ("label_studio_tasks", "build_label_studio_tasks"): "later pass (judgments/label_studio.py)",
+    ("simulate_label_studio", "simulated_exports"): "later pass (demo panel through Label Studio exports)",
 }
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}

@@ -488,3 +488,106 @@ def test_every_rule_and_form_splits_the_candidates_and_a_no_inverts_it(form: str
     for rule in soft_labels.SPATIAL_RULES:
         assert 0 < yes[rule].sum() < 200, f"{rule} {form}: puts all or none of 200 random boxes in the set"
         assert ((yes[rule] + no[rule]) == 1).all()
+
+
+# ---------------------------------------------------------------------------------------------- intervals (issue 24)
+def random_litmus(seed: int = 0, n: int = 40) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """n labelled first turns (category/spatial, yes/no) with soft labels and one model's probabilities."""
+    rng = np.random.default_rng(seed)
+    entries = []
+    for g in range(n):
+        k, target = int(rng.integers(3, 7)), None
+        soft, prob = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        target = int(rng.integers(k))
+        for o in range(k):
+            entries.append((g, o, "category" if g % 2 else "spatial", "yes" if g % 3 else "no", o == target,
+                            bool(soft[o] > 0.15), float(soft[o]), float(prob[o])))
+    r = rows(entries)
+    return r.drop("probability").with_columns(pl.lit("test").alias("split")), r.select("game_id", "object_id", "probability")
+
+
+def test_weighted_metrics_equal_the_metrics_of_the_resample_written_out() -> None:
+    """Every litmus metric's weighted form (the bootstrap's) equals litmus_metrics on the resample written out, QA
+    pairs drawn twice copied under new game ids."""
+    soft, probs = random_litmus()
+    taus = [0.1, 0.3]
+    rows_ = metrics._scored_rows(soft, probs)
+    sums = metrics.qa_sums(rows_, metrics.per_qa(rows_, taus), taus)
+    columns = [c for c in sums.columns if c not in ("game_id", "question_type", "answer")]
+    rng = np.random.default_rng(1)
+    draw = [int(q) for q in rng.integers(0, sums.height, sums.height)]
+    weights = np.bincount(draw, minlength=sums.height)[None].astype(float)
+    copies = pl.concat([soft.filter(pl.col("game_id") == sums["game_id"][q]).with_columns(pl.lit(1000 * k + q).alias("game_id"))
+                        for k, q in enumerate(draw)])
+    copy_probs = pl.concat([probs.filter(pl.col("game_id") == sums["game_id"][q]).with_columns(pl.lit(1000 * k + q).alias("game_id"))
+                            for k, q in enumerate(draw)])
+    expected = metrics.litmus_metrics(copies, copy_probs, taus)
+    for qtype, answer, keep in metrics._groups():
+        member = sums.select(keep.alias("k"))["k"].to_numpy()
+        got = metrics.weighted_metrics(sums.select(columns).to_numpy()[member], columns, weights[:, member], taus)
+        for (metric, tau), values in got.items():
+            sel = expected.filter((pl.col("question_type") == qtype) & (pl.col("answer") == answer)
+                                  & (pl.col("metric") == metric)
+                                  & (pl.col("tau").is_null() if tau is None else pl.col("tau") == tau))
+            want = sel["value"][0] if sel.height else None
+            if want is None:
+                assert np.isnan(values[0]), (qtype, answer, metric, tau)
+            else:
+                assert values[0] == pytest.approx(want, abs=1e-9), (qtype, answer, metric, tau)
+
+
+def test_litmus_tables_have_intervals_over_qa_pairs_that_bracket_the_seed_mean() -> None:
+    from squidflow.intervals import IntervalConfig
+
+    soft, probs = random_litmus(2, 60)
+    rng = np.random.default_rng(3)
+    runs = [probs.with_columns(pl.lit("M").alias("model"), pl.lit(s).alias("seed"),
+                               (pl.col("probability") + rng.uniform(0, 0.05, probs.height)).alias("probability"))
+            for s in range(3)]
+    taus = [0.1]
+    m = metrics.metrics_of_models(soft, runs, taus)
+    cfg = IntervalConfig(resamples=300, seed=0)
+    iv = metrics.metric_intervals(soft, runs, taus, cfg)
+    corr, grounding = tables.litmus_tables(m, ["M"], iv)
+    plain_corr, _ = tables.litmus_tables(m, ["M"])
+    assert corr.select(plain_corr.columns).equals(plain_corr)  # the means and spreads do not move
+    assert corr.columns[corr.columns.index("accuracy_sd") + 1:][:2] == ["accuracy_lo", "accuracy_hi"]
+    for table, cols in ((corr, ["accuracy", "pearson_r", "cs_prob_mean", "cs_prob_std"]), (grounding, ["wg_rs", "wg_cs"])):
+        for c in cols:
+            ok = table.filter(pl.col(c).is_not_null() & pl.col(c).is_not_nan())
+            assert ((ok[f"{c}_lo"] <= ok[c] + 1e-12) & (ok[c] <= ok[f"{c}_hi"] + 1e-12)).all(), c
+    row = corr.filter((pl.col("question_type") == "category") & (pl.col("answer") == "all")).row(0, named=True)
+    assert row["accuracy_hi"] - row["accuracy_lo"] > 0.05
+    md = tables.markdown(corr, title="T")
+    assert (f"{100 * row['accuracy']:.1f} ± {100 * row['accuracy_sd']:.1f} "
+            f"[{100 * row['accuracy_lo']:.1f}, {100 * row['accuracy_hi']:.1f}]") in md
+    assert "accuracy_lo" not in md
+
+
+def test_rules_and_human_check_intervals(tmp_path: Path) -> None:
+    from squidflow.intervals import IntervalConfig
+
+    cfg = IntervalConfig(resamples=200, seed=0)
+    games, labels = labelled(tmp_path, [game(g, "is it on the left?", "Yes", target=1 + g % 3) for g in range(1, 13)]
+                             + [game(20 + g, "is it a person?", "Yes") for g in range(6)])
+    wide = tables.rules_table(labels, cfg)
+    plain = tables.rules_table(labels)
+    assert wide.select(plain.columns).equals(plain)
+    rec = wide.row(0, named=True)
+    for r in ("R1", "R2", "R3", "R1 ∪ R2 ∪ R3"):
+        assert rec[f"{r}_lo"] <= rec[r] <= rec[f"{r}_hi"], r
+    assert rec["R1_hi"] > rec["R1_lo"]  # the target is in R1's set for some QA pairs and not others
+    csv = tmp_path / "human.csv"
+    lines = ["qa_id,annotator,selected_object_ids"]
+    for g in range(1, 13):
+        lines += [f"{g * 10},a,1", f"{g * 10},b,{'1 3' if g % 2 else '1'}"]
+    for g in range(6):
+        lines += [f"{(20 + g) * 10},a,1", f"{(20 + g) * 10},b,1"]
+    csv.write_text("\n".join(lines) + "\n")
+    annotations = human.read_annotations(csv, games)
+    check = human.sample_check(annotations, games, labels, intervals=cfg)
+    spatial = check.filter(pl.col("question_type") == "spatial").row(0, named=True)
+    assert spatial["full_agreement"] == 0.5 and spatial["full_agreement_lo"] < 0.5 < spatial["full_agreement_hi"]
+    assert spatial["pearson_r_lo"] <= spatial["pearson_r"] <= spatial["pearson_r_hi"]
+    category = check.filter(pl.col("question_type") == "category").row(0, named=True)
+    assert category["full_agreement_lo"] == category["full_agreement_hi"] == 1.0  # everyone agrees in every resample

@@ -113,5 +113,14 @@ def test_a_probability_file_joins_the_tables_without_retraining(tmp_path: Path) 
     row = corr.filter((pl.col("model") == "uniform") & (pl.col("question_type") == "category")
                       & (pl.col("answer") == "all")).row(0, named=True)
     assert row["accuracy"] == pytest.approx(expected) and row["n_seeds"] == 1
+    # every number with its bootstrap interval over QA pairs, the uniform guesser's accuracy inside it
+    assert row["accuracy_lo"] <= row["accuracy"] <= row["accuracy_hi"] and row["accuracy_hi"] > row["accuracy_lo"]
+    intervals = read_parquet(work / "results" / "litmus" / "metric_intervals.parquet", schemas.LITMUS_METRIC_INTERVALS)
+    assert set(intervals["model"]) == set(corr["model"])
+    grounding = pl.read_csv(work / "results" / "tables" / "litmus_grounding.csv")
+    assert {"wg_rs_lo", "wg_rs_hi", "wg_cs_lo", "wg_cs_hi"} <= set(grounding.columns)
+    rules = pl.read_csv(work / "results" / "tables" / "litmus_rules.csv")
+    assert {"R1_lo", "R1_hi"} <= set(rules.columns)
+    assert " [" in (work / "results" / "tables" / "litmus_correlation.md").read_text()
     again = snakemake("-n", *args)
     assert "Nothing to be done" in again.stdout + again.stderr

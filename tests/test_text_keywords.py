@@ -194,3 +194,33 @@ def test_ties_are_broken_by_a_seeded_shuffle_not_label_order():
     firsts = preds.filter(pl.col("rank") == 1)["label"].value_counts()
     assert firsts.height == 4 and firsts["count"].min() > 25
     assert preds.equals(to_predictions(cooc, np.zeros((200, 4)), ["a", "b", "c", "d"], seed=0))
+
+
+def test_keyword_table_intervals_over_images_bracket_every_score():
+    from squidflow.intervals import IntervalConfig
+
+    rng = np.random.default_rng(0)
+    words = ["cake", "candle", "parade", "band", "dog", "bride", "dress", "march"]
+    gold_rows, kw_rows = [], []
+    for f in range(30):
+        for a in range(3):
+            for pos, w in enumerate(rng.choice(words, 2, replace=False)):
+                gold_rows.append({"video_id": "v", "frame_index": f, "annotator": f"w{a}", "hit": "h",
+                                  "position": pos + 1, "keyword": w, "normalised": w, "round": 1, "source": "simulated"})
+        for system in ("tf", "tfidf", "random"):
+            for rank, w in enumerate(rng.choice(words, 3, replace=False)):
+                kw_rows.append({"image_id": f"v_{f}", "video_id": "v", "frame_index": f, "setting": "s",
+                                "system": system, "rank": rank + 1, "keyword": w, "surface": w, "score": 1.0})
+    setting = [Preprocessing(name="s", normalise="none")]
+    cfg = IntervalConfig(resamples=300, seed=1)
+    plain = keyword_table(pl.DataFrame(kw_rows), pl.DataFrame(gold_rows), setting)
+    table = keyword_table(pl.DataFrame(kw_rows), pl.DataFrame(gold_rows), setting, intervals=cfg)
+    assert table.select(plain.columns).equals(plain)  # the points do not move
+    for c in plain.columns[3:]:
+        assert table.columns.index(f"{c}_lo") == table.columns.index(c) + 1
+        for rec in table.iter_rows(named=True):
+            assert rec[f"{c}_lo"] <= rec[c] <= rec[f"{c}_hi"] and rec[f"{c}_hi"] - rec[f"{c}_lo"] > 0, (rec["system"], c)
+    tf = table.row(0, named=True)
+    md, tex = to_markdown(table, "t"), to_latex(table, "t")
+    cell = f"{tf['best_normal_p']:.2f} [{tf['best_normal_p_lo']:.2f}, {tf['best_normal_p_hi']:.2f}]"
+    assert cell in md and cell in tex

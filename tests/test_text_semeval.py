@@ -91,3 +91,46 @@ def test_human_upper_bound_leaves_one_annotator_out():
     assert s["oot_normal_r"] == pytest.approx((1 / 3 + 1 / 3 + 0) / 3)
     assert s["best_mode_r"] == 0.0 and s["n_mode_items"] == 1
     assert s["n_items"] == 1  # images involved
+
+
+# --- the per-item terms the bootstrap over images weights (issue 24) ----------------------------------------------
+import numpy as np  # noqa: E402
+
+from squidflow.text.semeval import MEASURES, human_terms, scores_from_terms, system_terms  # noqa: E402
+
+KEYS = [f"{m}_{pr}" for m in MEASURES for pr in ("p", "r")]
+RANKED = {"i1": ["candles", "cake", "balloon"], "i2": ["bride", "flowers"], "i3": []}
+
+
+def _same(weighted: dict, expected: dict, b: int = 0):
+    for k in KEYS:
+        if expected[k] is None:
+            assert np.isnan(weighted[k][b]), k
+        else:
+            assert weighted[k][b] == pytest.approx(expected[k], abs=1e-12), k
+
+
+def test_terms_with_every_weight_one_are_the_scores():
+    items, terms = system_terms(GOLD, RANKED)
+    _same(scores_from_terms(terms, np.ones((1, len(items)))), system_scores(GOLD, RANKED))
+    nothing = {i: [] for i in GOLD}
+    items, terms = system_terms(GOLD, nothing)
+    _same(scores_from_terms(terms, np.ones((1, len(items)))), system_scores(GOLD, nothing))  # no P, zero R
+
+
+def test_weighted_terms_score_the_resample_written_out():
+    """Drawing i1 twice, i2 never and i3 once scores as the three items i1, i1', i3 would."""
+    items, terms = system_terms(GOLD, RANKED)
+    weights = np.array([[2.0, 0.0, 1.0], [0.0, 3.0, 0.0]])
+    reps = scores_from_terms(terms, weights)
+    for b, draw in enumerate(weights):
+        gold = {f"{i}#{k}": GOLD[i] for i, w in zip(items, draw, strict=True) for k in range(int(w))}
+        ranked = {f"{i}#{k}": RANKED[i] for i, w in zip(items, draw, strict=True) for k in range(int(w))}
+        _same(reps, system_scores(gold, ranked), b)
+
+
+def test_human_terms_are_named_by_their_image():
+    by_annotator = {"i1": {"w1": ["cake", "candles"], "w2": ["cake", "party"], "w3": ["balloon"]}, "i2": {"w1": ["dog"]}}
+    images, terms = human_terms(by_annotator)
+    assert images == ["i1", "i1", "i1"]  # three held-out annotators of i1; i2 has nobody to compare with
+    _same(scores_from_terms(terms, np.ones((1, 3))), human_upper_bound(by_annotator))

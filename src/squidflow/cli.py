@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -35,6 +36,9 @@ def _cmd_gpu_slots(args: argparse.Namespace) -> int:
     return 0
 
 
+STAGE_COMMANDS = ("squidflow.judgments.command", "squidflow.evaluation.command")  # label-studio, evaluate
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -42,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("configfile", type=Path, nargs="+", help="config files, later ones on top (as --configfile)")
     p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
     p.set_defaults(func=_cmd_check_config)
+    # Commands that belong to a stage live in it and are loaded by name: the floor imports no stage.
+    for name in STAGE_COMMANDS:
+        importlib.import_module(name).add_parser(sub)
     p = sub.add_parser("gpu-slots", help="show which GPU slots are taken")
     p.add_argument("--lock-dir", default=None)
     p.set_defaults(func=_cmd_gpu_slots)

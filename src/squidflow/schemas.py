@@ -463,8 +463,18 @@ RESULT_TABLE = Schema(
         "mean": pl.Float64,
         "std": pl.Float64,
         "n_seeds": pl.Int64,
+        # 95% (evaluation.intervals.level) image-bootstrap interval of the seed mean; null without predictions
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+        # against the table's baseline row on the same resampled images (null for the baseline itself)
+        "diff": pl.Float64,
+        "diff_lo": pl.Float64,
+        "diff_hi": pl.Float64,
+        "p_value": pl.Float64,  # two-sided paired bootstrap
+        "p_holm": pl.Float64,  # Holm-corrected over the methods of the measure (and training set)
     },
     produced_by="rule result_table (workflow/rules/training.smk)",
+    optional=("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value", "p_holm"),
 )
 
 # --- evaluation: any model against human judgments (SQUID-E §5.2, supplement D.2–D.4) --------------------------------
@@ -497,8 +507,11 @@ MODEL_ACCURACY = Schema(
         "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
         "accuracy": pl.Float64,  # null for an empty bin
         "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
+        "lo": pl.Float64,  # evaluation.intervals: image-bootstrap interval of the accuracy (null: none computed)
+        "hi": pl.Float64,
     },
     produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
+    optional=("lo", "hi"),
 )
 
 # Every training run measured against the human judgments the same way (SQUID-E §5.1, §5.3; D.3, D.4): per run,
@@ -597,6 +610,23 @@ LITMUS_METRICS = Schema(
     produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
 )
 
+# Per model, group and metric: the mean over the model's seeds (`value`, as Tables 2 and 3 show it) and its bootstrap
+# interval over the evaluated QA pairs (squidflow.litmus.metrics.metric_intervals; evaluation.intervals).
+LITMUS_METRIC_INTERVALS = Schema(
+    "litmus_metric_intervals",
+    {
+        "model": pl.Utf8,
+        "question_type": pl.Utf8,
+        "answer": pl.Utf8,
+        "metric": pl.Utf8,
+        "tau": pl.Float64,
+        "value": pl.Float64,
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+    },
+    produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
+)
+
 # Every artifact by name (io's errors and the docs look schemas up here).
 ALL: dict[str, Schema] = {s.name: s for s in (
     TRUTH,
@@ -635,6 +665,7 @@ ALL: dict[str, Schema] = {s.name: s for s in (
     LITMUS_SOFT_LABELS,
     LITMUS_PROBABILITIES,
     LITMUS_METRICS,
+    LITMUS_METRIC_INTERVALS,
 )}
 
 

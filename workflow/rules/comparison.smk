@@ -164,3 +164,33 @@ rule comparison_sets_figure:
         "../../envs/reporting.yaml"
     script:
         "../../scripts/comparison_sets_figure.py"
+
+
+# The comparison sets' 1–3 ratings under crowd-kit's annotator models (majority vote, Dawid-Skene, GLAD, MACE): the
+# comparison metric's oracle with each consensus (squidflow.comparison.crowd).
+rule crowd_comparison:
+    input:
+        unpack(get_comparison_ratings),
+    output:
+        csv=report(
+            "results/tables/crowd_comparison.csv",
+            caption="../report/comparison/crowd_comparison.rst",
+            category="Comparison sets",
+            subcategory="Annotator models (crowd-kit)",
+            labels={"result": "oracle per aggregation", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/crowd_comparison.md",
+            caption="../report/comparison/crowd_comparison.rst",
+            category="Comparison sets",
+            subcategory="Annotator models (crowd-kit)",
+            labels={"result": "oracle per aggregation", "format": "markdown"},
+        ),
+    params:
+        crowd=config["judgments"]["crowd"],
+    log:
+        "logs/crowd_comparison/crowd_comparison.log",
+    conda:
+        "../../envs/text.yaml"
+    script:
+        "../../scripts/crowd_comparison.py"

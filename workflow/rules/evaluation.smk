@@ -61,6 +61,7 @@ rule model_accuracy:
         vocabulary=get_evaluation_vocabulary(),
         events=config["events"],
         cache_dir="results/downloads",
+        intervals=EVALUATION["intervals"],
     wildcard_constraints:
         model=r"[A-Za-z0-9.\-_]+",
     log:
@@ -102,6 +103,7 @@ rule evaluation_table:
         top_k=EVALUATION["top_k"],
         label_map=EVALUATION["label_map"],
         source=JUDGMENT_SOURCE,
+        intervals=EVALUATION["intervals"],
     wildcard_constraints:
         table="table2_verbs|table8_alt_bins",
     log:
@@ -129,3 +131,104 @@ rule evaluate_runs:
         "../../envs/reporting.yaml"
     script:
         "../../scripts/evaluate_runs.py"
+
+
+# The uncertainty core (issue 24): every Table 2 model's probabilities against the people's ratings — soft-label
+# measures, calibration beyond one binned ECE, the people's own leave-one-rater-out ceiling — and its two figures.
+rule soft_label_table:
+    input:
+        unpack(get_soft_label_inputs),
+    output:
+        csv=report(
+            f"{SOFT_LABEL_TABLE}.csv",
+            category="Evaluation",
+            subcategory="soft_label_measures",
+            labels={"table": "soft_label_measures", "format": "csv"},
+            caption="../report/evaluation/soft_label_measures.rst",
+        ),
+        md=report(
+            f"{SOFT_LABEL_TABLE}.md",
+            category="Evaluation",
+            subcategory="soft_label_measures",
+            labels={"table": "soft_label_measures", "format": "markdown"},
+            caption="../report/evaluation/soft_label_measures.rst",
+        ),
+        tex=report(
+            f"{SOFT_LABEL_TABLE}.tex",
+            category="Evaluation",
+            subcategory="soft_label_measures",
+            labels={"table": "soft_label_measures", "format": "latex"},
+            caption="../report/evaluation/soft_label_measures.rst",
+        ),
+    params:
+        models=get_soft_label_models,
+        variant=EVALUATION["variant"],
+        label_map=EVALUATION["label_map"],
+        events=config["events"],
+        intervals=EVALUATION["intervals"],
+        ece_bins=EVALUATION["ece_bins"],
+        binary_bins=config["training"]["ece_bins"],
+        source=JUDGMENT_SOURCE,
+        cache_dir="results/downloads",
+    log:
+        "logs/soft_label_table/soft_label_table.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/soft_label_table.py"
+
+
+rule model_reliability_figure:
+    input:
+        unpack(get_soft_label_inputs),
+    output:
+        report(
+            MODEL_RELIABILITY_FIGURE,
+            category="Evaluation",
+            subcategory="soft_label_measures",
+            labels={"table": "soft_label_measures", "format": "figure: reliability diagrams"},
+            caption="../report/evaluation/model_reliability_figure.rst",
+        ),
+    params:
+        models=get_soft_label_models,
+        variant=EVALUATION["variant"],
+        label_map=EVALUATION["label_map"],
+        events=config["events"],
+        intervals=EVALUATION["intervals"],
+        ece_bins=EVALUATION["ece_bins"],
+        source=JUDGMENT_SOURCE,
+        cache_dir="results/downloads",
+    log:
+        "logs/model_reliability_figure/model_reliability_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/model_reliability_figure.py"
+
+
+rule annotation_saturation_figure:
+    input:
+        unpack(get_soft_label_inputs),
+    output:
+        report(
+            SATURATION_FIGURE,
+            category="Evaluation",
+            subcategory="soft_label_measures",
+            labels={"table": "soft_label_measures", "format": "figure: annotation saturation"},
+            caption="../report/evaluation/annotation_saturation_figure.rst",
+        ),
+    params:
+        models=get_soft_label_models,
+        variant=EVALUATION["variant"],
+        label_map=EVALUATION["label_map"],
+        events=config["events"],
+        intervals=EVALUATION["intervals"],
+        repeats=EVALUATION["saturation_repeats"],
+        source=JUDGMENT_SOURCE,
+        cache_dir="results/downloads",
+    log:
+        "logs/annotation_saturation_figure/annotation_saturation_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/annotation_saturation_figure.py"

@@ -44,6 +44,47 @@ rule simulate_panel:
         "../../scripts/simulate_panel.py"
 
 
+# Label Studio (annotation.platform label_studio): per task a labeling config and import JSON, to import by hand or
+# with `squidflow label-studio push` (squidflow.judgments.label_studio, label_studio_server).
+rule label_studio_tasks:
+    input:
+        unpack(get_label_studio_hits),
+    output:
+        config=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/label_config.xml",
+        tasks=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/tasks.json",
+        instructions=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/instructions.html",
+        project=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/project.json",
+    params:
+        images=get_label_studio_images(),
+        images_per_hit=config["annotation"]["images_per_hit"],
+        keywords_per_image=TEXT["gold"]["keywords_per_image"],
+        project_prefix=config["annotation"]["label_studio"]["project_prefix"],
+    log:
+        "logs/label_studio_tasks/{ls_task}.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/label_studio_tasks.py"
+
+
+# The demo with annotation.platform label_studio: the SIMULATED panel's batch results, as Label Studio would export
+# them had its annotators answered there, so that ingestion reads the export format without a server.
+rule simulate_label_studio:
+    input:
+        batch=rules.simulate_panel.output.batch,
+        repeat=rules.simulate_panel.output.repeat,
+    output:
+        **SIMULATED_LABEL_STUDIO,
+    params:
+        images_per_hit=config["annotation"]["images_per_hit"],
+    log:
+        "logs/simulate_label_studio/simulate_label_studio.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/simulate_label_studio.py"
+
+
 rule ingest_judgments:
     input:
         unpack(get_judgment_inputs),
@@ -54,6 +95,7 @@ rule ingest_judgments:
         source=JUDGMENT_SOURCE,
         release_csv=get_release_judgments_csv(),
         batches=get_judgment_batches(),
+        exports=get_label_studio_exports(),
         on_error=config["judgments"]["on_error"],
         on_empty=config["on_empty"],
         cache_dir="results/downloads",
@@ -122,6 +164,7 @@ rule agreement_table:
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
         on_empty=config["on_empty"],
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/agreement_table/agreement_table.log",
     conda:
@@ -149,6 +192,43 @@ rule fig3_judgments:
         "../../envs/reporting.yaml"
     script:
         "../../scripts/fig3_judgments.py"
+
+
+# crowd-kit's annotator models (majority vote, Dawid-Skene, GLAD, MACE) beside the rubric: per-annotator skill,
+# per-item uncertainty, and how each changes Table 7 (squidflow.judgments.crowd; the comparison sets' ratings:
+# rule crowd_comparison).
+rule crowd_aggregation:
+    input:
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
+    output:
+        annotators="results/judgments/crowd_annotators.csv",
+        item_table="results/judgments/crowd_items.csv",
+        csv=report(
+            "results/tables/crowd_aggregation.csv",
+            caption="../report/judgments/crowd_aggregation.rst",
+            category="Human judgments",
+            subcategory="Annotator models (crowd-kit)",
+            labels={"result": "aggregations and Table 7", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/crowd_aggregation.md",
+            caption="../report/judgments/crowd_aggregation.rst",
+            category="Human judgments",
+            subcategory="Annotator models (crowd-kit)",
+            labels={"result": "aggregations and Table 7", "format": "markdown"},
+        ),
+    params:
+        aggregation=config["judgments"]["aggregation"],
+        crowd=config["judgments"]["crowd"],
+        pooling=config["judgments"]["pooling"],
+        kappa_bins=config["judgments"]["kappa_bins"],
+    log:
+        "logs/crowd_aggregation/crowd_aggregation.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/crowd_aggregation.py"
 
 
 # Who is lenient, who is careless; Table 7 as a chart (squidflow.judgments.figures), for the report.

@@ -87,6 +87,7 @@ rule litmus_dataset_tables:
         ),
     params:
         note=get_litmus_data_note(),
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_dataset_tables/litmus_dataset_tables.log",
     conda:
@@ -134,6 +135,7 @@ rule litmus_human_check:
         normalisation=LITMUS["normalisation"],
         cache_dir="results/downloads",
         note=get_litmus_data_note(),
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_human_check/litmus_human_check.log",
     conda:
@@ -191,10 +193,12 @@ rule litmus_metrics:
         soft_labels=LITMUS_SOFT_LABELS_TABLE,
         probabilities=get_litmus_probability_files(),
     output:
-        LITMUS_METRICS_TABLE,
+        metrics=LITMUS_METRICS_TABLE,
+        intervals=LITMUS_METRIC_INTERVALS_TABLE,
     params:
         taus=LITMUS["taus"],
         eval_split=LITMUS["eval_split"],
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_metrics/litmus_metrics.log",
     conda:
@@ -205,7 +209,8 @@ rule litmus_metrics:
 
 rule litmus_tables:
     input:
-        LITMUS_METRICS_TABLE,
+        metrics=LITMUS_METRICS_TABLE,
+        intervals=LITMUS_METRIC_INTERVALS_TABLE,
     output:
         correlation_csv=report(
             "results/tables/litmus_correlation.csv",

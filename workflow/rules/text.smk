@@ -98,6 +98,7 @@ rule text_keyword_table:
         top_k=TEXT["keywords"]["top_k"],
         gold_language=TEXT["gold"]["language"],
         source=JUDGMENT_SOURCE,
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/text_keyword_table/text_keyword_table.log",
     conda:

@@ -76,6 +76,7 @@ rule train:
 rule result_table:
     input:
         metrics=get_table_metrics,
+        predictions=get_table_predictions,
         sets=get_table_sets_summary,
     output:
         csv=report(
@@ -102,7 +103,9 @@ rule result_table:
     params:
         order=get_table_method_order,
         ece_bins=config["training"]["ece_bins"],
+        kl_eps=config["training"]["kl_eps"],
         choices=get_table_choices,
+        intervals=config["evaluation"]["intervals"],
     wildcard_constraints:
         table="|".join(TRAINING_TABLES),
     log:

@@ -26,8 +26,8 @@ import numpy as np
 import polars as pl
 
 from squidflow import text_embed
+from squidflow.clip import load_clip
 from squidflow.image_ids import image_id_expr
-from squidflow.pretrained import load_clip
 
 log = logging.getLogger(__name__)
 

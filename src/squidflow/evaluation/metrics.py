@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.certainty import AVERAGE, BINNINGS, CERTAINTY_BINS, bernoulli_kl, data_points, huj_mse
+from squidflow.intervals import image_resamples, interval
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +56,13 @@ def accuracy_by_bin(points: pl.DataFrame, correct: str = "correct") -> pl.DataFr
                       avg.with_columns(pl.col("accuracy").cast(pl.Float64), pl.col("n").cast(pl.Int64))])
 
 
-def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: str, top_k: int) -> pl.DataFrame:
+def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: str, top_k: int,
+                   intervals=None) -> pl.DataFrame:
     """Tables 2 and 8 rows of one model (schemas.MODEL_ACCURACY): top-1 and top-k accuracy per bin, mean and alt.
 
     `images`: the judged images to score, one row each, with `targets` (correct labels), `certainty_bin` and
-    `alt_bins` (squidflow.evaluation.judged.judged_images).
+    `alt_bins` (squidflow.evaluation.judged.judged_images). With `intervals` (an IntervalConfig) every accuracy gets
+    its bootstrap interval over the scored images (lo, hi; `accuracy_intervals`), else lo and hi are null.
     """
     point = [*KEY, "event"] if "event" in images.columns else KEY
     scored = images.join(hits(predictions, images, top_k), on=point, how="inner")
@@ -76,7 +79,45 @@ def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: st
         for top, column in tops:
             parts.append(accuracy_by_bin(points, column).with_columns(
                 pl.lit(model).alias("model"), pl.lit(top, dtype=pl.Int64).alias("top"), pl.lit(binning).alias("binning")))
-    return pl.concat(parts).select("model", "top", "binning", "bin", "accuracy", "n")
+    out = pl.concat(parts).select("model", "top", "binning", "bin", "accuracy", "n")
+    if intervals is None:
+        return out.with_columns(pl.lit(None, dtype=pl.Float64).alias("lo"), pl.lit(None, dtype=pl.Float64).alias("hi"))
+    return accuracy_intervals(out, scored, tops, intervals)
+
+
+def accuracy_intervals(table: pl.DataFrame, scored: pl.DataFrame, tops: list[tuple[int, str]], cfg) -> pl.DataFrame:
+    """lo, hi of every accuracy of `table`: the percentile interval over bootstrap resamples of the scored images
+    (one index matrix for every bin, binning and top; an alt-binned image brings all its judgments along). The
+    images' certainty bins (the people's judgments) are held fixed."""
+    n = len(scored)
+    index = image_resamples(n, cfg)
+    bins = (*CERTAINTY_BINS, AVERAGE)
+    mean_bin = scored["certainty_bin"].to_numpy()
+    alt = scored["alt_bins"].to_list()
+    counts = {
+        "mean": {b: (mean_bin == b).astype(float) if b != AVERAGE else np.ones(n) for b in bins},
+        "alt": {b: np.asarray([sum(x == b for x in a) if b != AVERAGE else len(a) for a in alt], dtype=float)
+                for b in bins},
+    }
+    bounds = {}
+    for top, column in tops:
+        correct = scored[column].cast(pl.Float64).to_numpy()
+        for binning, per_bin in counts.items():
+            for b, c in per_bin.items():
+                num, den = c * correct, c
+                if den.sum() == 0:
+                    continue
+
+                def stat(idx, num=num, den=den):
+                    d = den[idx].sum(axis=1)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        return np.where(d > 0, num[idx].sum(axis=1) / np.where(d > 0, d, 1), np.nan)
+
+                _, lo, hi = interval(stat, n, cfg, index=index)
+                bounds[(top, binning, b)] = (float(lo), float(hi))
+    lo = [bounds.get((r["top"], r["binning"], r["bin"]), (None, None))[0] for r in table.iter_rows(named=True)]
+    hi = [bounds.get((r["top"], r["binning"], r["bin"]), (None, None))[1] for r in table.iter_rows(named=True)]
+    return table.with_columns(pl.Series("lo", lo, dtype=pl.Float64), pl.Series("hi", hi, dtype=pl.Float64))
 
 
 def probability_by_bin(points: pl.DataFrame, *, eps: float = 1e-6) -> pl.DataFrame:

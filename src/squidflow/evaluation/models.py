@@ -12,11 +12,13 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.config import from_section
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.labels import check_vocabulary, read_vocabulary
 from squidflow.evaluation.metrics import KEY, model_accuracy
 from squidflow.evaluation.predictions import read_image_table, read_predictions
 from squidflow.fetch import fetch
+from squidflow.intervals import IntervalConfig
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +44,21 @@ def evaluate_model(
     image_table: str | Path | None = None,
     frames: pl.DataFrame | None = None,
     cache_dir: str | Path = "results/downloads",
+    intervals: Mapping | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """A model's predictions file -> (its MODEL_ACCURACY rows, a summary of what was checked and left out).
 
     `scores` is results/judgments/image_scores.parquet; `frames` (optional) widens the images a prediction may name
-    to every frame of the dataset (a model may predict unjudged frames; they are not scored).
+    to every frame of the dataset (a model may predict unjudged frames; they are not scored). `intervals`
+    (evaluation.intervals) adds each accuracy's image-bootstrap interval (lo, hi).
     """
     table = read_image_table(image_table, cache_dir) if image_table else None
     preds = read_predictions(predictions, cache_dir=cache_dir, image_table=table, known_images=known_images(scores, frames))
     images = judged_images(scores, variant=variant, label_map=label_map, events_config=events_config)
     vocab = read_vocabulary(fetch(vocabulary, cache_dir)) if vocabulary else None
     report = check_vocabulary(preds["label"], label_map, vocab, where=f"{name} ({predictions})")
-    accuracy = model_accuracy(preds, images, model=name, top_k=top_k)
+    cfg = None if intervals is None else from_section(IntervalConfig, intervals)
+    accuracy = model_accuracy(preds, images, model=name, top_k=top_k, intervals=cfg)
     predicted = preds.select(*KEY).unique()
     scored = images.join(predicted, on=KEY, how="semi")
     summary = {

@@ -1,7 +1,7 @@
 """Tables 2 and 8 of SQUID-E (Sanders et al., 2022): verb accuracy by certainty bin, §5.2 and supplement D.3.
 
-The CSV is long (schemas.MODEL_ACCURACY: model, top, binning, bin, accuracy, n), one row per cell, easy to plot or
-join; Markdown and LaTeX lay it out the way the paper does: one block per `top` (1, then k), one row per model
+The CSV is long (schemas.MODEL_ACCURACY: model, top, binning, bin, accuracy, n, lo, hi — lo/hi the
+image-bootstrap interval of evaluation.intervals), one row per cell, easy to plot or join; Markdown and LaTeX lay it out the way the paper does: one block per `top` (1, then k), one row per model
 (Table 8: per model and binning), the five certainty bins and the average as columns, each cell the accuracy with
 its number of data points. Table 2 adds each model's `reference_accuracy` (the standard-data accuracy its paper
 reports, SWiG for the situation-recognition models) when one is configured.
@@ -37,19 +37,25 @@ def long_table(accuracies: list[pl.DataFrame], table: str) -> pl.DataFrame:
         raise ValueError(f"table {table!r}: must be one of {TABLES}")
     if not accuracies:
         return pl.DataFrame(schema={"model": pl.Utf8, "top": pl.Int64, "binning": pl.Utf8, "bin": pl.Utf8,
-                                    "accuracy": pl.Float64, "n": pl.Int64})
-    df = pl.concat(accuracies)
+                                    "accuracy": pl.Float64, "n": pl.Int64, "lo": pl.Float64, "hi": pl.Float64})
+    df = pl.concat([a if "lo" in a.columns else a.with_columns(pl.lit(None, dtype=pl.Float64).alias("lo"),
+                                                                 pl.lit(None, dtype=pl.Float64).alias("hi"))
+                    for a in accuracies])
     return df.filter(pl.col("binning") == "mean") if table == "table2_verbs" else df
 
 
-def _cell(accuracy, n, tex: bool = False) -> str:
+def _cell(accuracy, n, lo=None, hi=None, tex: bool = False) -> str:
+    """`0.61 (120)`, or with its interval `0.61 [0.57, 0.65] (120)`."""
     if accuracy is None or n == 0:
         return "–"
-    return f"{accuracy:.2f} ({n})"
+    if lo is None or hi is None:
+        return f"{accuracy:.2f} ({n})"
+    return f"{accuracy:.2f} [{lo:.2f}, {hi:.2f}] ({n})"
 
 
 def _rows(df: pl.DataFrame, models: list[ModelInfo], table: str, tex: bool) -> tuple[list[str], list[list[str]]]:
-    cells = {(r["model"], r["top"], r["binning"], r["bin"]): (r["accuracy"], r["n"]) for r in df.iter_rows(named=True)}
+    cells = {(r["model"], r["top"], r["binning"], r["bin"]): (r["accuracy"], r["n"], r.get("lo"), r.get("hi"))
+             for r in df.iter_rows(named=True)}
     with_reference = table == "table2_verbs" and any(m.reference_accuracy is not None for m in models)
     header = ["Model", *(["Bins"] if table == "table8_alt_bins" else []), *[f"{b}%" for b in CERTAINTY_BINS], "Avg.",
               *(["SD Acc."] if with_reference else [])]
@@ -62,7 +68,7 @@ def _rows(df: pl.DataFrame, models: list[ModelInfo], table: str, tex: bool) -> t
             for m in models:
                 label = m.name + (" (demo)" if m.demo else "")
                 row = [label, *([BINNING_NAMES[binning]] if table == "table8_alt_bins" else [])]
-                row += [_cell(*cells.get((m.name, top, binning, b), (None, 0)), tex) for b in (*CERTAINTY_BINS, AVERAGE)]
+                row += [_cell(*cells.get((m.name, top, binning, b), (None, 0)), tex=tex) for b in (*CERTAINTY_BINS, AVERAGE)]
                 if with_reference:
                     row.append("–" if m.reference_accuracy is None else f"{m.reference_accuracy:.2f}")
                 body.append(row)
@@ -70,7 +76,7 @@ def _rows(df: pl.DataFrame, models: list[ModelInfo], table: str, tex: bool) -> t
 
 
 def caption(table: str, models: list[ModelInfo], *, variant: str, top_k: int, label_map: dict, source: str,
-            summaries: list[dict]) -> str:
+            summaries: list[dict], intervals: dict | None = None) -> str:
     """What the table reproduces, how its numbers are computed, what is simulated, and what was left out."""
     title = ("Table 2: accuracy of models on SQUID-E images by certainty bin of the mean human judgment (SQUID-E §5.2)"
              if table == "table2_verbs" else
@@ -86,6 +92,12 @@ def caption(table: str, models: list[ModelInfo], *, variant: str, top_k: int, la
     ]
     if table == "table8_alt_bins":
         parts.append("Alt rows count an image once per judgment, in that judgment's bin.")
+    if intervals:
+        parts.append(f"[lo, hi]: {round(100 * intervals['level'])}% {intervals['method']} bootstrap interval over the "
+                     f"model's scored images ({intervals['resamples']} resamples, seed {intervals['seed']}"
+                     + ("; an alt-binned image brings all its judgments" if table == "table8_alt_bins" else "")
+                     + "); it covers the variation of the images only: each image's certainty bin (the people's "
+                     "judgments) is held fixed.")
     if any(m.reference_accuracy is not None for m in models) and table == "table2_verbs":
         parts.append("SD Acc.: the standard-data accuracy reported for the model (configured, not measured here).")
     if any(m.demo for m in models):
@@ -138,7 +150,8 @@ def to_latex(df: pl.DataFrame, models: list[ModelInfo], table: str, text: str) -
 
 
 def build_table(accuracies: list[pl.DataFrame], summaries: list[dict], models: list[ModelInfo], table: str, *,
-                variant: str, top_k: int, label_map: dict, source: str) -> tuple[pl.DataFrame, str, str]:
+                variant: str, top_k: int, label_map: dict, source: str,
+                intervals: dict | None = None) -> tuple[pl.DataFrame, str, str]:
     """(long CSV frame, Markdown, LaTeX) of Table 2 or 8, models in the configured order."""
     order = {m.name: i for i, m in enumerate(models)}
     df = long_table(accuracies, table)
@@ -148,5 +161,7 @@ def build_table(accuracies: list[pl.DataFrame], summaries: list[dict], models: l
                               pl.col("bin").replace_strict(bin_order, default=99).alias("_b"),
                               (pl.col("binning") == "alt").alias("_a"))
               .sort("_m", "top", "_a", "_b").drop("_m", "_b", "_a"))
-    text = caption(table, models, variant=variant, top_k=top_k, label_map=label_map, source=source, summaries=summaries)
+    has_intervals = len(df) > 0 and "lo" in df.columns and not df["lo"].is_null().all()
+    text = caption(table, models, variant=variant, top_k=top_k, label_map=label_map, source=source, summaries=summaries,
+                   intervals=intervals if has_intervals else None)
     return df, to_markdown(df, models, table, text), to_latex(df, models, table, text)

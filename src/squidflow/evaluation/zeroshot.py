@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import schemas
-from squidflow.pretrained import load_clip
+from squidflow.clip import load_clip
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,11 @@ rate the item. Three metrics, as in Table 7:
   fewer ratings than others (excluded annotators) enter through κ's usual generalisation to varying raters.
 
 α and κ are implemented here (small and readable); the tests check them against the `krippendorff` package and
-`statsmodels` on random matrices.
+`statsmodels` on random matrices. Beside the paper's α, Table 7 gives Krippendorff's α at the ordinal and interval
+levels as the `krippendorff` package computes them (Krippendorff 2011, "Computing Krippendorff's alpha-reliability").
+
+Every number of Table 7 has a bootstrap interval over images (agreement_intervals): all measures of all rows from
+one index matrix, each computed for every resample at once as a weighted sum over items (agreement_replicates).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from scipy.stats import spearmanr
 from squidflow.io import md_escape
 
 RATING_MAX = 100
+ALPHA_LEVELS = ("ordinal", "interval")  # Krippendorff's α at these levels beside the paper's (interval, ours)
 
 
 def bin_ratings(ratings: np.ndarray, n_bins: int) -> np.ndarray:
@@ -111,12 +116,141 @@ def binned_kappa(matrix: np.ndarray, n_bins: int) -> float:
     return fleiss_kappa(cats, n_bins)
 
 
+def krippendorff_alpha(matrix: np.ndarray, level: str) -> float:
+    """Krippendorff's α at `level` ("ordinal", "interval"), computed by the `krippendorff` package (items × coders,
+    NaN missing); NaN where fewer than two distinct pairable values leave nothing to disagree on. The package builds
+    an items × values × values array: about 300 MB for 3,600 items with ratings 0–100. (Imported here: the package is
+    in the reporting environment, and the simulated panel and other stages import this module for α and Spearman.)"""
+    import krippendorff
+
+    m = np.asarray(matrix, dtype=float)
+    pairable = m[(~np.isnan(m)).sum(axis=1) >= 2] if m.size else m
+    if pairable.size == 0 or len(np.unique(pairable[~np.isnan(pairable)])) < 2:
+        return float("nan")
+    return float(krippendorff.alpha(reliability_data=pairable.T, level_of_measurement=level))
+
+
 def agreement_row(matrix: np.ndarray, kappa_bins: tuple[int, ...] = (3, 4, 5)) -> dict[str, float]:
     row = {"spearman": spearman_pairs(matrix), "alpha": krippendorff_alpha_interval(matrix)}
     for k in kappa_bins:
         row[f"kappa_{k}"] = binned_kappa(matrix, k)
+    for level in ALPHA_LEVELS:
+        row[f"alpha_{level}"] = krippendorff_alpha(matrix, level)
     row["n_items"] = int(len(matrix))
     return row
+
+
+# --- bootstrap replicates: every measure of a matrix under B resamples at once ----------------------------------
+# A resample is a row of `weights` (B × items: how many times the resample draws each item; a bootstrap over images
+# gives each item its image's count). Every formula is the point function's with each sum over items weighted, so a
+# replicate equals the point function on the resample written out (tests/test_agreement.py), without writing it out.
+def measures(kappa_bins: tuple[int, ...] = (3, 4, 5)) -> list[str]:
+    """Table 7's columns in order: the paper's measures, then α at the ordinal and interval levels (the package's)."""
+    return ["spearman", "alpha", *(f"kappa_{k}" for k in kappa_bins), *(f"alpha_{lv}" for lv in ALPHA_LEVELS)]
+
+
+def _weighted_alpha(s1: np.ndarray, s2: np.ndarray, cnt: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Interval α per resample from each item's sums s1 = Σv and s2 = Σv² (items, or B × items), its number of ratings
+    `cnt` and the resamples' weights (B × items): krippendorff_alpha_interval with every sum over items weighted."""
+    pair = cnt >= 2
+    within = np.where(pair, (2 * cnt * s2 - 2 * s1**2) / np.where(pair, cnt - 1, 1), 0.0)
+    n = (weights * np.where(pair, cnt, 0)).sum(axis=1)
+    d_o = (weights * within).sum(axis=1) / n
+    big1, big2 = (weights * np.where(pair, s1, 0)).sum(axis=1), (weights * np.where(pair, s2, 0)).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_e = (2 * n * big2 - 2 * big1**2) / (n * (n - 1))
+        return np.where(d_e > 0, 1 - d_o / d_e, np.nan)
+
+
+def _alpha_replicates(m: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Interval and ordinal α for every resample. Krippendorff's ordinal metric, δ²_ck = (Σ_{g=c..k} n_g −
+    (n_c + n_k)/2)², equals (P(k) − P(c))² with P(v) = N(v) − n_v/2 the mid-cumulative count of value v among the
+    pairable ratings; so ordinal α is interval α on the ratings mapped to P, with P recomputed from each resample's
+    counts."""
+    from scipy import sparse
+
+    present = ~np.isnan(m)
+    cnt = present.sum(axis=1)
+    vals = np.where(present, m, 0.0)
+    interval = _weighted_alpha(vals.sum(axis=1), (vals**2).sum(axis=1), cnt, weights)
+    values, vidx = np.unique(vals, return_inverse=True)
+    vidx = vidx.reshape(m.shape)
+    rows, cols = np.nonzero(present & (cnt >= 2)[:, None])
+    item_values = sparse.csr_matrix((np.ones(len(rows)), (rows, vidx[rows, cols])), shape=(len(m), len(values)))
+    n_v = np.asarray((item_values.T @ weights.T).T)  # B × values: each value's pairable ratings in the resample
+    mid = np.cumsum(n_v, axis=1) - n_v / 2
+    t = np.where(present, mid[:, vidx], 0.0)  # B × items × positions
+    ordinal = _weighted_alpha(t.sum(axis=2), (t**2).sum(axis=2), cnt, weights)
+    return {"alpha": interval, "alpha_interval": interval, "alpha_ordinal": ordinal}
+
+
+def _kappa_replicates(m: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarray:
+    present = ~np.isnan(m)
+    cats = bin_ratings(np.nan_to_num(m), n_bins)
+    table = np.stack([((cats == k) & present).sum(axis=1) for k in range(n_bins)], axis=1).astype(float)
+    n_i = table.sum(axis=1)
+    keep = n_i >= 2
+    w = weights * keep
+    p_i = np.where(keep, ((table**2).sum(axis=1) - n_i) / np.where(keep, n_i * (n_i - 1), 1), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_j = (w @ table) / (w @ n_i)[:, None]
+        p_bar, p_e = (w @ p_i) / w.sum(axis=1), (p_j**2).sum(axis=1)
+        return np.where(p_e < 1, (p_bar - p_e) / (1 - p_e), np.nan)
+
+
+def _weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Average ranks of the items' values x (items) in each resample that repeats item i w[b, i] times (B × items):
+    what scipy's rankdata gives on the resample written out (ties share their mean rank)."""
+    values, vidx = np.unique(x, return_inverse=True)
+    n_b, n_v = len(w), len(values)
+    hist = np.bincount((vidx[None, :] + n_v * np.arange(n_b)[:, None]).ravel(), weights=w.ravel(),
+                       minlength=n_b * n_v).reshape(n_b, n_v)  # B × values: weighted count of each value
+    below = np.cumsum(hist, axis=1) - hist
+    return below[:, vidx] + (hist[:, vidx] + 1) / 2
+
+
+def _spearman_replicates(m: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """spearman_pairs for each resample: per pair of positions, the weighted Pearson correlation of the weighted
+    mid-ranks over the items both positions rated."""
+    rhos = []
+    for i, j in itertools.combinations(range(m.shape[1]), 2):
+        both = ~np.isnan(m[:, i]) & ~np.isnan(m[:, j])
+        w = weights * both
+        ri, rj = _weighted_midranks(np.nan_to_num(m[:, i]), w), _weighted_midranks(np.nan_to_num(m[:, j]), w)
+        sw = w.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mi, mj = (w * ri).sum(axis=1) / sw, (w * rj).sum(axis=1) / sw
+            di, dj = ri - mi[:, None], rj - mj[:, None]
+            rho = (w * di * dj).sum(axis=1) / np.sqrt((w * di**2).sum(axis=1) * (w * dj**2).sum(axis=1))
+        rhos.append(np.where(sw >= 3, rho, np.nan))
+    if not rhos:
+        return np.full(len(weights), np.nan)
+    stacked = np.stack(rhos, axis=1)
+    finite = np.isfinite(stacked)
+    return np.where(finite.any(axis=1), np.where(finite, stacked, 0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1),
+                    np.nan)
+
+
+def agreement_replicates(
+    matrix: np.ndarray, weights: np.ndarray, kappa_bins: tuple[int, ...] = (3, 4, 5), *, chunk: int = 128,
+) -> dict[str, np.ndarray]:
+    """Every Table 7 measure (`measures(kappa_bins)`) for each of B resamples, `weights` B × items (draws per item).
+    Vectorised over resamples, in chunks of `chunk` resamples to bound memory."""
+    m = np.asarray(matrix, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    out: dict[str, list[np.ndarray]] = {name: [] for name in measures(kappa_bins)}
+    for start in range(0, len(weights), chunk):
+        w = weights[start:start + chunk]
+        if m.size == 0:
+            for name in out:
+                out[name].append(np.full(len(w), np.nan))
+            continue
+        out["spearman"].append(_spearman_replicates(m, w))
+        for name, reps in _alpha_replicates(m, w).items():
+            out[name].append(reps)
+        for k in kappa_bins:
+            out[f"kappa_{k}"].append(_kappa_replicates(m, w, k))
+    return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in out.items()}
 
 
 # --- from judgments to matrices ----------------------------------------------------------------------------------
@@ -142,11 +276,24 @@ def _wide(judgments: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _matrix(wide: pl.DataFrame, keys: list[str]) -> np.ndarray:
+    cols = [c for c in wide.columns if c not in keys]
+    return wide.select(cols).to_numpy().astype(float) if cols else np.empty((0, 0))
+
+
 def rating_matrix(judgments: pl.DataFrame) -> np.ndarray:
     """Items (image × prompt × HIT) × annotator positions, NaN where a position has no rating."""
-    wide = _wide(judgments)
-    cols = [c for c in wide.columns if c not in HIT_ITEM]
-    return wide.select(cols).to_numpy().astype(float) if cols else np.empty((0, 0))
+    return _matrix(_wide(judgments), HIT_ITEM)
+
+
+def _pooled_wide(judgments: pl.DataFrame, pooling: str) -> tuple[pl.DataFrame, list[str]]:
+    if pooling == "concat":
+        return _wide(judgments), HIT_ITEM
+    sides = []
+    for variant in ("A", "B"):
+        w = _wide(judgments.filter(pl.col("variant") == variant)).unique(ITEM, keep="first", maintain_order=True)
+        sides.append(w.drop("hit").rename({c: f"{variant}{c}" for c in w.columns if c not in HIT_ITEM}))
+    return sides[0].join(sides[1], on=ITEM, how="inner").sort(ITEM), ITEM
 
 
 def pooled_matrix(judgments: pl.DataFrame, pooling: str = "wide") -> np.ndarray:
@@ -156,32 +303,77 @@ def pooled_matrix(judgments: pl.DataFrame, pooling: str = "wide") -> np.ndarray:
     columns are A's positions then B's positions (six raters; an image repeated within a variant counts once, its
     first HIT). `concat`: A's items stacked on B's items, three positions each.
     """
-    if pooling == "concat":
-        return rating_matrix(judgments)
-    sides = []
+    return _matrix(*_pooled_wide(judgments, pooling))
+
+
+def variant_items(judgments: pl.DataFrame, pooling: str = "wide") -> dict[str, tuple[pl.DataFrame, np.ndarray]]:
+    """Per row of Table 7 (A, B, A+B): its items' keys (video_id, frame_index, ...) and its rating matrix."""
+    out = {}
     for variant in ("A", "B"):
-        w = _wide(judgments.filter(pl.col("variant") == variant)).unique(ITEM, keep="first", maintain_order=True)
-        sides.append(w.drop("hit").rename({c: f"{variant}{c}" for c in w.columns if c not in HIT_ITEM}))
-    both = sides[0].join(sides[1], on=ITEM, how="inner").sort(ITEM)
-    cols = [c for c in both.columns if c not in ITEM]
-    return both.select(cols).to_numpy().astype(float) if cols else np.empty((0, 0))
+        wide = _wide(judgments.filter(pl.col("variant") == variant))
+        out[variant] = (wide.select(HIT_ITEM), _matrix(wide, HIT_ITEM))
+    wide, keys = _pooled_wide(judgments, pooling)
+    out["A+B"] = (wide.select(keys), _matrix(wide, keys))
+    return out
 
 
-def agreement_table(judgments: pl.DataFrame, *, pooling: str = "wide", kappa_bins: tuple[int, ...] = (3, 4, 5)) -> pl.DataFrame:
-    """Table 7: one row per variant (A, B, A+B) with Spearman, α and κ for each number of bins."""
+def agreement_table(
+    judgments: pl.DataFrame, *, pooling: str = "wide", kappa_bins: tuple[int, ...] = (3, 4, 5), intervals=None,
+) -> pl.DataFrame:
+    """Table 7: one row per variant (A, B, A+B) with Spearman, α and κ for each number of bins, and α at the ordinal
+    and interval levels (the `krippendorff` package).
+
+    With `intervals` (squidflow.intervals.IntervalConfig) every measure gets `<measure>_lo` / `<measure>_hi`: the
+    interval over resamples that draw images with replacement, each image with every item it has in a row (its
+    prompts and HITs) and the raters who rated it (see agreement_intervals).
+    """
+    items = variant_items(judgments, pooling)
+    points = {v: agreement_row(m, kappa_bins) for v, (_, m) in items.items()}
+    table = pl.DataFrame([{"variant": v, **row} for v, row in points.items()])
+    if intervals is None:
+        return table
+    bounds = agreement_intervals(items, points, intervals, kappa_bins)
+    cols = ["variant"]
+    for name in measures(kappa_bins):
+        cols += [name, f"{name}_lo", f"{name}_hi"]
+    return table.join(bounds, on="variant", how="left", maintain_order="left").select(*cols, "n_items")
+
+
+def agreement_intervals(items: dict[str, tuple[pl.DataFrame, np.ndarray]], points: dict[str, dict], cfg,
+                        kappa_bins=(3, 4, 5)) -> pl.DataFrame:
+    """`<measure>_lo` / `<measure>_hi` for every row of Table 7 (`points`: variant -> its agreement_row) from one
+    index matrix over the images of the table.
+
+    Images (video_id, frame_index) are the resampled unit, drawn with replacement (squidflow.intervals.image_resamples,
+    `cfg.resamples` rows, seed `cfg.seed`): the same draw for A, B and A+B. An image brings the ratings of the people
+    who rated it: each image has its own raters (nested design), so the image bootstrap carries their variation too.
+    Raters are not resampled again within an image: drawn with replacement, a rater drawn twice agrees with herself
+    (on the release, variant A's α .658 gets replicates in [.75, .79]); permuted, the positions the pairwise Spearman
+    pairs are not exchangeable on the release (variant A's .664 gets replicates around .605).
+    """
+    from squidflow.intervals import counts, image_resamples, interval_from
+
+    images = sorted({k for keys, _ in items.values() for k in keys.select("video_id", "frame_index").iter_rows()})
+    position = {k: i for i, k in enumerate(images)}
+    drawn = counts(image_resamples(len(images), cfg), len(images))  # B × images: draws per image
     rows = []
-    for variant in ("A", "B"):
-        m = rating_matrix(judgments.filter(pl.col("variant") == variant))
-        rows.append({"variant": variant, **agreement_row(m, kappa_bins)})
-    rows.append({"variant": "A+B", **agreement_row(pooled_matrix(judgments, pooling), kappa_bins)})
-    return pl.DataFrame(rows)
+    for variant, (keys, m) in items.items():
+        item_image = np.array([position[k] for k in keys.select("video_id", "frame_index").iter_rows()], dtype=int)
+        reps = agreement_replicates(m, drawn[:, item_image], kappa_bins)
+        row = {"variant": variant}
+        for name, values in reps.items():
+            _, lo, hi = interval_from(points[variant][name], values, cfg)
+            row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
+        rows.append(row)
+    return pl.DataFrame(rows, schema={"variant": pl.Utf8, **{f"{n}_{e}": pl.Float64 for n in measures(kappa_bins)
+                                                                for e in ("lo", "hi")}})
 
 
-def intra_annotator(judgments: pl.DataFrame, *, min_items: int = 3) -> tuple[float, int]:
-    """§4.2: per annotator, Spearman between their first-round and repeat-round ratings of the same items; the mean
-    over annotators with at least `min_items` repeated items, and how many annotators that is."""
+def intra_annotator_rhos(judgments: pl.DataFrame, *, min_items: int = 3) -> np.ndarray:
+    """§4.2: per annotator with at least `min_items` repeated items, the Spearman between their first-round and
+    repeat-round ratings of the same items (in annotator order)."""
     if "round" not in judgments.columns or judgments.filter(pl.col("round") > 1).is_empty():
-        return float("nan"), 0
+        return np.empty(0)
     keys = ["annotator", *ITEM]
     first = judgments.filter(pl.col("round") == 1).select([*keys, pl.col("rating").alias("r1")])
     again = judgments.filter(pl.col("round") > 1).select([*keys, pl.col("rating").alias("r2")])
@@ -192,7 +384,13 @@ def intra_annotator(judgments: pl.DataFrame, *, min_items: int = 3) -> tuple[flo
             rho = spearmanr(g["r1"].to_numpy(), g["r2"].to_numpy()).statistic
             if np.isfinite(rho):
                 rhos.append(rho)
-    return (float(np.mean(rhos)) if rhos else float("nan")), len(rhos)
+    return np.array(rhos, dtype=float)
+
+
+def intra_annotator(judgments: pl.DataFrame, *, min_items: int = 3) -> tuple[float, int]:
+    """§4.2: the mean over annotators of intra_annotator_rhos, and how many annotators that is."""
+    rhos = intra_annotator_rhos(judgments, min_items=min_items)
+    return (float(np.mean(rhos)) if len(rhos) else float("nan")), len(rhos)
 
 
 # --- Table 7 as a report ----------------------------------------------------------------------------------------
@@ -228,18 +426,48 @@ def _fmt(v) -> str:
     return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.3f}"
 
 
+def _cell(rec: dict, name: str) -> str:
+    """`0.658 [0.640, 0.676]` where the row has the measure's interval, the point alone otherwise."""
+    from squidflow.intervals import format_interval
+
+    v, lo, hi = rec.get(name), rec.get(f"{name}_lo"), rec.get(f"{name}_hi")
+    if not _fmt(v) or not _fmt(lo) or not _fmt(hi):
+        return _fmt(v)
+    return format_interval(v, lo, hi, digits=3)
+
+
+LABELS = {"spearman": "Spearman", "alpha": "Alpha", "alpha_ordinal": "Alpha (ordinal)",
+          "alpha_interval": "Alpha (interval, krippendorff pkg)"}
+
+
+def _label(name: str) -> str:
+    return LABELS.get(name) or (f"Kappa ({name.split('_')[1]} bins)" if name.startswith("kappa_") else name)
+
+
+def intervals_note(level: float, resamples: int) -> str:
+    """What Table 7's intervals cover, for the Markdown and the caption."""
+    return (
+        f"Brackets: {level:.0%} bootstrap intervals, {resamples} resamples of the images with replacement (an image "
+        "brings all its items and the people who rated them; the same draw in every row). They cover the variation "
+        "over images and, as each image has its own raters, over raters; raters are not resampled again within an "
+        "image (a rater drawn twice would agree with herself and inflate every measure)."
+    )
+
+
 def table7_markdown(
     table: pl.DataFrame,
     *,
     source: str,
     pooling: str,
-    intra: tuple[float, int] = (float("nan"), 0),
+    intra: tuple = (float("nan"), 0),
     high_certainty: pl.DataFrame | None = None,
     excluded: list[str] = (),
     skipped: dict[str, str] | None = None,
+    note: str = "",
 ) -> str:
     """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.io.md_escape). `skipped` maps a
-    variant to why its row is empty (`on_empty: skip`)."""
+    variant to why its row is empty (`on_empty: skip`). `intra` is (mean, n) or (mean, n, lo, hi); `note` says what
+    the intervals cover (intervals_note)."""
     simulated = source == "simulated"
     lines = ["# Table 7: inter-annotator agreement" + (" (SIMULATED annotator panel)" if simulated else ""), ""]
     if simulated:
@@ -250,21 +478,28 @@ def table7_markdown(
             "",
         ]
     lines += [f"Judgments: {md_escape(source)}. Items per row in `n_items`.", ""]
+    if note:
+        lines += [note, ""]
     for variant, why in (skipped or {}).items():
         lines += [f"**Variant {variant} skipped** (`on_empty: skip`): {md_escape(why)}", ""]
-    lines += ["| Task | Spearman | Alpha | Kappa (3 bins) | Kappa (4 bins) | Kappa (5 bins) | n_items | paper (SQUID-E supplement) |"]
-    lines += ["|---|---|---|---|---|---|---|---|"]
+    shown_measures = [m for m in METRICS if m in table.columns]
+    extra = [f"alpha_{lv}" for lv in ALPHA_LEVELS if f"alpha_{lv}" in table.columns]
+    header = [_label(m) for m in shown_measures] + ["n_items", "paper (SQUID-E supplement)"] + [_label(m) for m in extra]
+    lines += ["| Task | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
     for rec in table.iter_rows(named=True):
         paper = PAPER_TABLE7.get(rec["variant"], {})
         lines.append(
-            f"| {rec['variant']} | " + " | ".join(_fmt(rec[m]) for m in METRICS) + f" | {rec['n_items']} | "
-            + " / ".join(_fmt(paper.get(m)) for m in METRICS) + " |"
+            f"| {rec['variant']} | " + " | ".join(_cell(rec, m) for m in shown_measures) + f" | {rec['n_items']} | "
+            + " / ".join(_fmt(paper.get(m)) for m in METRICS) + " | " + " | ".join(_cell(rec, m) for m in extra)
+            + (" |" if extra else "|")
         )
     lines += [""]
-    rho, n = intra
+    rho, n, *bounds = intra
+    rho_text = f"{rho:.3f}" if not bounds else _cell({"r": rho, "r_lo": bounds[0], "r_hi": bounds[1]}, "r")
     lines += [
         "Intra-annotator Spearman (SQUID-E §4.2; paper .788): "
-        + (f"{rho:.3f} over {n} annotator(s) who rated the same images twice." if n else "no repeated ratings.")
+        + (f"{rho_text} over {n} annotator(s) who rated the same images twice"
+           + (" (interval: bootstrap over those annotators)." if bounds else ".") if n else "no repeated ratings.")
     ]
     if high_certainty is not None and len(high_certainty):
         parts = [f"{r['variant']}: {r['share']:.1%} of {r['n_images']} images" for r in high_certainty.iter_rows(named=True)]
@@ -300,12 +535,14 @@ def empty_variants(judgments: pl.DataFrame, excluded: list[str], report_path: st
 
 def write_table7(
     judgments_path, report_path, share_path, *, csv_path, md_path, pooling="wide", kappa_bins=(3, 4, 5),
-    on_empty: str = "error",
+    on_empty: str = "error", intervals=None,
 ) -> pl.DataFrame:
     """The rule's edge: Table 7 over the judgments of annotators not excluded -> CSV and Markdown.
 
     A variant whose every annotator is excluded stops the run (EmptyError naming annotator_report.parquet) unless
-    `on_empty="skip"`, which leaves its row empty with a note in the Markdown.
+    `on_empty="skip"`, which leaves its row empty with a note in the Markdown. With `intervals`
+    (squidflow.intervals.IntervalConfig) every measure has its interval (agreement_table) and so has the
+    intra-annotator Spearman (bootstrap over the annotators who rated twice).
     """
     from squidflow import schemas
     from squidflow.errors import EmptyError
@@ -322,12 +559,19 @@ def write_table7(
             "`on_empty: skip` to write Table 7 without that row."
         )
     kept = judgments.filter(~pl.col("annotator").is_in(excluded))
-    table = agreement_table(kept, pooling=pooling, kappa_bins=kappa_bins)
+    table = agreement_table(kept, pooling=pooling, kappa_bins=kappa_bins, intervals=intervals)
     write_csv(table.drop("n_items"), csv_path, float_precision=4)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
+    rhos = intra_annotator_rhos(kept)
+    intra = (float(np.mean(rhos)) if len(rhos) else float("nan"), len(rhos))
+    if intervals is not None and len(rhos) >= 2:
+        from squidflow.intervals import mean_interval
+
+        intra = (*intra, *mean_interval(rhos, intervals)[1:])
     md = table7_markdown(
-        table, source=source, pooling=pooling, intra=intra_annotator(kept),
-        high_certainty=pl.read_csv(share_path), excluded=excluded, skipped=skipped,
+        table, source=source, pooling=pooling, intra=intra, high_certainty=pl.read_csv(share_path),
+        excluded=excluded, skipped=skipped,
+        note=intervals_note(intervals.level, intervals.resamples) if intervals is not None else "",
     )
     write_text(md_path, md)
     return table

@@ -141,8 +141,8 @@ def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | No
 
     paper = PAPER_TABLE7 if paper is None else paper
     labels = {"spearman": "Spearman", "alpha": "Krippendorff's α", "kappa_3": "Fleiss' κ (3 bins)",
-              "kappa_4": "Fleiss' κ (4 bins)", "kappa_5": "Fleiss' κ (5 bins)"}
-    metrics = [m for m in METRICS if m in table7.columns]
+              "kappa_4": "Fleiss' κ (4 bins)", "kappa_5": "Fleiss' κ (5 bins)", "alpha_ordinal": "α (ordinal)"}
+    metrics = [m for m in [*METRICS, "alpha_ordinal"] if m in table7.columns]
     tasks = table7["variant"].to_list()
     fig, axes = style.figure(1, 1, width=style.PAGE_WIDTH_IN, height=3.2)
     ax = axes[0][0]
@@ -153,8 +153,14 @@ def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | No
         row = table7.filter(pl.col("variant") == task).row(0, named=True)
         values = [row[m] if row[m] is not None else np.nan for m in metrics]
         offset = (i - (len(tasks) - 1) / 2) * width
+        yerr = None
+        if all(f"{m}_lo" in row and f"{m}_hi" in row for m in metrics):  # the bootstrap interval, where the table has it
+            bounds = np.array([[row[f"{m}_lo"], row[f"{m}_hi"]] for m in metrics], dtype=float)
+            yerr = np.clip(np.stack([np.array(values) - bounds[:, 0], bounds[:, 1] - np.array(values)]), 0, None)
+            yerr = np.nan_to_num(yerr)
         bars = ax.bar(x + offset, values, width, color=colours.get(task, style.SERIES[i % len(style.SERIES)]), hatch=style.HATCHES[i],
-                      edgecolor="white", label=f"{task} (pooled)" if "+" in task else f"variant {task}")
+                      edgecolor="white", label=f"{task} (pooled)" if "+" in task else f"variant {task}",
+                      yerr=yerr, error_kw={"elinewidth": 1, "capsize": 2, "ecolor": style.BLACK})
         ax.bar_label(bars, fmt="%.2f", label_type="center", fontsize=style.FONT_SIZE - 2,
                      bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
         ref = [paper.get(task, {}).get(m, np.nan) for m in metrics]
@@ -163,7 +169,8 @@ def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | No
     ax.set_xticks(x, [labels.get(m, m) for m in metrics])
     ax.set_ylim(0, 1)
     ax.set_ylabel("agreement")
-    ax.set_title("Inter-annotator agreement (Table 7): this run's bars, the paper's values as black marks")
+    ax.set_title("Inter-annotator agreement (Table 7): this run's bars (with bootstrap intervals over images), the "
+                 "paper's values as black marks")
     ax.legend(loc="upper right", ncol=len(tasks) + 1)
     ax.grid(axis="x", visible=False)
     style.note(fig, note)

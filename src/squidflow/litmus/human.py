@@ -99,9 +99,11 @@ def human_soft_labels(annotations: pl.DataFrame, games: pl.DataFrame, normalisat
 
 
 def sample_check(annotations: pl.DataFrame, games: pl.DataFrame, soft_labels: pl.DataFrame,
-                 normalisation: str = "sum") -> pl.DataFrame:
+                 normalisation: str = "sum", intervals=None) -> pl.DataFrame:
     """Per question type: QA pairs, annotators per QA pair, the share with full agreement, and Pearson's r between
-    human and rule soft labels (null for "other", which has no rule labels)."""
+    human and rule soft labels (null for "other", which has no rule labels). With `intervals`
+    (squidflow.intervals.IntervalConfig), full_agreement and pearson_r have `_lo` / `_hi`: bootstrap over the
+    annotated QA pairs within their question type, each QA pair with its annotators (check_intervals)."""
     human = human_soft_labels(annotations, games, normalisation)
     agree = (
         annotations.with_columns(pl.col("object_ids").list.sort().cast(pl.List(pl.Utf8)).list.join(" ").alias("_set"))
@@ -128,5 +130,43 @@ def sample_check(annotations: pl.DataFrame, games: pl.DataFrame, soft_labels: pl
             "pearson_r": pearson(p["human_soft_label"], p["soft_label"]) if qtype != "other" else None,
             "n_pairs": p.height if qtype != "other" else 0,
         })
-    return pl.DataFrame(rows, schema={"question_type": pl.Utf8, "n_qa": pl.Int64, "annotators_per_qa": pl.Float64,
-                                      "full_agreement": pl.Float64, "pearson_r": pl.Float64, "n_pairs": pl.Int64})
+    table = pl.DataFrame(rows, schema={"question_type": pl.Utf8, "n_qa": pl.Int64, "annotators_per_qa": pl.Float64,
+                                       "full_agreement": pl.Float64, "pearson_r": pl.Float64, "n_pairs": pl.Int64})
+    if intervals is None:
+        return table
+    bounds = check_intervals(agree, paired, table, intervals)
+    return table.join(bounds, on="question_type", how="left", maintain_order="left").select(
+        "question_type", "n_qa", "annotators_per_qa", "full_agreement", "full_agreement_lo", "full_agreement_hi",
+        "pearson_r", "pearson_r_lo", "pearson_r_hi", "n_pairs")
+
+
+def check_intervals(agree: pl.DataFrame, paired: pl.DataFrame, table: pl.DataFrame, cfg) -> pl.DataFrame:
+    """The intervals of sample_check's full_agreement and pearson_r: one index matrix over the annotated QA pairs,
+    stratified by question type; a QA pair brings its annotators and its candidates. Pearson's r of a resample is
+    computed from each QA pair's sums over its candidates, weighted by how often the pair is drawn."""
+    from squidflow.intervals import counts, image_resamples, interval_from
+
+    qa = agree.sort("game_id")
+    types = qa["question_type"].to_numpy()
+    drawn = counts(image_resamples(len(qa), cfg, strata=types), len(qa))
+    x, y = pl.col("human_soft_label"), pl.col("soft_label")
+    sums = qa.select("game_id").join(
+        paired.group_by("game_id").agg(pl.len().cast(pl.Float64).alias("n"), x.sum().alias("x"), y.sum().alias("y"),
+                                       (x * y).sum().alias("xy"), (x * x).sum().alias("xx"), (y * y).sum().alias("yy")),
+        on="game_id", how="left", maintain_order="left").fill_null(0.0).drop("game_id").to_numpy()
+    agreed = qa["agree"].cast(pl.Float64).to_numpy()
+    rows = []
+    for rec in table.iter_rows(named=True):
+        w = drawn * (types == rec["question_type"])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            full = (w @ agreed) / w.sum(axis=1)
+            n, sx, sy, sxy, sxx, syy = (w @ sums).T
+            var = (n * sxx - sx**2) * (n * syy - sy**2)
+            r = np.where(var > 0, (n * sxy - sx * sy) / np.sqrt(np.where(var > 0, var, 1)), np.nan)
+        _, f_lo, f_hi = interval_from(rec["full_agreement"], full, cfg)
+        point_r = rec["pearson_r"] if rec["pearson_r"] is not None else float("nan")
+        _, r_lo, r_hi = interval_from(point_r, r, cfg)
+        rows.append({"question_type": rec["question_type"], "full_agreement_lo": f_lo, "full_agreement_hi": f_hi,
+                     "pearson_r_lo": r_lo, "pearson_r_hi": r_hi})
+    return pl.DataFrame(rows, schema={"question_type": pl.Utf8, **{f"{c}_{e}": pl.Float64 for c in
+                                                                   ("full_agreement", "pearson_r") for e in ("lo", "hi")}})

@@ -280,17 +280,29 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
     )
 
 
+def _rule_sets() -> dict[str, pl.Expr]:
+    """Each rule and union of rules (Appendix A) as "the target is in its reference set"."""
+    hit = {r: pl.col(r) == 1 for r in SPATIAL_RULES}
+    return {
+        "R1": hit["r1"], "R2": hit["r2"], "R3": hit["r3"],
+        "R1 ∪ R2": hit["r1"] | hit["r2"], "R1 ∪ R3": hit["r1"] | hit["r3"], "R2 ∪ R3": hit["r2"] | hit["r3"],
+        "R1 ∪ R2 ∪ R3": hit["r1"] | hit["r2"] | hit["r3"],
+    }
+
+
+def rules_hits(targets: pl.DataFrame) -> dict[str, np.ndarray]:
+    """For the target rows of spatial QA pairs: per rule set (as rules_accuracy names them), 1.0 where it puts the
+    target in its reference set, 0.0 where not, NaN where a rule has no label (left out, as rules_accuracy's mean does)."""
+    return {name: targets.select(e.cast(pl.Float64)).to_series().fill_null(float("nan")).to_numpy()
+            for name, e in _rule_sets().items()}
+
+
 def rules_accuracy(soft_labels: pl.DataFrame) -> pl.DataFrame:
     """Per split: on spatial QA pairs, the share whose target is in each rule's reference set, in the union of two
     rules, and in any rule's (Appendix A: 90.5%, 92.6%, 89.7% for R1–R3 on the training set; unions 94.9% R1∪R2,
     93.9% R1∪R3, 92.2% R2∪R3)."""
     target = soft_labels.filter((pl.col("question_type") == "spatial") & pl.col("is_target"))
-    hit = {r: pl.col(r) == 1 for r in SPATIAL_RULES}
-    exprs = {
-        "R1": hit["r1"], "R2": hit["r2"], "R3": hit["r3"],
-        "R1 ∪ R2": hit["r1"] | hit["r2"], "R1 ∪ R3": hit["r1"] | hit["r3"], "R2 ∪ R3": hit["r2"] | hit["r3"],
-        "R1 ∪ R2 ∪ R3": hit["r1"] | hit["r2"] | hit["r3"],
-    }
+    exprs = _rule_sets()
     return (
         target.group_by("split")
         .agg(pl.len().alias("n_spatial"), *(e.mean().alias(name) for name, e in exprs.items()))

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 MEASURES = ("best_normal", "best_mode", "oot_normal", "oot_mode")
 OOT_SIZE = 10
 
@@ -99,18 +101,82 @@ def gold_counts(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]) -> dict
     return {i: Counter(k for kws in anns.values() for k in dict.fromkeys(kws)) for i, anns in by_annotator.items()}
 
 
-def human_upper_bound(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, float | int | None]:
-    """Leave-one-annotator-out scores (see the module docstring); n_items counts the images involved."""
-    gold, best, oot = {}, {}, {}
+def _leave_one_out(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]):
+    """The leave-one-annotator-out items: gold, best and oot answers per (image, annotator) key, and each key's image."""
+    gold, best, oot, image = {}, {}, {}, {}
     for i, anns in by_annotator.items():
         for held_out, answers in anns.items():
             rest = Counter(k for a, kws in anns.items() if a != held_out for k in dict.fromkeys(kws))
             if not rest:
                 continue
             key = f"{i}\x00{held_out}"
-            gold[key] = rest
+            gold[key], image[key] = rest, i
             answers = list(dict.fromkeys(answers))
             best[key], oot[key] = answers[:1], answers[:OOT_SIZE]
+    return gold, best, oot, image
+
+
+def human_upper_bound(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, float | int | None]:
+    """Leave-one-annotator-out scores (see the module docstring); n_items counts the images involved."""
+    gold, best, oot, image = _leave_one_out(by_annotator)
     out = score(gold, best, oot)
-    out["n_items"] = len({k.split("\x00", 1)[0] for k in gold})
+    out["n_items"] = len(set(image.values()))
     return out
+
+
+# --- per-item terms, for the bootstrap over images ----------------------------------------------------------------
+# Every score above is a ratio of sums over items, so a resample that draws item i w_i times has the same scores
+# with each sum weighted by w_i. TERMS are the per-item summands; scores_from_terms weights them for B resamples at
+# once (one matrix product), and with every weight 1 it is `score` (tests/test_text_semeval.py).
+TERMS = ("best", "answered_best", "oot", "answered_oot", "has_mode", "best_mode", "oot_mode")
+
+
+def score_terms(
+    gold: Mapping[str, Counter], best: Mapping[str, Sequence[str]], oot: Mapping[str, Sequence[str]],
+) -> tuple[list[str], np.ndarray]:
+    """The test items (as `score` takes them) and an items × TERMS matrix: the best and oot credit (0 when
+    unanswered), whether each was answered, whether the item has a mode, and the two mode hits (0 when unanswered)."""
+    items = [i for i, g in gold.items() if sum(g.values()) > 0]
+    terms = np.zeros((len(items), len(TERMS)))
+    for row, i in enumerate(items):
+        g = gold[i]
+        size = sum(g.values())
+        m = mode(g)
+        b = list(dict.fromkeys(best.get(i) or []))
+        o = list(dict.fromkeys(oot.get(i) or []))[:OOT_SIZE]
+        terms[row, 4] = m is not None
+        if b:
+            terms[row, 0:2] = sum(g[a] for a in b) / len(b) / size, 1
+            terms[row, 5] = m is not None and b[0] == m
+        if o:
+            terms[row, 2:4] = sum(g[a] for a in o) / size, 1
+            terms[row, 6] = m is not None and m in o
+    return items, terms
+
+
+def scores_from_terms(terms: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """The eight scores (fractions; NaN where a denominator is empty) for each of B resamples, `weights` B × items."""
+    w = np.asarray(weights, dtype=float)
+    best, a_best, oot, a_oot, tm, best_mode, oot_mode = (w @ terms).T  # each B sums
+    total, am_best, am_oot = w.sum(axis=1), w @ (terms[:, 1] * terms[:, 4]), w @ (terms[:, 3] * terms[:, 4])
+    ratios = {
+        "best_normal_p": (best, a_best), "best_normal_r": (best, total),
+        "best_mode_p": (best_mode, am_best), "best_mode_r": (best_mode, tm),
+        "oot_normal_p": (oot, a_oot), "oot_normal_r": (oot, total),
+        "oot_mode_p": (oot_mode, am_oot), "oot_mode_r": (oot_mode, tm),
+    }
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {k: np.where(d > 0, num / np.where(d > 0, d, 1), np.nan) for k, (num, d) in ratios.items()}
+
+
+def system_terms(gold: Mapping[str, Counter], ranked: Mapping[str, Sequence[str]]) -> tuple[list[str], np.ndarray]:
+    """score_terms of a ranked-keyword system (as system_scores scores it); items are images."""
+    return score_terms(gold, {i: list(r)[:1] for i, r in ranked.items()}, {i: list(r)[:OOT_SIZE] for i, r in ranked.items()})
+
+
+def human_terms(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]) -> tuple[list[str], np.ndarray]:
+    """score_terms of the leave-one-annotator-out upper bound (as human_upper_bound scores it); each item is named by
+    its image, so that resampling an image draws all its held-out annotators."""
+    gold, best, oot, image = _leave_one_out(by_annotator)
+    items, terms = score_terms(gold, best, oot)
+    return [image[k] for k in items], terms

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import polars as pl
 
 from squidflow.text.keywords import SYSTEMS
@@ -17,6 +18,7 @@ from squidflow.text.semeval import MEASURES, human_upper_bound, system_scores
 
 SCORE_COLUMNS = [f"{m}_{pr}" for m in MEASURES for pr in ("p", "r")]
 TABLE_COLUMNS = ["system", "setting", "n_items", *SCORE_COLUMNS]
+INTERVAL_TABLE_COLUMNS = ["system", "setting", "n_items", *[x for c in SCORE_COLUMNS for x in (c, f"{c}_lo", f"{c}_hi")]]
 TABLE_SCHEMA = {"system": pl.Utf8, "setting": pl.Utf8, "n_items": pl.Int64, **{c: pl.Float64 for c in SCORE_COLUMNS}}
 SYSTEM_NAMES = {"tf": "tf", "tfidf": "tf·idf", "random": "random", "human": "human (leave one out)"}
 
@@ -34,12 +36,18 @@ def gold_by_annotator(gold: pl.DataFrame, setting: Preprocessing, *, language: s
 
 
 def keyword_table(
-    keywords: pl.DataFrame, gold: pl.DataFrame, settings: list[Preprocessing], *, gold_language: str = "en"
+    keywords: pl.DataFrame, gold: pl.DataFrame, settings: list[Preprocessing], *, gold_language: str = "en",
+    intervals=None,
 ) -> pl.DataFrame:
-    """One row per (setting, system) with the eight SemEval scores in percent (CSV columns: TABLE_COLUMNS)."""
-    from squidflow.text.semeval import gold_counts
+    """One row per (setting, system) with the eight SemEval scores in percent (CSV columns: TABLE_COLUMNS).
 
-    rows = []
+    With `intervals` (squidflow.intervals.IntervalConfig) each score has `<score>_lo` / `<score>_hi`: the percentile
+    interval over resamples of the images (one index matrix for the table: every row, setting and system is scored on
+    the same resampled images; the human row's held-out annotators come with their image).
+    """
+    from squidflow.text.semeval import gold_counts, human_terms, system_terms
+
+    rows, terms = [], []
     for setting in settings:
         by_ann = gold_by_annotator(gold, setting, language=gold_language)
         counts = gold_counts(by_ann)
@@ -49,18 +57,62 @@ def keyword_table(
             for img, kw in mine.filter(pl.col("system") == system).select("image_id", "keyword").iter_rows():
                 ranked.setdefault(img, []).append(kw)
             rows.append({"system": system, "setting": setting.name, **system_scores(counts, ranked)})
+            terms.append(system_terms(counts, ranked))
         rows.append({"system": "human", "setting": setting.name, **human_upper_bound(by_ann)})
+        terms.append(human_terms(by_ann))
     table = pl.DataFrame(rows).select(
         "system", "setting", "n_items", *[(pl.col(c) * 100).alias(c) for c in SCORE_COLUMNS]
-    )
-    return table.cast(TABLE_SCHEMA)
+    ).cast(TABLE_SCHEMA)
+    if intervals is None:
+        return table
+    return _with_intervals(table, terms, intervals)
+
+
+def _with_intervals(table: pl.DataFrame, terms: list[tuple[list[str], np.ndarray]], cfg) -> pl.DataFrame:
+    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.text.semeval import scores_from_terms
+
+    images = sorted({i for items, _ in terms for i in items})
+    position = {img: k for k, img in enumerate(images)}
+    drawn = counts(image_resamples(len(images), cfg), len(images))  # B × images
+    bounds = []
+    for (items, row_terms), rec in zip(terms, table.iter_rows(named=True), strict=True):
+        reps = scores_from_terms(row_terms, drawn[:, [position[i] for i in items]])
+        row = {}
+        for c in SCORE_COLUMNS:
+            point = rec[c] if rec[c] is not None else float("nan")
+            _, lo, hi = interval_from(point, 100 * reps[c], cfg)
+            row[f"{c}_lo"], row[f"{c}_hi"] = lo, hi
+        bounds.append(row)
+    wide = pl.concat([table, pl.DataFrame(bounds, schema={f"{c}_{e}": pl.Float64 for c in SCORE_COLUMNS
+                                                          for e in ("lo", "hi")})], how="horizontal")
+    return wide.select(INTERVAL_TABLE_COLUMNS)
 
 
 def _fmt(v) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def caption(gold_source: str, n_annotators: int, top_k: int) -> str:
+def _cell(rec: dict, column: str) -> str:
+    """`12.34 [10.10, 14.60]` where the row has the score's interval, the score alone otherwise."""
+    from squidflow.intervals import format_interval
+
+    if rec[column] is None or f"{column}_lo" not in rec:
+        return _fmt(rec[column])
+    return format_interval(rec[column], rec[f"{column}_lo"], rec[f"{column}_hi"], digits=2)
+
+
+def intervals_sentence(level: float, resamples: int) -> str:
+    """What the keyword table's intervals cover."""
+    return (
+        f" Brackets: {level:.0%} bootstrap intervals over images ({resamples} resamples of the images with replacement, "
+        "the same draw for every row; the human row's held-out annotators come with their image). They cover which "
+        "images were annotated, and the annotators who happened to annotate them; the keyword systems are "
+        "deterministic (random: one seeded shuffle)."
+    )
+
+
+def caption(gold_source: str, n_annotators: int, top_k: int, intervals=None) -> str:
     who = {
         "simulated": "a SIMULATED annotator panel (offline demo: keywords drawn from each frame's known content)",
         "mturk": "MTurk workers (the keyword task, variant K)",
@@ -71,6 +123,7 @@ def caption(gold_source: str, n_annotators: int, top_k: int) -> str:
         f"keyword; oot = its first ten (top_k = {top_k}); mode measures only over images with a unique most frequent "
         "keyword; P over images the system answered, R over all images with gold. human = each annotator against the "
         "others (leave one out)."
+        + (intervals_sentence(intervals.level, intervals.resamples) if intervals is not None else "")
     )
 
 
@@ -80,7 +133,7 @@ def to_markdown(table: pl.DataFrame, title: str) -> str:
     lines = [f"**{html.escape(title, quote=False)}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in table.iter_rows(named=True):
         cells = [SYSTEM_NAMES.get(r["system"], r["system"]), html.escape(r["setting"]).replace("|", "\\|"), str(r["n_items"])]
-        lines.append("| " + " | ".join(cells + [_fmt(r[c]) for c in SCORE_COLUMNS]) + " |")
+        lines.append("| " + " | ".join(cells + [_cell(r, c) for c in SCORE_COLUMNS]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -104,14 +157,15 @@ def to_latex(table: pl.DataFrame, title: str) -> str:
     ]
     for r in table.iter_rows(named=True):
         cells = [_tex(SYSTEM_NAMES.get(r["system"], r["system"])), _tex(r["setting"]), str(r["n_items"])]
-        lines.append(" & ".join(cells + [_fmt(r[c]).replace("–", "--") for c in SCORE_COLUMNS]) + r" \\")
+        lines.append(" & ".join(cells + [_cell(r, c).replace("–", "--") for c in SCORE_COLUMNS]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 def build_table(keywords_path, gold_path, *, csv_path, md_path, tex_path, settings: list[dict], top_k: int,
-                gold_language: str) -> pl.DataFrame:
-    """The rule's edge: keywords.parquet + judgments/keywords.parquet -> text_keywords.{csv,md,tex}."""
+                gold_language: str, intervals=None) -> pl.DataFrame:
+    """The rule's edge: keywords.parquet + judgments/keywords.parquet -> text_keywords.{csv,md,tex}; `intervals`
+    (squidflow.intervals.IntervalConfig) adds each score's bootstrap interval over images."""
     from squidflow import schemas
     from squidflow.io import read_parquet, write_csv, write_text
     from squidflow.text.preprocess import settings_from_config
@@ -121,9 +175,10 @@ def build_table(keywords_path, gold_path, *, csv_path, md_path, tex_path, settin
     if gold.height == 0:
         raise ValueError(f"{gold_path}: no gold keywords; the keyword table needs the keyword task's answers "
                          "(text.gold.batches, or judgments.source: simulated for the demo)")
-    table = keyword_table(keywords, gold, settings_from_config(settings), gold_language=gold_language)
+    table = keyword_table(keywords, gold, settings_from_config(settings), gold_language=gold_language,
+                          intervals=intervals)
     sources = sorted(set(gold["source"].to_list()))
-    title = caption("/".join(sources), gold.filter(pl.col("round") == 1)["annotator"].n_unique(), top_k)
+    title = caption("/".join(sources), gold.filter(pl.col("round") == 1)["annotator"].n_unique(), top_k, intervals)
     write_csv(table, csv_path, float_precision=4)  # keywords are internet text: formula cells neutralised
     write_text(md_path, to_markdown(table, title))
     write_text(tex_path, to_latex(table, title))

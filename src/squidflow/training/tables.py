@@ -3,7 +3,9 @@
 `aggregate` turns per-run metrics into the long RESULT_TABLE (train_set, method, metric, mean, std, n_seeds: one
 row per cell, easy to plot or join); `to_markdown` and `to_latex` lay it out the way the paper does. The std is the
 sample standard deviation over seeds (ddof = 1); a metric that is undefined for a run (an empty certainty bin) is
-left out of that cell, and n_seeds says how many runs it averages.
+left out of that cell, and n_seeds says how many runs it averages. `table_with_intervals` adds each cell's
+image-bootstrap interval (lo, hi) and the paired comparison with the baseline row (diff, diff_lo, diff_hi,
+p_value, p_holm; squidflow.training.table_intervals); the cells then read `0.61 ± 0.02 [0.57, 0.65]`.
 """
 
 from __future__ import annotations
@@ -78,36 +80,72 @@ def aggregate_runs(runs: pl.DataFrame, spec: TableSpec) -> pl.DataFrame:
                                       "std": pl.Float64, "n_seeds": pl.Int64, "_order": pl.Int64}).drop("_order")
 
 
-def _cell(mean, std, tex: bool = False) -> str:
+def _cell(mean, std, lo=None, hi=None, mark: str = "", *, tex: bool = False) -> str:
+    """mean ± std over seeds, then the interval when there is one: `0.61 ± 0.02 [0.57, 0.65]`, and the paired
+    comparison's mark (`*`: the difference with the baseline row excludes zero; `†`: also after Holm)."""
     if mean is None or np.isnan(mean):
         return "–"
     pm = r" $\pm$ " if tex else " ± "
-    return f"{mean:.2f}{pm}{std:.2f}"
+    text = f"{mean:.2f}{pm}{std:.2f}"
+    if lo is not None and hi is not None:
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    if mark:
+        text += "$^{" + mark.replace("†", r"\dagger") + "}$" if tex else mark
+    return text
 
 
-def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: bool) -> tuple[list[str], list[list[str]]]:
-    cells = {(r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"]) for r in table.iter_rows(named=True)}
+def _mark(row: dict, alpha: float) -> str:
+    lo, hi = row.get("diff_lo"), row.get("diff_hi")
+    if lo is None or hi is None or not (lo > 0 or hi < 0):
+        return ""
+    p = row.get("p_holm")
+    return "*†" if p is not None and p < alpha else "*"
+
+
+def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: bool,
+            alpha: float = 0.05) -> tuple[list[str], list[list[str]]]:
+    cells = {(r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"], r.get("lo"), r.get("hi"),
+                                                          _mark(r, alpha))
+             for r in table.iter_rows(named=True)}
     train_sets = [t for t in ("SD", "SE") if t in set(table["train_set"])]
     methods = [m for m in method_order if m in set(table["method"])] + sorted(set(table["method"]) - set(method_order))
     if not spec.grouped:
         header = ["Model", *spec.headers]
         body = [
-            [f"RN+{m}", *[_cell(*cells[(t, m, metric)], tex) for metric in spec.metrics]]
+            [f"RN+{m}", *[_cell(*cells[(t, m, metric)], tex=tex) for metric in spec.metrics]]
             for t in train_sets for m in methods if (t, m, spec.metrics[0]) in cells
         ]
         return header, body
     header = ["Method", *[f"{h} ({TRAIN_SET_NAMES[t]})" for t in train_sets for h in spec.headers]]
     body = [
-        [m, *[_cell(*cells.get((t, m, metric), (None, None)), tex) for t in train_sets for metric in spec.metrics]]
+        [m, *[_cell(*cells.get((t, m, metric), (None, None)), tex=tex) for t in train_sets for metric in spec.metrics]]
         for m in methods
     ]
     return header, body
 
 
+def interval_note(table: pl.DataFrame, intervals: Mapping | None, baseline: str | None) -> str:
+    """The caption's sentence on what the intervals cover (empty when the table has none)."""
+    if intervals is None or "lo" not in table.columns or table["lo"].is_null().all():
+        return ""
+    level = round(100 * intervals["level"])
+    note = (f" [lo, hi]: {level}% {intervals['method']} bootstrap interval of the seed mean over the evaluation images "
+            f"({intervals['resamples']} resamples, seed {intervals['seed']}, the same resampled images for every "
+            "method, seed and measure); it covers the variation of the images only: run seeds are not resampled "
+            "(their spread is the ± std) and the human means are held fixed.")
+    if baseline and "diff" in table.columns and not table["diff"].is_null().all():
+        note += (f" Paired with the baseline row {baseline} on the same resamples: * the {level}% interval of the "
+                 f"difference excludes zero, † also significant after Holm's correction over the methods (p < "
+                 f"{1 - intervals['level']:.2f}); the CSV has diff, diff_lo, diff_hi, p_value (two-sided paired "
+                 "bootstrap) and p_holm.")
+    return note
+
+
 def _caption(table: pl.DataFrame, spec: TableSpec, ece_bins: int, choices: Mapping | None = None,
-             sets: Mapping | None = None) -> str:
+             sets: Mapping | None = None, intervals: Mapping | None = None, baseline: str | None = None) -> str:
     seeds = sorted(set(table["n_seeds"].to_list()))
     note = f"Mean ± sample std over {'/'.join(map(str, seeds))} seed(s)."
+    note += interval_note(table, intervals, baseline)
     if "ece" in spec.metrics:
         note += f" ECE: top-label, ground-truth labels, {ece_bins} equal-width bins."
     if "kl" in spec.metrics:
@@ -197,20 +235,30 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
     return " ".join(out)
 
 
+def _alpha(intervals: Mapping | None) -> float:
+    return 1 - intervals["level"] if intervals else 0.05
+
+
+def _baseline(table: pl.DataFrame, method_order: list[str]) -> str | None:
+    return next((m for m in method_order if m in set(table["method"])), None)
+
+
 def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
-                choices: Mapping | None = None, sets: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=False)
-    lines = [f"**{_caption(table, spec, ece_bins, choices, sets)}**", "", "| " + " | ".join(header) + " |",
+                choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
+    header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals))
+    text = _caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order))
+    lines = [f"**{text}**", "", "| " + " | ".join(header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
 
 def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
-             choices: Mapping | None = None, sets: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=True)
+             choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
+    header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals))
     escape = lambda s: s.replace("%", r"\%").replace("_", r"\_").replace("&", r"\&")  # noqa: E731
-    caption = escape(_caption(table, spec, ece_bins, choices, sets))
+    caption = escape(_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)))
+    caption = caption.replace("†", r"$\dagger$")
     lines = [
         r"\begin{table}[t]",
         r"\centering",
@@ -229,6 +277,32 @@ def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_
     return "\n".join(lines) + "\n"
 
 
+def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFrame], spec: TableSpec,
+                         method_order: list[str], intervals: Mapping, *, ece_bins: int = 10, kl_eps: float = 1e-6,
+                         choices: Mapping | None = None) -> pl.DataFrame:
+    """The RESULT_TABLE of `runs` (read_run_metrics) with each cell's image-bootstrap interval and the paired
+    comparisons with the baseline row (squidflow.training.table_intervals); `predictions`: each run's
+    predictions.parquet path -> its frame. The point values are the runs' metrics.json values, unchanged."""
+    from squidflow.config import from_section
+    from squidflow.intervals import IntervalConfig
+    from squidflow.training.table_intervals import add_intervals
+
+    table = aggregate_runs(runs, spec)
+    keyed = {run_of(path): frame for path, frame in predictions.items()}
+    choices = choices or {}
+    return add_intervals(table, keyed, spec.metrics, method_order, from_section(IntervalConfig, intervals),
+                         ece_bins=ece_bins, kl_eps=kl_eps, authors_ece_bins=choices.get("authors_ece_bins", 5),
+                         authors_ece_batch=choices.get("authors_ece_batch", 16), grouped=spec.grouped)
+
+
+def run_of(path) -> tuple[str, str, int]:
+    """(train_set, method, seed) of a run's file …/runs/{experiment}/{train_set}/{method}/seed{seed}/<file>."""
+    from pathlib import Path
+
+    path = Path(path)
+    return path.parents[2].name, path.parents[1].name, int(path.parent.name.removeprefix("seed"))
+
+
 def read_run_metrics(paths) -> pl.DataFrame:
     """Read runs' metrics.json (…/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json) into long rows."""
     import json
@@ -236,13 +310,13 @@ def read_run_metrics(paths) -> pl.DataFrame:
 
     rows = []
     for path in map(Path, paths):
-        seed_dir, method_dir, train_dir = path.parent, path.parent.parent, path.parent.parent.parent
+        train_set, method, seed = run_of(path)
         metrics = json.loads(path.read_text(encoding="utf-8"))
         for metric, value in metrics.items():
             rows.append({
-                "train_set": train_dir.name,
-                "method": method_dir.name,
-                "seed": int(seed_dir.name.removeprefix("seed")),
+                "train_set": train_set,
+                "method": method,
+                "seed": seed,
                 "metric": metric,
                 "value": float("nan") if value is None else float(value),
             })

@@ -22,6 +22,7 @@ def get_comparison_outputs():
         "results/annotation/comparison_hits.csv",
         "results/annotation/comparison_hits.html",
         "results/comparison/metrics.json",
+        *(expand("results/tables/crowd_comparison.{ext}", ext=["csv", "md"]) if COMPARISON["ratings"] else []),
     ]
 
 

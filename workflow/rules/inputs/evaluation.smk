@@ -7,6 +7,9 @@ EVALUATION = config["evaluation"]
 EVALUATION_TABLES = ["table2_verbs", "table8_alt_bins"]
 EVALUATION_RUNS_TABLE = "results/evaluation/runs.parquet"
 ZERO_SHOT_PREDICTIONS = "results/evaluation/predictions/zero_shot.parquet"
+SOFT_LABEL_TABLE = "results/tables/soft_label_measures"  # .csv, .md, .tex
+MODEL_RELIABILITY_FIGURE = "results/figures/model_reliability.png"
+SATURATION_FIGURE = "results/figures/annotation_saturation.png"
 
 
 def get_evaluation_vocabulary():
@@ -122,10 +125,29 @@ def get_evaluated_runs():
     return [f"{run}/predictions.parquet" for e in ("classification", "calibration") for run in get_training_runs(e)]
 
 
+def get_soft_label_models(wildcards):
+    """The Table 2 models whose predictions the soft-label table and its figures score: name, predictions, images."""
+    return [{"name": m["name"], "predictions": m["predictions"], "images": m["images"]} for m in get_evaluation_models()]
+
+
+def get_soft_label_inputs(wildcards):
+    """Judgments and the annotator report (the people's ratings, their exclusions), every model's local predictions
+    and mapping table, and the frames (a model may predict unjudged frames) when the frames stage runs."""
+    inputs = {"judgments": JUDGMENTS_TABLE, "report": ANNOTATOR_REPORT_TABLE}
+    local = [p for m in get_evaluation_models() for p in (m["predictions"], m["images"]) if p and not is_url(p)]
+    if local:
+        inputs["predictions"] = local
+    if stage_enabled("frames") or any(m["predictions"] == ZERO_SHOT_PREDICTIONS for m in get_evaluation_models()):
+        inputs["frames"] = FRAMES_TABLE
+    return inputs
+
+
 def get_evaluation_outputs():
     if not stage_enabled("evaluation"):
         return []
     outputs = expand("results/tables/{table}.{ext}", table=EVALUATION_TABLES, ext=["csv", "md", "tex"])
+    outputs += [*expand(f"{SOFT_LABEL_TABLE}.{{ext}}", ext=["csv", "md", "tex"]), MODEL_RELIABILITY_FIGURE,
+                SATURATION_FIGURE]
     if stage_enabled("tables"):
         outputs.append(EVALUATION_RUNS_TABLE)
     return outputs

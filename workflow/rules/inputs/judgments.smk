@@ -6,6 +6,7 @@ FIG3_TITLES = {
     "simulated": "Figure 3 (SIMULATED annotator panel, offline demo)",
     "mturk": "Figure 3 (MTurk judgments)",
     "release": "Figure 3 (SQUID-E release judgments)",
+    "label_studio": "Figure 3 (Label Studio judgments)",
 }
 
 
@@ -23,6 +24,8 @@ def get_judgment_outputs():
     if JUDGMENT_SOURCE != "release":
         outputs += expand("results/annotation/hits_{variant}.csv", variant=["A", "B"])
         outputs += ["results/annotation/hit_template.html"]
+    outputs += expand("results/tables/crowd_aggregation.{ext}", ext=["csv", "md"])
+    outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
     return outputs
 
 
@@ -31,8 +34,79 @@ def get_judgment_frames(wildcards):
     return {} if JUDGMENT_SOURCE == "release" else {"frames": FRAMES_TABLE}
 
 
+# Label Studio (annotation.platform label_studio): the task folders, and the exports ingestion reads.
+ANNOTATION_PLATFORM = config["annotation"]["platform"]
+
+
+LABEL_STUDIO_TASKS_DIR = "results/annotation/label_studio"
+
+
+SIMULATED_LABEL_STUDIO = {
+    "A": "results/judgments/simulated/label_studio/A.json",
+    "B": "results/judgments/simulated/label_studio/B.json",
+    "A_repeat": "results/judgments/simulated/label_studio/A_repeat.json",
+    "B_repeat": "results/judgments/simulated/label_studio/B_repeat.json",
+}
+
+
+def get_label_studio_tasks():
+    """The Label Studio tasks this run writes (annotation.platform label_studio): A and B with the judgments stage,
+    K with the text stage's keyword task, the comparison sets with the comparison stage."""
+    if ANNOTATION_PLATFORM != "label_studio" or JUDGMENT_SOURCE == "release":
+        return []
+    tasks = ["A", "B"] if stage_enabled("judgments") else []
+    if stage_enabled("text") and stage_enabled("frames"):
+        tasks.append("K")
+    if stage_enabled("comparison"):
+        tasks.append("comparison")
+    return tasks
+
+
+def get_label_studio_hits(wildcards):
+    hits = {"A": "results/annotation/hits_A.csv", "B": "results/annotation/hits_B.csv", "K": KEYWORD_HITS,
+            "comparison": "results/annotation/comparison_hits.csv"}[wildcards.ls_task]
+    inputs = {"hits": hits}
+    if wildcards.ls_task != "comparison":
+        inputs["frames"] = FRAMES_TABLE
+    return inputs
+
+
+def get_label_studio_images():
+    ls = config["annotation"]["label_studio"]
+    return {"mode": ls["images"], "base_url": ls["image_base_url"] or config["annotation"]["image_base_url"],
+            "document_root": ls["document_root"]}
+
+
+def judgments_via_label_studio():
+    """Ingestion reads Label Studio exports: your own (source label_studio) or, in the demo with platform
+    label_studio, the SIMULATED panel's answers written in Label Studio's export format."""
+    return JUDGMENT_SOURCE == "label_studio" or (JUDGMENT_SOURCE == "simulated" and ANNOTATION_PLATFORM == "label_studio")
+
+
+def get_label_studio_exports():
+    """The exports to ingest, each {path, round, expected?}: expected = the tasks.json its tasks were imported from."""
+    if JUDGMENT_SOURCE == "simulated":
+        if ANNOTATION_PLATFORM != "label_studio":
+            return []
+        return [{"path": SIMULATED_LABEL_STUDIO[k], "round": 2 if k.endswith("repeat") else 1}
+                for k in ("A", "B", "A_repeat", "B_repeat")]
+    if JUDGMENT_SOURCE != "label_studio":
+        return []
+    check = config["judgments"]["label_studio"]["check_tasks"]
+    out = []
+    for e in config["judgments"]["label_studio"]["exports"]:
+        stem = os.path.splitext(os.path.basename(e["path"]))[0]
+        item = {"path": e["path"], "round": e.get("round", 1)}
+        if check and stem in ("A", "B"):
+            item["expected"] = f"{LABEL_STUDIO_TASKS_DIR}/{stem}/tasks.json"
+        out.append(item)
+    return out
+
+
 def get_judgment_batches():
     """The batch-results CSVs to ingest, each with its round (1 = the task, 2 = a repeat of it)."""
+    if judgments_via_label_studio():
+        return []
     if JUDGMENT_SOURCE == "simulated":
         return [
             {"path": "results/judgments/simulated/batch_results.csv", "round": 1},
@@ -56,6 +130,9 @@ def get_judgment_inputs(wildcards):
     release = get_release_judgments_csv()
     if JUDGMENT_SOURCE == "release" and not is_url(release):
         inputs["release"] = release
+    exports = get_label_studio_exports()
+    if exports:
+        inputs["exports"] = [e["path"] for e in exports]
     return inputs
 
 

@@ -4,6 +4,7 @@ from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.games import source_of as litmus_game_source
 
 LITMUS_METRICS_TABLE = "results/litmus/metrics.parquet"
+LITMUS_METRIC_INTERVALS_TABLE = "results/litmus/metric_intervals.parquet"
 LITMUS_GAMES_TABLE = "results/litmus/games.parquet"
 LITMUS_SOFT_LABELS_TABLE = "results/litmus/soft_labels.parquet"
 

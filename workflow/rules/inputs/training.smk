@@ -69,6 +69,11 @@ def get_table_metrics(wildcards):
     return [f"{run}/metrics.json" for run in get_training_runs(TRAINING_TABLES[wildcards.table])]
 
 
+def get_table_predictions(wildcards):
+    """The runs' per-image predictions, in the order of get_table_metrics (the tables' image-bootstrap intervals)."""
+    return [f"{run}/predictions.parquet" for run in get_training_runs(TRAINING_TABLES[wildcards.table])]
+
+
 def get_training_pool_inputs(wildcards):
     """SE frames come from the frames stage; SD from standard_data.path, or else the demo videos' clean frames."""
     inputs = {"frames": FRAMES_TABLE}

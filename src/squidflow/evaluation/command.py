@@ -1,0 +1,117 @@
+"""`squidflow evaluate`: predictions files scored against human judgments as the evaluation rules score them
+(Tables 2 and 8 and the soft-label table, by the same library calls: squidflow.evaluation.scoring).
+
+The command line (squidflow.cli) loads this module by name, so that the floor it belongs to imports no stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
+    """--label-map EVENT=LABEL[,LABEL…] (repeatable), or one YAML/JSON file mapping event -> labels."""
+    from squidflow.config import ConfigError, load_yaml
+
+    if not values:
+        return None
+    if len(values) == 1 and "=" not in values[0] and Path(values[0]).is_file():
+        data = load_yaml(values[0])
+        if not isinstance(data, dict) or not all(isinstance(v, list) and v for v in data.values()):
+            raise ConfigError(f"{values[0]}: --label-map file must map each event id to a list of labels, e.g. "
+                              "`parade: [parading]`")
+        return {str(k): [str(x) for x in v] for k, v in data.items()}
+    out: dict[str, list[str]] = {}
+    for item in values:
+        event, sep, labels = item.partition("=")
+        if not sep or not event.strip() or not labels.strip():
+            raise ConfigError(f"--label-map {item!r}: write EVENT=LABEL[,LABEL...], e.g. parade=parading")
+        out[event.strip()] = [x.strip() for x in labels.split(",") if x.strip()]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score predictions files against human judgments as the evaluation rules do: Tables 2 and 8 and the
+    soft-label table (CSV, Markdown, LaTeX) in --out."""
+    from squidflow import io, schemas
+    from squidflow.config import load_config, merge_configs, validate_config
+    from squidflow.errors import UserError
+    from squidflow.evaluation.predictions import PredictionsError
+    from squidflow.evaluation.scoring import evaluate_predictions, read_judgments
+    from squidflow.io import SchemaError
+
+    try:
+        config = (load_config(args.config[0], extra=tuple(args.config[1:]), check_paths=False) if args.config
+                  else validate_config({}))
+        overrides: dict = {"evaluation": {}}
+        label_map = label_map_of(args.label_map)
+        for key, value in (("variant", args.variant), ("top_k", args.top_k), ("label_map", label_map),
+                           ("ece_bins", args.ece_bins)):
+            if value is not None:
+                overrides["evaluation"][key] = value
+        intervals = {k: v for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
+                     if v is not None}
+        if intervals:
+            overrides["evaluation"]["intervals"] = intervals
+        config = validate_config(merge_configs(config, overrides))
+        ev = config["evaluation"]
+        names = args.name or []
+        if names and len(names) != len(args.predictions):
+            raise UserError(f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
+                            "give one --name per file, in the same order, or none")
+        models = [{"name": names[i] if names else Path(p).name.split(".")[0], "predictions": str(p),
+                   "images": args.images, "reference_accuracy": None} for i, p in enumerate(args.predictions)]
+        judgments, excluded = read_judgments(args.judgments, report=args.annotator_report)
+        frames = io.read_parquet(args.frames, schemas.FRAMES) if args.frames else None
+        source = "release" if Path(args.judgments).suffix.lower() == ".csv" else (
+            judgments["source"][0] if len(judgments) else "mturk")
+        source = {"squid-e-release": "release"}.get(source, source)
+        tables = evaluate_predictions(
+            models, judgments, excluded, variant=ev["variant"], top_k=ev["top_k"], label_map=ev["label_map"],
+            events_config=config["events"], vocabulary=args.vocabulary, intervals=ev["intervals"],
+            ece_bins=ev["ece_bins"], binary_bins=config["training"]["ece_bins"], source=source,
+            cache_dir=args.out / "downloads", frames=frames,
+        )
+    except (UserError, PredictionsError, SchemaError, ValueError) as exc:
+        print(f"squidflow evaluate: {exc}", file=sys.stderr)
+        return 2
+    for name, (table, markdown, latex) in tables.items():
+        io.write_csv(table, args.out / f"{name}.csv")
+        io.write_text(args.out / f"{name}.md", markdown)
+        io.write_text(args.out / f"{name}.tex", latex)
+        print(f"{args.out / name}.{{csv,md,tex}}")
+    return 0
+
+
+
+
+def add_parser(sub) -> None:
+    """The `evaluate` sub-command's arguments."""
+    p = sub.add_parser("evaluate", help="score predictions files against human judgments: Tables 2, 8 and the "
+                       "soft-label measures with intervals", description=run.__doc__)
+    p.add_argument("predictions", type=Path, nargs="+",
+                   help="predictions files (Parquet, CSV or JSON Lines; README, 'Evaluate your own model')")
+    p.add_argument("--judgments", type=Path, required=True,
+                   help="the SQUID-E release CSV (huj_annotations.csv) or squidflow's results/judgments/judgments.parquet")
+    p.add_argument("--annotator-report", type=Path, default=None,
+                   help="results/judgments/annotator_report.parquet: leave out its excluded annotators, as the workflow does")
+    p.add_argument("--label-map", nargs="+", default=None, metavar="EVENT=LABELS",
+                   help="event -> correct labels: EVENT=LABEL[,LABEL...] (repeatable) or a YAML/JSON file "
+                   "(default: evaluation.label_map)")
+    p.add_argument("--config", type=Path, nargs="+", default=None,
+                   help="squidflow config files whose evaluation section (and events) to use; flags override them")
+    p.add_argument("--name", action="append", default=None, help="a model's name in the tables (one per file)")
+    p.add_argument("--images", default=None, help="mapping table image,video_id,frame_index for files keyed by `image`")
+    p.add_argument("--vocabulary", default=None, help="label list to check the predicted labels against")
+    p.add_argument("--frames", type=Path, default=None,
+                   help="results/dataset/frames.parquet: predictions may also name unjudged frames (not scored)")
+    p.add_argument("--variant", choices=["A", "B"], default=None)
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--ece-bins", type=int, default=None)
+    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (evaluation.intervals.resamples)")
+    p.add_argument("--level", type=float, default=None, help="interval level (evaluation.intervals.level)")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (evaluation.intervals.seed)")
+    p.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder (default: results/evaluate)")
+    p.set_defaults(func=run)

@@ -1,0 +1,66 @@
+"""`squidflow label-studio push|pull`: the annotation tasks on a running Label Studio server, through label-studio-sdk
+(run in the Label Studio virtualenv's Python, annotation.label_studio.sdk_python).
+
+The command line (squidflow.cli) loads this module by name, so that the floor it belongs to imports no stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def run(args: argparse.Namespace) -> int:
+    """push: create the projects (A, B, K, comparison sets) and import their tasks from
+    results/annotation/label_studio/ on the server of annotation.label_studio.url; pull: export their annotations
+    as JSON into results/judgments/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
+    token is read from the environment variable annotation.label_studio.token_env, never from a file."""
+    from squidflow.config import load_config
+    from squidflow.errors import UserError
+    from squidflow.judgments import label_studio_server as server
+
+    directory = args.directory
+    try:
+        config = load_config(args.configfile[0], extra=tuple(args.configfile[1:]), check_paths=False)
+        ls = dict(config["annotation"]["label_studio"])
+        if args.url:
+            ls["url"] = args.url
+        tasks = tuple(args.task) if args.task else None
+        out_dir = directory / "results" / "annotation" / "label_studio"
+        if args.action == "push":
+            local = None
+            if ls.get("images") == "local_files":
+                local = str((directory / "results" / "dataset" / "images").absolute())
+            projects = server.push(out_dir, ls, tasks=tasks or server.TASKS, local_files_path=local,
+                                   assignments_per_hit=config["annotation"]["assignments_per_hit"])
+            for task, p in projects.items():
+                print(f"task {task}: project {p['id']} ({p['title']}), {p['n_tasks']} tasks imported in {p['seconds']} s")
+        else:
+            exports = server.pull(out_dir, directory / "results" / "judgments" / "label_studio", ls, tasks=tasks)
+            for task, e in exports.items():
+                print(f"task {task}: project {e['project']}: {e['n_tasks']} tasks, {e['n_annotations']} annotations "
+                      f"-> {e['path']} ({e['seconds']} s)")
+            if "comparison" in exports:  # the shape comparison.ratings reads: each set's first two annotators
+                from squidflow.io import write_csv
+                from squidflow.judgments.label_studio import comparison_ratings_table, read_comparison_export
+
+                long, _, _ = read_comparison_export(exports["comparison"]["path"])
+                csv = Path(exports["comparison"]["path"]).with_name("comparison_ratings.csv")
+                write_csv(comparison_ratings_table(long), csv)
+                print(f"comparison ratings of two annotators per set -> {csv} (set comparison.ratings to it)")
+    except UserError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_parser(sub) -> None:
+    """The `label-studio` sub-command's arguments."""
+    p = sub.add_parser("label-studio", help="create Label Studio projects and import tasks (push), export annotations (pull)")
+    p.add_argument("action", choices=["push", "pull"])
+    p.add_argument("configfile", type=Path, nargs="+", help="the run's config files (annotation.label_studio)")
+    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
+    p.add_argument("--url", default=None, help="the server's URL (default: annotation.label_studio.url)")
+    p.add_argument("--task", action="append", choices=["A", "B", "K", "comparison"], help="only these tasks")
+    p.set_defaults(func=run)

@@ -1,0 +1,217 @@
+"""Annotator models from crowd-kit beside squidflow's rubric: majority vote, Dawid–Skene, GLAD and MACE.
+
+The crowdsourcing literature aggregates noisy categorical answers with models of the annotators: Dawid & Skene
+(1979, a confusion matrix per annotator), GLAD (Whitehill et al., 2009: annotator skill × item difficulty), MACE
+(Hovy et al., 2013: each annotator spams with some probability). Toloka's `crowd-kit` implements and tests them;
+squidflow calls it (`crowdkit.aggregation`), it does not re-implement them. The answers they take here are
+categorical:
+
+- the certainty bins of the 0–100 ratings (SQUID-E's five bins of 20 points, `squidflow.certainty`): an
+  item is an image under a prompt in one HIT of one variant (Table 7's item), its answers the bins of its ratings;
+- the comparison sets' 1–3 plausibility ratings (Sherlock §4.3): an item is a (query, candidate) pair
+  (`squidflow.comparison.crowd` calls `fit` on them).
+
+Each model gives an aggregated label per item with its probabilities (per-item uncertainty: 1 − the top
+probability), and a skill per annotator on a 0–1 scale: majority vote's share of agreement with the majority;
+Dawid–Skene's accuracy (Σ_k prior_k · P(answer k | true k)); GLAD's σ(α) (the chance of a right answer on an item
+of unit easiness); MACE's posterior probability of not spamming. An annotator below `min_skill` is flagged by that
+model. squidflow's rubric (SQUID-E §3.2, `quality.py`) stays the exclusion rule; the tables say how far the two
+agree and how Table 7 changes if each model's flags were the exclusions instead. The comparison sets' ratings are
+aggregated by the same models in the comparison stage (`squidflow.comparison.crowd`).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pandas as pd
+import polars as pl
+
+from squidflow.certainty import CERTAINTY_BINS, certainty_bins
+
+log = logging.getLogger(__name__)
+
+MODELS = ("majority_vote", "dawid_skene", "glad", "mace")
+ITEM = ["variant", "video_id", "frame_index", "event_prompt", "hit"]
+
+
+def rating_answers(judgments: pl.DataFrame) -> pd.DataFrame:
+    """First-round judgments -> crowd-kit's answers frame (task, worker, label): label = the rating's certainty bin."""
+    j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
+    task = (j["variant"] + "|" + j["video_id"] + "_" + j["frame_index"].cast(pl.Utf8) + "|" + j["event_prompt"]
+            + "|" + j["hit"])
+    return pd.DataFrame({"task": task.to_numpy(), "worker": j["annotator"].to_numpy(),
+                         "label": certainty_bins(j["rating"].to_numpy())})
+
+
+def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict:
+    """One crowd-kit model on the answers -> {"labels": Series task -> label, "probas": DataFrame task × label,
+    "skills": Series worker -> 0..1, "model": the fitted crowd-kit object}."""
+    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
+
+    workers = pd.Index(pd.unique(answers["worker"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # crowd-kit's tqdm/pandas future warnings
+        if model == "majority_vote":
+            m = MajorityVote().fit(answers)
+            skills = m.skills_
+        elif model == "dawid_skene":
+            m = DawidSkene(n_iter=n_iter).fit(answers)
+            priors = m.priors_
+            diag = {w: sum(priors[k] * m.errors_.loc[(w, k), k] for k in priors.index if (w, k) in m.errors_.index)
+                    for w in workers}
+            skills = pd.Series(diag, name="skill")
+        elif model == "glad":
+            m = GLAD(n_iter=n_iter).fit(answers)
+            skills = 1.0 / (1.0 + np.exp(-m.alphas_))
+        elif model == "mace":
+            m = MACE(n_iter=n_iter, n_restarts=mace_restarts, random_state=seed).fit(answers)
+            skills = pd.Series(m.spamming_[:, 1], index=workers, name="skill")  # factorize order = first appearance
+        else:
+            raise ValueError(f"unknown crowd-kit model {model!r}; one of {MODELS}")
+    return {"labels": m.labels_, "probas": m.probas_, "skills": skills.reindex(workers).astype(float), "model": m}
+
+
+def fit_all(answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict[str, dict]:
+    return {name: fit(answers, name, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts) for name in MODELS}
+
+
+def item_table(answers: pd.DataFrame, fits: dict[str, dict], judgments: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Per item: its answers, the mean's bin (for ratings), and per model the label and uncertainty (1 − top prob)."""
+    tasks = pd.Index(pd.unique(answers["task"]))
+    out = {"item": tasks.to_numpy(), "n_answers": answers.groupby("task").size().reindex(tasks).to_numpy()}
+    if judgments is not None:
+        means = rating_means(judgments)
+        out["mean_rating"] = means.reindex(tasks).to_numpy()
+        out["mean_bin"] = certainty_bins(out["mean_rating"])
+    for name, f in fits.items():
+        out[f"{name}_label"] = f["labels"].reindex(tasks).astype(str).to_numpy()
+        out[f"{name}_uncertainty"] = (1.0 - f["probas"].max(axis=1)).reindex(tasks).to_numpy()
+    return pl.DataFrame(out)
+
+
+def rating_means(judgments: pl.DataFrame) -> pd.Series:
+    a = rating_answers(judgments)
+    j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
+    return pd.Series(j["rating"].to_numpy(), index=a["task"]).groupby(level=0).mean()
+
+
+def annotator_table(answers: pd.DataFrame, fits: dict[str, dict], report: pl.DataFrame | None, min_skill: float,
+                    judgments: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Per annotator: answers, squidflow's rubric (excluded, flags) and per model the skill and whether it flags."""
+    workers = pd.Index(pd.unique(answers["worker"]))
+    out = {"annotator": workers.astype(str).to_numpy(),
+           "n_answers": answers.groupby("worker").size().reindex(workers).to_numpy()}
+    if judgments is not None:
+        var = judgments.group_by("annotator").agg(pl.col("variant").unique().sort().str.join("+"))
+        vmap = dict(var.iter_rows())
+        out["variant"] = [vmap.get(w, "") for w in workers]
+    if report is not None:
+        excl = dict(report.select("annotator", "excluded").iter_rows())
+        nflags = dict(report.select("annotator", pl.col("flags").list.len()).iter_rows())
+        out["squidflow_excluded"] = [bool(excl.get(w, False)) for w in workers]
+        out["squidflow_flags"] = [int(nflags.get(w, 0)) for w in workers]
+    for name, f in fits.items():
+        out[f"{name}_skill"] = f["skills"].reindex(workers).to_numpy()
+        out[f"{name}_flagged"] = out[f"{name}_skill"] < min_skill
+    return pl.DataFrame(out)
+
+
+def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
+    """How far a model's flags and squidflow's exclusions agree: counts of each cell and Cohen's κ."""
+    a = annotators["squidflow_excluded"].to_numpy().astype(bool)
+    b = annotators[f"{model}_flagged"].to_numpy().astype(bool)
+    n = len(a)
+    both, only_sq, only_ck, neither = int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum())
+    po = (both + neither) / n if n else float("nan")
+    pe = ((a.mean() * b.mean()) + ((1 - a.mean()) * (1 - b.mean()))) if n else float("nan")
+    kappa = (po - pe) / (1 - pe) if n and pe < 1 else (1.0 if po == 1 else float("nan"))
+    return {"flagged_both": both, "excluded_only_squidflow": only_sq, "flagged_only_crowdkit": only_ck,
+            "neither": neither, "share_agree": po, "cohen_kappa": kappa}
+
+
+def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: dict[str, dict], items: pl.DataFrame,
+                      annotators: pl.DataFrame, pooling: str = "wide", kappa_bins=(3, 4, 5),
+                      default: str = "mean") -> pl.DataFrame:
+    """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
+    label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
+    excluded and the agreement of its flags with the rubric."""
+    from squidflow.judgments.agreement import agreement_table
+
+    rows = []
+    rubric = report.filter(pl.col("excluded"))["annotator"].to_list()
+    kmax = max(kappa_bins)
+    for name in ("mean", *MODELS):
+        if name == "mean":
+            excluded, same = rubric, 1.0
+            agree = {"flagged_both": len(rubric), "excluded_only_squidflow": 0, "flagged_only_crowdkit": 0,
+                     "neither": len(annotators) - len(rubric), "share_agree": 1.0, "cohen_kappa": 1.0}
+        else:
+            excluded = annotators.filter(pl.col(f"{name}_flagged"))["annotator"].to_list()
+            same = float((items[f"{name}_label"] == items["mean_bin"]).mean()) if len(items) else float("nan")
+            agree = agreement_with_rubric(annotators, name)
+        kept = judgments.filter(~pl.col("annotator").is_in(excluded))
+        t7 = {r["variant"]: r for r in agreement_table(kept, pooling=pooling, kappa_bins=tuple(kappa_bins)).to_dicts()}
+        row = {"aggregation": name, "default": name == default, "annotators_excluded": len(excluded),
+               "items_label_equals_mean_bin": same}
+        for v in ("A", "B", "A+B"):
+            r = t7.get(v, {})
+            row[f"{v}_spearman"] = r.get("spearman")
+            row[f"{v}_alpha"] = r.get("alpha")
+            row[f"{v}_kappa{kmax}"] = r.get(f"kappa_{kmax}")
+        row.update(agree)
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, kmax: int) -> str:
+    from squidflow.io import md_escape
+
+    sim = " — SIMULATED annotator panel" if "simulated" in source else ""
+    lines = [f"# Annotator models (crowd-kit) beside squidflow's rubric{sim}", "",
+             f"Judgments: {md_escape(source)}. Answers: the certainty bins ({', '.join(CERTAINTY_BINS)}) of the 0–100 "
+             "ratings. `mean` is squidflow's rubric (SQUID-E §3.2) and mean; each crowd-kit row excludes the "
+             f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them.", "",
+             f"| aggregation | excluded | label = mean's bin | A α | B α | A+B α | A+B ρ | A+B κ{kmax} | agree with rubric | "
+             "Cohen's κ |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(v, p=3):
+        return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{p}f}"
+
+    for r in table.to_dicts():
+        lines.append(
+            f"| {r['aggregation']}{' (default)' if r['default'] else ''} | {r['annotators_excluded']} | "
+            f"{f(r['items_label_equals_mean_bin'])} | {f(r['A_alpha'])} | {f(r['B_alpha'])} | {f(r['A+B_alpha'])} | "
+            f"{f(r['A+B_spearman'])} | {f(r[f'A+B_kappa{kmax}'])} | {f(r['share_agree'])} | {f(r['cohen_kappa'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def crowd_tables(
+    judgments_path, report_path, *, annotators_csv, items_csv, table_csv, table_md, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2, seed: int = 0, default: str = "mean",
+    pooling: str = "wide",
+    kappa_bins=(3, 4, 5),
+) -> pl.DataFrame:
+    """The rule's edge: judgments + annotator report -> the three tables."""
+    import time
+
+    from squidflow import schemas
+    from squidflow.io import read_parquet, write_csv, write_text
+
+    judgments = read_parquet(judgments_path, schemas.JUDGMENTS)
+    report = read_parquet(report_path, schemas.ANNOTATOR_REPORT)
+    answers = rating_answers(judgments)
+    t0 = time.perf_counter()
+    fits = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
+    log.info("crowd-kit: 4 models on %d answers in %.1f s", len(answers), time.perf_counter() - t0)
+    items = item_table(answers, fits, judgments)
+    annotators = annotator_table(answers, fits, report, min_skill, judgments)
+    table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
+                              kappa_bins=kappa_bins, default=default)
+    write_csv(annotators, annotators_csv, float_precision=4)
+    write_csv(items, items_csv, float_precision=4)
+    write_csv(table, table_csv, float_precision=4)
+    source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
+    write_text(table_md, aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins)))
+    return table

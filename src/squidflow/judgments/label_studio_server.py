@@ -1,0 +1,117 @@
+"""`squidflow label-studio push | pull`: the projects created and the tasks imported on a running Label Studio, and
+their annotations pulled back as JSON exports — through `label-studio-sdk`.
+
+The SDK runs in a Python that has it (see `label_studio_client`: its pins clash with squidflow's environment): the
+current one if it can import `label_studio_sdk`, else `annotation.label_studio.sdk_python` (default: the Label
+Studio virtualenv at ~/.cache/squidflow/label-studio-venv). The server's URL comes from the config
+(`annotation.label_studio.url`), the API token from the environment variable `annotation.label_studio.token_env`
+(default LABEL_STUDIO_API_KEY): it is handed to the SDK's process in its environment only, never on a command line,
+in a file, a log or a message.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from squidflow.config import ConfigError
+from squidflow.errors import UserError
+from squidflow.judgments.label_studio import RATING_TASKS, TASKS
+
+log = logging.getLogger(__name__)
+
+CLIENT = Path(__file__).with_name("label_studio_client.py")
+DEFAULT_SDK_PYTHON = Path.home() / ".cache" / "squidflow" / "label-studio-venv" / "bin" / "python"
+PROJECTS_FILE = "projects.json"
+
+
+class LabelStudioError(UserError):
+    """The server refused or could not be reached; the message names the server, the project and the fix."""
+
+
+def sdk_python(configured: str | None = None) -> str:
+    if configured:
+        return str(Path(configured).expanduser())
+    if importlib.util.find_spec("label_studio_sdk") is not None:
+        return sys.executable
+    return str(DEFAULT_SDK_PYTHON)
+
+
+def _run(command: str, request: dict, ls: dict, what: str) -> dict:
+    python = sdk_python(ls.get("sdk_python"))
+    token_env = ls.get("token_env") or "LABEL_STUDIO_API_KEY"
+    if not os.environ.get(token_env):
+        raise ConfigError(f"Label Studio at {ls['url']}: the environment variable {token_env} (annotation.label_studio."
+                          "token_env) is empty. Set it to your API token (Account & Settings > Access Token); the "
+                          "token is never put in a config file.")
+    if not Path(python).exists():
+        raise ConfigError(f"no Python with label-studio-sdk at {python}: install it there "
+                          f"(`python -m venv {Path(python).parents[1]} && {python} -m pip install label-studio-sdk`) "
+                          "or point annotation.label_studio.sdk_python at one.")
+    request = {**request, "url": ls["url"], "token_env": token_env}
+    proc = subprocess.run([python, str(CLIENT), command], input=json.dumps(request), capture_output=True, text=True,
+                          timeout=3600, env=os.environ.copy())
+    answer = None
+    for line in reversed(proc.stdout.strip().splitlines()):
+        try:
+            answer = json.loads(line)
+            break
+        except json.JSONDecodeError:
+            continue
+    if proc.returncode != 0 or not isinstance(answer, dict) or "error" in answer:
+        why = answer.get("error") if isinstance(answer, dict) else (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise LabelStudioError(f"Label Studio at {ls['url']}, {what}: {why}. Check that the server runs at that URL "
+                               f"(annotation.label_studio.url) and that {token_env} holds a valid token of a user who "
+                               "may create projects there.")
+    return answer
+
+
+def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] = TASKS, local_files_path: str | None = None,
+         assignments_per_hit: int = 3) -> dict:
+    """Create one project per task folder under `out_dir` (results/annotation/label_studio) and import its tasks;
+    the project ids go to `<out_dir>/projects.json` (what `pull` reads)."""
+    out_dir = Path(out_dir)
+    projects = []
+    for task in tasks:
+        folder = out_dir / task
+        if not (folder / "tasks.json").exists():
+            continue
+        meta = json.loads((folder / "project.json").read_text(encoding="utf-8"))
+        projects.append({
+            "task": task, "title": meta["title"], "tasks_file": str((folder / "tasks.json").absolute()),
+            "label_config": (folder / "label_config.xml").read_text(encoding="utf-8"),
+            "instructions": (folder / "instructions.html").read_text(encoding="utf-8"),
+            "maximum_annotations": assignments_per_hit if task in (*RATING_TASKS, "K") else 2,
+            **({"local_files_path": str(Path(local_files_path).absolute())} if local_files_path else {}),
+        })
+    if not projects:
+        raise UserError(f"{out_dir}: no <task>/tasks.json to import; run the workflow with annotation.platform: "
+                        "label_studio first (rule label_studio_tasks).")
+    answer = _run("push", {"projects": projects}, ls, f"creating projects {[p['title'] for p in projects]}")
+    record = {"url": ls["url"], "projects": {t: v["id"] for t, v in answer["projects"].items()}}
+    (out_dir / PROJECTS_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    for t, v in answer["projects"].items():
+        log.info("task %s: project %s (%r), %d tasks imported in %.1f s", t, v["id"], v["title"], v["n_tasks"], v["seconds"])
+    return answer["projects"]
+
+
+def pull(out_dir: str | Path, exports_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] | None = None) -> dict:
+    """Export every project of `<out_dir>/projects.json` as JSON into `<exports_dir>/<task>.json`."""
+    record_path = Path(out_dir) / PROJECTS_FILE
+    if not record_path.exists():
+        raise UserError(f"{record_path} is missing: it is written by `squidflow label-studio push`. Push first, or "
+                        "write it by hand: {\"url\": ..., \"projects\": {\"A\": <project id>, \"B\": ...}}.")
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    projects = {t: p for t, p in record["projects"].items() if tasks is None or t in tasks}
+    out = {t: str(Path(exports_dir) / f"{t}.json") for t in projects}
+    answer = _run("pull", {"projects": projects, "out": out}, ls,
+                  "exporting project(s) " + ", ".join(f"{t}={p}" for t, p in projects.items()))
+    for t, v in answer["exports"].items():
+        log.info("task %s: project %s exported, %d tasks, %d annotations in %.1f s -> %s", t, v["project"],
+                 v["n_tasks"], v["n_annotations"], v["seconds"], v["path"])
+    return answer["exports"]

@@ -1,0 +1,306 @@
+"""Intervals and paired comparisons of Tables 1, 3 and 9 (SQUID-E §5.1, §5.3, supplement D.4) from the runs'
+per-image predictions.
+
+Each cell of those tables is a measure of a run (squidflow.training.calibration.run_metrics) averaged over the run
+seeds. Its interval is the percentile interval of that seed mean over bootstrap resamples of the evaluation images
+(squidflow.intervals): one index matrix per evaluation set (SD, SE), drawn once per table and shared by
+every method, seed and measure, so that every method is resampled on the same images. The seeds' spread stays
+reported as the sample std of Table 1/3/9. The human means the measures compare with are held fixed (run
+predictions carry only the mean judgment; the rater-resampled intervals are those of the soft-label table).
+
+Paired comparisons: each method against the baseline row (the first configured method or variant) on the same
+resamples: the difference of the seed means, its interval and a two-sided paired-bootstrap p-value; the p-values
+of one measure (and training set) are Holm-corrected over the methods.
+
+Every measure is vectorised over the (B, n) index matrix, and at the identity index equals the run's metrics.json
+value (tests check this): accuracies and means are ratios of sums over the resampled images; the top-label ECE is
+Σ_bins |Σ (correct − confidence)| / n (calibration._binned_gap); the authors' ECE keeps its shuffled batches of 16
+(a fixed permutation of the resampled positions, the run's own at the identity).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from squidflow.certainty import certainty_bins
+from squidflow.intervals import (
+    IntervalConfig,
+    bootstrap_p_value,
+    counts,
+    holm,
+    image_resamples,
+    interval,
+    interval_from,
+    paired_test,
+    replicates,
+)
+
+Stat = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass
+class RunImages:
+    """One run's evaluation images of one set, laid on the table's image list of that set (absent: present = 0)."""
+
+    present: np.ndarray  # (U,) 1.0 where the run has the image
+    correct: np.ndarray  # (U,) top-label correct
+    confidence: np.ndarray  # (U,) top-label probability
+    p0: np.ndarray  # (U,) probability of class 0 (the authors' ECE)
+    p1: np.ndarray  # (U,) probability of class 1 (the target event in the calibration experiment)
+    label: np.ndarray  # (U,) ground-truth class
+    human: np.ndarray  # (U,) mean judgment 0..100, nan when none
+
+
+def image_lists(runs: Mapping[tuple, pl.DataFrame]) -> dict[str, list[str]]:
+    """Per evaluation set, the table's images: the first run's in its order, then any others'."""
+    out: dict[str, list[str]] = {}
+    for run in runs.values():
+        for eval_set, group in run.group_by("eval_set", maintain_order=True):
+            ids = out.setdefault(eval_set[0], [])
+            seen = set(ids)
+            ids.extend(i for i in group["image_id"].to_list() if i not in seen)
+    return out
+
+
+def run_images(run: pl.DataFrame, eval_set: str, ids: Sequence[str]) -> RunImages:
+    rows = run.filter(pl.col("eval_set") == eval_set)
+    pos = {i: k for k, i in enumerate(ids)}
+    at = np.asarray([pos[i] for i in rows["image_id"].to_list()], dtype=int)
+    u = len(ids)
+    probs = np.asarray(rows["probs"].to_list(), dtype=float).reshape(len(rows), -1)
+    out = RunImages(*(np.zeros(u) for _ in range(6)), human=np.full(u, np.nan))
+    if len(rows) == 0:
+        return out
+    labels = rows["label"].to_numpy()
+    out.present[at] = 1.0
+    out.correct[at] = (probs.argmax(axis=1) == labels).astype(float)
+    out.confidence[at] = probs.max(axis=1)
+    out.p0[at] = probs[:, 0]
+    out.p1[at] = probs[:, 1] if probs.shape[1] > 1 else 1 - probs[:, 0]
+    out.label[at] = labels
+    out.human[at] = rows["human_mean"].fill_null(float("nan")).to_numpy().astype(float)
+    return out
+
+
+# --- vectorised measures: index (B, U) -> (B,) ---------------------------------------------------------------------
+def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> Stat:
+    """Σ num / Σ den over the resampled images (nan where Σ den = 0). Its `weighted` form takes the (B, U) bootstrap
+    counts instead of the index (the same values, by one matrix product)."""
+    def stat(idx: np.ndarray) -> np.ndarray:
+        return _divide(num[idx].sum(axis=1), den[idx].sum(axis=1))
+    stat.weighted = lambda w: _divide(w @ num, w @ den)
+    return stat
+
+
+def binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_bins: int) -> Stat:
+    """Σ over equal-width bins of |Σ w (outcome − confidence)| / Σ w: the binned calibration gap of
+    squidflow.training.calibration (bins (0, 1/n], …, a confidence of 0 in the first)."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bin_of = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+    parts = [weight * (bin_of == b) * (outcome - confidence) for b in range(n_bins)]
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        return _divide(sum(np.abs(p[idx].sum(axis=1)) for p in parts), weight[idx].sum(axis=1))
+    stat.weighted = lambda w: _divide(np.abs(w @ np.stack(parts, axis=1)).sum(axis=1), w @ weight)
+    return stat
+
+
+def authors_gap(p0: np.ndarray, label: np.ndarray, weight: np.ndarray, *, n_bins: int, batch_size: int,
+                seed: int) -> Stat:
+    """The authors' ECE (calibration.authors_calibration_error) of a resample: its images in a fixed shuffled order
+    (the permutation of the run's seed), batches of `batch_size`, each batch's binary binned gap, mean over batches."""
+    u = len(p0)
+    perm = np.random.default_rng(seed).permutation(u)
+    n_batches = -(-u // batch_size)
+    pad = n_batches * batch_size - u
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bin_of = np.clip(np.searchsorted(edges, p0, side="left") - 1, 0, n_bins - 1)
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        order = idx[:, perm]
+        if pad:
+            order = np.concatenate([order, np.full((len(idx), pad), -1)], axis=1)
+        valid = order >= 0
+        safe = np.where(valid, order, 0)
+        w = np.where(valid, weight[safe], 0.0).reshape(len(idx), n_batches, batch_size)
+        diff = (label[safe] - p0[safe]).reshape(w.shape)
+        bins = bin_of[safe].reshape(w.shape)
+        n_in = w.sum(axis=2)
+        gap = sum(np.abs((w * (bins == b) * diff).sum(axis=2)) for b in range(n_bins))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_batch = np.where(n_in > 0, gap / np.where(n_in > 0, n_in, 1), np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(per_batch, axis=1)
+    return stat
+
+
+def bernoulli_kl_per_image(p: np.ndarray, human: np.ndarray, eps: float) -> np.ndarray:
+    """KL(Bernoulli(human/100) ‖ Bernoulli(p)) per image, both clipped to [eps, 1 − eps] (metrics.bernoulli_kl)."""
+    q = np.clip(p, eps, 1 - eps)
+    h = np.clip(np.nan_to_num(human) / 100.0, eps, 1 - eps)
+    return h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
+
+
+def metric_stat(metric: str, sd: RunImages | None, se: RunImages | None, *, ece_bins: int, kl_eps: float,
+                authors_ece_bins: int, authors_ece_batch: int, seed: int) -> tuple[str, Stat] | None:
+    """(evaluation set, statistic) of one run_metrics measure; None where the run has no such images."""
+    if metric == "sd_acc":
+        return None if sd is None else ("SD", ratio(sd.correct * sd.present, sd.present))
+    if se is None:
+        return None
+    judged = se.present * ~np.isnan(se.human)
+    if metric == "se_acc":
+        return "SE", ratio(se.correct * se.present, se.present)
+    if metric == "avg_acc":
+        return "SE", ratio(se.correct * judged, judged)
+    if metric.startswith("acc_"):
+        member = judged * (certainty_bins(np.nan_to_num(se.human)) == metric[4:])
+        return "SE", ratio(se.correct * member, member)
+    if metric == "huj_mse":
+        return "SE", ratio((se.p1 - np.nan_to_num(se.human) / 100.0) ** 2 * judged, judged)
+    if metric == "kl":
+        return "SE", ratio(bernoulli_kl_per_image(se.p1, se.human, kl_eps) * judged, judged)
+    if metric == "ece":
+        return "SE", binned_gap(se.confidence, se.correct, se.present, ece_bins)
+    if metric == "ece_authors":
+        return "SE", authors_gap(se.p0, se.label, se.present, n_bins=authors_ece_bins, batch_size=authors_ece_batch,
+                                 seed=seed)
+    raise ValueError(f"no resampled form of the measure {metric!r}")
+
+
+def seed_mean(stats: list[Stat]) -> Stat:
+    """The mean over seeds of the seeds' statistics on the same resampled images (a seed's nan is left out)."""
+    def stat(idx: np.ndarray) -> np.ndarray:
+        values = np.stack([s(idx) for s in stats])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every seed is undefined: nan
+            return np.nanmean(values, axis=0)
+    if all(hasattr(s, "weighted") for s in stats):
+        def weighted(w: np.ndarray) -> np.ndarray:
+            values = np.stack([s.weighted(w) for s in stats])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return np.nanmean(values, axis=0)
+        stat.weighted = weighted
+    return stat
+
+
+def add_intervals(
+    table: pl.DataFrame,
+    runs: Mapping[tuple[str, str, int], pl.DataFrame],
+    metrics: Sequence[str],
+    method_order: Sequence[str],
+    cfg: IntervalConfig,
+    *,
+    ece_bins: int = 10,
+    kl_eps: float = 1e-6,
+    authors_ece_bins: int = 5,
+    authors_ece_batch: int = 16,
+    grouped: bool = True,
+) -> pl.DataFrame:
+    """table (RESULT_TABLE rows of squidflow.training.tables.aggregate_runs) + each run's predictions
+    ((train_set, method, seed) -> schemas.RUN_PREDICTIONS frame) -> the same rows with lo, hi (the image-bootstrap
+    interval of the seed mean) and, against the baseline row, diff, diff_lo, diff_hi, p_value, p_holm.
+
+    grouped (Tables 3, 9): the baseline is the first of `method_order` within each training set; otherwise (Table 1)
+    the first row of the table's method order, whatever its training set (every variant sees the same images)."""
+    ids = image_lists(runs)
+    index = {s: image_resamples(len(v), IntervalConfig(cfg.level, cfg.resamples, cfg.seed + k, cfg.method))
+             for k, (s, v) in enumerate(sorted(ids.items()))}
+    cells: dict[tuple[str, str, str], tuple[str, Stat]] = {}
+    by_cell: dict[tuple[str, str], list[tuple[int, pl.DataFrame]]] = {}
+    for (train_set, method, seed), run in runs.items():
+        by_cell.setdefault((train_set, method), []).append((seed, run))
+    for (train_set, method), seeds in by_cell.items():
+        images = [{s: run_images(run, s, ids[s]) for s in ids} for _, run in seeds]
+        for metric in metrics:
+            found = [metric_stat(metric, im.get("SD"), im.get("SE"), ece_bins=ece_bins, kl_eps=kl_eps,
+                                 authors_ece_bins=authors_ece_bins, authors_ece_batch=authors_ece_batch, seed=seed)
+                     for (seed, _), im in zip(seeds, images, strict=True)]
+            found = [f for f in found if f is not None]
+            if found:
+                cells[(train_set, method, metric)] = (found[0][0], seed_mean([f[1] for f in found]))
+    methods = [m for m in method_order if any(k[1] == m for k in by_cell)]
+    baseline_of = {}
+    for train_set, method in by_cell:
+        if grouped:
+            base = next((m for m in methods if (train_set, m) in by_cell), None)
+            baseline_of[(train_set, method)] = (train_set, base)
+        else:
+            base_ts = next((t for t, m in by_cell if methods and m == methods[0]), None)
+            baseline_of[(train_set, method)] = (base_ts, methods[0] if methods else None)
+    done: dict[tuple, tuple[float, np.ndarray]] = {}
+    weights: dict[str, np.ndarray] = {}
+
+    def resampled(key: tuple) -> tuple[float, np.ndarray]:
+        """A cell's (point, B replicates), computed once and shared by its interval and every paired test."""
+        if key not in done:
+            eval_set, stat = cells[key]
+            point = float(stat(np.arange(len(ids[eval_set]))[None])[0])
+            if hasattr(stat, "weighted"):  # a sum over images: one matrix product with the bootstrap counts
+                if eval_set not in weights:
+                    weights[eval_set] = counts(index[eval_set], len(ids[eval_set]))
+                done[key] = point, stat.weighted(weights[eval_set])
+            else:
+                done[key] = point, replicates(stat, index[eval_set])
+        return done[key]
+
+    rows = []
+    for r in table.iter_rows(named=True):
+        key = (r["train_set"], r["method"], r["metric"])
+        extra = dict.fromkeys(("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value"))
+        if key in cells and r["mean"] is not None:
+            eval_set, stat = cells[key]
+            n = len(ids[eval_set])
+            base = baseline_of[(r["train_set"], r["method"])]
+            base_key = (*base, r["metric"])
+            compare = base != (r["train_set"], r["method"]) and base_key in cells
+            if cfg.method == "percentile":  # from the cached replicates: each statistic runs once per cell
+                point, reps = resampled(key)
+                _, lo, hi = interval_from(point, reps, cfg)
+                if compare:
+                    base_point, base_reps = resampled(base_key)
+                    diff = point - base_point
+                    _, d_lo, d_hi = interval_from(diff, reps - base_reps, cfg)
+                    test = {"diff": diff, "lo": d_lo, "hi": d_hi,
+                            "p_value": bootstrap_p_value(diff, reps - base_reps)}
+            else:  # BCa needs each statistic's jackknife
+                _, lo, hi = interval(stat, n, cfg, index=index[eval_set])
+                if compare:
+                    test = paired_test(stat, cells[base_key][1], n, cfg, index=index[eval_set])
+            extra.update(lo=_num(lo), hi=_num(hi))
+            if compare:
+                extra.update(diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]),
+                             p_value=_num(test["p_value"]))
+        rows.append({**r, **extra})
+    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(
+        ("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value"), pl.Float64)})
+    return with_holm(out, grouped)
+
+
+def with_holm(table: pl.DataFrame, grouped: bool) -> pl.DataFrame:
+    """p_holm: the p-values of one measure (per training set when grouped) Holm-corrected over the methods."""
+    group = ["train_set", "metric"] if grouped else ["metric"]
+    p_holm = np.full(len(table), np.nan)
+    for _, part in table.with_row_index("_i").group_by(group, maintain_order=True):
+        sel = part.filter(pl.col("p_value").is_not_null() & pl.col("p_value").is_not_nan())
+        if len(sel):
+            p_holm[sel["_i"].to_numpy()] = np.asarray(holm(sel["p_value"].to_numpy()), dtype=float)
+    return table.with_columns(pl.Series("p_holm", p_holm).fill_nan(None))
+
+
+def _num(v) -> float | None:
+    v = float(v)
+    return None if np.isnan(v) else v
+

@@ -1,0 +1,337 @@
+"""Intervals in the tables that compare models with people (issue 24): Tables 1/3/9 from the runs' predictions
+(each resampled measure equals metrics.json at the identity; paired comparisons find a planted difference and not a
+non-existent one), Tables 2/8 accuracies with intervals, the soft-label measures table with its people row, its two
+figures, and `squidflow evaluate` giving the workflow's numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from squidflow import io, schemas
+from squidflow.evaluation import uncertainty as U
+from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, soft_label_table
+from squidflow.intervals import IntervalConfig
+from squidflow.training.calibration import run_metrics
+from squidflow.training.table_intervals import image_lists, metric_stat, run_images
+from squidflow.training.tables import TABLES, read_run_metrics, table_with_intervals, to_latex, to_markdown
+
+CFG = {"level": 0.95, "resamples": 400, "seed": 0, "method": "percentile"}
+SHARED = Path("/work/shared/data")
+
+
+def _runs(experiment: str, methods: dict[str, float], seeds: int = 3, n_sd: int = 50, n_se: int = 80, k: int = 2,
+          seed: int = 0) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """Synthetic runs: per method a skill (how often the label gets the larger probability); metrics as train.py
+    writes them, from the same predictions."""
+    rng = np.random.default_rng(seed)
+    ids = [f"vid{i}_{i}" for i in range(n_sd + n_se)]
+    eval_set = np.array(["SD"] * n_sd + ["SE"] * n_se)
+    labels = rng.integers(0, k, n_sd + n_se)
+    human = np.where(eval_set == "SE", rng.uniform(0, 100, len(ids)).round(), np.nan)
+    human[n_sd:n_sd + 7] = np.nan  # unjudged SE images
+    rows, predictions = [], {}
+    train_sets = ["SD"] if experiment == "classification" else ["SD", "SE"]
+    for train_set in train_sets:
+        for method, skill in methods.items():
+            for s in range(seeds):
+                logits = rng.normal(0, 1, (len(ids), k))
+                right = rng.random(len(ids)) < skill
+                logits[np.arange(len(ids)), labels] += np.where(right, 3.0, -3.0)
+                probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+                path = f"results/runs/{experiment}/{train_set}/{method}/seed{s}/predictions.parquet"
+                predictions[path] = pl.DataFrame({
+                    "image_id": ids, "eval_set": eval_set, "label": labels, "probs": [list(p) for p in probs],
+                    "human_mean": pl.Series(human).fill_nan(None)})
+                metrics = run_metrics(experiment, eval_set, labels, probs, human, seed=s)
+                rows += [{"train_set": train_set, "method": method, "seed": s, "metric": m, "value": v}
+                         for m, v in metrics.items()]
+    runs = pl.DataFrame(rows).with_columns(pl.col("value").fill_nan(None).fill_null(float("nan")))
+    return runs, predictions
+
+
+@pytest.mark.parametrize("experiment, table", [("classification", "table1_training"),
+                                               ("calibration", "table3_calibration"), ("calibration", "table9_kl")])
+def test_every_resampled_measure_equals_the_runs_metrics_at_the_identity(experiment, table):
+    runs, predictions = _runs(experiment, {"AA": 0.8}, seeds=2, k=4 if experiment == "classification" else 2)
+    ids = image_lists(predictions)
+    metrics = runs.filter(pl.col("method") == "AA")
+    for path, run in predictions.items():
+        seed = int(Path(path).parent.name[4:])
+        train_set = Path(path).parents[2].name
+        images = {s: run_images(run, s, ids[s]) for s in ids}
+        for metric in TABLES[table].metrics:
+            eval_set, stat = metric_stat(metric, images["SD"], images["SE"], ece_bins=10, kl_eps=1e-6,
+                                         authors_ece_bins=5, authors_ece_batch=16, seed=seed)
+            got = stat(np.arange(len(ids[eval_set]))[None])[0]
+            want = metrics.filter((pl.col("seed") == seed) & (pl.col("metric") == metric)
+                                  & (pl.col("train_set") == train_set))["value"][0]
+            assert got == pytest.approx(want, abs=1e-12, nan_ok=True), (metric, seed)
+
+
+def test_table3_intervals_bracket_the_seed_mean_and_paired_tests_find_the_planted_difference():
+    runs, predictions = _runs("calibration", {"BL": 0.75, "SAME": 0.75, "GOOD": 0.97}, seeds=3, n_se=150)
+    spec = TABLES["table3_calibration"]
+    table = table_with_intervals(runs, predictions, spec, ["BL", "SAME", "GOOD"], CFG)
+    table = io.conform(table, schemas.RESULT_TABLE)
+    assert table.filter(pl.col("mean").is_not_null())["lo"].null_count() == 0
+    # the point is the seed mean of metrics.json, unchanged, and lies inside its interval
+    inside = table.filter(pl.col("mean").is_not_null()).select(
+        ((pl.col("lo") <= pl.col("mean") + 1e-9) & (pl.col("mean") <= pl.col("hi") + 1e-9)).all()).item()
+    assert inside
+    base = table.filter(pl.col("method") == "BL")
+    assert base["diff"].null_count() == len(base)  # the baseline is not compared with itself
+    good = table.filter((pl.col("method") == "GOOD") & (pl.col("metric") == "se_acc"))
+    assert (good["diff_lo"] > 0).all() and (good["p_holm"] < 0.05).all()
+    same = table.filter((pl.col("method") == "SAME") & (pl.col("metric") == "se_acc"))
+    assert (same["diff_lo"] < 0).all() or (same["diff_hi"] > 0).all()
+    md = to_markdown(table, spec, ["BL", "SAME", "GOOD"], intervals=CFG)
+    row = next(line for line in md.splitlines() if line.startswith("| GOOD |"))
+    assert "*†" in row and " [" in row and "± " in row
+    assert "bootstrap interval of the seed mean over the evaluation images" in md and "Holm" in md
+    tex = to_latex(table, spec, ["BL", "SAME", "GOOD"], intervals=CFG)
+    assert r"$^{*\dagger}$" in tex and r"$\dagger$" in tex
+
+
+def test_table1_compares_every_variant_with_the_first_one(tmp_path):
+    runs, predictions = _runs("classification", {"SD": 0.6, "ES": 0.95}, seeds=2, k=4, n_se=120)
+    table = table_with_intervals(runs, predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
+    es = table.filter((pl.col("method") == "ES") & (pl.col("metric") == "avg_acc")).row(0, named=True)
+    assert es["diff"] == pytest.approx(es["mean"] - table.filter(
+        (pl.col("method") == "SD") & (pl.col("metric") == "avg_acc"))["mean"][0])
+    assert es["p_value"] < 0.05 and es["lo"] <= es["mean"] <= es["hi"]
+    # the same rows, written and read back as the rule does
+    paths = []
+    for (train_set, method, seed), rows in runs.group_by(["train_set", "method", "seed"]):
+        d = tmp_path / "results/runs/classification" / train_set / method / f"seed{seed}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "metrics.json").write_text(json.dumps(dict(zip(rows["metric"], rows["value"], strict=True))))
+        paths.append(d / "metrics.json")
+    again = table_with_intervals(read_run_metrics(paths), predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
+    key = ["train_set", "method", "metric"]
+    assert again.sort(key).select("lo", "hi").equals(table.sort(key).select("lo", "hi"))
+
+
+def test_without_predictions_cells_keep_the_old_form():
+    runs, _ = _runs("calibration", {"BL": 0.8}, seeds=2)
+    table = table_with_intervals(runs, {}, TABLES["table9_kl"], ["BL"], CFG)
+    md = to_markdown(table, TABLES["table9_kl"], ["BL"], intervals=CFG)
+    assert "[" not in md.split("**")[2] and "bootstrap" not in md
+
+
+# --- Tables 2 and 8 ------------------------------------------------------------------------------------------------
+def _judged(n: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """judged images (as judged.judged_images), ranked predictions over labels a, b, c (a is right), and the
+    images' ratings (as soft_labels.image_ratings)."""
+    rng = np.random.default_rng(seed)
+    ratings = rng.integers(0, 101, (n, 3))
+    images = pl.DataFrame({
+        "video_id": [f"v{i}" for i in range(n)], "frame_index": list(range(n)), "event": ["parade"] * n,
+        "targets": [["a"]] * n, "mean": ratings.mean(axis=1),
+    }).with_columns(
+        pl.Series("certainty_bin", np.asarray(["0-20", "20-40", "40-60", "60-80", "80-100"])[
+            np.minimum(ratings.mean(axis=1) // 20, 4).astype(int)]),
+        pl.Series("alt_bins", [[["0-20", "20-40", "40-60", "60-80", "80-100"][min(int(r // 20), 4)] for r in row]
+                               for row in ratings]),
+    )
+    rows = []
+    for i in range(n):
+        p = rng.dirichlet([2, 1, 1])
+        order = np.argsort(-p)
+        rows += [{"video_id": f"v{i}", "frame_index": i, "image": None, "rank": r + 1, "label": "abc"[j],
+                  "score": float(p[j])} for r, j in enumerate(order)]
+    preds = pl.DataFrame(rows, schema=schemas.PREDICTIONS.columns)
+    ratings_frame = images.select("video_id", "frame_index", "event").with_columns(
+        pl.Series("ratings", ratings.astype(float).tolist()))
+    return images, preds, ratings_frame
+
+
+def test_table2_and_8_accuracies_get_image_bootstrap_intervals():
+    from squidflow.evaluation.metrics import model_accuracy
+    from squidflow.evaluation.tables import ModelInfo, build_table
+
+    images, preds, _ = _judged(300)
+    cfg = IntervalConfig(**CFG)
+    with_ci = model_accuracy(preds, images, model="m", top_k=2, intervals=cfg)
+    plain = model_accuracy(preds, images, model="m", top_k=2)
+    assert with_ci.select("accuracy", "n").equals(plain.select("accuracy", "n"))  # values unchanged
+    full = with_ci.filter(pl.col("n") > 0)
+    assert full["lo"].null_count() == 0
+    assert ((full["lo"] <= full["accuracy"]) & (full["accuracy"] <= full["hi"])).all()
+    avg = full.filter((pl.col("bin") == "avg") & (pl.col("binning") == "mean") & (pl.col("top") == 1)).row(0, named=True)
+    se = np.sqrt(avg["accuracy"] * (1 - avg["accuracy"]) / avg["n"])  # binomial: the interval is about ±1.96 se
+    assert avg["hi"] - avg["lo"] == pytest.approx(2 * 1.96 * se, rel=0.25)
+    _, md, tex = build_table([with_ci], [{"model": "m"}], [ModelInfo("m")], "table8_alt_bins", variant="A", top_k=2,
+                             label_map={"parade": ["a"]}, source="release", intervals=CFG)
+    assert f"{avg['accuracy']:.2f} [{avg['lo']:.2f}, {avg['hi']:.2f}] ({avg['n']})" in md
+    assert "bootstrap interval over the model's scored images" in md and "alt-binned image" in md
+
+
+# --- the soft-label table ------------------------------------------------------------------------------------------
+def test_model_points_read_the_probability_of_the_judged_event_from_the_scores():
+    images, preds, ratings = _judged(40)
+    m = model_points("m", preds, images, ratings)
+    a = preds.filter(pl.col("label") == "a").sort("video_id", "frame_index")
+    top = preds.filter(pl.col("rank") == 1).sort("video_id", "frame_index")
+    assert np.allclose(m.prob, a["score"].to_numpy())
+    assert np.allclose(m.confidence, top["score"].to_numpy())
+    assert np.array_equal(m.correct, (top["label"] == "a").cast(pl.Float64).to_numpy())
+    assert m.ratings.shape == (40, 3)
+
+
+def test_soft_label_table_values_equal_the_core_and_the_people_row_is_the_ceiling():
+    rng = np.random.default_rng(3)
+    n = 250
+    truth = rng.uniform(0, 1, n)
+    ratings = np.clip(rng.normal(100 * truth[:, None], 15, (n, 3)), 0, 100).round()
+    ratings[:20, 2] = np.nan
+    prob = np.clip(truth + rng.normal(0, 0.1, n), 0, 1)
+    conf = np.maximum(prob, 1 - prob)
+    correct = (rng.random(n) < conf).astype(float)
+    m = ModelPoints("m", prob, conf, correct, np.ones(n), ratings)
+    cfg = IntervalConfig(**CFG)
+    table = soft_label_table([m], ratings, cfg, ece_bins=15, binary_bins=10)
+    got = {(r["model"], r["measure"]): r for r in table.iter_rows(named=True)}
+    soft = U.soft_label_measures(prob, ratings)
+    for k, v in soft.items():
+        assert got[("m", k)]["value"] == pytest.approx(np.nanmean(v))
+    ceiling = U.people_ceiling(ratings)
+    for k, v in ceiling.items():
+        assert got[(PEOPLE, k)]["value"] == pytest.approx(np.nanmean(v))
+    assert got[("m", "ece_equal_width")]["value"] == pytest.approx(U.ece_equal_width(conf, correct, 15))
+    assert got[("m", "ece_equal_mass")]["value"] == pytest.approx(U.ece_equal_mass(conf, correct, 15))
+    assert got[("m", "smooth_ece")]["value"] == pytest.approx(U.smooth_ece(conf, correct))
+    assert got[("m", "entropy_spearman")]["value"] == pytest.approx(U.entropy_correlation(prob, ratings)["spearman"])
+    for r in got.values():
+        assert r["lo"] <= r["value"] + 1e-9 and r["value"] <= r["hi"] + 1e-9, r
+    # a model close to the people's mean is closer to them than a rater is to the others
+    assert got[("m", "brier")]["value"] < got[(PEOPLE, "brier")]["value"]
+
+
+def test_the_two_figures_are_drawn(tmp_path):
+    from squidflow.evaluation.figures import reliability_figure, saturation, saturation_figure
+    from squidflow.style import figure_facts
+
+    images, preds, ratings = _judged(120)
+    m = model_points("m", preds, images, ratings)
+    people = m.ratings
+    assert reliability_figure([m, m], tmp_path / "rel.png", IntervalConfig(**CFG), n_bins=10) == 2
+    curves = saturation([m], people, repeats=5, seed=0, level=0.95)
+    assert curves["m"]["brier"].shape == (3, 4) and curves["alpha"]["alpha"].shape == (2, 4)
+    # with all raters kept every draw is the same: no band
+    last = curves["m"]["brier"][-1]
+    assert last[2] == pytest.approx(last[3])
+    assert saturation_figure([m], people, tmp_path / "sat.png", repeats=3) == 7
+    assert figure_facts(tmp_path / "sat.png")["panels"] == 7
+
+
+# --- squidflow evaluate ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def release_predictions(tmp_path_factory) -> Path:
+    """Probabilities over parading/protesting/cooking for every variant A image of the release."""
+    release = pl.read_csv(SHARED / "squid-e" / "huj_annotations.csv", infer_schema=False)
+    images = release.filter(pl.col("task_var") == "a").select(
+        pl.col("vid_ID").str.strip_chars('"').alias("video_id"),
+        pl.col("frame_num").cast(pl.Int64).alias("frame_index")).unique().sort("video_id", "frame_index")
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in images.iter_rows(named=True):
+        p = rng.dirichlet([1, 1, 1])
+        for rank, j in enumerate(np.argsort(-p)):
+            rows.append({**r, "rank": rank + 1, "label": ["parading", "protesting", "cooking"][j], "score": float(p[j])})
+    path = tmp_path_factory.mktemp("preds") / "model.csv"
+    pl.DataFrame(rows).write_csv(path)
+    return path
+
+
+def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, release_predictions):
+    from squidflow.cli import main
+    from squidflow.evaluation.models import evaluate_model
+    from squidflow.evaluation.tables import ModelInfo, build_table
+    from squidflow.judgments.ingest import read_release
+    from squidflow.judgments.scores import image_scores
+
+    out = tmp_path / "out"
+    rc = main(["evaluate", str(release_predictions), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
+               "--label-map", "parade=parading", "protest=protesting", "--top-k", "2", "--resamples", "200",
+               "--out", str(out)])
+    assert rc == 0
+    for name in ("table2_verbs", "table8_alt_bins", "soft_label_measures"):
+        assert all((out / f"{name}.{ext}").exists() for ext in ("csv", "md", "tex"))
+    # what the rules model_accuracy + evaluation_table compute from the same files
+    judgments, _ = read_release(SHARED / "squid-e" / "huj_annotations.csv")
+    scores = image_scores(judgments)
+    intervals = {"level": 0.95, "resamples": 200, "seed": 0, "method": "percentile"}
+    label_map = {"parade": ["parading"], "protest": ["protesting"]}
+    acc, summary = evaluate_model(release_predictions, scores, name="model", variant="A", top_k=2,
+                                  label_map=label_map, cache_dir=tmp_path, intervals=intervals)
+    df, md, _ = build_table([acc], [summary], [ModelInfo("model")], "table2_verbs", variant="A", top_k=2,
+                            label_map=label_map, source="release", intervals=intervals)
+    written = pl.read_csv(out / "table2_verbs.csv")
+    assert written.select("accuracy", "n", "lo", "hi").equals(df.select("accuracy", "n", "lo", "hi"))
+    assert (out / "table2_verbs.md").read_text() == md
+    soft = pl.read_csv(out / "soft_label_measures.csv")
+    assert set(soft["model"]) == {"model", PEOPLE} and soft["lo"].null_count() == 0
+    brier = soft.filter((pl.col("model") == "model") & (pl.col("measure") == "brier"))["value"][0]
+    parade = scores.filter((pl.col("variant") == "A") & pl.col("event_prompt").is_in(["parade", "protest"]))
+    assert 0 < brier < 1 and len(parade) == 600
+
+
+def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(tmp_path, release_predictions, capsys):
+    from squidflow.cli import main
+
+    lines = release_predictions.read_text().splitlines()
+    video, frame = lines[1].split(",")[:2]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([lines[0], lines[1], f"{video},{frame},1,marching,0.5"]) + "\n")
+    rc = main(["evaluate", str(bad), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
+               "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 2 and str(bad) in err and "line 3" in err and "rank" in err
+    rc = main(["evaluate", str(release_predictions), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
+               "--label-map", "parade", "--out", str(tmp_path / "out")])
+    assert rc == 2 and "EVENT=LABEL" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path):
+    """The small demo's trained classifiers, scored by the command from the run's own files, equal the run's
+    Tables 2 and 8 and soft-label table (same library calls, same judgments, same exclusions, same seed)."""
+    from squidflow.cli import main
+
+    res = small_workflow.results
+    # the Table 2 models in table order: the trained classifiers, then the text baselines
+    models = [(res / f"evaluation/predictions/runs/classification/{'SE' if m == 'ES' else 'SD'}/{m}/seed0.parquet",
+               f"{m} classifier seed 0") for m in ("SD", "ES")]
+    models += [(res / f"text/baseline_{m}.parquet", f"text-{m} (co-occurring text)") for m in ("tfidf", "sbert")]
+    args = ["evaluate", *[str(p) for p, _ in models], "--judgments", str(res / "judgments/judgments.parquet"),
+            "--annotator-report", str(res / "judgments/annotator_report.parquet"),
+            "--frames", str(res / "dataset/frames.parquet"), "--config", *map(str, small_workflow.configfiles), "--out", str(tmp_path)]
+    for _, name in models:
+        args += ["--name", name]
+    assert main(args) == 0
+    for table, key in (("table2_verbs", ["model", "top", "binning", "bin"]),
+                       ("table8_alt_bins", ["model", "top", "binning", "bin"]),
+                       ("soft_label_measures", ["model", "measure"])):
+        want = pl.read_csv(res / f"tables/{table}.csv").sort(key)
+        got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
+        assert got.columns == want.columns
+        assert got.equals(want), table
+
+
+def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
+    from squidflow.intervals import counts, image_resamples
+
+    _, predictions = _runs("calibration", {"BL": 0.8}, seeds=1)
+    ids = image_lists(predictions)
+    run = next(iter(predictions.values()))
+    images = {s: run_images(run, s, ids[s]) for s in ids}
+    for metric in ("sd_acc", "se_acc", "huj_mse", "kl", "ece"):
+        eval_set, stat = metric_stat(metric, images["SD"], images["SE"], ece_bins=10, kl_eps=1e-6,
+                                     authors_ece_bins=5, authors_ece_batch=16, seed=0)
+        index = image_resamples(len(ids[eval_set]), IntervalConfig(**CFG))
+        assert np.allclose(stat.weighted(counts(index, len(ids[eval_set]))), stat(index), equal_nan=True), metric
