@@ -97,6 +97,12 @@ def load_yaml(path: str | Path) -> Any:
         tab = "\t" in problem or "\t" in line_text
         hint = " YAML cannot indent with tabs: replace the tab with spaces." if tab else " Check the indentation and quoting there."
         raise ConfigError(f"{where}: {problem}.{hint}") from None
+    except yaml.YAMLError as exc:  # a reader error (a control character, a NUL byte) carries no mark of its own
+        pos = getattr(exc, "position", None)
+        line = text[:pos].count("\n") + 1 if isinstance(pos, int) else None
+        where = f"{path} line {line}" if line else str(path)
+        raise ConfigError(f"{where}: not valid YAML ({' '.join(str(exc).split())}). Remove the character or fix the "
+                          "line.") from None
 
 
 def check_config_files(paths) -> None:
@@ -424,7 +430,11 @@ def load_config(
             raise ConfigError(f"{p}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
         merge_configs(config, data or {})
     base = (base_dir if base_dir is not None else os.getcwd()) if check_paths else None
-    return validate_config(config, schema_path or SCHEMA_PATH, inputs_base=base)
+    try:
+        return validate_config(config, schema_path or SCHEMA_PATH, inputs_base=base)
+    except ConfigError as exc:  # name the file(s) the keys came from
+        files = ", ".join(str(p) for p in (path, *extra))
+        raise ConfigError(f"{files}: {exc}") from None
 
 
 def from_section(cls: type[T], section: Mapping[str, Any] | None, *, strict: bool = False, **overrides: Any) -> T:
