@@ -9,9 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# Property-based fuzzing of the readers of user files (tests/test_fuzz_readers.py): `ci` bounds it for `make test`
+# (well under 3 minutes on 2 cores), `nightly` tries 25x more inputs per reader: HYPOTHESIS_PROFILE=nightly.
+_FUZZ = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
+         "print_blob": True}  # fmt: skip
+settings.register_profile("ci", max_examples=80, **_FUZZ)
+settings.register_profile("nightly", max_examples=2000, **_FUZZ)
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(HYPOTHESIS_PROFILE)
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
@@ -75,9 +85,11 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried) and test outcomes."""
+    """The fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
+    generated per reader of user files (tests/helpers/faults.py: fuzzed), and test outcomes."""
     faults = sys.modules.get("helpers.faults")
-    reports = {k: [r for r in terminalreporter.stats.get(k, []) if "test_faults.py" in getattr(r, "nodeid", "")]
+    suites = ("test_faults.py", "test_fuzz_readers.py")
+    reports = {k: [r for r in terminalreporter.stats.get(k, []) if any(s in getattr(r, "nodeid", "") for s in suites)]
                for k in ("passed", "failed", "skipped", "error")}  # fmt: skip
     if faults is None and not any(reports.values()):
         return
@@ -95,6 +107,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
     )
     for kind, n in sorted(outcomes.items(), key=lambda kv: -kv[1]):
         write(f"  {n:3d} {kind}")
+    fuzz = dict(getattr(faults, "FUZZED", {}))
+    if fuzz:
+        total = sum(sum(c.values()) for c in fuzz.values())
+        write(f"  fuzzing (hypothesis profile {HYPOTHESIS_PROFILE}): {total} generated inputs to {len(fuzz)} readers")
+        for reader, counts in sorted(fuzz.items()):
+            write(f"  {sum(counts.values()):5d} {reader}: " + ", ".join(f"{n} {o}" for o, n in sorted(counts.items())))
     for r in reports["skipped"]:
         reason = r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
         write(f"  skipped: {r.nodeid.split('::')[-1]} ({reason})")

@@ -29,10 +29,14 @@ import jsonschema
 import yaml
 
 from squidflow.errors import UserError
+from squidflow.version import CHECKOUT
 
 T = TypeVar("T")
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+# The checkout, whose public-data copies beside the clone are found from it; None where the library is installed
+REPO_ROOT = CHECKOUT
+# The schema is workflow/schemas/config.schema.yaml; the package names it through data/ (a link in the checkout, the
+# file itself in a wheel), so `squidflow check-config` works where the library is installed without the workflow.
+SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "config.schema.yaml"
 
 
 class ConfigError(UserError, ValueError):
@@ -93,6 +97,12 @@ def load_yaml(path: str | Path) -> Any:
         tab = "\t" in problem or "\t" in line_text
         hint = " YAML cannot indent with tabs: replace the tab with spaces." if tab else " Check the indentation and quoting there."
         raise ConfigError(f"{where}: {problem}.{hint}") from None
+    except yaml.YAMLError as exc:  # a reader error (a control character, a NUL byte) carries no mark of its own
+        pos = getattr(exc, "position", None)
+        line = text[:pos].count("\n") + 1 if isinstance(pos, int) else None
+        where = f"{path} line {line}" if line else str(path)
+        raise ConfigError(f"{where}: not valid YAML ({' '.join(str(exc).split())}). Remove the character or fix the "
+                          "line.") from None
 
 
 def check_config_files(paths) -> None:
@@ -247,11 +257,11 @@ def named_inputs(config: Mapping[str, Any], schema: dict | None = None) -> list[
     return [(key, value, spec["x-input"]) for key, value, spec in marked if _is_local_input(value, spec)]
 
 
-def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path) -> str | None:
+def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path | None) -> str | None:
     kind = spec["x-input"]
     raw = Path(value).expanduser()
     tried = [raw] if raw.is_absolute() else [base / raw]
-    if spec.get("x-input-url") and not raw.is_absolute():
+    if spec.get("x-input-url") and not raw.is_absolute() and repo_root is not None:
         tried.append(repo_root / raw)  # public-data mirrors beside the clone (common.smk's get_data_path)
     want = {"file": "file", "folder": "folder", "file-or-folder": "file or folder"}[kind]
     for p in tried:
@@ -277,7 +287,7 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path)
 
 def check_inputs(
     config: Mapping[str, Any], schema: dict, *, base_dir: str | Path = ".", named: Mapping[str, Any] | None = None,
-    repo_root: str | Path = REPO_ROOT,
+    repo_root: str | Path | None = REPO_ROOT,
 ) -> list[str]:
     """One line per local path the config names (`x-input` in the schema) that does not exist or cannot be read.
 
@@ -286,7 +296,7 @@ def check_inputs(
     and paths under results/ (the workflow's own outputs) are not checked.
     """
     problems = []
-    base, root = Path(base_dir).resolve(), Path(repo_root)
+    base, root = Path(base_dir).resolve(), (Path(repo_root) if repo_root is not None else None)
     for key, value, spec in _marked_paths(schema, named if named is not None else config):
         if not _is_local_input(value, spec):
             continue
@@ -371,7 +381,7 @@ def fill_defaults(config: dict[str, Any], schema: dict) -> dict[str, Any]:
 
 def validate_config(
     config: dict[str, Any], schema_path: str | Path = SCHEMA_PATH, *, inputs_base: str | Path | None = None,
-    repo_root: str | Path = REPO_ROOT,
+    repo_root: str | Path | None = REPO_ROOT,
 ) -> dict[str, Any]:
     """Check `config` (raising ConfigError that names each bad key), then fill defaults in place via Snakemake.
 
@@ -420,7 +430,11 @@ def load_config(
             raise ConfigError(f"{p}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
         merge_configs(config, data or {})
     base = (base_dir if base_dir is not None else os.getcwd()) if check_paths else None
-    return validate_config(config, schema_path or SCHEMA_PATH, inputs_base=base)
+    try:
+        return validate_config(config, schema_path or SCHEMA_PATH, inputs_base=base)
+    except ConfigError as exc:  # name the file(s) the keys came from
+        files = ", ".join(str(p) for p in (path, *extra))
+        raise ConfigError(f"{files}: {exc}") from None
 
 
 def from_section(cls: type[T], section: Mapping[str, Any] | None, *, strict: bool = False, **overrides: Any) -> T:

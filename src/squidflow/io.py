@@ -227,19 +227,21 @@ def html_text(value) -> str:
 
 # --- CSVs people hand us ----------------------------------------------------------------------------------------
 def read_csv_strings(
-    path: str | os.PathLike, *, what: str = "CSV file", fix: str = "", line_column: str | None = None
+    path: str | os.PathLike, *, what: str = "CSV file", fix: str = "", line_column: str | None = None,
+    data: bytes | None = None,
 ) -> pl.DataFrame:
     """Read a CSV someone made (every column as strings), with errors that name the file and the line.
 
     The file must be UTF-8 (a BOM is fine): a byte that is not, an empty file, or a row with more or fewer fields
     than the header is an InputError naming the file, the line and what to do. `what` says what the file is for
     ("URL list", "MTurk batch results"), `fix` is appended to every error. With `line_column`, a column of that name
-    holds each row's line number in the file (header = line 1), for messages that name the row.
+    holds each row's line number in the file (header = line 1), for messages that name the row. `data`: the file's
+    bytes when the caller has them already (a decompressed .csv.gz), `path` then only names it.
     """
     path = Path(path)
     tail = f" {fix}" if fix else ""
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if data is None else data
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found.{tail}") from None
     except IsADirectoryError:
@@ -281,12 +283,27 @@ def read_csv_strings(
     return df.with_columns(pl.Series(line_column, lines, dtype=pl.Int64)) if line_column else df
 
 
-def json_lines(lines: Iterable[str], where: str, *, what: str,
+def json_lines(lines: Iterable[str | bytes], where: str, *, what: str,
                error: type[Exception] = InputError) -> Iterator[tuple[int, dict]]:
     """(line number, object) for every non-blank line of a JSON Lines file (the one reader of the format people hand
     us: GuessWhat?! games, predictions). A line that is not one JSON object raises `error` naming `where`, the line,
-    what is wrong, and `what` each line must hold."""
-    for line_no, line in enumerate(lines, start=1):
+    what is wrong, and `what` each line must hold. `lines` may be bytes (a file opened "rb", plain or gzip): a byte
+    that is not UTF-8, or a gzip stream that breaks off, is then `error` naming the line too."""
+    numbered = enumerate(lines, start=1)
+    line_no = 0
+    while True:
+        try:
+            line_no, line = next(numbered)
+        except StopIteration:
+            return
+        except (OSError, EOFError) as exc:  # a damaged or cut gzip stream
+            raise error(f"{where}, line {line_no + 1}: cannot be read ({exc}); is the file complete?") from None
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(f"{where}, line {line_no}: byte 0x{line[exc.start:exc.start + 1].hex()} is not UTF-8; save "
+                            "the file as UTF-8") from None
         if not line.strip():
             continue
         try:

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from squidflow.errors import InputError
+
 # dataset.csv event id -> the prompt wording shown to annotators in huj_annotations.csv
 PROMPTS: dict[str, str] = {
     "birthday": "birthday party",
@@ -61,17 +63,33 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
     quirks: list[str] = []
     if b"\r\n" in raw:
         quirks.append(f"{path.name}: CRLF line endings (read as plain lines)")
-    text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    try:
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path} line {line}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; the release's "
+                         "dataset.csv is UTF-8: download it again (squid_e_release.dataset_csv)") from None
     reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
+    try:
+        header = [h.strip() for h in next(reader, [])]
+    except csv.Error as exc:
+        raise InputError(f"{path} line 1: not valid CSV ({exc}); point squid_e_release.dataset_csv at the release's "
+                         "dataset.csv") from None
     if header[:2] != ["video_ID", "event"] or header[2:8] != FRAME_COLUMNS:
-        raise ValueError(
-            f"{path}: header is {header}, expected video_ID,event,frame0..frame5 (the SQUID-E release's dataset.csv); "
+        raise InputError(
+            f"{path} line 1: header is {header}, expected video_ID,event,frame0..frame5 (the SQUID-E release's dataset.csv); "
             "point squid_e_release.dataset_csv at that file"
         )
     rows: list[ReleaseRow] = []
     quoted, no_frames = [], []
-    for line, rec in enumerate(reader, start=2):
+    records = []
+    try:
+        for rec in reader:
+            records.append((reader.line_num, rec))
+    except csv.Error as exc:
+        raise InputError(f"{path} line {reader.line_num}: not valid CSV ({exc}); fix the line or download the release's "
+                         "dataset.csv again") from None
+    for line, rec in records:
         if not rec or all(not c.strip() for c in rec):
             continue
         if len(rec) != 8:

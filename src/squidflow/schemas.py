@@ -102,9 +102,13 @@ VIDEOS = Schema(
         "reason": pl.Utf8,
         # subtitle files kept beside the video, `<stem>.<lang>.vtt` or `.srt` (download.subtitles)
         "subtitles": pl.List(pl.Utf8),
+        # width/height above are as displayed (rotation metadata applied, as OpenCV and the frames give them); these
+        # are the stream's coded size
+        "stored_width": pl.Int64,
+        "stored_height": pl.Int64,
     },
     produced_by="rule video_manifest (workflow/rules/videos.smk)",
-    optional=("reason", "subtitles"),
+    optional=("reason", "subtitles", "stored_width", "stored_height"),
 )
 
 VIDEO_STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
@@ -158,7 +162,13 @@ EXTRACTION_STATUS = Schema(
         "error": pl.Utf8,
         "mode": pl.Utf8,  # even | exact (null when corrupt)
         "n_frames": pl.Int64,  # frames extracted
+        # what the frame table found (null when corrupt): the video's frames as decoded (OpenCV's count), its
+        # displayed size; rule check_videos writes them into videos_checked.parquet
+        "video_frames": pl.Int64,
+        "width": pl.Int64,
+        "height": pl.Int64,
     },
+    optional=("video_frames", "width", "height"),
     produced_by="rule extract_frames (workflow/rules/frames.smk)",
 )
 

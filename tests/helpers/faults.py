@@ -26,6 +26,15 @@ CASES: list[tuple[str, str]] = []  # (case, outcome) of every fault tried in thi
 def tried(case: str, outcome: str) -> None:
     """Record a fault or bad input and what squidflow did about it (after the test asserted it)."""
     CASES.append((case, outcome))
+
+
+FUZZED: dict[str, dict[str, int]] = {}  # reader -> outcome -> generated inputs (tests/test_fuzz_readers.py)
+
+
+def fuzzed(reader: str, outcome: str) -> None:
+    """Count one generated input a reader of user files handled as required (read, or a user error naming it)."""
+    counts = FUZZED.setdefault(reader, {})
+    counts[outcome] = counts.get(outcome, 0) + 1
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TRACEBACK = "Traceback (most recent call last)"
 

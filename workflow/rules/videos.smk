@@ -8,8 +8,8 @@
 # stable hash of their id; one acquire_videos job per shard downloads its videos with `download.workers` workers and
 # writes the shard's status table results/videos/status/shard{shard}of{shards}.g{generation}.parquet (the videos
 # themselves land in results/videos/<type>/{video_id}.mp4, subtitles beside them as {video_id}.<lang>.vtt). Files
-# already on disk (demo, local, UCF-Crime) are only probed, inside video_manifest. A failed video is a row with a
-# status and a reason, so the workflow completes.
+# already on disk (demo, local, UCF-Crime) are only probed, by rule check_local_videos, which knows each file by its
+# size and modification time. A failed video is a row with a status and a reason, so the workflow completes.
 #
 # Kills and reruns: each finished video is appended at once to results/videos/journal/ (one JSON line), so a shard
 # job killed mid-shard loses no finished video; its rerun takes every journalled video as it is (no request) and
@@ -41,7 +41,9 @@ localrules:
     video_candidates,
     download_settings,
     acquire_videos,
+    check_local_videos,
     video_manifest,
+    dropped_videos,
 
 
 checkpoint video_candidates:
@@ -49,13 +51,15 @@ checkpoint video_candidates:
         unpack(get_video_candidate_inputs),
     output:
         candidates=VIDEO_CANDIDATES,
-        notes="results/videos/candidates_notes.txt",
+        notes=CANDIDATES_NOTES,
     params:
         # listed so that editing the sources (or the release location) lists them again
         sources=config["sources"],
         release=config["squid_e_release"],
         search_network=get_video_search_network_params(),
         cache_dir="results/downloads",
+        # the files of local folders (and the UCF-Crime folder): one added or removed lists the sources again
+        local_files=get_local_video_files(),
     log:
         "logs/video_candidates/video_candidates.log",
     conda:
@@ -98,10 +102,32 @@ rule acquire_videos:
         "../../scripts/acquire_videos.py"
 
 
+# Files already on disk (demo, local, UCF-Crime) are probed here, each known by its size and modification time: the
+# params carry every local file's `<path> <size>:<mtime_ns>`, so a file replaced in place reruns this job, which
+# probes only the files whose fingerprint changed (results/videos/journal_local/ keeps each probe, one JSON line, so a
+# kill loses none). retry_failed asks for the next generation `.g<N+1>` when the newest table has videos not `ok`.
+rule check_local_videos:
+    input:
+        candidates=VIDEO_CANDIDATES,
+    output:
+        "results/videos/status/local.g{generation}.parquet",
+    params:
+        decode_frames=config["download"]["decode_frames"],
+        journal_dir="results/videos/journal_local",
+        fingerprints=get_local_video_fingerprints(),
+    threads: 2
+    log:
+        "logs/check_local_videos/local.g{generation}.log",
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/check_local_videos.py"
+
+
 checkpoint video_manifest:
     input:
         candidates=VIDEO_CANDIDATES,
-        notes="results/videos/candidates_notes.txt",
+        notes=CANDIDATES_NOTES,
         statuses=get_video_status_files,
     output:
         manifest=VIDEO_MANIFEST,
@@ -113,9 +139,7 @@ checkpoint video_manifest:
             labels={"result": "acquisition report", "format": "markdown"},
         ),
     params:
-        decode_frames=config["download"]["decode_frames"],
         brake_dir="results/videos/brake",
-    threads: 2
     log:
         "logs/video_manifest/video_manifest.log",
     conda:
@@ -146,7 +170,33 @@ rule acquisition_figure:
         "../../scripts/acquisition_figure.py"
 
 
+# At the end of the run (after frame extraction when the frames stage runs): every dropped video, at which stage, why,
+# and where to look, and the files the sources skipped; the same counts are printed as one line (onsuccess).
+rule dropped_videos:
+    input:
+        videos=get_acquisition_figure_videos,
+        notes=CANDIDATES_NOTES,
+    output:
+        report(
+            DROPPED_REPORT,
+            caption="../report/videos/dropped_videos.rst",
+            category="Acquisition",
+            subcategory="Videos",
+            labels={"result": "dropped videos", "format": "markdown"},
+        ),
+    params:
+        frame_shards=config["frames"]["shards"],
+        manifest_path=get_acquisition_figure_videos,  # named in the report (the input, as a label)
+    log:
+        "logs/dropped_videos/dropped_videos.log",
+    conda:
+        "../../envs/video.yaml"
+    script:
+        "../../scripts/dropped_videos.py"
+
+
 onsuccess:
+    print_dropped_videos()
     print_brake_notes()
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.errors import UserError
 from squidflow.events import normalise_event, prompt_to_event
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ def judged_events(prompts: pl.Series, label_map: Mapping[str, list[str]], events
 
 
 # --- vocabulary --------------------------------------------------------------------------------------------------
-class VocabularyError(ValueError):
+class VocabularyError(UserError, ValueError):
     """A label list that cannot be read."""
 
 
@@ -41,7 +42,13 @@ def read_vocabulary(path: str | Path) -> list[str]:
     """A label list from a local file: imSitu's `imsitu_space.json` (the keys of `verbs`), a JSON list, a
     tab-separated `id<TAB>label` file (imSitu's verb_id.tab), or one label per line."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise VocabularyError(f"{path} line {line}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; save the "
+                              "label list as UTF-8") from None
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)

@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 import polars as pl
 
 from squidflow import schemas
+from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
 from squidflow.io import json_lines
 
@@ -35,7 +36,7 @@ SHOW = 10
 IMAGE_NAME = re.compile(r"^(?P<video_id>.+)_(?P<frame_index>\d+)(?:\.[A-Za-z0-9]+)?$")  # squidflow's {video}_{frame}
 
 
-class PredictionsError(ValueError):
+class PredictionsError(UserError, ValueError):
     """A predictions file that cannot be scored as it is; the message names the file, the rows and the problems."""
 
 
@@ -66,17 +67,27 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
             raise PredictionsError(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {exc})") from exc
     opener = gzip.open if gz else open
     if fmt == "csv":
+        from squidflow.io import read_csv_strings
+
         try:
             with opener(path, "rb") as fh:
-                return pl.read_csv(fh.read(), infer_schema=False, encoding="utf8-lossy"), 2
-        except (pl.exceptions.ComputeError, pl.exceptions.NoDataError, OSError) as exc:
-            raise PredictionsError(f"{where}: cannot be read as CSV ({exc})") from exc
+                data = fh.read()
+        except (OSError, EOFError) as exc:
+            raise PredictionsError(f"{where}: cannot be read ({exc})") from exc
+        try:  # every field as text, errors naming the line (header = line 1)
+            df = read_csv_strings(where, what="predictions CSV", data=data, line_column="_row")
+        except UserError as exc:
+            raise PredictionsError(str(exc)) from None
+        return df.with_columns(pl.col(c).replace("", None) for c in df.columns if c != "_row"), 0
     records, lines = [], []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
-                                       error=PredictionsError):
-            records.append({k: None if v is None else str(v) for k, v in rec.items()})
-            lines.append(line_no)
+    try:
+        with opener(path, "rb") as fh:
+            for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
+                                           error=PredictionsError):
+                records.append({k: None if v is None else str(v) for k, v in rec.items()})
+                lines.append(line_no)
+    except OSError as exc:
+        raise PredictionsError(f"{where}: cannot be read ({exc})") from exc
     columns = sorted({k for r in records for k in r})
     frame = pl.DataFrame([{c: r.get(c) for c in columns} for r in records], schema={c: pl.Utf8 for c in columns})
     return frame.with_columns(pl.Series("_row", lines, dtype=pl.Int64)), 0

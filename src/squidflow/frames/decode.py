@@ -35,6 +35,11 @@ header's frame rate and gets a variable-frame-rate video wrong, so it is no peer
   never pick a neighbour. Up to `frames_per_call` frames share one ffmpeg process (one seeking input per frame,
   `-noaccurate_seek`: the select filter does the exact part), a few such processes run at once.
 
+* **repeated timestamps** (a time base too coarse for the frame rate, a muxer that repeats them): a timestamp
+  cannot name such a frame, so both decoders read the stream from its start and frame k is the k-th frame the
+  decoder delivers, as OpenCV counts (`decode_in_output_order`); a frame never delivered is an error, never its
+  neighbour. tests/test_frames_timestamps.py checks every frame of such files (and of an edit list) with both.
+
 Both decoders are verified against OpenCV (PSNR >= 40 dB and closer to frame k than to k±1) on constant and
 variable frame rate H.264 with B-frames, a stream starting at 5 s, Matroska, VP9/WebM and a video with rotation
 metadata (tests/test_frames.py). Limit: a stream whose first frames cannot be decoded (a cut open-GOP start) has
@@ -90,6 +95,12 @@ class FrameTable:
     def display_size(self) -> tuple[int, int]:
         """(width, height) of a decoded frame: the coded size, turned by a quarter rotation."""
         return (self.height, self.width) if self.rotation % 180 == 90 else (self.width, self.height)
+
+    @property
+    def repeated_pts(self) -> bool:
+        """Several frames share a timestamp (a time base too coarse for the frame rate, or a muxer's repeats): the
+        frames can then be told apart only by their place in the decoder's output, as OpenCV counts them."""
+        return bool(len(self.pts) > 1 and np.any(np.diff(self.pts) <= 0))
 
     @property
     def times(self) -> np.ndarray:
@@ -250,6 +261,9 @@ def decode_ranks(
     if not unique:
         return []
     workers = max(1, workers or len(os.sched_getaffinity(0)))
+    if table.repeated_pts:  # timestamps cannot name these frames: count the decoder's output as OpenCV does
+        decoded = decode_in_output_order(table, unique, decoder=decoder)
+        return [decoded[r] for r in ranks]
     if resolve_decoder(decoder) == "torchcodec":
         decoded = _decode_torchcodec(table, unique, workers=workers)
         return [decoded[r] for r in ranks]
@@ -457,6 +471,80 @@ def _decode_call(table: FrameTable, ranks: Sequence[int]) -> list[np.ndarray]:
         )
     arr = np.frombuffer(raw, np.uint8).reshape(len(ranks), height, width, 3)
     return [a.copy() for a in arr]
+
+
+# --- files whose timestamps do not tell frames apart: decode from the start, count what the decoder delivers -------
+def decode_in_output_order(table: FrameTable, ranks: Sequence[int], *, decoder: str = "auto") -> dict[int, np.ndarray]:
+    """{rank: frame} for a video with repeated timestamps (`FrameTable.repeated_pts`): one decoder reads the stream
+    from its start and frame k is the k-th frame it delivers — OpenCV's sequential reader's frame k by construction.
+    Costs a decode of the stream up to the last wanted frame (no seeking: a seek by timestamp cannot tell the frames
+    of one timestamp apart). A decoder that delivers fewer frames than the table lists is an ExtractionError naming
+    the frames it never delivered — never a neighbour's frame in their place."""
+    wanted = sorted({int(r) for r in ranks})
+    if not wanted:
+        return {}
+    if resolve_decoder(decoder) == "torchcodec":
+        out = _output_order_torchcodec(table, wanted)
+    else:
+        out = _output_order_ffmpeg(table, wanted)
+    missing = [k for k in wanted if k not in out]
+    if missing:
+        raise ExtractionError(f"{table.path}: several frames share a timestamp, and decoding from the start delivered "
+                              f"no frame(s) {missing[:10]}; the file may be truncated or corrupt")
+    return out
+
+
+def _output_order_torchcodec(table: FrameTable, wanted: list[int]) -> dict[int, np.ndarray]:
+    from torchcodec.decoders import ColorConverter, Demuxer
+
+    try:
+        demuxer = Demuxer(table.path, streams=table.stream_index)
+        stream = demuxer.streams[0]
+        decoder = stream.make_decoder(device="cpu", num_ffmpeg_threads=1)
+        converter = ColorConverter(device="cpu")
+    except (RuntimeError, ValueError) as exc:
+        raise ExtractionError(f"{table.path}: torchcodec could not open the video: {_first_line(exc)}") from exc
+    bad_packets: list[str] = []
+
+    def delivered():
+        for packet in demuxer:
+            try:
+                yield from decoder.decode(packet)
+            except RuntimeError as exc:  # a damaged packet: skipped, as the ffmpeg CLI and OpenCV skip it
+                bad_packets.append(_first_line(exc))
+        yield from decoder.drain()
+
+    want, last, out = set(wanted), wanted[-1], {}
+    try:
+        for n, raw in enumerate(delivered()):
+            if n in want:
+                out[n] = converter.convert(raw).data.permute(1, 2, 0).numpy()
+            if n >= last:
+                break
+    except RuntimeError as exc:
+        raise ExtractionError(f"{table.path}: torchcodec could not decode the stream: {_first_line(exc)}") from exc
+    if bad_packets:
+        log.warning("%s: %d damaged packets skipped while decoding (e.g. %s)", table.path, len(bad_packets),
+                    bad_packets[0])
+    return out
+
+
+def _output_order_ffmpeg(table: FrameTable, wanted: list[int]) -> dict[int, np.ndarray]:
+    import subprocess
+
+    pick = "+".join(f"eq(n\\,{k})" for k in wanted)  # n: the number of the frame the decoder delivered, from 0
+    cmd = ["ffmpeg", "-nostdin", "-loglevel", "error", "-threads", "1", "-i", table.path,
+           "-map", f"0:{table.stream_index}", "-vf", f"select={pick}", "-frames:v", str(len(wanted)),
+           "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:"]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True)
+    if res.returncode != 0:
+        err = " | ".join(res.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+        raise ExtractionError(f"{table.path}: ffmpeg could not decode frames {wanted[:10]}: {err}")
+    width, height = table.display_size
+    size = width * height * 3
+    got = len(res.stdout) // size
+    arr = np.frombuffer(res.stdout[: got * size], np.uint8).reshape(got, height, width, 3)
+    return {k: a.copy() for k, a in zip(wanted, arr, strict=False)}
 
 
 def decode_frames(path: str | Path, frame_indices: Sequence[int], *, decoder: str = "auto") -> list[np.ndarray]:

@@ -169,7 +169,8 @@ def extract_videos(
             frames = decode_ranks(table, ranks, frames_per_call=cfg.frames_per_call, workers=workers, decoder=decoder)
         except (ExtractionError, OSError) as exc:
             log.warning("video %s (%s) is corrupt: %s", vid, path, exc)
-            status.append({"video_id": vid, "status": "corrupt", "error": str(exc), "mode": None, "n_frames": 0})
+            status.append({"video_id": vid, "status": "corrupt", "error": str(exc), "mode": None, "n_frames": 0,
+                           "video_frames": None, "width": None, "height": None})
             continue
         outs = [image_dir / vid / f"{rank}.{image_format}" for rank in ranks]
         if pending is not None:
@@ -185,7 +186,9 @@ def extract_videos(
                     "image_path": str(out),
                 }
             )
-        status.append({"video_id": vid, "status": "ok", "error": None, "mode": mode, "n_frames": len(ranks)})
+        width, height = table.display_size
+        status.append({"video_id": vid, "status": "ok", "error": None, "mode": mode, "n_frames": len(ranks),
+                       "video_frames": table.n_frames, "width": width, "height": height})
         log.info("%s: %d frames (%s mode, %d keyframes)", vid, len(ranks), mode, int(table.is_key[ranks].sum()))
     if pending is not None:
         pending.result()
@@ -193,7 +196,8 @@ def extract_videos(
     frames_df = pl.DataFrame(rows, schema={"video_id": pl.Utf8, "frame_index": pl.Int64, "pts_s": pl.Float64,
                                             "is_keyframe": pl.Boolean, "image_path": pl.Utf8})
     status_df = pl.DataFrame(status, schema={"video_id": pl.Utf8, "status": pl.Utf8, "error": pl.Utf8,
-                                              "mode": pl.Utf8, "n_frames": pl.Int64})
+                                              "mode": pl.Utf8, "n_frames": pl.Int64, "video_frames": pl.Int64,
+                                              "width": pl.Int64, "height": pl.Int64})
     return frames_df, status_df
 
 
@@ -212,23 +216,35 @@ def shard_videos(videos, shard: int, n_shards: int, *, report: str = "results/vi
         counts = ", ".join(f"{n} {s}" for s, n in sorted(videos.group_by("status").len().iter_rows()))
         raise EmptyError(
             f"no video is ok ({len(videos)} listed" + (f": {counts}" if counts else "") + "), so there is nothing to "
-            f"extract frames from. Why each one failed: {report}. Fix the sources (or the network), then rerun; "
-            "`--config retry_failed=true` tries the failed ones again."
+            f"extract frames from. Why each one failed: {report}. Fix the sources (or the network), then rerun: a "
+            "replaced local file is checked again without a flag; `--config retry_failed=true` downloads the failed "
+            "downloads again and checks unchanged local files again."
         )
     keep = [stable_shard(v, n_shards) == shard for v in ok["video_id"].to_list()]
     return ok.filter(pl.Series(keep, dtype=pl.Boolean))
 
 
 def checked_manifest(videos, statuses):
-    """The manifest with extraction's verdict applied: a video ffmpeg could not decode becomes `corrupt` + error."""
+    """The manifest with extraction's verdict applied: a video the frames stage could not decode becomes `corrupt`
+    with reason `frames_undecodable` and the decoder's error; a decoded one gets its frame count as decoded (OpenCV's
+    count, where the container's header may list one more or less) and its displayed size from the frame table."""
     import polars as pl
 
-    bad = statuses.filter(pl.col("status") == "corrupt").select("video_id", pl.col("error").alias("_err"))
-    if bad.is_empty():
-        return videos
-    out = videos.join(bad, on="video_id", how="left")
-    return out.with_columns(
-        pl.when(pl.col("_err").is_not_null()).then(pl.lit("corrupt")).otherwise(pl.col("status")).alias("status"),
-        pl.when(pl.col("_err").is_not_null()).then(pl.format("frame extraction: {}", pl.col("_err")))
-        .otherwise(pl.col("error")).alias("error"),
-    ).drop("_err")
+    if "reason" not in videos.columns:
+        videos = videos.with_columns(pl.lit(None, dtype=pl.Utf8).alias("reason"))
+    facts = [c for c in ("video_frames", "width", "height") if c in statuses.columns]
+    st = statuses.select("video_id", pl.col("status").alias("_st"), pl.col("error").alias("_err"),
+                         *[pl.col(c).alias(f"_{c}") for c in facts])  # fmt: skip
+    out = videos.join(st.unique("video_id", keep="last"), on="video_id", how="left")
+    bad = pl.col("_st") == "corrupt"
+    updates = [
+        pl.when(bad).then(pl.lit("corrupt")).otherwise(pl.col("status")).alias("status"),
+        pl.when(bad).then(pl.format("frame extraction: {}", pl.col("_err"))).otherwise(pl.col("error")).alias("error"),
+        pl.when(bad).then(pl.lit("frames_undecodable")).otherwise(pl.col("reason")).alias("reason"),
+    ]
+    if "video_frames" in facts and "n_frames" in videos.columns:
+        updates.append(pl.coalesce(pl.col("_video_frames"), pl.col("n_frames")).alias("n_frames"))
+    for c in ("width", "height"):
+        if c in facts and c in videos.columns:
+            updates.append(pl.coalesce(pl.col(f"_{c}"), pl.col(c)).alias(c))
+    return out.with_columns(updates).drop("_st", "_err", *[f"_{c}" for c in facts])

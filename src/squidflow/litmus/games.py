@@ -13,6 +13,7 @@ silently dropped changes the counts the paper's tables are compared against.
 from __future__ import annotations
 
 import gzip
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
+from squidflow.errors import UserError
 from squidflow.fetch import fetch
 from squidflow.io import json_lines
 from squidflow.schemas import LITMUS_GAMES
@@ -31,7 +33,7 @@ SPLITS = ("train", "valid", "test")
 _SPLIT_RE = re.compile(r"(?:^|[._-])(train|valid|test)(?:[._-]|$)")
 
 
-class GameFileError(ValueError):
+class GameFileError(UserError, ValueError):
     """A GuessWhat?! games file breaks the format; the message names the file, the line and the field."""
 
 
@@ -63,11 +65,13 @@ def source_of(entry: str | dict[str, str]) -> tuple[str, str]:
     return entry, split_of(entry)
 
 
-def _open_lines(path: Path) -> Iterator[str]:
+def _open_lines(path: Path) -> Iterator[bytes]:
+    """The file's lines as bytes (gzip or plain): io.json_lines decodes them, naming the line of a byte that is not
+    UTF-8 or where a gzip stream breaks off."""
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     opener = gzip.open if gz else open
-    with opener(path, "rt", encoding="utf-8") as fh:
+    with opener(path, "rb") as fh:
         yield from fh
 
 
@@ -92,6 +96,8 @@ class _Line:
         if kind in (int, float) or kind == (int, float):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.fail(field, f"must be a number, not {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):  # JSON's 1e999 reads as infinity
+                raise self.fail(field, f"must be a finite number, not {value!r}")
             if kind is int and float(value) != int(value):
                 raise self.fail(field, f"must be an integer, not {value!r}")
             return int(value) if kind is int else float(value)

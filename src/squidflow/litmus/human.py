@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from squidflow.errors import UserError
 from squidflow.litmus.metrics import pearson
 from squidflow.litmus.questions import QUESTION_TYPES
 from squidflow.litmus.soft_labels import normalise
@@ -28,7 +29,7 @@ from squidflow.litmus.soft_labels import normalise
 COLUMNS = ("qa_id", "annotator", "selected_object_ids")
 
 
-class AnnotationError(ValueError):
+class AnnotationError(UserError, ValueError):
     """The human annotation CSV is malformed; the message names the file, the line and the column."""
 
 

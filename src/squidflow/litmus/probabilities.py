@@ -19,11 +19,13 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.errors import UserError
+
 SUM_TOLERANCE = 0.01
 COLUMNS = {"game_id": pl.Int64, "object_id": pl.Int64, "probability": pl.Float64}
 
 
-class ProbabilityFileError(ValueError):
+class ProbabilityFileError(UserError, ValueError):
     """A guesser's probability file breaks the documented format; the message names the file, the row and the fix."""
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.errors import UserError
+
 SUBTITLE_EXTENSIONS = (".vtt", ".srt")  # preference order when a language has both
 CUE_SCHEMA = {"cue": pl.Int64, "start_s": pl.Float64, "end_s": pl.Float64, "text": pl.Utf8}
 _TIME = r"(?:(\d+):)?(\d{1,2}):(\d{1,2})[.,](\d{1,3})"
@@ -39,7 +41,7 @@ VTT_NON_CUE_BLOCK = re.compile(r"^(NOTE|STYLE|REGION)(\s|$)")
 LANGUAGE_CODE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]+)*$")
 
 
-class SubtitleError(ValueError):
+class SubtitleError(UserError, ValueError):
     """A subtitle file that cannot be read as it is; the message names the file, the line and the fix."""
 
 

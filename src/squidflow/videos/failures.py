@@ -72,12 +72,44 @@ REASONS: dict[str, Reason] = {
     "truncated": Reason("failed", "retry", "the body ended before its announced length", "retry_failed"),
     "corrupt": Reason("corrupt", "retry", "the file does not decode (ffprobe or the first frames fail)",
                       "retry_failed downloads it again"),
+    # a file on disk that is no usable video (a local file, a UCF-Crime file, or a download that probed bad)
+    "empty_file": Reason("corrupt", "stop", "the file is empty (0 bytes)",
+                         "replace the file (a download: retry_failed downloads it again)"),
+    "no_video_stream": Reason("corrupt", "stop", "the file holds no video stream (audio only, subtitles, a "
+                              "picture)", "replace it with the video, or take it out of the source"),
+    # frame extraction (rule extract_frames), after the file passed the acquisition check
+    "frames_undecodable": Reason("corrupt", "stop", "frame extraction could not decode the frames it needs (the "
+                                 "first frames decoded; later ones do not, or the stream's packets cannot be read)",
+                                 "read `error` and the extract_frames log; replace or re-encode the file"),
     "unknown": Reason("failed", "retry", "an error none of the patterns knows (the raw message is in `error`)",
                       "read `error`; update yt-dlp if an extractor broke"),
     # the brake ended this site's downloads for the run before this video's turn
     "not_attempted": Reason("failed", "stop", "not asked: the brake stopped downloads from this site in this run",
                             "retry_failed later, with cookies or a slower pace"),
 }
+
+# What a person does about a file already on disk (local folder, UCF-Crime, demo), where the remedy above speaks of
+# downloads: the file is known by its size and modification time, so replacing it is enough.
+LOCAL_REMEDIES: dict[str, str] = {
+    "corrupt": "replace the file: the next run checks it again (no flag needed)",
+    "empty_file": "replace the file: the next run checks it again (no flag needed)",
+    "no_video_stream": "replace it with the video, or move it out of the folder",
+    "missing_file": "put the file back where the source says; the next run lists it again",
+    "frames_undecodable": "replace or re-encode the file: the next run checks it again",
+    "unknown": "read `error`; retry_failed checks the file again",
+}
+LOCAL_SOURCES = frozenset({"local", "demo"})  # and squid-e-release's UCF-Crime files (no url)
+
+
+def remedy(reason: str | None, *, on_disk: bool = False) -> str:
+    """What to do about a video with this reason; for a file the user keeps on disk (`on_disk`), advice about the
+    file rather than about downloading it again."""
+    if reason is None:
+        return ""
+    if on_disk and reason in LOCAL_REMEDIES:
+        return LOCAL_REMEDIES[reason]
+    return REASONS[reason].remedy if reason in REASONS else ""
+
 
 BRAKE_REASONS = frozenset(r for r, spec in REASONS.items() if spec.action == "brake")
 RETRY_REASONS = frozenset(r for r, spec in REASONS.items() if spec.action == "retry")

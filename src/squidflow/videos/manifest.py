@@ -23,9 +23,10 @@ import polars as pl
 from squidflow import schemas
 from squidflow.io import conform
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
-from squidflow.videos.failures import REASONS
+from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
-from squidflow.videos.shards import outcome_record, status_row
+from squidflow.videos.shards import outcome_record, shard_of, status_row
+from squidflow.videos.sources import SKIPPED
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,8 @@ def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generatio
 
 
 def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -> DownloadResult:
-    """A video that should already be on disk: missing → `unavailable` (with what to do), undecodable → `corrupt`."""
+    """A video that should already be on disk: missing → `unavailable` (with what to do), empty → `empty_file`,
+    without a video stream → `no_video_stream`, undecodable → `corrupt`."""
     path = Path(path)
     if not path.exists():
         hint = (
@@ -63,7 +65,91 @@ def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -
         info = probe(path, decode_frames=decode_frames)
         return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=subtitle_files(path))
     except ProbeError as exc:
-        return failure("corrupt", str(exc), 0)
+        return failure(unusable_reason(path), str(exc), 0)
+
+
+def unusable_reason(path: str | Path) -> str:
+    """Why a file on disk that failed the probe is no video: `empty_file` (0 bytes), `no_video_stream` (a container
+    ffprobe reads, with no video stream: audio only, subtitles, an image sequence it does not take), else `corrupt`.
+    Asked only after a failed probe, so it costs nothing for the files that are fine."""
+    import subprocess
+
+    try:
+        if os.path.getsize(path) == 0:
+            return "empty_file"
+        res = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type", "-of", "json", str(path)],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return "corrupt"
+    if res.returncode == 0:
+        import json
+
+        try:
+            types = {st.get("codec_type") for st in json.loads(res.stdout or "{}").get("streams") or []}
+        except ValueError:
+            return "corrupt"
+        if "video" not in types:
+            return "no_video_stream"
+    return "corrupt"
+
+
+# --- files already on disk (demo, local, UCF-Crime): checked by rule check_local_videos ----------------------------
+LOCAL_TABLE = re.compile(r"local\.g(\d+)\.parquet")
+
+
+def check_local(candidates: pl.DataFrame, opts: DownloadOptions, *, journal_dir: str | Path, generation: int = 0,
+                workers: int = 2) -> pl.DataFrame:
+    """Status rows for the candidates that need no download (demo, local, UCF), each file known by its content.
+
+    A file is probed unless the journal (`<journal_dir>/local.jsonl`, one line per probe, O_APPEND) holds a probe of
+    the same path with the same size and modification time that settles it: an `ok` one always, another outcome
+    when made in this generation or a later one (`retry_failed` asks for the next generation, which probes the
+    failures again). So a replaced file is probed again and its facts come from the new file, an unchanged one is
+    not, and a job killed mid-way loses no finished probe (its rerun gives what a clean run gives).
+    """
+    from squidflow.videos.shards import Journal, read_journals
+    from squidflow.videos.sources import file_fingerprint
+
+    todo = candidates.filter(~pl.col("download")).to_dicts()
+    if not todo:
+        return schemas.empty(schemas.VIDEO_STATUS)
+    journal = Journal(journal_dir, "local")
+    known = read_journals(journal_dir, [c["video_id"] for c in todo])
+
+    def check(candidate: dict[str, Any]) -> dict[str, Any]:
+        fingerprint = file_fingerprint(candidate["path"])  # before the probe: a file changed meanwhile is redone
+        rec = known.get(candidate["video_id"])
+        if (rec and fingerprint and rec.get("fingerprint") == fingerprint and rec.get("path") == candidate["path"]
+                and (rec.get("status") == "ok" or int(rec.get("generation") or 0) >= generation)):  # fmt: skip
+            return status_row(candidate, rec)
+        try:
+            result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames)
+        except Exception as exc:  # a bug or a full disk is this video's status, not the end of the workflow
+            log.exception("%s: unexpected error", candidate["video_id"])
+            result = failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 0)
+        rec = {**outcome_record(candidate["video_id"], generation, result), "path": candidate["path"],
+               "fingerprint": fingerprint}  # fmt: skip
+        journal.append(rec)
+        log.info("%s: %s%s", candidate["video_id"], result.status, f" — {result.reason}: {result.error}"
+                 if result.error else "")  # fmt: skip
+        return status_row(candidate, rec)
+
+    from tqdm import tqdm
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:  # ffprobe/ffmpeg are subprocesses: threads suffice
+        rows = list(tqdm(pool.map(check, todo), total=len(todo), desc="check local videos"))
+    return conform(pl.DataFrame(rows, schema=schemas.VIDEO_STATUS.columns), schemas.VIDEO_STATUS)
+
+
+def local_status_path(status_dir: str | Path, *, retry_failed: bool, started: float) -> str:
+    """The local check's table the manifest takes: the newest generation on disk (0 when none), or the next one when
+    `retry_failed` asks and that table has videos that are not `ok` (once per invocation, as for download shards)."""
+    gens = [int(m[1]) for name in (os.listdir(status_dir) if os.path.isdir(status_dir) else [])
+            if (m := LOCAL_TABLE.fullmatch(name))]  # fmt: skip
+    gen = max(gens, default=0)
+    if retry_failed and gens and needs_retry(f"{status_dir}/local.g{gen}.parquet", started):
+        gen += 1
+    return f"{status_dir}/local.g{gen}.parquet"
 
 
 def probe_local_candidates(candidates: pl.DataFrame, opts: DownloadOptions, *, workers: int = 2) -> pl.DataFrame:
@@ -106,6 +192,16 @@ def _md(text: Any, limit: int | None = None) -> str:
     from squidflow.io import md_escape
 
     return md_escape(str(text or "")[:limit])
+
+
+def on_disk_column(manifest: pl.DataFrame) -> pl.Expr:
+    """`_on_disk`: the video is a file the user keeps (local, demo, UCF-Crime: no URL), not a download."""
+    urls = [c for c in ("url", "webpage_url") if c in manifest.columns]
+    if urls:
+        return pl.all_horizontal([pl.col(c).is_null() for c in urls]).alias("_on_disk")
+    if "source" in manifest.columns:
+        return pl.col("source").is_in(["local", "demo"]).fill_null(False).alias("_on_disk")
+    return pl.lit(False).alias("_on_disk")
 
 
 def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes: Iterable[str] = ()) -> str:
@@ -156,9 +252,10 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
         for event in sorted(cells):
             lines.append(f"| {_md(event)} | " + " | ".join(str(cells[event].get(c, 0)) for c in cols) + " |")
         lines += ["", "## Not ok, by reason", "", "| reason | status | videos | what to do |", "|---|---|---:|---|"]
-        for r in bad.group_by("reason", "status").len().sort("len", descending=True).iter_rows(named=True):
-            remedy = REASONS[r["reason"]].remedy if r["reason"] in REASONS else ""
-            lines.append(f"| `{r['reason']}` | {r['status']} | {r['len']} | {remedy} |")
+        bad = bad.with_columns(on_disk_column(bad))
+        for r in bad.group_by("reason", "status", "_on_disk").len().sort("len", descending=True).iter_rows(named=True):
+            kind = " (files on disk)" if r["_on_disk"] else ""
+            lines.append(f"| `{r['reason']}`{kind} | {r['status']} | {r['len']} | {remedy(r['reason'], on_disk=r['_on_disk'])} |")
         lines += ["", "## Not ok", "", "| video_id | event | status | reason | attempts | error |",
                   "|---|---|---|---|---:|---|"]  # fmt: skip
         for r in bad.head(500).iter_rows(named=True):
@@ -166,7 +263,23 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
                          f"{r['attempts'] or 0} | {_md(r['error'], 200)} |")  # fmt: skip
         if len(bad) > 500:
             lines.append(f"| … {len(bad) - 500} more (see videos.parquet) | | | | | |")
-        lines += ["", "Rerun with `--config retry_failed=true` to try the videos that are not `ok` again."]
+        if not bad["_on_disk"].all():
+            lines += ["", "Rerun with `--config retry_failed=true` to download the videos that are not `ok` again."]
+        if bad["_on_disk"].any():
+            lines += ["", "A file on disk (local folder, UCF-Crime) that is replaced is checked again by the next run, "
+                      "without a flag; `--config retry_failed=true` checks the unchanged ones again."]  # fmt: skip
+    skipped = [n for n in source_notes if f"] {SKIPPED} " in n or n.startswith(f"{SKIPPED} ")]
+    source_notes = [n for n in source_notes if n not in set(skipped)]
+    if skipped:
+        lines += ["", "## Skipped files", "", f"{len(skipped)} files in the source folders were not taken:", ""]
+        whys: dict[str, int] = {}
+        for n in skipped:
+            why = n.rsplit(": ", 1)[-1]
+            whys[why] = whys.get(why, 0) + 1
+        lines += [f"- {count} {_md(why)}" for why, count in whys.items()] + [""]
+        lines += [f"- {_md(n.split(f'{SKIPPED} ', 1)[-1])}" for n in skipped[:500]]
+        if len(skipped) > 500:
+            lines.append(f"- … {len(skipped) - 500} more (results/videos/candidates_notes.txt)")
     noted = manifest.filter(pl.col("notes").list.len() > 0)
     if source_notes or len(noted):
         lines += ["", "## Source notes", ""] + [f"- {_md(n)}" for n in source_notes]
@@ -217,3 +330,68 @@ def shard_status_paths(status_dir: str, shards: int, *, retry_failed: bool, star
             gen += 1
         paths.append(f"{status_dir}/shard{shard}of{shards}.g{gen}.parquet")
     return paths
+
+
+# --- at the end of a run: every video that was dropped, at which stage, why, and where to look ---------------------
+DROPPED_REPORT = "results/videos/dropped_videos.md"
+
+
+def stage_of(reason: str | None) -> str:
+    """The stage that dropped a video with this reason: `frames` (rule extract_frames) or `acquisition`."""
+    return "frames" if reason == "frames_undecodable" else "acquisition"
+
+
+def _where_to_look(row: dict[str, Any], frame_shards: int) -> str:
+    if stage_of(row["reason"]) == "frames":  # the frames stage shards by the same crc32 of the id (stable_shard)
+        return f"logs/extract_frames/shard{shard_of(row['video_id'], frame_shards)}.log"
+    if row["_on_disk"]:
+        return "logs/check_local_videos/"
+    return "logs/acquire_videos/"
+
+
+def dropped_table(manifest: pl.DataFrame, frame_shards: int = 2) -> pl.DataFrame:
+    """The videos that are not `ok`, with `stage`, `reason` (never null), `_on_disk` and `look` (a log to read)."""
+    bad = manifest.filter(pl.col("status") != "ok").with_columns(pl.col("reason").fill_null("unknown"))
+    bad = bad.with_columns(on_disk_column(bad), pl.col("reason").map_elements(stage_of, pl.Utf8).alias("stage"))
+    looks = [_where_to_look(r, frame_shards) for r in bad.select("video_id", "reason", "_on_disk").iter_rows(named=True)]
+    return bad.with_columns(pl.Series("look", looks, dtype=pl.Utf8))
+
+
+def dropped_report(manifest: pl.DataFrame, source_notes: list[str], *, frame_shards: int = 2,
+                   manifest_path: str = "results/videos/videos_checked.parquet") -> str:
+    """Markdown: every video dropped in this run's results, at which stage, why, what to do and where to look;
+    and the files the sources skipped. Written after the last stage that drops videos (frames, when it runs)."""
+    bad = dropped_table(manifest, frame_shards)
+    skipped = [n.split(f"{SKIPPED} ", 1)[-1] for n in source_notes if f"{SKIPPED} " in n]
+    lines = ["# Dropped videos", "", f"{len(bad)} of {len(manifest)} videos dropped; {len(skipped)} files skipped. "
+             f"Per video: `{manifest_path}` (`status`, `reason`, `error`).", ""]  # fmt: skip
+    if len(bad):
+        lines += ["## By stage and reason", "", "| stage | reason | status | videos | what to do |",
+                  "|---|---|---|---:|---|"]  # fmt: skip
+        for r in bad.group_by("stage", "reason", "status", "_on_disk").len().sort("stage", "len").iter_rows(named=True):
+            lines.append(f"| {r['stage']} | `{r['reason']}`{' (files on disk)' if r['_on_disk'] else ''} | "
+                         f"{r['status']} | {r['len']} | {remedy(r['reason'], on_disk=r['_on_disk'])} |")  # fmt: skip
+        lines += ["", "## Every dropped video", "", "| video_id | event | stage | reason | file or URL | where to look | error |",
+                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for r in bad.head(1000).iter_rows(named=True):
+            lines.append(f"| {_md(r['video_id'])} | {_md(r['event'])} | {r['stage']} | {_md(r['reason'])} | "
+                         f"{_md(r['url'] or r['path'])} | {r['look']} | {_md(r['error'], 200)} |")  # fmt: skip
+        if len(bad) > 1000:
+            lines.append(f"| … {len(bad) - 1000} more (see {manifest_path}) | | | | | | |")
+    if skipped:
+        lines += ["", "## Skipped files", ""] + [f"- {_md(n)}" for n in skipped[:1000]]
+    return "\n".join(lines) + "\n"
+
+
+def dropped_line(manifest: pl.DataFrame, source_notes: list[str], report: str = DROPPED_REPORT) -> str:
+    """One console line: how many videos were dropped, per stage and reason, files skipped, and where to look."""
+    bad = dropped_table(manifest)
+    skipped = sum(f"{SKIPPED} " in n for n in source_notes)
+    if bad.is_empty() and not skipped:
+        return f"squidflow videos: all {len(manifest)} videos ok, no file skipped"
+    parts = []
+    for stage, grp in bad.group_by("stage", maintain_order=True):
+        counts = ", ".join(f"{r} {n}" for r, n in grp.group_by("reason").len().sort("len", descending=True).iter_rows())
+        parts.append(f"{stage[0]}: {counts}")
+    return (f"squidflow videos: {len(bad)} of {len(manifest)} dropped" + (f" ({'; '.join(parts)})" if parts else "")
+            + f", {skipped} files skipped; which, why and what to do: {report}")

@@ -30,8 +30,10 @@ class VideoInfo:
     duration_s: float
     fps: float
     n_frames: int
-    width: int
+    width: int  # as displayed: the stored size turned by the container's rotation (as OpenCV and the frames give it)
     height: int
+    stored_width: int | None = None  # as coded in the stream
+    stored_height: int | None = None
 
     def as_row(self) -> dict:
         return asdict(self)
@@ -63,8 +65,10 @@ def in_process() -> bool:
 def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -> VideoInfo:
     """Read the first video stream's geometry, rate, duration and frame count; decode its first frames.
 
-    `n_frames` is the container's count when it has one (MP4 does), else duration × fps rounded — an estimate that
-    the frame stage must not use for exact indexing, which counts frames itself.
+    `n_frames` is the container's count when it has one (MP4 does), else the stream's packets counted by demuxing
+    (Matroska, WebM: duration × fps is off by one or more when an audio track outlasts the video). The frame stage
+    counts the frames as decoded (an MP4 edit list hides some) and writes that count into videos_checked.parquet.
+    `width`/`height` are as displayed (rotation metadata applied), `stored_width`/`stored_height` as coded.
     """
     path = Path(path)
     if not path.exists():
@@ -95,10 +99,9 @@ def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
     fps = float(meta.average_fps_from_header or 0.0)
     duration_s = float(meta.duration_seconds_from_header or 0.0)
     nb = meta.num_frames_from_header
-    n_frames = int(nb) if nb else int(round(duration_s * fps))
-    width, height = int(meta.width or 0), int(meta.height or 0)
-    if (meta.rotation or 0) % 180 == 90:  # torchcodec reports the displayed size; ffprobe the coded one
-        width, height = height, width
+    n_frames = int(nb) if nb else _count_packets(path, 120) or int(round(duration_s * fps))
+    width, height = int(meta.width or 0), int(meta.height or 0)  # torchcodec reports the displayed size
+    stored_width, stored_height = (height, width) if (meta.rotation or 0) % 180 == 90 else (width, height)
     if width <= 0 or height <= 0:
         raise ProbeError(f"{path}: video stream has no frame size ({width}x{height})")
     if decode_frames > 0:
@@ -111,23 +114,25 @@ def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
         if decoded < want:
             raise ProbeError(f"{path}: ffmpeg cannot decode its first {decode_frames} frames "
                              f"({decoded} decoded): {error or 'no decoding error reported'}")  # fmt: skip
-    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height)
+    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
+                     stored_width=stored_width, stored_height=stored_height)
 
 
 def _probe_ffprobe(path: Path, decode_frames: int, timeout_s: float) -> VideoInfo:
     """The same facts and check from one ffprobe process (the path without torchcodec)."""
-    entries = "stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:format=duration"
+    entries = ("stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:stream_tags=rotate:"
+               "stream_side_data=rotation:format=duration")
     cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-print_format", "json", "-show_entries", entries]
     if decode_frames > 0:  # one process reads the stream facts and decodes the first frames (half the cost of two)
         cmd[-1] += ":frame=key_frame"
         cmd += ["-read_intervals", f"%+#{int(decode_frames)}"]
     cmd.append(str(path))
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        raise ProbeError(f"{path}: ffprobe took longer than {timeout_s} s") from exc
-    if res.returncode != 0:
-        raise ProbeError(f"{path}: ffprobe cannot read it: {_tail(res.stderr) or 'exit code ' + str(res.returncode)}")
+    res = _run_ffprobe(cmd, path, timeout_s)
+    if decode_frames > 0 and not res.stderr.strip() and not (json.loads(res.stdout or "{}").get("frames")):
+        # the first packets decoded to nothing and said nothing: an edit list hides a lead-in (an MP4 cut without
+        # re-encoding starts at the GOP's keyframe and shows from the cut). Read past it, up to a long GOP.
+        cmd[cmd.index("-read_intervals") + 1] = f"%+#{int(decode_frames) + 300}"
+        res = _run_ffprobe(cmd, path, timeout_s)
     info = json.loads(res.stdout or "{}")
     streams = info.get("streams") or []
     if not streams:
@@ -137,14 +142,52 @@ def _probe_ffprobe(path: Path, decode_frames: int, timeout_s: float) -> VideoInf
     duration = st.get("duration") or (info.get("format") or {}).get("duration")
     duration_s = float(duration) if duration not in (None, "N/A") else 0.0
     nb = st.get("nb_frames")
-    n_frames = int(nb) if nb not in (None, "N/A") else int(round(duration_s * fps))
+    n_frames = int(nb) if nb not in (None, "N/A") else _count_packets(path, timeout_s) or int(round(duration_s * fps))
     width, height = int(st.get("width") or 0), int(st.get("height") or 0)
     if width <= 0 or height <= 0:
         raise ProbeError(f"{path}: video stream has no frame size ({width}x{height})")
+    stored_width, stored_height = width, height
+    if display_rotation(st) % 180 == 90:
+        width, height = height, width
     if decode_frames > 0:
         decoded = len(info.get("frames") or [])
         want = min(int(decode_frames), n_frames) if n_frames > 0 else 1
         if res.stderr.strip() or decoded < max(want, 1):
             raise ProbeError(f"{path}: ffmpeg cannot decode its first {decode_frames} frames "
                              f"({decoded} decoded): {_tail(res.stderr) or 'no decoding error reported'}")  # fmt: skip
-    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height)
+    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
+                     stored_width=stored_width, stored_height=stored_height)
+
+
+def _count_packets(path: Path, timeout_s: float) -> int:
+    """The video stream's packets, counted by demuxing the file (no decoding): the frame count of a container without
+    one in its header (Matroska, WebM). 0 when ffprobe cannot count them."""
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+           "stream=nb_read_packets", "-of", "csv=p=0", str(path)]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        return int((res.stdout or "0").strip().split(",")[0] or 0) if res.returncode == 0 else 0
+    except (subprocess.TimeoutExpired, ValueError):
+        return 0
+
+
+def _run_ffprobe(cmd: list[str], path: Path, timeout_s: float) -> subprocess.CompletedProcess:
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise ProbeError(f"{path}: ffprobe took longer than {timeout_s} s") from exc
+    if res.returncode != 0:
+        raise ProbeError(f"{path}: ffprobe cannot read it: {_tail(res.stderr) or 'exit code ' + str(res.returncode)}")
+    return res
+
+
+def display_rotation(stream: dict) -> int:
+    """Degrees (0, 90, 180, 270) an ffprobe stream entry says to turn the picture: its display matrix side data, else
+    the older `rotate` tag."""
+    rotation = next((d["rotation"] for d in stream.get("side_data_list") or [] if "rotation" in d), None)
+    if rotation is None:
+        rotation = (stream.get("tags") or {}).get("rotate")
+    try:
+        return int(round(float(rotation or 0))) % 360
+    except (TypeError, ValueError):
+        return 0

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 # The text yt-dlp's info dict gives (it wins over the listing's where it has any).
 TEXT_FROM_DOWNLOAD = ("title", "description", "tags", "language", "uploader", "upload_date", "license", "webpage_url")
-PROBE_FIELDS = ("duration_s", "fps", "n_frames", "width", "height")
+PROBE_FIELDS = ("duration_s", "fps", "n_frames", "width", "height", "stored_width", "stored_height")
 
 
 def shard_of(video_id: str, shards: int) -> int:

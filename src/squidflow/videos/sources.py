@@ -115,8 +115,31 @@ def demo_source(catalog: pl.DataFrame) -> SourceListing:
     return SourceListing("demo", _frame(rows))
 
 
+SKIPPED = "skipped file"  # how a listing names a file it did not take (the report counts and lists these notes)
+
+
+def walk_local(root: Path, exts: set[str]) -> tuple[list[tuple[str, Path]], list[tuple[Path, str]]]:
+    """([(event, video file)], [(skipped path, why)]) of a local tree `<root>/<event>/*.<ext>`, both sorted."""
+    videos, skipped = [], []
+    for entry in sorted(root.iterdir()):
+        if entry.is_file():
+            skipped.append((entry, "not in an event folder (expected <root>/<event>/<video>)"))
+            continue
+        if not entry.is_dir():
+            continue
+        for f in sorted(entry.iterdir()):
+            if f.is_dir():
+                skipped.append((f, "a folder inside an event folder (not searched)"))
+            elif not f.is_file() or f.suffix.lower().lstrip(".") not in exts:
+                skipped.append((f, f"not a video (extensions: {', '.join(sorted(exts))})"))
+            else:
+                videos.append((entry.name, f))
+    return videos, skipped
+
+
 def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS) -> SourceListing:
-    """`<root>/<event>/*.<ext>`: the folder names the event, the file stem the video id (made job-safe)."""
+    """`<root>/<event>/*.<ext>`: the folder names the event, the file stem the video id (made job-safe). Every other
+    file (not a video, not in an event folder) is named in a note starting with SKIPPED, for the report."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(
@@ -124,31 +147,93 @@ def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VID
         )
     exts = {e.lower().lstrip(".") for e in extensions}
     rows, notes, origins = [], [], []
-    for event_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        for f in sorted(event_dir.iterdir()):
-            if not f.is_file() or f.suffix.lower().lstrip(".") not in exts:
-                continue
-            vid = safe_video_id(f.stem)
-            if vid != f.stem:
-                notes.append(f"{f}: id '{vid}' (the file name has characters job names cannot hold)")
-            rows.append({"video_id": vid, "event": event_dir.name, "source": "local", "path": str(f),
-                         "title": f.stem, "download": False})  # fmt: skip
-            origins.append(f"local file {f}")
+    videos, skipped = walk_local(root, exts)
+    for event, f in videos:
+        vid = safe_video_id(f.stem)
+        if vid != f.stem:
+            notes.append(f"{f}: id '{vid}' (the file name has characters job names cannot hold)")
+        rows.append({"video_id": vid, "event": event, "source": "local", "path": str(f),
+                     "title": f.stem, "download": False})  # fmt: skip
+        origins.append(f"local file {f}")
+    notes += [f"{SKIPPED} {f}: {why}" for f, why in skipped]
     if not rows:
         notes.append(f"{root}: no videos found (expected <root>/<event>/*.{{{','.join(sorted(exts))}}})")
     return SourceListing(f"local:{root}", _frame(rows), notes, origins)
 
 
-URL_LIST_FIX = "A URL list has the columns url,event and optionally video_id,title (config sources[].path)."
+def file_fingerprint(path: str | Path) -> str:
+    """What identifies a local file's content cheaply: its size and modification time (ns). A file replaced in
+    place — copied over, moved over, rewritten — changes one of them; "" when the file is not there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def local_files(sources: list[dict[str, Any]], release_cfg: dict[str, Any] | None = None) -> list[str]:
+    """Every file on disk the sources take videos from (local trees, and the UCF-Crime folder of a squid-e-release
+    source), sorted: the workflow lists the sources again when this list changes (a file added or removed)."""
+    files: list[str] = []
+    for src in sources:
+        if src["type"] == "local" and Path(src["root"]).is_dir():
+            exts = {e.lower().lstrip(".") for e in (src.get("extensions") or VIDEO_EXTENSIONS)}
+            files += [str(f) for _, f in walk_local(Path(src["root"]), exts)[0]]
+        elif src["type"] == "squid-e-release":
+            ucf = Path((release_cfg or {}).get("ucf_dir") or "data/ucf-crime")
+            if ucf.is_dir():
+                files += [str(f) for f in ucf.glob("*.mp4")]
+    return sorted(set(files))
+
+
+def local_fingerprints(sources: list[dict[str, Any]], release_cfg: dict[str, Any] | None = None) -> list[str]:
+    """`<path> <size>:<mtime_ns>` of every file of `local_files`: the local check runs again when one changes."""
+    return [f"{f} {file_fingerprint(f)}" for f in local_files(sources, release_cfg)]
+
+
+URL_LIST_FIX = ("A URL list has the columns url,event and optionally video_id,title (config sources[].path): a CSV, "
+                "a Parquet file, or JSON Lines (.jsonl: one object per line with those keys).")
+JSON_LINES = (".jsonl", ".ndjson")
+
+
+def _read_url_jsonl(path: Path) -> tuple[pl.DataFrame, list[str]]:
+    """A JSON Lines URL list: one object per line; strings (numbers are taken as text, null as empty)."""
+    import json
+
+    rows, where = [], []
+    for n, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path} line {n}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; save the "
+                             f"list as UTF-8. {URL_LIST_FIX}") from None
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{path} line {n}: not valid JSON ({exc}). {URL_LIST_FIX}") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{path} line {n}: a JSON {type(rec).__name__}, expected an object. {URL_LIST_FIX}")
+        bad = [k for k, v in rec.items() if isinstance(v, (dict, list))]
+        if bad:
+            raise InputError(f"{path} line {n}: key(s) {bad} hold a list or an object, expected text. {URL_LIST_FIX}")
+        rows.append({str(k): None if v is None else v if isinstance(v, str) else json.dumps(v) for k, v in rec.items()})
+        where.append(f"line {n}")
+    columns = list(dict.fromkeys(k for r in rows for k in r)) or ["url", "event"]  # no line: a list with no rows
+    df = pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema={c: pl.Utf8 for c in columns})
+    return df, where
 
 
 def read_url_list(path: str | Path) -> pl.DataFrame:
-    """A URL list (CSV, or Parquet by its suffix) in the URL_LIST schema (every column a string), plus `_row`: where
+    """A URL list (CSV, or Parquet or JSON Lines by its suffix) in the URL_LIST schema (every column a string), plus `_row`: where
     each row is in the file ("line 3" of a CSV, "row 3" of a Parquet file), for messages."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"sources: url list {path} not found. {URL_LIST_FIX}")
-    if path.suffix == ".parquet":
+    if path.suffix.lower() in JSON_LINES:
+        df, where = _read_url_jsonl(path)
+    elif path.suffix == ".parquet":
         try:
             df = pl.read_parquet(path)
         except Exception as exc:  # polars/arrow name neither the file nor what to do

@@ -5,12 +5,14 @@ import polars as pl
 
 
 VIDEO_CANDIDATES = "results/videos/candidates.parquet"
+DROPPED_REPORT = "results/videos/dropped_videos.md"  # squidflow.videos.manifest.DROPPED_REPORT
+CANDIDATES_NOTES = "results/videos/candidates_notes.txt"
 
 
 def get_video_outputs():
     if not stage_enabled("videos"):
         return []
-    return [VIDEO_MANIFEST, "results/videos/download_report.md"]
+    return [VIDEO_MANIFEST, "results/videos/download_report.md", DROPPED_REPORT]
 
 
 def get_video_candidate_inputs(wildcards):
@@ -37,17 +39,41 @@ RUN_STARTED = squidflow_manifest.run_started()  # a table written after this is 
 
 
 def get_video_status_files(wildcards):
-    """One status table per download shard, when the checkpoint has listed videos to download (none: no job).
+    """One status table per download shard, when the checkpoint has listed videos to download (none: no job), and
+    the local check's table when it has listed files already on disk.
 
     The newest generation on disk is taken as is; with retry_failed a table with videos that are not ok asks for
-    the next generation, whose acquire_videos job tries those videos again (older tables stay as the history).
+    the next generation, whose job tries those videos again (older tables stay as the history).
     """
     candidates = checkpoints.video_candidates.get().output.candidates
-    if not pl.scan_parquet(candidates).select(pl.col("download").any()).collect().item():
-        return []
-    return squidflow_manifest.shard_status_paths(
-        STATUS_DIR, config["download"]["shards"], retry_failed=retry_failed_requested(), started=RUN_STARTED
-    )
+    kinds = pl.scan_parquet(candidates).select(
+        pl.col("download").any().alias("download"), (~pl.col("download")).any().alias("on_disk")
+    ).collect()
+    paths = []
+    if kinds["download"].item():
+        paths += squidflow_manifest.shard_status_paths(
+            STATUS_DIR, config["download"]["shards"], retry_failed=retry_failed_requested(), started=RUN_STARTED
+        )
+    if kinds["on_disk"].item():
+        paths.append(
+            squidflow_manifest.local_status_path(STATUS_DIR, retry_failed=retry_failed_requested(), started=RUN_STARTED)
+        )
+    return paths
+
+
+def get_local_video_files():
+    """Every video file of the local sources (and the UCF-Crime folder), sorted: video_candidates lists again when
+    one is added or removed."""
+    from squidflow.videos.sources import local_files
+
+    return local_files(config["sources"], config["squid_e_release"])
+
+
+def get_local_video_fingerprints():
+    """`<path> <size>:<mtime_ns>` of every local video file: check_local_videos probes again when one changes."""
+    from squidflow.videos.sources import local_fingerprints
+
+    return local_fingerprints(config["sources"], config["squid_e_release"])
 
 
 # The `download` keys the search of a youtube source uses (a new pace or worker count must not list it again).
@@ -69,6 +95,16 @@ def print_brake_notes():
 
     for note in run_notes(BRAKE_DIR, str(RUN_STARTED)):
         print(f"squidflow brake: {note}", file=sys.stderr)
+
+
+def print_dropped_videos():
+    """At the end of a run: one line, how many videos were dropped at which stage and why, and the report to read."""
+    videos = get_acquisition_figure_videos(None)
+    if not stage_enabled("videos") or not os.path.exists(videos) or not os.path.exists(CANDIDATES_NOTES):
+        return
+    with open(CANDIDATES_NOTES, encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in fh if line.strip()]
+    print(squidflow_manifest.dropped_line(pl.read_parquet(videos), lines), file=sys.stderr)
 
 
 def get_ok_video_ids(wildcards=None):

@@ -1,0 +1,405 @@
+"""Property-based fuzzing (hypothesis) of every reader of files a person hands squidflow.
+
+The property, for each reader: a file is either read into its schema — and, for a well-formed file the test wrote,
+what was written is what is read, no row dropped — or the reader stops with the project's UserError naming the file
+(and the line or row, where the format has them). Never another exception, never a silent drop.
+
+Inputs are generated two ways per reader: well-formed files from random values (round trip), and a valid file
+mutated (bytes cut, inserted, flipped, lines doubled or dropped, the whole file replaced by random bytes). Each
+generated input is counted per reader and outcome (tests/faults.py: fuzzed); the session summary prints the counts.
+Profiles (tests/conftest.py): `ci` (the default, bounded for `make test`), `nightly` (HYPOTHESIS_PROFILE=nightly,
+many more examples per reader).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import polars as pl
+from helpers.faults import fuzzed
+from hypothesis import given
+from hypothesis import strategies as st
+
+from squidflow.errors import UserError
+
+# --- generated values and mutations ---------------------------------------------------------------------------------
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # any Unicode, controls and blanks included
+WORD = st.text(st.characters(exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=10)
+SPICE = [b",", b'"', b"\n", b"\r\n", b"\r", b"\x00", b"\xff", b"\xef\xbb\xbf", b"{", b"}", b"[", b":", b"-->", b"\t",
+         b" ", b"0", b"-1", b"1e308", b"NaN", b"null", b"true", b"\\", b"'", b"#", b"- ", b"&a", b"*a", b"!!python/"]
+
+
+@st.composite
+def mutated(draw, seed: bytes) -> bytes:
+    """`seed` with a few random edits, or (rarely) random bytes."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=300))
+    data = bytearray(seed)
+    for _ in range(draw(st.integers(1, 4))):
+        pos = draw(st.integers(0, len(data)))
+        op = draw(st.sampled_from(["cut", "insert", "flip", "delete", "double_line", "drop_line"]))
+        if op == "cut":
+            del data[pos:]
+        elif op == "insert":
+            data[pos:pos] = draw(st.sampled_from(SPICE) | st.binary(min_size=1, max_size=4))
+        elif op == "flip" and pos < len(data):
+            data[pos] = draw(st.integers(0, 255))
+        elif op == "delete":
+            del data[pos : pos + draw(st.integers(1, 8))]
+        elif op in ("double_line", "drop_line"):
+            lines = bytes(data).split(b"\n")
+            i = draw(st.integers(0, max(0, len(lines) - 1)))
+            if op == "double_line":
+                lines.insert(i, lines[i])
+            elif len(lines) > 1:
+                del lines[i]
+            data = bytearray(b"\n".join(lines))
+    return bytes(data)
+
+
+def attempt(reader: str, path: Path, read, *, line: bool = True):
+    """Run `read()`: its result, or None after a UserError that names the file (and a line/row when `line`)."""
+    try:
+        out = read()
+    except UserError as exc:
+        msg = str(exc)
+        assert path.name in msg, f"{reader}: the error does not name the file: {msg}"
+        if line:
+            assert re.search(r"\b(line|row|rows|lines|column|columns|header|empty|not UTF-8|Parquet|key)\b|:\d+:", msg), (
+                f"{reader}: the error names no line, row or part of the file: {msg}")
+        fuzzed(reader, "stopped with a user error naming the file")
+        return None
+    fuzzed(reader, "read")
+    return out
+
+
+def csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\r\n").writerows([header, *rows])  # RFC 4180: a field with \r or \n is quoted
+    return buf.getvalue().encode("utf-8")
+
+
+def in_tmp(name: str, data: bytes):
+    """A temporary folder holding `name` with `data` (hypothesis runs many examples per test: no pytest tmp_path)."""
+    tmp = tempfile.TemporaryDirectory()
+    path = Path(tmp.name) / name
+    path.write_bytes(data)
+    return tmp, path
+
+
+# --- URL lists: CSV, Parquet, JSON Lines ---------------------------------------------------------------------------
+URL_ROWS = st.lists(st.fixed_dictionaries({"url": TEXT, "event": TEXT, "video_id": TEXT, "title": TEXT}), max_size=6)
+
+
+def _read_url_list(path):
+    from squidflow.videos.sources import read_url_list
+
+    return read_url_list(path)
+
+
+def assert_url_round_trip(rows, df):
+    got = df.select("url", "event", "video_id", "title").to_dicts()
+    # a CSV row whose every cell is blank carries nothing and is skipped; any other row comes back as written
+    want = [r for r in rows if any(v.strip() for v in r.values())]
+    assert got == want
+
+
+@given(URL_ROWS)
+def test_url_list_csv_round_trip(rows):
+    tmp, path = in_tmp("urls.csv", csv_bytes(["url", "event", "video_id", "title"],
+                                             [[r[k] for k in ("url", "event", "video_id", "title")] for r in rows]))
+    with tmp:
+        df = attempt("URL list CSV", path, lambda: _read_url_list(path))
+        if df is not None:
+            assert_url_round_trip(rows, df)
+
+
+@given(URL_ROWS)
+def test_url_list_jsonl_round_trip(rows):
+    tmp, path = in_tmp("urls.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+    with tmp:
+        df = attempt("URL list JSON Lines", path, lambda: _read_url_list(path))
+        assert df is not None and df.select("url", "event", "video_id", "title").to_dicts() == rows
+
+
+@given(URL_ROWS)
+def test_url_list_parquet_round_trip(rows):
+    buf = io.BytesIO()
+    pl.DataFrame(rows, schema={k: pl.Utf8 for k in ("url", "event", "video_id", "title")}).write_parquet(buf)
+    tmp, path = in_tmp("urls.parquet", buf.getvalue())
+    with tmp:
+        df = attempt("URL list Parquet", path, lambda: _read_url_list(path))
+        assert df is not None and df.select("url", "event", "video_id", "title").to_dicts() == rows
+
+
+URL_SEED_CSV = b'url,event,video_id,title\nhttps://example.org/a.mp4,parade,a1,"A, parade"\nhttps://youtu.be/x,fire,,t\n'
+URL_SEED_JSONL = (b'{"url": "https://example.org/a.mp4", "event": "parade", "video_id": "a1"}\n'
+                  b'{"url": "https://youtu.be/x", "event": "fire", "title": "t"}\n')
+
+
+@given(mutated(URL_SEED_CSV))
+def test_url_list_csv_mutated(data):
+    tmp, path = in_tmp("urls.csv", data)
+    with tmp:
+        attempt("URL list CSV", path, lambda: _read_url_list(path))
+
+
+@given(mutated(URL_SEED_JSONL))
+def test_url_list_jsonl_mutated(data):
+    tmp, path = in_tmp("urls.jsonl", data)
+    with tmp:
+        attempt("URL list JSON Lines", path, lambda: _read_url_list(path))
+
+
+@given(st.lists(st.fixed_dictionaries({"url": st.one_of(TEXT, st.integers(-(2**63), 2**63 - 1), st.none(), st.floats()),
+                                       "event": st.one_of(TEXT, st.booleans(), st.none())}), max_size=5),
+       st.booleans())  # fmt: skip
+def test_url_list_parquet_of_any_types_and_damaged(rows, damage):
+    buf = io.BytesIO()
+    pl.DataFrame(rows, strict=False).write_parquet(buf)
+    data = buf.getvalue()
+    if damage:
+        data = data[: len(data) // 2]
+    tmp, path = in_tmp("urls.parquet", data)
+    with tmp:
+        attempt("URL list Parquet", path, lambda: _read_url_list(path))
+
+
+# --- MTurk batch (HITs) and batch-results CSVs ---------------------------------------------------------------------
+MTURK_SEED = csv_bytes(
+    ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant", "Input.image_1_id",
+     "Input.image_2_id", "Answer.rating_1", "Answer.rating_2"],
+    [["H1", "W1", "Approved", "a wedding", "A", "vid_1_3", "vid_1_7", "80", "20"],
+     ["H1", "W2", "Submitted", "a wedding", "B", "vid_1_3", "vid_1_7", "55", "0"],
+     ["H2", "W1", "Rejected", "a parade", "A", "v2_0", "v2_9", "100", "x"]],
+)
+
+
+@given(mutated(MTURK_SEED))
+def test_mturk_results_mutated(data):
+    from squidflow.judgments.ingest import read_mturk_batch
+
+    tmp, path = in_tmp("batch_results.csv", data)
+    with tmp:
+        out = attempt("MTurk batch results CSV", path, lambda: read_mturk_batch(path, on_error="skip"))
+        if out is not None:  # every data row is a judgment row, a named problem or a counted rejection
+            judgments, problems, rejected = out
+            n_rows = len(_read_csv_rows(data))
+            assert problems or rejected or len(judgments) or n_rows == 0
+
+
+def _read_csv_rows(data: bytes) -> list[list[str]]:
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    return [r for r in rows[1:] if any(c.strip() for c in r)]
+
+
+KEYWORD_SEED = csv_bytes(
+    ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant", "Input.image_1_id",
+     "Answer.keyword_1_1", "Answer.keyword_1_2"],
+    [["H1", "W1", "Approved", "a wedding", "A", "vid_1_3", "cake", "dress"],
+     ["H1", "W2", "Approved", "a wedding", "A", "vid_1_3", "", "veil"]],
+)
+
+
+@given(mutated(KEYWORD_SEED))
+def test_mturk_keyword_results_mutated(data):
+    from squidflow.judgments.keywords import read_keyword_batch
+
+    tmp, path = in_tmp("keyword_results.csv", data)
+    with tmp:
+        attempt("MTurk keyword results CSV", path, lambda: read_keyword_batch(path, on_error="skip"))
+
+
+# --- prediction files ----------------------------------------------------------------------------------------------
+PRED_ROWS = st.lists(st.fixed_dictionaries({"video_id": WORD, "frame_index": st.integers(0, 10**6),
+                                            "label": WORD, "score": st.floats(-1e6, 1e6)}), min_size=1, max_size=6)
+
+
+@given(PRED_ROWS)
+def test_predictions_round_trip(rows):
+    from squidflow.evaluation.predictions import read_predictions
+
+    seen, want = set(), []
+    for r in rows:  # one rank-1 prediction per image
+        if (r["video_id"].strip(), r["frame_index"]) in seen or not r["video_id"].strip() or not r["label"].strip():
+            continue
+        seen.add((r["video_id"].strip(), r["frame_index"]))
+        want.append({**r, "rank": 1})
+    buf = io.StringIO(newline="")
+    pl.DataFrame(want, schema={"video_id": pl.Utf8, "frame_index": pl.Int64, "label": pl.Utf8, "score": pl.Float64,
+                               "rank": pl.Int64}).write_csv(buf)  # fmt: skip
+    tmp, path = in_tmp("preds.csv", buf.getvalue().encode())
+    with tmp:
+        df = attempt("prediction file", path, lambda: read_predictions(path, cache_dir=path.parent))
+        if want:
+            assert df is not None and len(df) == len(want)
+            got = {(r["video_id"], r["frame_index"]): (r["label"], r["score"]) for r in df.iter_rows(named=True)}
+            assert got == {(r["video_id"].strip(), r["frame_index"]): (r["label"].strip(), r["score"]) for r in want}
+
+
+PRED_SEED = b"video_id,frame_index,rank,label,score\nv1,3,1,wedding,0.9\nv1,3,2,parade,0.1\nv2,0,1,fire,1\n"
+
+
+PRED_SEED_JSONL = b"".join(json.dumps(r).encode() + b"\n" for r in pl.read_csv(PRED_SEED).to_dicts())
+
+
+@given(mutated(PRED_SEED))
+def test_predictions_csv_mutated(data):
+    from squidflow.evaluation.predictions import read_predictions
+
+    tmp, path = in_tmp("preds.csv", data)
+    with tmp:
+        attempt("prediction file", path, lambda: read_predictions(path, cache_dir=path.parent))
+
+
+@given(mutated(PRED_SEED_JSONL))
+def test_predictions_jsonl_mutated(data):
+    from squidflow.evaluation.predictions import read_predictions
+
+    tmp, path = in_tmp("preds.jsonl", data)
+    with tmp:
+        attempt("prediction file", path, lambda: read_predictions(path, cache_dir=path.parent))
+
+
+# --- GuessWhat?! games (JSON Lines) ---------------------------------------------------------------------------------
+GAME = {"id": 7, "image": {"width": 640, "height": 480, "file_name": "a.jpg", "id": 3},
+        "objects": [{"id": 1, "bbox": [1, 2, 30, 40], "category": "dog", "category_id": 18},
+                    {"id": 2, "bbox": [50, 60, 10, 10], "category": "cat", "category_id": 17}],
+        "object_id": 1, "qas": [{"question": "is it a dog?", "answer": "Yes", "id": 1}], "status": "success"}
+GAMES_SEED = (json.dumps(GAME) + "\n" + json.dumps({**GAME, "id": 8, "object_id": 2}) + "\n").encode()
+
+
+@given(mutated(GAMES_SEED))
+def test_guesswhat_games_mutated(data):
+    from squidflow.litmus.games import read_games_file
+
+    tmp, path = in_tmp("guesswhat.valid.jsonl", data)
+    with tmp:
+        attempt("GuessWhat?! games", path, lambda: read_games_file(path, "valid"))
+
+
+# --- WebVTT and SubRip subtitles ------------------------------------------------------------------------------------
+VTT_SEED = (b"WEBVTT\n\n00:00:01.000 --> 00:00:02.500\nHello <b>there</b>\n\n"
+            b"00:00:03.000 --> 00:00:04.000 align:start\nsecond\nline\n")
+SRT_SEED = b"1\n00:00:01,000 --> 00:00:02,500\nHello\n\n2\n00:00:03,000 --> 00:00:04,000\nsecond\n"
+CUE_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp"), exclude_characters="<>&-"),
+                   max_size=15).filter(lambda t: t.strip() and "-->" not in t)
+
+
+@given(mutated(VTT_SEED), st.booleans())
+def test_subtitles_mutated(data, vtt):
+    from squidflow.text.subtitles import read_subtitles
+
+    if not vtt:
+        data = data.replace(b"WEBVTT\n\n", b"").replace(b".000", b",000").replace(b".500", b",500")
+    tmp, path = in_tmp("v.en." + ("vtt" if vtt else "srt"), data)
+    with tmp:
+        attempt("WebVTT/SRT subtitles", path, lambda: read_subtitles(path))
+
+
+@given(st.lists(CUE_TEXT, min_size=1, max_size=5), st.booleans())
+def test_subtitles_round_trip(texts, vtt):
+    from squidflow.text.subtitles import read_subtitles
+
+    def stamp(s: float) -> str:
+        return f"00:00:{int(s):02d}{'.' if vtt else ','}{int(s * 1000) % 1000:03d}"
+
+    blocks = [("" if vtt else f"{i + 1}\n") + f"{stamp(2 * i)} --> {stamp(2 * i + 1.5)}\n{t}\n" for i, t in enumerate(texts)]
+    data = (("WEBVTT\n\n" if vtt else "") + "\n".join(blocks)).encode()
+    tmp, path = in_tmp("v.en." + ("vtt" if vtt else "srt"), data)
+    with tmp:
+        cues = attempt("WebVTT/SRT subtitles", path, lambda: read_subtitles(path))
+        assert cues is not None
+        assert cues["text"].to_list() == [" ".join(t.split()) for t in texts]
+
+
+# --- comparison ratings ---------------------------------------------------------------------------------------------
+RATING_ROWS = st.lists(st.tuples(WORD, WORD, st.sampled_from("123"), st.sampled_from("123")), max_size=6)
+
+
+@given(RATING_ROWS)
+def test_comparison_ratings_round_trip(rows):
+    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+
+    tmp, path = in_tmp("ratings.csv", csv_bytes(["query_id", "candidate_id", "annot1", "annot2"], [list(r) for r in rows]))
+    with tmp:
+        df = attempt("comparison ratings CSV", path, lambda: read_comparison_ratings(path))
+        assert df is not None
+        assert df.rows() == [(q.strip(), c.strip(), int(a), int(b)) for q, c, a, b in rows]
+
+
+@given(mutated(b"query_id,candidate_id,annot1,annot2\nq1,c1,1,3\nq1,c2,2,2\n"))
+def test_comparison_ratings_mutated(data):
+    from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+
+    tmp, path = in_tmp("ratings.csv", data)
+    with tmp:
+        attempt("comparison ratings CSV", path, lambda: read_comparison_ratings(path))
+
+
+# --- config YAML ----------------------------------------------------------------------------------------------------
+CONFIG_SEED = (b"stages: [videos, frames]\nretry_failed: false\ndemo:\n  videos_per_event: 2\n  seconds: 4\n"
+               b"sources:\n  - {type: demo}\nframes:\n  n: 12\n  mode: even\n")
+
+
+@given(mutated(CONFIG_SEED))
+def test_config_yaml_mutated(data):
+    from squidflow.config import load_config
+
+    tmp, path = in_tmp("run.yaml", data)
+    with tmp:
+        attempt("config YAML", path, lambda: load_config(path, check_paths=False), line=False)
+
+
+# --- the SQUID-E release's files (dataset.csv, huj_annotations.csv) and label vocabularies -------------------------
+DATASET_SEED = (b'video_ID,event,frame0,frame1,frame2,frame3,frame4,frame5\r\n-5VIQPJ8YOA,birthday,190,950,1900,3990,'
+                b'5700,6460\r\n"""-OMFa5uJuDk""",birthday,0,835,2171,2505,3340,4843\r\nbanner01,fire,,,,,,\r\n')
+
+
+@given(mutated(DATASET_SEED))
+def test_release_dataset_csv_mutated(data):
+    from squidflow.release import read_dataset_csv
+
+    tmp, path = in_tmp("dataset.csv", data)
+    with tmp:
+        table = attempt("SQUID-E release dataset.csv", path, lambda: read_dataset_csv(path))
+        if table is not None:  # every data row is a release row or a reported quirk
+            n_rows = len(_read_csv_rows(data.replace(b"\r\n", b"\n"))) if _utf8(data) else 0
+            assert len(table.rows) + len(table.quirks) >= min(n_rows, 1)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+HUJ_SEED = (b"vid_ID,frame_num,task_var,event,huj_0,huj_1,huj_2\nnnqZqPuPQ7E,2755,a,COVID test,1,12,5\n"
+            b"RvGDhjkZ_Gg,1749,b,COVID test,61,70,100\n")
+
+
+@given(mutated(HUJ_SEED))
+def test_release_judgments_csv_mutated(data):
+    from squidflow.judgments.ingest import read_release
+
+    tmp, path = in_tmp("huj_annotations.csv", data)
+    with tmp:
+        attempt("SQUID-E release judgments CSV", path, lambda: read_release(path, on_error="skip"))
+
+
+@given(mutated(b'{"verbs": {"jumping": {}, "eating": {}}}'), st.sampled_from(["space.json", "verb_id.tab", "labels.txt"]))
+def test_label_vocabulary_mutated(data, name):
+    from squidflow.evaluation.labels import read_vocabulary
+
+    if not name.endswith(".json"):
+        data = data.replace(b'{"verbs": {', b"1\t").replace(b": {}, ", b"\n2\t").replace(b": {}}}", b"\n")
+    tmp, path = in_tmp(name, data)
+    with tmp:
+        attempt("label vocabulary", path, lambda: read_vocabulary(path), line=False)
