@@ -4,10 +4,12 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
+from squidflow import io
+from squidflow.judgments.ingest import read_mturk_batch
 from squidflow.judgments.label_studio import simulated_exports
 
-simulated_exports(
-    {1: snakemake.input.batch, 2: snakemake.input.repeat},
-    {k: snakemake.output[k] for k in ("A", "B", "A_repeat", "B_repeat")},
-    images_per_hit=snakemake.params.images_per_hit,
-)
+batches = {round_: read_mturk_batch(path, source="simulated", round_=round_)[0]
+           for round_, path in ((1, snakemake.input.batch), (2, snakemake.input.repeat))}
+for key, text in simulated_exports(batches, images_per_hit=snakemake.params.images_per_hit).items():
+    io.write_text(snakemake.output[key], text)
+    log.info("wrote %s", snakemake.output[key])

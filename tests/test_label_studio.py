@@ -186,7 +186,10 @@ def test_simulated_panel_answers_through_the_export_format(tmp_path):
     repeat = tmp_path / "repeat.csv"
     repeat.write_text(header + "h1,w1,Approved,Wedding,A,v1_1,v2_2,12,22\n")
     out = {k: tmp_path / f"{k}.json" for k in ("A", "B", "A_repeat", "B_repeat")}
-    ls.simulated_exports({1: batch, 2: repeat}, out, images_per_hit=2)
+    texts = ls.simulated_exports({r: read_mturk_batch(b, source="simulated", round_=r)[0] for r, b in ((1, batch), (2, repeat))},
+                                 images_per_hit=2)
+    for key, text in texts.items():
+        out[key].write_text(text)
     exports = [{"path": out[k], "round": 2 if "repeat" in k else 1} for k in out]
     got, report = ls.ingest_exports(exports, source="simulated")
     assert "SIMULATED" in report

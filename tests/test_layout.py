@@ -232,7 +232,6 @@ HANDS_PATHS = {
     ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
     ("ingest_judgments", "ingest_exports_to"): "later pass (judgments/label_studio.py's caller)",
     ("label_studio_tasks", "build_label_studio_tasks"): "later pass (judgments/label_studio.py)",
-    ("simulate_label_studio", "simulated_exports"): "later pass (demo panel through Label Studio exports)",
 }
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}

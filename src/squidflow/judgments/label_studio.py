@@ -659,16 +659,15 @@ def export_from_judgments(judgments: pl.DataFrame, *, images_per_hit: int = 6, f
     return tasks
 
 
-def simulated_exports(batches: dict[int, str | Path], out: dict[str, str | Path], *, images_per_hit: int = 6) -> None:
-    """The demo: the SIMULATED panel's MTurk batch results (read by the MTurk reader) -> one Label Studio export per
-    variant and round (`out` keys A, B, A_repeat, B_repeat), as Label Studio would give them back. One user id per
-    annotator across all exports, as on one server."""
-    from squidflow.judgments.ingest import read_mturk_batch
-
+def simulated_exports(batches: dict[int, pl.DataFrame], *, images_per_hit: int = 6) -> dict[str, str]:
+    """The demo: the SIMULATED panel's judgments per round (its MTurk batch results as read by
+    judgments.ingest.read_mturk_batch) -> one Label Studio export's JSON text per variant and round (keys A, B,
+    A_repeat, B_repeat), as Label Studio would give them back. One user id per annotator across all exports, as on one
+    server."""
     users: dict[str, int] = {}
     next_task = 1
-    for round_, path in sorted(batches.items()):
-        judgments, _, _ = read_mturk_batch(path, source="simulated", round_=round_)
+    out = {}
+    for round_, judgments in sorted(batches.items()):
         for variant in RATING_TASKS:
             key = variant if round_ == 1 else f"{variant}_repeat"
             part = judgments.filter(pl.col("variant") == variant)
@@ -676,9 +675,9 @@ def simulated_exports(batches: dict[int, str | Path], out: dict[str, str | Path]
             for t in export:
                 t["meta"] = {"simulated": True, "note": "SIMULATED annotator panel (squidflow demo), not people"}
             next_task += len(export)
-            write_text(out[key], json.dumps(export, ensure_ascii=False) + "\n")
-            log.info("SIMULATED variant %s round %d: %d tasks -> %s", variant, round_, len(export), out[key])
-
+            out[key] = json.dumps(export, ensure_ascii=False) + "\n"
+            log.info("SIMULATED variant %s round %d: %d tasks", variant, round_, len(export))
+    return out
 
 def ingest_exports_to(judgments_path, report_path, *, exports: list[dict], source: str, frames=None,
                       on_error: str = "stop", on_empty: str = "error") -> pl.DataFrame:
