@@ -317,7 +317,7 @@ def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
         data = t.get("data") if isinstance(t, dict) else None
         hit = data.get("hit") if isinstance(data, dict) else None
         if not isinstance(hit, str) or not hit or hit in out:
-            why = "a duplicated" if hit in out else "no"
+            why = "a duplicated" if isinstance(hit, str) and hit in out else "no"
             raise JudgmentError(f"{tasks_json}: task {k + 1} (key data.hit) has {why} HIT id: not the tasks.json "
                                 "squidflow wrote. Rebuild it with rule label_studio_tasks, or point `expected` at the "
                                 "file that was imported.")
@@ -334,12 +334,11 @@ def _shape_problem(task: dict, seen: set) -> str | None:
     """What makes a task unreadable as Label Studio exports it (a dict `data`, lists of dict annotations with a list
     `result` of dicts, integer annotation ids), or a task id seen before in the export; None when it is readable."""
     tid = task.get("id")
-    if isinstance(tid, (list, dict, float)) or isinstance(tid, bool):
-        return f"task id {tid!r} is not a number"
-    if tid is not None:
-        if tid in seen:
-            return f"task id {tid} appears more than once in the export (export the project again)"
-        seen.add(tid)
+    if not isinstance(tid, (int, str)) or isinstance(tid, bool) or tid == "":
+        return f"task id {tid!r} is not a Label Studio task id (a number): export the project again"
+    if tid in seen:
+        return f"task id {tid} appears more than once in the export (export the project again)"
+    seen.add(tid)
     if not isinstance(task.get("data"), dict):
         return f"`data` is {type(task.get('data')).__name__}, not an object"
     for key in ("hit", "variant", "event_prompt", "query_id"):
