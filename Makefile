@@ -12,14 +12,16 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo report test lint bench bench-gpu dag docs clean help
+.PHONY: setup system-tools test-tools demo report test lint fmt container bench bench-gpu dag docs clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
 	@echo "make demo    run the offline demo workflow (config/config.yaml) into results/"
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
-	@echo "make lint    snakemake --lint and ruff"
+	@echo "make lint    snakemake --lint, snakefmt --check and ruff"
+	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
+	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
 	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
 	@echo "make bench-gpu  the GPU figures in one table (benchmarks/gpu.py); says so in one line without CUDA"
 	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
@@ -64,7 +66,18 @@ test: setup test-tools
 
 lint: setup
 	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/ruff check src scripts tests benchmarks
+
+# snakefmt (pinned in requirements.lock) at the line length in pyproject.toml's [tool.snakefmt].
+fmt: setup
+	$(BIN)/snakefmt Snakefile workflow/
+
+# Every rule's conda env in one image (README, "Containers"). Where conda is not installed, containers/no-conda answers
+# the one thing Snakemake asks it here (the platform name).
+container: setup
+	PATH="$$(command -v conda >/dev/null || echo "$(CURDIR)/containers/no-conda:")$$PATH" \
+	  $(BIN)/snakemake --containerize > containers/Dockerfile.new && mv containers/Dockerfile.new containers/Dockerfile
 
 bench: setup
 	@for b in benchmarks/*.py; do [ $$b = benchmarks/gpu.py ] && continue; echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -12,14 +12,21 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+# The workflow's own folder (this file is in its workflow/): src/, the schema and the public-data mirrors beside the
+# clone are found from here. Not workflow.basedir, which is the folder of the main Snakefile: when another workflow
+# imports squidflow as a module (README, "Use squidflow in your own workflow"), that is the user's folder.
+SQUIDFLOW_ROOT = os.path.dirname(os.path.abspath(workflow.current_basedir.get_path_or_uri(secret_free=True)))
+sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 
 from snakemake.exceptions import WorkflowError
 from squidflow import slurm as squidflow_slurm
 from squidflow.config import ConfigError, check_config_files, check_writable
 
 try:
-    check_config_files(["config/config.yaml", *map(str, workflow.overwrite_configfiles)])
+    # config/config.yaml before the Snakefile's `configfile:` reads it; a workflow importing squidflow as a module
+    # has read its own config files already (workflow.configfiles)
+    _files = ["config/config.yaml", *map(str, workflow.configfiles), *map(str, workflow.overwrite_configfiles)]
+    check_config_files(dict.fromkeys(os.path.normpath(f) for f in _files))
 except ConfigError as _error:
     raise WorkflowError(str(_error)) from None
 

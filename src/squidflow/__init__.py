@@ -1,3 +1,5 @@
 """squidflow: ambiguous images with human judgments, from internet videos to calibration tables."""
 
-__version__ = "0.1.0"
+from squidflow.version import __version__
+
+__all__ = ["__version__"]

@@ -40,7 +40,10 @@ STAGE_COMMANDS = ("squidflow.judgments.command", "squidflow.evaluation.command")
 
 
 def main(argv: list[str] | None = None) -> int:
+    from squidflow import __version__
+
     parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"squidflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check-config", help="validate config files: YAML, schema, and the local paths they name")
     p.add_argument("configfile", type=Path, nargs="+", help="config files, later ones on top (as --configfile)")

@@ -29,10 +29,14 @@ import jsonschema
 import yaml
 
 from squidflow.errors import UserError
+from squidflow.version import CHECKOUT
 
 T = TypeVar("T")
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+# The checkout, whose public-data copies beside the clone are found from it; None where the library is installed
+REPO_ROOT = CHECKOUT
+# The schema is workflow/schemas/config.schema.yaml; the package names it through data/ (a link in the checkout, the
+# file itself in a wheel), so `squidflow check-config` works where the library is installed without the workflow.
+SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "config.schema.yaml"
 
 
 class ConfigError(UserError, ValueError):
@@ -253,11 +257,11 @@ def named_inputs(config: Mapping[str, Any], schema: dict | None = None) -> list[
     return [(key, value, spec["x-input"]) for key, value, spec in marked if _is_local_input(value, spec)]
 
 
-def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path) -> str | None:
+def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path | None) -> str | None:
     kind = spec["x-input"]
     raw = Path(value).expanduser()
     tried = [raw] if raw.is_absolute() else [base / raw]
-    if spec.get("x-input-url") and not raw.is_absolute():
+    if spec.get("x-input-url") and not raw.is_absolute() and repo_root is not None:
         tried.append(repo_root / raw)  # public-data mirrors beside the clone (common.smk's get_data_path)
     want = {"file": "file", "folder": "folder", "file-or-folder": "file or folder"}[kind]
     for p in tried:
@@ -283,7 +287,7 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path)
 
 def check_inputs(
     config: Mapping[str, Any], schema: dict, *, base_dir: str | Path = ".", named: Mapping[str, Any] | None = None,
-    repo_root: str | Path = REPO_ROOT,
+    repo_root: str | Path | None = REPO_ROOT,
 ) -> list[str]:
     """One line per local path the config names (`x-input` in the schema) that does not exist or cannot be read.
 
@@ -292,7 +296,7 @@ def check_inputs(
     and paths under results/ (the workflow's own outputs) are not checked.
     """
     problems = []
-    base, root = Path(base_dir).resolve(), Path(repo_root)
+    base, root = Path(base_dir).resolve(), (Path(repo_root) if repo_root is not None else None)
     for key, value, spec in _marked_paths(schema, named if named is not None else config):
         if not _is_local_input(value, spec):
             continue
@@ -377,7 +381,7 @@ def fill_defaults(config: dict[str, Any], schema: dict) -> dict[str, Any]:
 
 def validate_config(
     config: dict[str, Any], schema_path: str | Path = SCHEMA_PATH, *, inputs_base: str | Path | None = None,
-    repo_root: str | Path = REPO_ROOT,
+    repo_root: str | Path | None = REPO_ROOT,
 ) -> dict[str, Any]:
     """Check `config` (raising ConfigError that names each bad key), then fill defaults in place via Snakemake.
 

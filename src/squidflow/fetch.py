@@ -14,8 +14,6 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
-from squidflow.io import atomic_path
-
 TRANSIENT_HTTP = {408, 425, 429, 500, 502, 503, 504}
 
 
@@ -25,6 +23,9 @@ def is_url(source: str) -> bool:
 
 def fetch(source: str | Path, cache_dir: str | Path, *, retries: int = 3, backoff_s: float = 2.0, timeout_s: float = 60) -> Path:
     """Return a local path for `source`: a local file as is, a URL downloaded once into `cache_dir`."""
+    from squidflow.io import atomic_path  # here, not at the top: `is_url` serves `squidflow check-config`, which
+    # runs where only PyYAML and jsonschema are installed (squidflow.io needs polars)
+
     if not is_url(str(source)):
         path = Path(source).expanduser()
         if not path.exists():

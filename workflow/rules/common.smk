@@ -7,21 +7,25 @@ import sys
 # The library lives in src/. It is installed in .venv (`make setup`); this line also makes it importable when
 # snakemake runs from another environment. Rule scripts find it through scripts/squidflow (a link to src/squidflow),
 # because Snakemake puts each script's folder on its path — in conda envs and on cluster nodes too.
-sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))  # SQUIDFLOW_ROOT: see workflow/checks.smk
 
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
 from squidflow.fetch import is_url
 from squidflow import slurm as squidflow_slurm
+from squidflow import version as squidflow_version
 
 # The config is checked here, before any job (its files were parsed strictly in workflow/checks.smk): every key
 # against the schema, keys that go together, and every local input path the config names (relative to the
 # working directory). A problem stops the run with its key and fix.
 try:
     validate_config(config, workflow.source_path("../schemas/config.schema.yaml"), inputs_base=os.getcwd(),
-                    repo_root=workflow.basedir)
+                    repo_root=SQUIDFLOW_ROOT)
 except ConfigError as _error:
     raise WorkflowError(str(_error)) from None  # the message says it all: no traceback
+# Which squidflow this is (version and `git describe`), for the report's front page (workflow/report/workflow.rst
+# reads only the config). Set after validation; no rule reads it.
+config["_squidflow"] = {"made_by": squidflow_version.describe(SQUIDFLOW_ROOT)}
 # (The `onstart:` handler — writable results/ and logs/, the Slurm watch — is in workflow/checks.smk: a rules file
 # with functions may not also hold a handler, says `snakemake --lint`.)
 
@@ -52,7 +56,7 @@ def get_data_path(path):
     from the repository root (so `../shared/data/...` finds an offline mirror beside the clone from any --directory)."""
     if is_url(path) or os.path.isabs(path) or os.path.exists(path):
         return path
-    beside_repo = os.path.normpath(os.path.join(workflow.basedir, path))
+    beside_repo = os.path.normpath(os.path.join(SQUIDFLOW_ROOT, path))
     return beside_repo if os.path.exists(beside_repo) else path
 
 

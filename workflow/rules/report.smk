@@ -43,7 +43,7 @@ rule run_summary:
         configfiles=[str(f) for f in workflow.configfiles],
         stages=config["stages"],
         note=get_report_note("videos", "judgments"),
-        repo=workflow.basedir,
+        repo=SQUIDFLOW_ROOT,
     log:
         "logs/run_summary/run_summary.log",
     conda:

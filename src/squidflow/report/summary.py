@@ -13,7 +13,6 @@ import datetime as dt
 import html
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import polars as pl
@@ -81,23 +80,10 @@ def _when(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _git_commit(repo: str | Path | None) -> str:
-    """The repository's commit (and '+ local changes' when its tree differs), or '' outside a git checkout."""
-    if not repo:
-        return ""
-    try:
-        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return commit + (" + local changes" if dirty else "")
-
-
 def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str], data_note: str = "",
-                 commit: str = "", snakemake_version: str = "") -> str:
-    """The run summary as a self-contained HTML page (no external file: it opens inside the report's viewer)."""
+                 made_by: str = "", snakemake_version: str = "") -> str:
+    """The run summary as a self-contained HTML page (no external file: it opens inside the report's viewer).
+    `made_by` names the squidflow version and commit (`squidflow.version.describe`)."""
     esc = html.escape
     per_rule = rule_times(jobs)
     parts = [
@@ -114,8 +100,8 @@ def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str
     parts += [f"<li>config file <code>{esc(str(c))}</code> (in this order; later files override earlier keys)</li>"
               for c in configfiles] or ["<li>no config file</li>"]
     parts.append(f"<li>stages: {esc(', '.join(stages))}</li>")
-    if commit:
-        parts.append(f"<li>squidflow commit <code>{esc(commit)}</code></li>")
+    if made_by:
+        parts.append(f"<li>made by <code>{esc(made_by)}</code></li>")
     if snakemake_version:
         parts.append(f"<li>Snakemake {esc(snakemake_version)}</li>")
     parts.append("</ul>")
@@ -158,8 +144,10 @@ def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str
 
 def write_run_summary(path: str | Path, *, configfiles: list[str], stages: list[str], data_note: str = "",
                       repo: str | Path | None = None, metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFrame:
-    """Read Snakemake's job records, write the summary page to `path`; returns the per-rule times."""
+    """Read Snakemake's job records, write the summary page to `path`; returns the per-rule times. `repo` is the
+    workflow's folder, whose version and commit the page names."""
     from squidflow.io import write_text
+    from squidflow.version import describe
 
     try:
         from snakemake import __version__ as snakemake_version
@@ -167,5 +155,5 @@ def write_run_summary(path: str | Path, *, configfiles: list[str], stages: list[
         snakemake_version = ""
     jobs = job_records(metadata_dir)
     write_text(path, summary_html(jobs, configfiles=configfiles, stages=stages, data_note=data_note,
-                                  commit=_git_commit(repo), snakemake_version=snakemake_version))
+                                  made_by=describe(repo), snakemake_version=snakemake_version))
     return rule_times(jobs)
