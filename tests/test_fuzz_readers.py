@@ -13,6 +13,7 @@ many more examples per reader).
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -403,3 +404,283 @@ def test_label_vocabulary_mutated(data, name):
     tmp, path = in_tmp(name, data)
     with tmp:
         attempt("label vocabulary", path, lambda: read_vocabulary(path), line=False)
+
+
+# --- Label Studio JSON exports: ratings (A/B), keywords (task K), comparison sets; the imported tasks.json --------
+JUNK = st.sampled_from([float("nan"), float("inf"), float("-inf"), -1, 101, 50.5, 1e308, 2**70, True, None, "", "x",
+                        "50", [], {}, [1], {"a": 1}, "v_1", "é", 0])  # fmt: skip
+LS_WORD = WORD.filter(lambda s: s.strip() == s)
+
+
+def _nodes(obj, path=()):
+    """Every (path, value) in a parsed JSON document, the root included."""
+    yield path, obj
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        yield from _nodes(v, (*path, k))
+
+
+@st.composite
+def json_mutated(draw, seed: list) -> bytes:
+    """`seed` (a Label Studio export) with a few structural edits — a value replaced by one of the wrong type or out
+    of range (NaN, inf, -1, 101, a string, null, a list), a key or item deleted, a task or annotation doubled, a task
+    id changed — then written as JSON (NaN and Infinity as Python writes them) and, sometimes, its bytes mutated."""
+    doc = json.loads(json.dumps(seed))
+    for _ in range(draw(st.integers(1, 3))):
+        nodes = list(_nodes(doc))
+        path, value = draw(st.sampled_from(nodes))
+        op = draw(st.sampled_from(["replace", "delete", "double", "task_id"]))
+        if not path:
+            continue
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        key = path[-1]
+        if op == "replace":
+            parent[key] = copy.deepcopy(draw(JUNK))  # JUNK's lists and dicts are shared: a copy
+        elif op == "delete":
+            del parent[key]
+        elif op == "double" and isinstance(parent, list):
+            parent.insert(key, json.loads(json.dumps(value)))
+        elif op == "task_id" and isinstance(doc, list) and (tasks := [t for t in doc if isinstance(t, dict)]):
+            draw(st.sampled_from(tasks))["id"] = draw(st.sampled_from([1, 2, 999, "7", None]))
+    data = json.dumps(doc, ensure_ascii=draw(st.booleans())).encode()
+    return draw(mutated(data)) if draw(st.integers(0, 3)) == 0 else data
+
+
+@st.composite
+def rating_judgments(draw) -> pl.DataFrame:
+    """Judgments as the A/B projects collect them: per HIT one variant and prompt, 1-6 images, each annotator (one
+    position each) rating every image 0-100."""
+    rows, seen_hits = [], set()
+    for _ in range(draw(st.integers(0, 3))):
+        hit = draw(LS_WORD)
+        if hit in seen_hits:
+            continue
+        seen_hits.add(hit)
+        variant, prompt = draw(st.sampled_from("AB")), draw(LS_WORD)
+        images = draw(st.lists(st.tuples(LS_WORD.filter(lambda v: v.isprintable()), st.integers(0, 10**6)), min_size=1,
+                               max_size=6, unique_by=lambda t: f"{t[0]}_{t[1]}"))
+        for pos, who in enumerate(draw(st.lists(LS_WORD, min_size=1, max_size=3, unique=True))):
+            rows += [{"video_id": v, "frame_index": f, "event_prompt": prompt, "variant": variant, "annotator": who,
+                      "position": pos, "hit": hit, "rating": draw(st.integers(0, 100)), "round": 1,
+                      "source": "label_studio"} for v, f in images]
+    return pl.DataFrame(rows, schema=schemas_judgments()) if rows else pl.DataFrame(schema=schemas_judgments())
+
+
+def schemas_judgments():
+    from squidflow import schemas
+
+    return schemas.JUDGMENTS.columns
+
+
+def _ls_read(reader: str, path: Path, read):
+    """A Label Studio reader with on_error=skip: its result, or None after a UserError naming the file. Every task is
+    read, listed as a problem (with its task id) or counted as not annotated — never dropped without a word."""
+    out = attempt(reader, path, read, line=False)
+    if out is not None:
+        df, problems, stats = out
+        assert all(path.name in p.where and str(p.task) for p in problems)
+        assert stats.tasks == stats.unannotated or len(df) or problems, f"{reader}: every task dropped silently"
+    return out
+
+
+def _ls_stop(reader: str, path: Path, read) -> None:
+    """A Label Studio reader with on_error=stop: read, or a UserError naming the file and the task id (or saying
+    the whole file is not an export)."""
+    try:
+        read()
+    except UserError as exc:
+        assert re.search(r": task [^:]+:|not a Label Studio JSON export", str(exc)), f"{reader}: names no task: {exc}"
+    attempt(reader, path, read, line=False)
+
+
+@given(rating_judgments())
+def test_label_studio_ratings_export_round_trip(judgments):
+    from squidflow.judgments.label_studio import export_from_judgments, read_export
+
+    tmp, path = in_tmp("A.json", json.dumps(export_from_judgments(judgments), ensure_ascii=False).encode())
+    with tmp:
+        df, problems, stats = _ls_read("Label Studio ratings export", path, lambda: read_export(path))
+        assert not problems and stats.tasks == judgments["hit"].n_unique()
+        cols = list(judgments.columns)
+        assert df.select(cols).sort(cols).to_dicts() == judgments.sort(cols).to_dicts()
+
+
+def _ratings_seed() -> list:
+    from squidflow.judgments.label_studio import export_from_judgments
+
+    rows = [{"video_id": v, "frame_index": f, "event_prompt": "a wedding", "variant": "A", "annotator": who,
+             "position": p, "hit": h, "rating": r, "round": 1, "source": "label_studio"}
+            for h, imgs in (("A-0", [("v1", 3), ("v_2", 7)]), ("A-1", [("v3", 0)]))
+            for p, who in enumerate(["ann@x.org", "bob"]) for (v, f), r in zip(imgs, [80, 20], strict=False)]
+    return export_from_judgments(pl.DataFrame(rows, schema=schemas_judgments()))
+
+
+RATINGS_SEED = _ratings_seed()
+
+
+@given(json_mutated(RATINGS_SEED), st.booleans())
+def test_label_studio_ratings_export_mutated(data, with_expected):
+    from squidflow.judgments.label_studio import _images_of, read_export
+
+    tmp, path = in_tmp("A.json", data)
+    with tmp:
+        expected = {t["data"]["hit"]: _images_of(t["data"]) for t in RATINGS_SEED} if with_expected else None
+        known = {"v1_3", "v_2_7", "v3_0"} if with_expected else None
+        out = _ls_read("Label Studio ratings export", path,
+                       lambda: read_export(path, on_error="skip", expected=expected, known_images=known))
+        if out is not None:
+            df, problems, stats = out
+            assert df["_task"].n_unique() + len(problems) + stats.unannotated >= stats.tasks
+            assert df["rating"].is_between(0, 100).all()
+            numbers = {r["value"]["number"] for _, r in _nodes(json.loads(data)) if isinstance(r, dict)
+                       and isinstance(r.get("value"), dict) and type(r["value"].get("number")) in (int, float)}
+            assert set(df["rating"].to_list()) <= numbers, "a rating read that is no number in the file (true?)"
+        _ls_stop("Label Studio ratings export", path, lambda: read_export(path))
+
+
+KEYWORD_WORD = st.text("abcxyzé0123 -", min_size=1, max_size=12).filter(lambda s: s.strip() == s and s.strip("- "))
+
+
+def keyword_export(tasks: list[tuple[str, list[str], list[tuple[str, list[list[str]]]]]]) -> list[dict]:
+    """(hit, image ids, [(annotator, keywords per image)]) -> a task-K export as Label Studio gives it."""
+    out, aid = [], 0
+    for tid, (hit, images, by_annotator) in enumerate(tasks, start=1):
+        data = {"hit": hit, "variant": "K", **{f"image_{i}_id": img for i, img in enumerate(images, start=1)}}
+        anns = []
+        for who, words in by_annotator:
+            aid += 1
+            anns.append({"id": aid, "completed_by": {"id": aid, "email": who}, "was_cancelled": False,
+                         "created_at": f"2026-01-01T10:00:{aid:02d}.000000Z", "updated_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
+                         "result": [{"from_name": f"keywords_{i}", "to_name": f"image_{i}", "type": "textarea",
+                                     "value": {"text": w}} for i, w in enumerate(words, start=1)]})
+        out.append({"id": tid, "data": data, "annotations": anns, "drafts": []})
+    return out
+
+
+@given(st.lists(st.tuples(LS_WORD, st.lists(st.tuples(LS_WORD, st.integers(0, 999)), min_size=1, max_size=3,
+                                            unique=True), st.lists(LS_WORD, min_size=1, max_size=2, unique=True),
+                          st.data()), max_size=3, unique_by=lambda t: t[0]))  # fmt: skip
+def test_label_studio_keyword_export_round_trip(spec):
+    from squidflow.judgments.keywords import normalise_keyword
+    from squidflow.judgments.label_studio import read_keyword_export
+
+    tasks, want = [], []
+    for hit, images, annotators, data in spec:
+        anns = []
+        for who in annotators:
+            words = [data.draw(st.lists(KEYWORD_WORD, min_size=1, max_size=3)) for _ in images]
+            anns.append((who, words))
+            want += [{"video_id": v, "frame_index": f, "annotator": who, "hit": hit, "position": j, "keyword": w,
+                      "normalised": normalise_keyword(w), "round": 1, "source": "label_studio"}
+                     for (v, f), ws in zip(images, words, strict=True) for j, w in enumerate(ws, start=1)]
+        tasks.append((hit, [f"{v}_{f}" for v, f in images], anns))
+    tmp, path = in_tmp("K.json", json.dumps(keyword_export(tasks)).encode())
+    with tmp:
+        df, problems, stats = _ls_read("Label Studio keyword export", path, lambda: read_keyword_export(path))
+        assert not problems and stats.tasks == len(tasks)
+        assert df.to_dicts() == want
+
+
+KEYWORD_EXPORT_SEED = keyword_export([("K-0", ["v1_3", "v_2_7"], [("ann", [["cake", "dress"], ["veil"]]),
+                                                                   ("bob", [["a b"], ["c"]])]),
+                                      ("K-1", ["v3_0", ""], [("ann", [["fire"], []])])])
+
+
+@given(json_mutated(KEYWORD_EXPORT_SEED))
+def test_label_studio_keyword_export_mutated(data):
+    from squidflow.judgments.label_studio import read_keyword_export
+
+    tmp, path = in_tmp("K.json", data)
+    with tmp:
+        _ls_read("Label Studio keyword export", path,
+                 lambda: read_keyword_export(path, on_error="skip", known_images={"v1_3", "v_2_7", "v3_0"}))
+        _ls_stop("Label Studio keyword export", path, lambda: read_keyword_export(path))
+
+
+def comparison_export(sets: list[tuple[str, list[str], list[tuple[str, list[int]]]]]) -> list[dict]:
+    """(query id, candidate ids, [(annotator, 1-3 per candidate)]) -> a comparison-set export."""
+    out, aid = [], 0
+    for tid, (qid, candidates, by_annotator) in enumerate(sets, start=1):
+        data = {"hit": f"comparison-{qid}", "query_id": qid, "image": "https://example.org/i.jpg"}
+        for i, c in enumerate(candidates, start=1):
+            data[f"inference_{i}"], data[f"candidate_id_{i}"] = f"it is {c}", c
+        anns = []
+        for who, ratings in by_annotator:
+            aid += 1
+            anns.append({"id": aid, "completed_by": {"id": aid, "email": who}, "was_cancelled": False,
+                         "created_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
+                         "result": [{"from_name": f"plausibility_{i}", "to_name": "image", "type": "choices",
+                                     "value": {"choices": [str(r)]}} for i, r in enumerate(ratings, start=1)]})
+        out.append({"id": tid, "data": data, "annotations": anns, "predictions": []})
+    return out
+
+
+@given(st.lists(st.tuples(LS_WORD, st.lists(LS_WORD, min_size=1, max_size=4, unique=True),
+                          st.lists(LS_WORD, min_size=1, max_size=3, unique=True), st.data()), max_size=3))
+def test_label_studio_comparison_export_round_trip(spec):
+    from squidflow.judgments.label_studio import read_comparison_export
+
+    sets, want = [], []
+    for qid, candidates, annotators, data in spec:
+        anns = [(who, data.draw(st.lists(st.integers(1, 3), min_size=len(candidates), max_size=len(candidates))))
+                for who in annotators]
+        sets.append((qid, candidates, anns))
+        want += [{"query_id": qid, "candidate_id": c, "annotator": who, "rating": r}
+                 for who, ratings in anns for c, r in zip(candidates, ratings, strict=True)]
+    tmp, path = in_tmp("comparison.json", json.dumps(comparison_export(sets)).encode())
+    with tmp:
+        df, problems, stats = _ls_read("Label Studio comparison export", path, lambda: read_comparison_export(path))
+        assert not problems and stats.tasks == len(sets)
+        assert df.to_dicts() == want
+
+
+COMPARISON_EXPORT_SEED = comparison_export([("q1", ["c1", "c2"], [("ann", [1, 3]), ("bob", [2, 2])]),
+                                            ("q2", ["c9"], [("ann", [3])])])
+
+
+@given(json_mutated(COMPARISON_EXPORT_SEED))
+def test_label_studio_comparison_export_mutated(data):
+    from squidflow.judgments.label_studio import read_comparison_export
+
+    tmp, path = in_tmp("comparison.json", data)
+    with tmp:
+        out = _ls_read("Label Studio comparison export", path, lambda: read_comparison_export(path, on_error="skip"))
+        if out is not None:
+            assert out[0]["rating"].is_between(1, 3).all()
+        _ls_stop("Label Studio comparison export", path, lambda: read_comparison_export(path))
+
+
+@given(json_mutated([{"data": t["data"]} for t in RATINGS_SEED]))
+def test_label_studio_imported_tasks_json_mutated(data):
+    from squidflow.judgments.label_studio import expected_images
+
+    tmp, path = in_tmp("tasks.json", data)
+    with tmp:
+        attempt("Label Studio tasks.json (expected images)", path, lambda: expected_images(path), line=False)
+
+
+@given(json_mutated(RATINGS_SEED), st.sampled_from(["stop", "skip"]))
+def test_label_studio_ingest_exports_mutated(data, on_error):
+    """The rule's reader of several exports (A mutated, B well formed, A checked against its tasks.json): judgments in
+    their schema with every skipped task in the report, or a UserError naming the file."""
+    from squidflow import schemas
+    from squidflow.judgments.label_studio import export_from_judgments, ingest_exports
+
+    b_rows = [{"video_id": "v9", "frame_index": 1, "event_prompt": "a parade", "variant": "B", "annotator": "carol",
+               "position": 0, "hit": "B-0", "rating": 35, "round": 1, "source": "label_studio"}]
+    tmp, path = in_tmp("A.json", data)
+    with tmp:
+        b, tasks_json = path.with_name("B.json"), path.with_name("tasks.json")
+        b.write_text(json.dumps(export_from_judgments(pl.DataFrame(b_rows, schema=schemas_judgments()),
+                                                      first_task_id=100)))
+        tasks_json.write_text(json.dumps([{"data": t["data"]} for t in RATINGS_SEED]))
+        out = attempt("Label Studio exports (ingest_judgments)", path, lambda: ingest_exports(
+            [{"path": str(path), "expected": str(tasks_json)}, {"path": str(b)}], on_error=on_error), line=False)
+        if out is not None:
+            judgments, report = out
+            assert dict(judgments.schema) == schemas.JUDGMENTS.columns
+            assert judgments.filter(pl.col("hit") == "B-0")["rating"].to_list() == [35]  # the good export is read whole
+            n_skipped = int(re.search(r"## Skipped tasks: (\d+)", report).group(1))
+            assert on_error == "skip" or n_skipped == 0

@@ -46,8 +46,11 @@ PLATFORMS = ("mturk", "label_studio")
 RATING_TASKS = ("A", "B")
 TASKS = ("A", "B", "K", "comparison")
 LOCAL_FILES_PREFIX = "/data/local-files/?d="
-IMAGE_KEY = re.compile(r"^image_(\d+)_id$")
-RATING_FROM = re.compile(r"^rating_(\d+)$")
+IMAGE_KEY = re.compile(r"^image_([0-9]+)_id\Z")  # ASCII digits, no trailing newline: one key per slot
+RATING_FROM = re.compile(r"^rating_([0-9]+)\Z")
+KEYWORDS_FROM = re.compile(r"^keywords_([0-9]+)\Z")
+PLAUSIBILITY_FROM = re.compile(r"^plausibility_([0-9]+)\Z")
+CANDIDATE_KEY = re.compile(r"^candidate_id_([0-9]+)\Z")
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # written exports' timestamps count seconds from here
 
 RATING_INSTRUCTIONS = (
@@ -304,13 +307,63 @@ def _was_updated(annotation: dict) -> bool:
 
 def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
     """hit -> its image ids, from the tasks.json squidflow wrote (what was imported)."""
-    tasks = json.loads(Path(tasks_json).read_text(encoding="utf-8"))
-    return {t["data"]["hit"]: _images_of(t["data"]) for t in tasks}
+    try:
+        tasks = json.loads(Path(tasks_json).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgmentError(f"{tasks_json}: not the tasks.json squidflow wrote ({exc}). Rebuild it with rule "
+                            "label_studio_tasks, or point `expected` at the file that was imported.") from None
+    out: dict[str, list[str]] = {}
+    for k, t in enumerate(tasks if isinstance(tasks, list) else [None]):
+        data = t.get("data") if isinstance(t, dict) else None
+        hit = data.get("hit") if isinstance(data, dict) else None
+        if not isinstance(hit, str) or not hit or hit in out:
+            why = "a duplicated" if isinstance(hit, str) and hit in out else "no"
+            raise JudgmentError(f"{tasks_json}: task {k + 1} (key data.hit) has {why} HIT id: not the tasks.json "
+                                "squidflow wrote. Rebuild it with rule label_studio_tasks, or point `expected` at the "
+                                "file that was imported.")
+        out[hit] = _images_of(data)
+    return out
 
 
 def _images_of(data: dict) -> list[str]:
-    slots = sorted(int(m.group(1)) for k in data if (m := IMAGE_KEY.match(k)))
+    slots = sorted({int(m.group(1)) for k in data if (m := IMAGE_KEY.match(k))})
     return [str(data.get(f"image_{i}_id") or "") for i in slots]
+
+
+def _shape_problem(task: dict, seen: set) -> str | None:
+    """What makes a task unreadable as Label Studio exports it (a dict `data`, lists of dict annotations with a list
+    `result` of dicts, integer annotation ids), or a task id seen before in the export; None when it is readable."""
+    tid = task.get("id")
+    if not isinstance(tid, (int, str)) or isinstance(tid, bool) or tid == "":
+        return f"task id {tid!r} is not a Label Studio task id (a number): export the project again"
+    if tid in seen:
+        return f"task id {tid} appears more than once in the export (export the project again)"
+    seen.add(tid)
+    if not isinstance(task.get("data"), dict):
+        return f"`data` is {type(task.get('data')).__name__}, not an object"
+    for key in ("hit", "variant", "event_prompt", "query_id"):
+        if not isinstance(task["data"].get(key) or "", str):
+            return f"data.{key} is {type(task['data'].get(key)).__name__}, not a text"
+    for key in ("annotations", "drafts"):
+        if not isinstance(task.get(key) or [], list):
+            return f"`{key}` is {type(task.get(key)).__name__}, not a list"
+    for a in task.get("annotations") or []:
+        if not isinstance(a, dict):
+            return f"an annotation is {type(a).__name__}, not an object"
+        aid = a.get("id")
+        if aid is not None and (not isinstance(aid, int) or isinstance(aid, bool)):
+            return f"annotation id {aid!r} is not a whole number"
+        who = a.get("completed_by")
+        if not (isinstance(who, (int, str)) and not isinstance(who, bool)) and not (
+                isinstance(who, dict) and isinstance(who.get("email") or "", str)
+                and (who.get("email") or isinstance(who.get("id"), (int, str)))):
+            return f"annotation {aid}: `completed_by` {str(who)[:40]} names no user (an id or an email)"
+        if not isinstance(a.get("result") or [], list):
+            return f"annotation {aid}: `result` is {type(a.get('result')).__name__}, not a list"
+        for r in a.get("result") or []:
+            if not isinstance(r, dict) or not isinstance(r.get("value") or {}, dict):
+                return f"annotation {aid}: a result is not an object with a `value` object: {str(r)[:60]}"
+    return None
 
 
 def read_export(
@@ -331,9 +384,12 @@ def read_export(
     """
     export, where = _load(export, where)
     stats = ExportStats(tasks=len(export))
-    rows, problems = [], []
+    rows, problems, seen = [], [], set()
     for task in export:
         tid = task.get("id", "?")
+        if why := _shape_problem(task, seen):
+            problems.append(TaskProblem(where, tid, why))
+            continue
         data = task["data"]
         stats.drafts += len(task.get("drafts") or [])
         bad: list[str] = []
@@ -356,6 +412,8 @@ def read_export(
                 bad.append(f"images {images} do not match hit {hit!r} in {expected_from} ({want}): the project was "
                            f"imported from other tasks. Export the project that {expected_from} was imported into, "
                            "or re-import it")
+        if images and not any(images):
+            bad.append("every data.image_<i>_id is empty")
         for img in images:
             if not img:
                 continue
@@ -363,9 +421,13 @@ def read_export(
                 split_image_id(img)
             except ValueError as exc:
                 bad.append(str(exc))
+                continue
             if known_images is not None and img not in known_images:
                 bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
         kept = kept_annotations(task, stats)
+        if bad:  # the task's own data is wrong: its annotations are not read
+            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            continue
         task_rows = []
         for position, a in enumerate(kept):
             who = annotator_of(a)
@@ -381,7 +443,8 @@ def read_export(
                 if value is None:
                     bad.append(f"annotation {a.get('id')} by {who}: image {i} ({img}) has no rating_{i}")
                     continue
-                if not isinstance(value, (int, float)) or value != int(value) or not 0 <= value <= 100:
+                if (not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 100
+                        or value != int(value)):  # NaN fails the range, so int() never sees NaN or inf
                     bad.append(f"annotation {a.get('id')} by {who}: rating_{i} = {value!r} for {img} is outside 0-100 "
                                "(or not a whole number)")
                     continue
@@ -444,22 +507,45 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
     from squidflow.judgments.keywords import normalise_keyword
 
     tasks, where = _load(export, where)
-    stats, rows, problems = ExportStats(tasks=len(tasks)), [], []
+    stats, rows, problems, seen = ExportStats(tasks=len(tasks)), [], [], set()
     for task in tasks:
-        tid, data, bad, found = task.get("id", "?"), task["data"], [], []
+        tid, bad, found = task.get("id", "?"), [], []
+        if why := _shape_problem(task, seen):
+            problems.append(TaskProblem(where, tid, why))
+            continue
+        data = task["data"]
         stats.drafts += len(task.get("drafts") or [])
         images = _images_of(data)
+        if not data.get("hit"):
+            bad.append("no data.hit: the task was not made by squidflow (results/annotation/label_studio/)")
+        if not any(images):
+            bad.append("no data.image_<i>_id: the task was not made by squidflow (results/annotation/label_studio/)")
         for img in images:
-            if img and known_images is not None and img not in known_images:
+            if not img:
+                continue
+            try:
+                split_image_id(img)
+            except ValueError as exc:
+                bad.append(str(exc))
+                continue
+            if known_images is not None and img not in known_images:
                 bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
-        for a in kept_annotations(task, stats):
+        kept = kept_annotations(task, stats)
+        if bad:  # the task's own data is wrong: its annotations are not read
+            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            continue
+        for a in kept:
             who = annotator_of(a)
             given = {int(m.group(1)): (r.get("value") or {}).get("text") or []
-                     for r in a.get("result") or [] if (m := re.match(r"^keywords_(\d+)$", str(r.get("from_name", ""))))}
+                     for r in a.get("result") or [] if (m := KEYWORDS_FROM.match(str(r.get("from_name", ""))))}
             for i, img in enumerate(images, start=1):
                 if not img:
                     continue
-                words = [w for w in given.get(i, []) if str(w).strip()]
+                if not isinstance(given.get(i, []), list) or not all(isinstance(w, str) for w in given.get(i, [])):
+                    bad.append(f"annotation {a.get('id')} by {who}: keywords_{i} = {str(given[i])[:40]} is not a list "
+                               "of texts")
+                    continue
+                words = [w for w in given.get(i, []) if w.strip()]
                 if not words:
                     bad.append(f"annotation {a.get('id')} by {who}: no keyword for image {i} ({img})")
                 for j, text in enumerate(words, start=1):
@@ -486,18 +572,33 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
     """A Label Studio export of the comparison sets -> one row per (query, candidate, annotator): the 1–3
     plausibility (Sherlock §4.3), for crowd-kit and, two annotators wide, for `comparison.ratings`."""
     tasks, where = _load(export, where)
-    stats, rows, problems = ExportStats(tasks=len(tasks)), [], []
+    stats, rows, problems, seen = ExportStats(tasks=len(tasks)), [], [], set()
     for task in tasks:
-        tid, data, bad, found = task.get("id", "?"), task["data"], [], []
+        tid, bad, found = task.get("id", "?"), [], []
+        if why := _shape_problem(task, seen):
+            problems.append(TaskProblem(where, tid, why))
+            continue
+        data = task["data"]
         stats.drafts += len(task.get("drafts") or [])
-        n = sorted(int(k.rsplit("_", 1)[1]) for k in data if re.fullmatch(r"candidate_id_\d+", k) and data[k])
-        for a in kept_annotations(task, stats):
+        n = sorted({int(m.group(1)) for k in data if (m := CANDIDATE_KEY.match(k)) and data[k]})
+        if not n:
+            bad.append("no data.candidate_id_<i>: the task was not made by squidflow (comparison_hits.csv)")
+        if not isinstance(data.get("query_id"), str) or not data["query_id"].strip():
+            bad.append(f"data.query_id {data.get('query_id')!r} is not a query id")
+        bad += [f"data.candidate_id_{i} {data[f'candidate_id_{i}']!r} is not a candidate id" for i in n
+                if not isinstance(data[f"candidate_id_{i}"], str)]
+        kept = kept_annotations(task, stats)
+        if bad:  # the task's own data is wrong: its annotations are not read
+            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            continue
+        for a in kept:
             who = annotator_of(a)
             chosen = {int(m.group(1)): (r.get("value") or {}).get("choices") or []
-                      for r in a.get("result") or [] if (m := re.match(r"^plausibility_(\d+)$", str(r.get("from_name", ""))))}
+                      for r in a.get("result") or [] if (m := PLAUSIBILITY_FROM.match(str(r.get("from_name", ""))))}
             for i in n:
                 c = chosen.get(i) or []
-                if len(c) != 1 or str(c[0]) not in ("1", "2", "3"):
+                if not isinstance(c, list) or len(c) != 1 or not isinstance(c[0], (str, int)) or isinstance(c[0], bool) \
+                        or str(c[0]) not in ("1", "2", "3"):
                     bad.append(f"annotation {a.get('id')} by {who}: plausibility_{i} = {c!r} is not one of 1, 2, 3")
                     continue
                 found.append({"query_id": str(data.get("query_id")), "candidate_id": str(data[f"candidate_id_{i}"]),
