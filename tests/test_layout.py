@@ -222,16 +222,16 @@ HANDS_PATHS = {
     # Readers of a format people hand us (errors name the file and line).
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
-    # Not yet converted: the script or its library module is being changed on another branch (issue 23, later pass).
-    ("ingest_judgments", "ingest_to"): "later pass (judgments/ingest.py's caller)",
-    ("run_summary", "write_run_summary"): "later pass (report/summary.py)",
-    ("video_candidates", "list_candidates"): "later pass (videos/sources.py reads the demo catalog)",
+    # Readers of what people hand us, and of Snakemake's own records: the library owns the format and its errors.
+    ("ingest_judgments", "ingest_to"): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
+    ("run_summary", "write_run_summary"): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
+    ("video_candidates", "list_candidates"): "walks the source folders and URL lists people hand us (a folder, not a file)",
     ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",
     ("reliability_diagram", "reliability_diagram"): "a figure writes its PNG through style.save",
     ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
     ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
-    ("ingest_judgments", "ingest_exports_to"): "later pass (judgments/label_studio.py's caller)",
-    ("label_studio_tasks", "build_label_studio_tasks"): "later pass (judgments/label_studio.py)",
+    ("ingest_judgments", "ingest_exports_to"): "reads the Label Studio exports people hand us (errors name file and task)",
+    ("label_studio_tasks", "build_label_studio_tasks"): "writes a task folder Label Studio imports as a set (config, tasks, page)",
 }
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}
