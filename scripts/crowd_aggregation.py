@@ -5,6 +5,7 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 from squidflow import io, schemas
+from squidflow.intervals import IntervalConfig
 from squidflow.judgments.crowd import crowd_tables
 
 p, out = snakemake.params, snakemake.output
@@ -14,6 +15,7 @@ tables = crowd_tables(
     default=p.aggregation,
     pooling=p.pooling,
     kappa_bins=tuple(p.kappa_bins),
+    intervals=IntervalConfig.from_config(p.intervals),
     **p.crowd,
 )
 io.write_csv(tables["annotators"], out.annotators, float_precision=4)

@@ -219,9 +219,15 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
                                                        for q in range(6) for c in range(5)]
     ratings.write_text("\n".join(lines) + "\n")
     out = {k: tmp_path / f"{k}" for k in ("annotators.csv", "items.csv")}
+    from squidflow.intervals import IntervalConfig
+
     tables = crowd.crowd_tables(read_parquet(jp, schemas.JUDGMENTS), read_parquet(rp, schemas.ANNOTATOR_REPORT),
-                                n_iter=10, mace_restarts=1)
+                                n_iter=10, mace_restarts=1, intervals=IntervalConfig(0.95, 200, 0, "percentile"))
     table = tables["table"]
+    for column in ("A_alpha", "B_spearman", "A+B_kappa5"):  # Table 7's numbers carry Table 7's intervals
+        assert (table[f"{column}_lo"] <= table[column]).all() and (table[column] <= table[f"{column}_hi"]).all()
+        assert (table[f"{column}_lo"] < table[f"{column}_hi"]).all()
+    assert "] |" in tables["markdown"] and "bootstrap intervals" in tables["markdown"]
     write_csv(tables["items"], out["items.csv"], float_precision=4)  # as the rule writes them
     write_csv(tables["annotators"], out["annotators.csv"], float_precision=4)
     answers = crowd.rating_answers(j)

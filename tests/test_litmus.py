@@ -292,6 +292,23 @@ def test_rules_accuracy_on_the_target(tmp_path: Path) -> None:
     assert counts.row(0, named=True)["spatial_yes"] == 2
 
 
+def test_question_counts_carry_a_bootstrap_interval_over_games() -> None:
+    from squidflow.intervals import IntervalConfig
+
+    table = pl.DataFrame({"split": ["test", "train"], "games": [200, 10], "category_yes": [50, 10],
+                          "spatial_no": [0, 3]})
+    out = tables.count_intervals(table, IntervalConfig(0.95, 2000, 0, "percentile"))
+    test, train = out.row(0, named=True), out.row(1, named=True)
+    # a share of 1/4 of 200 games: binomial sd sqrt(200 * .25 * .75) = 6.1, so about 50 ± 12
+    assert 36 <= test["category_yes_lo"] <= 40 and 60 <= test["category_yes_hi"] <= 64
+    assert (test["spatial_no_lo"], test["spatial_no_hi"]) == (0, 0)  # none in any resample
+    assert (train["category_yes_lo"], train["category_yes_hi"]) == (10, 10)  # every game: every resample
+    assert train["spatial_no_lo"] < 3 < train["spatial_no_hi"]
+    assert "games_lo" not in out.columns
+    md = tables.markdown(out, title="counts")
+    assert "| 50 [" in md and "| 200 |" in md
+
+
 # ---------------------------------------------------------------------------------------------- metrics
 def rows(entries: list[tuple]) -> pl.DataFrame:
     """(game, object, type, answer, is_target, in_rs, soft, probability) -> soft-label rows joined with probabilities."""

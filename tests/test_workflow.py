@@ -114,3 +114,25 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
                if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
     assert trained and set(trained) == {str(seeds)}, f"existing seeds would retrain: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
+
+
+def test_every_table_of_the_demo_has_intervals_and_says_what_they_cover(small_workflow) -> None:
+    """Issue 24: each table file of the demo carries its numbers' intervals (`<measure>_lo`/`_hi`, or `lo`/`hi` in a
+    long table), and each table's caption names what its intervals cover."""
+    tables = sorted((small_workflow.results / "tables").glob("*.csv"))
+    assert len(tables) >= 10, tables
+    missing = []
+    for csv in tables:
+        header = csv.read_text().splitlines()[0].split(",")
+        if not any(c.endswith("_lo") or c == "lo" for c in header):
+            missing.append(csv.name)
+        elif not any(c.endswith("_hi") or c == "hi" for c in header):
+            missing.append(csv.name)
+    assert not missing, f"tables without interval columns: {missing}"
+    captions = set()
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for path, caption in re.findall(r'report\(\s*"(results/tables/[^"]+)",\s*caption="([^"]+)"', smk.read_text()):
+            captions.add((path, (ROOT / "workflow" / "rules" / caption).resolve()))
+    assert captions
+    silent = sorted(p for p, rst in captions if "interval" not in rst.read_text().lower())
+    assert not silent, f"table captions that do not say what their intervals cover: {silent}"

@@ -224,6 +224,7 @@ rule crowd_aggregation:
         crowd=config["judgments"]["crowd"],
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
+        intervals=config["evaluation"]["intervals"],
     log:
         "logs/crowd_aggregation/crowd_aggregation.log",
     conda:

@@ -134,10 +134,12 @@ def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
 
 def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: dict[str, dict], items: pl.DataFrame,
                       annotators: pl.DataFrame, pooling: str = "wide", kappa_bins=(3, 4, 5),
-                      default: str = "mean") -> pl.DataFrame:
+                      default: str = "mean", intervals=None) -> pl.DataFrame:
     """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
     label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
-    excluded and the agreement of its flags with the rubric."""
+    excluded and the agreement of its flags with the rubric. With `intervals` (squidflow.intervals.IntervalConfig)
+    each Table 7 number has `<column>_lo` / `<column>_hi`: Table 7's own image bootstrap (agreement_intervals) over
+    the judgments that row keeps."""
     from squidflow.judgments.agreement import agreement_table
 
     rows = []
@@ -153,44 +155,54 @@ def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: di
             same = float((items[f"{name}_label"] == items["mean_bin"]).mean()) if len(items) else float("nan")
             agree = agreement_with_rubric(annotators, name)
         kept = judgments.filter(~pl.col("annotator").is_in(excluded))
-        t7 = {r["variant"]: r for r in agreement_table(kept, pooling=pooling, kappa_bins=tuple(kappa_bins)).to_dicts()}
+        t7 = {r["variant"]: r for r in agreement_table(kept, pooling=pooling, kappa_bins=tuple(kappa_bins),
+                                                       intervals=intervals).to_dicts()}
         row = {"aggregation": name, "default": name == default, "annotators_excluded": len(excluded),
                "items_label_equals_mean_bin": same}
         for v in ("A", "B", "A+B"):
             r = t7.get(v, {})
-            row[f"{v}_spearman"] = r.get("spearman")
-            row[f"{v}_alpha"] = r.get("alpha")
-            row[f"{v}_kappa{kmax}"] = r.get(f"kappa_{kmax}")
+            for column, measure in (("spearman", "spearman"), ("alpha", "alpha"), (f"kappa{kmax}", f"kappa_{kmax}")):
+                row[f"{v}_{column}"] = r.get(measure)
+                if intervals is not None:
+                    row[f"{v}_{column}_lo"], row[f"{v}_{column}_hi"] = r.get(f"{measure}_lo"), r.get(f"{measure}_hi")
         row.update(agree)
         rows.append(row)
     return pl.DataFrame(rows)
 
 
-def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, kmax: int) -> str:
+def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, kmax: int, note: str = "") -> str:
+    from squidflow.intervals import format_interval
     from squidflow.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     lines = [f"# Annotator models (crowd-kit) beside squidflow's rubric{sim}", "",
              f"Judgments: {md_escape(source)}. Answers: the certainty bins ({', '.join(CERTAINTY_BINS)}) of the 0–100 "
              "ratings. `mean` is squidflow's rubric (SQUID-E §3.2) and mean; each crowd-kit row excludes the "
-             f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them.", "",
+             f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them."
+             + (f" {note}" if note else ""), "",
              f"| aggregation | excluded | label = mean's bin | A α | B α | A+B α | A+B ρ | A+B κ{kmax} | agree with rubric | "
              "Cohen's κ |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def f(v, p=3):
         return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{p}f}"
 
+    def t7(r, column):  # a Table 7 number with its interval where the table has one
+        v = r[column]
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return "–"
+        return format_interval(v, r.get(f"{column}_lo"), r.get(f"{column}_hi"), 3)
+
     for r in table.to_dicts():
         lines.append(
             f"| {r['aggregation']}{' (default)' if r['default'] else ''} | {r['annotators_excluded']} | "
-            f"{f(r['items_label_equals_mean_bin'])} | {f(r['A_alpha'])} | {f(r['B_alpha'])} | {f(r['A+B_alpha'])} | "
-            f"{f(r['A+B_spearman'])} | {f(r[f'A+B_kappa{kmax}'])} | {f(r['share_agree'])} | {f(r['cohen_kappa'])} |")
+            f"{f(r['items_label_equals_mean_bin'])} | {t7(r, 'A_alpha')} | {t7(r, 'B_alpha')} | {t7(r, 'A+B_alpha')} | "
+            f"{t7(r, 'A+B_spearman')} | {t7(r, f'A+B_kappa{kmax}')} | {f(r['share_agree'])} | {f(r['cohen_kappa'])} |")
     return "\n".join(lines) + "\n"
 
 
 def crowd_tables(
     judgments: pl.DataFrame, report: pl.DataFrame, *, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2,
-    seed: int = 0, default: str = "mean", pooling: str = "wide", kappa_bins=(3, 4, 5),
+    seed: int = 0, default: str = "mean", pooling: str = "wide", kappa_bins=(3, 4, 5), intervals=None,
 ) -> dict[str, pl.DataFrame | str]:
     """The rule's edge: judgments + annotator report -> the three tables ("annotators", "items", "table") and the
     table's Markdown ("markdown")."""
@@ -203,7 +215,13 @@ def crowd_tables(
     items = item_table(answers, fits, judgments)
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
     table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
-                              kappa_bins=kappa_bins, default=default)
+                              kappa_bins=kappa_bins, default=default, intervals=intervals)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
+    note = ""
+    if intervals is not None:
+        from squidflow.judgments.agreement import intervals_note
+
+        note = intervals_note(intervals.level, intervals.resamples)
     return {"annotators": annotators, "items": items, "table": table,
-            "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins))}
+            "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins),
+                                             note=note)}

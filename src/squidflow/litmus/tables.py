@@ -19,9 +19,13 @@ from squidflow.litmus.soft_labels import rules_accuracy, rules_hits
 SEED_STD = pl.col("value").std(ddof=1)
 
 
-def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame) -> pl.DataFrame:
+def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=None) -> pl.DataFrame:
     """Per split: games, games without a turn, first answers N/A (left out), and first turns per question type and
-    answer; `*_unlabelled` counts the category/spatial QA pairs no reference set could be built for."""
+    answer; `*_unlabelled` counts the category/spatial QA pairs no reference set could be built for.
+
+    With `intervals` (squidflow.intervals.IntervalConfig) each count but `games` has `<count>_lo` / `<count>_hi`: the
+    count that a split of as many games would show, a bootstrap interval over the split's games (each game counts
+    once, so its count is a share of the games: count_interval)."""
     per_game = soft_labels.group_by("game_id").agg(
         pl.col("split").first(), pl.col("question_type").first(), pl.col("answer").first(),
         pl.col("soft_label").is_null().all().alias("unlabelled"),
@@ -38,7 +42,29 @@ def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame) -> pl.DataFr
         for qtype in ("category", "spatial"):
             row[f"{qtype}_unlabelled"] = s.filter((pl.col("question_type") == qtype) & pl.col("unlabelled")).height
         rows.append(row)
-    return pl.DataFrame(rows)
+    table = pl.DataFrame(rows)
+    return table if intervals is None or table.is_empty() else count_intervals(table, intervals)
+
+
+def count_intervals(table: pl.DataFrame, cfg) -> pl.DataFrame:
+    """`<c>_lo` / `<c>_hi` after every count column c of `table` (one row per split, `games` its size): resamples of
+    the split's games with replacement (squidflow.intervals.image_resamples), each game in at most one count of a
+    column, so a resample's count is how many of the drawn games fall in it."""
+    from squidflow.intervals import counts, image_resamples, interval_from
+
+    columns = [c for c in table.columns if c not in ("split", "games")]
+    bounds: dict[str, list[float]] = {f"{c}_{e}": [] for c in columns for e in ("lo", "hi")}
+    for row in table.iter_rows(named=True):
+        n = int(row["games"])
+        drawn = counts(image_resamples(n, cfg), n) if n else np.zeros((cfg.resamples, 0))
+        for c in columns:
+            member = np.zeros(n)
+            member[: min(int(row[c]), n)] = 1.0  # which games are in c does not matter to the draw: only how many
+            _, lo, hi = interval_from(float(row[c]), drawn @ member, cfg)
+            bounds[f"{c}_lo"].append(lo)
+            bounds[f"{c}_hi"].append(hi)
+    out = table.with_columns(*[pl.Series(k, v, dtype=pl.Float64) for k, v in bounds.items()])
+    return out.select("split", "games", *[x for c in columns for x in (c, f"{c}_lo", f"{c}_hi")])
 
 
 def rules_table(soft_labels: pl.DataFrame, intervals=None) -> pl.DataFrame:
@@ -166,6 +192,8 @@ def _fmt(value, kind: str) -> str:
         return f"{value:.4f}"
     if kind == "tau":
         return f"{100 * value:g}%"
+    if kind == "count":
+        return f"{value:.0f}"
     return str(value)
 
 
@@ -191,6 +219,8 @@ def markdown(table: pl.DataFrame, *, title: str, note: str = "") -> str:
     kinds = {"accuracy": "pct", "wg_rs": "pct", "wg_cs": "pct", "full_agreement": "pct", "pearson_r": "r",
              "cs_prob_mean": "prob", "cs_prob_std": "prob", "tau": "tau", "annotators_per_qa": "r"}
     kinds.update({c: "pct" for c in table.columns if c.startswith("R") and ("R1" in c or "R2" in c or "R3" in c)})
+    kinds.update({c: "count" for c in columns if kinds.get(c) is None and f"{c}_lo" in table.columns
+                  and table.schema[c].is_integer()})
     header = [("CS prob. std" if c == "cs_prob_std" else c) for c in columns]
     lines = [f"**{title}**", ""]
     if note:
@@ -208,7 +238,7 @@ def markdown(table: pl.DataFrame, *, title: str, note: str = "") -> str:
 
 def dataset_tables(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The first-turn counts per split and the rules' accuracy on the target (see question_counts, rules_table)."""
-    return question_counts(games, soft_labels), rules_table(soft_labels, intervals)
+    return question_counts(games, soft_labels, intervals), rules_table(soft_labels, intervals)
 
 
 def litmus_tables(metrics: pl.DataFrame, model_order: Sequence[str] = (),
