@@ -19,8 +19,9 @@ from squidflow import version as squidflow_version
 # against the schema, keys that go together, and every local input path the config names (relative to the
 # working directory). A problem stops the run with its key and fix.
 try:
-    validate_config(config, workflow.source_path("../schemas/config.schema.yaml"), inputs_base=os.getcwd(),
-                    repo_root=SQUIDFLOW_ROOT)
+    validate_config(
+        config, workflow.source_path("../schemas/config.schema.yaml"), inputs_base=os.getcwd(), repo_root=SQUIDFLOW_ROOT
+    )
 except ConfigError as _error:
     raise WorkflowError(str(_error)) from None  # the message says it all: no traceback
 # Which squidflow this is (version and `git describe`), for the report's front page (workflow/report/workflow.rst

@@ -2,6 +2,7 @@
 # corpus (Sherlock annotations | our frames + their videos' text) -> SBERT embeddings -> plausibility scorer
 # (text | probe | clip) -> pool (soft + hard dedup) -> greedy diverse sets, ranked -> Likert HITs; scorer metrics.
 
+
 include: "inputs/comparison.smk"
 
 
@@ -10,15 +11,15 @@ rule comparison_corpus:
         unpack(get_comparison_corpus_inputs),
     output:
         COMPARISON_CORPUS_TABLE,
+    log:
+        "logs/comparison_corpus/corpus.log",
+    conda:
+        "../../envs/text.yaml"
     params:
         corpus=COMPARISON["corpus"],
         annotations=get_sherlock_annotations(),
         split=config["sherlock"]["split"],
         max_sentences=COMPARISON["max_sentences"],
-    log:
-        "logs/comparison_corpus/corpus.log",
-    conda:
-        "../../envs/text.yaml"
     script:
         "../../scripts/comparison_corpus.py"
 
@@ -28,15 +29,15 @@ rule comparison_sbert:
         COMPARISON_CORPUS_TABLE,
     output:
         COMPARISON_SBERT_TABLE,
-    params:
-        cache="results/comparison/cache/sbert.parquet",
     log:
         "logs/comparison_sbert/sbert.log",
     benchmark:
         "results/benchmarks/comparison_sbert/sbert.tsv"
-    threads: 2
     conda:
         "../../envs/text.yaml"
+    threads: 2
+    params:
+        cache="results/comparison/cache/sbert.parquet",
     script:
         "../../scripts/comparison_sbert.py"
 
@@ -46,19 +47,19 @@ rule comparison_embed:
         unpack(get_comparison_embed_inputs),
     output:
         COMPARISON_EMBEDDINGS_TABLE,
-    params:
-        scorer=COMPARISON["scorer"],
-        probe=COMPARISON["probe"],
-        clip=COMPARISON["clip"],
     log:
         "logs/comparison_embed/embed.log",
     benchmark:
         "results/benchmarks/comparison_embed/embed.tsv"
+    conda:
+        "../../envs/text.yaml"
     threads: 2
     resources:
         gpu=1 if COMPARISON["scorer"] == "clip" else 0,
-    conda:
-        "../../envs/text.yaml"
+    params:
+        scorer=COMPARISON["scorer"],
+        probe=COMPARISON["probe"],
+        clip=COMPARISON["clip"],
     script:
         "../../scripts/comparison_embed.py"
 
@@ -69,19 +70,19 @@ rule comparison_pool:
         sbert=COMPARISON_SBERT_TABLE,
     output:
         COMPARISON_POOL_TABLE,
-    params:
-        comparison=config_fields(ComparisonConfig, COMPARISON),
     log:
         "logs/comparison_pool/pool.log",
     benchmark:
         "results/benchmarks/comparison_pool/pool.tsv"
+    conda:
+        "../../envs/text.yaml"
     threads: 2
     resources:
         mem_mb=4000,
         # Sherlock's corpus (363K training inferences): the soft dedup's k-means partition runs on a GPU slot
         gpu=1 if COMPARISON["corpus"] == "sherlock" else 0,
-    conda:
-        "../../envs/text.yaml"
+    params:
+        comparison=config_fields(ComparisonConfig, COMPARISON),
     script:
         "../../scripts/comparison_pool.py"
 
@@ -94,16 +95,16 @@ rule comparison_sets:
         pool=COMPARISON_POOL_TABLE,
     output:
         COMPARISON_SETS_TABLE,
-    params:
-        comparison=config_fields(ComparisonConfig, COMPARISON),
-        on_empty=config["on_empty"],
     log:
         "logs/comparison_sets/sets.log",
     benchmark:
         "results/benchmarks/comparison_sets/sets.tsv"
-    threads: 2
     conda:
         "../../envs/text.yaml"
+    threads: 2
+    params:
+        comparison=config_fields(ComparisonConfig, COMPARISON),
+        on_empty=config["on_empty"],
     script:
         "../../scripts/comparison_sets.py"
 
@@ -115,12 +116,12 @@ rule comparison_hits:
     output:
         csv="results/annotation/comparison_hits.csv",
         html="results/annotation/comparison_hits.html",
-    params:
-        html_max_hits=COMPARISON["html_max_hits"],
     log:
         "logs/comparison_hits/hits.log",
     conda:
         "../../envs/text.yaml"
+    params:
+        html_max_hits=COMPARISON["html_max_hits"],
     script:
         "../../scripts/comparison_hits.py"
 
@@ -154,14 +155,14 @@ rule comparison_sets_figure:
             subcategory="Sets drawn",
             labels={"result": "sets as annotators see them"},
         ),
-    params:
-        n_sets=REPORT["comparison_sets"],
-        cache_dir="results/downloads",
-        note=get_report_note("videos") if COMPARISON["corpus"] == "frames" else "",
     log:
         "logs/comparison_sets_figure/comparison_sets_figure.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        n_sets=REPORT["comparison_sets"],
+        cache_dir="results/downloads",
+        note=get_report_note("videos") if COMPARISON["corpus"] == "frames" else "",
     script:
         "../../scripts/comparison_sets_figure.py"
 
@@ -186,11 +187,11 @@ rule crowd_comparison:
             subcategory="Annotator models (crowd-kit)",
             labels={"result": "oracle per aggregation", "format": "markdown"},
         ),
-    params:
-        crowd=config["judgments"]["crowd"],
     log:
         "logs/crowd_comparison/crowd_comparison.log",
     conda:
         "../../envs/text.yaml"
+    params:
+        crowd=config["judgments"]["crowd"],
     script:
         "../../scripts/crowd_comparison.py"

@@ -10,15 +10,15 @@ rule make_demo_videos:
     output:
         video="results/videos/demo/{video_id}.mp4",
         truth="results/videos/demo/truth/{video_id}.parquet",
-    params:
-        demo=config["demo"],
     log:
         "logs/make_demo_videos/{video_id}.log",
     benchmark:
         "results/benchmarks/make_demo_videos/{video_id}.tsv"
-    threads: 1
     conda:
         "../../envs/video.yaml"
+    threads: 1
+    params:
+        demo=config["demo"],
     script:
         "../../scripts/make_demo_videos.py"
 
@@ -30,12 +30,12 @@ rule demo_corpus:
     output:
         truth="results/videos/demo/truth.parquet",
         catalog="results/videos/demo/catalog.parquet",
-    params:
-        demo=config["demo"],
     log:
         "logs/demo_corpus/demo_corpus.log",
     conda:
         "../../envs/video.yaml"
+    params:
+        demo=config["demo"],
     script:
         "../../scripts/demo_corpus.py"
 
@@ -47,11 +47,11 @@ rule make_demo_subtitles:
         truth="results/videos/demo/truth.parquet",
     output:
         vtt=expand("results/videos/demo/{video_id}.en.vtt", video_id=DEMO_VIDEO_IDS),
-    params:
-        seed=config["demo"]["seed"],
     log:
         "logs/make_demo_subtitles/make_demo_subtitles.log",
     conda:
         "../../envs/video.yaml"
+    params:
+        seed=config["demo"]["seed"],
     script:
         "../../scripts/make_demo_subtitles.py"

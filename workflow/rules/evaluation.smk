@@ -3,6 +3,7 @@
 # -> per model accuracy by certainty bin -> Tables 2 and 8; every training run -> results/evaluation/runs.parquet.
 # Tables 2 and 8 need only results/judgments/image_scores.parquet (the release judgments are enough).
 
+
 include: "inputs/evaluation.smk"
 
 
@@ -11,16 +12,16 @@ rule run_predictions:
         run="results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet",
     output:
         "results/evaluation/predictions/runs/{experiment}/{train_set}/{method}/seed{seed}.parquet",
-    params:
-        classes=config["training"]["classification"]["events"],
+    log:
+        "logs/run_predictions/{experiment}/{train_set}/{method}/seed{seed}.log",
     wildcard_constraints:
         experiment="classification",
         train_set="SD|SE",
         method="[A-Z]{2}",
-    log:
-        "logs/run_predictions/{experiment}/{train_set}/{method}/seed{seed}.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        classes=config["training"]["classification"]["events"],
     script:
         "../../scripts/run_predictions.py"
 
@@ -30,19 +31,19 @@ rule zero_shot_predictions:
         unpack(get_zero_shot_inputs),
     output:
         ZERO_SHOT_PREDICTIONS,
-    params:
-        zero_shot=EVALUATION["zero_shot"],
-        vocabulary=get_evaluation_vocabulary(),
-        cache_dir="results/downloads",
     log:
         "logs/zero_shot_predictions/zero_shot_predictions.log",
     benchmark:
         "results/benchmarks/zero_shot_predictions/zero_shot_predictions.tsv"
+    conda:
+        "../../envs/text.yaml"
     threads: EVALUATION["zero_shot"]["threads"]
     resources:
         gpu=1,
-    conda:
-        "../../envs/text.yaml"
+    params:
+        zero_shot=EVALUATION["zero_shot"],
+        vocabulary=get_evaluation_vocabulary(),
+        cache_dir="results/downloads",
     script:
         "../../scripts/zero_shot_predictions.py"
 
@@ -53,6 +54,12 @@ rule model_accuracy:
     output:
         accuracy="results/evaluation/models/{model}.parquet",
         summary="results/evaluation/models/{model}.json",
+    log:
+        "logs/model_accuracy/{model}.log",
+    wildcard_constraints:
+        model=r"[A-Za-z0-9.\-_]+",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         model=get_evaluation_model,
         variant=EVALUATION["variant"],
@@ -62,12 +69,6 @@ rule model_accuracy:
         events=config["events"],
         cache_dir="results/downloads",
         intervals=EVALUATION["intervals"],
-    wildcard_constraints:
-        model=r"[A-Za-z0-9.\-_]+",
-    log:
-        "logs/model_accuracy/{model}.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/model_accuracy.py"
 
@@ -97,6 +98,12 @@ rule evaluation_table:
             labels={"table": "{table}", "format": "latex"},
             caption="../report/evaluation/verb_tables.rst",
         ),
+    log:
+        "logs/evaluation_table/{table}.log",
+    wildcard_constraints:
+        table="table2_verbs|table8_alt_bins",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         models=get_evaluation_table_models,
         variant=EVALUATION["variant"],
@@ -104,12 +111,6 @@ rule evaluation_table:
         label_map=EVALUATION["label_map"],
         source=JUDGMENT_SOURCE,
         intervals=EVALUATION["intervals"],
-    wildcard_constraints:
-        table="table2_verbs|table8_alt_bins",
-    log:
-        "logs/evaluation_table/{table}.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/evaluation_table.py"
 
@@ -120,15 +121,15 @@ rule evaluate_runs:
         runs=get_evaluated_runs(),
     output:
         EVALUATION_RUNS_TABLE,
+    log:
+        "logs/evaluate_runs/evaluate_runs.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         classification_events=config["training"]["classification"]["events"],
         calibration_target=config["training"]["calibration"]["target_event"],
         events=config["events"],
         kl_eps=config["training"]["kl_eps"],
-    log:
-        "logs/evaluate_runs/evaluate_runs.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/evaluate_runs.py"
 
@@ -160,6 +161,10 @@ rule soft_label_table:
             labels={"table": "soft_label_measures", "format": "latex"},
             caption="../report/evaluation/soft_label_measures.rst",
         ),
+    log:
+        "logs/soft_label_table/soft_label_table.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         models=get_soft_label_models,
         variant=EVALUATION["variant"],
@@ -170,10 +175,6 @@ rule soft_label_table:
         binary_bins=config["training"]["ece_bins"],
         source=JUDGMENT_SOURCE,
         cache_dir="results/downloads",
-    log:
-        "logs/soft_label_table/soft_label_table.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/soft_label_table.py"
 
@@ -189,6 +190,10 @@ rule model_reliability_figure:
             labels={"table": "soft_label_measures", "format": "figure: reliability diagrams"},
             caption="../report/evaluation/model_reliability_figure.rst",
         ),
+    log:
+        "logs/model_reliability_figure/model_reliability_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         models=get_soft_label_models,
         variant=EVALUATION["variant"],
@@ -198,10 +203,6 @@ rule model_reliability_figure:
         ece_bins=EVALUATION["ece_bins"],
         source=JUDGMENT_SOURCE,
         cache_dir="results/downloads",
-    log:
-        "logs/model_reliability_figure/model_reliability_figure.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/model_reliability_figure.py"
 
@@ -217,6 +218,10 @@ rule annotation_saturation_figure:
             labels={"table": "soft_label_measures", "format": "figure: annotation saturation"},
             caption="../report/evaluation/annotation_saturation_figure.rst",
         ),
+    log:
+        "logs/annotation_saturation_figure/annotation_saturation_figure.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         models=get_soft_label_models,
         variant=EVALUATION["variant"],
@@ -226,9 +231,5 @@ rule annotation_saturation_figure:
         repeats=EVALUATION["saturation_repeats"],
         source=JUDGMENT_SOURCE,
         cache_dir="results/downloads",
-    log:
-        "logs/annotation_saturation_figure/annotation_saturation_figure.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/annotation_saturation_figure.py"

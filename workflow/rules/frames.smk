@@ -4,6 +4,7 @@
 # results/frames/shard{shard}_status.parquet, left out of selection, and marked in
 # results/videos/videos_checked.parquet (the manifest with extraction's verdict).
 
+
 include: "inputs/frames.smk"
 
 
@@ -14,19 +15,19 @@ rule extract_frames:
         frames="results/frames/shard{shard}.parquet",
         status="results/frames/shard{shard}_status.parquet",
         images=directory("results/frames/shard{shard}"),
-    params:
-        frames=config_fields(FramesConfig, config["frames"]),
-        image_format=config["selection"]["image_format"],
-        image_quality=config["selection"]["image_quality"],
-    wildcard_constraints:
-        shard=r"\d+",
-    threads: 2
     log:
         "logs/extract_frames/shard{shard}.log",
     benchmark:
         "results/benchmarks/extract_frames/shard{shard}.tsv"
+    wildcard_constraints:
+        shard=r"\d+",
     conda:
         "../../envs/video.yaml"
+    threads: 2
+    params:
+        frames=config_fields(FramesConfig, config["frames"]),
+        image_format=config["selection"]["image_format"],
+        image_quality=config["selection"]["image_quality"],
     script:
         "../../scripts/extract_frames.py"
 
@@ -51,19 +52,19 @@ rule featurize:
         images="results/frames/shard{shard}",
     output:
         "results/features/{backbone}/shard{shard}.parquet",
-    params:
-        features=get_featurize_params(),
-    wildcard_constraints:
-        shard=r"\d+",
-    threads: config["features"]["threads"]
-    resources:
-        gpu=1,
     log:
         "logs/featurize/{backbone}_shard{shard}.log",
     benchmark:
         "results/benchmarks/featurize/{backbone}_shard{shard}.tsv"
+    wildcard_constraints:
+        shard=r"\d+",
     conda:
         "../../envs/gpu.yaml"
+    threads: config["features"]["threads"]
+    resources:
+        gpu=1,
+    params:
+        features=get_featurize_params(),
     script:
         "../../scripts/featurize.py"
 
@@ -90,16 +91,16 @@ rule select_frames:
     output:
         frames=FRAMES_TABLE,
         images=directory("results/dataset/images"),
-    params:
-        selection=config_fields(SelectionConfig, config["selection"]),
-        splits=config_fields(SplitsConfig, config["splits"]),
-        annotations=get_release_annotations(),
     log:
         "logs/select_frames/select_frames.log",
     benchmark:
         "results/benchmarks/select_frames/select_frames.tsv"
     conda:
         "../../envs/gpu.yaml"
+    params:
+        selection=config_fields(SelectionConfig, config["selection"]),
+        splits=config_fields(SplitsConfig, config["splits"]),
+        annotations=get_release_annotations(),
     script:
         "../../scripts/select_frames.py"
 
@@ -118,16 +119,16 @@ rule contact_sheets:
             subcategory="Contact sheets",
             labels={"event": "{event}", "result": "contact sheet"},
         ),
-    params:
-        max_videos=REPORT["contact_sheet_videos"],
-        events=config["events"],
-        note=get_report_note("videos", "judgments"),
     log:
         "logs/contact_sheets/contact_sheets.log",
     benchmark:
         "results/benchmarks/contact_sheets/contact_sheets.tsv"
     conda:
         "../../envs/reporting.yaml"
+    params:
+        max_videos=REPORT["contact_sheet_videos"],
+        events=config["events"],
+        note=get_report_note("videos", "judgments"),
     script:
         "../../scripts/contact_sheets.py"
 
@@ -144,12 +145,12 @@ rule frame_spread_figure:
             subcategory="Frame selection",
             labels={"result": "spread of the selected frames over each video"},
         ),
-    params:
-        max_videos=REPORT["contact_sheet_videos"],
-        note=get_report_note("videos"),
     log:
         "logs/frame_spread_figure/frame_spread_figure.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        max_videos=REPORT["contact_sheet_videos"],
+        note=get_report_note("videos"),
     script:
         "../../scripts/frame_spread_figure.py"

@@ -3,6 +3,7 @@
 # -> annotator quality -> image scores -> Table 7 (agreement) and Figure 3.
 # `judgments.source: release` needs neither videos nor frames (config/squid-e-release.yaml).
 
+
 include: "inputs/judgments.smk"
 
 
@@ -14,13 +15,13 @@ rule annotation_hits:
         hits_B="results/annotation/hits_B.csv",
         template="results/annotation/hit_template.html",
         preview="results/annotation/hit_preview.html",
-    params:
-        annotation=config["annotation"],
-        events=config["events"],
     log:
         "logs/annotation_hits/annotation_hits.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        annotation=config["annotation"],
+        events=config["events"],
     script:
         "../../scripts/annotation_hits.py"
 
@@ -33,13 +34,13 @@ rule simulate_panel:
     output:
         batch="results/judgments/simulated/batch_results.csv",
         repeat="results/judgments/simulated/batch_results_repeat.csv",
-    params:
-        panel=config["judgments"]["panel"],
-        assignments_per_hit=config["annotation"]["assignments_per_hit"],
     log:
         "logs/simulate_panel/simulate_panel.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        panel=config["judgments"]["panel"],
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
     script:
         "../../scripts/simulate_panel.py"
 
@@ -54,15 +55,15 @@ rule label_studio_tasks:
         tasks=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/tasks.json",
         instructions=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/instructions.html",
         project=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/project.json",
+    log:
+        "logs/label_studio_tasks/{ls_task}.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         images=get_label_studio_images(),
         images_per_hit=config["annotation"]["images_per_hit"],
         keywords_per_image=TEXT["gold"]["keywords_per_image"],
         project_prefix=config["annotation"]["label_studio"]["project_prefix"],
-    log:
-        "logs/label_studio_tasks/{ls_task}.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/label_studio_tasks.py"
 
@@ -75,12 +76,12 @@ rule simulate_label_studio:
         repeat=rules.simulate_panel.output.repeat,
     output:
         **SIMULATED_LABEL_STUDIO,
-    params:
-        images_per_hit=config["annotation"]["images_per_hit"],
     log:
         "logs/simulate_label_studio/simulate_label_studio.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        images_per_hit=config["annotation"]["images_per_hit"],
     script:
         "../../scripts/simulate_label_studio.py"
 
@@ -91,6 +92,10 @@ rule ingest_judgments:
     output:
         judgments=JUDGMENTS_TABLE,
         report="results/judgments/ingest_report.md",
+    log:
+        "logs/ingest_judgments/ingest_judgments.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         source=JUDGMENT_SOURCE,
         release_csv=get_release_judgments_csv(),
@@ -99,10 +104,6 @@ rule ingest_judgments:
         on_error=config["judgments"]["on_error"],
         on_empty=config["on_empty"],
         cache_dir="results/downloads",
-    log:
-        "logs/ingest_judgments/ingest_judgments.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/ingest_judgments.py"
 
@@ -113,12 +114,12 @@ rule annotator_quality:
         judgments=JUDGMENTS_TABLE,
     output:
         report=ANNOTATOR_REPORT_TABLE,
-    params:
-        quality=config["judgments"]["quality"],
     log:
         "logs/annotator_quality/annotator_quality.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        quality=config["judgments"]["quality"],
     script:
         "../../scripts/annotator_quality.py"
 
@@ -130,12 +131,12 @@ rule aggregate_judgments:
     output:
         scores=IMAGE_SCORES_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
-    params:
-        high_certainty=config["judgments"]["high_certainty"],
     log:
         "logs/aggregate_judgments/aggregate_judgments.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        high_certainty=config["judgments"]["high_certainty"],
     script:
         "../../scripts/aggregate_judgments.py"
 
@@ -160,16 +161,16 @@ rule agreement_table:
             subcategory="Table 7: inter-annotator agreement",
             labels={"result": "Table 7", "format": "markdown"},
         ),
+    log:
+        "logs/agreement_table/agreement_table.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
         on_empty=config["on_empty"],
         intervals=config["evaluation"]["intervals"],
         report_name=lambda wildcards, input: input.report,  # named in the message that stops a variant with no rater
-    log:
-        "logs/agreement_table/agreement_table.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/agreement_table.py"
 
@@ -185,12 +186,12 @@ rule fig3_judgments:
             subcategory="Figure 3: judgments per image",
             labels={"result": "Figure 3"},
         ),
-    params:
-        title=FIG3_TITLES[JUDGMENT_SOURCE],
     log:
         "logs/fig3_judgments/fig3_judgments.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        title=FIG3_TITLES[JUDGMENT_SOURCE],
     script:
         "../../scripts/fig3_judgments.py"
 
@@ -219,16 +220,16 @@ rule crowd_aggregation:
             subcategory="Annotator models (crowd-kit)",
             labels={"result": "aggregations and Table 7", "format": "markdown"},
         ),
+    log:
+        "logs/crowd_aggregation/crowd_aggregation.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         aggregation=config["judgments"]["aggregation"],
         crowd=config["judgments"]["crowd"],
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
         intervals=config["evaluation"]["intervals"],
-    log:
-        "logs/crowd_aggregation/crowd_aggregation.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/crowd_aggregation.py"
 
@@ -246,12 +247,12 @@ rule annotator_figure:
             subcategory="Annotators",
             labels={"result": "ratings per annotator, leniency and carelessness"},
         ),
-    params:
-        note=get_report_note("judgments"),
     log:
         "logs/annotator_figure/annotator_figure.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        note=get_report_note("judgments"),
     script:
         "../../scripts/annotator_figure.py"
 
@@ -267,12 +268,12 @@ rule agreement_figure:
             subcategory="Table 7: inter-annotator agreement",
             labels={"result": "Table 7 as a chart"},
         ),
-    params:
-        note=get_report_note("judgments"),
     log:
         "logs/agreement_figure/agreement_figure.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        note=get_report_note("judgments"),
     script:
         "../../scripts/agreement_figure.py"
 
@@ -286,16 +287,16 @@ rule keyword_hits:
         hits=KEYWORD_HITS,
         template="results/annotation/keyword_template.html",
         preview="results/annotation/keyword_preview.html",
+    log:
+        "logs/keyword_hits/keyword_hits.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         images_per_hit=config["annotation"]["images_per_hit"],
         image_base_url=config["annotation"]["image_base_url"],
         seed=config["annotation"]["seed"],
         keywords_per_image=TEXT["gold"]["keywords_per_image"],
         max_length=TEXT["gold"]["max_length"],
-    log:
-        "logs/keyword_hits/keyword_hits.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/keyword_hits.py"
 
@@ -306,12 +307,12 @@ rule simulate_keywords:
         truth="results/videos/demo/truth.parquet",
     output:
         batch=SIMULATED_KEYWORDS,
-    params:
-        panel={**TEXT["gold"]["panel"], "keywords_per_image": TEXT["gold"]["keywords_per_image"]},
     log:
         "logs/simulate_keywords/simulate_keywords.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        panel={**TEXT["gold"]["panel"], "keywords_per_image": TEXT["gold"]["keywords_per_image"]},
     script:
         "../../scripts/simulate_keywords.py"
 
@@ -322,14 +323,14 @@ rule ingest_keywords:
     output:
         keywords=KEYWORD_GOLD,
         report="results/judgments/keywords_ingest_report.md",
+    log:
+        "logs/ingest_keywords/ingest_keywords.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         batches=get_keyword_batches(),
         on_error=config["judgments"]["on_error"],
         max_length=TEXT["gold"]["max_length"],
         source="simulated" if JUDGMENT_SOURCE == "simulated" else "mturk",
-    log:
-        "logs/ingest_keywords/ingest_keywords.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/ingest_keywords.py"

@@ -4,6 +4,7 @@
 # -> counts, rule accuracy, human sample check -> guessers (STL-CE, MTL-KL per seed; probability files)
 # -> litmus metrics -> Tables 2 (correlation) and 3 (well-grounded QA pairs).
 
+
 include: "inputs/litmus.smk"
 
 
@@ -11,12 +12,12 @@ rule litmus_demo_games:
     output:
         train="results/litmus/demo/guesswhat.train.jsonl.gz",
         test="results/litmus/demo/guesswhat.test.jsonl.gz",
-    params:
-        demo=config_keys(LITMUS["demo"], ["train_games", "test_games", "target_area_bias", "seed"]),
     log:
         "logs/litmus_demo_games/litmus_demo_games.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        demo=config_keys(LITMUS["demo"], ["train_games", "test_games", "target_area_bias", "seed"]),
     script:
         "../../scripts/litmus_demo_games.py"
 
@@ -26,13 +27,13 @@ rule litmus_games:
         get_litmus_game_files,
     output:
         LITMUS_GAMES_TABLE,
-    params:
-        sources=get_litmus_game_sources(),
-        cache_dir="results/downloads",
     log:
         "logs/litmus_games/litmus_games.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        sources=get_litmus_game_sources(),
+        cache_dir="results/downloads",
     script:
         "../../scripts/litmus_games.py"
 
@@ -42,12 +43,12 @@ rule litmus_soft_labels:
         LITMUS_GAMES_TABLE,
     output:
         LITMUS_SOFT_LABELS_TABLE,
-    params:
-        normalisation=LITMUS["normalisation"],
     log:
         "logs/litmus_soft_labels/litmus_soft_labels.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        normalisation=LITMUS["normalisation"],
     script:
         "../../scripts/litmus_soft_labels.py"
 
@@ -85,13 +86,13 @@ rule litmus_dataset_tables:
             subcategory="Soft labels",
             labels={"table": "rule accuracy on the target", "format": "md"},
         ),
-    params:
-        note=get_litmus_data_note(),
-        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_dataset_tables/litmus_dataset_tables.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        note=get_litmus_data_note(),
+        intervals=config["evaluation"]["intervals"],
     script:
         "../../scripts/litmus_dataset_tables.py"
 
@@ -101,13 +102,13 @@ rule litmus_demo_annotations:
         LITMUS_GAMES_TABLE,
     output:
         "results/litmus/demo/human_annotations.csv",
-    params:
-        demo=config_keys(LITMUS["demo"], ["human_qa", "annotators", "noise", "seed"]),
-        split=LITMUS["train_split"],
     log:
         "logs/litmus_demo_annotations/litmus_demo_annotations.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        demo=config_keys(LITMUS["demo"], ["human_qa", "annotators", "noise", "seed"]),
+        split=LITMUS["train_split"],
     script:
         "../../scripts/litmus_demo_annotations.py"
 
@@ -130,16 +131,16 @@ rule litmus_human_check:
             subcategory="Human sample check",
             labels={"table": "human vs rule soft labels", "format": "md"},
         ),
+    log:
+        "logs/litmus_human_check/litmus_human_check.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         annotations=get_litmus_human_annotations(),
         normalisation=LITMUS["normalisation"],
         cache_dir="results/downloads",
         note=get_litmus_data_note(),
         intervals=config["evaluation"]["intervals"],
-    log:
-        "logs/litmus_human_check/litmus_human_check.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/litmus_human_check.py"
 
@@ -151,21 +152,21 @@ rule litmus_train_guesser:
     output:
         probabilities="results/litmus/runs/{method}/seed{seed}/probabilities.parquet",
         train_log="results/litmus/runs/{method}/seed{seed}/train.log",
-    params:
-        guesser=config_fields(GuesserConfig, LITMUS["guesser"]),
-        train_split=LITMUS["train_split"],
-        eval_split=LITMUS["eval_split"],
-    wildcard_constraints:
-        method="STL-CE|MTL-KL",
     log:
         "logs/litmus_train_guesser/{method}/seed{seed}.log",
     benchmark:
         "results/benchmarks/litmus_train_guesser/{method}/seed{seed}.tsv"
+    wildcard_constraints:
+        method="STL-CE|MTL-KL",
+    conda:
+        "../../envs/training.yaml"
     threads: LITMUS["guesser"]["threads"]
     resources:
         gpu=1,
-    conda:
-        "../../envs/training.yaml"
+    params:
+        guesser=config_fields(GuesserConfig, LITMUS["guesser"]),
+        train_split=LITMUS["train_split"],
+        eval_split=LITMUS["eval_split"],
     script:
         "../../scripts/litmus_train_guesser.py"
 
@@ -175,15 +176,15 @@ rule litmus_model_probabilities:
         unpack(get_litmus_model_inputs),
     output:
         "results/litmus/models/{model}/probabilities.parquet",
+    log:
+        "logs/litmus_model_probabilities/{model}.log",
+    wildcard_constraints:
+        model=r"[A-Za-z0-9][A-Za-z0-9._+\-]*",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         source=get_litmus_model_source,
         cache_dir="results/downloads",
-    wildcard_constraints:
-        model=r"[A-Za-z0-9][A-Za-z0-9._+\-]*",
-    log:
-        "logs/litmus_model_probabilities/{model}.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/litmus_model_probabilities.py"
 
@@ -195,14 +196,14 @@ rule litmus_metrics:
     output:
         metrics=LITMUS_METRICS_TABLE,
         intervals=LITMUS_METRIC_INTERVALS_TABLE,
-    params:
-        taus=LITMUS["taus"],
-        eval_split=LITMUS["eval_split"],
-        intervals=config["evaluation"]["intervals"],
     log:
         "logs/litmus_metrics/litmus_metrics.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        taus=LITMUS["taus"],
+        eval_split=LITMUS["eval_split"],
+        intervals=config["evaluation"]["intervals"],
     script:
         "../../scripts/litmus_metrics.py"
 
@@ -240,14 +241,14 @@ rule litmus_tables:
             subcategory="Guessers",
             labels={"table": "Table 3: well-grounded QA pairs", "format": "md"},
         ),
+    log:
+        "logs/litmus_tables/litmus_tables.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         models=get_litmus_model_order(),
         note=get_litmus_data_note(),
         taus=LITMUS["taus"],
         normalisation=LITMUS["normalisation"],
-    log:
-        "logs/litmus_tables/litmus_tables.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/litmus_tables.py"

@@ -4,6 +4,7 @@
 # and the run summary (what ran, with which config files, how long), written after every other final output.
 # Library: squidflow.report (style, pages, summary).
 
+
 include: "inputs/report.smk"
 
 
@@ -18,10 +19,10 @@ rule report_task_page:
             subcategory="Annotation task pages",
             labels={"result": "{page}", "format": "html"},
         ),
-    wildcard_constraints:
-        page="hit_template|hit_preview|keyword_template|keyword_preview|comparison_hits",
     log:
         "logs/report_task_page/{page}.log",
+    wildcard_constraints:
+        page="hit_template|hit_preview|keyword_template|keyword_preview|comparison_hits",
     conda:
         "../../envs/reporting.yaml"
     script:
@@ -39,14 +40,14 @@ rule run_summary:
             subcategory="Summary",
             labels={"result": "run summary", "format": "html"},
         ),
+    log:
+        "logs/run_summary/run_summary.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         configfiles=[str(f) for f in workflow.configfiles],
         stages=config["stages"],
         note=get_report_note("videos", "judgments"),
         repo=SQUIDFLOW_ROOT,
-    log:
-        "logs/run_summary/run_summary.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/run_summary.py"

@@ -6,6 +6,7 @@
 # workflow/rules/judgments.smk); and a text-only event baseline in the predictions format, which the evaluation stage
 # puts beside the image models (get_text_baseline_models in common.smk).
 
+
 include: "inputs/text.smk"
 
 
@@ -19,12 +20,12 @@ rule read_subtitles:
         demo_subtitles=get_demo_subtitle_files,
     output:
         subtitles=SUBTITLES_TABLE,
-    params:
-        languages=TEXT["subtitles"]["languages"],
     log:
         "logs/read_subtitles/read_subtitles.log",
     conda:
         "../../envs/text.yaml"
+    params:
+        languages=TEXT["subtitles"]["languages"],
     script:
         "../../scripts/read_subtitles.py"
 
@@ -37,12 +38,12 @@ rule cooccurring_text:
     output:
         cooccurring=COOCCURRING_TABLE,
         report="results/text/cooccurring_report.md",
-    params:
-        window_s=TEXT["subtitles"]["window_s"],
     log:
         "logs/cooccurring_text/cooccurring_text.log",
     conda:
         "../../envs/text.yaml"
+    params:
+        window_s=TEXT["subtitles"]["window_s"],
     script:
         "../../scripts/cooccurring_text.py"
 
@@ -54,15 +55,15 @@ rule text_keywords:
         subtitles=SUBTITLES_TABLE,
     output:
         keywords=TEXT_KEYWORDS_TABLE,
+    log:
+        "logs/text_keywords/text_keywords.log",
+    conda:
+        "../../envs/text.yaml"
     params:
         settings=TEXT["keywords"]["settings"],
         top_k=TEXT["keywords"]["top_k"],
         seed=TEXT["keywords"]["seed"],
         default_language=TEXT["default_language"],
-    log:
-        "logs/text_keywords/text_keywords.log",
-    conda:
-        "../../envs/text.yaml"
     script:
         "../../scripts/text_keywords.py"
 
@@ -93,6 +94,10 @@ rule text_keyword_table:
             labels={"table": "text_keywords", "format": "latex"},
             caption="../report/text/text_keywords.rst",
         ),
+    log:
+        "logs/text_keyword_table/text_keyword_table.log",
+    conda:
+        "../../envs/text.yaml"
     params:
         settings=TEXT["keywords"]["settings"],
         top_k=TEXT["keywords"]["top_k"],
@@ -100,10 +105,6 @@ rule text_keyword_table:
         source=JUDGMENT_SOURCE,
         intervals=config["evaluation"]["intervals"],
         gold_name=lambda wildcards, input: input.gold,  # named in the message when it holds no keyword
-    log:
-        "logs/text_keyword_table/text_keyword_table.log",
-    conda:
-        "../../envs/text.yaml"
     script:
         "../../scripts/text_keyword_table.py"
 
@@ -116,17 +117,17 @@ rule text_baseline:
         frames=FRAMES_TABLE,
     output:
         predictions="results/text/baseline_{text_method}.parquet",
-    params:
-        events=config["events"],
-        setting=get_text_baseline_setting(),
-        default_language=TEXT["default_language"],
-        seed=TEXT["baseline"]["seed"],
-    threads: 1
     log:
         "logs/text_baseline/{text_method}.log",
     benchmark:
         "results/benchmarks/text_baseline/{text_method}.tsv"
     conda:
         "../../envs/text.yaml"
+    threads: 1
+    params:
+        events=config["events"],
+        setting=get_text_baseline_setting(),
+        default_language=TEXT["default_language"],
+        seed=TEXT["baseline"]["seed"],
     script:
         "../../scripts/text_baseline.py"

@@ -2,6 +2,7 @@
 # Images are decoded once per pool into a memory-mapped cache; every run is a job
 # results/runs/{experiment}/{train_set}/{method}/seed{seed}/; every table is a target that builds only its runs.
 
+
 include: "inputs/training.smk"
 
 
@@ -11,18 +12,18 @@ rule make_training_cache:
     output:
         cache="results/training/cache/{pool}.npy",
         index="results/training/cache/{pool}.parquet",
-    params:
-        standard_data=config["standard_data"],
-        training=get_training_pool_params(),
-    wildcard_constraints:
-        pool="SD|SE",
     log:
         "logs/make_training_cache/{pool}.log",
     benchmark:
         "results/benchmarks/make_training_cache/{pool}.tsv"
-    threads: 1
+    wildcard_constraints:
+        pool="SD|SE",
     conda:
         "../../envs/training.yaml"
+    threads: 1
+    params:
+        standard_data=config["standard_data"],
+        training=get_training_pool_params(),
     script:
         "../../scripts/make_training_cache.py"
 
@@ -33,15 +34,15 @@ rule training_sets:
     output:
         sets="results/training/{experiment}/sets.parquet",
         summary="results/training/{experiment}/sets_summary.json",
+    log:
+        "logs/training_sets/{experiment}.log",
+    wildcard_constraints:
+        experiment="classification|calibration",
+    conda:
+        "../../envs/training.yaml"
     params:
         training=get_training_sets_params,
         events=config["events"],
-    wildcard_constraints:
-        experiment="classification|calibration",
-    log:
-        "logs/training_sets/{experiment}.log",
-    conda:
-        "../../envs/training.yaml"
     script:
         "../../scripts/training_sets.py"
 
@@ -53,22 +54,22 @@ rule train:
         predictions="results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet",
         metrics="results/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json",
         train_log="results/runs/{experiment}/{train_set}/{method}/seed{seed}/train.log",
-    params:
-        training=get_train_params,
-    wildcard_constraints:
-        experiment="classification|calibration",
-        train_set="SD|SE",
-        method="[A-Z]{2}",
     log:
         "logs/train/{experiment}/{train_set}/{method}/seed{seed}.log",
     benchmark:
         "results/benchmarks/train/{experiment}/{train_set}/{method}/seed{seed}.tsv"
+    wildcard_constraints:
+        experiment="classification|calibration",
+        train_set="SD|SE",
+        method="[A-Z]{2}",
+    conda:
+        "../../envs/training.yaml"
     threads: config["training"]["threads"]
     resources:
         gpu=1,
         mem_mb=config["training"]["mem_mb"],
-    conda:
-        "../../envs/training.yaml"
+    params:
+        training=get_train_params,
     script:
         "../../scripts/train.py"
 
@@ -100,18 +101,18 @@ rule result_table:
             labels={"table": "{table}", "format": "latex"},
             caption="../report/training/result_table.rst",
         ),
+    log:
+        "logs/result_table/{table}.log",
+    wildcard_constraints:
+        table="|".join(TRAINING_TABLES),
+    conda:
+        "../../envs/reporting.yaml"
     params:
         order=get_table_method_order,
         ece_bins=config["training"]["ece_bins"],
         kl_eps=config["training"]["kl_eps"],
         choices=get_table_choices,
         intervals=config["evaluation"]["intervals"],
-    wildcard_constraints:
-        table="|".join(TRAINING_TABLES),
-    log:
-        "logs/result_table/{table}.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/result_table.py"
 
@@ -123,15 +124,15 @@ rule authors_sets:
         unpack(get_authors_sets_inputs),
     output:
         AUTHORS_SETS_TABLE,
+    log:
+        "logs/authors_sets/authors_sets.log",
+    conda:
+        "../../envs/reporting.yaml"
     params:
         experiments=get_release_experiments(),
         judgments_csv=get_release_judgments_csv(),
         dataset_csv=get_data_path(config["squid_e_release"]["dataset_csv"]),
         cache_dir="results/downloads",
-    log:
-        "logs/authors_sets/authors_sets.log",
-    conda:
-        "../../envs/reporting.yaml"
     script:
         "../../scripts/authors_sets.py"
 
@@ -144,17 +145,17 @@ rule make_training_frames:
     output:
         cache="results/training/cache/{pool}_frames.npy",
         index="results/training/cache/{pool}_frames.parquet",
-    params:
-        short_side=get_training_frames_short_side(),
-    wildcard_constraints:
-        pool="SD|SE",
     log:
         "logs/make_training_frames/{pool}.log",
     benchmark:
         "results/benchmarks/make_training_frames/{pool}.tsv"
-    threads: 1
+    wildcard_constraints:
+        pool="SD|SE",
     conda:
         "../../envs/training.yaml"
+    threads: 1
+    params:
+        short_side=get_training_frames_short_side(),
     script:
         "../../scripts/make_training_frames.py"
 
@@ -170,13 +171,13 @@ rule table1_figure:
             labels={"table": "table1_training", "format": "figure: accuracy by certainty bin"},
             caption="../report/training/table1_figure.rst",
         ),
-    params:
-        order=config["training"]["classification"]["variants"],
-        choices=get_figure_choices,
     log:
         "logs/table1_figure/table1_figure.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        order=config["training"]["classification"]["variants"],
+        choices=get_figure_choices,
     script:
         "../../scripts/table1_figure.py"
 
@@ -192,13 +193,13 @@ rule reliability_diagram:
             labels={"table": "table3_calibration", "format": "figure: reliability diagram of {method}"},
             caption="../report/training/reliability_diagram.rst",
         ),
-    params:
-        choices=get_figure_choices,
-    wildcard_constraints:
-        method="[A-Z]{2}",
     log:
         "logs/reliability_diagram/{method}.log",
+    wildcard_constraints:
+        method="[A-Z]{2}",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        choices=get_figure_choices,
     script:
         "../../scripts/reliability_diagram.py"

@@ -28,6 +28,7 @@
 # Downloads run on the machine that runs Snakemake (localrules): compute nodes of many clusters have no internet,
 # and one place of origin keeps the pace and the brake meaningful.
 
+
 include: "inputs/videos.smk"
 
 
@@ -52,6 +53,10 @@ checkpoint video_candidates:
     output:
         candidates=VIDEO_CANDIDATES,
         notes=CANDIDATES_NOTES,
+    log:
+        "logs/video_candidates/video_candidates.log",
+    conda:
+        "../../envs/video.yaml"
     params:
         # listed so that editing the sources (or the release location) lists them again
         sources=config["sources"],
@@ -60,10 +65,6 @@ checkpoint video_candidates:
         cache_dir="results/downloads",
         # the files of local folders (and the UCF-Crime folder): one added or removed lists the sources again
         local_files=get_local_video_files(),
-    log:
-        "logs/video_candidates/video_candidates.log",
-    conda:
-        "../../envs/video.yaml"
     script:
         "../../scripts/video_candidates.py"
 
@@ -71,12 +72,12 @@ checkpoint video_candidates:
 rule download_settings:
     output:
         DOWNLOAD_SETTINGS,
-    params:
-        download=get_download_settings_params(),
     log:
         "logs/download_settings/download_settings.log",
     conda:
         "../../envs/video.yaml"
+    params:
+        download=get_download_settings_params(),
     script:
         "../../scripts/download_settings.py"
 
@@ -87,17 +88,17 @@ rule acquire_videos:
         settings=ancient(DOWNLOAD_SETTINGS),
     output:
         "results/videos/status/shard{shard}of{shards}.g{generation}.parquet",
-    params:
-        journal_dir="results/videos/journal",
-        brake_dir="results/videos/brake",
-    resources:
-        downloads=1,
     log:
         "logs/acquire_videos/shard{shard}of{shards}.g{generation}.log",
     benchmark:
         "results/benchmarks/acquire_videos/shard{shard}of{shards}.g{generation}.tsv"
     conda:
         "../../envs/video.yaml"
+    resources:
+        downloads=1,
+    params:
+        journal_dir="results/videos/journal",
+        brake_dir="results/videos/brake",
     script:
         "../../scripts/acquire_videos.py"
 
@@ -111,15 +112,15 @@ rule check_local_videos:
         candidates=VIDEO_CANDIDATES,
     output:
         "results/videos/status/local.g{generation}.parquet",
-    params:
-        decode_frames=config["download"]["decode_frames"],
-        journal_dir="results/videos/journal_local",
-        fingerprints=get_local_video_fingerprints(),
-    threads: 2
     log:
         "logs/check_local_videos/local.g{generation}.log",
     conda:
         "../../envs/video.yaml"
+    threads: 2
+    params:
+        decode_frames=config["download"]["decode_frames"],
+        journal_dir="results/videos/journal_local",
+        fingerprints=get_local_video_fingerprints(),
     script:
         "../../scripts/check_local_videos.py"
 
@@ -138,12 +139,12 @@ checkpoint video_manifest:
             subcategory="Videos",
             labels={"result": "acquisition report", "format": "markdown"},
         ),
-    params:
-        brake_dir="results/videos/brake",
     log:
         "logs/video_manifest/video_manifest.log",
     conda:
         "../../envs/video.yaml"
+    params:
+        brake_dir="results/videos/brake",
     script:
         "../../scripts/video_manifest.py"
 
@@ -160,12 +161,12 @@ rule acquisition_figure:
             subcategory="Videos",
             labels={"result": "videos per event and status, failure reasons"},
         ),
-    params:
-        note=get_report_note("videos"),
     log:
         "logs/acquisition_figure/acquisition_figure.log",
     conda:
         "../../envs/reporting.yaml"
+    params:
+        note=get_report_note("videos"),
     script:
         "../../scripts/acquisition_figure.py"
 
@@ -184,13 +185,13 @@ rule dropped_videos:
             subcategory="Videos",
             labels={"result": "dropped videos", "format": "markdown"},
         ),
-    params:
-        frame_shards=config["frames"]["shards"],
-        manifest_path=get_acquisition_figure_videos,  # named in the report (the input, as a label)
     log:
         "logs/dropped_videos/dropped_videos.log",
     conda:
         "../../envs/video.yaml"
+    params:
+        frame_shards=config["frames"]["shards"],
+        manifest_path=get_acquisition_figure_videos,  # named in the report (the input, as a label)
     script:
         "../../scripts/dropped_videos.py"
 

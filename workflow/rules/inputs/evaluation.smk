@@ -2,7 +2,6 @@
 # says `snakemake --lint`); included at the top of evaluation.smk.
 from squidflow.evaluation.models import model_id as evaluation_model_id
 
-
 EVALUATION = config["evaluation"]
 EVALUATION_TABLES = ["table2_verbs", "table8_alt_bins"]
 EVALUATION_RUNS_TABLE = "results/evaluation/runs.parquet"
@@ -20,7 +19,8 @@ def get_evaluation_vocabulary():
 def get_trained_model_predictions(method, seed):
     """The predictions-format file of a Table 1 classifier (training.classification variant `method`, `seed`)."""
     runs = [
-        r for r in get_training_runs("classification")
+        r
+        for r in get_training_runs("classification")
         if os.path.basename(r) == f"seed{seed}" and os.path.basename(os.path.dirname(r)) == method
     ]
     if not runs:
@@ -37,35 +37,62 @@ def get_evaluation_models():
     the trained Table 1 classifiers of evaluation.trained_models, and the text baselines (get_text_baseline_models,
     when that stage defines it). Each: name, id (file name), predictions, reference_accuracy, images, demo."""
     models = [
-        {"name": m["name"], "predictions": get_data_path(m["predictions"]),
-         "reference_accuracy": m.get("reference_accuracy"),
-         "images": get_data_path(m["images"]) if m.get("images") else None, "demo": False}
+        {
+            "name": m["name"],
+            "predictions": get_data_path(m["predictions"]),
+            "reference_accuracy": m.get("reference_accuracy"),
+            "images": get_data_path(m["images"]) if m.get("images") else None,
+            "demo": False,
+        }
         for m in EVALUATION["models"]
     ]
     zero_shot = EVALUATION["zero_shot"]
     if zero_shot["enabled"]:
         if not EVALUATION["vocabulary"]:
-            raise ValueError("evaluation.zero_shot.enabled needs evaluation.vocabulary: the label list CLIP ranks "
-                             "(e.g. the imSitu verbs, https://raw.githubusercontent.com/my89/imSitu/master/imsitu_space.json)")
-        models.append({"name": zero_shot["name"], "predictions": ZERO_SHOT_PREDICTIONS, "reference_accuracy": None,
-                       "images": None, "demo": False})
+            raise ValueError(
+                "evaluation.zero_shot.enabled needs evaluation.vocabulary: the label list CLIP ranks "
+                "(e.g. the imSitu verbs, https://raw.githubusercontent.com/my89/imSitu/master/imsitu_space.json)"
+            )
+        models.append(
+            {
+                "name": zero_shot["name"],
+                "predictions": ZERO_SHOT_PREDICTIONS,
+                "reference_accuracy": None,
+                "images": None,
+                "demo": False,
+            }
+        )
     for method in EVALUATION["trained_models"]:
         seed = EVALUATION["trained_seed"]
-        models.append({"name": f"{method} classifier seed {seed}",
-                       "predictions": get_trained_model_predictions(method, seed),
-                       "reference_accuracy": None, "images": None, "demo": JUDGMENT_SOURCE == "simulated"})
+        models.append(
+            {
+                "name": f"{method} classifier seed {seed}",
+                "predictions": get_trained_model_predictions(method, seed),
+                "reference_accuracy": None,
+                "images": None,
+                "demo": JUDGMENT_SOURCE == "simulated",
+            }
+        )
     text_baselines = globals().get("get_text_baseline_models")  # defined by the text stage, when present
     if text_baselines is not None:
         for m in text_baselines():
-            models.append({"name": m["name"], "predictions": m["predictions"],
-                           "reference_accuracy": m.get("reference_accuracy"), "images": None,
-                           "demo": JUDGMENT_SOURCE == "simulated"})
+            models.append(
+                {
+                    "name": m["name"],
+                    "predictions": m["predictions"],
+                    "reference_accuracy": m.get("reference_accuracy"),
+                    "images": None,
+                    "demo": JUDGMENT_SOURCE == "simulated",
+                }
+            )
     seen = {}
     for m in models:
         m["id"] = evaluation_model_id(m["name"])
         if m["id"] in seen:
-            raise ValueError(f"evaluation.models: the names {seen[m['id']]!r} and {m['name']!r} both become the file "
-                             f"name {m['id']!r}; give the models distinct names")
+            raise ValueError(
+                f"evaluation.models: the names {seen[m['id']]!r} and {m['name']!r} both become the file "
+                f"name {m['id']!r}; give the models distinct names"
+            )
         seen[m["id"]] = m["name"]
     return models
 
@@ -79,14 +106,18 @@ def get_evaluation_model(wildcards):
     for m in get_evaluation_models():
         if m["id"] == wildcards.model:
             return m
-    raise ValueError(f"results/evaluation/models/{wildcards.model}: no model of that name in evaluation.models "
-                     f"(models: {get_evaluation_model_ids()})")
+    raise ValueError(
+        f"results/evaluation/models/{wildcards.model}: no model of that name in evaluation.models "
+        f"(models: {get_evaluation_model_ids()})"
+    )
 
 
 def get_evaluation_table_models(wildcards):
     """The tables' models in order (a function of wildcards, so stages included later can add models)."""
-    return [{"name": m["name"], "reference_accuracy": m["reference_accuracy"], "demo": m["demo"]}
-            for m in get_evaluation_models()]
+    return [
+        {"name": m["name"], "reference_accuracy": m["reference_accuracy"], "demo": m["demo"]}
+        for m in get_evaluation_models()
+    ]
 
 
 def get_evaluation_table_inputs(wildcards):
@@ -103,8 +134,11 @@ def get_model_accuracy_inputs(wildcards):
     vocabulary when local, and the frames (a model may predict unjudged frames) when the frames stage runs."""
     model = get_evaluation_model(wildcards)
     inputs = {"scores": IMAGE_SCORES_TABLE}
-    for key, path in (("predictions", model["predictions"]), ("images", model["images"]),
-                      ("vocabulary", get_evaluation_vocabulary())):
+    for key, path in (
+        ("predictions", model["predictions"]),
+        ("images", model["images"]),
+        ("vocabulary", get_evaluation_vocabulary()),
+    ):
         if path and not is_url(path):
             inputs[key] = path
     if stage_enabled("frames") or model["predictions"] == ZERO_SHOT_PREDICTIONS:
@@ -127,7 +161,9 @@ def get_evaluated_runs():
 
 def get_soft_label_models(wildcards):
     """The Table 2 models whose predictions the soft-label table and its figures score: name, predictions, images."""
-    return [{"name": m["name"], "predictions": m["predictions"], "images": m["images"]} for m in get_evaluation_models()]
+    return [
+        {"name": m["name"], "predictions": m["predictions"], "images": m["images"]} for m in get_evaluation_models()
+    ]
 
 
 def get_soft_label_inputs(wildcards):
@@ -146,8 +182,11 @@ def get_evaluation_outputs():
     if not stage_enabled("evaluation"):
         return []
     outputs = expand("results/tables/{table}.{ext}", table=EVALUATION_TABLES, ext=["csv", "md", "tex"])
-    outputs += [*expand(f"{SOFT_LABEL_TABLE}.{{ext}}", ext=["csv", "md", "tex"]), MODEL_RELIABILITY_FIGURE,
-                SATURATION_FIGURE]
+    outputs += [
+        *expand(f"{SOFT_LABEL_TABLE}.{{ext}}", ext=["csv", "md", "tex"]),
+        MODEL_RELIABILITY_FIGURE,
+        SATURATION_FIGURE,
+    ]
     if stage_enabled("tables"):
         outputs.append(EVALUATION_RUNS_TABLE)
     return outputs

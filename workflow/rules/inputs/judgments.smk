@@ -63,8 +63,12 @@ def get_label_studio_tasks():
 
 
 def get_label_studio_hits(wildcards):
-    hits = {"A": "results/annotation/hits_A.csv", "B": "results/annotation/hits_B.csv", "K": KEYWORD_HITS,
-            "comparison": "results/annotation/comparison_hits.csv"}[wildcards.ls_task]
+    hits = {
+        "A": "results/annotation/hits_A.csv",
+        "B": "results/annotation/hits_B.csv",
+        "K": KEYWORD_HITS,
+        "comparison": "results/annotation/comparison_hits.csv",
+    }[wildcards.ls_task]
     inputs = {"hits": hits}
     if wildcards.ls_task != "comparison":
         inputs["frames"] = FRAMES_TABLE
@@ -73,14 +77,19 @@ def get_label_studio_hits(wildcards):
 
 def get_label_studio_images():
     ls = config["annotation"]["label_studio"]
-    return {"mode": ls["images"], "base_url": ls["image_base_url"] or config["annotation"]["image_base_url"],
-            "document_root": ls["document_root"]}
+    return {
+        "mode": ls["images"],
+        "base_url": ls["image_base_url"] or config["annotation"]["image_base_url"],
+        "document_root": ls["document_root"],
+    }
 
 
 def judgments_via_label_studio():
     """Ingestion reads Label Studio exports: your own (source label_studio) or, in the demo with platform
     label_studio, the SIMULATED panel's answers written in Label Studio's export format."""
-    return JUDGMENT_SOURCE == "label_studio" or (JUDGMENT_SOURCE == "simulated" and ANNOTATION_PLATFORM == "label_studio")
+    return JUDGMENT_SOURCE == "label_studio" or (
+        JUDGMENT_SOURCE == "simulated" and ANNOTATION_PLATFORM == "label_studio"
+    )
 
 
 def get_label_studio_exports():
@@ -88,8 +97,10 @@ def get_label_studio_exports():
     if JUDGMENT_SOURCE == "simulated":
         if ANNOTATION_PLATFORM != "label_studio":
             return []
-        return [{"path": SIMULATED_LABEL_STUDIO[k], "round": 2 if k.endswith("repeat") else 1}
-                for k in ("A", "B", "A_repeat", "B_repeat")]
+        return [
+            {"path": SIMULATED_LABEL_STUDIO[k], "round": 2 if k.endswith("repeat") else 1}
+            for k in ("A", "B", "A_repeat", "B_repeat")
+        ]
     if JUDGMENT_SOURCE != "label_studio":
         return []
     check = config["judgments"]["label_studio"]["check_tasks"]

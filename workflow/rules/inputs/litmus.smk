@@ -55,7 +55,9 @@ def get_litmus_data_note():
     demo_human = get_litmus_human_annotations().startswith(LITMUS_DEMO_DIR)
     notes = []
     if demo_games:
-        notes.append("Games: SYNTHETIC, generated in the GuessWhat?! format by the offline demo (not GuessWhat?! data).")
+        notes.append(
+            "Games: SYNTHETIC, generated in the GuessWhat?! format by the offline demo (not GuessWhat?! data)."
+        )
     if demo_human:
         notes.append("Human annotations: SIMULATED annotators (offline demo).")
     return " ".join(notes)

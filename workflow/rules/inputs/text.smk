@@ -23,16 +23,20 @@ def get_text_baseline_setting():
     for s in settings:
         if s["name"] == name:
             return s
-    raise ValueError(f"text.baseline.setting = {name!r} names no entry of text.keywords.settings "
-                     f"({[s['name'] for s in settings]})")
+    raise ValueError(
+        f"text.baseline.setting = {name!r} names no entry of text.keywords.settings "
+        f"({[s['name'] for s in settings]})"
+    )
 
 
 def get_text_baseline_models():
     """The text-only event baselines, in the predictions format, for the evaluation stage (Table 2 style rows)."""
     if not stage_enabled("text"):
         return []
-    return [{"name": f"text-{m} (co-occurring text)", "predictions": f"results/text/baseline_{m}.parquet"}
-            for m in TEXT["baseline"]["methods"]]
+    return [
+        {"name": f"text-{m} (co-occurring text)", "predictions": f"results/text/baseline_{m}.parquet"}
+        for m in TEXT["baseline"]["methods"]
+    ]
 
 
 def get_text_outputs():

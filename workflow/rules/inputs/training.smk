@@ -112,8 +112,10 @@ def get_authors_sets_inputs(wildcards):
     experiments = get_release_experiments()
     if not is_url(experiments):
         inputs["experiments"] = list(experiment_file_sources(experiments).values())
-    for key, path in (("judgments_csv", get_release_judgments_csv()),
-                      ("dataset_csv", get_data_path(config["squid_e_release"]["dataset_csv"]))):
+    for key, path in (
+        ("judgments_csv", get_release_judgments_csv()),
+        ("dataset_csv", get_data_path(config["squid_e_release"]["dataset_csv"])),
+    ):
         if not is_url(path):
             inputs[key] = path
     return inputs
@@ -149,7 +151,11 @@ WHOLE_FRAME_VARIANTS = ("GA", "AU")
 def uses_whole_frames(experiment, method):
     """GA and AU of Table 1 start from whole frames when training.augment_geometry is whole_frame."""
     training = config["training"]
-    return experiment == "classification" and method in WHOLE_FRAME_VARIANTS and training["augment_geometry"] == "whole_frame"
+    return (
+        experiment == "classification"
+        and method in WHOLE_FRAME_VARIANTS
+        and training["augment_geometry"] == "whole_frame"
+    )
 
 
 def get_training_frames_short_side():
@@ -180,12 +186,18 @@ def _choices(experiment, methods):
         "sets": training["sets"],
         "target_event": training["calibration"]["target_event"] if experiment == "calibration" else None,
         "trainable": {m: training["trainable"][m] for m in methods},
-        **({"rs_scale": training["rs_scale"], "rs_label_smoothing": training["rs_label_smoothing"]}
-           if "RS" in methods else {}),
+        **(
+            {"rs_scale": training["rs_scale"], "rs_label_smoothing": training["rs_label_smoothing"]}
+            if "RS" in methods
+            else {}
+        ),
         **({"mc_average": training["mc_average"], "mc_samples": training["mc_samples"]} if "MC" in methods else {}),
         **({"augment_geometry": training["augment_geometry"]} if set(WHOLE_FRAME_VARIANTS) & set(methods) else {}),
-        **({"authors_ece_bins": training["authors_ece_bins"], "authors_ece_batch": training["authors_ece_batch"]}
-           if experiment == "calibration" else {}),
+        **(
+            {"authors_ece_bins": training["authors_ece_bins"], "authors_ece_batch": training["authors_ece_batch"]}
+            if experiment == "calibration"
+            else {}
+        ),
         "judgments_source": JUDGMENT_SOURCE,
     }
 
@@ -207,8 +219,11 @@ def get_table1_figure_metrics(wildcards):
 
 
 def get_reliability_predictions(wildcards):
-    return [f"{run}/predictions.parquet" for run in get_training_runs("calibration")
-            if os.path.basename(os.path.dirname(run)) == wildcards.method]
+    return [
+        f"{run}/predictions.parquet"
+        for run in get_training_runs("calibration")
+        if os.path.basename(os.path.dirname(run)) == wildcards.method
+    ]
 
 
 def get_training_figure_outputs():

@@ -3,7 +3,6 @@
 from squidflow.videos import manifest as squidflow_manifest
 import polars as pl
 
-
 VIDEO_CANDIDATES = "results/videos/candidates.parquet"
 DROPPED_REPORT = "results/videos/dropped_videos.md"  # squidflow.videos.manifest.DROPPED_REPORT
 CANDIDATES_NOTES = "results/videos/candidates_notes.txt"
@@ -46,9 +45,11 @@ def get_video_status_files(wildcards):
     the next generation, whose job tries those videos again (older tables stay as the history).
     """
     candidates = checkpoints.video_candidates.get().output.candidates
-    kinds = pl.scan_parquet(candidates).select(
-        pl.col("download").any().alias("download"), (~pl.col("download")).any().alias("on_disk")
-    ).collect()
+    kinds = (
+        pl.scan_parquet(candidates)
+        .select(pl.col("download").any().alias("download"), (~pl.col("download")).any().alias("on_disk"))
+        .collect()
+    )
     paths = []
     if kinds["download"].item():
         paths += squidflow_manifest.shard_status_paths(
@@ -110,7 +111,9 @@ def print_dropped_videos():
 def get_ok_video_ids(wildcards=None):
     """For later stages: the ids of `ok` videos (call from an input function; waits for the manifest)."""
     manifest = checkpoints.video_manifest.get().output.manifest
-    return pl.read_parquet(manifest, columns=["video_id", "status"]).filter(pl.col("status") == "ok")["video_id"].to_list()
+    return (
+        pl.read_parquet(manifest, columns=["video_id", "status"]).filter(pl.col("status") == "ok")["video_id"].to_list()
+    )
 
 
 def get_acquisition_figure_videos(wildcards):
