@@ -63,7 +63,7 @@ def test_table8_from_the_release_judgments_alone(tmp_path: Path, shared_data: Pa
     assert not (results / "dataset").exists() and not (results / "videos").exists()
     assert not (results / "tables" / "table2_verbs.md").exists()  # not asked for
     table = pl.read_csv(results / "tables" / "table8_alt_bins.csv")
-    assert table.columns == ["model", "top", "binning", "bin", "accuracy", "n"]
+    assert table.columns == ["model", "top", "binning", "bin", "accuracy", "n", "lo", "hi"]  # with its interval
     assert set(table["binning"]) == {"mean", "alt"} and set(table["top"]) == {1, 10}
     avg = table.filter((pl.col("bin") == "avg") & (pl.col("binning") == "mean"))
     # parade images right, protest images wrong: top-1 accuracy is exactly one half over the 600 images
