@@ -330,6 +330,14 @@ def _images_of(data: dict) -> list[str]:
     return [str(data.get(f"image_{i}_id") or "") for i in slots]
 
 
+def _task_name(task, position: int) -> int | str:
+    """How errors name a task: its Label Studio id, or where it stands in the export when it has no usable id."""
+    tid = task.get("id") if isinstance(task, dict) else None
+    if isinstance(tid, (int, str)) and not isinstance(tid, bool) and str(tid).strip():
+        return tid
+    return f"#{position + 1} in the export (id {tid!r})"
+
+
 def _shape_problem(task: dict, seen: set) -> str | None:
     """What makes a task unreadable as Label Studio exports it (a dict `data`, lists of dict annotations with a list
     `result` of dicts, integer annotation ids), or a task id seen before in the export; None when it is readable."""
@@ -385,8 +393,8 @@ def read_export(
     export, where = _load(export, where)
     stats = ExportStats(tasks=len(export))
     rows, problems, seen = [], [], set()
-    for task in export:
-        tid = task.get("id", "?")
+    for k, task in enumerate(export):
+        tid = _task_name(task, k)
         if why := _shape_problem(task, seen):
             problems.append(TaskProblem(where, tid, why))
             continue
@@ -508,8 +516,8 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
 
     tasks, where = _load(export, where)
     stats, rows, problems, seen = ExportStats(tasks=len(tasks)), [], [], set()
-    for task in tasks:
-        tid, bad, found = task.get("id", "?"), [], []
+    for k, task in enumerate(tasks):
+        tid, bad, found = _task_name(task, k), [], []
         if why := _shape_problem(task, seen):
             problems.append(TaskProblem(where, tid, why))
             continue
@@ -573,8 +581,8 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
     plausibility (Sherlock §4.3), for crowd-kit and, two annotators wide, for `comparison.ratings`."""
     tasks, where = _load(export, where)
     stats, rows, problems, seen = ExportStats(tasks=len(tasks)), [], [], set()
-    for task in tasks:
-        tid, bad, found = task.get("id", "?"), [], []
+    for k, task in enumerate(tasks):
+        tid, bad, found = _task_name(task, k), [], []
         if why := _shape_problem(task, seen):
             problems.append(TaskProblem(where, tid, why))
             continue
