@@ -134,5 +134,6 @@ def test_every_table_of_the_demo_has_intervals_and_says_what_they_cover(small_wo
         for path, caption in re.findall(r'report\(\s*"(results/tables/[^"]+)",\s*caption="([^"]+)"', smk.read_text()):
             captions.add((path, (ROOT / "workflow" / "rules" / caption).resolve()))
     assert captions
-    silent = sorted(p for p, rst in captions if "interval" not in rst.read_text().lower())
+    made = {f"results/tables/{t.name}" for t in (small_workflow.results / "tables").iterdir()}
+    silent = sorted(p for p, rst in captions if p in made and "interval" not in rst.read_text().lower())
     assert not silent, f"table captions that do not say what their intervals cover: {silent}"
