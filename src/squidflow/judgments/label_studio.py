@@ -330,6 +330,23 @@ def _images_of(data: dict) -> list[str]:
     return [str(data.get(f"image_{i}_id") or "") for i in slots]
 
 
+def _image_problems(images: list[str], known_images) -> list[str]:
+    """What is wrong with a task's image ids: one that is not `<video_id>_<frame_index>`, or (given `known_images`)
+    one that is not in the dataset. Empty slots are not checked here."""
+    bad = []
+    for img in images:
+        if not img:
+            continue
+        try:
+            split_image_id(img)
+        except ValueError as exc:
+            bad.append(str(exc))
+            continue
+        if known_images is not None and img not in known_images:
+            bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
+    return bad
+
+
 def _task_name(task, position: int) -> int | str:
     """How errors name a task: its Label Studio id, or where it stands in the export when it has no usable id."""
     tid = task.get("id") if isinstance(task, dict) else None
@@ -422,16 +439,7 @@ def read_export(
                            "or re-import it")
         if images and not any(images):
             bad.append("every data.image_<i>_id is empty")
-        for img in images:
-            if not img:
-                continue
-            try:
-                split_image_id(img)
-            except ValueError as exc:
-                bad.append(str(exc))
-                continue
-            if known_images is not None and img not in known_images:
-                bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
+        bad += _image_problems(images, known_images)
         kept = kept_annotations(task, stats)
         if bad:  # the task's own data is wrong: its annotations are not read
             problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
@@ -528,16 +536,7 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
             bad.append("no data.hit: the task was not made by squidflow (results/annotation/label_studio/)")
         if not any(images):
             bad.append("no data.image_<i>_id: the task was not made by squidflow (results/annotation/label_studio/)")
-        for img in images:
-            if not img:
-                continue
-            try:
-                split_image_id(img)
-            except ValueError as exc:
-                bad.append(str(exc))
-                continue
-            if known_images is not None and img not in known_images:
-                bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
+        bad += _image_problems(images, known_images)
         kept = kept_annotations(task, stats)
         if bad:  # the task's own data is wrong: its annotations are not read
             problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
