@@ -40,8 +40,10 @@ def audio_only(path: Path) -> Path:
     return path
 
 
-def snakemake(work: Path, *extra: str, popen: bool = False):
+def snakemake(work: Path, *extra: str, popen: bool = False, slow_probes: Path | None = None):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    if slow_probes is not None:  # every Python the run starts (its jobs included) loads the folder's sitecustomize
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(slow_probes), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(work),
            "--configfile", str(work / "config.yaml"), "--cores", "2", *extra]  # fmt: skip
     if popen:
@@ -119,6 +121,22 @@ def test_retry_failed_checks_an_unchanged_local_failure_again(tmp_path):
           "checked again: ok, once per invocation")
 
 
+def slow_probe_site(folder: Path, *, seconds: float) -> Path:
+    """A folder whose sitecustomize makes every probe of a local file take `seconds` longer (squidflow itself is
+    unchanged): put on PYTHONPATH, it reaches the jobs Snakemake starts."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(
+        "import time\n"
+        "import squidflow.videos.manifest as m\n"
+        "_probe = m.probe_existing\n"
+        "def probe_existing(*args, **kwargs):\n"
+        f"    time.sleep({seconds})\n"
+        "    return _probe(*args, **kwargs)\n"
+        "m.probe_existing = probe_existing\n"
+    )
+    return folder
+
+
 def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_run(tmp_path):
     files = {f"e{i % 2}/v{i}.mp4": 1.0 + (i % 3) * 0.2 for i in range(12)}
     clean, killed = local_work(tmp_path / "clean"), local_work(tmp_path / "killed")
@@ -131,7 +149,9 @@ def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_ru
     (killed / "lib" / "e0/v0.mp4").write_bytes(b"")
     journal = killed / "results/videos/journal_local/local.jsonl"
     lines_before = len(journal.read_text().splitlines())
-    proc = snakemake(killed, popen=True)
+    # a probe takes ~2 ms, so the whole check can end between two looks at the journal: here each probe of the
+    # killed run takes 0.25 s more, so the kill lands in the middle of the check on any machine
+    proc = snakemake(killed, popen=True, slow_probes=slow_probe_site(tmp_path / "slow", seconds=0.25))
     deadline = time.time() + 120
     while time.time() < deadline and len(journal.read_text().splitlines()) < lines_before + 3:
         time.sleep(0.02)
