@@ -69,6 +69,37 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
     assert same["set-resources"]["train"]["slurm_partition"] == "short"
 
 
+def local_rules() -> set[str]:
+    names: set[str] = set()
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?[ \t]*\n)+)", smk.read_text(), flags=re.M):
+            names |= set(re.findall(r"\w+", block))
+    return names
+
+
+def all_rules() -> set[str]:
+    return {name for smk in (ROOT / "workflow" / "rules").glob("*.smk")
+            for name in re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M)}
+
+
+def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:
+    """One Slurm job per stage's short rules; downloads (localrules) never grouped, a GPU rule only with its own
+    jobs (a group asks for the GPUs of its jobs: CPU rules beside a training run would hold a GPU idle), and the
+    rule that reads the user's ratings file alone (a bad file fails that job, not its stage)."""
+    profile = load_profile(monkeypatch)
+    groups: dict[str, str] = profile["groups"]
+    components = dict(item.split("=") for item in profile["group-components"])
+    assert set(groups) <= all_rules(), sorted(set(groups) - all_rules())
+    assert not set(groups) & local_rules()
+    assert "comparison_metrics" not in groups and "all" not in groups and "run_summary" not in groups
+    for rule in gpu_rules() & set(groups):
+        assert [r for r, g in groups.items() if g == groups[rule]] == [rule], f"{rule} shares its group"
+    assert set(components) == set(groups.values()) and all(int(n) >= 1 for n in components.values())
+    assert len(set(groups.values())) <= 8 and len(groups) >= 40
+    default = yte.process_yaml(io.StringIO((ROOT / "profiles" / "default" / "config.yaml").read_text()))
+    assert "groups" not in default and "group-components" not in default  # local runs are not grouped
+
+
 def test_default_profile_does_not_override_the_slurm_profile(monkeypatch) -> None:
     """Snakemake always reads profiles/default as the workflow profile, and its keys replace those of `--profile`."""
     default = yte.process_yaml(io.StringIO((ROOT / "profiles" / "default" / "config.yaml").read_text()))
@@ -228,3 +259,32 @@ def test_a_job_stopped_with_sigterm_leaves_no_half_written_file(tmp_path: Path) 
     proc.terminate()
     assert proc.wait(timeout=30) == 128 + 15
     assert list(tmp_path.iterdir()) == []
+
+
+def test_status_back_off_is_capped() -> None:
+    """The plugin backs off by 10 s per status check that saw no job finish, up to 180 s; squidflow caps the wait."""
+
+    class PluginLike:  # the plugin's rule: +10 s while nothing finishes, the initial wait after a finish
+        next_seconds_between_status_checks = 5
+
+        async def check_active_jobs(self, active_jobs):
+            for job in active_jobs:
+                yield job
+            self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks + 10, 180)
+
+    async def checks(executor, n: int) -> list[float]:
+        waits = []
+        for _ in range(n):
+            assert [j async for j in executor.check_active_jobs(["running"])] == ["running"]
+            waits.append(executor.next_seconds_between_status_checks)
+        return waits
+
+    import inspect
+
+    import snakemake_executor_plugin_slurm as plugin
+
+    assert inspect.isasyncgenfunction(plugin.Executor.check_active_jobs)  # what on_start wraps on a Slurm run
+    assert asyncio.run(checks(PluginLike(), 4)) == [15, 25, 35, 45]
+    assert slurm.patch_plugin_backoff(15, PluginLike) is True
+    assert slurm.patch_plugin_backoff(15, PluginLike) is False  # once per class
+    assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]

@@ -51,6 +51,7 @@ CONFIG_KEYS = {
 }
 PROFILE = "profiles/slurm/config.yaml"
 WATCH_SECONDS_ENV = "SQUIDFLOW_SLURM_WATCH_SECONDS"
+STATUS_SECONDS_ENV = "SQUIDFLOW_SLURM_STATUS_SECONDS"  # the longest wait between two status checks (patch_plugin_backoff)
 
 log = logging.getLogger("squidflow.slurm")
 
@@ -357,6 +358,33 @@ def patch_plugin_states() -> bool:
     return True
 
 
+def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None) -> bool:
+    """Cap the plugin's status back-off at `max_seconds`. The plugin (2.8) waits `slurm-init-seconds-before-status-
+    checks` after a check that saw a job finish, and 10 s longer after each check that saw none, up to 180 s: with
+    the profile's groups few, long jobs finish, so each stage's end was seen up to a minute late. One `sacct` call
+    every `max_seconds` for all of the run's jobs is still light for slurmdbd. Returns whether the plugin's
+    Executor.check_active_jobs was wrapped (once per class)."""
+    if executor_class is None:
+        try:
+            import snakemake_executor_plugin_slurm as plugin
+        except ImportError:  # pragma: no cover - only called on Slurm runs
+            return False
+        executor_class = plugin.Executor
+    original = executor_class.check_active_jobs
+    if getattr(original, "squidflow_capped", False):
+        return False
+
+    async def check_active_jobs(self, active_jobs):
+        async for job in original(self, active_jobs):
+            yield job
+        if self.next_seconds_between_status_checks is not None:
+            self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks, max_seconds)
+
+    check_active_jobs.squidflow_capped = True
+    executor_class.check_active_jobs = check_active_jobs
+    return True
+
+
 def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None
              ) -> PendingWatch | None:
     """`onstart` of a run: on Slurm, start the watch in the submitting process (jobs run with --no-hooks), and at
@@ -364,6 +392,7 @@ def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike]
     if not _is_slurm_run(workflow):
         return None
     patch_plugin_states()
+    patch_plugin_backoff(float(os.environ.get(STATUS_SECONDS_ENV, "15")))
     watch = PendingWatch(Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")),
                          report=_snakemake_logger().error, log_file=log_file)
     watch.start()
