@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from compare_results import compare
-from helpers.dryrun import planned_jobs
+from helpers.dryrun import local_rules, planned_jobs
 from helpers.slurm_cluster import SlurmCluster, start_cluster, why_unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,15 +162,6 @@ def cluster_run(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory)
                       after_first, seconds)
 
 
-def local_rules() -> set[str]:
-    """The workflow's `localrules:` (downloads run where Snakemake runs): never submitted, so never in sacct."""
-    names: set[str] = set()
-    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?[ \t]*\n)+)", smk.read_text(), flags=re.M):
-            names |= set(re.findall(r"\w+", block))
-    return names
-
-
 def sacct_by_comment(cluster: SlurmCluster) -> dict[str, list[dict[str, str]]]:
     rows: dict[str, list[dict[str, str]]] = {}
     for row in cluster.jobs():
@@ -212,7 +203,7 @@ def test_whole_dag_finishes_and_every_job_completed_in_sacct(cluster: SlurmClust
     rules = {rule for job in submitted for rule in ran[job]} - {"all"} - {c.removeprefix("rule_") for c in only_first}
     fresh = subprocess.run([SNAKEMAKE, "-n", "--directory", str(cluster_run.directory / "fresh"), "--configfile",
                             *map(str, CONFIGS)], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    local = local_rules()
+    local = local_rules(ROOT / "workflow" / "rules")
     assert local and rules.isdisjoint(local), f"localrules were submitted: {sorted(rules & local)}"
     assert rules == set(planned_jobs(output_of(fresh))) - {"all"} - local
     assert all(r["Account"] == cluster.account and r["Partition"] == cluster.partition

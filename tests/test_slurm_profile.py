@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yte
+from helpers.dryrun import local_rules
 
 from squidflow import slurm
 
@@ -69,14 +70,6 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
     assert same["set-resources"]["train"]["slurm_partition"] == "short"
 
 
-def local_rules() -> set[str]:
-    names: set[str] = set()
-    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?[ \t]*\n)+)", smk.read_text(), flags=re.M):
-            names |= set(re.findall(r"\w+", block))
-    return names
-
-
 def all_rules() -> set[str]:
     return {name for smk in (ROOT / "workflow" / "rules").glob("*.smk")
             for name in re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M)}
@@ -90,7 +83,7 @@ def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:
     groups: dict[str, str] = profile["groups"]
     components = dict(item.split("=") for item in profile["group-components"])
     assert set(groups) <= all_rules(), sorted(set(groups) - all_rules())
-    assert not set(groups) & local_rules()
+    assert not set(groups) & local_rules(ROOT / "workflow" / "rules")
     assert "comparison_metrics" not in groups and "all" not in groups and "run_summary" not in groups
     for rule in gpu_rules() & set(groups):
         assert [r for r, g in groups.items() if g == groups[rule]] == [rule], f"{rule} shares its group"
@@ -288,3 +281,44 @@ def test_status_back_off_is_capped() -> None:
     assert slurm.patch_plugin_backoff(15, PluginLike) is True
     assert slurm.patch_plugin_backoff(15, PluginLike) is False  # once per class
     assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
+
+
+@pytest.mark.parametrize("as_script", [False, True])
+def test_a_group_job_runs_its_rules_with_the_local_executor_on_its_cores(as_script: bool) -> None:
+    """The plugin's own job-step arguments (as it appends them to every job's command) become `--cores <the group's
+    threads>`: the group's rules then run as local jobs inside the allocation, not one `srun` + Snakemake each."""
+    import snakemake_executor_plugin_slurm as plugin
+
+    class Settings:
+        pass_command_as_script = as_script
+
+    class Workflow:
+        executor_settings = Settings()
+
+    class Self:
+        workflow = Workflow()
+
+    step_args = plugin.Executor.additional_general_args(Self())
+    assert step_args.startswith("--executor slurm-jobstep")  # what the rewrite looks for; a new plugin may differ
+    command = f"python -m snakemake --snakefile Snakefile --target-jobs 'a:' --cores all {step_args} --mode remote"
+    rewritten = slurm.local_group_command(command, 3)
+    assert "slurm-jobstep" not in rewritten and "--jobs 1" not in rewritten
+    assert rewritten.endswith("--cores all --cores 3 --mode remote")  # argparse: the last --cores counts
+
+    class Job:
+        threads = 3
+
+        def __init__(self, group: bool):
+            self.group = group
+
+        def is_group(self) -> bool:
+            return self.group
+
+    class ExecutorLike:
+        def format_job_exec(self, job) -> str:
+            return command
+
+    assert slurm.patch_group_local_execution(ExecutorLike) is True
+    assert slurm.patch_group_local_execution(ExecutorLike) is False  # once per class
+    assert ExecutorLike().format_job_exec(Job(group=True)) == rewritten
+    assert ExecutorLike().format_job_exec(Job(group=False)) == command  # single jobs keep the plugin's job step

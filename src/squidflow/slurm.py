@@ -358,18 +358,24 @@ def patch_plugin_states() -> bool:
     return True
 
 
+def _plugin_executor() -> type | None:
+    """The Slurm executor plugin's Executor class; None where the plugin is not installed."""
+    try:
+        import snakemake_executor_plugin_slurm as plugin
+    except ImportError:  # pragma: no cover - only called on Slurm runs
+        return None
+    return plugin.Executor
+
+
 def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None) -> bool:
     """Cap the plugin's status back-off at `max_seconds`. The plugin (2.8) waits `slurm-init-seconds-before-status-
     checks` after a check that saw a job finish, and 10 s longer after each check that saw none, up to 180 s: with
     the profile's groups few, long jobs finish, so each stage's end was seen up to a minute late. One `sacct` call
     every `max_seconds` for all of the run's jobs is still light for slurmdbd. Returns whether the plugin's
     Executor.check_active_jobs was wrapped (once per class)."""
+    executor_class = executor_class or _plugin_executor()
     if executor_class is None:
-        try:
-            import snakemake_executor_plugin_slurm as plugin
-        except ImportError:  # pragma: no cover - only called on Slurm runs
-            return False
-        executor_class = plugin.Executor
+        return False
     original = executor_class.check_active_jobs
     if getattr(original, "squidflow_capped", False):
         return False
@@ -385,6 +391,41 @@ def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None)
     return True
 
 
+JOBSTEP_ARGS = re.compile(r" --executor slurm-jobstep --jobs 1(?: --slurm-jobstep-pass-command-as-script)?")
+
+
+def local_group_command(command: str, cores: int) -> str:
+    """The command a group job runs with the plugin's job-step executor replaced by Snakemake's local one on the
+    job's `cores` (the last `--cores` on a command line counts)."""
+    return JOBSTEP_ARGS.sub(f" --cores {int(cores)}", command, count=1)
+
+
+def patch_group_local_execution(executor_class: type | None = None) -> bool:
+    """Run the rules of a group job with Snakemake's local executor inside the job's allocation, as the generic
+    cluster plugin does. The plugin (2.8) runs each rule of a group as its own job step: `srun` and a second
+    Snakemake start (~2 s of a core) before the rule's script even starts, so a group of 60 short rules spent two
+    minutes starting. Inside the allocation the local executor runs them side by side on the job's cores, each
+    rule's script in its own process as on a workstation; a GPU rule takes its device among the job's GPUs from the
+    slot allocator (squidflow.gpu). Single-rule jobs keep the plugin's job step. Returns whether the plugin's
+    Executor.format_job_exec was wrapped (once per class)."""
+    executor_class = executor_class or _plugin_executor()
+    if executor_class is None:
+        return False
+    original = executor_class.format_job_exec
+    if getattr(original, "squidflow_local_groups", False):
+        return False
+
+    def format_job_exec(self, job):
+        command = original(self, job)
+        if not job.is_group():
+            return command
+        return local_group_command(command, job.threads)
+
+    format_job_exec.squidflow_local_groups = True
+    executor_class.format_job_exec = format_job_exec
+    return True
+
+
 def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None
              ) -> PendingWatch | None:
     """`onstart` of a run: on Slurm, start the watch in the submitting process (jobs run with --no-hooks), and at
@@ -393,6 +434,7 @@ def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike]
         return None
     patch_plugin_states()
     patch_plugin_backoff(float(os.environ.get(STATUS_SECONDS_ENV, "15")))
+    patch_group_local_execution()
     watch = PendingWatch(Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")),
                          report=_snakemake_logger().error, log_file=log_file)
     watch.start()
