@@ -76,18 +76,17 @@ def all_rules() -> set[str]:
 
 
 def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:
-    """One Slurm job per stage's short rules; downloads (localrules) never grouped, a GPU rule only with its own
-    jobs (a group asks for the GPUs of its jobs: CPU rules beside a training run would hold a GPU idle), and the
-    rule that reads the user's ratings file alone (a bad file fails that job, not its stage)."""
+    """One Slurm job per stage's short rules; downloads (localrules) never grouped, no GPU rule grouped (a group asks
+    for the GPUs of its jobs: CPU rules beside a GPU job would hold its GPU idle), the rule that reads the user's
+    ratings file alone (a bad file fails that job, not its stage), and no `group-components` (Snakemake 9.27 merges
+    components into cached group jobs again at each checkpoint update, and ran training runs twice)."""
     profile = load_profile(monkeypatch)
     groups: dict[str, str] = profile["groups"]
-    components = dict(item.split("=") for item in profile["group-components"])
     assert set(groups) <= all_rules(), sorted(set(groups) - all_rules())
     assert not set(groups) & local_rules(ROOT / "workflow" / "rules")
     assert "comparison_metrics" not in groups and "all" not in groups and "run_summary" not in groups
-    for rule in gpu_rules() & set(groups):
-        assert [r for r, g in groups.items() if g == groups[rule]] == [rule], f"{rule} shares its group"
-    assert set(components) == set(groups.values()) and all(int(n) >= 1 for n in components.values())
+    assert not gpu_rules() & set(groups), sorted(gpu_rules() & set(groups))
+    assert "group-components" not in profile
     assert len(set(groups.values())) <= 8 and len(groups) >= 40
     default = yte.process_yaml(io.StringIO((ROOT / "profiles" / "default" / "config.yaml").read_text()))
     assert "groups" not in default and "group-components" not in default  # local runs are not grouped
@@ -284,13 +283,15 @@ def test_status_back_off_is_capped() -> None:
 
 
 @pytest.mark.parametrize("as_script", [False, True])
-def test_a_group_job_runs_its_rules_with_the_local_executor_on_its_cores(as_script: bool) -> None:
-    """The plugin's own job-step arguments (as it appends them to every job's command) become `--cores <the group's
-    threads>`: the group's rules then run as local jobs inside the allocation, not one `srun` + Snakemake each."""
+def test_a_slurm_job_runs_its_rules_with_one_local_snakemake_on_its_cores(as_script: bool) -> None:
+    """The plugin's own job-step arguments (as it appends them to every job's command) become `--cores <the job's
+    threads>`: the job's rules then run with the local executor inside the allocation, not one `srun` + Snakemake
+    each; array jobs keep the plugin's job steps."""
     import snakemake_executor_plugin_slurm as plugin
 
     class Settings:
         pass_command_as_script = as_script
+        array_jobs = None
 
     class Workflow:
         executor_settings = Settings()
@@ -301,24 +302,21 @@ def test_a_group_job_runs_its_rules_with_the_local_executor_on_its_cores(as_scri
     step_args = plugin.Executor.additional_general_args(Self())
     assert step_args.startswith("--executor slurm-jobstep")  # what the rewrite looks for; a new plugin may differ
     command = f"python -m snakemake --snakefile Snakefile --target-jobs 'a:' --cores all {step_args} --mode remote"
-    rewritten = slurm.local_group_command(command, 3)
+    rewritten = slurm.local_job_command(command, 3)
     assert "slurm-jobstep" not in rewritten and "--jobs 1" not in rewritten
     assert rewritten.endswith("--cores all --cores 3 --mode remote")  # argparse: the last --cores counts
 
     class Job:
         threads = 3
 
-        def __init__(self, group: bool):
-            self.group = group
-
-        def is_group(self) -> bool:
-            return self.group
-
     class ExecutorLike:
+        workflow = Workflow()
+
         def format_job_exec(self, job) -> str:
             return command
 
-    assert slurm.patch_group_local_execution(ExecutorLike) is True
-    assert slurm.patch_group_local_execution(ExecutorLike) is False  # once per class
-    assert ExecutorLike().format_job_exec(Job(group=True)) == rewritten
-    assert ExecutorLike().format_job_exec(Job(group=False)) == command  # single jobs keep the plugin's job step
+    assert slurm.patch_local_execution(ExecutorLike) is True
+    assert slurm.patch_local_execution(ExecutorLike) is False  # once per class
+    assert ExecutorLike().format_job_exec(Job()) == rewritten
+    Settings.array_jobs = {"train"}
+    assert ExecutorLike().format_job_exec(Job()) == command  # array tasks are dispatched by the job-step executor

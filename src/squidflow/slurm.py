@@ -394,34 +394,35 @@ def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None)
 JOBSTEP_ARGS = re.compile(r" --executor slurm-jobstep --jobs 1(?: --slurm-jobstep-pass-command-as-script)?")
 
 
-def local_group_command(command: str, cores: int) -> str:
-    """The command a group job runs with the plugin's job-step executor replaced by Snakemake's local one on the
+def local_job_command(command: str, cores: int) -> str:
+    """The command a Slurm job runs with the plugin's job-step executor replaced by Snakemake's local one on the
     job's `cores` (the last `--cores` on a command line counts)."""
     return JOBSTEP_ARGS.sub(f" --cores {int(cores)}", command, count=1)
 
 
-def patch_group_local_execution(executor_class: type | None = None) -> bool:
-    """Run the rules of a group job with Snakemake's local executor inside the job's allocation, as the generic
-    cluster plugin does. The plugin (2.8) runs each rule of a group as its own job step: `srun` and a second
-    Snakemake start (~2 s of a core) before the rule's script even starts, so a group of 60 short rules spent two
-    minutes starting. Inside the allocation the local executor runs them side by side on the job's cores, each
-    rule's script in its own process as on a workstation; a GPU rule takes its device among the job's GPUs from the
-    slot allocator (squidflow.gpu). Single-rule jobs keep the plugin's job step. Returns whether the plugin's
-    Executor.format_job_exec was wrapped (once per class)."""
+def patch_local_execution(executor_class: type | None = None) -> bool:
+    """Run each Slurm job's rules with ONE Snakemake inside the job's allocation, with Snakemake's local executor, as
+    the generic cluster plugin does. The plugin (2.8) starts Snakemake in the job and that Snakemake starts `srun`
+    and a second Snakemake for each rule (~2 s of a core each) before the rule's script even starts: a group of 30
+    short rules spent a minute starting, and every training run paid it twice. Inside the allocation the local
+    executor runs a group's rules side by side on the job's cores (the cores sbatch asked for), each rule's script
+    in its own process as on a workstation; a GPU rule takes its device among the job's GPUs from the slot allocator
+    (squidflow.gpu). Array jobs (`--slurm-array-jobs`, off in the profile) keep the plugin's job steps: their tasks
+    are dispatched by the job-step executor. Returns whether Executor.format_job_exec was wrapped (once per class)."""
     executor_class = executor_class or _plugin_executor()
     if executor_class is None:
         return False
     original = executor_class.format_job_exec
-    if getattr(original, "squidflow_local_groups", False):
+    if getattr(original, "squidflow_local", False):
         return False
 
     def format_job_exec(self, job):
         command = original(self, job)
-        if not job.is_group():
+        if getattr(self.workflow.executor_settings, "array_jobs", None):
             return command
-        return local_group_command(command, job.threads)
+        return local_job_command(command, job.threads)
 
-    format_job_exec.squidflow_local_groups = True
+    format_job_exec.squidflow_local = True
     executor_class.format_job_exec = format_job_exec
     return True
 
@@ -434,7 +435,7 @@ def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike]
         return None
     patch_plugin_states()
     patch_plugin_backoff(float(os.environ.get(STATUS_SECONDS_ENV, "15")))
-    patch_group_local_execution()
+    patch_local_execution()
     watch = PendingWatch(Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")),
                          report=_snakemake_logger().error, log_file=log_file)
     watch.start()
