@@ -1,4 +1,4 @@
-"""Checkpoint video_manifest: gather the status rows (downloads and local checks) into videos.parquet + the report."""
+"""Rule video_manifest: gather the status rows (downloads and local checks) into videos.parquet + the report."""
 
 from squidflow.logs import setup
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yte
+from helpers.dryrun import local_rules
 
 from squidflow import slurm
 
@@ -67,6 +68,28 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
         assert p["set-resources"][rule]["slurm_partition"] == "gpu" and p["set-resources"][rule]["gpu"] == 0
     same = load_profile(monkeypatch, SQUIDFLOW_SLURM_PARTITION="short")
     assert same["set-resources"]["train"]["slurm_partition"] == "short"
+
+
+def all_rules() -> set[str]:
+    return {name for smk in (ROOT / "workflow" / "rules").glob("*.smk")
+            for name in re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M)}
+
+
+def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:
+    """One Slurm job per stage's short rules; downloads (localrules) never grouped, no GPU rule grouped (a group asks
+    for the GPUs of its jobs: CPU rules beside a GPU job would hold its GPU idle), the rule that reads the user's
+    ratings file alone (a bad file fails that job, not its stage), and no `group-components` (Snakemake 9.27 merges
+    components into cached group jobs again at each checkpoint update, and ran training runs twice)."""
+    profile = load_profile(monkeypatch)
+    groups: dict[str, str] = profile["groups"]
+    assert set(groups) <= all_rules(), sorted(set(groups) - all_rules())
+    assert not set(groups) & local_rules(ROOT / "workflow" / "rules")
+    assert "comparison_metrics" not in groups and "all" not in groups and "run_summary" not in groups
+    assert not gpu_rules() & set(groups), sorted(gpu_rules() & set(groups))
+    assert "group-components" not in profile
+    assert len(set(groups.values())) <= 8 and len(groups) >= 40
+    default = yte.process_yaml(io.StringIO((ROOT / "profiles" / "default" / "config.yaml").read_text()))
+    assert "groups" not in default and "group-components" not in default  # local runs are not grouped
 
 
 def test_default_profile_does_not_override_the_slurm_profile(monkeypatch) -> None:
@@ -228,3 +251,72 @@ def test_a_job_stopped_with_sigterm_leaves_no_half_written_file(tmp_path: Path) 
     proc.terminate()
     assert proc.wait(timeout=30) == 128 + 15
     assert list(tmp_path.iterdir()) == []
+
+
+def test_status_back_off_is_capped() -> None:
+    """The plugin backs off by 10 s per status check that saw no job finish, up to 180 s; squidflow caps the wait."""
+
+    class PluginLike:  # the plugin's rule: +10 s while nothing finishes, the initial wait after a finish
+        next_seconds_between_status_checks = 5
+
+        async def check_active_jobs(self, active_jobs):
+            for job in active_jobs:
+                yield job
+            self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks + 10, 180)
+
+    async def checks(executor, n: int) -> list[float]:
+        waits = []
+        for _ in range(n):
+            assert [j async for j in executor.check_active_jobs(["running"])] == ["running"]
+            waits.append(executor.next_seconds_between_status_checks)
+        return waits
+
+    import inspect
+
+    import snakemake_executor_plugin_slurm as plugin
+
+    assert inspect.isasyncgenfunction(plugin.Executor.check_active_jobs)  # what on_start wraps on a Slurm run
+    assert asyncio.run(checks(PluginLike(), 4)) == [15, 25, 35, 45]
+    assert slurm.patch_plugin_backoff(15, PluginLike) is True
+    assert slurm.patch_plugin_backoff(15, PluginLike) is False  # once per class
+    assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
+
+
+@pytest.mark.parametrize("as_script", [False, True])
+def test_a_slurm_job_runs_its_rules_with_one_local_snakemake_on_its_cores(as_script: bool) -> None:
+    """The plugin's own job-step arguments (as it appends them to every job's command) become `--cores <the job's
+    threads>`: the job's rules then run with the local executor inside the allocation, not one `srun` + Snakemake
+    each; array jobs keep the plugin's job steps."""
+    import snakemake_executor_plugin_slurm as plugin
+
+    class Settings:
+        pass_command_as_script = as_script
+        array_jobs = None
+
+    class Workflow:
+        executor_settings = Settings()
+
+    class Self:
+        workflow = Workflow()
+
+    step_args = plugin.Executor.additional_general_args(Self())
+    assert step_args.startswith("--executor slurm-jobstep")  # what the rewrite looks for; a new plugin may differ
+    command = f"python -m snakemake --snakefile Snakefile --target-jobs 'a:' --cores all {step_args} --mode remote"
+    rewritten = slurm.local_job_command(command, 3)
+    assert "slurm-jobstep" not in rewritten and "--jobs 1" not in rewritten
+    assert rewritten.endswith("--cores all --cores 3 --mode remote")  # argparse: the last --cores counts
+
+    class Job:
+        threads = 3
+
+    class ExecutorLike:
+        workflow = Workflow()
+
+        def format_job_exec(self, job) -> str:
+            return command
+
+    assert slurm.patch_local_execution(ExecutorLike) is True
+    assert slurm.patch_local_execution(ExecutorLike) is False  # once per class
+    assert ExecutorLike().format_job_exec(Job()) == rewritten
+    Settings.array_jobs = {"train"}
+    assert ExecutorLike().format_job_exec(Job()) == command  # array tasks are dispatched by the job-step executor

@@ -51,6 +51,7 @@ CONFIG_KEYS = {
 }
 PROFILE = "profiles/slurm/config.yaml"
 WATCH_SECONDS_ENV = "SQUIDFLOW_SLURM_WATCH_SECONDS"
+STATUS_SECONDS_ENV = "SQUIDFLOW_SLURM_STATUS_SECONDS"  # the longest wait between two status checks (patch_plugin_backoff)
 
 log = logging.getLogger("squidflow.slurm")
 
@@ -357,6 +358,75 @@ def patch_plugin_states() -> bool:
     return True
 
 
+def _plugin_executor() -> type | None:
+    """The Slurm executor plugin's Executor class; None where the plugin is not installed."""
+    try:
+        import snakemake_executor_plugin_slurm as plugin
+    except ImportError:  # pragma: no cover - only called on Slurm runs
+        return None
+    return plugin.Executor
+
+
+def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None) -> bool:
+    """Cap the plugin's status back-off at `max_seconds`. The plugin (2.8) waits `slurm-init-seconds-before-status-
+    checks` after a check that saw a job finish, and 10 s longer after each check that saw none, up to 180 s: with
+    the profile's groups few, long jobs finish, so each stage's end was seen up to a minute late. One `sacct` call
+    every `max_seconds` for all of the run's jobs is still light for slurmdbd. Returns whether the plugin's
+    Executor.check_active_jobs was wrapped (once per class)."""
+    executor_class = executor_class or _plugin_executor()
+    if executor_class is None:
+        return False
+    original = executor_class.check_active_jobs
+    if getattr(original, "squidflow_capped", False):
+        return False
+
+    async def check_active_jobs(self, active_jobs):
+        async for job in original(self, active_jobs):
+            yield job
+        if self.next_seconds_between_status_checks is not None:
+            self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks, max_seconds)
+
+    check_active_jobs.squidflow_capped = True
+    executor_class.check_active_jobs = check_active_jobs
+    return True
+
+
+JOBSTEP_ARGS = re.compile(r" --executor slurm-jobstep --jobs 1(?: --slurm-jobstep-pass-command-as-script)?")
+
+
+def local_job_command(command: str, cores: int) -> str:
+    """The command a Slurm job runs with the plugin's job-step executor replaced by Snakemake's local one on the
+    job's `cores` (the last `--cores` on a command line counts)."""
+    return JOBSTEP_ARGS.sub(f" --cores {int(cores)}", command, count=1)
+
+
+def patch_local_execution(executor_class: type | None = None) -> bool:
+    """Run each Slurm job's rules with ONE Snakemake inside the job's allocation, with Snakemake's local executor, as
+    the generic cluster plugin does. The plugin (2.8) starts Snakemake in the job and that Snakemake starts `srun`
+    and a second Snakemake for each rule (~2 s of a core each) before the rule's script even starts: a group of 30
+    short rules spent a minute starting, and every training run paid it twice. Inside the allocation the local
+    executor runs a group's rules side by side on the job's cores (the cores sbatch asked for), each rule's script
+    in its own process as on a workstation; a GPU rule takes its device among the job's GPUs from the slot allocator
+    (squidflow.gpu). Array jobs (`--slurm-array-jobs`, off in the profile) keep the plugin's job steps: their tasks
+    are dispatched by the job-step executor. Returns whether Executor.format_job_exec was wrapped (once per class)."""
+    executor_class = executor_class or _plugin_executor()
+    if executor_class is None:
+        return False
+    original = executor_class.format_job_exec
+    if getattr(original, "squidflow_local", False):
+        return False
+
+    def format_job_exec(self, job):
+        command = original(self, job)
+        if getattr(self.workflow.executor_settings, "array_jobs", None):
+            return command
+        return local_job_command(command, job.threads)
+
+    format_job_exec.squidflow_local = True
+    executor_class.format_job_exec = format_job_exec
+    return True
+
+
 def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None
              ) -> PendingWatch | None:
     """`onstart` of a run: on Slurm, start the watch in the submitting process (jobs run with --no-hooks), and at
@@ -364,6 +434,8 @@ def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike]
     if not _is_slurm_run(workflow):
         return None
     patch_plugin_states()
+    patch_plugin_backoff(float(os.environ.get(STATUS_SECONDS_ENV, "15")))
+    patch_local_execution()
     watch = PendingWatch(Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")),
                          report=_snakemake_logger().error, log_file=log_file)
     watch.start()

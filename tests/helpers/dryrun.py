@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 
 def planned_jobs(text: str) -> Counter:
@@ -27,3 +28,12 @@ def planned_outputs(text: str, rule: str) -> list[str]:
             found = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
             outputs += found.group(1).split(", ") if found else []
     return outputs
+
+
+def local_rules(rules_dir: Path) -> set[str]:
+    """The workflow's `localrules:` (downloads run where Snakemake runs: never submitted to a cluster)."""
+    names: set[str] = set()
+    for smk in rules_dir.glob("*.smk"):
+        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?[ \t]*\n)+)", smk.read_text(), flags=re.M):
+            names |= set(re.findall(r"\w+", block))
+    return names

@@ -125,7 +125,7 @@ rule check_local_videos:
         "../../scripts/check_local_videos.py"
 
 
-checkpoint video_manifest:
+rule video_manifest:
     input:
         candidates=VIDEO_CANDIDATES,
         notes=CANDIDATES_NOTES,

@@ -108,14 +108,6 @@ def print_dropped_videos():
     print(squidflow_manifest.dropped_line(pl.read_parquet(videos), lines), file=sys.stderr)
 
 
-def get_ok_video_ids(wildcards=None):
-    """For later stages: the ids of `ok` videos (call from an input function; waits for the manifest)."""
-    manifest = checkpoints.video_manifest.get().output.manifest
-    return (
-        pl.read_parquet(manifest, columns=["video_id", "status"]).filter(pl.col("status") == "ok")["video_id"].to_list()
-    )
-
-
 def get_acquisition_figure_videos(wildcards):
     """The manifest with frame extraction's verdict when the frames stage runs (undecodable videos are corrupt)."""
     return VIDEOS_CHECKED if stage_enabled("frames") else VIDEO_MANIFEST
