@@ -8,7 +8,7 @@ ToTensor and Normalize, in the training process (no workers). squidflow: rows of
 decoded once, timed separately) — GA and AU from the whole-frame cache at a 512 short side with the fused perspective
 crop per item — then the variant's batched augmentation (`squidflow.training.batch_augment`: each image its own
 parameters, the pixel work on the batch's device) and the same scaling and normalisation. Both deliver normalised
-float batches of 16 on one CPU thread; the model is excluded. Both are measured in this run and the ratio is printed
+float batches of 16 on one CPU thread (torch's and OpenCV's); the model is excluded. Both are measured in this run and the ratio is printed
 (goal: >= 5x for every variant), by wall time (the goal's measure) and by the process's CPU time (what each pipeline
 costs, steadier than wall time on a machine that runs other work). A third column times squidflow's former pipeline (the same cache, the augmentation
 per item with torchvision's modules, `squidflow.training.augment`).
@@ -162,10 +162,15 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=160)
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--variants", nargs="+", default=["SD", "PA", "GA", "NM", "AU", "AM"])
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (both pipelines)")
+    parser.add_argument("--threads", type=int, default=1, help="torch and OpenCV CPU threads (both pipelines)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds per variant (the best counts)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    # OpenCV (hue, AugMix's warps and filters) would spread a 256-px image over every core: AM then measured 6.4x by
+    # wall time on 2 idle cores but 4.3x by CPU time; on one thread it is 6.2x by both, so threads bought nothing
+    import cv2
+
+    cv2.setNumThreads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
