@@ -358,13 +358,23 @@ def patch_plugin_states() -> bool:
     return True
 
 
-def _plugin_executor() -> type | None:
-    """The Slurm executor plugin's Executor class; None where the plugin is not installed."""
-    try:
-        import snakemake_executor_plugin_slurm as plugin
-    except ImportError:  # pragma: no cover - only called on Slurm runs
-        return None
-    return plugin.Executor
+def _wrap_once(executor_class: type | None, name: str, wrap: Callable[[Callable], Callable]) -> bool:
+    """Replace the method `name` of the plugin's Executor (or of `executor_class`) by `wrap(original)`, once per
+    class: a second call finds the wrapper's mark and changes nothing. Returns whether it wrapped; False where the
+    plugin is not installed."""
+    if executor_class is None:
+        try:
+            import snakemake_executor_plugin_slurm as plugin
+        except ImportError:  # pragma: no cover - only called on Slurm runs
+            return False
+        executor_class = plugin.Executor
+    original = getattr(executor_class, name)
+    if getattr(original, "squidflow_wrapped", False):
+        return False
+    wrapper = wrap(original)
+    wrapper.squidflow_wrapped = True
+    setattr(executor_class, name, wrapper)
+    return True
 
 
 def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None) -> bool:
@@ -373,22 +383,17 @@ def patch_plugin_backoff(max_seconds: float, executor_class: type | None = None)
     the profile's groups few, long jobs finish, so each stage's end was seen up to a minute late. One `sacct` call
     every `max_seconds` for all of the run's jobs is still light for slurmdbd. Returns whether the plugin's
     Executor.check_active_jobs was wrapped (once per class)."""
-    executor_class = executor_class or _plugin_executor()
-    if executor_class is None:
-        return False
-    original = executor_class.check_active_jobs
-    if getattr(original, "squidflow_capped", False):
-        return False
 
-    async def check_active_jobs(self, active_jobs):
-        async for job in original(self, active_jobs):
-            yield job
-        if self.next_seconds_between_status_checks is not None:
-            self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks, max_seconds)
+    def wrap(original):
+        async def check_active_jobs(self, active_jobs):
+            async for job in original(self, active_jobs):
+                yield job
+            if self.next_seconds_between_status_checks is not None:
+                self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks, max_seconds)
 
-    check_active_jobs.squidflow_capped = True
-    executor_class.check_active_jobs = check_active_jobs
-    return True
+        return check_active_jobs
+
+    return _wrap_once(executor_class, "check_active_jobs", wrap)
 
 
 JOBSTEP_ARGS = re.compile(r" --executor slurm-jobstep --jobs 1(?: --slurm-jobstep-pass-command-as-script)?")
@@ -409,22 +414,17 @@ def patch_local_execution(executor_class: type | None = None) -> bool:
     in its own process as on a workstation; a GPU rule takes its device among the job's GPUs from the slot allocator
     (squidflow.gpu). Array jobs (`--slurm-array-jobs`, off in the profile) keep the plugin's job steps: their tasks
     are dispatched by the job-step executor. Returns whether Executor.format_job_exec was wrapped (once per class)."""
-    executor_class = executor_class or _plugin_executor()
-    if executor_class is None:
-        return False
-    original = executor_class.format_job_exec
-    if getattr(original, "squidflow_local", False):
-        return False
 
-    def format_job_exec(self, job):
-        command = original(self, job)
-        if getattr(self.workflow.executor_settings, "array_jobs", None):
-            return command
-        return local_job_command(command, job.threads)
+    def wrap(original):
+        def format_job_exec(self, job):
+            command = original(self, job)
+            if getattr(self.workflow.executor_settings, "array_jobs", None):
+                return command
+            return local_job_command(command, job.threads)
 
-    format_job_exec.squidflow_local = True
-    executor_class.format_job_exec = format_job_exec
-    return True
+        return format_job_exec
+
+    return _wrap_once(executor_class, "format_job_exec", wrap)
 
 
 def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None
