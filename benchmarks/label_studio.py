@@ -52,6 +52,7 @@ def server_phase(release_csv: Path, out: dict) -> None:
     from squidflow.judgments import label_studio as ls
     from squidflow.judgments.annotation import make_hits
     from squidflow.judgments.ingest import read_release
+    from squidflow.judgments.label_studio_ingest import ingest_exports
 
     why = lss.ensure_venv()
     if why:
@@ -116,8 +117,8 @@ def server_phase(release_csv: Path, out: dict) -> None:
             s.get(f"{srv.url}/api/projects/{pid}/export?exportType=JSON&download_all_tasks=true", timeout=1800).raise_for_status()
         out["pull_baseline_s"] = round(time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
-        got, _ = ls.ingest_exports([{"path": work / f"results/judgments/label_studio/{v}.json"} for v in ("A", "B")],
-                                   on_error="skip")
+        got, _ = ingest_exports([{"path": work / f"results/judgments/label_studio/{v}.json"} for v in ("A", "B")],
+                                on_error="skip")
         out["ingest_s"] = round(time.perf_counter() - t0, 2)
         key = ["video_id", "frame_index", "event_prompt", "variant", "annotator", "position", "rating"]
         got = got.with_columns(pl.col("annotator").str.replace(r"@[AB]\.example$", ""))

@@ -9,7 +9,7 @@ import polars as pl
 
 from squidflow import io, schemas
 from squidflow.intervals import IntervalConfig
-from squidflow.judgments.agreement import table7
+from squidflow.judgments.tables import table7
 
 p = snakemake.params
 table, md = table7(

@@ -10,7 +10,6 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from squidflow.judgments.agreement import (
-    PAPER_TABLE7,
     agreement_table,
     bin_ratings,
     binned_kappa,
@@ -20,6 +19,7 @@ from squidflow.judgments.agreement import (
     spearman_pairs,
 )
 from squidflow.judgments.ingest import read_release
+from squidflow.judgments.tables import PAPER_TABLE7
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -124,8 +124,8 @@ from squidflow.judgments.agreement import (  # noqa: E402
     agreement_row,
     krippendorff_alpha,
     measures,
-    table7_markdown,
 )
+from squidflow.judgments.tables import table7_markdown  # noqa: E402
 
 
 def _random_matrix(rng, n_items=80, n_coders=4, missing=0.2):

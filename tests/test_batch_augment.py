@@ -14,6 +14,7 @@ from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
 from squidflow.training import batch_augment as B
+from squidflow.training import batch_ops as ops
 from squidflow.training.augment import PerspectiveCrop
 from squidflow.training.batch_augment import build_batch_augmentation
 
@@ -43,14 +44,14 @@ def _both_paths(photos, op, values):
 
 
 @pytest.mark.parametrize(("name", "op", "ref", "values", "tolerance"), [
-    ("brightness", B.brightness, F.adjust_brightness, [0.6, 1.3, 0.9, 1.5], 0),
-    ("contrast", B.contrast, F.adjust_contrast, [0.6, 1.3, 0.9, 1.5], 0),
-    ("saturation", B.saturation, F.adjust_saturation, [0.6, 1.3, 0.0, 1.5], 1),
-    ("solarize", B.solarize, F.solarize, [220.0, 127.5, 0.0, 255.0], 0),
-    ("posterize", B.posterize, F.posterize, [4, 0, 1, 8], 0),
-    ("sharpness", B.sharpness, F.adjust_sharpness, [0.1, 1.9, 1.0, 0.5], 1),
-    ("autocontrast", lambda x, v: B.autocontrast(x), lambda im, v: F.autocontrast(im), [0] * 4, 0),
-    ("equalize", lambda x, v: B.equalize(x), lambda im, v: F.equalize(im), [0] * 4, 0),
+    ("brightness", ops.brightness, F.adjust_brightness, [0.6, 1.3, 0.9, 1.5], 0),
+    ("contrast", ops.contrast, F.adjust_contrast, [0.6, 1.3, 0.9, 1.5], 0),
+    ("saturation", ops.saturation, F.adjust_saturation, [0.6, 1.3, 0.0, 1.5], 1),
+    ("solarize", ops.solarize, F.solarize, [220.0, 127.5, 0.0, 255.0], 0),
+    ("posterize", ops.posterize, F.posterize, [4, 0, 1, 8], 0),
+    ("sharpness", ops.sharpness, F.adjust_sharpness, [0.1, 1.9, 1.0, 0.5], 1),
+    ("autocontrast", lambda x, v: ops.autocontrast(x), lambda im, v: F.autocontrast(im), [0] * 4, 0),
+    ("equalize", lambda x, v: ops.equalize(x), lambda im, v: F.equalize(im), [0] * 4, 0),
 ])
 def test_each_step_equals_torchvision_with_the_same_parameters(photos, name, op, ref, values, tolerance):
     want = _each(photos, ref, values)
@@ -87,10 +88,10 @@ def test_geometric_steps_equal_torchvision_affine(photos):
 
 def test_hue_matches_torchvision_on_a_gpu_path_and_pil_on_the_cpu(photos):
     shifts = [-0.4, 0.1, 0.25, 0.5]
-    torch_path = B.hue(photos, shifts, backend="torch")
+    torch_path = ops.hue(photos, shifts, backend="torch")
     assert _diff(torch_path, _each(photos, F.adjust_hue, shifts)).max() <= 1
     pil = _each(photos, lambda im, h: F.pil_to_tensor(F.adjust_hue(F.to_pil_image(im), h)), shifts)
-    d = _diff(B.hue(photos, shifts), pil)  # OpenCV's uint8 HSV, as PIL's: they round differently
+    d = _diff(ops.hue(photos, shifts), pil)  # OpenCV's uint8 HSV, as PIL's: they round differently
     assert d.max() <= 8 and d.float().mean() < 1.0
     pil_vs_torch = _diff(pil, _each(photos, F.adjust_hue, shifts)).float().mean()
     assert d.float().mean() <= pil_vs_torch  # no further from PIL than torchvision's own tensor hue is
@@ -100,11 +101,11 @@ def test_erasing_and_blur_equal_torchvision(photos):
     boxes = [(3, 4, 10, 20), (0, 0, 0, 0), (70, 80, 10, 16), (0, 0, 80, 96)]
     want = torch.stack([F.erase(im, i, j, h, w, torch.tensor(0.0)) if h else im
                         for im, (i, j, h, w) in zip(photos, boxes, strict=True)])
-    for got in _both_paths(photos, B.erase, boxes):
+    for got in _both_paths(photos, ops.erase, boxes):
         assert _diff(got, want).max() == 0
     sigmas = [[0.1, 0.1], [2.0, 2.0], [0.7, 0.7], [1.3, 1.3]]
     want = _each(photos, lambda im, s: F.gaussian_blur(im, [5, 9], s), sigmas)
-    for got in _both_paths(photos, lambda x, s: B.gaussian_blur(x, (5, 9), s), sigmas):
+    for got in _both_paths(photos, lambda x, s: ops.gaussian_blur(x, (5, 9), s), sigmas):
         assert _diff(got, want).max() <= 1
 
 

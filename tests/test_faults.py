@@ -39,8 +39,8 @@ from helpers.faults import (
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError
 from squidflow.io import SchemaError, md_escape, read_csv_strings, write_csv, write_parquet
-from squidflow.judgments.agreement import table7, table7_markdown
 from squidflow.judgments.ingest import JudgmentError, ingest, read_mturk_batch
+from squidflow.judgments.tables import table7, table7_markdown
 from squidflow.videos.sources import list_candidates
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -16,16 +16,7 @@ from helpers.videotools import opencv_frames
 from squidflow import schemas
 from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id
 from squidflow.frames import decode
-from squidflow.frames.decode import (
-    ExtractionError,
-    decode_frames,
-    decode_ranks,
-    decoding_costs,
-    frame_table,
-    letterbox,
-    resolve_decoder,
-    split_runs,
-)
+from squidflow.frames.decode import decode_frames, decode_ranks, decoding_costs, letterbox, split_runs
 from squidflow.frames.extract import (
     FramesConfig,
     checked_manifest,
@@ -34,6 +25,7 @@ from squidflow.frames.extract import (
     shard_videos,
     stable_shard,
 )
+from squidflow.frames.frame_table import ExtractionError, frame_table, resolve_decoder
 from squidflow.frames.selection import kmeans_select
 from squidflow.frames.splits import SplitsConfig, split_videos
 from squidflow.io import conform
@@ -285,7 +277,7 @@ def test_decoder_choice_falls_back_to_ffmpeg_and_names_the_problem(videos, monke
     with pytest.raises(ValueError, match="frames.decoder"):
         resolve_decoder("opencv")
     assert resolve_decoder("auto") == "torchcodec" and resolve_decoder("ffmpeg") == "ffmpeg"
-    monkeypatch.setattr(decode, "torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec")
+    monkeypatch.setattr("squidflow.frames.frame_table.torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec")
     assert resolve_decoder("auto") == "ffmpeg"
     with pytest.raises(ExtractionError, match="frames.decoder: ffmpeg"):
         resolve_decoder("torchcodec")

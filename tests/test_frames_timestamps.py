@@ -14,8 +14,9 @@ import pytest
 from helpers.videotools import opencv_frames
 from test_frames import DECODERS, assert_same_frames
 
-from squidflow.frames.decode import decode_frames, frame_table
+from squidflow.frames.decode import decode_frames
 from squidflow.frames.extract import FramesConfig, extract_videos
+from squidflow.frames.frame_table import frame_table
 
 SOURCE = ["-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30"]
 X264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]

@@ -20,6 +20,8 @@ from squidflow.judgments import crowd
 from squidflow.judgments import label_studio as ls
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.ingest import JudgmentError, read_mturk_batch, read_release
+from squidflow.judgments.label_studio_export import read_export
+from squidflow.judgments.label_studio_ingest import ingest_exports
 from squidflow.judgments.quality import QualityConfig, annotator_report
 
 
@@ -102,14 +104,14 @@ def test_export_counts_skips_drafts_updates_and_keeps_the_last_annotation(tmp_pa
         task(2, "A-1", "A", IMGS, []),
     ]
     path = write_export(tmp_path / "A.json", export)
-    df, problems, stats = ls.read_export(path)
+    df, problems, stats = read_export(path)
     assert not problems
     assert (stats.tasks, stats.annotations, stats.cancelled, stats.drafts, stats.updated, stats.superseded,
             stats.several, stats.unannotated) == (2, 4, 1, 1, 1, 1, 1, 1)
     got = {(r["annotator"], r["video_id"], r["rating"], r["position"]) for r in df.iter_rows(named=True)}
     assert ("user-7", "v1", 12, 1) in got and ("user-8", "v1", 11, 0) in got  # user 8's first surviving = position 0
     assert not any(r[2] in (10, 99) for r in got)  # the superseded annotation and the draft are not judgments
-    report = ls.ingest_exports([{"path": path}])[1]
+    report = ingest_exports([{"path": path}])[1]
     assert "| 2 | 4 | 1 | 1 | 1 | 1 | 1 | 1 |" in report
 
 
@@ -129,11 +131,11 @@ def test_bad_tasks_stop_with_file_task_and_fix_or_are_skipped(tmp_path, case, ne
     expected = {"A-0": IMGS, "A-1": IMGS[:2]}
     known = {"v1_10", "v2_20"} | ({"v3_30"} if case != "unknown_image" else set()) | {"v9_90"}
     with pytest.raises(JudgmentError) as err:
-        ls.read_export(path, expected=expected, expected_from="results/annotation/label_studio/A/tasks.json",
+        read_export(path, expected=expected, expected_from="results/annotation/label_studio/A/tasks.json",
                        known_images=known)
     msg = str(err.value)
     assert f"{path}: task 5:" in msg and needle in msg and "on_error" in msg, msg
-    df, problems, _ = ls.read_export(path, expected=expected, known_images=known, on_error="skip")
+    df, problems, _ = read_export(path, expected=expected, known_images=known, on_error="skip")
     assert [p.task for p in problems] == [5] and set(df["hit"]) == {"A-1"}
 
 
@@ -141,11 +143,11 @@ def test_an_annotator_in_both_variants_stops_naming_both_projects(tmp_path):
     a = write_export(tmp_path / "A.json", [task(1, "A-0", "A", IMGS, [annotation(1, 7, [1, 2, 3]), annotation(2, 8, [4, 5, 6])])])
     b = write_export(tmp_path / "B.json", [task(9, "B-0", "B", IMGS, [annotation(3, 7, [7, 8, 9]), annotation(4, 5, [1, 1, 1])])])
     with pytest.raises(JudgmentError) as err:
-        ls.ingest_exports([{"path": a}, {"path": b}])
+        ingest_exports([{"path": a}, {"path": b}])
     msg = str(err.value)
     assert "user-7" in msg and f"variant A in {a} (task 1)" in msg and f"variant B in {b} (task 9)" in msg
     assert "Remove each from one project" in msg
-    df, report = ls.ingest_exports([{"path": a}, {"path": b}], on_error="skip")
+    df, report = ingest_exports([{"path": a}, {"path": b}], on_error="skip")
     assert "user-7" not in set(df["annotator"]) and set(df["annotator"]) == {"user-8", "user-5"}
     assert "Annotators dropped for working in both variants: 1 (user-7)" in report
 
@@ -154,7 +156,7 @@ def test_not_an_export_names_the_file_and_the_fix(tmp_path):
     p = tmp_path / "x.json"
     p.write_text('{"tasks": 1}')
     with pytest.raises(JudgmentError, match=r"x\.json: not a Label Studio JSON export .*Export > JSON"):
-        ls.read_export(p)
+        read_export(p)
 
 
 # --- the release and the simulated panel through the export format ----------------------------------------------
@@ -167,7 +169,7 @@ def test_release_through_a_label_studio_export_gives_the_same_judgments_and_tabl
     export = release_as_export(release)
     assert len(export) == 3600 and all(len(t["annotations"]) == 3 for t in export)
     path = write_export(tmp_path / "release_export.json", export)
-    got, report = ls.ingest_exports([{"path": path}])
+    got, report = ingest_exports([{"path": path}])
     assert "Judgments read: 10800." in report
     back = got.with_columns(pl.col("annotator").str.replace(r"@[AB]$", ""), pl.lit("squid-e-release").alias("source"))
     assert back.equals(release), "the release's judgments, in its row order, every column but the source"
@@ -191,7 +193,7 @@ def test_simulated_panel_answers_through_the_export_format(tmp_path):
     for key, text in texts.items():
         out[key].write_text(text)
     exports = [{"path": out[k], "round": 2 if "repeat" in k else 1} for k in out]
-    got, report = ls.ingest_exports(exports, source="simulated")
+    got, report = ingest_exports(exports, source="simulated")
     assert "SIMULATED" in report
     want = pl.concat([read_mturk_batch(batch, source="simulated")[0], read_mturk_batch(repeat, source="simulated", round_=2)[0]])
     cols = list(schemas.JUDGMENTS.columns)

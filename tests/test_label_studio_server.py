@@ -28,6 +28,12 @@ from squidflow.judgments import label_studio as ls
 from squidflow.judgments.annotation import make_hits
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.keywords import make_keyword_hits
+from squidflow.judgments.label_studio_export import (
+    comparison_ratings_table,
+    read_comparison_export,
+    read_keyword_export,
+)
+from squidflow.judgments.label_studio_ingest import ingest_exports
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,7 +180,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     assert server.token not in res.stdout + res.stderr
     exports = [{"path": work / f"results/judgments/label_studio/{v}.json",
                 "expected": work / f"results/annotation/label_studio/{v}/tasks.json"} for v in ("A", "B")]
-    judgments, report = ls.ingest_exports(exports, known_images={k[2] for k in submitted})
+    judgments, report = ingest_exports(exports, known_images={k[2] for k in submitted})
     got = {(r["annotator"], r["hit"], f"{r['video_id']}_{r['frame_index']}"): r["rating"] for r in judgments.iter_rows(named=True)}
     assert got == submitted
     assert set(judgments["source"]) == {"label_studio"} and set(judgments.filter(pl.col("annotator") == "bnn1@lab.example")["variant"]) == {"B"}
@@ -186,7 +192,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     submit(b_tasks[0], "ann1")
     assert cli(server, work, "pull", "--task", "B").returncode == 0
     with pytest.raises(JudgmentError) as err:
-        ls.ingest_exports(exports)
+        ingest_exports(exports)
     msg = str(err.value)
     assert "ann1@lab.example worked in both variants" in msg and f"(task {b_tasks[0]['id']})" in msg
     assert str(exports[1]["path"]) in msg and "Remove each from one project" in msg
@@ -273,14 +279,14 @@ def test_keyword_and_comparison_answers_come_back(server, pushed):
             for i, v in enumerate(values, start=1)]})
     res = cli(server, work, "pull", "--task", "K", "--task", "comparison")
     assert res.returncode == 0, res.stderr[-3000:]
-    kw, problems, _ = ls.read_keyword_export(work / "results/judgments/label_studio/K.json")
+    kw, problems, _ = read_keyword_export(work / "results/judgments/label_studio/K.json")
     assert not problems
     got = {(f"{v}_{f}", p, k) for v, f, p, k in kw.select("video_id", "frame_index", "position", "keyword").iter_rows()}
     want = {(k_task["data"][f"image_{i}_id"], j, w) for i, ws in words.items() for j, w in enumerate(ws, start=1)}
     assert got == want and set(kw["annotator"]) == {"kw1@lab.example"}
-    long, problems, _ = ls.read_comparison_export(work / "results/judgments/label_studio/comparison.json")
+    long, problems, _ = read_comparison_export(work / "results/judgments/label_studio/comparison.json")
     assert not problems and len(long) == 6
-    table = ls.comparison_ratings_table(long)
+    table = comparison_ratings_table(long)
     assert table["annot1"].to_list() == [3, 1, 2] and table["annot2"].to_list() == [2, 1, 3]
     assert table["candidate_id"].to_list() == [c_task["data"][f"candidate_id_{i}"] for i in (1, 2, 3)]
     # what `pull` wrote for comparison.ratings is what the comparison metrics read

@@ -69,7 +69,8 @@ Bootstrap weights
 -----------------
 Every function that reduces over images takes `weights`, a (B, n) matrix of bootstrap counts (how often each image
 is drawn in each of B resamples, `squidflow.intervals.counts`), and then returns B values at once, each equal to the measure
-on the explicitly resampled data. Per-image measures need no weights: their resampled means are `weights @ values`.
+on the explicitly resampled data (the weighted reductions: `squidflow.evaluation.bootstrap_weights`). Per-image
+measures need no weights: their resampled means are `weights @ values`.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ import functools
 import numpy as np
 from scipy import signal, sparse
 from scipy.special import xlogy
+
+from squidflow.evaluation.bootstrap_weights import _result, _weighted_pearson, _weighted_spearman, _weights
 
 EPS = 1e-6
 SOFT_LABEL_MEASURES = ("cross_entropy", "kl_human_model", "kl_model_human", "js_divergence", "total_variation",
@@ -180,74 +183,7 @@ def entropy(p: np.ndarray) -> np.ndarray:
     return -xlogy(p, p).sum(axis=-1)
 
 
-# --- weighted reductions ---------------------------------------------------------------------------------------------
-def _weights(weights: np.ndarray | None, n: int) -> tuple[np.ndarray, bool]:
-    if weights is None:
-        return np.ones((1, n)), True
-    w = np.asarray(weights, dtype=float)
-    if w.ndim == 1:
-        w = w[None]
-    if w.shape[1] != n:
-        raise ValueError(f"weights {w.shape}: expected (B, {n})")
-    return w, False
-
-
-def _result(values: np.ndarray, scalar: bool):
-    return float(values[0]) if scalar else values
-
-
-def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """x, y (n,); w (B, n) -> (B,) Pearson correlation of the weighted (resampled) data, from the weighted moments
-    (one product of w with the six columns 1, x, y, x², y², xy, centred first for accuracy)."""
-    x = x - x.mean()
-    y = y - y.mean()
-    total, sx, sy, sxx, syy, sxy = (w @ np.stack([np.ones_like(x), x, y, x * x, y * y, x * y], axis=1)).T
-    cov = sxy - sx * sy / total
-    vx = sxx - sx * sx / total
-    vy = syy - sy * sy / total
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return cov / np.sqrt(vx * vy)
-
-
-def _weighted_ranks(x: np.ndarray, wt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mid-ranks (1-based, ties averaged) of each data point within the resamples that `wt` (n, B: the weights
-    transposed, so that reordering the points moves whole rows) draws from x (n,): the rank every copy of x_i would
-    get if the resample were written out. Returns (order, ranks (n, B)), ranks[j] the rank of x[order[j]]."""
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    first = np.r_[True, xs[1:] != xs[:-1]]
-    ws = wt[order]
-    if first.all():  # no ties: each point its own group; its copies share (before + (copies + 1) / 2)
-        ranks = np.cumsum(ws, axis=0)
-        ranks -= 0.5 * ws
-        ranks += 0.5
-        return order, ranks
-    group = np.cumsum(first) - 1
-    gw = np.add.reduceat(ws, np.flatnonzero(first), axis=0)  # (groups, B): copies per tie group
-    mid = np.cumsum(gw, axis=0)
-    mid -= 0.5 * gw
-    mid += 0.5
-    return order, mid[group]
-
-
-def _weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """(B,) Spearman correlation of x, y (n,) in each resample of w (B, n): Pearson of the weighted mid-ranks,
-    from their weighted moments (Σ w r = N(N + 1)/2 for mid-ranks)."""
-    wt = np.ascontiguousarray(w.T)
-    ox, rx = _weighted_ranks(x, wt)
-    oy, ry = _weighted_ranks(y, wt)
-    total = w.sum(axis=1)
-    centre = (total * (total + 1) / 2) ** 2 / total
-    position_in_y = np.empty(len(oy), dtype=np.int64)
-    position_in_y[oy] = np.arange(len(oy))
-    wrx = wt[ox] * rx
-    sxx = np.einsum("nb,nb->b", wrx, rx) - centre
-    syy = np.einsum("nb,nb->b", wt[oy] * ry, ry) - centre
-    sxy = np.einsum("nb,nb->b", wrx, ry[position_in_y[ox]]) - centre
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return sxy / np.sqrt(sxx * syy)
-
-
+# --- agreement of uncertainty ----------------------------------------------------------------------------------------
 def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.ndarray | None = None) -> dict:
     """Pearson and Spearman correlation across images between the model's predictive entropy and the entropy of the
     human soft label (nats; module docstring). Images nobody rated drop out. Floats, or (B,) arrays with weights."""

@@ -14,8 +14,9 @@ Two modes (SQUID-E supplement A.1 and the SQUID-E release script):
   among the stream's packets (packets the container marks as discarded, flag `D`, are never delivered and are left
   out).
 
-The frame table (every frame's timestamp and keyframe flag), the decoders and the letterbox rule are in
-`squidflow.frames.decode`; this module plans which frames to take and writes a shard of videos' frames and rows.
+The frame table (every frame's timestamp and keyframe flag) is in `squidflow.frames.frame_table`, the decoders and
+the letterbox rule in `squidflow.frames.decode`; this module plans which frames to take and writes a shard of
+videos' frames and rows.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from squidflow.config import from_section
-from squidflow.frames.decode import ExtractionError, FrameTable, decode_ranks, frame_table, letterbox, resolve_decoder
+from squidflow.frames.decode import decode_ranks, letterbox
+from squidflow.frames.frame_table import ExtractionError, FrameTable, frame_table, resolve_decoder
 
 log = logging.getLogger("squidflow.frames.extract")
 

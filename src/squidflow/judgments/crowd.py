@@ -219,7 +219,7 @@ def crowd_tables(
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     note = ""
     if intervals is not None:
-        from squidflow.judgments.agreement import intervals_note
+        from squidflow.judgments.tables import intervals_note
 
         note = intervals_note(intervals.level, intervals.resamples)
     return {"annotators": annotators, "items": items, "table": table,

@@ -129,7 +129,7 @@ def annotator_figure(judgments: pl.DataFrame, report: pl.DataFrame | None, path:
 
 def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | None = None, note: str = "") -> int:
     """Table 7 as grouped bars: one group per measure, one bar per task (A, B, A+B), the paper's value as a mark."""
-    from squidflow.judgments.agreement import METRICS, PAPER_TABLE7
+    from squidflow.judgments.tables import METRICS, PAPER_TABLE7
 
     paper = PAPER_TABLE7 if paper is None else paper
     labels = {"spearman": "Spearman", "alpha": "Krippendorff's α", "kappa_3": "Fleiss' κ (3 bins)",
