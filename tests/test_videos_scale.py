@@ -66,18 +66,24 @@ class Site:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            REFUSAL_BURST_S = 1.0
 
             def log_message(self, *args):
                 pass
 
             def do_GET(self):
+                now = time.time()
                 with site.lock:
-                    site.requests.append((time.time(), self.path))
-                    seen = sum(1 for _, p in site.requests if p.startswith("/refuse/"))
+                    site.requests.append((now, self.path))
+                    refusals = [t for t, p in site.requests if p.startswith("/refuse/")]
                 kind, _, rest = urlparse(self.path).path.strip("/").partition("/")
                 try:
-                    if kind == "refuse":  # a rate limit first, then a bot-check page (both HTTP 429)
-                        return self._send(429, b"" if seen == 1 else BOT_PAGE.encode(), "text/html")
+                    if kind == "refuse":
+                        # A rate limit to the first burst of requests (every request sent within a second of the
+                        # first, so that whichever shard job reads its answer first, the site's first refusal is a
+                        # rate limit), then a bot-check page (both HTTP 429).
+                        first_burst = now - refusals[0] < self.REFUSAL_BURST_S
+                        return self._send(429, b"" if first_burst else BOT_PAGE.encode(), "text/html")
                     if kind == "hold":
                         site.hold.wait(60)
                     if kind == "page":  # an HTML5 page whose <video> has subtitle tracks
