@@ -62,7 +62,7 @@ report: setup
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES) --report results/report.zip
 
 test: setup test-tools
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 lint: setup
 	$(BIN)/snakemake --lint

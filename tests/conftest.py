@@ -85,8 +85,14 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
+    """Figures the tests measured (tests/helpers/figures.py); the fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
     generated per reader of user files (tests/helpers/faults.py: fuzzed), and test outcomes."""
+    figures = getattr(sys.modules.get("helpers.figures"), "FIGURES", [])
+    if figures:
+        terminalreporter.write_line("")
+        terminalreporter.write_line("figures measured by the tests (on this machine, this run):")
+        for line in figures:
+            terminalreporter.write_line(f"  {line}")
     faults = sys.modules.get("helpers.faults")
     suites = ("test_faults.py", "test_fuzz_readers.py")
     reports = {k: [r for r in terminalreporter.stats.get(k, []) if any(s in getattr(r, "nodeid", "") for s in suites)]

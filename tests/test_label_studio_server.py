@@ -20,6 +20,7 @@ import pytest
 import requests
 from helpers import label_studio_server as lss
 from helpers.browser import chromium_page
+from helpers.figures import figure
 from PIL import Image, ImageDraw
 
 from squidflow import schemas
@@ -186,7 +187,8 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     assert set(judgments["source"]) == {"label_studio"} and set(judgments.filter(pl.col("annotator") == "bnn1@lab.example")["variant"]) == {"B"}
     a_row = next(line for line in report.splitlines() if line.startswith(f"| {exports[0]['path']} |"))
     assert a_row.strip(" |").split(" | ")[1:] == ["2", "6", "1", "1", "1", "0", "2", "0"], a_row  # 2 tasks, 6 annotations, 1 skip, 1 draft, 1 update
-    print(f"push {pushed['push_s']:.1f} s, pull {time.perf_counter() - t0:.1f} s (small run; see benchmarks/label_studio.py)")
+    figure(f"Label Studio server: push {pushed['push_s']:.1f} s, pull {time.perf_counter() - t0:.1f} s (the test's small "
+           "project; the release's size is benchmarks/label_studio.py)")
 
     # an annotator of variant A answers in B too: ingestion stops naming both exports and tasks, and the fix
     submit(b_tasks[0], "ann1")
