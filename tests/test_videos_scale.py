@@ -54,6 +54,9 @@ def mp4(tmp_path_factory) -> bytes:
     return make_mp4(tmp_path_factory.mktemp("scale") / "a.mp4")
 
 
+REFUSAL_BURST_S = 1.0  # /refuse/ requests this soon after the first are one burst: each gets the rate limit
+
+
 class Site:
     """A loopback site. `requests` lists (arrival time, path) of every GET; `hold` keeps /hold/ answers waiting."""
 
@@ -66,7 +69,6 @@ class Site:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            REFUSAL_BURST_S = 1.0
 
             def log_message(self, *args):
                 pass
@@ -82,7 +84,7 @@ class Site:
                         # A rate limit to the first burst of requests (every request sent within a second of the
                         # first, so that whichever shard job reads its answer first, the site's first refusal is a
                         # rate limit), then a bot-check page (both HTTP 429).
-                        first_burst = now - refusals[0] < self.REFUSAL_BURST_S
+                        first_burst = now - refusals[0] < REFUSAL_BURST_S
                         return self._send(429, b"" if first_burst else BOT_PAGE.encode(), "text/html")
                     if kind == "hold":
                         site.hold.wait(60)

@@ -49,6 +49,10 @@ class Problem:
     row: int  # CSV line number (header = 1); 0 for the whole file
     problem: str
 
+    @property
+    def place(self) -> str:
+        return f"{self.file}:{self.row}"
+
 
 def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[str]) -> tuple[str, str, int] | None:
     """The image of slot `i` of an MTurk batch row (`Input.image_<i>_id`, read back from its neutralised cell) as
@@ -78,13 +82,17 @@ def parse_rating(value) -> int | None:
     return r if 0 <= r <= 100 else None
 
 
-def _fail(problems: list[Problem], on_error: str, fix: str) -> None:
+def fail_on_problems(problems: list, on_error: str, fix: str, *, what: str = "judgment row(s)",
+                     skipped: str = "bad rows") -> None:
+    """Stop on the problems found while reading judgments (each with its `place`: file and line, or export and
+    task), showing the first ten and the fix, unless `judgments.on_error` is skip; one message for every reader
+    (MTurk, release, keyword and Label Studio), so each names the way to skip the same way."""
     if problems and on_error != "skip":
-        shown = "\n  ".join(f"{p.file}:{p.row}: {p.problem}" for p in problems[:10])
+        shown = "\n  ".join(f"{p.place}: {p.problem}" for p in problems[:10])
         more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
         raise JudgmentError(
-            f"{len(problems)} bad judgment row(s):\n  {shown}{more}\n{fix} Or run with "
-            "--config judgments='{\"on_error\": \"skip\"}' to skip bad rows (they are listed in "
+            f"{len(problems)} bad {what}:\n  {shown}{more}\n{fix} Or run with "
+            f"--config judgments='{{\"on_error\": \"skip\"}}' to skip {skipped} (they are listed in "
             "results/judgments/ingest_report.md)."
         )
 
@@ -166,7 +174,7 @@ def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[
                     "source": "squid-e-release",
                 }
             )
-    _fail(problems, on_error, "Fix the rows in the CSV (or point squid_e_release.judgments_csv at the release).")
+    fail_on_problems(problems, on_error, "Fix the rows in the CSV (or point squid_e_release.judgments_csv at the release).")
     return _frame(rows), problems
 
 
@@ -259,7 +267,7 @@ def read_mturk_batch(
                     "source": source,
                 }
             )
-    _fail(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
+    fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
     return _frame(rows), problems, rejected
 
 

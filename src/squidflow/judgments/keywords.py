@@ -36,8 +36,8 @@ from squidflow.judgments.annotation import _chunks, _interleave_by_video, render
 from squidflow.judgments.ingest import (
     JudgmentError,
     Problem,
-    _fail,
     dropped_markdown,
+    fail_on_problems,
     image_in_slot,
     open_mturk_batch,
 )
@@ -190,7 +190,7 @@ def read_keyword_batch(
             seen[key] = line
             rows.append({"video_id": vid, "frame_index": frame, "annotator": worker, "hit": hit, "position": j,
                          "keyword": text, "normalised": norm, "round": round_, "source": source})
-    _fail(problems, on_error, "Fix or remove these rows in the keyword batch-results CSV.")
+    fail_on_problems(problems, on_error, "Fix or remove these rows in the keyword batch-results CSV.")
     df = pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns) if rows else schemas.empty(schemas.KEYWORD_JUDGMENTS)
     return df, problems, rejected
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from squidflow import schemas
-from squidflow.judgments.ingest import JudgmentError, split_image_id
+from squidflow.judgments.ingest import JudgmentError, fail_on_problems, split_image_id
 from squidflow.judgments.label_studio import IMAGE_KEY, RATING_TASKS
 
 RATING_FROM = re.compile(r"^rating_([0-9]+)\Z")
@@ -58,6 +58,20 @@ class TaskProblem:
     where: str  # the export file, or "<server> project <id>"
     task: int | str  # Label Studio task id
     problem: str
+
+    @property
+    def place(self) -> str:
+        return f"{self.where}: task {self.task}"
+
+    @classmethod
+    def of(cls, where: str, task: int | str, problems: list[str]) -> TaskProblem:
+        """One problem line for a task: its distinct problems, in the order found."""
+        return cls(where, task, "; ".join(dict.fromkeys(problems)))
+
+
+def _stop(problems: list[TaskProblem], on_error: str) -> None:
+    fail_on_problems(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.",
+                     what="Label Studio task(s)", skipped="them")
 
 
 def annotator_of(annotation: dict) -> str:
@@ -227,7 +241,7 @@ def read_export(
         bad += _image_problems(images, known_images)
         kept = kept_annotations(task, stats)
         if bad:  # the task's own data is wrong: its annotations are not read
-            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            problems.append(TaskProblem.of(where, tid, bad))
             continue
         task_rows = []
         for position, a in enumerate(kept):
@@ -254,10 +268,10 @@ def read_export(
                                   "annotator": who, "position": position, "hit": hit, "rating": int(value),
                                   "round": round_, "source": source, "_task": tid})
         if bad:
-            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            problems.append(TaskProblem.of(where, tid, bad))
             continue
         rows += task_rows
-    _fail(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.")
+    _stop(problems, on_error)
     return _frame(rows), problems, stats
 
 
@@ -319,7 +333,7 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
         bad += _image_problems(images, known_images)
         kept = kept_annotations(task, stats)
         if bad:  # the task's own data is wrong: its annotations are not read
-            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            problems.append(TaskProblem.of(where, tid, bad))
             continue
         for a in kept:
             who = annotator_of(a)
@@ -347,10 +361,10 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
                                   "position": j, "keyword": text, "normalised": norm, "round": round_,
                                   "source": "label_studio"})
         if bad:
-            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            problems.append(TaskProblem.of(where, tid, bad))
             continue
         rows += found
-    _fail(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.")
+    _stop(problems, on_error)
     df = pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns) if rows else schemas.empty(schemas.KEYWORD_JUDGMENTS)
     return df, problems, stats
 
@@ -371,7 +385,7 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
                 if not isinstance(data[f"candidate_id_{i}"], str)]
         kept = kept_annotations(task, stats)
         if bad:  # the task's own data is wrong: its annotations are not read
-            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            problems.append(TaskProblem.of(where, tid, bad))
             continue
         for a in kept:
             who = annotator_of(a)
@@ -386,10 +400,10 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
                 found.append({"query_id": str(data.get("query_id")), "candidate_id": str(data[f"candidate_id_{i}"]),
                               "annotator": who, "rating": int(c[0])})
         if bad:
-            problems.append(TaskProblem(where, tid, "; ".join(dict.fromkeys(bad))))
+            problems.append(TaskProblem.of(where, tid, bad))
             continue
         rows += found
-    _fail(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.")
+    _stop(problems, on_error)
     schema = {"query_id": pl.Utf8, "candidate_id": pl.Utf8, "annotator": pl.Utf8, "rating": pl.Int64}
     return pl.DataFrame(rows, schema=schema), problems, stats
 
@@ -415,14 +429,3 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
     if not rows:
         return pl.DataFrame(schema=cols)
     return pl.DataFrame([{**r, "_task": str(r["_task"]), "_where": ""} for r in rows]).select(list(cols)).cast(cols)
-
-
-def _fail(problems: list[TaskProblem], on_error: str, fix: str) -> None:
-    if problems and on_error != "skip":
-        shown = "\n  ".join(f"{p.where}: task {p.task}: {p.problem}" for p in problems[:10])
-        more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-        raise JudgmentError(
-            f"{len(problems)} bad Label Studio task(s):\n  {shown}{more}\n{fix} Or run with "
-            "--config judgments='{\"on_error\": \"skip\"}' to skip them (they are listed in "
-            "results/judgments/ingest_report.md)."
-        )
