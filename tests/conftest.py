@@ -62,22 +62,25 @@ class WorkflowRun:
     def results(self) -> Path:
         return self.directory / "results"
 
-    def snakemake(self, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-        """snakemake with this run's directory and config files (plus `args`), output captured."""
+    def snakemake(self, *args: str, timeout: int = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        """snakemake with this run's directory and config files (plus `args`), output captured; `env` adds to
+        the environment."""
         cmd = [SNAKEMAKE, "--directory", str(self.directory), "--configfile", *map(str, self.configfiles), *args]
-        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, **env} if env else None)
 
 
 @pytest.fixture(scope="session")
 def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
     """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE per test session under
     umask 022 and shared by every test that inspects a finished workflow (it is the slowest step of the suite).
-    Tests may run `snakemake -n` against it; a test that changes its files must work on a copy."""
+    Tests may run `snakemake -n` against it; a test that changes its files must work on a copy. It runs under
+    PYTHONHASHSEED=0 so that tests/test_determinism.py can make its tables again under another hash seed."""
     run = WorkflowRun(tmp_path_factory.mktemp("small_workflow"),
                       (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
     old = os.umask(0o022)
     try:
-        res = run.snakemake("--cores", "2", timeout=2400)
+        res = run.snakemake("--cores", "2", timeout=2400, env={"PYTHONHASHSEED": "0"})
     finally:
         os.umask(old)
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]

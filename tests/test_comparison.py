@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.floats import assert_floats_close, float_tolerance
 from PIL import Image
 
 from squidflow import clip, io, schemas, text_embed
@@ -120,17 +121,23 @@ def test_blocked_candidates_equal_the_dense_computation() -> None:
     qt, ct = rng.integers(0, 20, 57), rng.integers(0, 20, 83)
     qi, ci, s = plausibility.candidates_above_gold(r, c, gold, query_group=qg, cand_group=cg, query_text=qt,
                                                    cand_text=ct, max_per_query=1000, block=8)
-    dense = r @ c.T
+    # the reference in float64; Σ|term| of each product bounds the float32 rounding of either computation
+    dense = r.astype(np.float64) @ c.T.astype(np.float64)
+    scale = np.abs(r).astype(np.float64) @ np.abs(c).T.astype(np.float64)
+    near = np.abs(dense - gold[:, None]) <= float_tolerance(np.float32, r.shape[1], scale)  # rounding decides these
     want = (dense > gold[:, None]) & (qg[:, None] == cg[None, :]) & (qt[:, None] != ct[None, :])
     got = np.zeros_like(want)
     got[qi, ci] = True
-    assert np.array_equal(got, want)
-    assert np.allclose(s, dense[qi, ci])
+    assert np.array_equal(got[~near], want[~near])
+    assert_floats_close(s, dense[qi, ci], dtype=np.float32, terms=r.shape[1], scale=scale[qi, ci])
     # capping keeps the most plausible per query
     qi2, ci2, s2 = plausibility.candidates_above_gold(r, c, gold, max_per_query=3, block=10)
     for q in range(57):
+        if near[q].any():
+            continue  # which candidates count as above gold is float32 rounding's choice for this query
         above = np.sort(dense[q][dense[q] > gold[q]])[::-1][:3]
-        assert np.allclose(np.sort(s2[qi2 == q])[::-1], above)
+        assert_floats_close(np.sort(s2[qi2 == q])[::-1], above, dtype=np.float32, terms=r.shape[1],
+                            scale=np.sort(scale[q])[::-1][:3].max(initial=0.0), what=f"query {q}")
 
 
 def test_token_count_batches_give_sentence_transformers_vectors_in_input_order() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.floats import assert_floats_close, assert_frames_close
 
 from squidflow import io, schemas
 from squidflow.evaluation import uncertainty as U
@@ -173,8 +174,8 @@ def test_model_points_read_the_probability_of_the_judged_event_from_the_scores()
     m = model_points("m", preds, images, ratings)
     a = preds.filter(pl.col("label") == "a").sort("video_id", "frame_index")
     top = preds.filter(pl.col("rank") == 1).sort("video_id", "frame_index")
-    assert np.allclose(m.prob, a["score"].to_numpy())
-    assert np.allclose(m.confidence, top["score"].to_numpy())
+    assert_floats_close(m.prob, a["score"].to_numpy())
+    assert_floats_close(m.confidence, top["score"].to_numpy())
     assert np.array_equal(m.correct, (top["label"] == "a").cast(pl.Float64).to_numpy())
     assert m.ratings.shape == (40, 3)
 
@@ -315,8 +316,10 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
                        ("soft_label_measures", ["model", "measure"])):
         want = pl.read_csv(res / f"tables/{table}.csv").sort(key)
         got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
-        assert got.columns == want.columns
-        assert got.equals(want), table
+        # two computations of one table (the rules' scripts and the command, each reading the run's files in its
+        # own order): equal up to the rounding of float64 sums over the judged images (the small run judges far
+        # fewer than 10,000)
+        assert_frames_close(got, want, terms=10_000, what=table)
 
 
 def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
@@ -330,4 +333,5 @@ def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
         eval_set, stat = metric_stat(metric, images["SD"], images["SE"], ece_bins=10, kl_eps=1e-6,
                                      authors_ece_bins=5, authors_ece_batch=16, seed=0)
         index = image_resamples(len(ids[eval_set]), IntervalConfig(**CFG))
-        assert np.allclose(stat.weighted(counts(index, len(ids[eval_set]))), stat(index), equal_nan=True), metric
+        assert_floats_close(stat.weighted(counts(index, len(ids[eval_set]))), stat(index), terms=len(ids[eval_set]),
+                            equal_nan=True, what=metric)

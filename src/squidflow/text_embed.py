@@ -129,7 +129,7 @@ def encode_cached(
     if cache is not None and cache.exists():
         cached_df = pl.read_parquet(cache)
         wanted = pl.DataFrame({"key": keys})
-        hit = wanted.join(cached_df, on="key", how="inner")
+        hit = wanted.join(cached_df, on="key", how="inner", maintain_order="left")
         if len(hit):
             mat = np.asarray(hit["embedding"].to_numpy(), dtype=np.float32).reshape(len(hit), -1)
             known = dict(zip(hit["key"].to_list(), mat, strict=True))

@@ -22,7 +22,7 @@ def chosen_sets(sets: pl.DataFrame, n: int) -> list[str]:
     """The `n` query ids to draw: set_rank 1 of every split, then set_rank 2, …, splits in test, val, train order."""
     order = {"test": 0, "val": 1, "train": 2}
     queries = (
-        sets.group_by("query_id").agg(pl.col("split").first(), pl.col("set_rank").first())
+        sets.group_by("query_id", maintain_order=True).agg(pl.col("split").first(), pl.col("set_rank").first())
         .with_columns(pl.col("split").replace_strict(order, default=3).alias("_split"))
         .sort(["set_rank", "_split", "query_id"])
     )

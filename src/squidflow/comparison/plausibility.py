@@ -106,7 +106,7 @@ def image_features_for(corpus: pl.DataFrame, features: pl.DataFrame) -> np.ndarr
     """The frozen image feature of each corpus instance (image_id = f"{video_id}_{frame_index}")."""
     feats = features.select(
         image_id_expr(), pl.col("feature")
-    ).unique("image_id", keep="first")
+    ).unique("image_id", keep="first", maintain_order=True)
     joined = corpus.select("instance_id", "image_id").join(feats, on="image_id", how="left", maintain_order="left")
     missing = joined.filter(pl.col("feature").is_null())
     if len(missing):

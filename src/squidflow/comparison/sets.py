@@ -224,7 +224,7 @@ def rank_sets(sets: pl.DataFrame, sbert_by_instance: dict[str, np.ndarray], cfg:
     ).sort("score", "query_id")
     stats = stats.with_columns(pl.int_range(1, pl.len() + 1).over("split").alias("set_rank"))
     top = stats.filter(pl.col("set_rank") <= cfg.top_n).select("query_id", pl.col("set_rank").cast(pl.Int64))
-    return sets.join(top, on="query_id", how="inner").sort("split", "set_rank", "rank")
+    return sets.join(top, on="query_id", how="inner", maintain_order="left").sort("split", "set_rank", "rank")
 
 
 def build_sets(
@@ -251,7 +251,7 @@ def build_sets(
     if sets.is_empty() and on_empty != "skip":
         from squidflow.errors import EmptyError
 
-        best = int(cands.group_by("query_id").len()["len"].max() or 0) if len(cands) else 0
+        best = int(cands.group_by("query_id", maintain_order=True).len()["len"].max() or 0) if len(cands) else 0
         need = max(cfg.min_candidates, cfg.set_size)
         raise EmptyError(
             f"no comparison set: the pool has {len(pool)} inference(s) for {len(corpus)} queries and the best query has "
@@ -282,7 +282,7 @@ def hits_table(sets: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:
         pl.col("instance_id").alias("query_id"), "image", "width", "height", "bboxes"
     )
     info = info.with_columns(pl.Series("bboxes", [json.dumps(b) for b in info["bboxes"].to_list()], dtype=pl.Utf8))
-    df = wide.join(info, on="query_id", how="left").sort("split", "set_rank")
+    df = wide.join(info, on="query_id", how="left", maintain_order="left").sort("split", "set_rank")
     n = int(df["candidate_id"].list.len().max())
     return df.with_columns(
         *[pl.col("inference").list.get(i, null_on_oob=True).alias(f"inference_{i + 1}") for i in range(n)],

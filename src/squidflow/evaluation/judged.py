@@ -43,9 +43,9 @@ def judged_images(
         {"event": list(label_map), "targets": [list(v) for v in label_map.values()]},
         schema={"event": pl.Utf8, "targets": pl.List(pl.Utf8)},
     )
-    out = images.join(targets, on="event", how="left").select(
+    out = images.join(targets, on="event", how="left", maintain_order="left").select(
         "video_id", "frame_index", "event", "targets", "mean", "certainty_bin", "alt_bins",
     ).sort("video_id", "frame_index", "event")
     log.info("%d judged images of variant %s in events %s", len(out), variant,
-             dict(out.group_by("event").len().sort("event").iter_rows()))
+             dict(out.group_by("event", maintain_order=True).len().sort("event").iter_rows()))
     return out

@@ -30,10 +30,10 @@ def hits(predictions: pl.DataFrame, targets: pl.DataFrame, k: int) -> pl.DataFra
     if k < 1:
         raise ValueError(f"top_k = {k}: must be at least 1")
     point = [*KEY, "event"] if "event" in targets.columns else KEY
-    joined = predictions.select(*KEY, "rank", "label").join(targets.select(*point, "targets"), on=KEY, how="inner")
+    joined = predictions.select(*KEY, "rank", "label").join(targets.select(*point, "targets"), on=KEY, how="inner", maintain_order="left")
     right = joined.with_columns(pl.col("label").is_in(pl.col("targets")).alias("_right"))
     return (
-        right.group_by(point)
+        right.group_by(point, maintain_order=True)
         .agg(
             (pl.col("_right") & (pl.col("rank") == 1)).any().alias("top1"),
             (pl.col("_right") & (pl.col("rank") <= k)).any().alias("topk"),
@@ -44,9 +44,9 @@ def hits(predictions: pl.DataFrame, targets: pl.DataFrame, k: int) -> pl.DataFra
 
 def accuracy_by_bin(points: pl.DataFrame, correct: str = "correct") -> pl.DataFrame:
     """points (bin, `correct`) -> bin, accuracy, n for the five bins in order, then `avg` over all points."""
-    per_bin = points.group_by("bin").agg(pl.col(correct).cast(pl.Float64).mean().alias("accuracy"), pl.len().alias("n"))
+    per_bin = points.group_by("bin", maintain_order=True).agg(pl.col(correct).cast(pl.Float64).mean().alias("accuracy"), pl.len().alias("n"))
     order = pl.DataFrame({"bin": [*CERTAINTY_BINS]})
-    out = order.join(per_bin, on="bin", how="left").with_columns(pl.col("n").fill_null(0))
+    out = order.join(per_bin, on="bin", how="left", maintain_order="left").with_columns(pl.col("n").fill_null(0))
     avg = pl.DataFrame({
         "bin": [AVERAGE],
         "accuracy": [float(points[correct].cast(pl.Float64).mean()) if len(points) else None],
@@ -65,12 +65,13 @@ def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: st
     its bootstrap interval over the scored images (lo, hi; `accuracy_intervals`), else lo and hi are null.
     """
     point = [*KEY, "event"] if "event" in images.columns else KEY
-    scored = images.join(hits(predictions, images, top_k), on=point, how="inner")
+    # sorted: the bootstrap draws positions in this frame, so its order is fixed by the images alone
+    scored = images.join(hits(predictions, images, top_k), on=point, how="inner").sort(point)
     missing = len(images) - len(scored)
     if missing:
         log.warning("%s: %d of %d judged images have no prediction and are left out", model, missing, len(images))
-    shallow = predictions.group_by(KEY).agg(pl.col("rank").max().alias("deepest")).filter(pl.col("deepest") < top_k)
-    if len(shallow.join(images.select(KEY), on=KEY, how="semi")):
+    shallow = predictions.group_by(KEY, maintain_order=True).agg(pl.col("rank").max().alias("deepest")).filter(pl.col("deepest") < top_k)
+    if len(shallow.join(images.select(KEY), on=KEY, how="semi", maintain_order="left")):
         log.warning("%s: some images rank fewer than %d labels; top-%d accuracy counts the labels given", model, top_k, top_k)
     tops = [(1, "top1")] + ([(top_k, "topk")] if top_k != 1 else [])
     parts = []

@@ -28,7 +28,7 @@ def known_images(scores: pl.DataFrame, frames: pl.DataFrame | None = None) -> pl
     parts = [scores.select(*KEY)]
     if frames is not None:
         parts.append(frames.select(*KEY))
-    return pl.concat(parts).unique()
+    return pl.concat(parts).unique(maintain_order=True)
 
 
 def evaluate_model(
@@ -59,8 +59,8 @@ def evaluate_model(
     report = check_vocabulary(preds["label"], label_map, vocab, where=f"{name} ({predictions})")
     cfg = None if intervals is None else from_section(IntervalConfig, intervals)
     accuracy = model_accuracy(preds, images, model=name, top_k=top_k, intervals=cfg)
-    predicted = preds.select(*KEY).unique()
-    scored = images.join(predicted, on=KEY, how="semi")
+    predicted = preds.select(*KEY).unique(maintain_order=True)
+    scored = images.join(predicted, on=KEY, how="semi", maintain_order="left")
     summary = {
         "model": name,
         "predictions": str(predictions),

@@ -171,12 +171,12 @@ def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: s
     by_image = df.filter(pl.col("video_id").is_null())
     if by_image.is_empty():
         return df
-    names = by_image.select("image").unique()
+    names = by_image.select("image").unique(maintain_order=True)
     if image_table is not None:
         mapping = image_table.select(
             pl.col("image").cast(pl.Utf8), pl.col("video_id").cast(pl.Utf8).alias("_vid"),
             pl.col("frame_index").cast(pl.Int64).alias("_fi"),
-        ).unique("image", keep="first")
+        ).unique("image", keep="first", maintain_order=True)
     else:
         rows = []
         for name in names["image"].to_list():
@@ -187,7 +187,7 @@ def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: s
             elif m:
                 rows.append({"image": name, "_vid": m["video_id"], "_fi": int(m["frame_index"])})
         mapping = pl.DataFrame(rows, schema={"image": pl.Utf8, "_vid": pl.Utf8, "_fi": pl.Int64})
-    out = df.join(mapping, on="image", how="left").with_columns(
+    out = df.join(mapping, on="image", how="left", maintain_order="left").with_columns(
         pl.coalesce("video_id", "_vid").alias("video_id"), pl.coalesce("frame_index", "_fi").alias("frame_index"),
     ).drop("_vid", "_fi")
     unresolved = out.filter(pl.col("video_id").is_null())
@@ -206,8 +206,8 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
     problems: list[Problem] = []
     total = 0
     if known_images is not None:
-        known = known_images.select(pl.col("video_id").cast(pl.Utf8), pl.col("frame_index").cast(pl.Int64)).unique()
-        unknown = df.join(known, on=KEY, how="anti").unique(KEY, keep="first", maintain_order=True)
+        known = known_images.select(pl.col("video_id").cast(pl.Utf8), pl.col("frame_index").cast(pl.Int64)).unique(maintain_order=True)
+        unknown = df.join(known, on=KEY, how="anti", maintain_order="left").unique(KEY, keep="first", maintain_order=True)
         total += len(unknown)
         problems += [Problem(r["_row"], f"unknown image: video_id {r['video_id']!r}, frame_index {r['frame_index']} is "
                              "not among the judged images or the dataset's frames") for r in unknown.head(SHOW).iter_rows(named=True)]
@@ -219,7 +219,7 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
     problems += [Problem(r["_row"], f"duplicate rank {r['rank']} for image ({r['video_id']}, {r['frame_index']}) "
                          f"(first given at {r['_first']})") for r in dup.head(SHOW).iter_rows(named=True)]
     no_top = (
-        df.group_by(KEY).agg(pl.col("_row").min(), (pl.col("rank") == 1).any().alias("has_top"),
+        df.group_by(KEY, maintain_order=True).agg(pl.col("_row").min(), (pl.col("rank") == 1).any().alias("has_top"),
                              pl.col("rank").min().alias("lowest"))
         .filter(~pl.col("has_top")).sort("_row")
     )

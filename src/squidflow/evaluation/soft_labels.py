@@ -81,7 +81,7 @@ def image_ratings(judgments: pl.DataFrame, *, variant: str, label_map: Mapping[s
         j = j.filter(pl.col("round") == 1)
     j = j.with_columns(judged_events(j["event_prompt"], label_map, events_config).alias("event"))
     return (j.filter(pl.col("event").is_not_null())
-            .group_by(POINT).agg(pl.col("rating").sort_by("position", "annotator").cast(pl.Float64).alias("ratings"))
+            .group_by(POINT, maintain_order=True).agg(pl.col("rating").sort_by("position", "annotator").cast(pl.Float64).alias("ratings"))
             .sort(POINT))
 
 
@@ -98,11 +98,11 @@ def model_points(name: str, predictions: pl.DataFrame, images: pl.DataFrame, rat
     joined with the images' ratings (image_ratings) -> its ModelPoints. Images without prediction or rating drop."""
     top = hits(predictions, images, 1).select(*POINT, "top1")
     scored = (predictions.select(*KEY, "rank", "label", "score")
-              .join(images.select(*POINT, "targets"), on=KEY, how="inner")
-              .group_by(POINT)
+              .join(images.select(*POINT, "targets"), on=KEY, how="inner", maintain_order="left")
+              .group_by(POINT, maintain_order=True)
               .agg((pl.col("score") * pl.col("label").is_in(pl.col("targets")).cast(pl.Float64)).sum().alias("prob"),
                    pl.col("score").sort_by("rank").first().alias("confidence")))
-    rows = scored.join(top, on=POINT).join(ratings, on=POINT, how="inner").sort(POINT)
+    rows = scored.join(top, on=POINT, maintain_order="left").join(ratings, on=POINT, how="inner", maintain_order="left").sort(POINT)
     return ModelPoints(
         name=name,
         prob=np.clip(rows["prob"].to_numpy().astype(float), 0.0, 1.0),

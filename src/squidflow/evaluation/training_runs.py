@@ -105,9 +105,9 @@ def evaluate_run(
         .with_columns(pl.col("event_prompt").map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8).alias("event"))
         .filter(pl.col("event").is_not_null())
         .select(*KEY, "event", "mean", "certainty_bin", "alt_bins")
-        .unique([*KEY, "event"], keep="first")
+        .unique([*KEY, "event"], keep="first", maintain_order=True)
     )
-    points = points.join(judged, on=[*KEY, "event"], how="left")
+    points = points.join(judged, on=[*KEY, "event"], how="left", maintain_order="left")
     unmatched = points.filter(pl.col("mean").is_null())
     if len(unmatched):
         first = unmatched.row(0, named=True)

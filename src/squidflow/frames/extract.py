@@ -215,7 +215,7 @@ def shard_videos(videos, shard: int, n_shards: int, *, report: str = "results/vi
 
     ok = videos.filter(pl.col("status") == "ok")
     if ok.is_empty():
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(videos.group_by("status").len().iter_rows()))
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(videos.group_by("status", maintain_order=True).len().iter_rows()))
         raise EmptyError(
             f"no video is ok ({len(videos)} listed" + (f": {counts}" if counts else "") + "), so there is nothing to "
             f"extract frames from. Why each one failed: {report}. Fix the sources (or the network), then rerun: a "
@@ -237,7 +237,7 @@ def checked_manifest(videos, statuses):
     facts = [c for c in ("video_frames", "width", "height") if c in statuses.columns]
     st = statuses.select("video_id", pl.col("status").alias("_st"), pl.col("error").alias("_err"),
                          *[pl.col(c).alias(f"_{c}") for c in facts])  # fmt: skip
-    out = videos.join(st.unique("video_id", keep="last"), on="video_id", how="left")
+    out = videos.join(st.unique("video_id", keep="last", maintain_order=True), on="video_id", how="left")
     bad = pl.col("_st") == "corrupt"
     updates = [
         pl.when(bad).then(pl.lit("corrupt")).otherwise(pl.col("status")).alias("status"),

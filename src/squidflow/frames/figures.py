@@ -64,9 +64,9 @@ def contact_sheet(frames: pl.DataFrame, event: str, path: str | Path, *, scores:
                   events_config: dict | None = None, max_videos: int = 12, note: str = "") -> int:
     """Write the contact sheet of one event to `path`; returns its panel count (one per frame drawn)."""
     rows = sheet_rows(frames, event, max_videos)
-    rows = rows.join(judged_certainty(scores, event, events_config), on=["video_id", "frame_index"], how="left")
+    rows = rows.join(judged_certainty(scores, event, events_config), on=["video_id", "frame_index"], how="left", maintain_order="left")
     videos = rows["video_id"].unique(maintain_order=True).to_list()
-    per_video = max(rows.group_by("video_id").len()["len"].max() or 1, 1)
+    per_video = max(rows.group_by("video_id", maintain_order=True).len()["len"].max() or 1, 1)
     n_all = frames.filter(pl.col("event") == event)["video_id"].n_unique()
     thumb_h = style.PAGE_WIDTH_IN / per_video * 0.75
     fig, axes = style.figure(max(len(videos), 1), per_video, width=style.PAGE_WIDTH_IN,
@@ -128,7 +128,7 @@ def relative_positions(frames: pl.DataFrame, videos: pl.DataFrame) -> pl.DataFra
         "video_id",
         pl.coalesce(pl.col("duration_s"), pl.col("n_frames").cast(pl.Float64) / pl.col("fps")).alias("duration_s"),
     )
-    out = frames.join(meta, on="video_id", how="left").with_columns(
+    out = frames.join(meta, on="video_id", how="left", maintain_order="left").with_columns(
         pl.coalesce("duration_s", pl.col("pts_s").max().over("video_id")).alias("duration_s")
     )
     return out.with_columns(

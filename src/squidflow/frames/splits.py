@@ -48,7 +48,7 @@ def split_videos(videos: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[st
     if test_videos:
         out.update({v: "test" for v in videos["video_id"].to_list() if v in test_videos})
         fractions.pop("test", None)
-    rest = videos.filter(~pl.col("video_id").is_in(list(out))).unique("video_id").sort("video_id")
+    rest = videos.filter(~pl.col("video_id").is_in(list(out))).unique("video_id", maintain_order=True).sort("video_id")
     for (event,), grp in rest.group_by(["event"], maintain_order=True):
         ids = grp["video_id"].to_list()
         rng = np.random.default_rng([cfg.seed, zlib.crc32(str(event).encode())])

@@ -268,7 +268,7 @@ def _wide(judgments: pl.DataFrame) -> pl.DataFrame:
     if j.is_empty():
         return pl.DataFrame(schema={c: judgments.schema[c] for c in HIT_ITEM})
     return (
-        j.group_by([*HIT_ITEM, "position"])
+        j.group_by([*HIT_ITEM, "position"], maintain_order=True)
         .agg(pl.col("rating").mean())
         .pivot(on="position", index=HIT_ITEM, values="rating", sort_columns=True)
         .sort(HIT_ITEM)
@@ -292,7 +292,7 @@ def _pooled_wide(judgments: pl.DataFrame, pooling: str) -> tuple[pl.DataFrame, l
     for variant in ("A", "B"):
         w = _wide(judgments.filter(pl.col("variant") == variant)).unique(ITEM, keep="first", maintain_order=True)
         sides.append(w.drop("hit").rename({c: f"{variant}{c}" for c in w.columns if c not in HIT_ITEM}))
-    return sides[0].join(sides[1], on=ITEM, how="inner").sort(ITEM), ITEM
+    return sides[0].join(sides[1], on=ITEM, how="inner", maintain_order="left").sort(ITEM), ITEM
 
 
 def pooled_matrix(judgments: pl.DataFrame, pooling: str = "wide") -> np.ndarray:
@@ -370,15 +370,15 @@ def agreement_intervals(items: dict[str, tuple[pl.DataFrame, np.ndarray]], point
 
 def intra_annotator_rhos(judgments: pl.DataFrame, *, min_items: int = 3) -> np.ndarray:
     """§4.2: per annotator with at least `min_items` repeated items, the Spearman between their first-round and
-    repeat-round ratings of the same items (in annotator order)."""
+    repeat-round ratings of the same items (in annotator order, whatever the order of `judgments`' rows)."""
     if "round" not in judgments.columns or judgments.filter(pl.col("round") > 1).is_empty():
         return np.empty(0)
     keys = ["annotator", *ITEM]
     first = judgments.filter(pl.col("round") == 1).select([*keys, pl.col("rating").alias("r1")])
     again = judgments.filter(pl.col("round") > 1).select([*keys, pl.col("rating").alias("r2")])
-    pairs = first.join(again, on=keys)
+    pairs = first.join(again, on=keys, maintain_order="left").sort(keys)  # a join's row order is not fixed; the bootstrap reads this order
     rhos = []
-    for (_,), g in pairs.group_by(["annotator"]):
+    for (_,), g in pairs.group_by(["annotator"], maintain_order=True):
         if len(g) >= min_items:
             rho = spearmanr(g["r1"].to_numpy(), g["r2"].to_numpy()).statistic
             if np.isfinite(rho):

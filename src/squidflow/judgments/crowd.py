@@ -105,7 +105,7 @@ def annotator_table(answers: pd.DataFrame, fits: dict[str, dict], report: pl.Dat
     out = {"annotator": workers.astype(str).to_numpy(),
            "n_answers": answers.groupby("worker").size().reindex(workers).to_numpy()}
     if judgments is not None:
-        var = judgments.group_by("annotator").agg(pl.col("variant").unique().sort().str.join("+"))
+        var = judgments.group_by("annotator", maintain_order=True).agg(pl.col("variant").unique().sort().str.join("+"))
         vmap = dict(var.iter_rows())
         out["variant"] = [vmap.get(w, "") for w in workers]
     if report is not None:

@@ -55,7 +55,7 @@ def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None)
     ).with_columns(
         pl.when(pl.col("_n") > 1).then((pl.col("_sum") - pl.col("rating")) / (pl.col("_n") - 1)).alias("_others")
     ).with_columns((pl.col("rating") - pl.col("_others")).alias("_diff"))
-    stats = j.group_by("annotator").agg(
+    stats = j.group_by("annotator", maintain_order=True).agg(
         pl.len().alias("n_judgments"),
         pl.col("rating").median().cast(pl.Float64).alias("median"),
         pl.col("_diff").mean().alias("leniency"),
@@ -63,7 +63,7 @@ def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None)
         pl.col("variant").unique().sort().str.join("+").alias("variants"),
     )
     if report is not None and not report.is_empty():
-        stats = stats.join(report.select("annotator", "excluded", "flags"), on="annotator", how="left")
+        stats = stats.join(report.select("annotator", "excluded", "flags"), on="annotator", how="left", maintain_order="left")
     else:
         stats = stats.with_columns(pl.lit(False).alias("excluded"), pl.lit([], dtype=pl.List(pl.Utf8)).alias("flags"))
     return stats.with_columns(pl.col("excluded").fill_null(False)).sort(["median", "annotator"])

@@ -21,7 +21,7 @@ from squidflow.judgments.label_studio_export import ExportStats, TaskProblem, _f
 def annotators_in_both(df: pl.DataFrame) -> list[tuple[str, dict[str, tuple[str, str]]]]:
     """Annotators with judgments in both variants: (annotator, {variant: (where, task id)}) — the first task of each."""
     out = []
-    both = df.group_by("annotator").agg(pl.col("variant").n_unique().alias("n")).filter(pl.col("n") > 1)
+    both = df.group_by("annotator", maintain_order=True).agg(pl.col("variant").n_unique().alias("n")).filter(pl.col("n") > 1)
     for who in sorted(both["annotator"].to_list()):
         mine = df.filter(pl.col("annotator") == who)
         out.append((who, {v: (g["_where"][0], g["_task"][0]) for (v,), g in mine.group_by(["variant"], maintain_order=True)}))

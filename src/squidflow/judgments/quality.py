@@ -58,7 +58,7 @@ def annotator_report(judgments: pl.DataFrame, cfg: QualityConfig, blank: set[str
     )
     violations: dict[str, list[str]] = {}
     blank_hits = j.filter(pl.col("image_id").is_in(list(blank)) & (pl.col("rating") > cfg.blank_max_rating))
-    for (annotator,), g in blank_hits.group_by(["annotator"]):
+    for (annotator,), g in blank_hits.group_by(["annotator"], maintain_order=True):
         shown = ", ".join(f"{i}={r}" for i, r in g.select("image_id", "rating").head(5).iter_rows())
         violations.setdefault(annotator, []).append(
             f"blank: rated {len(g)} blank image(s) above {cfg.blank_max_rating} ({shown})"
@@ -74,7 +74,7 @@ def annotator_report(judgments: pl.DataFrame, cfg: QualityConfig, blank: set[str
             violations.setdefault(annotator, []).append(
                 f"control: rated {c['image_id']} for {c['event_prompt']!r} {rating}, expected {lo}-{hi}"
             )
-    counts = j.group_by("annotator").len().sort("annotator")
+    counts = j.group_by("annotator", maintain_order=True).len().sort("annotator")
     rows = []
     for annotator, n in counts.iter_rows():
         flags = violations.get(annotator, [])

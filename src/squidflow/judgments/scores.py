@@ -24,7 +24,7 @@ def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certain
         j = j.filter(pl.col("round") == 1)
     j = j.with_columns(certainty_bin(pl.col("rating").cast(pl.Float64)).alias("alt_bin"))
     out = (
-        j.group_by(IMAGE_KEY)
+        j.group_by(IMAGE_KEY, maintain_order=True)
         .agg(
             pl.col("rating").mean().alias("mean"),
             pl.col("rating").std(ddof=0).alias("std"),
@@ -40,7 +40,7 @@ def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certain
 def high_certainty_share(scores: pl.DataFrame) -> pl.DataFrame:
     """Per variant: images, how many are high certainty, and their share (paper: A 16%, B 19%)."""
     return (
-        scores.group_by("variant")
+        scores.group_by("variant", maintain_order=True)
         .agg(pl.len().alias("n_images"), pl.col("high_certainty").sum().alias("n_high_certainty"))
         .with_columns((pl.col("n_high_certainty") / pl.col("n_images")).alias("share"))
         .sort("variant")

@@ -156,7 +156,7 @@ def _batch(data: Encoded, idx, device: str):
 
 
 def _training_games(games: pl.DataFrame, soft_labels: pl.DataFrame, split: str) -> pl.DataFrame:
-    labelled = soft_labels.filter(pl.col("soft_label").is_not_null() & (pl.col("split") == split))["game_id"].unique()
+    labelled = soft_labels.filter(pl.col("soft_label").is_not_null() & (pl.col("split") == split))["game_id"].unique(maintain_order=True)
     return games.filter(pl.col("game_id").is_in(labelled.implode())).sort("game_id")
 
 

@@ -107,15 +107,15 @@ def sample_check(annotations: pl.DataFrame, games: pl.DataFrame, soft_labels: pl
     human = human_soft_labels(annotations, games, normalisation)
     agree = (
         annotations.with_columns(pl.col("object_ids").list.sort().cast(pl.List(pl.Utf8)).list.join(" ").alias("_set"))
-        .group_by("game_id")
+        .group_by("game_id", maintain_order=True)
         .agg(pl.len().alias("annotators"), (pl.col("_set").n_unique() == 1).alias("agree"))
     )
-    types = soft_labels.select("game_id", "question_type").unique()
-    agree = agree.join(types, on="game_id", how="left").with_columns(pl.col("question_type").fill_null("other"))
+    types = soft_labels.select("game_id", "question_type").unique(maintain_order=True)
+    agree = agree.join(types, on="game_id", how="left", maintain_order="left").with_columns(pl.col("question_type").fill_null("other"))
     paired = human.join(soft_labels.select("game_id", "object_id", "soft_label"), on=["game_id", "object_id"],
-                        how="inner").drop_nulls(["human_soft_label", "soft_label"])
+                        how="inner", maintain_order="left").drop_nulls(["human_soft_label", "soft_label"])
     # in a fixed order: joins may reorder rows, and a sum's last bit depends on its order
-    paired = paired.join(types, on="game_id").sort("game_id", "object_id")
+    paired = paired.join(types, on="game_id", maintain_order="left").sort("game_id", "object_id")
     rows = []
     for qtype in QUESTION_TYPES:
         a = agree.filter(pl.col("question_type") == qtype)
@@ -151,7 +151,7 @@ def check_intervals(agree: pl.DataFrame, paired: pl.DataFrame, table: pl.DataFra
     drawn = counts(image_resamples(len(qa), cfg, strata=types), len(qa))
     x, y = pl.col("human_soft_label"), pl.col("soft_label")
     sums = qa.select("game_id").join(
-        paired.group_by("game_id").agg(pl.len().cast(pl.Float64).alias("n"), x.sum().alias("x"), y.sum().alias("y"),
+        paired.group_by("game_id", maintain_order=True).agg(pl.len().cast(pl.Float64).alias("n"), x.sum().alias("x"), y.sum().alias("y"),
                                        (x * y).sum().alias("xy"), (x * x).sum().alias("xx"), (y * y).sum().alias("yy")),
         on="game_id", how="left", maintain_order="left").fill_null(0.0).drop("game_id").to_numpy()
     agreed = qa["agree"].cast(pl.Float64).to_numpy()

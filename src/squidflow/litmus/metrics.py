@@ -89,9 +89,9 @@ def _scored_rows(soft_labels: pl.DataFrame, probabilities: pl.DataFrame) -> pl.D
     has a probability for every candidate of, in (game_id, object_id) order."""
     labelled = soft_labels.filter(pl.col("question_type").is_in(LABELLED_TYPES) & pl.col("soft_label").is_not_null())
     rows = labelled.join(probabilities.select("game_id", "object_id", "probability"), on=["game_id", "object_id"],
-                         how="inner")
-    complete = rows.group_by("game_id").len().join(labelled.group_by("game_id").len(), on="game_id", suffix="_all")
-    rows = rows.join(complete.filter(pl.col("len") == pl.col("len_all")).select("game_id"), on="game_id", how="semi")
+                         how="inner", maintain_order="left")
+    complete = rows.group_by("game_id", maintain_order=True).len().join(labelled.group_by("game_id", maintain_order=True).len(), on="game_id", suffix="_all")
+    rows = rows.join(complete.filter(pl.col("len") == pl.col("len_all")).select("game_id"), on="game_id", how="semi", maintain_order="left")
     return rows.sort("game_id", "object_id")  # joins may reorder rows; sums (Pearson's r) depend on their order
 
 
@@ -135,7 +135,7 @@ def metrics_of_models(soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], t
         if run.is_empty():
             continue
         model, seed = run["model"][0], run["seed"][0]
-        covered = labelled.join(run.select("game_id").unique(), on="game_id", how="semi")["game_id"].n_unique()
+        covered = labelled.join(run.select("game_id").unique(maintain_order=True), on="game_id", how="semi")["game_id"].n_unique()
         if covered < n_labelled:
             log.warning("%s (seed %s): probabilities for %d of the %d labelled %s QA pairs; the others are left out",
                         model, seed, covered, n_labelled, eval_split)
@@ -163,7 +163,7 @@ def qa_sums(rows: pl.DataFrame, qa: pl.DataFrame, taus: Sequence[float]) -> pl.D
     y = soft label), its complement-set mean (cs, cs², cs_ok = it has one) and each τ's well-grounded flags
     (wg_rs_i / wg_cs_i, with *_ok = the set is not empty)."""
     x, y = pl.col("probability"), pl.col("soft_label")
-    sums = rows.group_by("game_id").agg(
+    sums = rows.group_by("game_id", maintain_order=True).agg(
         pl.len().cast(pl.Float64).alias("n"), x.sum().alias("x"), y.sum().alias("y"), (x * y).sum().alias("xy"),
         (x * x).sum().alias("xx"), (y * y).sum().alias("yy"))
     flags = []
@@ -208,7 +208,7 @@ def metric_intervals(soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], ta
 
     evaluated = soft_labels.filter(pl.col("split") == eval_split)
     labelled = evaluated.filter(pl.col("question_type").is_in(LABELLED_TYPES) & pl.col("soft_label").is_not_null())
-    games = np.sort(labelled["game_id"].unique().to_numpy())
+    games = np.sort(labelled["game_id"].unique(maintain_order=True).to_numpy())
     drawn = counts(image_resamples(len(games), cfg), len(games))  # B × QA pairs
     ones = np.ones((1, len(games)))
     per_model: dict[str, list[dict]] = {}

@@ -73,7 +73,7 @@ def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, nam
                                    "appears twice; keep one row per (game, object)")
     candidates = games.select("game_id", pl.col("objects").list.eval(pl.element().struct.field("object_id"))
                               .alias("_candidates"))
-    joined = df.join(candidates, on="game_id", how="left")
+    joined = df.join(candidates, on="game_id", how="left", maintain_order="left")
     unknown_game = joined.filter(pl.col("_candidates").is_null())
     if unknown_game.height:
         row = unknown_game.row(0, named=True)
@@ -84,7 +84,7 @@ def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, nam
         row = not_candidate.row(0, named=True)
         raise ProbabilityFileError(f"{name}, row {row['_row']}: object {row['object_id']} is not a candidate of game "
                                    f"{row['game_id']} (candidates: {sorted(row['_candidates'])})")
-    per_game = joined.group_by("game_id").agg(
+    per_game = joined.group_by("game_id", maintain_order=True).agg(
         pl.col("_row").min(), pl.col("probability").sum().alias("total"), pl.len().alias("n"),
         pl.col("_candidates").first().list.len().alias("n_candidates"),
     ).sort("_row")

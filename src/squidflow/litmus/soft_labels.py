@@ -210,7 +210,7 @@ def category_soft_labels(categories, question_categories, answer: str) -> np.nda
 
 def _question_types(questions: pl.Series) -> pl.DataFrame:
     """question -> type, form and referred categories, each distinct question classified once."""
-    distinct = questions.unique().drop_nulls().to_list()
+    distinct = questions.unique(maintain_order=True).drop_nulls().to_list()
     typed: list[QuestionType] = [classify(q) for q in distinct]
     return pl.DataFrame(
         {
@@ -234,7 +234,7 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
     if normalisation not in NORMALISATIONS:
         raise ValueError(f"litmus.normalisation = {normalisation!r} is not one of {NORMALISATIONS}")
     first = games.filter(pl.col("answer").is_in(["yes", "no"]))
-    first = first.join(_question_types(first["question"]), on="question", how="left")
+    first = first.join(_question_types(first["question"]), on="question", how="left", maintain_order="left")
     rows = (
         first.select(
             "game_id", "split", "image_width", "image_height", "target_object_id", "question_type", "question_form",
@@ -304,7 +304,7 @@ def rules_accuracy(soft_labels: pl.DataFrame) -> pl.DataFrame:
     target = soft_labels.filter((pl.col("question_type") == "spatial") & pl.col("is_target"))
     exprs = _rule_sets()
     return (
-        target.group_by("split")
+        target.group_by("split", maintain_order=True)
         .agg(pl.len().alias("n_spatial"), *(e.mean().alias(name) for name, e in exprs.items()))
         .sort("split")
         .unpivot(index=["split", "n_spatial"], variable_name="rules", value_name="target_accuracy")

@@ -26,7 +26,7 @@ def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=No
     With `intervals` (squidflow.intervals.IntervalConfig) each count but `games` has `<count>_lo` / `<count>_hi`: the
     count that a split of as many games would show, a bootstrap interval over the split's games (each game counts
     once, so its count is a share of the games: count_interval)."""
-    per_game = soft_labels.group_by("game_id").agg(
+    per_game = soft_labels.group_by("game_id", maintain_order=True).agg(
         pl.col("split").first(), pl.col("question_type").first(), pl.col("answer").first(),
         pl.col("soft_label").is_null().all().alias("unlabelled"),
     )

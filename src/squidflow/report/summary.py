@@ -39,7 +39,7 @@ def job_records(metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFram
                 rows.append({"rule": record["rule"], "job_hash": int(record.get("job_hash") or 0),
                              "starttime": float(start), "endtime": float(end)})
     # the outputs of one job share its hash; their recorded times differ by milliseconds (a folder's by more)
-    jobs = pl.DataFrame(rows, schema=RECORD_COLUMNS).group_by("rule", "job_hash").agg(
+    jobs = pl.DataFrame(rows, schema=RECORD_COLUMNS).group_by("rule", "job_hash", maintain_order=True).agg(
         pl.col("starttime").min(), pl.col("endtime").max()
     ).select(list(RECORD_COLUMNS))
     # a job run by a cluster executor is recorded when the main process sees it finish, with an end before its
@@ -52,7 +52,7 @@ def rule_times(jobs: pl.DataFrame) -> pl.DataFrame:
     """Per rule: jobs, summed job time, the longest job, first start; in pipeline (first start) order. A rule whose
     jobs all ran through a cluster executor has no recorded time (null)."""
     return (
-        jobs.group_by("rule")
+        jobs.group_by("rule", maintain_order=True)
         .agg(pl.len().alias("jobs"),
              pl.when(pl.col("seconds").count() > 0).then(pl.col("seconds").sum()).alias("total_s"),  # null: unknown
              pl.col("seconds").max().alias("max_s"),

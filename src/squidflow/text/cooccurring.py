@@ -87,7 +87,7 @@ def cooccurring_report(cooc: pl.DataFrame, subtitles: pl.DataFrame, *, window_s:
     """Markdown: how many videos have subtitles, how many frames have none in their window, what could not be read."""
     n_frames = cooc.height
     empty = cooc.filter(pl.col("subtitles") == "")
-    counts = dict(subtitles.group_by("status").len().iter_rows()) if subtitles.height else {}
+    counts = dict(subtitles.group_by("status", maintain_order=True).len().iter_rows()) if subtitles.height else {}
     lines = [
         "# Co-occurring text per frame",
         "",

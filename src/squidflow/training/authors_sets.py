@@ -228,12 +228,12 @@ def authors_sets(files: Mapping[str, dict], judgments: pl.DataFrame, dataset_csv
     images = image_table(files["labels_all.json"], files["labels_var_a.json"])
     mapped, notes = map_images(images, judged_rows(judgments), known)
     sets = set_rows(files["indices.json"], files["indices_uq.json"])
-    missing = sets.join(mapped, on="image", how="anti")
+    missing = sets.join(mapped, on="image", how="anti", maintain_order="left")
     if len(missing):
         raise ValueError(f"indices: {len(missing)} listed image(s) are not in labels_all.json (e.g. "
                          f"{missing['image'].head(3).to_list()}); the five experiment files must come from one release")
-    out = sets.join(mapped.drop("release_video"), on="image", how="left")
-    counts = mapped.group_by("data_type", "match").len().sort("data_type", "match")
+    out = sets.join(mapped.drop("release_video"), on="image", how="left", maintain_order="left")
+    counts = mapped.group_by("data_type", "match", maintain_order=True).len().sort("data_type", "match")
     notes.insert(0, "images mapped: " + "; ".join(f"{d} {m}: {n}" for d, m, n in counts.iter_rows()))
     return out.select("experiment", "target", "split", "image", "event", "data_type", "video_id", "frame_index", "match"), notes
 

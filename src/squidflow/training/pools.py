@@ -70,7 +70,7 @@ def sd_pool_from_demo(
     """
     ok = videos.filter(pl.col("status") == "ok").select("video_id", pl.col("path").alias("source_path"))
     video_split = (
-        frames.group_by("video_id").agg(pl.col("split").mode().sort().first().alias("split"))
+        frames.group_by("video_id", maintain_order=True).agg(pl.col("split").mode().sort().first().alias("split"))
         if len(frames) else pl.DataFrame(schema={"video_id": pl.Utf8, "split": pl.Utf8})
     )
     clean = (
@@ -87,8 +87,8 @@ def sd_pool_from_demo(
         .with_columns(image_id_expr())
         .filter(~pl.col("image_id").is_in(frames["image_id"].implode()))
         .unique(["image_id"], keep="first", maintain_order=True)
-        .join(ok, on="video_id", how="inner")
-        .join(video_split, on="video_id", how="left")
+        .join(ok, on="video_id", how="inner", maintain_order="left")
+        .join(video_split, on="video_id", how="left", maintain_order="left")
     )
     clean = clean.with_columns(
         pl.when(pl.col("split").is_null())

@@ -46,7 +46,7 @@ def judgment_means(judgments: pl.DataFrame) -> pl.DataFrame:
     IMAGE_SCORES columns that `human_means` reads)."""
     j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
     return (
-        j.group_by("video_id", "frame_index", "event_prompt", "variant")
+        j.group_by("video_id", "frame_index", "event_prompt", "variant", maintain_order=True)
         .agg(pl.col("rating").cast(pl.Float64).mean().alias("mean"))
         .sort("video_id", "frame_index", "event_prompt", "variant")
     )
@@ -59,7 +59,7 @@ def screening_notes(judgments: pl.DataFrame, report: pl.DataFrame, scores: pl.Da
         return []
     removed = judgments.filter(pl.col("annotator").is_in(excluded["annotator"].implode()))
     key = ["video_id", "frame_index", "event_prompt", "variant"]
-    both = judgment_means(judgments).join(scores.select(*key, pl.col("mean").alias("screened")), on=key, how="left")
+    both = judgment_means(judgments).join(scores.select(*key, pl.col("mean").alias("screened")), on=key, how="left", maintain_order="left")
     changed = both.filter(pl.col("screened").is_null() | ((pl.col("mean") - pl.col("screened")).abs() > 1e-9))
     who = "; ".join(f"{a} ({', '.join(f) or 'no flag'})" for a, f in excluded.select("annotator", "flags").iter_rows())
     return [f"the annotator-quality step excludes {len(excluded)} annotator(s): {who}; that removes {len(removed)} of "
@@ -107,12 +107,12 @@ def authors_images(listed: pl.DataFrame, se: pl.DataFrame, seed: int, what: str,
     framed = (
         listed.filter(pl.col("frame_index").is_not_null())
         .select("event", image_id_expr())
-        .join(pool.drop("video_id", "frame_index"), on="image_id", how="left")
+        .join(pool.drop("video_id", "frame_index"), on="image_id", how="left", maintain_order="left")
     )
     lost_frames = int(framed["row"].null_count())
     framed = framed.filter(pl.col("row").is_not_null()).unique("image_id", keep="first", maintain_order=True)
     used = set(framed["image_id"])
-    by_video = listed.filter(pl.col("frame_index").is_null()).group_by("video_id", "event").len().sort("video_id", "event")
+    by_video = listed.filter(pl.col("frame_index").is_null()).group_by("video_id", "event", maintain_order=True).len().sort("video_id", "event")
     parts, lost_videos, short = [framed], 0, 0
     for i, (video, event, k) in enumerate(by_video.iter_rows()):
         frames = pool.filter((pl.col("video_id") == video) & ~pl.col("image_id").is_in(list(used))).sort("frame_index")
@@ -204,7 +204,7 @@ def classification_sets(
         if sd_val_per_event:
             sd_val = _sample(sd_val, sd_val_per_event, seed, f"SD val {e}", notes)
         parts.append(_rows(sd_val, "eval", "SD", label))
-    se_eval = se_eval.join(judged, left_on=["image_id", "event"], right_on=["image_id", "prompt_event"], how="inner")
+    se_eval = se_eval.join(judged, left_on=["image_id", "event"], right_on=["image_id", "prompt_event"], how="inner", maintain_order="left")
     if len(se_eval) == 0:
         raise ValueError("classification: no SE evaluation frame has a variant A judgment of its own event in "
                          "results/judgments/image_scores.parquet; Table 1's certainty bins need them")
@@ -219,7 +219,7 @@ def _pick_eval_by_video(candidates: pl.DataFrame, n: int, seed: int) -> pl.DataF
     if len(candidates) <= n:
         return candidates
     videos = (
-        candidates.group_by("video_id").len().sort("video_id")
+        candidates.group_by("video_id", maintain_order=True).len().sort("video_id")
         .with_columns(pl.int_range(pl.len()).shuffle(seed=seed).alias("_tie"))
         .sort(["len", "_tie"], descending=[True, False])
     )
@@ -294,11 +294,11 @@ def calibration_sets(
         _check_authors_events(authors, events)
         se_train = authors_images(_authors_list(authors, "table3", target, "train"), se, seed, "SE train (authors)", notes)
         se_val = authors_images(_authors_list(authors, "table3", target, "val"), se, seed, "SE eval (authors)", notes)
-        se_val = se_val.join(judged.drop("prompt_event"), on="image_id", how="inner")
+        se_val = se_val.join(judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left")
         parts.append(_rows(se_train, "train", "SE", label))
         parts.append(_rows(se_val, "eval", "SE", label, human=True))
         return pl.concat(parts)
-    candidates = se.filter(pl.col("split") != "train").join(judged.drop("prompt_event"), on="image_id", how="inner")
+    candidates = se.filter(pl.col("split") != "train").join(judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left")
     if len(candidates) == 0:
         raise ValueError(f"calibration: no SE frame outside the training split has a variant B judgment for the target "
                          f"event {target!r} in results/judgments/image_scores.parquet; Tables 3 and 9 need them")
@@ -359,7 +359,7 @@ def sets_summary(sets: pl.DataFrame, *, experiment: str, mode: str, human_means:
     """What the tables' captions say about an experiment's sets: the choice, the sizes per set and class, the notes
     (anything that differs from the configuration) and, for the authors' sets, their leaks."""
     counts = (
-        sets.group_by("use", "dataset", "label").len().sort("use", "dataset", "label")
+        sets.group_by("use", "dataset", "label", maintain_order=True).len().sort("use", "dataset", "label")
         .rename({"len": "n"}).to_dicts()
     )
     return {"experiment": experiment, "sets": mode, "human_means": human_means, "counts": counts,

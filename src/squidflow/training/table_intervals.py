@@ -57,7 +57,8 @@ class RunImages:
 
 
 def image_lists(runs: Mapping[tuple, pl.DataFrame]) -> dict[str, list[str]]:
-    """Per evaluation set, the table's images: the first run's in its order, then any others'."""
+    """Per evaluation set, the table's images: the first run's in its order (the order its
+    metrics were computed in: the authors' batched ECE depends on it), then any others'."""
     out: dict[str, list[str]] = {}
     for run in runs.values():
         for eval_set, group in run.group_by("eval_set", maintain_order=True):

@@ -19,7 +19,7 @@ STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 
 def status_counts(videos: pl.DataFrame) -> pl.DataFrame:
     """event × status -> number of videos (every status of STATUSES a column, zeros included), events sorted."""
-    counts = videos.group_by("event", "status").len()
+    counts = videos.group_by("event", "status", maintain_order=True).len()
     rows = []
     for event in sorted(videos["event"].drop_nulls().unique().to_list()):
         row = {"event": event}
@@ -39,7 +39,7 @@ def failure_reasons(videos: pl.DataFrame) -> pl.DataFrame:
     if "reason" not in bad.columns:
         bad = bad.with_columns(pl.lit(None, dtype=pl.Utf8).alias("reason"))
     bad = bad.with_columns(pl.coalesce("reason", "status").alias("reason"))
-    return bad.group_by("reason", "status").len("n").sort(["n", "reason"], descending=[True, False])
+    return bad.group_by("reason", "status", maintain_order=True).len("n").sort(["n", "reason"], descending=[True, False])
 
 
 def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = "") -> int:

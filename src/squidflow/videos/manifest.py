@@ -169,16 +169,16 @@ def build_manifest(candidates: pl.DataFrame, statuses: Iterable[pl.DataFrame]) -
     parts = [s for s in statuses if len(s)]
     status = pl.concat(parts, how="vertical") if parts else schemas.empty(schemas.VIDEO_STATUS)
     order = candidates.select("video_id").with_row_index("_order")
-    missing = order.join(status.select("video_id"), on="video_id", how="anti")
+    missing = order.join(status.select("video_id"), on="video_id", how="anti", maintain_order="left")
     if len(missing):
-        pending = candidates.join(missing.select("video_id"), on="video_id").with_columns(
+        pending = candidates.join(missing.select("video_id"), on="video_id", maintain_order="left").with_columns(
             pl.lit("failed").alias("status"),
             pl.lit("unknown").alias("reason"),
             pl.lit("no status record was written for this video").alias("error"),
             pl.lit(0).alias("retry_generation"),
         )
         status = pl.concat([status, conform(pending, schemas.VIDEO_STATUS)], how="vertical")
-    out = order.join(status, on="video_id", how="left").sort("_order").drop("_order")
+    out = order.join(status, on="video_id", how="left", maintain_order="left").sort("_order").drop("_order")
     return conform(out.unique("video_id", keep="first", maintain_order=True), schemas.VIDEOS)
 
 
@@ -208,7 +208,7 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
     """Markdown: what the brake stopped, videos per event × status and × reason, the failures, the sources' notes."""
     statuses = ["ok", "unavailable", "failed", "corrupt"]
     lines = ["# Video acquisition report", ""]
-    counts = manifest.group_by("status").len()
+    counts = manifest.group_by("status", maintain_order=True).len()
     total = {r["status"]: r["len"] for r in counts.iter_rows(named=True)}
     lines.append(f"{len(manifest)} videos: " + ", ".join(f"{total.get(s, 0)} {s}" for s in statuses) + ".")
     brake_notes = list(brake_notes)
@@ -216,7 +216,7 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
         lines += ["", "## Stopped by the brake", ""] + [f"- {_md(n)}" for n in brake_notes]
     lines += ["", "## Videos per event and status", "", "| event | " + " | ".join(statuses) + " | total |",
               "|---|" + "---:|" * (len(statuses) + 1)]  # fmt: skip
-    per = manifest.group_by("event", "status").len()
+    per = manifest.group_by("event", "status", maintain_order=True).len()
     table: dict[str, dict[str, int]] = {}
     for r in per.iter_rows(named=True):
         table.setdefault(r["event"] or "", {})[r["status"]] = r["len"]
@@ -233,7 +233,7 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
             "|---|" + "---:|" * len(statuses),
         ]
         for src, grp in manifest.group_by("source", maintain_order=True):
-            c = dict(grp.group_by("status").len().iter_rows())
+            c = dict(grp.group_by("status", maintain_order=True).len().iter_rows())
             lines.append(f"| {_md(src[0])} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
     bad = manifest.filter(pl.col("status") != "ok").with_columns(pl.col("reason").fill_null("unknown"))
     if len(bad):
@@ -242,7 +242,7 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
         by = manifest.with_columns(
             pl.when(pl.col("status") == "ok").then(pl.lit("ok")).otherwise(pl.col("reason").fill_null("unknown"))
             .alias("_reason")
-        ).group_by("event", "_reason").len()  # fmt: skip
+        ).group_by("event", "_reason", maintain_order=True).len()  # fmt: skip
         cells: dict[str, dict[str, int]] = {}
         for r in by.iter_rows(named=True):
             cells.setdefault(r["event"] or "", {})[r["_reason"]] = r["len"]
@@ -253,7 +253,7 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
             lines.append(f"| {_md(event)} | " + " | ".join(str(cells[event].get(c, 0)) for c in cols) + " |")
         lines += ["", "## Not ok, by reason", "", "| reason | status | videos | what to do |", "|---|---|---:|---|"]
         bad = bad.with_columns(on_disk_column(bad))
-        for r in bad.group_by("reason", "status", "_on_disk").len().sort("len", descending=True).iter_rows(named=True):
+        for r in bad.group_by("reason", "status", "_on_disk", maintain_order=True).len().sort("len", descending=True).iter_rows(named=True):
             kind = " (files on disk)" if r["_on_disk"] else ""
             lines.append(f"| `{r['reason']}`{kind} | {r['status']} | {r['len']} | {remedy(r['reason'], on_disk=r['_on_disk'])} |")
         lines += ["", "## Not ok", "", "| video_id | event | status | reason | attempts | error |",
@@ -368,7 +368,7 @@ def dropped_report(manifest: pl.DataFrame, source_notes: list[str], *, frame_sha
     if len(bad):
         lines += ["## By stage and reason", "", "| stage | reason | status | videos | what to do |",
                   "|---|---|---|---:|---|"]  # fmt: skip
-        for r in bad.group_by("stage", "reason", "status", "_on_disk").len().sort("stage", "len").iter_rows(named=True):
+        for r in bad.group_by("stage", "reason", "status", "_on_disk", maintain_order=True).len().sort("stage", "len").iter_rows(named=True):
             lines.append(f"| {r['stage']} | `{r['reason']}`{' (files on disk)' if r['_on_disk'] else ''} | "
                          f"{r['status']} | {r['len']} | {remedy(r['reason'], on_disk=r['_on_disk'])} |")  # fmt: skip
         lines += ["", "## Every dropped video", "", "| video_id | event | stage | reason | file or URL | where to look | error |",
@@ -391,7 +391,7 @@ def dropped_line(manifest: pl.DataFrame, source_notes: list[str], report: str = 
         return f"squidflow videos: all {len(manifest)} videos ok, no file skipped"
     parts = []
     for stage, grp in bad.group_by("stage", maintain_order=True):
-        counts = ", ".join(f"{r} {n}" for r, n in grp.group_by("reason").len().sort("len", descending=True).iter_rows())
+        counts = ", ".join(f"{r} {n}" for r, n in grp.group_by("reason", maintain_order=True).len().sort("len", descending=True).iter_rows())
         parts.append(f"{stage[0]}: {counts}")
     return (f"squidflow videos: {len(bad)} of {len(manifest)} dropped" + (f" ({'; '.join(parts)})" if parts else "")
             + f", {skipped} files skipped; which, why and what to do: {report}")

@@ -92,7 +92,7 @@ def proposal_scores(
     vectors = np.asarray(proposals["region"].to_numpy(), dtype=np.float32).reshape(len(proposals), -1)
     boxes = [tuple(float(b[k]) for k in BOX_KEYS) for b in proposals["box"].to_list()]
     by_image = {iid: np.asarray(rows, dtype=np.int64) for iid, rows in
-                proposals.select("image_id").with_row_index("_row").group_by("image_id").agg("_row").iter_rows()}
+                proposals.select("image_id").with_row_index("_row").group_by("image_id", maintain_order=True).agg("_row").iter_rows()}
     instance_ids = corpus["instance_id"].to_list()
     regions = corpus["bboxes"].to_list()
     out = []
@@ -152,7 +152,7 @@ def evaluate(
     out["retrieval"] = retrieval_metrics(region, inference, chunks) if len(corpus) else None
     # localization with ground-truth boxes: every image, as the leaderboard (instances sharing a box included)
     per_image = [s for _, _, s in gt_box_scores(corpus, region, inference)]
-    shared = corpus.group_by("image_id").agg((pl.col("bboxes").n_unique() < pl.len()).alias("shared"))["shared"].sum()
+    shared = corpus.group_by("image_id", maintain_order=True).agg((pl.col("bboxes").n_unique() < pl.len()).alias("shared"))["shared"].sum()
     out["localization"] = None
     if per_image:
         loc: dict = {"gt_boxes": localization_gt(per_image), "n_images": len(per_image),
