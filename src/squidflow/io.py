@@ -38,6 +38,21 @@ class SchemaError(UserError, ValueError):
     """An artifact does not have the columns or types its schema promises."""
 
 
+def inside(folder: str | os.PathLike, name: str | os.PathLike, *, what: str = "a name from the data") -> Path:
+    """`folder / name`, resolved, when it stays inside `folder`; else an InputError naming both.
+
+    Every path built from data (an event, a project key, an image's src) goes through here, so an absolute name, a
+    `../` or a link out of the folder can never make squidflow read or write elsewhere."""
+    text = os.fspath(name)
+    base = Path(folder).resolve()
+    bad = "\0" in text or not text.strip()
+    path = base if bad else (base / text).resolve()
+    if bad or path == base or not path.is_relative_to(base):
+        raise InputError(f"{what} {text[:80]!r} would make a path outside {folder} ({str(path)[:120]}); "
+                         "only plain names are accepted there: rename it.")
+    return path
+
+
 def current_umask() -> int:
     """The process umask (reading it means setting it, so it is set straight back)."""
     mask = os.umask(0)
