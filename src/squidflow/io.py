@@ -326,6 +326,8 @@ def json_lines(lines: Iterable[str | bytes], where: str, *, what: str,
         except json.JSONDecodeError as exc:
             raise error(f"{where}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be "
                         f"{what}") from exc
+        except RecursionError:
+            raise error(f"{where}, line {line_no}: JSON nested too deeply; each line must be {what}") from None
         if not isinstance(rec, dict):
             raise error(f"{where}, line {line_no}: a JSON {type(rec).__name__}, not an object; each line must be {what}")
         yield line_no, rec
