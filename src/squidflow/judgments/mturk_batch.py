@@ -108,7 +108,7 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
     long = _parse_slots(long)
     slot_ok = pl.col("video_id").is_not_null() & pl.col("rating").is_not_null()
     if known_images is not None:
-        slot_ok = slot_ok & pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8))
+        slot_ok = slot_ok & pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
     long = long.join(base.select("_i", "annotator", "event_prompt", "variant"), on="_i").with_columns(
         pl.lit(round_, dtype=pl.Int64).alias("round"))
     keyed = long.filter(pl.col("video_id").is_not_null())
@@ -116,7 +116,7 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
     # a judgment in two rows, or in an earlier batch: by its hash (a collision only sends a row to the row reader)
     keyed = keyed.with_columns(pl.struct(KEY).hash().alias("_h"))
     earlier = prior.select(pl.struct(KEY).hash().alias("_h"))["_h"]
-    shared = keyed.filter(pl.col("_h").is_duplicated() | pl.col("_h").is_in(earlier))
+    shared = keyed.filter(pl.col("_h").is_duplicated() | pl.col("_h").is_in(earlier.implode()))
     suspect = set(shared["_i"].to_list()) | set(long.filter(~slot_ok)["_i"].to_list()) | set(
         base.filter(~row_ok)["_i"].to_list())
     # the rows that need the row-by-row reader, in file order, with the earlier places of their judgments
