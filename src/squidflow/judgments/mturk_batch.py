@@ -43,22 +43,27 @@ def _python_map(values: pl.Series, fn, dtype) -> pl.Series:
 def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
     """video_id, frame_index and rating of each slot: `<video>_<digits>` and a 0..100 answer by column expressions,
     anything else (a Unicode digit, a frame number past int64, an odd answer) by the row reader's own functions."""
-    parts = pl.col("image").str.extract_groups(r"(?s)^(.+)_([0-9]+)$")
-    answer = pl.col("answer").str.strip_chars(WHITESPACE)
+    frame = pl.col("image").str.extract(r"_([0-9]+)$", 1)
+    vid = pl.col("image").str.slice(0, pl.col("image").str.len_chars() - frame.str.len_chars() - 1)
+    answer = pl.col("answer")
     long = long.with_columns(
-        parts.struct.field("1").alias("video_id"),
-        parts.struct.field("2").cast(pl.Int64, strict=False).alias("frame_index"),
+        pl.when(vid != "").then(vid).alias("video_id"),
+        frame.cast(pl.Int64, strict=False).alias("frame_index"),
         pl.when(answer.str.contains(r"^[0-9]{1,3}$")).then(answer.cast(pl.Int64, strict=False)).alias("rating"),
-    ).with_columns(pl.when(pl.col("rating") <= 100).then(pl.col("rating")).alias("rating"))
-    odd = long.filter(pl.col("frame_index").is_null())
-    if len(odd):
-        parsed = _python_map(odd["image"], _image, pl.Struct({"video_id": pl.Utf8, "frame_index": pl.Int64}))
-        fixed = odd.with_columns(parsed.struct.field("video_id"), parsed.struct.field("frame_index"))
-        long = pl.concat([long.filter(pl.col("frame_index").is_not_null()), fixed]).sort("_i", "slot")
-    odd = long.filter(pl.col("rating").is_null())
-    if len(odd):
-        fixed = odd.with_columns(_python_map(odd["answer"], _rating, pl.Int64).alias("rating"))
-        long = pl.concat([long.filter(pl.col("rating").is_not_null()), fixed]).sort("_i", "slot")
+    ).with_columns(pl.when(pl.col("rating") <= 100).then(pl.col("rating")).alias("rating"),
+                   pl.when(pl.col("frame_index").is_not_null()).then(pl.col("video_id")).alias("video_id"))
+    odd = long.filter(pl.col("frame_index").is_null())["image"].unique().to_list()
+    if odd:
+        parsed = pl.Series([_image(v) for v in odd], dtype=pl.Struct({"video_id": pl.Utf8, "frame_index": pl.Int64}))
+        mapped = pl.col("image").replace_strict(odd, parsed, default=None, return_dtype=parsed.dtype)
+        long = long.with_columns(
+            pl.when(pl.col("frame_index").is_null()).then(mapped.struct.field("video_id")).otherwise("video_id").alias("video_id"),
+            pl.when(pl.col("frame_index").is_null()).then(mapped.struct.field("frame_index")).otherwise("frame_index").alias("frame_index"),
+        )  # fmt: skip
+    odd = long.filter(pl.col("rating").is_null())["answer"].unique().to_list()
+    if odd:
+        mapped = pl.col("answer").replace_strict(odd, [_rating(v) for v in odd], default=None, return_dtype=pl.Int64)
+        long = long.with_columns(pl.when(pl.col("rating").is_null()).then(mapped).otherwise("rating").alias("rating"))
     return long
 
 
@@ -75,16 +80,16 @@ def _rating(value: str):
     return parse_rating(value)
 
 
-def seen_frames(seen: dict) -> pl.DataFrame:
-    """The judgments of earlier batches: those `seen` holds as a frame, and its plain entries."""
-    frames = list(seen.get(SEEN_FRAMES, []))
+def _seen_batches(seen: dict) -> list[tuple[str, pl.DataFrame]]:
+    """The batches read before with polars, (file, judgments with KEY, `_line` and the key's hash `_h`), and the
+    plain entries of `seen` (key -> "file:line") as one more."""
+    batches = list(seen.get(SEEN_FRAMES, []))
     plain = [(*k, v) for k, v in seen.items() if k != SEEN_FRAMES]
     if plain:
-        frames.append(pl.DataFrame(plain, schema={**{c: schemas.JUDGMENTS.columns[c] for c in KEY}, "place": pl.Utf8},
-                                   orient="row"))  # fmt: skip
-    if not frames:
-        return pl.DataFrame(schema={**{c: schemas.JUDGMENTS.columns[c] for c in KEY}, "place": pl.Utf8})
-    return pl.concat(frames, how="vertical_relaxed")
+        df = pl.DataFrame(plain, schema={**{c: schemas.JUDGMENTS.columns[c] for c in KEY}, "_place": pl.Utf8},
+                          orient="row")  # fmt: skip
+        batches.append(("", df.with_columns(pl.struct(KEY).hash().alias("_h"))))
+    return batches
 
 
 def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_images, source: str, round_: int,
@@ -98,54 +103,49 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
         _text("WorkerId").alias("annotator"), _text("HITId").alias("hit"),
         _unneutralise(_text("Input.event_prompt")).alias("event_prompt"),
         _text("Input.variant").replace_strict({"a": "A", "b": "B", "A": "A", "B": "B"}, default=None).alias("variant"),
+        pl.concat_list([pl.lit(i, dtype=pl.Int64) for i in slots]).alias("slot"),
+        pl.concat_list([_unneutralise(_text(f"Input.image_{i}_id")) for i in slots]).alias("image"),
+        pl.concat_list([pl.col(f"Answer.rating_{i}").fill_null("") for i in slots]).alias("answer"),
     )  # fmt: skip
     row_ok = (pl.col("annotator") != "") & (pl.col("hit") != "") & (pl.col("event_prompt") != "") & pl.col("variant").is_not_null()
-    long = pl.concat([
-        rows.select("_i", pl.lit(i).alias("slot"), _unneutralise(_text(f"Input.image_{i}_id")).alias("image"),
-                    pl.col(f"Answer.rating_{i}").fill_null("").alias("answer"))
-        for i in slots
-    ]).filter(pl.col("image") != "")  # fmt: skip
-    long = _parse_slots(long)
+    long = (base.select("_i", "annotator", "event_prompt", "variant", "slot", "image", "answer")
+            .explode("slot", "image", "answer").filter(pl.col("image") != ""))  # fmt: skip
+    base = base.drop("slot", "image", "answer")
+    long = _parse_slots(long).with_columns(pl.lit(round_, dtype=pl.Int64).alias("round"))
     slot_ok = pl.col("video_id").is_not_null() & pl.col("rating").is_not_null()
     if known_images is not None:
         slot_ok = slot_ok & pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
-    long = long.join(base.select("_i", "annotator", "event_prompt", "variant"), on="_i").with_columns(
-        pl.lit(round_, dtype=pl.Int64).alias("round"))
-    keyed = long.filter(pl.col("video_id").is_not_null())
-    prior = seen_frames(seen).with_columns(pl.col("round").cast(pl.Int64), pl.col("frame_index").cast(pl.Int64))
     # a judgment in two rows, or in an earlier batch: by its hash (a collision only sends a row to the row reader)
-    keyed = keyed.with_columns(pl.struct(KEY).hash().alias("_h"))
-    earlier = prior.select(pl.struct(KEY).hash().alias("_h"))["_h"]
-    shared = keyed.filter(pl.col("_h").is_duplicated() | pl.col("_h").is_in(earlier.implode()))
-    suspect = set(shared["_i"].to_list()) | set(long.filter(~slot_ok)["_i"].to_list()) | set(
-        base.filter(~row_ok)["_i"].to_list())
+    long = long.with_columns(pl.struct(KEY).hash().alias("_h"))
+    earlier = [b.select("_h") for _, b in _seen_batches(seen)]
+    shared = pl.col("_h").is_duplicated() & pl.col("video_id").is_not_null()
+    if earlier:
+        shared = shared | pl.col("_h").is_in(pl.concat(earlier)["_h"].implode())
+    suspect = pl.concat([long.filter(shared | ~slot_ok).select("_i"), base.filter(~row_ok).select("_i")])["_i"].unique()
     # the rows that need the row-by-row reader, in file order, with the earlier places of their judgments
-    lookup = {}
-    if suspect:
-        mine = keyed.filter(pl.col("_i").is_in(list(suspect))).select(KEY).unique()
-        for r in prior.join(mine, on=KEY, nulls_equal=True).unique(KEY, keep="first").iter_rows():
-            lookup[tuple(r[:6])] = r[6]
-    problems, accepted_suspects, extra = [], [], []
-    for rec in rows.filter(pl.col("_i").is_in(list(suspect))).iter_rows(named=True):
-        problem, judged = read_row(rec, slots, path, known_images, round_, lookup)
-        if problem:
-            problems.append(problem)
-            continue
-        accepted_suspects.append(rec["_i"])
-        for k, (key, _vid, _frame, rating) in enumerate(judged):
-            lookup[key] = f"{path}:{rec['_line']}"
-            extra.append((rec["_i"], k, *key, rating))
-    keep = base.filter(~pl.col("_i").is_in(list(suspect)) | pl.col("_i").is_in(accepted_suspects))
-    keep = keep.with_columns(pl.int_range(pl.len()).over("hit", order_by="_i").alias("position"))
-    clean = long.filter(~pl.col("_i").is_in(list(suspect))).select(
-        "_i", pl.col("slot").cast(pl.Int64).alias("_k"), "video_id", "frame_index", "rating")
-    if extra:
-        clean = pl.concat([clean, pl.DataFrame(extra, schema=["_i", "_k", *KEY, "rating"], orient="row").select(
-            pl.col("_i").cast(pl.UInt32), pl.col("_k").cast(pl.Int64), "video_id", pl.col("frame_index").cast(pl.Int64),
-            pl.col("rating").cast(pl.Int64))])  # fmt: skip
-    out = (clean.join(keep, on="_i").with_columns(pl.lit(round_).alias("round"), pl.lit(source).alias("source"))
-           .sort("_i", "_k"))  # fmt: skip
-    seen.setdefault(SEEN_FRAMES, []).append(
-        out.select(*KEY, pl.format("{}:{}", pl.lit(str(path)), pl.col("_line")).alias("place")))
-    judgments = out.select(list(schemas.JUDGMENTS.columns)).cast(schemas.JUDGMENTS.columns)
-    return judgments, sorted(problems, key=lambda p: p.row), rejected
+    lookup: dict[tuple, str] = {}
+    accepted: list[int] = []
+    problems = []
+    if len(suspect):
+        mine = long.filter(pl.col("_i").is_in(suspect.implode()) & pl.col("video_id").is_not_null()).select(*KEY, "_h")
+        for file, batch in _seen_batches(seen):
+            hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True)
+            place = pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
+            for r in hits.select(*KEY, place).iter_rows():
+                lookup.setdefault(tuple(r[:6]), r[6])
+        for rec in rows.filter(pl.col("_i").is_in(suspect.implode())).iter_rows(named=True):
+            problem, judged = read_row(rec, slots, path, known_images, round_, lookup)
+            if problem:
+                problems.append(problem)
+                continue
+            accepted.append(rec["_i"])
+            for key, *_ in judged:
+                lookup[key] = f"{path}:{rec['_line']}"
+    # an accepted row has no bad slot and no judgment given before: its judgments are its slots, as parsed
+    dropped = suspect.filter(~suspect.is_in(pl.Series(accepted, dtype=suspect.dtype).implode()))
+    keep = base.filter(~pl.col("_i").is_in(dropped.implode())).with_columns(
+        pl.int_range(pl.len()).over("hit").alias("position"))
+    out = long.join(keep.select("_i", "_line", "hit", "position"), on="_i", how="inner", maintain_order="left")
+    seen.setdefault(SEEN_FRAMES, []).append((str(path), out.select(*KEY, "_line", "_h")))
+    judgments = out.with_columns(pl.lit(source).alias("source")).select(list(schemas.JUDGMENTS.columns))
+    return judgments.cast(schemas.JUDGMENTS.columns), problems, rejected
