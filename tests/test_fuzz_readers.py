@@ -93,8 +93,16 @@ def in_tmp(name: str, data: bytes):
     return tmp, path
 
 
+# Names an attacker picks for what becomes a file name, a job name or a report label (issue #31)
+HOSTILE_NAME = st.sampled_from([
+    "<script>alert(1)</script>", "</script><script>alert(1)</script>", "../../../../tmp/x", "/tmp/x", "/", "..", ".",
+    "", "a\x00b", "a\nb", "e" * 300, "a/b", "C:\\Windows\\x", "$(touch x)", "%2e%2e%2f", "x" * 64, "x" * 65,
+    "file:///etc/passwd", "~/.ssh/id_rsa", "\u202eevil", "con", " parade ",
+]) | TEXT  # fmt: skip
+
 # --- URL lists: CSV, Parquet, JSON Lines ---------------------------------------------------------------------------
-URL_ROWS = st.lists(st.fixed_dictionaries({"url": TEXT, "event": TEXT, "video_id": TEXT, "title": TEXT}), max_size=6)
+URL_ROWS = st.lists(st.fixed_dictionaries({"url": TEXT, "event": HOSTILE_NAME, "video_id": HOSTILE_NAME, "title": TEXT}),
+                    max_size=6)
 
 
 def _read_url_list(path):
@@ -686,3 +694,57 @@ def test_label_studio_ingest_exports_mutated(data, on_error):
             assert judgments.filter(pl.col("hit") == "B-0")["rating"].to_list() == [35]  # the good export is read whole
             n_skipped = int(re.search(r"## Skipped tasks: (\d+)", report).group(1))
             assert on_error == "skip" or n_skipped == 0
+
+
+# --- hostile names and paths: listing, paths built from data, images a page names -----------------------------------
+@given(st.lists(st.tuples(HOSTILE_NAME, HOSTILE_NAME), min_size=1, max_size=4))
+def test_listed_events_are_job_safe_or_refused_naming_the_list(pairs):
+    """Every event and video id that leaves the listing can name a file and a job; the rest stop naming the list."""
+    from squidflow.events import EVENT_ID_MAX
+    from squidflow.errors import EmptyError, InputError
+    from squidflow.videos.sources import list_candidates
+
+    rows = [{"url": f"https://a.example/{i}.mp4", "event": e, "video_id": v} for i, (e, v) in enumerate(pairs)]
+    tmp, path = in_tmp("urls.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+    with tmp:
+        try:
+            cands, _ = list_candidates([{"type": "urls", "path": str(path)}])
+        except (InputError, EmptyError) as exc:
+            assert path.name in str(exc), str(exc)
+            fuzzed("URL list listing (hostile names)", "stopped with a user error naming the file")
+            return
+        for col in ("event", "video_id"):
+            for v in cands[col]:
+                assert re.fullmatch(r"[A-Za-z0-9_\-]+", v) and len(v) <= EVENT_ID_MAX, (col, v)
+        fuzzed("URL list listing (hostile names)", "read")
+
+
+@given(HOSTILE_NAME)
+def test_paths_built_from_data_stay_inside_their_folder(name):
+    from squidflow.io import inside
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "results" / "figures"
+        try:
+            path = inside(folder, f"{name}.png" if name else name, what="event")
+        except UserError as exc:
+            assert str(folder) in str(exc)
+            fuzzed("paths built from data (io.inside)", "stopped with a user error naming the folder")
+            return
+        assert path.is_relative_to(folder.resolve()) and path != folder.resolve()
+        fuzzed("paths built from data (io.inside)", "read")
+
+
+@given(HOSTILE_NAME)
+def test_a_page_inlines_no_image_from_outside_its_root(name):
+    from squidflow.report.pages import self_contained
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "work" / "results"
+        (root / "annotation").mkdir(parents=True)
+        (Path(tmp) / "secret.png").write_bytes(b"SQFSECRET")
+        for src in (name, f"../../{name}", f"/{name}", f"{tmp}/secret.png", "../../secret.png"):
+            page = '<img src="' + src.replace('"', "&quot;") + '">'
+            out, _, _ = self_contained(page, root / "annotation", root=root)
+            assert "U1FGU0VDUkVU" not in out  # base64 of the secret's bytes
+        fuzzed("task page images (report.pages)", "read")

@@ -70,9 +70,13 @@ def self_contained(page: str, base_dir: str | Path, root: str | Path | None = No
         if path == root or not path.is_relative_to(root):
             refused.append(src)
             return f"{head}{quote}{REFUSED_TILE}{quote}"
-        if not path.is_file():
-            missing.append(src)
-            return match.group(0)
-        return f"{head}{quote}{data_uri(path)}{quote}"
+        try:
+            return f"{head}{quote}{data_uri(path)}{quote}" if path.is_file() else _missing(match, src)
+        except OSError:  # a name too long, a file unreadable
+            return _missing(match, src)
+
+    def _missing(match: re.Match, src: str) -> str:
+        missing.append(src)
+        return match.group(0)
 
     return IMG_SRC.sub(replace, page), missing, refused
