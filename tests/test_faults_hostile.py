@@ -8,7 +8,6 @@ these cases with the rest of the fault suite.
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys

@@ -700,8 +700,8 @@ def test_label_studio_ingest_exports_mutated(data, on_error):
 @given(st.lists(st.tuples(HOSTILE_NAME, HOSTILE_NAME), min_size=1, max_size=4))
 def test_listed_events_are_job_safe_or_refused_naming_the_list(pairs):
     """Every event and video id that leaves the listing can name a file and a job; the rest stop naming the list."""
-    from squidflow.events import EVENT_ID_MAX
     from squidflow.errors import EmptyError, InputError
+    from squidflow.events import EVENT_ID_MAX
     from squidflow.videos.sources import list_candidates
 
     rows = [{"url": f"https://a.example/{i}.mp4", "event": e, "video_id": v} for i, (e, v) in enumerate(pairs)]
