@@ -362,3 +362,27 @@ def test_the_polars_batch_reader_gives_the_row_readers_judgments_and_problems(tm
         assert p1 == p2 and r1 == r2
     assert len(results[0][0][1]) >= 4 and len(results[0][1][1]) == 1
     tried("the polars MTurk reader against the row reader (duplicates, bad rows, rejects)", "read correctly: the same judgments and messages")
+
+
+# ====================================== 6. the workflow, end to end ================================================
+@pytest.mark.slow
+def test_a_run_with_hostile_events_stops_at_listing_and_writes_nothing_outside(tmp_path):
+    from helpers.faults import run, snakemake_args
+
+    work = tmp_path / "run"
+    work.mkdir()
+    up = tmp_path / "sqf-up"  # where ../../../x from results/figures/frames_contact_sheets/ would land
+    absolute = tmp_path / "sqf-abs"
+    (work / "urls.csv").write_text(
+        "url,event\nfile:///nonexistent/a.mp4,parade\n"
+        f"file:///nonexistent/b.mp4,../../../../sqf-up/x\nfile:///nonexistent/c.mp4,{absolute}/x\n"
+        'file:///nonexistent/d.mp4,"<script>alert(1)</script>"\n'
+    )
+    conf = write_config(work, "stages: [videos, frames]\nsources:\n  - {type: urls, path: urls.csv}\n")
+    res = run(snakemake_args(work, conf), timeout=600)
+    out = res.stdout
+    assert res.returncode != 0 and "urls.csv line 3: event '../../../../sqf-up/x'" in out, out[-3000:]
+    assert TRACEBACK not in out, out[-3000:]
+    assert not up.exists() and not absolute.exists()
+    assert {p.name for p in tmp_path.iterdir()} == {"run"}, list(tmp_path.iterdir())
+    tried("a run whose URL list has path and markup events (workflow)", "stopped with a message: at listing, nothing written outside")
