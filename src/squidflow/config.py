@@ -157,9 +157,12 @@ def _explain(error: jsonschema.ValidationError) -> str:
         "pattern": lambda s: f"matching the pattern {s['pattern']}",
         "minItems": lambda s: f"at least {s['minItems']} items",
         "maxItems": lambda s: f"at most {s['maxItems']} items",
+        "maxLength": lambda s: f"at most {s['maxLength']} characters",
     }.get(str(error.validator))
     what = allowed(error.schema) if allowed else error.message[:200]
     desc = error.schema.get("description")
+    if "propertyNames" in error.schema_path:
+        return f"{key}: the key {shown(error.instance)} is not allowed: it must be {what}."
     return f"{key} = {shown(error.instance)} is not allowed: it must be {what}." + (f" ({desc.strip()})" if desc else "")
 
 
