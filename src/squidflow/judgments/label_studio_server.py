@@ -21,6 +21,7 @@ from pathlib import Path
 
 from squidflow.config import ConfigError
 from squidflow.errors import UserError
+from squidflow.fetch import PROXY_ENV
 from squidflow.io import inside
 from squidflow.judgments.label_studio import RATING_TASKS, TASKS
 
@@ -66,7 +67,7 @@ def _run(command: str, request: dict, ls: dict, what: str) -> dict:
             continue
     if proc.returncode != 0 or not isinstance(answer, dict) or "error" in answer:
         why = answer.get("error") if isinstance(answer, dict) else (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        why = redact(str(why), [os.environ.get(token_env, ""), *(ls.get("secrets") or [])])[:2000]
+        why = redact(str(why), [os.environ.get(token_env, ""), os.environ.get(PROXY_ENV, "")])[:2000]
         raise LabelStudioError(f"Label Studio at {ls['url']}, {what}: {why}. Check that the server runs at that URL "
                                f"(annotation.label_studio.url) and that {token_env} holds a valid token of a user who "
                                "may create projects there.")
@@ -74,7 +75,7 @@ def _run(command: str, request: dict, ls: dict, what: str) -> dict:
 
 
 def redact(text: str, secrets) -> str:
-    """`text` with each secret (the API token, configured secrets) and the password of any URL replaced by `***`: a
+    """`text` with each secret (the API token, the download proxy) and the password of any URL replaced by `***`: a
     server may echo the request, headers included, in its error body."""
     from squidflow.fetch import redact_url_credentials
 
