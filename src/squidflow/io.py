@@ -318,8 +318,10 @@ def _read_csv_fast(text: str) -> pl.DataFrame | None:
                          empty_string_is_null=False, raise_if_empty=True, truncate_ragged_lines=False)
     except Exception:  # noqa: BLE001 - any doubt: the careful reader decides
         return None
-    header = [h.strip() for h in df.columns]
-    if len(set(header)) != len(header) or len(lines) != df.height + 1 or not df.height:
+    first = text.split("\n", 1)[0].removesuffix("\r")
+    header = [h.strip() for h in next(csv.reader([first]))]  # polars renames duplicates and keeps "" in names
+    if header != [h.strip() for h in df.columns] or len(set(header)) != len(header) or len(lines) != df.height + 1 \
+            or not df.height:
         return None
     # every line as many fields as the header (polars fills a short row with empty strings)
     if (lines.str.replace_all(r'"[^"]*"', "").str.count_matches(",") + 1 != len(header)).any():

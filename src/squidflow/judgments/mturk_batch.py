@@ -67,11 +67,12 @@ def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
     return long
 
 
-def _image(img: str):
+def _image(img: str) -> dict | None:
     try:
-        return split_image_id(img)
+        video_id, frame_index = split_image_id(img)
     except ValueError:
         return None
+    return {"video_id": video_id, "frame_index": frame_index}
 
 
 def _rating(value: str):
@@ -112,7 +113,7 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
             .explode("slot", "image", "answer").filter(pl.col("image") != ""))  # fmt: skip
     base = base.drop("slot", "image", "answer")
     long = _parse_slots(long).with_columns(pl.lit(round_, dtype=pl.Int64).alias("round"))
-    slot_ok = pl.col("video_id").is_not_null() & pl.col("rating").is_not_null()
+    slot_ok = pl.col("video_id").is_not_null() & pl.col("frame_index").is_not_null() & pl.col("rating").is_not_null()
     if known_images is not None:
         slot_ok = slot_ok & pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
     # a judgment in two rows, or in an earlier batch: by its hash (a collision only sends a row to the row reader)
