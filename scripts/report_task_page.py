@@ -10,7 +10,9 @@ from squidflow import io
 from squidflow.report.pages import self_contained
 
 source = Path(snakemake.input[0])
-page, missing = self_contained(source.read_text(encoding="utf-8"), source.parent)
+page, missing, refused = self_contained(source.read_text(encoding="utf-8"), source.parent, root="results")
 io.write_text(snakemake.output[0], page)
 for src in missing:
     log.warning("%s: image %s not found; left as a link", source, src)
+for src in refused:
+    log.warning("%s: image %r is outside results/; not inlined (a tile says so)", source, src[:200])

@@ -97,7 +97,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
         for line in figures:
             terminalreporter.write_line(f"  {line}")
     faults = sys.modules.get("helpers.faults")
-    suites = ("test_faults.py", "test_fuzz_readers.py")
+    suites = ("test_faults.py", "test_faults_hostile.py", "test_fuzz_readers.py")
     reports = {k: [r for r in terminalreporter.stats.get(k, []) if any(s in getattr(r, "nodeid", "") for s in suites)]
                for k in ("passed", "failed", "skipped", "error")}  # fmt: skip
     if faults is None and not any(reports.values()):

@@ -93,8 +93,16 @@ def in_tmp(name: str, data: bytes):
     return tmp, path
 
 
+# Names an attacker picks for what becomes a file name, a job name or a report label (issue #31)
+HOSTILE_NAME = st.sampled_from([
+    "<script>alert(1)</script>", "</script><script>alert(1)</script>", "../../../../tmp/x", "/tmp/x", "/", "..", ".",
+    "", "a\x00b", "a\nb", "e" * 300, "a/b", "C:\\Windows\\x", "$(touch x)", "%2e%2e%2f", "x" * 64, "x" * 65,
+    "file:///etc/passwd", "~/.ssh/id_rsa", "\u202eevil", "con", " parade ",
+]) | TEXT  # fmt: skip
+
 # --- URL lists: CSV, Parquet, JSON Lines ---------------------------------------------------------------------------
-URL_ROWS = st.lists(st.fixed_dictionaries({"url": TEXT, "event": TEXT, "video_id": TEXT, "title": TEXT}), max_size=6)
+URL_ROWS = st.lists(st.fixed_dictionaries({"url": TEXT, "event": HOSTILE_NAME, "video_id": HOSTILE_NAME, "title": TEXT}),
+                    max_size=6)
 
 
 def _read_url_list(path):
@@ -686,3 +694,129 @@ def test_label_studio_ingest_exports_mutated(data, on_error):
             assert judgments.filter(pl.col("hit") == "B-0")["rating"].to_list() == [35]  # the good export is read whole
             n_skipped = int(re.search(r"## Skipped tasks: (\d+)", report).group(1))
             assert on_error == "skip" or n_skipped == 0
+
+
+# --- hostile names and paths: listing, paths built from data, images a page names -----------------------------------
+FAIR_NAME = st.sampled_from(["parade", "covid-test", "birthday_party", "HpLQCPkGLhs"])
+
+
+@given(st.lists(st.tuples(FAIR_NAME | HOSTILE_NAME, FAIR_NAME | HOSTILE_NAME), min_size=1, max_size=4))
+def test_listed_events_are_job_safe_or_refused_naming_the_list(pairs):
+    """Every event and video id that leaves the listing can name a file and a job; the rest stop naming the list."""
+    from squidflow.errors import EmptyError, InputError
+    from squidflow.events import EVENT_ID_MAX
+    from squidflow.videos.sources import list_candidates
+
+    rows = [{"url": f"https://a.example/{i}.mp4", "event": e, "video_id": v} for i, (e, v) in enumerate(pairs)]
+    tmp, path = in_tmp("urls.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+    with tmp:
+        try:
+            cands, _ = list_candidates([{"type": "urls", "path": str(path)}])
+        except (InputError, EmptyError) as exc:
+            assert path.name in str(exc), str(exc)
+            fuzzed("URL list listing (hostile names)", "stopped with a user error naming the file")
+            return
+        for col in ("event", "video_id"):
+            for v in cands[col]:
+                assert re.fullmatch(r"[A-Za-z0-9_\-]+", v) and len(v) <= EVENT_ID_MAX, (col, v)
+        fuzzed("URL list listing (hostile names)", "read")
+
+
+@given(HOSTILE_NAME)
+def test_paths_built_from_data_stay_inside_their_folder(name):
+    from squidflow.io import inside
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "results" / "figures"
+        try:
+            path = inside(folder, f"{name}.png" if name else name, what="event")
+        except UserError as exc:
+            assert str(folder) in str(exc)
+            fuzzed("paths built from data (io.inside)", "stopped with a user error naming the folder")
+            return
+        assert path.is_relative_to(folder.resolve()) and path != folder.resolve()
+        fuzzed("paths built from data (io.inside)", "read")
+
+
+@given(HOSTILE_NAME)
+def test_a_page_inlines_no_image_from_outside_its_root(name):
+    from squidflow.report.pages import self_contained
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "work" / "results"
+        (root / "annotation").mkdir(parents=True)
+        (Path(tmp) / "secret.png").write_bytes(b"SQFSECRET")
+        for src in (name, f"../../{name}", f"/{name}", f"{tmp}/secret.png", "../../secret.png"):
+            page = '<img src="' + src.replace('"', "&quot;") + '">'
+            out, _, _ = self_contained(page, root / "annotation", root=root)
+            assert "U1FGU0VDUkVU" not in out  # base64 of the secret's bytes
+        fuzzed("task page images (report.pages)", "read")
+
+
+# --- the polars CSV path against the csv module ---------------------------------------------------------------------
+@given(st.lists(st.lists(TEXT | HOSTILE_NAME, min_size=3, max_size=3), min_size=1, max_size=8), st.booleans(),
+       st.data())  # fmt: skip
+def test_the_polars_csv_path_reads_what_the_csv_module_reads(rows, crlf, data):
+    """Where `read_csv_strings` takes polars' reader (files over 1 MB), it must give the csv module's frame, or step
+    aside (None) for the csv module to read the file and name a bad line."""
+    from squidflow import io as sio
+
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\r\n" if crlf else "\n").writerows([["a", "b", "c"], *rows])
+    raw = buf.getvalue().encode("utf-8")
+    if data.draw(st.booleans()):
+        raw = data.draw(mutated(raw))
+    tmp, path = in_tmp("big.csv", raw)
+    with tmp:
+        try:
+            slow = sio.read_csv_strings(path, line_column="_line")
+        except UserError:
+            slow = None
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            fuzzed("CSV, polars path against the csv module", "stopped with a user error naming the file")
+            return
+        old, sio.FAST_CSV_BYTES = sio.FAST_CSV_BYTES, 0
+        try:
+            fast = sio._read_csv_fast(text) if text.strip() else None
+        finally:
+            sio.FAST_CSV_BYTES = old
+        if fast is not None:
+            assert slow is not None, text
+            assert fast.with_columns(pl.int_range(2, fast.height + 2, dtype=pl.Int64).alias("_line")).equals(slow), text
+        fuzzed("CSV, polars path against the csv module", "read" if fast is not None else "left to the csv module")
+
+
+MTURK_CELL = st.sampled_from(["", " ", "W1", "W2", "H1", "H2", "A", "b", "C", "Approved", "Rejected", "vid_1_3",
+                              "vid_1_03", "'-vid_2", "v_\u0661", "_5", "x_", "100", "101", "0", "٣", " 7 ", "=1+2",
+                              "'=a parade", "a parade"]) | HOSTILE_NAME  # fmt: skip
+
+
+@given(st.lists(st.lists(MTURK_CELL, min_size=9, max_size=9), min_size=1, max_size=10), st.data())
+def test_the_polars_mturk_reader_reads_what_the_row_reader_reads(rows, data):
+    """The polars reader (the default) and the row-by-row reader of 0.3.0 give the same judgments, problems and
+    rejected counts, on two batch files of one ingestion (a judgment given in both is named with both places)."""
+    from squidflow.judgments.ingest import read_mturk_batch
+
+    header = ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant", "Input.image_1_id",
+              "Input.image_2_id", "Answer.rating_1", "Answer.rating_2"]  # fmt: skip
+    cut = data.draw(st.integers(0, len(rows)))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / "a.csv", Path(tmp) / "b.csv"]
+        paths[0].write_bytes(csv_bytes(header, rows[:cut]))
+        paths[1].write_bytes(csv_bytes(header, rows[cut:]))
+        outs = []
+        for vectorised in (True, False):
+            seen: dict = {}
+            try:
+                outs.append([read_mturk_batch(p, on_error="skip", seen=seen, vectorised=vectorised) for p in paths])
+            except UserError as exc:
+                outs.append(str(exc))
+        if isinstance(outs[0], str) or isinstance(outs[1], str):
+            assert outs[0] == outs[1]
+            fuzzed("MTurk batch results, polars against the row reader", "stopped with a user error naming the file")
+            return
+        for (j1, p1, r1), (j2, p2, r2) in zip(*outs, strict=True):
+            assert j1.equals(j2) and p1 == p2 and r1 == r2, (j1, j2, p1, p2)
+        fuzzed("MTurk batch results, polars against the row reader", "read")

@@ -258,7 +258,7 @@ def test_task_pages_inline_local_images_and_tile_placeholders(tmp_path):
     Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(tmp_path / "images" / "a.jpg")
     page = ('<img src="../images/a.jpg" alt="a"><img alt="b" src="${image_2_url}">'
             "<img src='https://example.org/c.jpg'><img src=\"../images/missing.jpg\">")
-    out, missing = self_contained(page, tmp_path / "annotation")
+    out, missing, _ = self_contained(page, tmp_path / "annotation")
     assert 'src="data:image/jpeg;base64,' in out
     assert "data:image/svg+xml;base64," in out and "${image_2_url}" not in out
     assert "src='https://example.org/c.jpg'" in out
@@ -267,7 +267,7 @@ def test_task_pages_inline_local_images_and_tile_placeholders(tmp_path):
     source = tmp_path / "annotation" / "page.html"
     source.parent.mkdir()
     source.write_text('<p>task</p><img src="../images/a.jpg">')
-    copy, missing = self_contained(source.read_text(), source.parent)  # a page's images are relative to its folder
+    copy, missing, _ = self_contained(source.read_text(), source.parent)  # a page's images are relative to its folder
     assert missing == []
     assert copy.startswith("<p>task</p>") and "data:image/jpeg" in copy
 

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
+from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
 
@@ -85,7 +86,15 @@ def load_yaml(path: str | Path) -> Any:
         loader = _StrictLoader(text)
         loader.path = str(path)
         try:
-            return loader.get_single_data()
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            size, depth = expanded_size(node)
+            if size > MAX_EXPANDED_NODES or depth > MAX_DEPTH:
+                raise ConfigError(f"{path}: the YAML stands for more than {MAX_EXPANDED_NODES:,} values or is nested "
+                                  f"deeper than {MAX_DEPTH} levels (aliases *name expanded); a config is far smaller. "
+                                  "Write the values out instead of nesting aliases.")
+            return loader.construct_document(node)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
@@ -136,8 +145,8 @@ def _explain(error: jsonschema.ValidationError) -> str:
             where = f"{key}.{u}" if key != "<top level>" else u
             close = difflib.get_close_matches(u, allowed, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
-            lines.append(f"unknown key '{where}'.{hint} Allowed keys here: {', '.join(allowed) or '(none)'}")
-        return "\n".join(lines) or f"{key}: {error.message}"
+            lines.append(f"unknown key {shown(where)}.{hint} Allowed keys here: {', '.join(allowed) or '(none)'}")
+        return "\n".join(lines) or f"{key}: {error.message[:200]}"
     allowed = {
         "enum": lambda s: f"one of {s['enum']}",
         "minimum": lambda s: f">= {s['minimum']}",
@@ -148,10 +157,13 @@ def _explain(error: jsonschema.ValidationError) -> str:
         "pattern": lambda s: f"matching the pattern {s['pattern']}",
         "minItems": lambda s: f"at least {s['minItems']} items",
         "maxItems": lambda s: f"at most {s['maxItems']} items",
+        "maxLength": lambda s: f"at most {s['maxLength']} characters",
     }.get(str(error.validator))
-    what = allowed(error.schema) if allowed else error.message
+    what = allowed(error.schema) if allowed else error.message[:200]
     desc = error.schema.get("description")
-    return f"{key} = {error.instance!r} is not allowed: it must be {what}." + (f" ({desc.strip()})" if desc else "")
+    if "propertyNames" in error.schema_path:
+        return f"{key}: the key {shown(error.instance)} is not allowed: it must be {what}."
+    return f"{key} = {shown(error.instance)} is not allowed: it must be {what}." + (f" ({desc.strip()})" if desc else "")
 
 
 def _coerce_scalars(config: dict[str, Any], schema: dict) -> None:
@@ -186,7 +198,7 @@ def check_config(config: dict[str, Any], schema: dict) -> list[str]:
     """Return one readable line per problem (empty when the config is valid)."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(copy.deepcopy(config)), key=lambda e: list(map(str, e.absolute_path)))
-    return [_explain(e) for e in errors]
+    return non_finite(config) + [_explain(e) for e in errors]
 
 
 # --- local paths the config names ------------------------------------------------------------------------------
@@ -388,7 +400,7 @@ def validate_config(
     With `inputs_base` (the working directory of the run) every local path the config names is checked as well
     (`check_inputs`), relative to it.
     """
-    schema = load_schema(schema_path)
+    schema = bounded_schema(load_schema(schema_path))
     _coerce_scalars(config, schema)
     problems = check_config(config, schema)
     if problems:

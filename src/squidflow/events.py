@@ -8,9 +8,32 @@ a spelling accepted by one stage is accepted by all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
+from squidflow.errors import InputError
 from squidflow.release import PROMPTS
+
+# An event id names files and jobs (`results/figures/frames_contact_sheets/<event>.png`, the `{event}` wildcard of
+# workflow/rules/common.smk) and lands in the report's labels: letters, digits, `_` and `-` only, at most 64 of them.
+EVENT_ID_PATTERN = r"[A-Za-z0-9_\-]+"
+EVENT_ID_MAX = 64
+_EVENT_ID = re.compile(EVENT_ID_PATTERN)
+
+
+def check_event_id(event, where: str) -> str:
+    """`event` when it is a usable event id, else an InputError naming `where` (file and row, or config key).
+
+    Refused rather than slugged: an event id is also a config key (`events.<id>`) and the release's vocabulary, so a
+    silently renamed event would lose its prompt and its judgments."""
+    text = "" if event is None else str(event)
+    if len(text) <= EVENT_ID_MAX and _EVENT_ID.fullmatch(text):
+        return text
+    shown = repr(text[:60]) + (f"... ({len(text)} characters)" if len(text) > 60 else "")
+    why = (f"is longer than {EVENT_ID_MAX} characters" if len(text) > EVENT_ID_MAX
+           else "is empty" if not text else "has characters other than letters, digits, '_' and '-'")  # fmt: skip
+    raise InputError(f"{where}: event {shown} {why}; an event id names files and jobs. Write it as e.g. "
+                     "'birthday_party' (the wording annotators see goes in config events.<id>.prompt).")
 
 
 def normalise_event(text: str) -> str:

@@ -8,6 +8,8 @@ connection never leaves a truncated CSV that parses as a shorter dataset.
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -15,6 +17,27 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 TRANSIENT_HTTP = {408, 425, 429, 500, 502, 503, 504}
+
+
+# user:password@ in a URL (a proxy's credentials): never written to a file or a log squidflow writes
+_URL_CREDENTIALS = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"<>]*):(?P<secret>[^\s/@'\"<>]+)@")
+# The download proxy with its password, for the download jobs: handed over in their environment (set when the workflow
+# reads the config), never in download_settings.json, which keeps it as `user:***@host`
+PROXY_ENV = "SQUIDFLOW_DOWNLOAD_PROXY"
+
+
+def redact_url_credentials(text: str) -> str:
+    """`text` with the password of every `scheme://user:password@host` replaced by `***`."""
+    return _URL_CREDENTIALS.sub(lambda m: f"{m.group('head')}:***@", str(text))
+
+
+def unredact_proxy(proxy: str | None) -> str | None:
+    """The proxy as configured: a redacted `user:***@host` (download_settings.json) is restored from PROXY_ENV when
+    that holds the same proxy with its password."""
+    real = os.environ.get(PROXY_ENV)
+    if proxy and "***" in proxy and real and redact_url_credentials(real) == proxy:
+        return real
+    return proxy
 
 
 def is_url(source: str) -> bool:

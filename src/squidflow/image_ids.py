@@ -21,6 +21,6 @@ def image_id_expr(video_id: str = "video_id", frame_index: str = "frame_index") 
 def split_image_id(image: str) -> tuple[str, int]:
     """`{video_id}_{frame_index}` -> (video_id, frame_index); video ids may contain underscores, frame indices don't."""
     video_id, _, frame = str(image).rpartition("_")
-    if not video_id or not frame.isdigit():
-        raise ValueError(f"image id {image!r} is not of the form <video_id>_<frame_index>")
+    if not video_id or not frame.isdigit() or len(frame) > 18:  # a frame index fits in int64
+        raise ValueError(f"image id {str(image)[:80]!r} is not of the form <video_id>_<frame_index>")
     return video_id, int(frame)

@@ -63,12 +63,25 @@ def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
         log_path = str(path)
     else:
         handlers.append(logging.StreamHandler(sys.stderr))
+    for handler in handlers:
+        handler.addFilter(_redact_record)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers, force=True)
     rule = str(getattr(snakemake_obj, "rule", "") or "") if snakemake_obj is not None else ""
     outputs = tuple(map(str, getattr(snakemake_obj, "output", []) or [])) if snakemake_obj is not None else ()
     install_excepthook(rule, log_path, outputs)
     _exit_cleanly_on_sigterm()
     return logging.getLogger("squidflow")
+
+
+def _redact_record(record: logging.LogRecord) -> bool:
+    """A log record with the password of any URL in it (a proxy's) replaced by `***`."""
+    from squidflow.fetch import redact_url_credentials
+
+    message = record.getMessage()
+    clean = redact_url_credentials(message)
+    if clean != message:
+        record.msg, record.args = clean, None
+    return True
 
 
 def _exit_cleanly_on_sigterm() -> None:

@@ -19,24 +19,53 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.errors import EmptyError, InputError
 from squidflow.schemas import COMPARISON_CORPUS
 
 SHERLOCK_VAL_URL = "https://storage.googleapis.com/ai2-mosaic-public/projects/sherlock/data/sherlock_val_with_split_idxs_v1_1.json.zip"
 
 
+MAX_MEMBER_BYTES = 2**30  # the Sherlock training annotations unpack to a few hundred MB
+MAX_RATIO = 100  # JSON compresses about 5:1; a member far denser than that is a zip bomb
+
+
+def _read_member(zf: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    """The member's bytes, read at most MAX_MEMBER_BYTES (the size the zip claims is checked, and not trusted)."""
+    info = zf.getinfo(name)
+    if info.file_size > MAX_MEMBER_BYTES or info.file_size > MAX_RATIO * max(info.compress_size, 1) + 2**20:
+        raise InputError(f"{path}: member {name} unpacks to {info.file_size:,} bytes from {info.compress_size:,} "
+                         f"(at most {MAX_MEMBER_BYTES:,} bytes and {MAX_RATIO}:1 are read); not a Sherlock annotation "
+                         "file. Download it again from the Sherlock release.")
+    with zf.open(name) as fh:
+        data = fh.read(MAX_MEMBER_BYTES + 1)
+    if len(data) > MAX_MEMBER_BYTES:
+        raise InputError(f"{path}: member {name} unpacks to more than {MAX_MEMBER_BYTES:,} bytes; not a Sherlock "
+                         "annotation file.")
+    return data
+
+
 def read_sherlock_json(path: str | Path) -> list[dict]:
-    """The instance list of a Sherlock annotation file (.json or a .zip holding one .json)."""
+    """The instance list of a Sherlock annotation file (.json or a .zip holding one .json); an error names the file
+    when it is not one, is a zip bomb, is nested absurdly deep or holds no instance."""
     path = Path(path)
-    if path.suffix == ".zip":
-        with zipfile.ZipFile(path) as zf:
-            names = [n for n in zf.namelist() if n.endswith(".json")]
-            if len(names) != 1:
-                raise ValueError(f"{path}: expected one .json inside the zip, found {names or zf.namelist()}")
-            data = json.loads(zf.read(names[0]))
-    else:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as zf:
+                names = [n for n in zf.namelist() if n.endswith(".json")]
+                if len(names) != 1:
+                    raise InputError(f"{path}: expected one .json inside the zip, found {(names or zf.namelist())[:10]}")
+                data = json.loads(_read_member(zf, names[0], path))
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+    except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise InputError(f"{path}: not a Sherlock annotation file ({why}). Download it again from the Sherlock "
+                         "release.") from None
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of Sherlock instances, got {type(data).__name__}")
+        raise InputError(f"{path}: expected a JSON list of Sherlock instances, got {type(data).__name__}")
+    if not data:
+        raise EmptyError(f"{path}: the Sherlock annotation file holds no instance (an empty list); point "
+                         "comparison.corpus at the release's annotation file.")
     return data
 
 

@@ -52,7 +52,8 @@ def read_vocabulary(path: str | Path) -> list[str]:
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
             raise VocabularyError(f"{path}: not valid JSON ({exc}); expected imsitu_space.json or a JSON list of labels") from exc
         if isinstance(data, dict) and isinstance(data.get("verbs"), dict):
             return list(data["verbs"])

@@ -126,6 +126,16 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
         need = missing + ([] if has_key else ["video_id + frame_index, or image"])
         raise PredictionsError(f"{where}: missing column(s) {need} (has {raw.columns}). Predictions need one row per "
                                "(image, rank) with rank, label, score and the image key (README, 'Evaluate your own model').")
+    nested = [f"{c} ({raw.schema[c]})" for c in ("video_id", "image", "label", "frame_index", "rank", "score")
+              if c in raw.columns and (raw.schema[c].is_nested() or raw.schema[c] in (pl.Binary, pl.Object, pl.Null))]
+    if nested:
+        raise PredictionsError(f"{where}: column(s) {', '.join(nested)} hold lists, structs or bytes; each row needs "
+                               "one text label, one numeric score and rank, and a text image key. Write one row per "
+                               "(image, rank) instead of a list per image.")
+    if raw.is_empty():
+        raise PredictionsError(f"{where}: the predictions file has no rows (a header only, or nothing); export the "
+                               "model's predictions again: one row per (image, rank) with rank, label, score and the "
+                               "image key.")
     if "_row" not in raw.columns:
         raw = raw.with_row_index("_row", offset=first_row).with_columns(pl.col("_row").cast(pl.Int64))
     df = raw.select(

@@ -44,6 +44,7 @@ from squidflow.intervals import (
     interval_from,
     intervals_table,
 )
+from squidflow.io import md_escape
 
 SOFT = U.SOFT_LABEL_MEASURES
 CORRELATIONS = ("entropy_pearson", "entropy_spearman")
@@ -224,7 +225,7 @@ def _fmt(value, lo, hi) -> str:
 def to_markdown(table: pl.DataFrame, text: str) -> str:
     header, body = _rows(table)
     lines = [f"**{text}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in body]
+    lines += ["| " + " | ".join([md_escape(row[0]), *row[1:]]) + " |" for row in body]  # a model's name is data
     return "\n".join(lines) + "\n"
 
 

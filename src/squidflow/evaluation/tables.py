@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from squidflow.certainty import AVERAGE, CERTAINTY_BINS
+from squidflow.io import md_escape
 
 TABLES = ("table2_verbs", "table8_alt_bins")
 BINNING_NAMES = {"mean": "Mean", "alt": "Alt"}
@@ -123,7 +124,7 @@ def caption(table: str, models: list[ModelInfo], *, variant: str, top_k: int, la
 def to_markdown(df: pl.DataFrame, models: list[ModelInfo], table: str, text: str) -> str:
     header, body = _rows(df, models, table, tex=False)
     lines = [f"**{text}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in body]
+    lines += ["| " + " | ".join([md_escape(row[0]), *row[1:]]) + " |" for row in body]  # a model's name is data
     return "\n".join(lines) + "\n"
 
 

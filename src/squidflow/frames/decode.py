@@ -78,6 +78,16 @@ def _seek_args(table: FrameTable, rank: int) -> tuple[float, float]:
     return seek, threshold
 
 
+MAX_PIXELS = 4096 * 4096  # a decoded frame above this (8K and up) takes gigabytes across the decoder's threads
+
+
+def check_resolution(table: FrameTable) -> None:
+    """An ExtractionError naming the video and its size when a frame has more than MAX_PIXELS pixels."""
+    if table.width * table.height > MAX_PIXELS:
+        raise ExtractionError(f"{table.path}: resolution {table.width}x{table.height} is above the decoding cap of "
+                              f"{MAX_PIXELS:,} pixels per frame; re-encode the video at a lower resolution")
+
+
 def decode_ranks(
     table: FrameTable,
     ranks: Sequence[int],
@@ -97,6 +107,7 @@ def decode_ranks(
     bad = [r for r in ranks if not 0 <= r < table.n_frames]
     if bad:
         raise ExtractionError(f"{table.path}: frame number(s) {bad} out of range (the video has {table.n_frames} frames)")
+    check_resolution(table)
     unique = sorted(set(ranks))  # each frame decoded once, in presentation order
     if not unique:
         return []

@@ -170,7 +170,7 @@ def extract_videos(
             mode, ranks = targets_for(table, v.get("release_frames") if has_release else None, cfg)
             frames = decode_ranks(table, ranks, frames_per_call=cfg.frames_per_call, workers=workers, decoder=decoder)
         except (ExtractionError, OSError) as exc:
-            log.warning("video %s (%s) is corrupt: %s", vid, path, exc)
+            log.warning("video %s (%s) cannot be used: %s", vid, path, exc)
             status.append({"video_id": vid, "status": "corrupt", "error": str(exc), "mode": None, "n_frames": 0,
                            "video_frames": None, "width": None, "height": None})
             continue
@@ -242,7 +242,8 @@ def checked_manifest(videos, statuses):
     updates = [
         pl.when(bad).then(pl.lit("corrupt")).otherwise(pl.col("status")).alias("status"),
         pl.when(bad).then(pl.format("frame extraction: {}", pl.col("_err"))).otherwise(pl.col("error")).alias("error"),
-        pl.when(bad).then(pl.lit("frames_undecodable")).otherwise(pl.col("reason")).alias("reason"),
+        pl.when(bad & pl.col("_err").str.contains("above the decoding cap", literal=True)).then(pl.lit("too_large"))
+        .when(bad).then(pl.lit("frames_undecodable")).otherwise(pl.col("reason")).alias("reason"),
     ]
     if "video_frames" in facts and "n_frames" in videos.columns:
         updates.append(pl.coalesce(pl.col("_video_frames"), pl.col("n_frames")).alias("n_frames"))

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import style
+from squidflow.io import inside
 
 
 def _thumbnail(path: str, width: int = 240):
@@ -113,7 +114,7 @@ def contact_sheets(frames: pl.DataFrame, folder: str | Path, *, scores: pl.DataF
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     return {
-        event: contact_sheet(frames, event, folder / f"{event}.png", scores=scores, events_config=events_config,
+        event: contact_sheet(frames, event, inside(folder, f"{event}.png", what="event"), scores=scores, events_config=events_config,
                              max_videos=max_videos, note=note)
         for event in sorted(frames["event"].unique().to_list())
     }

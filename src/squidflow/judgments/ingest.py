@@ -186,89 +186,98 @@ def read_mturk_batch(
     source: str = "mturk",
     round_: int = 1,
     seen: dict[tuple, str] | None = None,
+    vectorised: bool = True,
 ) -> tuple[pl.DataFrame, list[Problem], int]:
     """An MTurk batch-results CSV -> judgments, the skipped rows, and how many rejected assignments were dropped.
 
     Input.image_{i}_id names the i-th image (`{video_id}_{frame_index}`), Answer.rating_{i} is its slider value.
     The annotator position of an assignment is its order among its HIT's approved/submitted assignments.
     `seen` (judgment key -> "file:line") is shared between the batch files of one ingestion, so a judgment given in
-    two files is caught with both places named.
+    two files is caught with both places named. `vectorised` (the default) reads the batch with polars
+    (squidflow.judgments.mturk_batch: a million assignments in seconds), row by row only where a row has a problem
+    or shares a judgment with another; `vectorised=False` reads every row one by one (benchmarks/ingest.py compares
+    the two).
     """
     path = Path(path)
     raw, slots = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_*.csv")
     _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
-    rows, problems, rejected = [], [], 0
     seen = {} if seen is None else seen
+    if vectorised:
+        from squidflow.judgments.mturk_batch import read_batch_frame
+
+        df, problems, rejected = read_batch_frame(raw, slots, path, known_images=known_images, source=source,
+                                                  round_=round_, seen=seen, read_row=read_batch_row)
+        fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
+        return df, problems, rejected
+    rows, problems, rejected = [], [], 0
     positions: dict[str, int] = {}
     for rec in raw.iter_rows(named=True):
-        line = rec["_line"]
-        status = (rec["AssignmentStatus"] or "").strip()
-        if status == "Rejected":
+        if (rec["AssignmentStatus"] or "").strip() == "Rejected":
             rejected += 1
             continue
-        worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
-        prompt = unneutralise((rec["Input.event_prompt"] or "").strip())
-        variant = VARIANTS.get((rec["Input.variant"] or "").strip())
-        bad, row_judgments = [], []
-        in_row: dict[tuple, int] = {}
-        again: dict[str, list[str]] = {}  # earlier place -> images of this row already judged there
-        if not worker:
-            bad.append("empty WorkerId")
-        if not hit:
-            bad.append("empty HITId")
-        if not prompt:
-            bad.append("empty Input.event_prompt")
-        if variant is None:
-            bad.append(f"Input.variant {rec['Input.variant']!r} is not A or B")
-        for i in slots:
-            slot = image_in_slot(rec, i, known_images, bad)
-            if slot is None:
-                continue
-            img, vid, frame = slot
-            answer = rec[f"Answer.rating_{i}"]
-            rating = parse_rating(answer)
-            if rating is None:
-                what = "is empty (not rated)" if not (answer or "").strip() else f"= {answer!r} is not an integer in [0, 100]"
-                bad.append(f"Answer.rating_{i} {what}")
-                continue
-            key = (worker, vid, frame, prompt, variant, round_)
-            if key in in_row:
-                bad.append(f"Input.image_{i}_id repeats image {img} of Input.image_{in_row[key]}_id in this assignment")
-                continue
-            if key in seen:
-                again.setdefault(seen[key], []).append(img)
-                continue
-            in_row[key] = i
-            row_judgments.append((key, vid, frame, rating))
-        for where, imgs in again.items():
-            repeat = "" if where.startswith(f"{path}:") else (
-                "; ingest each batch file once, or give a repeat task `round: 2` in judgments.batches"
-            )
-            bad.append(f"duplicate judgment: worker {worker} already rated {', '.join(imgs)} for {prompt!r} at "
-                       f"{where}{repeat}")
-        if bad:
-            problems.append(Problem(str(path), line, "; ".join(bad)))
+        problem, row_judgments = read_batch_row(rec, slots, path, known_images, round_, seen)
+        if problem:
+            problems.append(problem)
             continue
+        hit = (rec["HITId"] or "").strip()
         position = positions.get(hit, 0)
         positions[hit] = position + 1
         for key, vid, frame, rating in row_judgments:
-            seen[key] = f"{path}:{line}"
-            rows.append(
-                {
-                    "video_id": vid,
-                    "frame_index": frame,
-                    "event_prompt": prompt,
-                    "variant": variant,
-                    "annotator": worker,
-                    "position": position,
-                    "hit": hit,
-                    "rating": rating,
-                    "round": round_,
-                    "source": source,
-                }
-            )
+            seen[key] = f"{path}:{rec['_line']}"
+            rows.append({"video_id": vid, "frame_index": frame, "event_prompt": key[3], "variant": key[4],
+                         "annotator": key[0], "position": position, "hit": hit, "rating": rating, "round": round_,
+                         "source": source})  # fmt: skip
     fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
     return _frame(rows), problems, rejected
+
+
+def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[str] | None, round_: int,
+                   seen) -> tuple[Problem | None, list[tuple]]:
+    """One assignment (not rejected) of an MTurk batch: its problem (None when it has none) and its judgments as
+    (key, video id, frame index, rating), key = (worker, video id, frame index, prompt, variant, round). A judgment
+    already in `seen` (key -> "file:line") is a duplicate named with both places."""
+    line = rec["_line"]
+    worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
+    prompt = unneutralise((rec["Input.event_prompt"] or "").strip())
+    variant = VARIANTS.get((rec["Input.variant"] or "").strip())
+    bad, row_judgments = [], []
+    in_row: dict[tuple, int] = {}
+    again: dict[str, list[str]] = {}  # earlier place -> images of this row already judged there
+    if not worker:
+        bad.append("empty WorkerId")
+    if not hit:
+        bad.append("empty HITId")
+    if not prompt:
+        bad.append("empty Input.event_prompt")
+    if variant is None:
+        bad.append(f"Input.variant {rec['Input.variant']!r} is not A or B")
+    for i in slots:
+        slot = image_in_slot(rec, i, known_images, bad)
+        if slot is None:
+            continue
+        img, vid, frame = slot
+        answer = rec[f"Answer.rating_{i}"]
+        rating = parse_rating(answer)
+        if rating is None:
+            what = "is empty (not rated)" if not (answer or "").strip() else f"= {answer!r} is not an integer in [0, 100]"
+            bad.append(f"Answer.rating_{i} {what}")
+            continue
+        key = (worker, vid, frame, prompt, variant, round_)
+        if key in in_row:
+            bad.append(f"Input.image_{i}_id repeats image {img} of Input.image_{in_row[key]}_id in this assignment")
+            continue
+        if key in seen:
+            again.setdefault(seen[key], []).append(img)
+            continue
+        in_row[key] = i
+        row_judgments.append((key, vid, frame, rating))
+    for where, imgs in again.items():
+        repeat = "" if where.startswith(f"{path}:") else (
+            "; ingest each batch file once, or give a repeat task `round: 2` in judgments.batches"
+        )
+        bad.append(f"duplicate judgment: worker {worker} already rated {', '.join(imgs)} for {prompt!r} at "
+                   f"{where}{repeat}")
+    return (Problem(str(path), line, "; ".join(bad)) if bad else None), row_judgments
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:

@@ -98,7 +98,8 @@ def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
     """hit -> its image ids, from the tasks.json squidflow wrote (what was imported)."""
     try:
         tasks = json.loads(Path(tasks_json).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise JudgmentError(f"{tasks_json}: not the tasks.json squidflow wrote ({exc}). Rebuild it with rule "
                             "label_studio_tasks, or point `expected` at the file that was imported.") from None
     out: dict[str, list[str]] = {}
@@ -307,7 +308,8 @@ def _load(export, where: str | None) -> tuple[list[dict], str]:
     where = where or str(export)
     try:
         data = json.loads(Path(export).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise JudgmentError(f"{where}: not a Label Studio JSON export ({exc}). Export the project with Export > JSON "
                             "(not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`.") from None
     if not isinstance(data, list) or any(not isinstance(t, dict) or "data" not in t for t in data):

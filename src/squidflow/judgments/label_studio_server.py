@@ -21,6 +21,8 @@ from pathlib import Path
 
 from squidflow.config import ConfigError
 from squidflow.errors import UserError
+from squidflow.fetch import PROXY_ENV
+from squidflow.io import inside
 from squidflow.judgments.label_studio import RATING_TASKS, TASKS
 
 log = logging.getLogger(__name__)
@@ -65,10 +67,41 @@ def _run(command: str, request: dict, ls: dict, what: str) -> dict:
             continue
     if proc.returncode != 0 or not isinstance(answer, dict) or "error" in answer:
         why = answer.get("error") if isinstance(answer, dict) else (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        why = redact(str(why), [os.environ.get(token_env, ""), os.environ.get(PROXY_ENV, "")])[:2000]
         raise LabelStudioError(f"Label Studio at {ls['url']}, {what}: {why}. Check that the server runs at that URL "
                                f"(annotation.label_studio.url) and that {token_env} holds a valid token of a user who "
                                "may create projects there.")
     return answer
+
+
+def redact(text: str, secrets) -> str:
+    """`text` with each secret (the API token, the download proxy) and the password of any URL replaced by `***`: a
+    server may echo the request, headers included, in its error body."""
+    from squidflow.fetch import redact_url_credentials
+
+    for secret in sorted({str(s) for s in secrets if s and len(str(s)) >= 4}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return redact_url_credentials(text)
+
+
+def _projects(record: dict, record_path: Path, tasks) -> dict[str, int]:
+    """The task -> project id pairs of projects.json: only the task keys squidflow writes (TASKS) and integer ids,
+    since a key becomes the export's file name and an id goes to the server."""
+    projects = record.get("projects") if isinstance(record, dict) else None
+    if not isinstance(projects, dict):
+        raise UserError(f"{record_path}: no \"projects\" mapping; expected {{\"url\": ..., \"projects\": {{\"A\": "
+                        "<project id>, ...}}}.")
+    out = {}
+    for key, pid in projects.items():
+        if key not in TASKS:
+            raise UserError(f"{record_path}: project key {str(key)[:80]!r} is not a task squidflow knows "
+                            f"({', '.join(TASKS)}); fix or remove it.")
+        if isinstance(pid, bool) or not isinstance(pid, int) or pid < 0:
+            raise UserError(f"{record_path}: project id of task {key} is {str(pid)[:80]!r}, not an integer; write "
+                            "the id Label Studio shows in the project's URL.")
+        if tasks is None or key in tasks:
+            out[key] = pid
+    return out
 
 
 def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] = TASKS, local_files_path: str | None = None,
@@ -106,9 +139,13 @@ def pull(out_dir: str | Path, exports_dir: str | Path, ls: dict, *, tasks: tuple
     if not record_path.exists():
         raise UserError(f"{record_path} is missing: it is written by `squidflow label-studio push`. Push first, or "
                         "write it by hand: {\"url\": ..., \"projects\": {\"A\": <project id>, \"B\": ...}}.")
-    record = json.loads(record_path.read_text(encoding="utf-8"))
-    projects = {t: p for t, p in record["projects"].items() if tasks is None or t in tasks}
-    out = {t: str(Path(exports_dir) / f"{t}.json") for t in projects}
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
+        raise UserError(f"{record_path}: not valid JSON ({str(exc)[:200]}); push again or fix the file.") from None
+    projects = _projects(record, record_path, tasks)
+    Path(exports_dir).mkdir(parents=True, exist_ok=True)
+    out = {t: str(inside(exports_dir, f"{t}.json", what=f"{record_path}: task")) for t in projects}
     answer = _run("pull", {"projects": projects, "out": out}, ls,
                   "exporting project(s) " + ", ".join(f"{t}={p}" for t, p in projects.items()))
     for t, v in answer["exports"].items():

@@ -154,6 +154,9 @@ def write_run_summary(path: str | Path, *, configfiles: list[str], stages: list[
     except ImportError:
         snakemake_version = ""
     jobs = job_records(metadata_dir)
-    write_text(path, summary_html(jobs, configfiles=configfiles, stages=stages, data_note=data_note,
-                                  made_by=describe(repo), snakemake_version=snakemake_version))
+    from squidflow.fetch import redact_url_credentials
+
+    page = summary_html(jobs, configfiles=configfiles, stages=stages, data_note=data_note, made_by=describe(repo),
+                        snakemake_version=snakemake_version)
+    write_text(path, redact_url_credentials(page))  # a proxy's password in a job's params never reaches the page
     return rule_times(jobs)

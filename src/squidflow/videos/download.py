@@ -71,6 +71,11 @@ class DownloadOptions:
 
     @classmethod
     def from_config(cls, section: dict[str, Any] | None) -> DownloadOptions:
+        from squidflow.fetch import unredact_proxy
+
+        section = dict(section or {})
+        if section.get("proxy"):
+            section["proxy"] = unredact_proxy(section["proxy"])
         return from_section(cls, section)
 
 

@@ -81,6 +81,9 @@ REASONS: dict[str, Reason] = {
     "frames_undecodable": Reason("corrupt", "stop", "frame extraction could not decode the frames it needs (the "
                                  "first frames decoded; later ones do not, or the stream's packets cannot be read)",
                                  "read `error` and the extract_frames log; replace or re-encode the file"),
+    "too_large": Reason("corrupt", "stop", "the video's resolution is above the decoding cap "
+                        "(squidflow.frames.decode.MAX_PIXELS: decoding it would take gigabytes of memory)",
+                        "re-encode it at a lower resolution (ffmpeg -vf scale=-2:1080), or drop it from the source"),
     "unknown": Reason("failed", "retry", "an error none of the patterns knows (the raw message is in `error`)",
                       "read `error`; update yt-dlp if an extractor broke"),
     # the brake ended this site's downloads for the run before this video's turn
@@ -96,6 +99,7 @@ LOCAL_REMEDIES: dict[str, str] = {
     "no_video_stream": "replace it with the video, or move it out of the folder",
     "missing_file": "put the file back where the source says; the next run lists it again",
     "frames_undecodable": "replace or re-encode the file: the next run checks it again",
+    "too_large": "re-encode it at a lower resolution (ffmpeg -vf scale=-2:1080): the next run checks it again",
     "unknown": "read `error`; retry_failed checks the file again",
 }
 LOCAL_SOURCES = frozenset({"local", "demo"})  # and squid-e-release's UCF-Crime files (no url)
@@ -145,6 +149,7 @@ PATTERNS: list[tuple[str, str]] = [
     ("network", r"name or service not known|failed to resolve|temporary failure in name resolution|"
                 r"connection (refused|reset|aborted)|network is unreachable|remote end closed|"
                 r"no route to host|errno 11[01]|\bssl\b|certificate verify failed"),
+    ("too_large", r"above the decoding cap"),
     ("corrupt", r"ffprobe|ffmpeg cannot decode|does not decode|moov atom not found|invalid data found|"
                 r"no video stream|cannot remux"),
     ("missing_file", r": not found; |file not found"),

@@ -338,7 +338,7 @@ DROPPED_REPORT = "results/videos/dropped_videos.md"
 
 def stage_of(reason: str | None) -> str:
     """The stage that dropped a video with this reason: `frames` (rule extract_frames) or `acquisition`."""
-    return "frames" if reason == "frames_undecodable" else "acquisition"
+    return "frames" if reason in ("frames_undecodable", "too_large") else "acquisition"
 
 
 def _where_to_look(row: dict[str, Any], frame_shards: int) -> str:

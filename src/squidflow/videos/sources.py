@@ -31,12 +31,14 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError
+from squidflow.events import check_event_id
 from squidflow.io import conform, read_csv_strings, read_parquet
 
 log = logging.getLogger(__name__)
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "avi", "mov", "m4v")
 SAFE_ID = re.compile(r"^[A-Za-z0-9_\-]+$")
+MAX_ID = 64  # a longer id (file names, job names) is shortened like an unsafe one: its slug and a hash
 
 
 @dataclass
@@ -63,7 +65,7 @@ def safe_video_id(raw: str) -> str:
     The hash keeps ids apart that differ only in characters the slug drops (`ä1`, `ö1` -> `1-<hash>`, `1-<other>`);
     the same original id always gives the same cleaned id, so reruns find their files again.
     """
-    if SAFE_ID.fullmatch(raw):
+    if SAFE_ID.fullmatch(raw) and len(raw) <= MAX_ID:
         return raw
     return f"{slug(raw)[:40]}-{hashlib.sha1(raw.encode('utf-8')).hexdigest()[:8]}"
 
@@ -344,6 +346,7 @@ def combine(listings: list[SourceListing]) -> tuple[pl.DataFrame, list[str]]:
         keep = []
         for i, row in enumerate(lst.candidates.iter_rows(named=True)):
             vid, ident, where = row["video_id"], _identity(row), lst.origin(i)
+            check_event_id(row["event"], f"[{lst.name}] {where}")
             if vid not in taken:
                 taken[vid] = (ident, where)
                 keep.append(i)

@@ -86,7 +86,12 @@ def get_video_search_network_params():
 
 
 def get_download_settings_params():
-    """Every `download` key the shard jobs read; `shards` is not one (it names the jobs, see videos.smk)."""
+    """Every `download` key the shard jobs read; `shards` is not one (it names the jobs, see videos.smk). A proxy's
+    password goes to the jobs in their environment only (squidflow.fetch.PROXY_ENV), never into a file."""
+    from squidflow.fetch import PROXY_ENV
+
+    if config["download"].get("proxy"):
+        os.environ[PROXY_ENV] = str(config["download"]["proxy"])
     return {k: v for k, v in config["download"].items() if k != "shards"}
 
 

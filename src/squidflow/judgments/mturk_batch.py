@@ -1,0 +1,152 @@
+"""An MTurk batch-results CSV read with polars: a million assignments in seconds, the same judgments and the same
+problems as reading it row by row (`squidflow.judgments.ingest.read_batch_row`).
+
+Every check of a row is a column expression (empty ids, the variant, each slot's image id and rating, an image not
+in the frame table, an image twice in one assignment). A row that fails one, or that shares a judgment (worker,
+image, prompt, variant, round) with another row or with a batch read before, is handed to the row-by-row reader in
+file order, so its message — and which of two rows keeps a shared judgment — is exactly that reader's. The other
+rows cannot touch one another: their judgments are taken as they are, and their annotator position within their HIT
+is counted once every row's fate is known. `benchmarks/ingest.py` times both readers on one file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from squidflow import schemas
+from squidflow.image_ids import split_image_id
+from squidflow.io import FORMULA_START
+
+# Python's str.strip() removes exactly these (str.isspace); polars' default strips a slightly different set
+WHITESPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+KEY = ["annotator", "video_id", "frame_index", "event_prompt", "variant", "round"]
+SEEN_FRAMES = "__squidflow_seen_frames__"  # where a `seen` dict keeps the judgments of batches read with polars
+
+
+def _text(col: str) -> pl.Expr:
+    return pl.col(col).fill_null("").str.strip_chars(WHITESPACE)
+
+
+def _unneutralise(expr: pl.Expr) -> pl.Expr:
+    starts = pl.any_horizontal(expr.str.slice(1).str.starts_with(s) for s in FORMULA_START)
+    return pl.when(expr.str.starts_with("'") & starts).then(expr.str.slice(1)).otherwise(expr)
+
+
+def _python_map(values: pl.Series, fn, dtype) -> pl.Series:
+    """`fn` over the distinct values only (the few a column expression does not parse)."""
+    uniq = values.unique()
+    return values.replace_strict(uniq, pl.Series([fn(v) for v in uniq.to_list()], dtype=dtype), return_dtype=dtype)
+
+
+def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
+    """video_id, frame_index and rating of each slot: `<video>_<digits>` and a 0..100 answer by column expressions,
+    anything else (a Unicode digit, a frame number past int64, an odd answer) by the row reader's own functions."""
+    frame = pl.col("image").str.extract(r"_([0-9]+)$", 1)
+    vid = pl.col("image").str.slice(0, pl.col("image").str.len_chars() - frame.str.len_chars() - 1)
+    answer = pl.col("answer")
+    long = long.with_columns(
+        pl.when(vid != "").then(vid).alias("video_id"),
+        frame.cast(pl.Int64, strict=False).alias("frame_index"),
+        pl.when(answer.str.contains(r"^[0-9]{1,3}$")).then(answer.cast(pl.Int64, strict=False)).alias("rating"),
+    ).with_columns(pl.when(pl.col("rating") <= 100).then(pl.col("rating")).alias("rating"),
+                   pl.when(pl.col("frame_index").is_not_null()).then(pl.col("video_id")).alias("video_id"))
+    odd = long.filter(pl.col("frame_index").is_null())["image"].unique().to_list()
+    if odd:
+        parsed = pl.Series([_image(v) for v in odd], dtype=pl.Struct({"video_id": pl.Utf8, "frame_index": pl.Int64}))
+        mapped = pl.col("image").replace_strict(odd, parsed, default=None, return_dtype=parsed.dtype)
+        long = long.with_columns(
+            pl.when(pl.col("frame_index").is_null()).then(mapped.struct.field("video_id")).otherwise("video_id").alias("video_id"),
+            pl.when(pl.col("frame_index").is_null()).then(mapped.struct.field("frame_index")).otherwise("frame_index").alias("frame_index"),
+        )  # fmt: skip
+    odd = long.filter(pl.col("rating").is_null())["answer"].unique().to_list()
+    if odd:
+        mapped = pl.col("answer").replace_strict(odd, [_rating(v) for v in odd], default=None, return_dtype=pl.Int64)
+        long = long.with_columns(pl.when(pl.col("rating").is_null()).then(mapped).otherwise("rating").alias("rating"))
+    return long
+
+
+def _image(img: str) -> dict | None:
+    try:
+        video_id, frame_index = split_image_id(img)
+    except ValueError:
+        return None
+    return {"video_id": video_id, "frame_index": frame_index}
+
+
+def _rating(value: str):
+    from squidflow.judgments.ingest import parse_rating
+
+    return parse_rating(value)
+
+
+def _seen_batches(seen: dict) -> list[tuple[str, pl.DataFrame]]:
+    """The batches read before with polars, (file, judgments with KEY, `_line` and the key's hash `_h`), and the
+    plain entries of `seen` (key -> "file:line") as one more."""
+    batches = list(seen.get(SEEN_FRAMES, []))
+    plain = [(*k, v) for k, v in seen.items() if k != SEEN_FRAMES]
+    if plain:
+        df = pl.DataFrame(plain, schema={**{c: schemas.JUDGMENTS.columns[c] for c in KEY}, "_place": pl.Utf8},
+                          orient="row")  # fmt: skip
+        batches.append(("", df.with_columns(pl.struct(KEY).hash().alias("_h"))))
+    return batches
+
+
+def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_images, source: str, round_: int,
+                     seen: dict, read_row) -> tuple[pl.DataFrame, list, int]:
+    """(judgments, problems, rejected assignments) of one batch, as `read_mturk_batch` returns them."""
+    rejected_mask = _text("AssignmentStatus") == "Rejected"
+    rejected = int(raw.select(rejected_mask.sum()).item())
+    rows = raw.filter(~rejected_mask).with_row_index("_i")
+    base = rows.select(
+        "_i", "_line",
+        _text("WorkerId").alias("annotator"), _text("HITId").alias("hit"),
+        _unneutralise(_text("Input.event_prompt")).alias("event_prompt"),
+        _text("Input.variant").replace_strict({"a": "A", "b": "B", "A": "A", "B": "B"}, default=None).alias("variant"),
+        pl.concat_list([pl.lit(i, dtype=pl.Int64) for i in slots]).alias("slot"),
+        pl.concat_list([_unneutralise(_text(f"Input.image_{i}_id")) for i in slots]).alias("image"),
+        pl.concat_list([pl.col(f"Answer.rating_{i}").fill_null("") for i in slots]).alias("answer"),
+    )  # fmt: skip
+    row_ok = (pl.col("annotator") != "") & (pl.col("hit") != "") & (pl.col("event_prompt") != "") & pl.col("variant").is_not_null()
+    long = (base.select("_i", "annotator", "event_prompt", "variant", "slot", "image", "answer")
+            .explode("slot", "image", "answer").filter(pl.col("image") != ""))  # fmt: skip
+    base = base.drop("slot", "image", "answer")
+    long = _parse_slots(long).with_columns(pl.lit(round_, dtype=pl.Int64).alias("round"))
+    slot_ok = pl.col("video_id").is_not_null() & pl.col("frame_index").is_not_null() & pl.col("rating").is_not_null()
+    if known_images is not None:
+        slot_ok = slot_ok & pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
+    # a judgment in two rows, or in an earlier batch: by its hash (a collision only sends a row to the row reader)
+    long = long.with_columns(pl.struct(KEY).hash().alias("_h"))
+    earlier = [b.select("_h") for _, b in _seen_batches(seen)]
+    shared = pl.col("_h").is_duplicated() & pl.col("video_id").is_not_null()
+    if earlier:
+        shared = shared | pl.col("_h").is_in(pl.concat(earlier)["_h"].implode())
+    suspect = pl.concat([long.filter(shared | ~slot_ok).select("_i"), base.filter(~row_ok).select("_i")])["_i"].unique()
+    # the rows that need the row-by-row reader, in file order, with the earlier places of their judgments
+    lookup: dict[tuple, str] = {}
+    accepted: list[int] = []
+    problems = []
+    if len(suspect):
+        mine = long.filter(pl.col("_i").is_in(suspect.implode()) & pl.col("video_id").is_not_null()).select(*KEY, "_h")
+        for file, batch in _seen_batches(seen):
+            hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True)
+            place = pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
+            for r in hits.select(*KEY, place).iter_rows():
+                lookup.setdefault(tuple(r[:6]), r[6])
+        for rec in rows.filter(pl.col("_i").is_in(suspect.implode())).iter_rows(named=True):
+            problem, judged = read_row(rec, slots, path, known_images, round_, lookup)
+            if problem:
+                problems.append(problem)
+                continue
+            accepted.append(rec["_i"])
+            for key, *_ in judged:
+                lookup[key] = f"{path}:{rec['_line']}"
+    # an accepted row has no bad slot and no judgment given before: its judgments are its slots, as parsed
+    dropped = suspect.filter(~suspect.is_in(pl.Series(accepted, dtype=suspect.dtype).implode()))
+    keep = base.filter(~pl.col("_i").is_in(dropped.implode())).with_columns(
+        pl.int_range(pl.len()).over("hit").alias("position"))
+    out = long.join(keep.select("_i", "_line", "hit", "position"), on="_i", how="inner", maintain_order="left")
+    seen.setdefault(SEEN_FRAMES, []).append((str(path), out.select(*KEY, "_line", "_h")))
+    judgments = out.with_columns(pl.lit(source).alias("source")).select(list(schemas.JUDGMENTS.columns))
+    return judgments.cast(schemas.JUDGMENTS.columns), problems, rejected
