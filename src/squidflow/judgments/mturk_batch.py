@@ -130,7 +130,7 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
     if len(suspect):
         mine = long.filter(pl.col("_i").is_in(suspect.implode()) & pl.col("video_id").is_not_null()).select(*KEY, "_h")
         for file, batch in _seen_batches(seen):
-            hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True)
+            hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True, maintain_order="left")
             place = pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
             for r in hits.select(*KEY, place).iter_rows():
                 lookup.setdefault(tuple(r[:6]), r[6])
