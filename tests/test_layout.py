@@ -100,6 +100,7 @@ CONFIG_CLASSES = [
     ("squidflow.training.config", "TrainConfig", "training"),
     ("squidflow.litmus.config", "GuesserConfig", "litmus.guesser"),
     ("squidflow.demo.panel", "PanelConfig", "judgments.panel"),
+    ("squidflow.judgments.triage", "TriageConfig", "judgments.triage"),
     ("squidflow.demo.keyword_panel", "KeywordPanelConfig", "text.gold.panel"),
 ]
 # Fields a class takes from elsewhere than its section (not config keys of that section).

@@ -46,6 +46,12 @@ FRAMES_TABLE = "results/dataset/frames.parquet"
 JUDGMENTS_TABLE = "results/judgments/judgments.parquet"
 ANNOTATOR_REPORT_TABLE = "results/judgments/annotator_report.parquet"
 IMAGE_SCORES_TABLE = "results/judgments/image_scores.parquet"
+# The raters aggregation leaves out, under judgments.quality.exclude: the rubric's report, or the triage's exclusions.
+EXCLUSIONS_TABLE = (
+    ANNOTATOR_REPORT_TABLE
+    if config["judgments"]["quality"]["exclude"] == "rubric"
+    else "results/judgments/annotator_exclusions.parquet"
+)
 
 
 def stage_enabled(stage):

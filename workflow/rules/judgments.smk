@@ -34,6 +34,7 @@ rule simulate_panel:
     output:
         batch="results/judgments/simulated/batch_results.csv",
         repeat="results/judgments/simulated/batch_results_repeat.csv",
+        planted=PLANTED_FAULTS,
     log:
         "logs/simulate_panel/simulate_panel.log",
     conda:
@@ -127,7 +128,7 @@ rule annotator_quality:
 rule aggregate_judgments:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
     output:
         scores=IMAGE_SCORES_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
@@ -144,7 +145,7 @@ rule aggregate_judgments:
 rule agreement_table:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
     output:
         csv=report(
@@ -202,7 +203,7 @@ rule fig3_judgments:
 rule crowd_aggregation:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
     output:
         annotators="results/judgments/crowd_annotators.csv",
         item_table="results/judgments/crowd_items.csv",
@@ -238,7 +239,7 @@ rule crowd_aggregation:
 rule annotator_figure:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
     output:
         report(
             "results/figures/judgments_annotators.png",
@@ -276,6 +277,123 @@ rule agreement_figure:
         note=get_report_note("judgments"),
     script:
         "../../scripts/agreement_figure.py"
+
+
+# Ambiguity or noise (README): each rater with the evidence against them and a verdict, each image with a class
+# and its reason (squidflow.judgments.triage, image_triage); judgments.quality.exclude picks the exclusions.
+rule rater_triage:
+    input:
+        unpack(get_triage_predictions),
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
+    output:
+        triage=RATER_TRIAGE_TABLE,
+        exclusions="results/judgments/annotator_exclusions.parquet",
+        csv=report(
+            "results/tables/rater_triage.csv",
+            caption="../report/judgments/rater_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "rater triage", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/rater_triage.md",
+            caption="../report/judgments/rater_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "rater triage", "format": "markdown"},
+        ),
+    log:
+        "logs/rater_triage/rater_triage.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        exclude=config["judgments"]["quality"]["exclude"],
+        crowd=config["judgments"]["crowd"],
+        intervals=config["evaluation"]["intervals"],
+        events=TRIAGE_EVENTS,
+        events_config=config["events"],
+    script:
+        "../../scripts/rater_triage.py"
+
+
+rule image_triage:
+    input:
+        unpack(get_triage_predictions),
+        unpack(get_judgment_frames),
+        judgments=JUDGMENTS_TABLE,
+        triage=RATER_TRIAGE_TABLE,
+    output:
+        images=IMAGE_TRIAGE_TABLE,
+        csv=report(
+            "results/tables/image_triage.csv",
+            caption="../report/judgments/image_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "image triage", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/image_triage.md",
+            caption="../report/judgments/image_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "image triage", "format": "markdown"},
+        ),
+        figure=report(
+            "results/figures/image_triage.png",
+            caption="../report/judgments/image_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "image triage", "format": "contact sheet"},
+        ),
+    log:
+        "logs/image_triage/image_triage.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        exclude=config["judgments"]["quality"]["exclude"],
+        intervals=config["evaluation"]["intervals"],
+        events=TRIAGE_EVENTS,
+        events_config=config["events"],
+        note=get_report_note("judgments"),
+    script:
+        "../../scripts/image_triage.py"
+
+
+# The proof on planted faults: the SIMULATED panel's planted raters and swapped images against the triage.
+rule triage_validation:
+    input:
+        triage=RATER_TRIAGE_TABLE,
+        images=IMAGE_TRIAGE_TABLE,
+        planted=PLANTED_FAULTS,
+    output:
+        csv=report(
+            "results/tables/triage_validation.csv",
+            caption="../report/judgments/triage_validation.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "triage against planted faults", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/triage_validation.md",
+            caption="../report/judgments/triage_validation.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "triage against planted faults", "format": "markdown"},
+        ),
+    log:
+        "logs/triage_validation/triage_validation.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        min_skill=config["judgments"]["crowd"]["min_skill"],
+        exclude=config["judgments"]["quality"]["exclude"],
+        panel=config["judgments"]["panel"],
+    script:
+        "../../scripts/triage_validation.py"
 
 
 # The keyword task (variant K): people's keywords per image, the gold of the text baselines (workflow/rules/text.smk;

@@ -144,3 +144,29 @@ def triage_figure(images: pl.DataFrame, path, *, frames: pl.DataFrame | None = N
     if note:
         style.note(fig, note)
     return style.save(fig, path, title="Image triage", description="clear, ambiguous, contested, undecided")
+
+
+def image_triage_markdown(images: pl.DataFrame, *, policy: str, source: str, cfg: TriageConfig,
+                          per_class: int = 5) -> str:
+    """Counts per class with the median spread and interval width, then the widest-spread images of each class."""
+    from squidflow.io import md_escape
+
+    sim = " — SIMULATED annotator panel" if "simulated" in source else ""
+    lines = [f"# Image triage: clear, ambiguous, contested, undecided{sim}", "",
+             f"Judgments: {md_escape(source)}; {len(images)} images × prompts. Disputed: spread ≥ {cfg.min_spread:g}; "
+             f"undecided: the mean's interval wider than {cfg.max_interval_width:g}. Suspect and careless raters: "
+             f"results/judgments/rater_triage.parquet (exclusion policy {policy}).", "",
+             "| class | images | share | median spread | median interval width |", "|---|---|---|---|---|"]
+    for c in CLASSES:
+        d = images.filter(pl.col("triage") == c)
+        share = len(d) / len(images) if len(images) else float("nan")
+        med = (lambda col: "–" if d.is_empty() or d[col].drop_nulls().is_empty() else f"{d[col].median():.1f}")
+        lines.append(f"| {c} | {len(d)} | {share:.1%} | {med('spread')} | {med('interval_width')} |")
+    lines += ["", "| class | image | prompt | n | mean | spread | reason |", "|---|---|---|---|---|---|---|"]
+    for c in CLASSES:
+        d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
+        for r in d.to_dicts():
+            lines.append(f"| {c} | {md_escape(r['video_id'])}_{r['frame_index']} | {md_escape(r['event_prompt'])} | "
+                         f"{r['n']} | {r['mean']:.1f} | {r['spread'] if r['spread'] is None else round(r['spread'], 1)} | "
+                         f"{md_escape(r['reason'])} |")
+    return "\n".join(lines) + "\n"

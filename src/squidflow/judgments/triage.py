@@ -288,3 +288,56 @@ def exclusions(triage: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
         .then(pl.concat_list(pl.col("flags"), pl.col("_r").list.eval(pl.lit("triage: ") + pl.element())))
         .otherwise(pl.col("flags")).alias("flags"))
     return out.select(list(schemas.ANNOTATOR_REPORT.columns))
+
+
+def event_probabilities(predictions: pl.DataFrame, judgments: pl.DataFrame, events: list[str],
+                        events_config: dict | None = None) -> pl.DataFrame:
+    """A model's predictions (schemas.PREDICTIONS, labels = event ids) -> its probability of each judged prompt's
+    event per (video_id, frame_index, event_prompt): the score of that label, 0 where the model does not list it."""
+    from squidflow.events import PROMPTS, normalise_event, prompt_to_event
+
+    to_event = prompt_to_event(events or list(PROMPTS), events_config)
+    items = judgments.select("video_id", "frame_index", "event_prompt").unique()
+    items = items.with_columns(pl.col("event_prompt").map_elements(lambda p: to_event.get(normalise_event(p)),
+                                                                   return_dtype=pl.Utf8).alias("label"))
+    scores = (predictions.drop_nulls(["video_id", "frame_index"]).group_by("video_id", "frame_index", "label")
+              .agg(pl.col("score").max()))
+    out = items.join(scores, on=["video_id", "frame_index", "label"], how="left")
+    predicted = predictions.select("video_id", "frame_index").unique().with_columns(pl.lit(True).alias("_p"))
+    out = out.join(predicted, on=["video_id", "frame_index"], how="inner")  # only images the model saw
+    return out.select("video_id", "frame_index", "event_prompt",
+                      pl.col("score").fill_null(0.0).cast(pl.Float64).alias("probability"))
+
+
+def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
+    """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals."""
+    from squidflow.intervals import format_interval
+    from squidflow.io import md_escape
+
+    sim = " — SIMULATED annotator panel" if "simulated" in source else ""
+    counts = {v: int((t["verdict"] == v).sum()) for v in ("ok", "suspect", "careless")}
+    excluded = t.filter(pl.col("excluded"))["annotator"].unique().sort().to_list()
+    skipped = sorted({s for row in t["skipped"].to_list() for s in row})
+    lines = [f"# Rater triage: ambiguity or noise{sim}", "",
+             f"Judgments: {md_escape(source)}. Exclusion policy (judgments.quality.exclude): **{policy}**. Verdicts: "
+             + ", ".join(f"{v} {n}" for v, n in counts.items()) + ". Excluded from aggregation: "
+             + (", ".join(md_escape(a) for a in excluded) if excluded else "none") + "." + (f" {note}" if note else ""),
+             ""]
+    if skipped:
+        lines += ["Signals skipped:", *[f"- {md_escape(s)}" for s in skipped], ""]
+    lines += ["| annotator | variant | ratings | agreement r | MACE | GLAD | D–S | CROWDLAB | verdict | excluded | why |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(v):
+        return "–" if v is None or not np.isfinite(v) else f"{v:.2f}"
+
+    shown = t.filter((pl.col("verdict") != "ok") | pl.col("excluded")).sort("verdict", "annotator")
+    for r in shown.to_dicts():
+        lines.append(f"| {md_escape(r['annotator'])} | {r['variant']} | {r['n_judgments']} | "
+                     f"{format_interval(r['agreement'], r['agreement_lo'], r['agreement_hi'], 2)} | "
+                     f"{f(r['mace_competence'])} | {f(r['glad_alpha'])} | {f(r['dawid_skene_diagonal'])} | "
+                     f"{f(r['crowdlab_quality'])} | {r['verdict']} | {'yes' if r['excluded'] else 'no'} | "
+                     f"{md_escape('; '.join(r['reasons']))} |")
+    if shown.is_empty():
+        lines.append("| (every rater ok) | | | | | | | | | | |")
+    return "\n".join(lines) + "\n"
