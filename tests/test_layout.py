@@ -229,6 +229,7 @@ HANDS_PATHS = {
     ("agreement_figure", "agreement_figure"): "a figure writes its PNG through style.save",
     ("annotator_figure", "annotator_figure"): "a figure writes its PNG through style.save",
     ("fig3_judgments", "fig3_judgments"): "a figure writes its PNG through style.save",
+    ("image_triage", "triage_figure"): "a figure writes its PNG through style.save",
     ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
     # Many files, or a file too large to hold: the library streams or fans out.
     ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",

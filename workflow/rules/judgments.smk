@@ -288,7 +288,7 @@ rule rater_triage:
         report=ANNOTATOR_REPORT_TABLE,
     output:
         triage=RATER_TRIAGE_TABLE,
-        exclusions="results/judgments/annotator_exclusions.parquet",
+        exclusions=TRIAGE_EXCLUSIONS_TABLE,
         csv=report(
             "results/tables/rater_triage.csv",
             caption="../report/judgments/rater_triage.rst",

@@ -135,10 +135,14 @@ def _rate(evidence: np.ndarray, black: np.ndarray, d: _Draws, noise: float, care
         r = np.where(np.isin(w, list(careless))[..., None], d.random, r)
     for kind, faulty in _by_kind(faults or {}).items():
         hit = np.isin(w, faulty)[..., None]
-        planted = {"constant": lambda: np.broadcast_to(constant[w][..., None], r.shape),
-                   "extremes": lambda: np.where(r >= 50, 100.0, 0.0),
-                   "reversed": lambda: 100.0 - r,
-                   "prior": lambda: np.broadcast_to(prior[:, None, None], r.shape)}[kind]()
+        if kind == "constant":
+            planted = np.broadcast_to(constant[w][..., None], r.shape)
+        elif kind == "extremes":
+            planted = np.where(r >= 50, 100.0, 0.0)
+        elif kind == "reversed":
+            planted = 100.0 - r
+        else:  # prior
+            planted = np.broadcast_to(prior[:, None, None], r.shape)
         r = np.where(hit, planted, r)
     return np.where(np.isnan(evidence)[:, None, :], np.nan, r)
 

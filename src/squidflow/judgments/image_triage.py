@@ -146,6 +146,11 @@ def triage_figure(images: pl.DataFrame, path, *, frames: pl.DataFrame | None = N
     return style.save(fig, path, title="Image triage", description="clear, ambiguous, contested, undecided")
 
 
+def _median(d: pl.DataFrame, column: str) -> str:
+    values = d[column].drop_nulls()
+    return "–" if values.is_empty() else f"{values.median():.1f}"
+
+
 def image_triage_markdown(images: pl.DataFrame, *, policy: str, source: str, cfg: TriageConfig,
                           per_class: int = 5) -> str:
     """Counts per class with the median spread and interval width, then the widest-spread images of each class."""
@@ -160,8 +165,7 @@ def image_triage_markdown(images: pl.DataFrame, *, policy: str, source: str, cfg
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c)
         share = len(d) / len(images) if len(images) else float("nan")
-        med = (lambda col: "–" if d.is_empty() or d[col].drop_nulls().is_empty() else f"{d[col].median():.1f}")
-        lines.append(f"| {c} | {len(d)} | {share:.1%} | {med('spread')} | {med('interval_width')} |")
+        lines.append(f"| {c} | {len(d)} | {share:.1%} | {_median(d, 'spread')} | {_median(d, 'interval_width')} |")
     lines += ["", "| class | image | prompt | n | mean | spread | reason |", "|---|---|---|---|---|---|---|"]
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)

@@ -281,7 +281,7 @@ def exclusions(triage: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
     """The annotator report (schemas.ANNOTATOR_REPORT) under the triage policy: excluded when any of the rater's rows
     is excluded, with the triage's reasons added to the rubric's flags."""
     t = triage.group_by("annotator").agg(pl.col("excluded").any().alias("_x"),
-                                         pl.col("reasons").flatten().alias("_r"))
+                                         pl.col("reasons").list.explode(keep_nulls=False, empty_as_null=False).alias("_r"))
     out = report.join(t, on="annotator", how="left").with_columns(
         (pl.col("excluded") | pl.col("_x").fill_null(False)).alias("excluded"),
         pl.when(pl.col("_x").fill_null(False) & ~pl.col("excluded"))
