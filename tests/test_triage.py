@@ -119,3 +119,31 @@ def test_release_rater_signals_skipped_image_triage_on_all_images_table7_unchang
     kept = judgments.filter(~pl.col("annotator").is_in(excluded))
     t7 = {r["variant"]: r for r in agreement_table(kept).iter_rows(named=True)}
     assert t7["A"]["alpha"] == pytest.approx(0.658, abs=0.005) and t7["B"]["kappa_5"] == pytest.approx(0.386, abs=0.005)
+
+
+def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
+    from squidflow.judgments.next_round import next_round
+
+    root, frames, truth, hits = corpus
+    judgments, report, _ = _panel(corpus, 0)
+    triage = rater_triage(judgments, report, TriageConfig(), intervals=INTERVALS)
+    images = image_triage(judgments, triage, TriageConfig(), intervals=INTERVALS)
+    chosen, round2 = next_round(images, judgments, hits, budget=12, strategy="interval_width", images_per_hit=6)
+    assert len(chosen) == 12 and chosen["interval_width"].min() >= images["interval_width"].median()
+    for variant, h in round2.items():
+        assert h.columns == hits[variant].columns
+    ids = {i for h in round2.values() for c in h.columns if c.endswith("_id") for i in h[c].to_list() if i}
+    assert ids == set((chosen["video_id"] + "_" + chosen["frame_index"].cast(pl.Utf8)).to_list())
+    # round 2 is rated and ingested like round 1
+    as_read = {}
+    for v, h in round2.items():
+        write_csv(h, root / f"round2_{v}.csv")
+        as_read[v] = pl.read_csv(root / f"round2_{v}.csv", infer_schema=False)
+    batch, _, _ = simulate_panel(as_read, truth, PanelConfig(annotators_per_variant=20, seed=9, repeat_hits=0))
+    write_csv(batch, root / "round2_batch.csv")
+    again, _ = ingest(source="simulated", batches=[(root / "round2_batch.csv", 2)], known_images=set(frames["image_id"]))
+    slots = sum(int((h[c] != "").sum()) for h in round2.values() for c in h.columns if c.endswith("_id"))
+    assert again.height == 3 * slots and set(again["round"]) == {2}
+    prob = judgments.select("video_id", "frame_index", "event_prompt").unique().with_columns(pl.lit(0.6).alias("probability"))
+    picked, _ = next_round(images, judgments, hits, budget=5, strategy="activelab", images_per_hit=6, probability=prob)
+    assert len(picked) == 5
