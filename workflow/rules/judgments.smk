@@ -396,6 +396,32 @@ rule triage_validation:
         "../../scripts/triage_validation.py"
 
 
+# The next round of ratings (annotation.next_round): the images whose next rating shrinks the uncertainty most, as
+# round-2 HITs in round 1's format (squidflow.judgments.next_round).
+rule next_round:
+    input:
+        unpack(get_triage_predictions),
+        images=IMAGE_TRIAGE_TABLE,
+        judgments=JUDGMENTS_TABLE,
+        hits_A="results/annotation/hits_A.csv",
+        hits_B="results/annotation/hits_B.csv",
+    output:
+        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
+        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
+        chosen=f"{NEXT_ROUND_DIR}/chosen.csv",
+    log:
+        "logs/next_round/next_round.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        next_round=config["annotation"]["next_round"],
+        images_per_hit=config["annotation"]["images_per_hit"],
+        events=TRIAGE_EVENTS,
+        events_config=config["events"],
+    script:
+        "../../scripts/next_round.py"
+
+
 # The keyword task (variant K): people's keywords per image, the gold of the text baselines (workflow/rules/text.smk;
 # "Apples to Oranges", the UNT dataset's keyword annotations). Library: squidflow.judgments.keywords.
 rule keyword_hits:

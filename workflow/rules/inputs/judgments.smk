@@ -29,6 +29,8 @@ def get_judgment_outputs():
     outputs += expand("results/tables/{t}.{ext}", t=["rater_triage", "image_triage"], ext=["csv", "md"])
     if JUDGMENT_SOURCE == "simulated":
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
+    if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
+        outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
     return outputs
 
@@ -46,6 +48,9 @@ IMAGE_TRIAGE_TABLE = "results/judgments/image_triage.parquet"
 
 
 PLANTED_FAULTS = "results/judgments/simulated/planted.parquet"
+
+
+NEXT_ROUND_DIR = "results/annotation/round2"
 
 
 TRIAGE_EVENTS = list(config["events"])  # empty: the release's events (squidflow.events.PROMPTS)
