@@ -144,6 +144,14 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
     again, _ = ingest(source="simulated", batches=[(root / "round2_batch.csv", 2)], known_images=set(frames["image_id"]))
     slots = sum(int((h[c] != "").sum()) for h in round2.values() for c in h.columns if c.endswith("_id"))
     assert again.height == 3 * slots and set(again["round"]) == {2}
+    # round 2 narrows the median interval of the images it re-rated
+    from squidflow.judgments.next_round import change_markdown, interval_change
+
+    change = interval_change(judgments, again, chosen, triage, TriageConfig(), INTERVALS)
+    before, after = change["interval_width_before"].median(), change["interval_width_after"].median()
+    print(f"next round: median interval width {before:.1f} -> {after:.1f} over {len(change)} images")
+    assert after < before and (change["n_after"] > change["n_before"]).all()
+    assert "Median width of the mean's interval" in change_markdown(change, strategy="interval_width", source="simulated")
     prob = judgments.select("video_id", "frame_index", "event_prompt").unique().with_columns(pl.lit(0.6).alias("probability"))
     picked, _ = next_round(images, judgments, hits, budget=5, strategy="activelab", images_per_hit=6, probability=prob)
     assert len(picked) == 5

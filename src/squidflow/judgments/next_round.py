@@ -95,3 +95,38 @@ def next_round(images: pl.DataFrame, judgments: pl.DataFrame, hits_by_variant: d
     else:
         chosen = images.join(by_activelab(judgments, probability, budget), on=IMAGE, how="inner").sort("activelab")
     return chosen, round_hits(hits_by_variant, chosen, judgments, images_per_hit)
+
+
+def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.DataFrame:
+    """Round 1 with the next round's ratings merged into it (their `round` set to 1: more ratings of the same task)."""
+    return pl.concat([judgments.filter(pl.col("round") == 1), next_ratings.with_columns(pl.lit(1, pl.Int64).alias("round"))], how="vertical_relaxed")
+
+
+def interval_change(judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen: pl.DataFrame,
+                    triage: pl.DataFrame, cfg, intervals) -> pl.DataFrame:
+    """Per re-rated image and prompt: ratings, interval width and class before (round 1) and after (merged)."""
+    from squidflow.judgments.image_triage import image_triage
+
+    keep = ["n", "interval_width", "triage"]
+    before = image_triage(judgments, triage, cfg, intervals=intervals).join(chosen.select(IMAGE), on=IMAGE, how="semi")
+    after = image_triage(merged_rounds(judgments, next_ratings), triage, cfg, intervals=intervals)
+    return (before.select(*IMAGE, *[pl.col(c).alias(f"{c}_before") for c in keep])
+            .join(after.select(*IMAGE, *[pl.col(c).alias(f"{c}_after") for c in keep]), on=IMAGE, how="left")
+            .sort(IMAGE))
+
+
+def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
+    from squidflow.io import md_escape
+
+    sim = " — SIMULATED annotator panel" if "simulated" in source else ""
+    med = {k: change[f"interval_width_{k}"].median() if len(change) else float("nan") for k in ("before", "after")}
+    lines = [f"# The next round of ratings{sim}", "",
+             f"Strategy: {strategy}. Re-rated: {len(change)} images × prompts. Median width of the mean's interval "
+             f"(rating points): before {med['before']:.1f}, after {med['after']:.1f}.", "",
+             "| image | prompt | ratings before | after | interval before | after | class before | after |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in change.to_dicts():
+        lines.append(f"| {md_escape(r['video_id'])}_{r['frame_index']} | {md_escape(r['event_prompt'])} | "
+                     f"{r['n_before']} | {r['n_after']} | {r['interval_width_before']:.1f} | "
+                     f"{r['interval_width_after']:.1f} | {r['triage_before']} | {r['triage_after']} |")
+    return "\n".join(lines) + "\n"
