@@ -26,3 +26,4 @@ log.info("next round (%s): %d images and prompts; HITs %s", p.next_round["strate
 for v in ("A", "B"):
     io.write_csv(round2[v], out[f"hits_{v}"])
 io.write_csv(chosen, out.chosen, float_precision=4)
+io.write_parquet(chosen.select(list(schemas.IMAGE_TRIAGE.columns)), out.table, schemas.IMAGE_TRIAGE)

@@ -246,6 +246,7 @@ HANDS_PATHS = {
     ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Readers of what people hand us, and of Snakemake's own records: the library owns the format and its errors.
     ("ingest_judgments", "ingest_to"): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
+    ("next_round_effect", "ingest"): "reads the next round's MTurk batch results like ingestion (errors name file and line)",
     ("run_summary", "write_run_summary"): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
     ("video_candidates", "list_candidates"): "walks the source folders and URL lists people hand us (a folder, not a file)",
     ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",

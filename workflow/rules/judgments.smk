@@ -409,6 +409,7 @@ rule next_round:
         hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
         hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
         chosen=f"{NEXT_ROUND_DIR}/chosen.csv",
+        table=NEXT_ROUND_CHOSEN,
     log:
         "logs/next_round/next_round.log",
     conda:
@@ -420,6 +421,59 @@ rule next_round:
         events_config=config["events"],
     script:
         "../../scripts/next_round.py"
+
+
+# The demo's second round: the SIMULATED panel rates the round-2 HITs; the report shows the intervals before and after.
+rule simulate_next_round:
+    input:
+        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
+        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
+        truth="results/videos/demo/truth.parquet",
+    output:
+        batch=SIMULATED_NEXT_ROUND,
+    log:
+        "logs/simulate_next_round/simulate_next_round.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        panel={**config["judgments"]["panel"], "repeat_hits": 0},
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
+    script:
+        "../../scripts/simulate_next_round.py"
+
+
+rule next_round_effect:
+    input:
+        judgments=JUDGMENTS_TABLE,
+        triage=RATER_TRIAGE_TABLE,
+        chosen=NEXT_ROUND_CHOSEN,
+        batch=SIMULATED_NEXT_ROUND,
+        frames=FRAMES_TABLE,
+    output:
+        csv=report(
+            "results/tables/next_round.csv",
+            caption="../report/judgments/next_round.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: intervals before and after", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/next_round.md",
+            caption="../report/judgments/next_round.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: intervals before and after", "format": "markdown"},
+        ),
+    log:
+        "logs/next_round_effect/next_round_effect.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        intervals=config["evaluation"]["intervals"],
+        strategy=config["annotation"]["next_round"]["strategy"],
+    script:
+        "../../scripts/next_round_effect.py"
 
 
 # The keyword task (variant K): people's keywords per image, the gold of the text baselines (workflow/rules/text.smk;

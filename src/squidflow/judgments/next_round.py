@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.config import ConfigError
+from squidflow.io import unneutralise
 
 STRATEGIES = ("interval_width", "activelab")
 IMAGE = ["video_id", "frame_index", "event_prompt"]
@@ -61,6 +62,7 @@ def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, j
         slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
         info, prompt_event = {}, {}
         for rec in hits.iter_rows(named=True):
+            rec = {k: unneutralise(v) if isinstance(v, str) else v for k, v in rec.items()}  # as MTurk copied them
             prompt_event[rec["event_prompt"]] = rec["event"]
             for i in slots:
                 if rec[f"image_{i}_id"]:

@@ -31,6 +31,8 @@ def get_judgment_outputs():
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
     if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
         outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
+        if JUDGMENT_SOURCE == "simulated":
+            outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
     return outputs
 
@@ -51,6 +53,12 @@ PLANTED_FAULTS = "results/judgments/simulated/planted.parquet"
 
 
 NEXT_ROUND_DIR = "results/annotation/round2"
+
+
+NEXT_ROUND_CHOSEN = "results/judgments/next_round_chosen.parquet"
+
+
+SIMULATED_NEXT_ROUND = "results/judgments/simulated/batch_results_round2.csv"
 
 
 TRIAGE_EVENTS = list(config["events"])  # empty: the release's events (squidflow.events.PROMPTS)
