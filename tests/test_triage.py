@@ -134,6 +134,17 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
         assert h.columns == hits[variant].columns
     ids = {i for h in round2.values() for c in h.columns if c.endswith("_id") for i in h[c].to_list() if i}
     assert ids == set((chosen["video_id"] + "_" + chosen["frame_index"].cast(pl.Utf8)).to_list())
+    # round 2's Label Studio tasks are built like round 1's
+    import json
+
+    from squidflow.judgments.label_studio import build_label_studio_tasks
+
+    write_csv(round2["A"], root / "round2_hits_A.csv")
+    counts = build_label_studio_tasks(root / "ls", frames_path=root / "results/dataset/frames.parquet",
+                                      hits={"A_round2": root / "round2_hits_A.csv"}, images={"mode": "url"},
+                                      images_per_hit=6)
+    tasks = json.loads((root / "ls/A_round2/tasks.json").read_text())
+    assert counts["A_round2"] == len(round2["A"]) == len(tasks) and tasks[0]["data"]["variant"] == "A"
     # round 2 is rated and ingested like round 1
     as_read = {}
     for v, h in round2.items():

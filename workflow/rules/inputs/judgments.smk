@@ -94,6 +94,8 @@ def get_label_studio_tasks():
     if ANNOTATION_PLATFORM != "label_studio" or JUDGMENT_SOURCE == "release":
         return []
     tasks = ["A", "B"] if stage_enabled("judgments") else []
+    if tasks and config["annotation"]["next_round"]["budget"] > 0:
+        tasks += ["A_round2", "B_round2"]  # the next round's HITs (rule next_round), imported like round 1's
     if stage_enabled("text") and stage_enabled("frames"):
         tasks.append("K")
     if stage_enabled("comparison"):
@@ -107,6 +109,8 @@ def get_label_studio_hits(wildcards):
         "B": "results/annotation/hits_B.csv",
         "K": KEYWORD_HITS,
         "comparison": "results/annotation/comparison_hits.csv",
+        "A_round2": f"{NEXT_ROUND_DIR}/hits_A.csv",
+        "B_round2": f"{NEXT_ROUND_DIR}/hits_B.csv",
     }[wildcards.ls_task]
     inputs = {"hits": hits}
     if wildcards.ls_task != "comparison":
