@@ -172,6 +172,7 @@ rule agreement_table:
         on_empty=config["on_empty"],
         intervals=config["evaluation"]["intervals"],
         report_name=lambda wildcards, input: input.report,  # named in the message that stops a variant with no rater
+        exclude=config["judgments"]["quality"]["exclude"],
     script:
         "../../scripts/agreement_table.py"
 
