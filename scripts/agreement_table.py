@@ -21,6 +21,7 @@ table, md = table7(
     kappa_bins=tuple(p.kappa_bins),
     on_empty=p.on_empty,
     intervals=IntervalConfig.from_config(p.intervals),
+    policy=p.exclude,
 )
 io.write_csv(table, snakemake.output.csv, float_precision=4)
 io.write_text(snakemake.output.md, md)

@@ -15,3 +15,4 @@ batch, repeat, info = simulate_panel(hits, truth, PanelConfig.from_config(snakem
                                                                           snakemake.params.assignments_per_hit))
 io.write_csv(batch, snakemake.output.batch)
 io.write_csv(repeat, snakemake.output.repeat)
+io.write_parquet(info["planted"], snakemake.output.planted, schemas.PLANTED_FAULTS)

@@ -100,6 +100,7 @@ CONFIG_CLASSES = [
     ("squidflow.training.config", "TrainConfig", "training"),
     ("squidflow.litmus.config", "GuesserConfig", "litmus.guesser"),
     ("squidflow.demo.panel", "PanelConfig", "judgments.panel"),
+    ("squidflow.judgments.triage", "TriageConfig", "judgments.triage"),
     ("squidflow.demo.keyword_panel", "KeywordPanelConfig", "text.gold.panel"),
 ]
 # Fields a class takes from elsewhere than its section (not config keys of that section).
@@ -228,6 +229,7 @@ HANDS_PATHS = {
     ("agreement_figure", "agreement_figure"): "a figure writes its PNG through style.save",
     ("annotator_figure", "annotator_figure"): "a figure writes its PNG through style.save",
     ("fig3_judgments", "fig3_judgments"): "a figure writes its PNG through style.save",
+    ("image_triage", "triage_figure"): "a figure writes its PNG through style.save",
     ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
     # Many files, or a file too large to hold: the library streams or fans out.
     ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",
@@ -244,6 +246,7 @@ HANDS_PATHS = {
     ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Readers of what people hand us, and of Snakemake's own records: the library owns the format and its errors.
     ("ingest_judgments", "ingest_to"): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
+    ("next_round_effect", "ingest"): "reads the next round's MTurk batch results like ingestion (errors name file and line)",
     ("run_summary", "write_run_summary"): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
     ("video_candidates", "list_candidates"): "walks the source folders and URL lists people hand us (a folder, not a file)",
     ("table1_figure", "table1_plot"): "a figure writes its PNG through style.save",

@@ -245,6 +245,77 @@ IMAGE_SCORES = Schema(
     produced_by="rule aggregate_judgments (workflow/rules/judgments.smk)",
 )
 
+# Ambiguity or noise (issue #36): per annotator and variant, the signals against them and one verdict.
+RATER_TRIAGE = Schema(
+    "rater_triage",
+    {
+        "annotator": pl.Utf8,
+        "variant": pl.Utf8,
+        "n_judgments": pl.Int64,  # round 1
+        "n_items": pl.Int64,  # images × prompts shared with at least one other rater
+        "agreement": pl.Float64,  # Pearson r of the rater's ratings with the leave-this-rater-out mean, same items
+        "agreement_lo": pl.Float64,  # its bootstrap interval over the rater's items (evaluation.intervals)
+        "agreement_hi": pl.Float64,
+        "mace_competence": pl.Float64,  # crowd-kit on the certainty bins: MACE's P(not spamming)
+        "glad_alpha": pl.Float64,  # GLAD's σ(α)
+        "dawid_skene_diagonal": pl.Float64,  # Dawid–Skene: Σ_k prior_k · P(answer k | true k)
+        "crowdlab_quality": pl.Float64,  # cleanlab CROWDLAB annotator quality; null when no model probabilities
+        "modal_share": pl.Float64,  # share of the rater's ratings equal to their most frequent rating
+        "extreme_share": pl.Float64,  # share of ratings at 0-5 or 95-100
+        "others_extreme_share": pl.Float64,  # the same share of the other raters' ratings on the same items
+        "hit_constant_share": pl.Float64,  # share of the rater's HITs (2+ images) with one rating for every image
+        "work_seconds_per_image": pl.Float64,  # null where the platform gives no work time
+        "rubric_flags": pl.List(pl.Utf8),  # SQUID-E §3.2 (rule annotator_quality)
+        "rubric_excluded": pl.Boolean,
+        "verdict": pl.Utf8,  # ok | suspect | careless
+        "reasons": pl.List(pl.Utf8),  # the signals that decided it, in words
+        "skipped": pl.List(pl.Utf8),  # signals not computed, each with its reason
+        "excluded": pl.Boolean,  # excluded from aggregation under judgments.quality.exclude
+        "policy": pl.Utf8,  # rubric | triage
+    },
+    produced_by="rule rater_triage (workflow/rules/judgments.smk)",
+)
+
+IMAGE_TRIAGE = Schema(
+    "image_triage",
+    {
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "event_prompt": pl.Utf8,
+        "n": pl.Int64,  # round-1 ratings, both variants
+        "mean": pl.Float64,
+        "mean_lo": pl.Float64,  # bootstrap interval of the mean over the image's raters (evaluation.intervals)
+        "mean_hi": pl.Float64,
+        "interval_width": pl.Float64,
+        "spread": pl.Float64,  # standard deviation of the ratings (ddof 1)
+        "spread_screened": pl.Float64,  # the same without suspect and careless raters (null: fewer than 2 left)
+        "n_screened": pl.Int64,
+        "mean_A": pl.Float64,
+        "mean_B": pl.Float64,
+        "variant_gap": pl.Float64,  # |mean_A - mean_B|; null unless both variants rated it
+        "model_probability": pl.Float64,  # the model's probability of the prompt's event (null: no model)
+        "model_distance": pl.Float64,  # |100 · probability - mean| / 100
+        "crowdlab_consensus_quality": pl.Float64,  # cleanlab CROWDLAB's consensus quality (null: no model)
+        "triage": pl.Utf8,  # clear | ambiguous | contested | undecided
+        "reason": pl.Utf8,
+    },
+    produced_by="rule image_triage (workflow/rules/judgments.smk)",
+)
+
+# The SIMULATED panel's planted faults: which raters and images the triage should find (rule simulate_panel).
+PLANTED_FAULTS = Schema(
+    "planted_faults",
+    {
+        "unit": pl.Utf8,  # annotator | image
+        "annotator": pl.Utf8,
+        "variant": pl.Utf8,
+        "image_id": pl.Utf8,
+        "event_prompt": pl.Utf8,
+        "fault": pl.Utf8,  # careless | constant | extremes | reversed | prior | swapped
+    },
+    produced_by="rule simulate_panel (workflow/rules/judgments.smk)",
+)
+
 # Gold keywords from people (the keyword task, variant K): one row per keyword an annotator gave an image.
 KEYWORD_JUDGMENTS = Schema(
     "keyword_judgments",
@@ -642,6 +713,9 @@ ALL: dict[str, Schema] = {s.name: s for s in (
     JUDGMENTS,
     ANNOTATOR_REPORT,
     IMAGE_SCORES,
+    RATER_TRIAGE,
+    IMAGE_TRIAGE,
+    PLANTED_FAULTS,
     KEYWORD_JUDGMENTS,
     SUBTITLES,
     COOCCURRING,

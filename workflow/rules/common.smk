@@ -46,6 +46,11 @@ FRAMES_TABLE = "results/dataset/frames.parquet"
 JUDGMENTS_TABLE = "results/judgments/judgments.parquet"
 ANNOTATOR_REPORT_TABLE = "results/judgments/annotator_report.parquet"
 IMAGE_SCORES_TABLE = "results/judgments/image_scores.parquet"
+# The raters aggregation leaves out, under judgments.quality.exclude: the rubric's report, or the triage's exclusions.
+TRIAGE_EXCLUSIONS_TABLE = "results/judgments/annotator_exclusions.parquet"
+EXCLUSIONS_TABLE = (
+    ANNOTATOR_REPORT_TABLE if config["judgments"]["quality"]["exclude"] == "rubric" else TRIAGE_EXCLUSIONS_TABLE
+)
 
 
 def stage_enabled(stage):

@@ -34,6 +34,7 @@ rule simulate_panel:
     output:
         batch="results/judgments/simulated/batch_results.csv",
         repeat="results/judgments/simulated/batch_results_repeat.csv",
+        planted=PLANTED_FAULTS,
     log:
         "logs/simulate_panel/simulate_panel.log",
     conda:
@@ -127,7 +128,7 @@ rule annotator_quality:
 rule aggregate_judgments:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
     output:
         scores=IMAGE_SCORES_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
@@ -144,7 +145,7 @@ rule aggregate_judgments:
 rule agreement_table:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
         high_certainty="results/judgments/high_certainty.csv",
     output:
         csv=report(
@@ -171,6 +172,7 @@ rule agreement_table:
         on_empty=config["on_empty"],
         intervals=config["evaluation"]["intervals"],
         report_name=lambda wildcards, input: input.report,  # named in the message that stops a variant with no rater
+        exclude=config["judgments"]["quality"]["exclude"],
     script:
         "../../scripts/agreement_table.py"
 
@@ -202,7 +204,7 @@ rule fig3_judgments:
 rule crowd_aggregation:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
     output:
         annotators="results/judgments/crowd_annotators.csv",
         item_table="results/judgments/crowd_items.csv",
@@ -238,7 +240,7 @@ rule crowd_aggregation:
 rule annotator_figure:
     input:
         judgments=JUDGMENTS_TABLE,
-        report=ANNOTATOR_REPORT_TABLE,
+        report=EXCLUSIONS_TABLE,
     output:
         report(
             "results/figures/judgments_annotators.png",
@@ -276,6 +278,203 @@ rule agreement_figure:
         note=get_report_note("judgments"),
     script:
         "../../scripts/agreement_figure.py"
+
+
+# Ambiguity or noise (README): each rater with the evidence against them and a verdict, each image with a class
+# and its reason (squidflow.judgments.triage, image_triage); judgments.quality.exclude picks the exclusions.
+rule rater_triage:
+    input:
+        unpack(get_triage_predictions),
+        judgments=JUDGMENTS_TABLE,
+        report=ANNOTATOR_REPORT_TABLE,
+    output:
+        triage=RATER_TRIAGE_TABLE,
+        exclusions=TRIAGE_EXCLUSIONS_TABLE,
+        csv=report(
+            "results/tables/rater_triage.csv",
+            caption="../report/judgments/rater_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "rater triage", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/rater_triage.md",
+            caption="../report/judgments/rater_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "rater triage", "format": "markdown"},
+        ),
+    log:
+        "logs/rater_triage/rater_triage.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        exclude=config["judgments"]["quality"]["exclude"],
+        crowd=config["judgments"]["crowd"],
+        intervals=config["evaluation"]["intervals"],
+        events=TRIAGE_EVENTS,
+        events_config=config["events"],
+    script:
+        "../../scripts/rater_triage.py"
+
+
+rule image_triage:
+    input:
+        unpack(get_triage_predictions),
+        unpack(get_judgment_frames),
+        judgments=JUDGMENTS_TABLE,
+        triage=RATER_TRIAGE_TABLE,
+    output:
+        images=IMAGE_TRIAGE_TABLE,
+        csv=report(
+            "results/tables/image_triage.csv",
+            caption="../report/judgments/image_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "image triage", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/image_triage.md",
+            caption="../report/judgments/image_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "image triage", "format": "markdown"},
+        ),
+        figure=report(
+            "results/figures/image_triage.png",
+            caption="../report/judgments/image_triage.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "image triage", "format": "contact sheet"},
+        ),
+    log:
+        "logs/image_triage/image_triage.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        exclude=config["judgments"]["quality"]["exclude"],
+        intervals=config["evaluation"]["intervals"],
+        events=TRIAGE_EVENTS,
+        events_config=config["events"],
+        note=get_report_note("judgments"),
+    script:
+        "../../scripts/image_triage.py"
+
+
+# The proof on planted faults: the SIMULATED panel's planted raters and swapped images against the triage.
+rule triage_validation:
+    input:
+        triage=RATER_TRIAGE_TABLE,
+        images=IMAGE_TRIAGE_TABLE,
+        planted=PLANTED_FAULTS,
+    output:
+        csv=report(
+            "results/tables/triage_validation.csv",
+            caption="../report/judgments/triage_validation.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "triage against planted faults", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/triage_validation.md",
+            caption="../report/judgments/triage_validation.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "triage against planted faults", "format": "markdown"},
+        ),
+    log:
+        "logs/triage_validation/triage_validation.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        min_skill=config["judgments"]["crowd"]["min_skill"],
+        exclude=config["judgments"]["quality"]["exclude"],
+        panel=config["judgments"]["panel"],
+    script:
+        "../../scripts/triage_validation.py"
+
+
+# The next round of ratings (annotation.next_round): the images whose next rating shrinks the uncertainty most, as
+# round-2 HITs in round 1's format (squidflow.judgments.next_round).
+rule next_round:
+    input:
+        unpack(get_triage_predictions),
+        images=IMAGE_TRIAGE_TABLE,
+        judgments=JUDGMENTS_TABLE,
+        hits_A="results/annotation/hits_A.csv",
+        hits_B="results/annotation/hits_B.csv",
+    output:
+        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
+        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
+        chosen=f"{NEXT_ROUND_DIR}/chosen.csv",
+        table=NEXT_ROUND_CHOSEN,
+    log:
+        "logs/next_round/next_round.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        next_round=config["annotation"]["next_round"],
+        images_per_hit=config["annotation"]["images_per_hit"],
+        events=TRIAGE_EVENTS,
+        events_config=config["events"],
+    script:
+        "../../scripts/next_round.py"
+
+
+# The demo's second round: the SIMULATED panel rates the round-2 HITs; the report shows the intervals before and after.
+rule simulate_next_round:
+    input:
+        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
+        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
+        truth="results/videos/demo/truth.parquet",
+    output:
+        batch=SIMULATED_NEXT_ROUND,
+    log:
+        "logs/simulate_next_round/simulate_next_round.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        panel={**config["judgments"]["panel"], "repeat_hits": 0},
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
+    script:
+        "../../scripts/simulate_next_round.py"
+
+
+rule next_round_effect:
+    input:
+        judgments=JUDGMENTS_TABLE,
+        triage=RATER_TRIAGE_TABLE,
+        chosen=NEXT_ROUND_CHOSEN,
+        batch=SIMULATED_NEXT_ROUND,
+        frames=FRAMES_TABLE,
+    output:
+        csv=report(
+            "results/tables/next_round.csv",
+            caption="../report/judgments/next_round.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: intervals before and after", "format": "csv"},
+        ),
+        md=report(
+            "results/tables/next_round.md",
+            caption="../report/judgments/next_round.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: intervals before and after", "format": "markdown"},
+        ),
+    log:
+        "logs/next_round_effect/next_round_effect.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        triage=config["judgments"]["triage"],
+        intervals=config["evaluation"]["intervals"],
+        strategy=config["annotation"]["next_round"]["strategy"],
+    script:
+        "../../scripts/next_round_effect.py"
 
 
 # The keyword task (variant K): people's keywords per image, the gold of the text baselines (workflow/rules/text.smk;

@@ -11,6 +11,14 @@ Careful annotators rate a frame that shows nothing (black, or so dark that no ev
 0-3, as the instructions ask; `careless` annotators per variant rate at
 random (the quality checks should catch them). No annotator works on both variants (SQUID-E §3.2).
 
+Planted faults (issue #36, the proof of the rater and image triage), each a count per variant: `constant` raters give
+one rating to everything, `extremes` raters only 0 or 100 (their careful rating pushed to the nearer end),
+`reversed` raters 100 minus their careful rating, `prior` raters copy the prompt's prior (the panel's mean evidence
+of the event, the same number for every image of a HIT); `swapped_images` pairs of images per variant have their
+ratings swapped with each other's. The faulty annotators are the panel's last (least active) ones; what was planted
+is returned as a table (`planted`). Their draws come from a stream of their own, so a panel without faults is the one
+the demo always had, and the noise is calibrated on the careful and `careless` raters only.
+
 The noise is calibrated on variant A so that the mean of the panel's Krippendorff's α and Spearman equals the mean
 of the release's (.658 and .676, Table 7): both fall as noise grows, so a bisection over the noise level, with the
 random draws held fixed, finds it. α is more sensitive than Spearman to a few extreme items (black frames), so the
@@ -27,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from squidflow import schemas
 from squidflow.io import unneutralise
 from squidflow.judgments.agreement import krippendorff_alpha_interval, spearman_pairs
 
@@ -44,6 +53,11 @@ class PanelConfig:
     target_spearman: float = 0.676
     visible_min: float = 0.15  # below this evidence of every event, a frame shows nothing (black, nearly black)
     careless: int = 0
+    constant: int = 0
+    extremes: int = 0
+    reversed: int = 0
+    prior: int = 0
+    swapped_images: int = 0
     repeat_annotators: int = 2
     repeat_hits: int = 4
     seed: int = 0
@@ -91,15 +105,81 @@ def _draw(n_hits: int, n_slots: int, cfg: PanelConfig, rng: np.random.Generator)
     )
 
 
-def _rate(evidence: np.ndarray, black: np.ndarray, d: _Draws, noise: float, careless: set[int]) -> np.ndarray:
-    """Ratings per HIT, assignment, slot (NaN where a slot has no image)."""
+FAULT_KINDS = ("careless", "constant", "extremes", "reversed", "prior")  # the rater faults, in PanelConfig's counts
+
+
+def faulty_raters(cfg: PanelConfig) -> dict[int, str]:
+    """Annotator index (0-based) -> its planted fault: the last `careless`, before them `constant`, `extremes`,
+    `reversed` and `prior` ones (the panel's least active annotators)."""
+    out, k = {}, cfg.annotators_per_variant
+    for kind in reversed(FAULT_KINDS):
+        for _ in range(getattr(cfg, kind)):
+            k -= 1
+            if k < 0:
+                raise ValueError(f"panel: {sum(getattr(cfg, f) for f in FAULT_KINDS)} faulty raters planted in a panel of "
+                                 f"{cfg.annotators_per_variant} per variant; raise judgments.panel.annotators_per_variant")
+            out[k] = kind
+    return out
+
+
+def _rate(evidence: np.ndarray, black: np.ndarray, d: _Draws, noise: float, careless: set[int],
+          faults: dict[int, str] | None = None, prior: np.ndarray | None = None,
+          constant: np.ndarray | None = None) -> np.ndarray:
+    """Ratings per HIT, assignment, slot (NaN where a slot has no image). `faults`: annotator -> planted fault other
+    than careless (`prior`: per HIT the prompt's prior rating; `constant`: per annotator the constant rater's rating)."""
     w = np.asarray(d.workers)  # hits × assignments
     latent = 50 + d.scale[w][..., None] * (100 * evidence[:, None, :] - 50) + d.bias[w][..., None] + noise * d.z
     r = np.clip(np.rint(latent), 0, 100)
     r = np.where(black[:, None, :], d.black, r)
     if careless:
         r = np.where(np.isin(w, list(careless))[..., None], d.random, r)
+    for kind, faulty in _by_kind(faults or {}).items():
+        hit = np.isin(w, faulty)[..., None]
+        if kind == "constant":
+            planted = np.broadcast_to(constant[w][..., None], r.shape)
+        elif kind == "extremes":
+            planted = np.where(r >= 50, 100.0, 0.0)
+        elif kind == "reversed":
+            planted = 100.0 - r
+        else:  # prior
+            planted = np.broadcast_to(prior[:, None, None], r.shape)
+        r = np.where(hit, planted, r)
     return np.where(np.isnan(evidence)[:, None, :], np.nan, r)
+
+
+def _by_kind(faults: dict[int, str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for a, kind in faults.items():
+        if kind != "careless":
+            out.setdefault(kind, []).append(a)
+    return out
+
+
+def _swap_pairs(evidence: np.ndarray, black: np.ndarray, n_pairs: int,
+                rng: np.random.Generator) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """`n_pairs` pairs of (HIT, slot) cells whose evidence differs by at least 0.5, each cell in one pair at most; no
+    black frame (its swapped ratings would be the rubric's blank violations, charged to careful raters)."""
+    cells = [tuple(c) for c in np.argwhere(~np.isnan(evidence) & ~black)]
+    order = [cells[i] for i in rng.permutation(len(cells))]
+    used, pairs = set(), []
+    for a in order:
+        if len(pairs) >= n_pairs:
+            break
+        if a in used:
+            continue
+        for b in order:
+            if b != a and b not in used and abs(evidence[a] - evidence[b]) >= 0.5:
+                pairs.append((a, b))
+                used |= {a, b}
+                break
+    return pairs
+
+
+def _swap(ratings: np.ndarray, pairs) -> np.ndarray:
+    r = ratings.copy()
+    for (h1, s1), (h2, s2) in pairs:
+        r[h1, :, s1], r[h2, :, s2] = ratings[h2, :, s2], ratings[h1, :, s1]
+    return r
 
 
 def _agreement(ratings: np.ndarray) -> tuple[float, float]:
@@ -162,37 +242,66 @@ def _batch_frame(hits: pl.DataFrame, slots, ratings, d: _Draws, variant: str, ta
     return pl.DataFrame(rows)
 
 
+def _priors(truth: dict) -> dict[str, float]:
+    """Each event's prior rating: 100 × its mean evidence over the demo's frames (what a `prior` rater copies)."""
+    sums: dict[str, list[float]] = {}
+    for _, weights in truth.values():
+        for e, w in weights.items():
+            sums.setdefault(e, []).append(w)
+    return {e: float(np.rint(100 * np.mean(w))) for e, w in sums.items()}
+
+
+def _planted(hits: pl.DataFrame, slots, variant: str, faults: dict[int, str], pairs) -> list[dict]:
+    rows = [{"unit": "annotator", "annotator": f"SIMULATED-{variant}-{a + 1:02d}", "variant": variant, "image_id": None,
+             "event_prompt": None, "fault": kind} for a, kind in sorted(faults.items())]
+    recs = hits.rows(named=True)
+    for pair in pairs:
+        for h, k in pair:
+            rows.append({"unit": "image", "annotator": None, "variant": variant,
+                         "image_id": unneutralise(recs[h][f"image_{slots[k]}_id"]),
+                         "event_prompt": unneutralise(recs[h]["event_prompt"]), "fault": "swapped"})
+    return rows
+
+
 def simulate_panel(
     hits_by_variant: dict[str, pl.DataFrame], truth: pl.DataFrame, cfg: PanelConfig
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
-    """Simulated MTurk batch results (all variants) and a repeat round; plus what was calibrated.
+    """Simulated MTurk batch results (all variants) and a repeat round; plus what was calibrated and what was planted
+    (`info["planted"]`, schemas.PLANTED_FAULTS).
 
     `hits_by_variant` holds the batch input CSVs as read (strings, as MTurk would copy them into Input.*).
     """
     lookup = truth_lookup(truth)
     rng = np.random.default_rng(cfg.seed)
+    fault_rng = np.random.default_rng([cfg.seed, 36])  # the planted faults' own stream: no faults, the demo's panel
     draws, evid, blacks, slots_of = {}, {}, {}, {}
     for variant, hits in sorted(hits_by_variant.items()):
         slots_of[variant] = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
         evid[variant], blacks[variant] = _evidence(hits, slots_of[variant], lookup, cfg.visible_min)
         draws[variant] = _draw(len(hits), len(slots_of[variant]), cfg, rng)
-    careless = set(range(cfg.annotators_per_variant - cfg.careless, cfg.annotators_per_variant))
+    faults = faulty_raters(cfg)
+    careless = {a for a, kind in faults.items() if kind == "careless"}
+    constant = fault_rng.integers(10, 91, cfg.annotators_per_variant).astype(float)
+    priors = _priors(lookup)
     noise = cfg.noise_sd
     if noise is None:
         ref = "A" if "A" in draws else sorted(draws)[0]
         target = (cfg.target_alpha + cfg.target_spearman) / 2
         noise = calibrate_noise(evid[ref], blacks[ref], draws[ref], target, careless)
-    batches, repeats = [], []
+    batches, repeats, planted = [], [], []
     for variant in sorted(draws):
         d = draws[variant]
-        ratings = _rate(evid[variant], blacks[variant], d, noise, careless)
+        prior = np.array([priors.get(unneutralise(e), 50.0) for e in hits_by_variant[variant]["event"].to_list()])
+        pairs = _swap_pairs(evid[variant], blacks[variant], cfg.swapped_images, fault_rng)
+        ratings = _swap(_rate(evid[variant], blacks[variant], d, noise, careless, faults, prior, constant), pairs)
+        planted += _planted(hits_by_variant[variant], slots_of[variant], variant, faults, pairs)
         batches.append(_batch_frame(hits_by_variant[variant], slots_of[variant], ratings, d, variant, ""))
         # repeat round: the most active annotators rate `repeat_hits` of their HITs again, fresh noise
         counts = np.bincount(np.ravel(d.workers), minlength=cfg.annotators_per_variant)
         top = [int(a) for a in np.argsort(-counts)[: cfg.repeat_annotators]]
         if top and cfg.repeat_hits > 0:
             again = _Draws(d.workers, d.bias, d.scale, rng.standard_normal(d.z.shape), d.black, d.random)
-            r2 = _rate(evid[variant], blacks[variant], again, noise, careless)
+            r2 = _swap(_rate(evid[variant], blacks[variant], again, noise, careless, faults, prior, constant), pairs)
             chosen = []
             for a in top:
                 mine = [h for h, ws in enumerate(d.workers) if a in ws]
@@ -204,7 +313,10 @@ def simulate_panel(
             hits_sel = hits_by_variant[variant][idx].with_row_index("_r")
             frame = _batch_frame(hits_sel.drop("_r"), slots_of[variant], r_sel, sub, variant, "REPEAT-")
             repeats.append(frame)
-    log.info("simulated panel: noise level %.2f (targets α %.3f, Spearman %.3f)", noise, cfg.target_alpha, cfg.target_spearman)
+    log.info("simulated panel: noise level %.2f (targets α %.3f, Spearman %.3f); planted %d faulty raters, %d swapped "
+             "images", noise, cfg.target_alpha, cfg.target_spearman, len(faults) * len(draws),
+             sum(r["unit"] == "image" for r in planted))
     batch = pl.concat(batches, how="diagonal") if batches else pl.DataFrame()
     repeat = pl.concat(repeats, how="diagonal") if repeats else batch.clear()
-    return batch, repeat, {"noise_sd": noise}
+    planted_frame = pl.DataFrame(planted, schema=schemas.PLANTED_FAULTS.columns) if planted else schemas.empty(schemas.PLANTED_FAULTS)
+    return batch, repeat, {"noise_sd": noise, "planted": planted_frame}

@@ -194,7 +194,8 @@ def comparison_tasks(hits: pl.DataFrame, images: ImageSource | None = None) -> l
 
 def project_title(prefix: str, task: str) -> str:
     names = {"A": "variant A (rating)", "B": "variant B (rating)", "K": "keywords (task K)",
-             "comparison": "comparison sets (plausibility)"}
+             "comparison": "comparison sets (plausibility)",
+             "A_round2": "variant A (rating), round 2", "B_round2": "variant B (rating), round 2"}
     return f"{prefix} {names[task]}"
 
 

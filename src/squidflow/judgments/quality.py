@@ -30,6 +30,7 @@ class QualityConfig:
     blank_max_std: float = 4.0  # pixel standard deviation (0-255 grey levels) below which an image is blank
     controls: list[dict] = field(default_factory=list)  # {image_id, event_prompt, min, max}
     max_violations: int = 0
+    exclude: str = "rubric"  # rubric | triage: which raters aggregation leaves out (squidflow.judgments.triage)
 
     @classmethod
     def from_config(cls, cfg: dict | None) -> QualityConfig:

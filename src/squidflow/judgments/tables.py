@@ -85,6 +85,8 @@ def table7_markdown(
     excluded: list[str] = (),
     skipped: dict[str, str] | None = None,
     note: str = "",
+    policy: str = "rubric",
+    report_name: str = "results/judgments/annotator_report.parquet",
 ) -> str:
     """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.io.md_escape). `skipped` maps a
     variant to why its row is empty (`on_empty: skip`). `intra` is (mean, n) or (mean, n, lo, hi); `note` says what
@@ -126,7 +128,9 @@ def table7_markdown(
         parts = [f"{r['variant']}: {r['share']:.1%} of {r['n_images']} images" for r in high_certainty.iter_rows(named=True)]
         lines += ["", "High-certainty images (mean ≥ 95; paper: A 16%, B 19%): " + "; ".join(parts) + "."]
     shown = ", ".join(md_escape(a) for a in excluded) or "none"
-    lines += ["", "Excluded annotators (quality checks, results/judgments/annotator_report.parquet): " + shown + "."]
+    checks = "quality checks" if policy == "rubric" else "quality checks and rater triage"
+    lines += ["", f"Excluded annotators ({checks}, {md_escape(str(report_name))}; policy judgments.quality.exclude: "
+              f"{policy}): " + shown + "."]
     pooled = (
         "images rated in both variants under the same prompt as one item with six raters (A's positions and B's)"
         if pooling == "wide"
@@ -157,7 +161,7 @@ def empty_variants(judgments: pl.DataFrame, excluded: list[str], report_path: st
 def table7(
     judgments: pl.DataFrame, report: pl.DataFrame, high_certainty: pl.DataFrame, *,
     report_name: str = "annotator_report.parquet", pooling="wide", kappa_bins=(3, 4, 5), on_empty: str = "error",
-    intervals=None,
+    intervals=None, policy: str = "rubric",
 ) -> tuple[pl.DataFrame, str]:
     """The rule's edge: Table 7 over the judgments of annotators not excluded -> (the CSV's table, the Markdown).
 
@@ -190,5 +194,6 @@ def table7(
         table, source=source, pooling=pooling, intra=intra, high_certainty=high_certainty,
         excluded=excluded, skipped=skipped,
         note=intervals_note(intervals.level, intervals.resamples) if intervals is not None else "",
+        policy=policy, report_name=report_name,
     )
     return table.drop("n_items"), md

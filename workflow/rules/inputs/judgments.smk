@@ -25,6 +25,14 @@ def get_judgment_outputs():
         outputs += expand("results/annotation/hits_{variant}.csv", variant=["A", "B"])
         outputs += ["results/annotation/hit_template.html"]
     outputs += expand("results/tables/crowd_aggregation.{ext}", ext=["csv", "md"])
+    outputs += [RATER_TRIAGE_TABLE, IMAGE_TRIAGE_TABLE, "results/figures/image_triage.png"]
+    outputs += expand("results/tables/{t}.{ext}", t=["rater_triage", "image_triage"], ext=["csv", "md"])
+    if JUDGMENT_SOURCE == "simulated":
+        outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
+    if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
+        outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
+        if JUDGMENT_SOURCE == "simulated":
+            outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
     return outputs
 
@@ -32,6 +40,37 @@ def get_judgment_outputs():
 def get_judgment_frames(wildcards):
     """frames.parquet, except for the release's judgments, which are read without any frames."""
     return {} if JUDGMENT_SOURCE == "release" else {"frames": FRAMES_TABLE}
+
+
+# Ambiguity or noise: the rater and image triage (squidflow.judgments.triage, image_triage).
+RATER_TRIAGE_TABLE = "results/judgments/rater_triage.parquet"
+
+
+IMAGE_TRIAGE_TABLE = "results/judgments/image_triage.parquet"
+
+
+PLANTED_FAULTS = "results/judgments/simulated/planted.parquet"
+
+
+NEXT_ROUND_DIR = "results/annotation/round2"
+
+
+NEXT_ROUND_CHOSEN = "results/judgments/next_round_chosen.parquet"
+
+
+SIMULATED_NEXT_ROUND = "results/judgments/simulated/batch_results_round2.csv"
+
+
+TRIAGE_EVENTS = list(config["events"])  # empty: the release's events (squidflow.events.PROMPTS)
+
+
+def get_triage_predictions(wildcards):
+    """The model probabilities CROWDLAB and the image triage read (judgments.triage.predictions): none, the
+    zero-shot predictions, or a predictions file."""
+    chosen = config["judgments"]["triage"]["predictions"]
+    if not chosen:
+        return {}
+    return {"predictions": ZERO_SHOT_PREDICTIONS if chosen == "zero_shot" else get_data_path(chosen)}
 
 
 # Label Studio (annotation.platform label_studio): the task folders, and the exports ingestion reads.
@@ -55,6 +94,8 @@ def get_label_studio_tasks():
     if ANNOTATION_PLATFORM != "label_studio" or JUDGMENT_SOURCE == "release":
         return []
     tasks = ["A", "B"] if stage_enabled("judgments") else []
+    if tasks and config["annotation"]["next_round"]["budget"] > 0:
+        tasks += ["A_round2", "B_round2"]  # the next round's HITs (rule next_round), imported like round 1's
     if stage_enabled("text") and stage_enabled("frames"):
         tasks.append("K")
     if stage_enabled("comparison"):
@@ -68,6 +109,8 @@ def get_label_studio_hits(wildcards):
         "B": "results/annotation/hits_B.csv",
         "K": KEYWORD_HITS,
         "comparison": "results/annotation/comparison_hits.csv",
+        "A_round2": f"{NEXT_ROUND_DIR}/hits_A.csv",
+        "B_round2": f"{NEXT_ROUND_DIR}/hits_B.csv",
     }[wildcards.ls_task]
     inputs = {"hits": hits}
     if wildcards.ls_task != "comparison":

@@ -1,0 +1,17 @@
+"""Rule simulate_next_round: the SIMULATED panel's answers to the round-2 HITs (the demo's second round)."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+import polars as pl
+
+from squidflow import io, schemas
+from squidflow.demo.panel import PanelConfig, simulate_panel
+
+hits = {v: pl.read_csv(snakemake.input[f"hits_{v}"], infer_schema=False) for v in ("A", "B")}
+hits = {v: h for v, h in hits.items() if len(h)}
+truth = io.read_parquet(snakemake.input.truth, schemas.TRUTH)
+batch, _, _ = simulate_panel(hits, truth, PanelConfig.from_config(snakemake.params.panel,
+                                                                  snakemake.params.assignments_per_hit))
+io.write_csv(batch, snakemake.output.batch)

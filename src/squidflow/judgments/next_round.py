@@ -1,0 +1,134 @@
+"""The next round of ratings (issue #36): which images the next annotation dollar should buy ratings for.
+
+`annotation.next_round: {budget: N, strategy: ...}` picks N images (each image under its prompt) from the image
+triage (squidflow.judgments.image_triage):
+
+- `interval_width`: the widest intervals of the mean first (an image with too few ratings for an interval first of
+  all) — the images whose next rating shrinks the uncertainty most;
+- `activelab`: cleanlab's ActiveLab scores (`cleanlab.multiannotator.get_active_learning_scores`) on the certainty
+  bins of the ratings with a model's probabilities (judgments.triage.predictions); lowest score first.
+
+Each chosen image goes back to every variant that rated it, under the same prompt, in HITs of the round-1 format
+(`make_hits`' columns: the MTurk batch input CSV, which the Label Studio tasks are made from), so round 2 passes the
+same checks as round 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from squidflow.config import ConfigError
+from squidflow.io import unneutralise
+
+STRATEGIES = ("interval_width", "activelab")
+IMAGE = ["video_id", "frame_index", "event_prompt"]
+
+
+def by_interval_width(images: pl.DataFrame, budget: int) -> pl.DataFrame:
+    """The `budget` images and prompts with the widest intervals of the mean (no interval: first)."""
+    return (images.with_columns(pl.col("interval_width").fill_nan(None).fill_null(float("inf")).alias("_w"))
+            .sort(["_w", *IMAGE], descending=[True, False, False, False]).head(budget).drop("_w"))
+
+
+def by_activelab(judgments: pl.DataFrame, probability: pl.DataFrame | None, budget: int) -> pl.DataFrame:
+    """The `budget` images and prompts with the lowest ActiveLab score (cleanlab), over the certainty bins of round 1."""
+    if probability is None:
+        raise ConfigError("annotation.next_round.strategy activelab needs a model's probabilities: set "
+                          "judgments.triage.predictions (zero_shot or a predictions file), or use interval_width")
+    from cleanlab.multiannotator import get_active_learning_scores
+
+    from squidflow.judgments.triage import _bin_index, first_round, model_bins
+
+    r1 = first_round(judgments).join(probability, on=IMAGE, how="inner")
+    wide = r1.with_columns(pl.Series("bin", _bin_index(r1["rating"].to_numpy()))).pivot(
+        on="annotator", index="item", values="bin", aggregate_function="first")
+    prob = dict(r1.select("item", "probability").unique("item").iter_rows())
+    items = wide["item"].to_list()
+    scores, _ = get_active_learning_scores(wide.drop("item").to_pandas().astype(float),
+                                           model_bins(np.array([prob[i] for i in items])))
+    keyed = r1.select("item", *IMAGE).unique("item")
+    ranked = pl.DataFrame({"item": items, "activelab": np.asarray(scores, float)}).join(keyed, on="item")
+    return (ranked.group_by(IMAGE).agg(pl.col("activelab").min()).sort(["activelab", *IMAGE]).head(budget))
+
+
+def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, judgments: pl.DataFrame,
+               images_per_hit: int) -> dict[str, pl.DataFrame]:
+    """Round-2 HITs per variant: the chosen images under their prompts, in variants that rated them, grouped by prompt
+    into HITs of `images_per_hit`, with each image's URL and event copied from its round-1 HIT."""
+    wanted = judgments.filter(pl.col("round") == 1).join(chosen.select(IMAGE), on=IMAGE, how="semi")
+    out = {}
+    for variant, hits in sorted(hits_by_variant.items()):
+        slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
+        info, prompt_event = {}, {}
+        for rec in hits.iter_rows(named=True):
+            rec = {k: unneutralise(v) if isinstance(v, str) else v for k, v in rec.items()}  # as MTurk copied them
+            prompt_event[rec["event_prompt"]] = rec["event"]
+            for i in slots:
+                if rec[f"image_{i}_id"]:
+                    info[rec[f"image_{i}_id"]] = (rec[f"image_{i}_url"], rec[f"image_{i}_event"])
+        mine = (wanted.filter(pl.col("variant") == variant)
+                .select((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"),
+                        "event_prompt").unique().sort("event_prompt", "image_id"))
+        rows = []
+        for (prompt,), g in mine.group_by(["event_prompt"], maintain_order=True):
+            ids = g["image_id"].to_list()
+            for k in range(0, len(ids), images_per_hit):
+                row = {"hit_index": len(rows), "variant": variant, "event": prompt_event.get(prompt, prompt),
+                       "event_prompt": prompt}
+                chunk = ids[k:k + images_per_hit]
+                for i in range(1, images_per_hit + 1):
+                    img = chunk[i - 1] if i <= len(chunk) else ""
+                    url, event = info.get(img, ("", ""))
+                    row |= {f"image_{i}_id": img, f"image_{i}_url": url, f"image_{i}_event": event}
+                rows.append(row)
+        out[variant] = pl.DataFrame(rows, schema=hits.schema) if rows else hits.clear()
+    return out
+
+
+def next_round(images: pl.DataFrame, judgments: pl.DataFrame, hits_by_variant: dict[str, pl.DataFrame], *,
+               budget: int, strategy: str, images_per_hit: int,
+               probability: pl.DataFrame | None = None) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """(the chosen images with their triage row, round-2 HITs per variant)."""
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"annotation.next_round.strategy = {strategy!r}: one of {STRATEGIES}")
+    if strategy == "interval_width":
+        chosen = by_interval_width(images, budget)
+    else:
+        chosen = images.join(by_activelab(judgments, probability, budget), on=IMAGE, how="inner").sort("activelab")
+    return chosen, round_hits(hits_by_variant, chosen, judgments, images_per_hit)
+
+
+def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.DataFrame:
+    """Round 1 with the next round's ratings merged into it (their `round` set to 1: more ratings of the same task)."""
+    return pl.concat([judgments.filter(pl.col("round") == 1), next_ratings.with_columns(pl.lit(1, pl.Int64).alias("round"))], how="vertical_relaxed")
+
+
+def interval_change(judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen: pl.DataFrame,
+                    triage: pl.DataFrame, cfg, intervals) -> pl.DataFrame:
+    """Per re-rated image and prompt: ratings, interval width and class before (round 1) and after (merged)."""
+    from squidflow.judgments.image_triage import image_triage
+
+    keep = ["n", "interval_width", "triage"]
+    before = image_triage(judgments, triage, cfg, intervals=intervals).join(chosen.select(IMAGE), on=IMAGE, how="semi")
+    after = image_triage(merged_rounds(judgments, next_ratings), triage, cfg, intervals=intervals)
+    return (before.select(*IMAGE, *[pl.col(c).alias(f"{c}_before") for c in keep])
+            .join(after.select(*IMAGE, *[pl.col(c).alias(f"{c}_after") for c in keep]), on=IMAGE, how="left")
+            .sort(IMAGE))
+
+
+def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
+    from squidflow.io import md_escape
+
+    sim = " — SIMULATED annotator panel" if "simulated" in source else ""
+    med = {k: change[f"interval_width_{k}"].median() if len(change) else float("nan") for k in ("before", "after")}
+    lines = [f"# The next round of ratings{sim}", "",
+             f"Strategy: {strategy}. Re-rated: {len(change)} images × prompts. Median width of the mean's interval "
+             f"(rating points): before {med['before']:.1f}, after {med['after']:.1f}.", "",
+             "| image | prompt | ratings before | after | interval before | after | class before | after |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in change.to_dicts():
+        lines.append(f"| {md_escape(r['video_id'])}_{r['frame_index']} | {md_escape(r['event_prompt'])} | "
+                     f"{r['n_before']} | {r['n_after']} | {r['interval_width_before']:.1f} | "
+                     f"{r['interval_width_after']:.1f} | {r['triage_before']} | {r['triage_after']} |")
+    return "\n".join(lines) + "\n"

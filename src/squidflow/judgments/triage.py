@@ -1,0 +1,343 @@
+"""Rater triage: ambiguity or noise? Each annotator with the evidence against them (issue #36).
+
+SQUID-E reads disagreement between people as signal (§3.2, §4): an image rated 30, 70 and 55 is ambiguous. A careless
+or adversarial rater produces the same spread, so before spread is read as ambiguity each rater is checked, without
+ground truth, per annotator and variant (round 1):
+
+- agreement with the others: Pearson's r of the rater's ratings with the leave-this-rater-out mean of the same items
+  (an item: an image under a prompt in one variant), with its bootstrap interval over the rater's items
+  (`squidflow.intervals`, evaluation.intervals); an interval wholly below 0 is a reversed scale;
+- crowd-kit's skills on the certainty bins (`squidflow.judgments.crowd.fit`: MACE's P(not spamming), GLAD's σ(α),
+  Dawid–Skene's confusion diagonal);
+- cleanlab's CROWDLAB annotator quality (`cleanlab.multiannotator.get_label_quality_multiannotator`) on the same
+  bins, given a model's probability of each prompt's event (`model_bins`); skipped, with the reason, without one;
+- response patterns: one rating for (nearly) everything, only the extremes (0-5, 95-100) where the others are not,
+  one rating for every image of a HIT whose images the others tell apart; work time per image is not ingested
+  (judgments.parquet has no such column) and is listed as skipped;
+- the paper's rubric (`quality.annotator_report`) as it stands.
+
+The verdict: `careless` when a pattern, a reversed scale, an agreement interval wholly below `min_agreement` or the
+rubric says so; `suspect` when the agreement itself is below `min_agreement`, or when at least two of the skill
+models put the rater below `min_skill`; else `ok`. The reasons name the deciding signals in words. Which raters
+aggregation leaves out is `judgments.quality.exclude`: `rubric` (the paper's, the default: Table 7 unchanged) or
+`triage` (the careless ones and the rubric's). Where the raters are rating positions rather than people (the SQUID-E
+release's huj_0..2), the signals that need rater identity are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from squidflow import schemas
+from squidflow.intervals import IntervalConfig, interval
+
+log = logging.getLogger(__name__)
+
+POLICIES = ("rubric", "triage")
+SKILL_MODELS = {"mace": "mace_competence", "glad": "glad_alpha", "dawid_skene": "dawid_skene_diagonal"}
+NO_WORK_TIME = "work time per image: judgments.parquet carries no work time (WorkTimeInSeconds, lead_time not ingested)"
+NO_IDENTITY = "raters are rating positions, not people (source {source}): {signal} needs rater identity"
+BIN_CENTRES = np.array([10.0, 30.0, 50.0, 70.0, 90.0])
+
+
+@dataclass(frozen=True)
+class TriageConfig:
+    """judgments.triage (defaults in the schema; tests/test_layout.py checks them)."""
+
+    min_agreement: float = 0.3
+    max_modal_share: float = 0.8
+    min_extreme_share: float = 0.9
+    min_extreme_excess: float = 0.3
+    max_hit_constant_share: float = 0.5
+    min_skill_models: int = 2
+    max_interval_width: float = 40.0
+    min_spread: float = 20.0
+
+    @classmethod
+    def from_config(cls, cfg: dict | None) -> TriageConfig:
+        return cls(**{k: v for k, v in (cfg or {}).items() if k in cls.__dataclass_fields__})
+
+
+def item_key(j: pl.DataFrame) -> pl.Expr:
+    return pl.concat_str([pl.col("variant"), pl.col("video_id"), pl.col("frame_index").cast(pl.Utf8),
+                          pl.col("event_prompt")], separator="|")
+
+
+def first_round(judgments: pl.DataFrame) -> pl.DataFrame:
+    return judgments.filter(pl.col("round") == 1).with_columns(item_key(judgments).alias("item"))
+
+
+def with_leave_one_out(r1: pl.DataFrame) -> pl.DataFrame:
+    """Round-1 judgments with the others' mean (`loo`) and count (`n_others`) on the same item."""
+    sums = r1.group_by("item").agg(pl.col("rating").sum().alias("_s"), pl.len().alias("_n"))
+    return (r1.join(sums, on="item").with_columns(
+        ((pl.col("_s") - pl.col("rating")) / (pl.col("_n") - 1)).alias("loo"), (pl.col("_n") - 1).alias("n_others"))
+        .drop("_s", "_n"))
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray):
+    def stat(idx: np.ndarray) -> np.ndarray:
+        a, b = x[idx], y[idx]
+        a = a - a.mean(axis=-1, keepdims=True)
+        b = b - b.mean(axis=-1, keepdims=True)
+        den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, (a * b).sum(axis=-1) / den, np.nan)
+    return stat
+
+
+def agreement(x: np.ndarray, loo: np.ndarray, cfg: IntervalConfig) -> tuple[float, float, float]:
+    """(r, lo, hi): Pearson's r of a rater's ratings with the leave-one-out means, bootstrap over the rater's items."""
+    if len(x) < 3:
+        return float("nan"), float("nan"), float("nan")
+    return interval(_pearson_rows(np.asarray(x, float), np.asarray(loo, float)), len(x), cfg)
+
+
+def patterns(g: pl.DataFrame) -> dict:
+    """One rater's response patterns (their round-1 rows with `loo`): modal share, extreme shares, HIT-constant share."""
+    ratings = g["rating"].to_numpy()
+    modal = float(np.bincount(ratings, minlength=101).max() / len(ratings)) if len(ratings) else float("nan")
+    extreme = float(np.mean((ratings <= 5) | (ratings >= 95))) if len(ratings) else float("nan")
+    loo = g["loo"].drop_nulls().drop_nans().to_numpy()
+    others = float(np.mean((loo <= 5) | (loo >= 95))) if len(loo) else float("nan")
+    hits = (g.group_by("hit").agg(pl.col("rating").n_unique().alias("distinct"), pl.len().alias("n"),
+                                  (pl.col("loo").max() - pl.col("loo").min()).alias("others_range"))
+            .filter((pl.col("n") >= 2) & (pl.col("others_range") >= 20)))
+    share = float((hits["distinct"] == 1).mean()) if len(hits) else float("nan")
+    return {"modal_share": modal, "extreme_share": extreme, "others_extreme_share": others, "hit_constant_share": share,
+            "n_hits_constant": int((hits["distinct"] == 1).sum()), "n_hits": len(hits)}
+
+
+def skill_signals(judgments: pl.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> pl.DataFrame:
+    """crowd-kit's skills per annotator on the certainty bins: MACE, GLAD and Dawid–Skene (squidflow.judgments.crowd)."""
+    from squidflow.judgments.crowd import fit, rating_answers
+
+    answers = rating_answers(judgments)
+    out = pl.DataFrame({"annotator": pd_unique(answers["worker"])})
+    for model, column in SKILL_MODELS.items():
+        skills = fit(answers, model, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)["skills"]
+        out = out.with_columns(pl.Series(column, skills.reindex(out["annotator"].to_list()).to_numpy(), pl.Float64))
+    return out
+
+
+def pd_unique(values) -> list[str]:
+    import pandas as pd
+
+    return [str(v) for v in pd.unique(values)]
+
+
+def model_bins(probability: np.ndarray, width: float = 20.0) -> np.ndarray:
+    """A model's probability p of the event (N,) -> (N, 5) probabilities over the certainty bins: a Gaussian of one
+    bin's width around 100·p, normalised (CROWDLAB's pred_probs)."""
+    p = 100 * np.asarray(probability, float)[:, None]
+    w = np.exp(-((BIN_CENTRES[None, :] - p) ** 2) / (2 * width**2))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def crowdlab(r1: pl.DataFrame, probability: pl.DataFrame) -> dict:
+    """cleanlab's CROWDLAB on the certainty bins of round 1, given the model's probability per (video_id,
+    frame_index, event_prompt). -> {"annotators": frame annotator, crowdlab_quality; "items": frame item,
+    crowdlab_consensus_quality} or {"skipped": reason}."""
+    from cleanlab.multiannotator import get_label_quality_multiannotator
+
+    j = r1.join(probability, on=["video_id", "frame_index", "event_prompt"], how="inner")
+    if j.is_empty():
+        return {"skipped": "CROWDLAB: the model predicts none of the judged images"}
+    wide = j.with_columns(pl.Series("bin", _bin_index(j["rating"].to_numpy()))).pivot(
+        on="annotator", index="item", values="bin", aggregate_function="first")
+    items = wide["item"].to_list()
+    labels = wide.drop("item").to_pandas().astype(float)
+    prob = dict(j.select("item", "probability").unique("item").iter_rows())
+    pred = model_bins(np.array([prob[i] for i in items]))
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = get_label_quality_multiannotator(labels, pred, verbose=False)
+    except (ValueError, AssertionError) as e:
+        return {"skipped": f"CROWDLAB: cleanlab refused the labels ({e})"}
+    stats = res["annotator_stats"]
+    return {"annotators": pl.DataFrame({"annotator": [str(a) for a in stats.index],
+                                        "crowdlab_quality": stats["annotator_quality"].to_numpy(dtype=float)}),
+            "items": pl.DataFrame({"item": items,
+                                   "crowdlab_consensus_quality": res["label_quality"]["consensus_quality_score"]
+                                   .to_numpy(dtype=float)})}
+
+
+def _bin_index(ratings: np.ndarray) -> np.ndarray:
+    """Ratings 0-100 -> certainty bin index 0-4 (squidflow.certainty's five bins; 100 in the last)."""
+    return np.minimum(np.asarray(ratings, dtype=int) // 20, 4)
+
+
+def verdict(row: dict, cfg: TriageConfig, min_skill: float) -> tuple[str, list[str]]:
+    """(verdict, reasons in words) from one rater's signals."""
+    careless, suspect = [], []
+    r, lo, hi = row["agreement"], row["agreement_lo"], row["agreement_hi"]
+    if row["rubric_excluded"]:
+        careless.append("the paper's rubric excludes them (" + "; ".join(row["rubric_flags"]) + ")")
+    if _ok(row["modal_share"]) and row["modal_share"] >= cfg.max_modal_share:
+        careless.append(f"constant: {row['modal_share']:.0%} of their ratings are one number")
+    if (_ok(row["extreme_share"]) and row["extreme_share"] >= cfg.min_extreme_share
+            and row["extreme_share"] - np.nan_to_num(row["others_extreme_share"]) >= cfg.min_extreme_excess):
+        careless.append(f"extremes only: {row['extreme_share']:.0%} of ratings at 0-5 or 95-100, the others "
+                        f"{row['others_extreme_share']:.0%} on the same images")
+    if _ok(row["hit_constant_share"]) and row["hit_constant_share"] >= cfg.max_hit_constant_share:
+        careless.append(f"one rating for every image of {row['hit_constant_share']:.0%} of their HITs that the others "
+                        "tell apart")
+    if _ok(hi) and hi < 0:
+        careless.append(f"reversed scale: agreement r = {r:.2f} [{lo:.2f}, {hi:.2f}], below 0")
+    elif _ok(hi) and hi < cfg.min_agreement:
+        careless.append(f"no agreement with the others: r = {r:.2f} [{lo:.2f}, {hi:.2f}], below {cfg.min_agreement}")
+    elif _ok(r) and r < cfg.min_agreement:
+        suspect.append(f"low agreement with the others: r = {r:.2f} [{lo:.2f}, {hi:.2f}] (< {cfg.min_agreement})")
+    low = [f"{name} {row[c]:.2f}" for name, c in (("MACE", "mace_competence"), ("GLAD", "glad_alpha"),
+                                                  ("Dawid–Skene", "dawid_skene_diagonal"),
+                                                  ("CROWDLAB", "crowdlab_quality"))
+           if _ok(row.get(c)) and row[c] < min_skill]
+    if len(low) >= cfg.min_skill_models:
+        suspect.append(f"low skill in {len(low)} annotator models ({', '.join(low)}; < {min_skill})")
+    if careless:
+        return "careless", careless + suspect
+    if suspect:
+        return "suspect", suspect
+    return "ok", []
+
+
+def _ok(v) -> bool:
+    return v is not None and np.isfinite(v)
+
+
+def rater_identity(judgments: pl.DataFrame) -> bool:
+    """False where the raters are rating positions (the SQUID-E release), not people."""
+    return "squid-e-release" not in set(judgments["source"].unique().to_list())
+
+
+def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfig, *, policy: str = "rubric",
+                 intervals: IntervalConfig | None = None, crowd: dict | None = None,
+                 probability: pl.DataFrame | None = None, no_model_reason: str = "") -> pl.DataFrame:
+    """One row per annotator and variant (schemas.RATER_TRIAGE). `probability`: the model's probability of each
+    prompt's event per (video_id, frame_index, event_prompt, probability), or None (CROWDLAB skipped, with
+    `no_model_reason`)."""
+    if policy not in POLICIES:
+        raise ValueError(f"judgments.quality.exclude = {policy!r}: one of {POLICIES}")
+    intervals = intervals or IntervalConfig()
+    crowd = dict(crowd or {})
+    min_skill = float(crowd.pop("min_skill", 0.3))
+    r1 = with_leave_one_out(first_round(judgments))
+    rubric = {a: (list(f), bool(e)) for a, f, e in report.select("annotator", "flags", "excluded").iter_rows()}
+    identity = rater_identity(judgments)
+    source = ",".join(sorted(judgments["source"].unique().to_list()))
+    skipped = [NO_WORK_TIME]
+    skills, lab = None, None
+    if identity and not r1.is_empty():
+        skills = skill_signals(r1, **crowd)
+        if probability is None:
+            skipped.append(f"CROWDLAB: {no_model_reason or 'no model probabilities in this run'}")
+        else:
+            lab = crowdlab(r1, probability)
+            if "skipped" in lab:
+                skipped.append(lab["skipped"])
+    elif not identity:
+        skipped += [NO_IDENTITY.format(source=source, signal=s) for s in
+                    ("agreement with the others", "crowd-kit skills", "CROWDLAB", "response patterns")]
+    rows = []
+    for (annotator, variant), g in sorted(r1.group_by(["annotator", "variant"]), key=lambda t: t[0]):
+        shared = g.filter(pl.col("n_others") > 0)
+        row = {"annotator": annotator, "variant": variant, "n_judgments": len(g), "n_items": len(shared),
+               "work_seconds_per_image": None, "skipped": list(skipped), "policy": policy}
+        flags, excluded = rubric.get(annotator, ([], False))
+        row |= {"rubric_flags": flags, "rubric_excluded": excluded}
+        nan = float("nan")
+        row |= dict.fromkeys(["agreement", "agreement_lo", "agreement_hi", "modal_share", "extreme_share",
+                              "others_extreme_share", "hit_constant_share", "crowdlab_quality", *SKILL_MODELS.values()],
+                             nan)
+        if identity:
+            row["agreement"], row["agreement_lo"], row["agreement_hi"] = agreement(
+                shared["rating"].to_numpy(), shared["loo"].to_numpy(), intervals)
+            row |= {k: v for k, v in patterns(g).items() if k in schemas.RATER_TRIAGE.columns}
+            if skills is not None:
+                s = skills.filter(pl.col("annotator") == annotator)
+                for c in SKILL_MODELS.values():
+                    row[c] = s[c][0] if len(s) else nan
+            if lab and "annotators" in lab:
+                s = lab["annotators"].filter(pl.col("annotator") == annotator)
+                row["crowdlab_quality"] = s["crowdlab_quality"][0] if len(s) else nan
+        row["verdict"], row["reasons"] = verdict(row, cfg, min_skill)
+        if not identity and row["verdict"] == "ok":
+            row["reasons"] = ["rubric only: " + NO_IDENTITY.format(source=source, signal="the other signals")]
+        row["excluded"] = excluded or (policy == "triage" and row["verdict"] == "careless")
+        rows.append(row)
+    if not rows:
+        return schemas.empty(schemas.RATER_TRIAGE)
+    return pl.DataFrame(rows, schema=schemas.RATER_TRIAGE.columns, strict=False)
+
+
+def exclusions(triage: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
+    """The annotator report (schemas.ANNOTATOR_REPORT) under the triage policy: excluded when any of the rater's rows
+    is excluded, with the triage's reasons added to the rubric's flags."""
+    t = triage.group_by("annotator").agg(pl.col("excluded").any().alias("_x"),
+                                         pl.col("reasons").list.explode(keep_nulls=False, empty_as_null=False).alias("_r"))
+    out = report.join(t, on="annotator", how="left").with_columns(
+        (pl.col("excluded") | pl.col("_x").fill_null(False)).alias("excluded"),
+        pl.when(pl.col("_x").fill_null(False) & ~pl.col("excluded"))
+        .then(pl.concat_list(pl.col("flags"), pl.col("_r").list.eval(pl.lit("triage: ") + pl.element())))
+        .otherwise(pl.col("flags")).alias("flags"))
+    return out.select(list(schemas.ANNOTATOR_REPORT.columns))
+
+
+def event_probabilities(predictions: pl.DataFrame, judgments: pl.DataFrame, events: list[str],
+                        events_config: dict | None = None) -> pl.DataFrame:
+    """A model's predictions (schemas.PREDICTIONS, labels = event ids) -> its probability of each judged prompt's
+    event per (video_id, frame_index, event_prompt): the score of that label, 0 where the model does not list it."""
+    from squidflow.events import PROMPTS, normalise_event, prompt_to_event
+
+    to_event = prompt_to_event(events or list(PROMPTS), events_config)
+    items = judgments.select("video_id", "frame_index", "event_prompt").unique()
+    items = items.with_columns(pl.col("event_prompt").map_elements(lambda p: to_event.get(normalise_event(p)),
+                                                                   return_dtype=pl.Utf8).alias("label"))
+    scores = (predictions.drop_nulls(["video_id", "frame_index"]).group_by("video_id", "frame_index", "label")
+              .agg(pl.col("score").max()))
+    out = items.join(scores, on=["video_id", "frame_index", "label"], how="left")
+    predicted = predictions.select("video_id", "frame_index").unique().with_columns(pl.lit(True).alias("_p"))
+    out = out.join(predicted, on=["video_id", "frame_index"], how="inner")  # only images the model saw
+    return out.select("video_id", "frame_index", "event_prompt",
+                      pl.col("score").fill_null(0.0).cast(pl.Float64).alias("probability"))
+
+
+def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
+    """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals."""
+    from squidflow.intervals import format_interval
+    from squidflow.io import md_escape
+
+    sim = " — SIMULATED annotator panel" if "simulated" in source else ""
+    counts = {v: int((t["verdict"] == v).sum()) for v in ("ok", "suspect", "careless")}
+    excluded = t.filter(pl.col("excluded"))["annotator"].unique().sort().to_list()
+    skipped = sorted({s for row in t["skipped"].to_list() for s in row})
+    lines = [f"# Rater triage: ambiguity or noise{sim}", "",
+             f"Judgments: {md_escape(source)}. Exclusion policy (judgments.quality.exclude): **{policy}**. Verdicts: "
+             + ", ".join(f"{v} {n}" for v, n in counts.items()) + ". Excluded from aggregation: "
+             + (", ".join(md_escape(a) for a in excluded) if excluded else "none") + "." + (f" {note}" if note else ""),
+             ""]
+    if skipped:
+        lines += ["Signals skipped:", *[f"- {md_escape(s)}" for s in skipped], ""]
+    lines += ["| annotator | variant | ratings | agreement r | MACE | GLAD | D–S | CROWDLAB | verdict | excluded | why |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(v):
+        return "–" if v is None or not np.isfinite(v) else f"{v:.2f}"
+
+    shown = t.filter((pl.col("verdict") != "ok") | pl.col("excluded")).sort("verdict", "annotator")
+    for r in shown.to_dicts():
+        lines.append(f"| {md_escape(r['annotator'])} | {r['variant']} | {r['n_judgments']} | "
+                     f"{format_interval(r['agreement'], r['agreement_lo'], r['agreement_hi'], 2)} | "
+                     f"{f(r['mace_competence'])} | {f(r['glad_alpha'])} | {f(r['dawid_skene_diagonal'])} | "
+                     f"{f(r['crowdlab_quality'])} | {r['verdict']} | {'yes' if r['excluded'] else 'no'} | "
+                     f"{md_escape('; '.join(r['reasons']))} |")
+    if shown.is_empty():
+        lines.append("| (every rater ok) | | | | | | | | | | |")
+    return "\n".join(lines) + "\n"
