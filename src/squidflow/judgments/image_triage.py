@@ -74,9 +74,9 @@ def image_triage(judgments: pl.DataFrame, triage: pl.DataFrame, cfg: TriageConfi
         return schemas.empty(schemas.IMAGE_TRIAGE)
     suspect = triage.filter(pl.col("verdict") != "ok").select("annotator", "variant").with_columns(
         pl.lit(True).alias("_suspect"))
-    r1 = r1.join(suspect, on=["annotator", "variant"], how="left").with_columns(pl.col("_suspect").fill_null(False))
+    r1 = r1.join(suspect, on=["annotator", "variant"], how="left", maintain_order="left").with_columns(pl.col("_suspect").fill_null(False))
     if consensus is not None:
-        r1 = r1.join(consensus, on="item", how="left")
+        r1 = r1.join(consensus, on="item", how="left", maintain_order="left")
     else:
         r1 = r1.with_columns(pl.lit(None, pl.Float64).alias("crowdlab_consensus_quality"))
     per = (r1.group_by(IMAGE, maintain_order=True).agg(
@@ -94,7 +94,7 @@ def image_triage(judgments: pl.DataFrame, triage: pl.DataFrame, cfg: TriageConfi
         (pl.col("mean_A") - pl.col("mean_B")).abs().alias("variant_gap"))
     if probability is not None:
         per = per.join(probability.select(*IMAGE, pl.col("probability").alias("model_probability")), on=IMAGE,
-                       how="left")
+                       how="left", maintain_order="left")
     else:
         per = per.with_columns(pl.lit(None, pl.Float64).alias("model_probability"))
     per = per.with_columns(((100 * pl.col("model_probability") - pl.col("mean")).abs() / 100).alias("model_distance"))

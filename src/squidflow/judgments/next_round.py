@@ -40,23 +40,23 @@ def by_activelab(judgments: pl.DataFrame, probability: pl.DataFrame | None, budg
 
     from squidflow.judgments.triage import _bin_index, first_round, model_bins
 
-    r1 = first_round(judgments).join(probability, on=IMAGE, how="inner")
+    r1 = first_round(judgments).join(probability, on=IMAGE, how="inner", maintain_order="left")
     wide = r1.with_columns(pl.Series("bin", _bin_index(r1["rating"].to_numpy()))).pivot(
         on="annotator", index="item", values="bin", aggregate_function="first")
-    prob = dict(r1.select("item", "probability").unique("item").iter_rows())
+    prob = dict(r1.select("item", "probability").unique("item", maintain_order=True).iter_rows())
     items = wide["item"].to_list()
     scores, _ = get_active_learning_scores(wide.drop("item").to_pandas().astype(float),
                                            model_bins(np.array([prob[i] for i in items])))
-    keyed = r1.select("item", *IMAGE).unique("item")
-    ranked = pl.DataFrame({"item": items, "activelab": np.asarray(scores, float)}).join(keyed, on="item")
-    return (ranked.group_by(IMAGE).agg(pl.col("activelab").min()).sort(["activelab", *IMAGE]).head(budget))
+    keyed = r1.select("item", *IMAGE).unique("item", maintain_order=True)
+    ranked = pl.DataFrame({"item": items, "activelab": np.asarray(scores, float)}).join(keyed, on="item", maintain_order="left")
+    return (ranked.group_by(IMAGE, maintain_order=True).agg(pl.col("activelab").min()).sort(["activelab", *IMAGE]).head(budget))
 
 
 def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, judgments: pl.DataFrame,
                images_per_hit: int) -> dict[str, pl.DataFrame]:
     """Round-2 HITs per variant: the chosen images under their prompts, in variants that rated them, grouped by prompt
     into HITs of `images_per_hit`, with each image's URL and event copied from its round-1 HIT."""
-    wanted = judgments.filter(pl.col("round") == 1).join(chosen.select(IMAGE), on=IMAGE, how="semi")
+    wanted = judgments.filter(pl.col("round") == 1).join(chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left")
     out = {}
     for variant, hits in sorted(hits_by_variant.items()):
         slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
@@ -69,7 +69,7 @@ def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, j
                     info[rec[f"image_{i}_id"]] = (rec[f"image_{i}_url"], rec[f"image_{i}_event"])
         mine = (wanted.filter(pl.col("variant") == variant)
                 .select((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"),
-                        "event_prompt").unique().sort("event_prompt", "image_id"))
+                        "event_prompt").unique(maintain_order=True).sort("event_prompt", "image_id"))
         rows = []
         for (prompt,), g in mine.group_by(["event_prompt"], maintain_order=True):
             ids = g["image_id"].to_list()
@@ -110,10 +110,10 @@ def interval_change(judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen:
     from squidflow.judgments.image_triage import image_triage
 
     keep = ["n", "interval_width", "triage"]
-    before = image_triage(judgments, triage, cfg, intervals=intervals).join(chosen.select(IMAGE), on=IMAGE, how="semi")
+    before = image_triage(judgments, triage, cfg, intervals=intervals).join(chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left")
     after = image_triage(merged_rounds(judgments, next_ratings), triage, cfg, intervals=intervals)
     return (before.select(*IMAGE, *[pl.col(c).alias(f"{c}_before") for c in keep])
-            .join(after.select(*IMAGE, *[pl.col(c).alias(f"{c}_after") for c in keep]), on=IMAGE, how="left")
+            .join(after.select(*IMAGE, *[pl.col(c).alias(f"{c}_after") for c in keep]), on=IMAGE, how="left", maintain_order="left")
             .sort(IMAGE))
 
 

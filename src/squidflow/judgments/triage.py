@@ -73,8 +73,8 @@ def first_round(judgments: pl.DataFrame) -> pl.DataFrame:
 
 def with_leave_one_out(r1: pl.DataFrame) -> pl.DataFrame:
     """Round-1 judgments with the others' mean (`loo`) and count (`n_others`) on the same item."""
-    sums = r1.group_by("item").agg(pl.col("rating").sum().alias("_s"), pl.len().alias("_n"))
-    return (r1.join(sums, on="item").with_columns(
+    sums = r1.group_by("item", maintain_order=True).agg(pl.col("rating").sum().alias("_s"), pl.len().alias("_n"))
+    return (r1.join(sums, on="item", maintain_order="left").with_columns(
         ((pl.col("_s") - pl.col("rating")) / (pl.col("_n") - 1)).alias("loo"), (pl.col("_n") - 1).alias("n_others"))
         .drop("_s", "_n"))
 
@@ -104,7 +104,7 @@ def patterns(g: pl.DataFrame) -> dict:
     extreme = float(np.mean((ratings <= 5) | (ratings >= 95))) if len(ratings) else float("nan")
     loo = g["loo"].drop_nulls().drop_nans().to_numpy()
     others = float(np.mean((loo <= 5) | (loo >= 95))) if len(loo) else float("nan")
-    hits = (g.group_by("hit").agg(pl.col("rating").n_unique().alias("distinct"), pl.len().alias("n"),
+    hits = (g.group_by("hit", maintain_order=True).agg(pl.col("rating").n_unique().alias("distinct"), pl.len().alias("n"),
                                   (pl.col("loo").max() - pl.col("loo").min()).alias("others_range"))
             .filter((pl.col("n") >= 2) & (pl.col("others_range") >= 20)))
     share = float((hits["distinct"] == 1).mean()) if len(hits) else float("nan")
@@ -144,14 +144,14 @@ def crowdlab(r1: pl.DataFrame, probability: pl.DataFrame) -> dict:
     crowdlab_consensus_quality} or {"skipped": reason}."""
     from cleanlab.multiannotator import get_label_quality_multiannotator
 
-    j = r1.join(probability, on=["video_id", "frame_index", "event_prompt"], how="inner")
+    j = r1.join(probability, on=["video_id", "frame_index", "event_prompt"], how="inner", maintain_order="left")
     if j.is_empty():
         return {"skipped": "CROWDLAB: the model predicts none of the judged images"}
     wide = j.with_columns(pl.Series("bin", _bin_index(j["rating"].to_numpy()))).pivot(
         on="annotator", index="item", values="bin", aggregate_function="first")
     items = wide["item"].to_list()
     labels = wide.drop("item").to_pandas().astype(float)
-    prob = dict(j.select("item", "probability").unique("item").iter_rows())
+    prob = dict(j.select("item", "probability").unique("item", maintain_order=True).iter_rows())
     pred = model_bins(np.array([prob[i] for i in items]))
     import warnings
 
@@ -246,7 +246,7 @@ def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfi
         skipped += [NO_IDENTITY.format(source=source, signal=s) for s in
                     ("agreement with the others", "crowd-kit skills", "CROWDLAB", "response patterns")]
     rows = []
-    for (annotator, variant), g in sorted(r1.group_by(["annotator", "variant"]), key=lambda t: t[0]):
+    for (annotator, variant), g in sorted(r1.group_by(["annotator", "variant"], maintain_order=True), key=lambda t: t[0]):
         shared = g.filter(pl.col("n_others") > 0)
         row = {"annotator": annotator, "variant": variant, "n_judgments": len(g), "n_items": len(shared),
                "work_seconds_per_image": None, "skipped": list(skipped), "policy": policy}
@@ -280,9 +280,9 @@ def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfi
 def exclusions(triage: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
     """The annotator report (schemas.ANNOTATOR_REPORT) under the triage policy: excluded when any of the rater's rows
     is excluded, with the triage's reasons added to the rubric's flags."""
-    t = triage.group_by("annotator").agg(pl.col("excluded").any().alias("_x"),
+    t = triage.group_by("annotator", maintain_order=True).agg(pl.col("excluded").any().alias("_x"),
                                          pl.col("reasons").list.explode(keep_nulls=False, empty_as_null=False).alias("_r"))
-    out = report.join(t, on="annotator", how="left").with_columns(
+    out = report.join(t, on="annotator", how="left", maintain_order="left").with_columns(
         (pl.col("excluded") | pl.col("_x").fill_null(False)).alias("excluded"),
         pl.when(pl.col("_x").fill_null(False) & ~pl.col("excluded"))
         .then(pl.concat_list(pl.col("flags"), pl.col("_r").list.eval(pl.lit("triage: ") + pl.element())))
@@ -297,14 +297,14 @@ def event_probabilities(predictions: pl.DataFrame, judgments: pl.DataFrame, even
     from squidflow.events import PROMPTS, normalise_event, prompt_to_event
 
     to_event = prompt_to_event(events or list(PROMPTS), events_config)
-    items = judgments.select("video_id", "frame_index", "event_prompt").unique()
+    items = judgments.select("video_id", "frame_index", "event_prompt").unique(maintain_order=True)
     items = items.with_columns(pl.col("event_prompt").map_elements(lambda p: to_event.get(normalise_event(p)),
                                                                    return_dtype=pl.Utf8).alias("label"))
-    scores = (predictions.drop_nulls(["video_id", "frame_index"]).group_by("video_id", "frame_index", "label")
+    scores = (predictions.drop_nulls(["video_id", "frame_index"]).group_by("video_id", "frame_index", "label", maintain_order=True)
               .agg(pl.col("score").max()))
-    out = items.join(scores, on=["video_id", "frame_index", "label"], how="left")
-    predicted = predictions.select("video_id", "frame_index").unique().with_columns(pl.lit(True).alias("_p"))
-    out = out.join(predicted, on=["video_id", "frame_index"], how="inner")  # only images the model saw
+    out = items.join(scores, on=["video_id", "frame_index", "label"], how="left", maintain_order="left")
+    predicted = predictions.select("video_id", "frame_index").unique(maintain_order=True).with_columns(pl.lit(True).alias("_p"))
+    out = out.join(predicted, on=["video_id", "frame_index"], how="inner", maintain_order="left")  # only images the model saw
     return out.select("video_id", "frame_index", "event_prompt",
                       pl.col("score").fill_null(0.0).cast(pl.Float64).alias("probability"))
 
