@@ -23,7 +23,7 @@ from squidflow.config import ConfigError
 from squidflow.events import normalise_event, prompt_to_event
 from squidflow.image_ids import image_id_expr
 from squidflow.intervals import IntervalConfig, image_resamples, interval_from
-from squidflow.release import PROMPTS, UCF_ID
+from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
 SPLIT_ORDER = ("train", "validation", "test")
@@ -59,11 +59,14 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
     """video_id -> the video's source as published (its URL, else its local path) and its licence."""
     if videos is None or videos.is_empty():
         return pl.DataFrame(schema={"video_id": pl.Utf8, "source": pl.Utf8, "license": pl.Utf8, "kind": pl.Utf8})
-    url = pl.coalesce(pl.col("webpage_url").replace("", None), pl.col("url").replace("", None))
+    def given(column: str) -> pl.Expr:  # an empty string says nothing
+        value = pl.col(column).cast(pl.Utf8)
+        return pl.when(value.str.len_chars() > 0).then(value)
+
     return videos.select(
         "video_id",
-        pl.coalesce(url, pl.col("path")).alias("source"),
-        pl.col("license").replace("", None).alias("license"),
+        pl.coalesce(given("webpage_url"), given("url"), given("path")).alias("source"),
+        given("license").alias("license"),
         pl.col("source").alias("kind"),
     ).unique("video_id", keep="first", maintain_order=True)
 
@@ -91,8 +94,10 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
                              pl.lit("test").alias("split"), pl.lit(None, pl.Int64).alias("cluster"),
                              pl.lit(None, pl.Utf8).alias("image_path"))
                .join(src, on="video_id", how="left"))
-        release_url = pl.when(pl.col("video_id").str.contains(UCF_ID.pattern)).then(pl.lit("UCF-Crime (Sultani et al., 2018)")) \
-            .otherwise(pl.format(YOUTUBE_URL, pl.col("video_id")))
+        vid = pl.col("video_id")
+        release_url = (pl.when(vid.str.contains(YOUTUBE_ID.pattern)).then(pl.format(YOUTUBE_URL, vid))
+                       .when(vid.str.contains(UCF_ID.pattern)).then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
+                       .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid))
         out = out.with_columns(pl.coalesce(pl.col("source"), release_url).alias("source"),
                                pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"))
     # the demo's and a local source's videos are the researcher's own: the dataset's licence unless they say otherwise

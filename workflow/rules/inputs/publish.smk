@@ -4,7 +4,7 @@ from squidflow.publish.facts import required as publish_required
 
 # The demo publishes under its own name and licence; any other run names its dataset, licence and citation
 # (publish.name, license, citation), checked here, before any job, with the key to fill.
-PUBLISH_DEMO = JUDGMENT_SOURCE == "simulated" or "demo" in [s["type"] for s in config["sources"]]
+PUBLISH_DEMO = JUDGMENT_SOURCE == "simulated"  # a SIMULATED panel: the offline demo (or a test of one)
 try:
     PUBLISH = publish_required(config["publish"], demo=PUBLISH_DEMO) if stage_enabled("publish") else config["publish"]
 except ConfigError as _error:
