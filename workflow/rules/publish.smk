@@ -14,10 +14,10 @@ rule publish_dataset:
         directory(PUBLISH_DIR),
     log:
         "logs/publish_dataset/publish_dataset.log",
-    conda:
-        "../../envs/publish.yaml"
     benchmark:
         "results/benchmarks/publish_dataset/publish_dataset.tsv"
+    conda:
+        "../../envs/publish.yaml"
     params:
         publish=PUBLISH,
         demo=PUBLISH_DEMO,
