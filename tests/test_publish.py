@@ -282,3 +282,37 @@ def test_a_png_is_not_a_card(tmp_path):
     assert any("README.md: the YAML header does not parse" in p for p in problems)
     assert any("croissant.json: missing" in p for p in problems)
 
+
+
+@pytest.mark.slow
+def test_the_demo_publishes_what_it_made(small_workflow):
+    """`make demo`'s folder: every config with the row counts of squidflow's own tables, the images config decoding
+    to the selected JPEGs, mlcroissant's CLI validating and loading records of every record set, the check passing."""
+    from squidflow.io import read_parquet
+
+    results = small_workflow.results
+    folder = results / "publish" / "squidflow-demo"
+    own = {
+        "images": read_parquet(results / "dataset/frames.parquet", schemas.FRAMES),
+        "judgments": read_parquet(results / "judgments/judgments.parquet", schemas.JUDGMENTS),
+        "soft_labels": read_parquet(results / "judgments/image_scores.parquet", schemas.IMAGE_SCORES),
+        "comparison_sets": read_parquet(results / "comparison/sets.parquet", schemas.COMPARISON_SETS),
+        "keywords": read_parquet(results / "judgments/keywords.parquet", schemas.KEYWORD_JUDGMENTS),
+    }
+    for config, table in own.items():
+        loaded = _load(folder, config)
+        assert sum(len(t) for t in loaded.values()) == table.height, config
+    images = datasets.load_dataset(str(folder), "images")["train"]
+    paths = dict(zip(own["images"]["image_id"].to_list(), own["images"]["image_path"].to_list(), strict=True))
+    row = images[0]
+    with Image.open(small_workflow.directory / paths[row["image_id"]]) as original:
+        assert np.array_equal(np.asarray(row["image"]), np.asarray(original))
+    cli = str(Path(sys.executable).with_name("mlcroissant"))
+    jsonld = str(folder / "croissant.json")
+    assert subprocess.run([cli, "validate", "--jsonld", jsonld], capture_output=True).returncode == 0
+    for rs in own:
+        res = subprocess.run([cli, "load", "--jsonld", jsonld, "--record_set", rs, "--num_records", "1"],
+                             capture_output=True, text=True)
+        assert res.returncode == 0 and f"{{'{rs}/" in res.stdout, res.stderr[-2000:]
+    assert check.check_folder(folder) == []
+    assert "SIMULATED" in (folder / "README.md").read_text().split("---", 2)[2].strip().split("\n\n")[1]
