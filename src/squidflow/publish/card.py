@@ -87,7 +87,8 @@ def card(facts: Facts) -> str:
         out.append(f"| `{config}` | {f.counts.get(config, 0):,} | "
                    + ", ".join(f"{s} {n:,}" for s, n in splits.items()) + " |")
     out += ["", "```python", "from datasets import load_dataset", "",
-            f'judgments = load_dataset("{f.url or "path/to/this/folder"}", "judgments")', "```", "",
+            f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
+            f'images = load_dataset("path/to/{f.name}")  # the default config: images', "```", "",
             "Columns: `images` — image id, video id, frame index, timestamp, event, split, k-means cluster, source, "
             "licence" + (", and the image (JPEG)" if f.image_mode == "embed" else "") + "; `judgments` — one rating "
             "(0–100) per row with its prompt, variant, round, annotator pseudonym, task page (hit) and position; "

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import polars as pl
@@ -175,6 +176,10 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
 def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Facts:
     """Write results/publish/<name>/ (`target`) and check it with mlcroissant; the folder appears only when it passes."""
     cfg = F.required(settings.publish, demo=settings.demo)
+    if settings.judgment_source == "release" and "rating" not in run.task_pages:
+        # the release's task, as squidflow's task page reproduces it (SQUID-E §3.2, supplement B)
+        page = resources.files("squidflow").joinpath("templates/hit_template.html").read_text(encoding="utf-8")
+        run.task_pages = {**run.task_pages, "rating": page}
     mode = T.image_mode(cfg.get("images", "auto"), settings.sources, settings.judgment_source)
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
