@@ -26,12 +26,17 @@ def check_card(folder: Path) -> tuple[list[str], list[str]]:
         return [f"{path}: missing (the dataset card)"], []
     try:
         head = card.read_header(path.read_text(encoding="utf-8"))
-    except Exception as exc:  # a hand edit may break the YAML in any way
-        return [f"{path}: the YAML header does not parse: {str(exc).splitlines()[0]}"], []
+    except UnicodeDecodeError:
+        return [f"{path}: not UTF-8 text"], []
+    except Exception as exc:  # a hand edit may break the YAML in any way (yaml's errors have no one base class)
+        return [f"{path}: the YAML header does not parse: {' '.join(str(exc).split())[:200]}"], []
+    if not isinstance(head, dict):
+        return [f"{path}: the YAML header is not a mapping of keys (license, pretty_name, configs)"], []
     problems = [f"{path}: the YAML header has no `{key}`" for key in ("license", "pretty_name", "configs")
                 if not head.get(key)]
     named = []
-    for entry in head.get("configs") or []:
+    entries = head.get("configs") or []
+    for entry in entries if isinstance(entries, list) else [entries]:
         name = entry.get("config_name") if isinstance(entry, dict) else None
         if not name:
             problems.append(f"{path}: a `configs` entry has no config_name: {entry!r}")
@@ -40,9 +45,9 @@ def check_card(folder: Path) -> tuple[list[str], list[str]]:
         files = entry.get("data_files") or []
         if not files:
             problems.append(f"{path}: config {name}: no data_files")
-        for spec in files:
+        for spec in files if isinstance(files, list) else [files]:
             pattern = spec.get("path") if isinstance(spec, dict) else spec
-            if not pattern or not list(folder.glob(pattern)):
+            if not _matches(folder, pattern):
                 problems.append(f"{path}: config {name}: data_files {pattern!r} match no file")
     on_disk = sorted(p.name for p in (folder / "data").iterdir() if p.is_dir()) if (folder / "data").is_dir() else []
     for config in on_disk:
@@ -51,17 +56,38 @@ def check_card(folder: Path) -> tuple[list[str], list[str]]:
     return problems, named
 
 
+def _matches(folder: Path, pattern) -> bool:
+    """Whether a data_files pattern matches a file inside the folder (a pattern reaching outside matches nothing)."""
+    if not isinstance(pattern, str) or not pattern or pattern.startswith("/") or ".." in Path(pattern).parts:
+        return False
+    try:
+        return any(True for _ in folder.glob(pattern))
+    except (ValueError, NotImplementedError, OSError):
+        return False
+
+
+def _inside(folder: Path, rel) -> Path | None:
+    """folder/rel when rel is a relative path inside the folder, else None."""
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in Path(rel).parts or "\x00" in rel:
+        return None
+    return folder / rel
+
+
 def check_files(folder: Path, meta: dict) -> list[str]:
     """Every shard listed in croissant.json with its sha256, and every shard on disk listed."""
     path = folder / "croissant.json"
     problems, listed = [], set()
-    for obj in meta.get("distribution", []):
-        if obj.get("@type") not in ("cr:FileObject", "sc:FileObject", "FileObject"):
+    distribution = meta.get("distribution", [])
+    for obj in distribution if isinstance(distribution, list) else [distribution]:
+        if not isinstance(obj, dict) or obj.get("@type") not in ("cr:FileObject", "sc:FileObject", "FileObject"):
             continue
         rel = obj.get("contentUrl", "")
+        file = _inside(folder, rel)
+        if file is None:
+            problems.append(f"{path}: FileObject {obj.get('@id', rel)!s}: contentUrl {rel!r} is not a path inside the folder")
+            continue
         listed.add(rel)
-        file = folder / rel
-        if not file.exists():
+        if not file.is_file():
             problems.append(f"{path}: FileObject {obj.get('@id', rel)}: {rel} is missing")
         elif obj.get("sha256") and sha256(file) != obj["sha256"]:
             problems.append(f"{path}: FileObject {obj.get('@id', rel)}: sha256 of {rel} differs from croissant.json's")
@@ -117,6 +143,8 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
         return [*problems, f"{path}: missing"]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return [*problems, f"{path}: not JSON: {exc}"]
+    if not isinstance(meta, dict):
+        return [*problems, f"{path}: not a JSON-LD object (a Croissant file is one object)"]
     problems += check_files(folder, meta)
     problems += check_rai(folder, meta)
     problems += croissant.check(path)

@@ -150,6 +150,9 @@ def check(path: str | Path, records: int = RECORDS_CHECKED) -> list[str]:
         except mlc.ValidationError as exc:
             return [f"{path}: Croissant validation: {line.strip()}" for line in str(exc).splitlines()
                     if line.strip() and not line.strip().startswith("Found the following")]
+        except Exception as exc:  # mlcroissant fails in its own ways on a file edited by hand (JSON-LD, rdflib)
+            return [f"{path}: Croissant validation: mlcroissant cannot read it: {type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())[:300]}"]
         finally:
             os.chdir(cwd)
         for warning in sorted(ds.metadata.ctx.issues.warnings):
