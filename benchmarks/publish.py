@@ -10,7 +10,9 @@ and Table 7. squidflow (`squidflow.publish.dataset.publish`): the configs' rows,
 record generation. Baseline: pyarrow writing the same three tables (images with their JPEG bytes, judgments, soft
 labels) as one Parquet file each — no features metadata, no card, no checks. Printed: both wall times (best of
 --rounds), their ratio, and where squidflow's time goes; then `datasets` loading the published images config, for
-reference. Goal: the ratio under 3 (publishing costs a few pyarrow writes, not a conversion pipeline).
+reference. Goal: the ratio under 3 (publishing costs a few pyarrow writes, not a conversion pipeline). Measured
+2026-11-27 on the 2-core CI machine under load (load average ~14): plain pyarrow 3.85 s, squidflow 5.77 s (rows 0.56 s,
+files 2.37 s, mlcroissant 0.37 s), ratio 1.50x; 3,600 JPEGs of 640x360, 171 MB.
 """
 
 from __future__ import annotations
