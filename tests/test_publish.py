@@ -18,6 +18,7 @@ from PIL import Image
 
 from squidflow import schemas
 from squidflow.config import ConfigError, load_config
+from squidflow.errors import UserError
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.ingest import read_release
 from squidflow.judgments.scores import image_scores
@@ -232,6 +233,18 @@ def test_shard_size_cuts_a_config_into_shards_that_load_as_one(tmp_path):
     assert sum(len(t) for t in _load(folder, "judgments").values()) == run.judgments.height
     assert check.check_folder(folder, load=False) == []
 
+
+
+def test_a_config_without_rows_is_left_out_and_no_image_stops(tmp_path):
+    run = small_run(tmp_path / "run")
+    run.keywords = run.keywords.head(0)
+    folder = tmp_path / "out" / "nokw"
+    publish(folder, run, _settings())
+    assert not (folder / "data/keywords").exists()
+    assert "keywords" not in [c["config_name"] for c in read_header((folder / "README.md").read_text())["configs"]]
+    run.frames = run.frames.head(0)
+    with pytest.raises(UserError, match="nothing to publish"):
+        publish(tmp_path / "out" / "none", run, _settings())
 
 @pytest.fixture(scope="module")
 def release_folder(tmp_path_factory, shared_data) -> tuple[Path, pl.DataFrame]:

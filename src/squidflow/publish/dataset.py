@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from squidflow import schemas
-from squidflow.errors import UserError
+from squidflow.errors import EmptyError, UserError
 from squidflow.intervals import IntervalConfig
 from squidflow.publish import card, croissant, lewidi, shards
 from squidflow.publish import facts as F
@@ -105,7 +105,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
     if simulated:
         limitations.append("The judgments come from a SIMULATED annotator panel and the videos are SYNTHETIC "
                            "(squidflow's offline demo): not data about people.")
-    soft = configs["soft_labels"]
+    soft = configs.get("soft_labels", pl.DataFrame(schema={"variant": pl.Utf8, "n": pl.Int64}))
     if not soft.is_empty():
         limitations.append(f"Each soft label is the mean of few ratings (median {float(soft['n'].median()):g} per "
                            "image and prompt): the interval of the mean (mean_lo, mean_hi) says how far it may be off.")
@@ -118,7 +118,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
     rai = dict(cfg.get("rai") or {})
     rai["data_limitations"] = limitations
     description = cfg.get("description") or (
-        f"{configs['images'].height:,} images from event videos with {configs['judgments'].height:,} "
+        f"{configs['images'].height:,} images from event videos with {configs['judgments'].height if 'judgments' in configs else 0:,} "
         + ("SIMULATED " if simulated else "human ") +
         "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
         "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks).")
@@ -146,6 +146,11 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
 def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mapping, mode: str) -> F.Facts:
     """Every file of the published folder into `folder` (no checks)."""
     configs, names = build_tables(run, settings, mode)
+    if configs["images"].is_empty():
+        raise EmptyError("nothing to publish: no image was selected or rated (results/dataset/frames.parquet, "
+                         "results/judgments/judgments.parquet); see results/videos/dropped_videos.md")
+    # a config without rows (every comparison set filtered out, a task nobody did) is left out, not published empty
+    configs = {c: t for c, t in configs.items() if c == "images" or not t.is_empty()}
     max_bytes = shards.shard_size(cfg.get("shard_size"))
     written, feats = [], {}
     for config, table in configs.items():
