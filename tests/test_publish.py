@@ -329,3 +329,25 @@ def test_the_demo_publishes_what_it_made(small_workflow):
         assert res.returncode == 0 and f"{{'{rs}/" in res.stdout, res.stderr[-2000:]
     assert check.check_folder(folder) == []
     assert "SIMULATED" in (folder / "README.md").read_text().split("---", 2)[2].strip().split("\n\n")[1]
+
+
+@pytest.mark.slow
+def test_the_release_config_publishes_and_round_trips(tmp_path, shared_data):
+    """`snakemake --configfile config/squid-e-release.yaml`: the publish job's folder passes the check and its
+    judgments give Table 7's α."""
+    import os
+
+    (tmp_path / "shared").symlink_to(shared_data.parent, target_is_directory=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
+                          str(work), "--cores", "2", "results/publish/squid-e", "--configfile",
+                          str(ROOT / "config/squid-e-release.yaml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert res.returncode == 0, res.stderr[-4000:]
+    folder = work / "results/publish/squid-e"
+    assert check.check_folder(folder) == []
+    back = _load(folder, "judgments")["test"].rename({"prompt": "event_prompt"})
+    alpha = {r["variant"]: r["alpha"] for r in agreement_table(back).iter_rows(named=True)}
+    assert (round(alpha["A"], 3), round(alpha["B"], 3)) == (0.658, 0.696)
+    assert "image" not in _load(folder, "images")["test"].columns
