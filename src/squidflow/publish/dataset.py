@@ -60,7 +60,7 @@ class RunSettings:
 
 def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
     """config -> its rows (with `split`), and the pseudonyms."""
-    license_ = settings.publish.get("license", "")
+    license_ = F.required(settings.publish, demo=settings.demo)["license"]
     images = T.images_table(run.frames, run.videos, run.judgments, license_)
     if mode == "embed":
         T.check_embeddable(images)
@@ -124,7 +124,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks).")
     name = cfg["name"]
     return F.Facts(
-        name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg.get("version") or "1.0.0",
+        name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg["version"],
         license=cfg["license"], citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
         description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
         judgment_source=settings.judgment_source, platform=settings.platform, image_mode=mode,
@@ -185,7 +185,7 @@ def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Fact
         # the release's task, as squidflow's task page reproduces it (SQUID-E §3.2, supplement B)
         page = resources.files("squidflow").joinpath("templates/hit_template.html").read_text(encoding="utf-8")
         run.task_pages = {**run.task_pages, "rating": page}
-    mode = T.image_mode(cfg.get("images", "auto"), settings.sources, settings.judgment_source)
+    mode = T.image_mode(cfg["images"], settings.sources, settings.judgment_source)
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
