@@ -59,6 +59,7 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
     """video_id -> the video's source as published (its URL, else its local path) and its licence."""
     if videos is None or videos.is_empty():
         return pl.DataFrame(schema={"video_id": pl.Utf8, "source": pl.Utf8, "license": pl.Utf8, "kind": pl.Utf8})
+
     def given(column: str) -> pl.Expr:  # an empty string says nothing
         value = pl.col(column).cast(pl.Utf8)
         return pl.when(value.str.len_chars() > 0).then(value)
@@ -95,8 +96,8 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
                              pl.lit(None, pl.Utf8).alias("image_path"))
                .join(src, on="video_id", how="left"))
         vid = pl.col("video_id")
-        release_url = (pl.when(vid.str.contains(YOUTUBE_ID.pattern)).then(pl.format(YOUTUBE_URL, vid))
-                       .when(vid.str.contains(UCF_ID.pattern)).then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
+        release_url = (pl.when(vid.str.contains(UCF_ID.pattern)).then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
+                       .when(vid.str.contains(YOUTUBE_ID.pattern)).then(pl.format(YOUTUBE_URL, vid))
                        .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid))
         out = out.with_columns(pl.coalesce(pl.col("source"), release_url).alias("source"),
                                pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"))
