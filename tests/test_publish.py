@@ -139,7 +139,8 @@ def test_croissant_validates_and_yields_records_with_the_mlcroissant_cli(small):
     meta = json.loads((folder / "croissant.json").read_text())
     assert meta["conformsTo"] == "http://mlcommons.org/croissant/1.1"
     assert {rs["@id"] for rs in meta["recordSet"]} == {"images", "judgments", "soft_labels", "keywords"}
-    assert meta["rai:annotatorDemographics"].startswith("not collected")
+    assert meta["rai:annotatorDemographics"].startswith("none: the ratings come from a SIMULATED annotator panel")
+    assert "Simulated annotations" in meta["rai:dataCollectionType"]
     assert "SIMULATED" in " ".join(meta["rai:dataLimitations"])
     cli = Path(sys.executable).with_name("mlcroissant")
     res = subprocess.run([str(cli), "validate", "--jsonld", str(folder / "croissant.json")], capture_output=True, text=True)
@@ -278,6 +279,9 @@ def test_release_publishes_references_not_pixels(release_folder):
     assert set(kinds["source"]) == {"https://www.youtube.com", "UCF-Crime"}  # banner ids are UCF-Crime's
     text = (folder / "README.md").read_text()
     assert "frames.mode: exact" in text and "rating positions" in text
+    assert "Your task is to rate your confidence" in text  # the release's task wording, quoted
+    meta = json.loads((folder / "croissant.json").read_text())
+    assert meta["rai:annotatorDemographics"].startswith("not collected")  # publish.annotators empty: never invented
     assert check.check_folder(folder, load=False) == []
 
 

@@ -117,6 +117,8 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
                            "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant.")
     rai = dict(cfg.get("rai") or {})
     rai["data_limitations"] = limitations
+    if simulated:  # the demo's videos are made by ffmpeg and its ratings by a panel model: no web, no crowd
+        rai["data_collection_type"] = ["Synthetic data (squidflow's offline demo videos)", "Simulated annotations"]
     description = cfg.get("description") or (
         f"{configs['images'].height:,} images from event videos with {configs['judgments'].height if 'judgments' in configs else 0:,} "
         + ("SIMULATED " if simulated else "human ") +
@@ -130,7 +132,8 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         judgment_source=settings.judgment_source, platform=settings.platform, image_mode=mode,
         sources=sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],
         terms=cfg.get("terms") or "", pay=cfg.get("pay") or "",
-        annotator_demographics=annotators.get("demographics") or F.NOT_COLLECTED,
+        annotator_demographics=annotators.get("demographics") or (
+            "none: the ratings come from a SIMULATED annotator panel, not from people" if simulated else F.NOT_COLLECTED),
         frames=dict(settings.frames) if run.frames is not None else {}, videos=per_status, queries=queries,
         languages=languages, dropped=F.dropped_text(run.dropped_md) if run.dropped_md else "",
         timeframe=F.collection_timeframe(run.videos),
