@@ -24,6 +24,7 @@ include: "workflow/rules/comparison.smk"
 include: "workflow/rules/training.smk"
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/litmus.smk"
+include: "workflow/rules/publish.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -820,3 +820,63 @@ def test_the_polars_mturk_reader_reads_what_the_row_reader_reads(rows, data):
         for (j1, p1, r1), (j2, p2, r2) in zip(*outs, strict=True):
             assert j1.equals(j2) and p1 == p2 and r1 == r2, (j1, j2, p1, p2)
         fuzzed("MTurk batch results, polars against the row reader", "read")
+# --- a published dataset folder someone hands us (squidflow publish check) -----------------------------------------
+_PUBLISHED: dict[str, Path] = {}
+
+
+def _published_seed() -> Path:
+    """A small published folder (tests/test_publish.py's run), made once per session, to mutate copies of."""
+    if "folder" not in _PUBLISHED:
+        from test_publish import _settings, small_run
+
+        from squidflow.publish.dataset import publish
+
+        root = Path(tempfile.mkdtemp(prefix="squidflow-fuzz-publish-"))
+        publish(root / "out" / "seed", small_run(root / "run"), _settings())
+        _PUBLISHED["folder"] = root / "out" / "seed"
+    return _PUBLISHED["folder"]
+
+
+def _check_lines(reader: str, problems) -> None:
+    assert isinstance(problems, list) and all(isinstance(p, str) and "\n" not in p for p in problems), problems
+    fuzzed(reader, "problems named" if problems else "passes")
+
+
+@given(st.data())
+def test_publish_check_card_mutated(data):
+    """A hand-edited card: the check names its problems, one line each, and never fails otherwise."""
+    import shutil
+
+    from squidflow.publish.check import check_card
+
+    seed = _published_seed()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "f"
+        shutil.copytree(seed, folder)
+        card = folder / "README.md"
+        card.write_bytes(data.draw(mutated(card.read_bytes()[:1500])))
+        _check_lines("published card (squidflow publish check)", check_card(folder)[0])
+
+
+@given(st.data())
+def test_publish_check_croissant_mutated(data):
+    """A hand-edited croissant.json: sha256s, RAI fields and mlcroissant's validation, one line per problem."""
+    import shutil
+
+    from squidflow.publish import croissant
+    from squidflow.publish.check import check_files, check_rai
+
+    seed = _published_seed()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "f"
+        shutil.copytree(seed, folder)
+        path = folder / "croissant.json"
+        path.write_bytes(data.draw(json_mutated(json.loads(path.read_text()))))
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            meta = None
+        problems = croissant.check(path)
+        if isinstance(meta, dict):
+            problems += check_files(folder, meta) + check_rai(folder, meta)
+        _check_lines("published croissant.json (squidflow publish check)", problems)

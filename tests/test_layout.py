@@ -255,6 +255,7 @@ HANDS_PATHS = {
     ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
     ("ingest_judgments", "ingest_exports_to"): "reads the Label Studio exports people hand us (errors name file and task)",
     ("label_studio_tasks", "build_label_studio_tasks"): "writes a task folder Label Studio imports as a set (config, tasks, page)",
+    ("publish_dataset", "publish"): "writes the published folder (shards, card, croissant.json, LeWiDi files), embeds the frames' JPEGs and checks the folder with mlcroissant before moving it into place",
 }
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}

@@ -36,7 +36,8 @@ def _cmd_gpu_slots(args: argparse.Namespace) -> int:
     return 0
 
 
-STAGE_COMMANDS = ("squidflow.judgments.command", "squidflow.evaluation.command")  # label-studio, evaluate
+STAGE_COMMANDS = (  # label-studio, evaluate, publish
+    "squidflow.judgments.command", "squidflow.evaluation.command", "squidflow.publish.command")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -698,6 +698,83 @@ LITMUS_METRIC_INTERVALS = Schema(
     produced_by="rule litmus_metrics (workflow/rules/litmus.smk)",
 )
 
+# --- the published dataset (publish stage: results/publish/<name>/data/<config>/) -----------------------------------
+# The columns of each config a user loads with `datasets.load_dataset(folder, config)`; squidflow.publish.shards turns
+# them into the `datasets` features (the `images` config adds `image`, the JPEG bytes, when publish.images is embed).
+# Annotators are pseudonyms (Ann<k>), never a platform worker id.
+PUBLISH_IMAGES = Schema(
+    "publish_images",
+    {
+        "image_id": pl.Utf8,  # f"{video_id}_{frame_index}"
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,  # decode order: what squidflow's exact extraction rebuilds the frame from
+        "timestamp_s": pl.Float64,  # the frame's presentation time (null where the source gives none)
+        "event": pl.Utf8,
+        "split": pl.Utf8,  # train | validation | test
+        "cluster": pl.Int64,  # the frame's k-means cluster within its video (null for the release)
+        "source": pl.Utf8,  # the video's URL or local path as published
+        "license": pl.Utf8,  # the video's licence as its source states it
+    },
+    produced_by="rule publish_dataset (workflow/rules/publish.smk)",
+)
+
+PUBLISH_JUDGMENTS = Schema(
+    "publish_judgments",
+    {
+        "image_id": pl.Utf8,
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "prompt": pl.Utf8,  # the event wording the annotator saw
+        "variant": pl.Utf8,  # A | B
+        "round": pl.Int64,  # 1 = the task, 2 = its repeat
+        "annotator": pl.Utf8,  # pseudonym, the same across variants and tasks
+        "hit": pl.Utf8,  # the task page (HIT) the rating was given on
+        "position": pl.Int64,  # the annotator's assignment within the HIT (release: k of huj_k)
+        "rating": pl.Int64,  # 0..100
+    },
+    produced_by="rule publish_dataset (workflow/rules/publish.smk)",
+)
+
+PUBLISH_SOFT_LABELS = Schema(
+    "publish_soft_labels",
+    {
+        "image_id": pl.Utf8,
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "prompt": pl.Utf8,
+        "variant": pl.Utf8,
+        "mean": pl.Float64,
+        "std": pl.Float64,
+        "n": pl.Int64,
+        "certainty_bin": pl.Utf8,
+        "ratings": pl.List(pl.Int64),  # the first-round ratings the mean is of (excluded annotators left out)
+        "mean_lo": pl.Float64,  # interval of the mean over the image's raters (evaluation.intervals)
+        "mean_hi": pl.Float64,
+    },
+    produced_by="rule publish_dataset (workflow/rules/publish.smk)",
+)
+
+PUBLISH_COMPARISON_SETS = Schema(
+    "publish_comparison_sets",
+    dict(COMPARISON_SETS.columns),  # as the comparison stage ranks them
+    produced_by="rule publish_dataset (workflow/rules/publish.smk)",
+)
+
+PUBLISH_KEYWORDS = Schema(
+    "publish_keywords",
+    {
+        "image_id": pl.Utf8,
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "annotator": pl.Utf8,
+        "position": pl.Int64,
+        "keyword": pl.Utf8,
+        "normalised": pl.Utf8,
+        "round": pl.Int64,
+    },
+    produced_by="rule publish_dataset (workflow/rules/publish.smk)",
+)
+
 # Every artifact by name (io's errors and the docs look schemas up here).
 ALL: dict[str, Schema] = {s.name: s for s in (
     TRUTH,
@@ -740,6 +817,11 @@ ALL: dict[str, Schema] = {s.name: s for s in (
     LITMUS_PROBABILITIES,
     LITMUS_METRICS,
     LITMUS_METRIC_INTERVALS,
+    PUBLISH_IMAGES,
+    PUBLISH_JUDGMENTS,
+    PUBLISH_SOFT_LABELS,
+    PUBLISH_COMPARISON_SETS,
+    PUBLISH_KEYWORDS,
 )}
 
 

@@ -89,6 +89,7 @@ def get_final_outputs():
         *get_evaluation_outputs(),
         *get_litmus_outputs(),
         *get_text_outputs(),
+        *get_publish_outputs(),
         *get_report_outputs(),
     ]
 

@@ -1,0 +1,42 @@
+"""Rule publish_dataset: results/publish/<name>/ — Parquet configs, dataset card, croissant.json (checked by
+mlcroissant), LeWiDi JSON."""
+
+from squidflow.logs import setup
+
+log = setup(snakemake)
+
+from pathlib import Path
+
+import polars as pl
+
+from squidflow import io, schemas
+from squidflow.publish.dataset import RunSettings, RunTables, publish
+
+i, p = snakemake.input, snakemake.params
+
+
+def optional(name, schema):
+    return io.read_parquet(i[name], schema) if name in i.keys() else None
+
+
+def text(name):
+    return Path(i[name]).read_text(encoding="utf-8") if name in i.keys() else ""
+
+
+run = RunTables(
+    judgments=io.read_parquet(i.judgments, schemas.JUDGMENTS),
+    annotator_report=io.read_parquet(i.report, schemas.ANNOTATOR_REPORT),
+    scores=io.read_parquet(i.scores, schemas.IMAGE_SCORES),
+    table7=pl.read_csv(i.table7),
+    frames=optional("frames", schemas.FRAMES),
+    videos=optional("videos", schemas.VIDEOS),
+    comparison_sets=optional("comparison_sets", schemas.COMPARISON_SETS),
+    keywords=optional("keywords", schemas.KEYWORD_JUDGMENTS),
+    dropped_md=text("dropped"),
+    task_pages={k: text(f"{k}_page") for k in ("rating", "keyword") if f"{k}_page" in i.keys()},
+)
+settings = RunSettings(publish=p.publish, demo=p.demo, judgment_source=p.judgment_source, platform=p.platform,
+                       sources=list(p.sources), intervals=p.intervals, frames=p.frames)
+facts = publish(snakemake.output[0], run, settings)
+log.info("published %s: %s (images: %s)", snakemake.output[0],
+         ", ".join(f"{c} {n:,} rows" for c, n in facts.counts.items()), facts.image_mode)

@@ -1,0 +1,151 @@
+"""The dataset card: README.md with the Hugging Face Hub's YAML header (configs and their data files, license,
+task_categories, size_categories, pretty_name) and sections written from the run (squidflow.publish.facts): every
+figure in it is read from the run's own outputs, and a SIMULATED panel says so in the first paragraph.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from squidflow.io import md_escape
+from squidflow.publish.facts import SQUID_E_CITATION, Facts
+from squidflow.publish.tables import SPLIT_ORDER
+
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"))
+DEFAULT_CONFIG = "images"
+REBUILD = """\
+The `images` config holds no pixels (`publish.images: reference`), as the SQUID-E release published its frames: each
+row names its video (`video_id`, `source`) and the decode-order frame number (`frame_index`). To rebuild the JPEGs,
+list the videos as a squidflow source (`sources: [{type: urls, path: videos.csv}]`, a CSV with columns `url`, `event`
+and `video_id`) and let frame extraction read those frame numbers exactly (`frames.mode: exact`, OpenCV's decode
+order): `snakemake --configfile your.yaml results/dataset/frames.parquet`. The image `<video_id>_<frame_index>` is
+then results/dataset/images/<video_id>_<frame_index>.jpg. Videos that have been taken down cannot be rebuilt."""
+
+
+def size_category(n: int) -> str:
+    return next((label for limit, label in SIZE_CATEGORIES if n < limit), "n>10M")
+
+
+def header(facts: Facts) -> dict:
+    """The Hub's YAML header: one entry of `configs` per published config, each split's shards as a glob."""
+    configs = []
+    for config, splits in facts.splits.items():
+        entry = {"config_name": config}
+        if config == DEFAULT_CONFIG:
+            entry["default"] = True
+        entry["data_files"] = [{"split": s, "path": f"data/{config}/{s}-*"} for s in SPLIT_ORDER if s in splits]
+        configs.append(entry)
+    return {
+        "pretty_name": facts.pretty_name,
+        "license": facts.license,
+        "task_categories": ["image-classification"],
+        "tags": ["human-judgments", "uncertainty", "soft-labels", "croissant", "squidflow"],
+        "size_categories": [size_category(facts.counts.get(DEFAULT_CONFIG, 0))],
+        "configs": configs,
+    }
+
+
+def _list(items) -> str:
+    return ", ".join(md_escape(i) for i in items) if items else "none recorded"
+
+
+def _agreement(facts: Facts) -> list[str]:
+    t = facts.agreement
+    if t is None or t.is_empty():
+        return ["No agreement table was computed in this run."]
+    has_ci = "alpha_lo" in t.columns
+    lines = ["Inter-annotator agreement of the first-round ratings (SQUID-E Table 7, from results/tables/table7_agreement.csv"
+             + (", with bootstrap intervals over images, `evaluation.intervals`" if has_ci else "") + "):", "",
+             "| Variant | Spearman | Krippendorff's α | κ (3 bins) |", "|---|---|---|---|"]
+
+    def cell(row, name):
+        v = row.get(name)
+        if v is None:
+            return "–"
+        lo, hi = row.get(f"{name}_lo"), row.get(f"{name}_hi")
+        return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{v:.3f}"
+
+    for row in t.iter_rows(named=True):
+        lines.append(f"| {md_escape(row['variant'])} | {cell(row, 'spearman')} | {cell(row, 'alpha')} | {cell(row, 'kappa_3')} |")
+    return lines
+
+
+def card(facts: Facts) -> str:
+    """README.md: the YAML header, then the sections."""
+    f = facts
+    out = ["---", yaml.safe_dump(header(f), sort_keys=False, allow_unicode=True).strip(), "---", "",
+           f"# {md_escape(f.pretty_name)}", ""]
+    if f.judgment_source == "simulated":
+        out += ["**This is squidflow's offline demo: the videos are SYNTHETIC (made by ffmpeg) and every judgment comes "
+                "from a SIMULATED annotator panel, not from people. Use it to see the format, never as data about "
+                "people.**", ""]
+    out += [md_escape(f.description), ""]
+    out += ["## Dataset structure", "",
+            "| Config | Rows | Splits |", "|---|---|---|"]
+    for config, splits in f.splits.items():
+        out.append(f"| `{config}` | {f.counts.get(config, 0):,} | "
+                   + ", ".join(f"{s} {n:,}" for s, n in splits.items()) + " |")
+    out += ["", "```python", "from datasets import load_dataset", "",
+            f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
+            f'images = load_dataset("path/to/{f.name}")  # the default config: images', "```", "",
+            "Columns: `images` — image id, video id, frame index, timestamp, event, split, k-means cluster, source, "
+            "licence" + (", and the image (JPEG)" if f.image_mode == "embed" else "") + "; `judgments` — one rating "
+            "(0–100) per row with its prompt, variant, round, annotator pseudonym, task page (hit) and position; "
+            "`soft_labels` — per image, prompt and variant the mean, std, n, certainty bin, the ratings and the interval "
+            "of the mean. `croissant.json` types every field; `lewidi/` holds the judgments in the LeWiDi 2025 format.",
+            ""]
+    out += ["## How the data were collected", "",
+            f"- Sources: {_list(f.sources)}.",
+            f"- Search queries: {_list(f.queries)}.",
+            f"- Languages: {_list(f.languages)}."]
+    if f.timeframe:
+        out.append(f"- Videos fetched between {f.timeframe[0].isoformat()} and {f.timeframe[1].isoformat()} (UTC).")
+    else:
+        out.append("- When the videos were fetched was not recorded in this run.")
+    if f.videos is not None:
+        out += ["", "| Event | Status | Videos |", "|---|---|---|"]
+        out += [f"| {md_escape(r['event'])} | {md_escape(r['status'])} | {r['videos']} |" for r in f.videos.iter_rows(named=True)]
+    if f.dropped:
+        out += ["", "### Dropped videos", "", f.dropped]
+    out += ["", "## How frames were chosen", ""]
+    if f.frames:
+        out.append(f"{f.frames['n']} frames per video were extracted at even intervals, embedded with the "
+                   f"`{md_escape(f.frames['backbone'])}` backbone, and {f.frames['k']} per video were kept by k-means "
+                   "(the frame nearest each cluster centre; SQUID-E supplement A.1).")
+    else:
+        out.append("The frames are the SQUID-E release's (video id and decode-order frame number); this run selected none.")
+    out += ["", "## Annotation protocol", "",
+            f"- Platform: {f.platform_name}.",
+            f"- Task wording: “{md_escape(f.task_wording)}”" if f.task_wording else "- Task wording: see the task pages.",
+            "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
+            "shows images under the prompt of a similar event (SQUID-E §3.2)."]
+    if f.task_pages:
+        out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
+    for variant, (lo, med, hi) in f.raters.items():
+        out.append(f"- Raters per image, variant {md_escape(variant)}: median {med:g} (min {lo}, max {hi}).")
+    out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
+    out.append(f"- Annotators: {md_escape(f.annotator_demographics)}.")
+    out += ["", "## Agreement", "", *_agreement(f), ""]
+    out += ["## Known limitations", ""]
+    out += [f"- {md_escape(x)}" for x in f.rai.get("data_limitations", [])]
+    out += [f"- {md_escape(x)}" for x in f.rai.get("data_biases", [])]
+    out += ["", "## Personal and sensitive information", ""]
+    out += [f"- {md_escape(x)}" for x in f.rai.get("personal_sensitive_information", [])]
+    out += ["", "## Images", ""]
+    out.append(REBUILD if f.image_mode == "reference" else
+               "The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature).")
+    out += ["", "## Licences and terms", "",
+            f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license)}` "
+            f"({f.license_url}). {md_escape(f.terms)}", ""]
+    out += ["## How to cite", "", "The dataset:", "", "```bibtex", f.citation.strip(), "```", "",
+            "The method and the original SQUID-E dataset:", "", "```bibtex", SQUID_E_CITATION, "```", ""]
+    return "\n".join(out)
+
+
+def read_header(text: str) -> dict:
+    """The YAML header of a card (empty when it has none)."""
+    if not text.startswith("---"):
+        return {}
+    end = text.find("\n---", 3)
+    return (yaml.safe_load(text[3:end]) or {}) if end > 0 else {}

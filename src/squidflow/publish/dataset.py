@@ -1,0 +1,214 @@
+"""One published folder from the run's tables: the configs' shards, the card, croissant.json, the LeWiDi files and
+the task pages, written into a scratch folder beside the target and moved into place only once mlcroissant has
+validated croissant.json and generated records of every record set (a failure names the field and leaves no folder).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import polars as pl
+
+from squidflow import schemas
+from squidflow.errors import EmptyError, UserError
+from squidflow.intervals import IntervalConfig
+from squidflow.publish import card, croissant, lewidi, shards
+from squidflow.publish import facts as F
+from squidflow.publish import tables as T
+
+TASK_PAGES = {"rating": "tasks/rating_task.html", "keyword": "tasks/keyword_task.html"}
+
+
+class PublishError(UserError, ValueError):
+    """A published folder that does not pass the checks the venues run."""
+
+
+@dataclass
+class RunTables:
+    """squidflow's own tables that the dataset is made of (None: the stage did not run)."""
+
+    judgments: pl.DataFrame
+    annotator_report: pl.DataFrame
+    scores: pl.DataFrame
+    table7: pl.DataFrame | None = None
+    frames: pl.DataFrame | None = None
+    videos: pl.DataFrame | None = None
+    comparison_sets: pl.DataFrame | None = None
+    keywords: pl.DataFrame | None = None
+    dropped_md: str = ""
+    task_pages: dict[str, str] = field(default_factory=dict)  # rating | keywords -> the page's HTML
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The config values a publish job depends on (the rule's params)."""
+
+    publish: Mapping
+    demo: bool
+    judgment_source: str
+    platform: str
+    sources: list[str]
+    intervals: Mapping
+    frames: Mapping = field(default_factory=dict)  # n, k, backbone (empty without the frames stage)
+
+
+def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
+    """config -> its rows (with `split`), and the pseudonyms."""
+    license_ = F.required(settings.publish, demo=settings.demo)["license"]
+    images = T.images_table(run.frames, run.videos, run.judgments, license_)
+    if mode == "embed":
+        T.check_embeddable(images)
+    names = T.pseudonyms(run.judgments["annotator"].to_list(),
+                         [] if run.keywords is None else run.keywords["annotator"].to_list())
+    excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
+    cfg = IntervalConfig.from_config(settings.intervals)
+    out = {
+        "images": images,
+        "judgments": T.with_split(T.judgments_table(run.judgments, names), images),
+        "soft_labels": T.with_split(T.soft_labels_table(run.scores, run.judgments, excluded, cfg), images),
+    }
+    if run.comparison_sets is not None:
+        out["comparison_sets"] = T.with_split(run.comparison_sets, images)
+    if run.keywords is not None:
+        out["keywords"] = T.with_split(T.keywords_table(run.keywords, names), images)
+    return out, names
+
+
+SCHEMAS = {"images": schemas.PUBLISH_IMAGES, "judgments": schemas.PUBLISH_JUDGMENTS,
+           "soft_labels": schemas.PUBLISH_SOFT_LABELS, "comparison_sets": schemas.PUBLISH_COMPARISON_SETS,
+           "keywords": schemas.PUBLISH_KEYWORDS}
+
+
+def _image_bytes(images: pl.DataFrame) -> list[bytes]:
+    out = []
+    for path in images["image_path"].to_list():
+        try:
+            out.append(Path(path).read_bytes())
+        except (OSError, TypeError) as exc:
+            raise PublishError(f"publish.images embed: cannot read the frame {path!r} ({exc}); rerun the frames "
+                               "stage (results/dataset/frames.parquet names the files) or set publish.images: reference") from None
+    return out
+
+
+def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
+                 configs: Mapping[str, pl.DataFrame]) -> F.Facts:
+    per_status, queries, languages = F.video_summary(run.videos)
+    annotators = cfg.get("annotators") or {}
+    simulated = settings.judgment_source == "simulated"
+    limitations = []
+    if simulated:
+        limitations.append("The judgments come from a SIMULATED annotator panel and the videos are SYNTHETIC "
+                           "(squidflow's offline demo): not data about people.")
+    soft = configs.get("soft_labels", pl.DataFrame(schema={"variant": pl.Utf8, "n": pl.Int64}))
+    if not soft.is_empty():
+        limitations.append(f"Each soft label is the mean of few ratings (median {float(soft['n'].median()):g} per "
+                           "image and prompt): the interval of the mean (mean_lo, mean_hi) says how far it may be off.")
+    if mode == "reference":
+        limitations.append("No pixels are published: frames are rebuilt from the source videos, and videos taken "
+                           "down since cannot be rebuilt.")
+    if settings.judgment_source == "release":
+        limitations.append("The SQUID-E release names no annotator: its annotator ids are the three rating positions "
+                           "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant.")
+    rai = dict(cfg.get("rai") or {})
+    rai["data_limitations"] = limitations
+    if simulated:  # the demo's videos are made by ffmpeg and its ratings by a panel model: no web, no crowd
+        rai["data_collection_type"] = ["Synthetic data (squidflow's offline demo videos)", "Simulated annotations"]
+    description = cfg.get("description") or (
+        f"{configs['images'].height:,} images from event videos with {configs['judgments'].height if 'judgments' in configs else 0:,} "
+        + ("SIMULATED " if simulated else "human ") +
+        "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
+        "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks).")
+    name = cfg["name"]
+    return F.Facts(
+        name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg["version"],
+        license=cfg["license"], citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
+        description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
+        judgment_source=settings.judgment_source, platform=settings.platform, image_mode=mode,
+        sources=sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],
+        terms=cfg.get("terms") or "", pay=cfg.get("pay") or "",
+        annotator_demographics=annotators.get("demographics") or (
+            "none: the ratings come from a SIMULATED annotator panel, not from people" if simulated else F.NOT_COLLECTED),
+        frames=dict(settings.frames) if run.frames is not None else {}, videos=per_status, queries=queries,
+        languages=languages, dropped=F.dropped_text(run.dropped_md) if run.dropped_md else "",
+        timeframe=F.collection_timeframe(run.videos),
+        task_wording=F.task_wording(run.task_pages.get("rating", "")),
+        task_pages=[TASK_PAGES[k] for k in run.task_pages],
+        raters=F.raters_per_image(soft), agreement=run.table7,
+        counts={c: t.height for c, t in configs.items()},
+        splits={c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows()) for c, t in configs.items()},
+        rai=rai,
+    )
+
+
+def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mapping, mode: str) -> F.Facts:
+    """Every file of the published folder into `folder` (no checks)."""
+    configs, names = build_tables(run, settings, mode)
+    if configs["images"].is_empty():
+        raise EmptyError("nothing to publish: no image was selected or rated (results/dataset/frames.parquet, "
+                         "results/judgments/judgments.parquet); see results/videos/dropped_videos.md")
+    # a config without rows (every comparison set filtered out, a task nobody did) is left out, not published empty
+    configs = {c: t for c, t in configs.items() if c == "images" or not t.is_empty()}
+    max_bytes = shards.shard_size(cfg.get("shard_size"))
+    written, feats = [], {}
+    for config, table in configs.items():
+        embed = config == "images" and mode == "embed"
+        feats[config] = shards.features(SCHEMAS[config], image=embed)
+        written += shards.write_config(folder, config, table, feats[config], max_bytes,
+                                       _image_bytes(table) if embed else None)
+    facts = gather_facts(run, settings, cfg, mode, configs)
+    (folder / "README.md").write_text(card.card(facts), encoding="utf-8")
+    (folder / "croissant.json").write_text(json.dumps(croissant.metadata_json(facts, written, feats), indent=2,
+                                                      ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    lewidi_dir = folder / "lewidi"
+    lewidi_dir.mkdir(exist_ok=True)
+    splits = dict(zip(configs["images"]["image_id"].to_list(), configs["images"]["split"].to_list(), strict=True))
+    excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
+    for variant, by_split in lewidi.items(T.rated_items(run.judgments, excluded), names, splits).items():
+        for split, items in by_split.items():
+            (lewidi_dir / f"{facts.name}_{variant}_{split}.json").write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n")
+    meta = lewidi.annotators_meta(names, (cfg.get("annotators") or {}).get("meta") or {})
+    (lewidi_dir / f"{facts.name}_annotators_meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    for kind, page in run.task_pages.items():
+        target = folder / TASK_PAGES[kind]
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(page, encoding="utf-8")
+    return facts
+
+
+def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Facts:
+    """Write results/publish/<name>/ (`target`) and check it with mlcroissant; the folder appears only when it passes."""
+    cfg = F.required(settings.publish, demo=settings.demo)
+    if settings.judgment_source == "release" and "rating" not in run.task_pages:
+        # the release's task, as squidflow's task page reproduces it (SQUID-E §3.2, supplement B)
+        page = resources.files("squidflow").joinpath("templates/hit_template.html").read_text(encoding="utf-8")
+        run.task_pages = {**run.task_pages, "rating": page}
+    mode = T.image_mode(cfg["images"], settings.sources, settings.judgment_source)
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        facts = write_folder(scratch, run, settings, cfg, mode)
+        problems = croissant.check(scratch / "croissant.json")
+        if problems:
+            raise PublishError("the published dataset does not pass mlcroissant's checks:\n"
+                               + "\n".join(p.replace(str(scratch), str(target)) for p in problems))
+        if target.exists():
+            shutil.rmtree(target)
+        scratch.chmod(0o777 & ~_umask())
+        scratch.rename(target)
+    finally:
+        if scratch.exists():
+            shutil.rmtree(scratch, ignore_errors=True)
+    return facts
+
+
+def _umask() -> int:
+    from squidflow.io import current_umask
+
+    return current_umask()

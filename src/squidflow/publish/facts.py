@@ -1,0 +1,153 @@
+"""What the card, croissant.json and the LeWiDi files say about the dataset, gathered once from the run's own outputs
+and its config: who made it and under which licence (publish.*), where the videos came from (the manifest), how
+frames were chosen, how people judged them, and how well they agreed (Table 7 with its intervals).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from squidflow.config import ConfigError
+
+DEMO_NAME = "squidflow-demo"
+DEMO_LICENSE = "cc-by-4.0"  # the demo's frames are synthetic, made by squidflow itself
+SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,
+  title     = {Ambiguous Images With Human Judgments for Robust Visual Event Classification},
+  author    = {Sanders, Kate and Kriz, Reno and Liu, Anqi and Van Durme, Benjamin},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS), Datasets and Benchmarks Track},
+  year      = {2022}
+}"""
+LICENSE_URLS = {
+    "cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/",
+    "cc-by-sa-4.0": "https://creativecommons.org/licenses/by-sa/4.0/",
+    "cc-by-nc-4.0": "https://creativecommons.org/licenses/by-nc/4.0/",
+    "cc-by-nc-sa-4.0": "https://creativecommons.org/licenses/by-nc-sa/4.0/",
+    "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
+    "mit": "https://opensource.org/license/mit",
+    "apache-2.0": "https://www.apache.org/licenses/LICENSE-2.0",
+}
+PLATFORMS = {"mturk": "Amazon Mechanical Turk", "label_studio": "Label Studio"}
+NOT_COLLECTED = "not collected: the annotators' demographics were not collected"
+
+
+@dataclass
+class Facts:
+    """Everything the card and croissant.json state; every number comes from the run's files."""
+
+    name: str
+    pretty_name: str
+    version: str
+    license: str
+    citation: str
+    url: str
+    description: str
+    creators: list[str]
+    demo: bool
+    judgment_source: str  # simulated | mturk | label_studio | release
+    platform: str
+    image_mode: str
+    sources: list[str]
+    terms: str
+    pay: str
+    annotator_demographics: str
+    frames: dict = field(default_factory=dict)  # backbone, k, n
+    videos: pl.DataFrame | None = None  # per event and status: n
+    queries: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    dropped: str = ""  # dropped_videos.md, its title removed
+    timeframe: tuple[dt.datetime, dt.datetime] | None = None
+    task_wording: str = ""
+    task_pages: list[str] = field(default_factory=list)  # relative to the dataset folder
+    raters: dict = field(default_factory=dict)  # variant -> (min, median, max) raters per image
+    agreement: pl.DataFrame | None = None  # Table 7: variant, alpha, alpha_lo, alpha_hi, spearman, ...
+    counts: dict = field(default_factory=dict)  # config -> rows
+    splits: dict = field(default_factory=dict)  # config -> {split: rows}
+    rai: dict = field(default_factory=dict)
+
+    @property
+    def license_url(self) -> str:
+        return LICENSE_URLS.get(self.license, f"https://spdx.org/licenses/{self.license}.html")
+
+    @property
+    def platform_name(self) -> str:
+        if self.judgment_source == "simulated":
+            return f"a SIMULATED annotator panel (squidflow.demo), answering through the {PLATFORMS.get(self.platform, self.platform)} task format"
+        if self.judgment_source == "release":
+            return "Amazon Mechanical Turk (the SQUID-E release's judgments)"
+        return PLATFORMS.get(self.platform, self.platform)
+
+
+def required(publish: Mapping, *, demo: bool) -> dict:
+    """publish.name, license and citation, the demo's defaults filled in; outside the demo an empty one stops the run
+    with the key to fill."""
+    out = dict(publish)
+    if demo:
+        out["name"] = out.get("name") or DEMO_NAME
+        out["license"] = out.get("license") or DEMO_LICENSE
+        out["citation"] = out.get("citation") or (
+            "@misc{squidflow_demo,\n  title = {squidflow offline demo dataset (synthetic videos, SIMULATED judgments)},\n"
+            "  note  = {Made by the squidflow workflow's offline demo; not data about people}\n}")
+        return out
+    for key, what in (("name", "the dataset's id, e.g. my-events-dataset"),
+                      ("license", "a licence id such as cc-by-4.0"), ("citation", "a BibTeX entry for the dataset")):
+        if not str(out.get(key) or "").strip():
+            raise ConfigError(f"publish.{key} is empty: a published dataset needs {what}. Set publish.{key} in your "
+                              "config (config/README.md, section publish).")
+    return out
+
+
+def task_wording(template: str) -> str:
+    """The instructions' first paragraph of the annotation task page (the wording annotators read), as text."""
+    m = re.search(r"<summary><strong>Instructions</strong></summary>\s*<p>(.*?)</p>", template, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", m.group(1)) if m else ""
+    return " ".join(html.unescape(text).split())
+
+
+def collection_timeframe(videos: pl.DataFrame | None) -> tuple[dt.datetime, dt.datetime] | None:
+    """When the videos were fetched: the first and last modification time of the ok videos' files (acquisition
+    writes each file once; a local source's files keep their own times). None when no file is there."""
+    if videos is None or videos.is_empty():
+        return None
+    times = []
+    for p in videos.filter(pl.col("status") == "ok")["path"].drop_nulls().to_list():
+        try:
+            times.append(Path(p).stat().st_mtime)
+        except OSError:
+            continue
+    if not times:
+        return None
+    utc = dt.timezone.utc
+    return (dt.datetime.fromtimestamp(min(times), utc).replace(microsecond=0),
+            dt.datetime.fromtimestamp(max(times), utc).replace(microsecond=0))
+
+
+def video_summary(videos: pl.DataFrame | None) -> tuple[pl.DataFrame | None, list[str], list[str]]:
+    """Videos per event and status; the search queries; the languages."""
+    if videos is None or videos.is_empty():
+        return None, [], []
+    per = videos.group_by("event", "status", maintain_order=True).len("videos").sort("event", "status")
+    queries = sorted({q for q in videos["query"].drop_nulls().to_list() if q})
+    languages = sorted({q for q in videos["language"].drop_nulls().to_list() if q})
+    return per, queries, languages
+
+
+def dropped_text(markdown: str) -> str:
+    """dropped_videos.md without its title, its headings one level down (the card's own sections are level 2)."""
+    lines = [ln for ln in markdown.splitlines() if not ln.startswith("# ")]
+    return "\n".join(("##" + ln) if ln.startswith("#") else ln for ln in lines).strip()
+
+
+def raters_per_image(soft_labels: pl.DataFrame) -> dict:
+    """variant -> (min, median, max) of the ratings an image's soft label is of."""
+    out = {}
+    for (variant,), g in soft_labels.group_by("variant", maintain_order=True):
+        n = g["n"]
+        out[variant] = (int(n.min()), float(n.median()), int(n.max()))
+    return dict(sorted(out.items()))

@@ -1,0 +1,109 @@
+"""Parquet shards in the layout the `datasets` library reads: data/<config>/<split>-XXXXX-of-YYYYY.parquet, each file
+carrying its `datasets` features (the `huggingface` key of the Parquet schema's metadata), so that the Image feature
+of the `images` config decodes to PIL images and lists stay lists.
+
+A config's rows are cut into shards of at most `shard_size` bytes of Arrow data (publish.shard_size; the `datasets`
+library's default, datasets.config.MAX_SHARD_SIZE, when unset), as `Dataset.push_to_hub` cuts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets.utils.py_utils import convert_file_size_to_int
+
+from squidflow import schemas
+from squidflow.io import atomic_path
+from squidflow.publish.tables import SPLIT_ORDER
+
+IMAGE_COLUMN = "image"
+
+_VALUES = {pl.Utf8: "string", pl.Int64: "int64", pl.Float64: "float64", pl.Boolean: "bool"}
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One written file: its config, split, path relative to the dataset folder, rows and sha256."""
+
+    config: str
+    split: str
+    path: str
+    rows: int
+    sha256: str
+    bytes: int
+
+
+def _feature(dtype: pl.DataType):
+    if isinstance(dtype, pl.List):
+        return datasets.List(_feature(dtype.inner))
+    return datasets.Value(_VALUES[dtype.base_type()])
+
+
+def features(schema: schemas.Schema, *, image: bool = False) -> datasets.Features:
+    """A published schema's columns as `datasets` features (plus `image`, the datasets.Image feature, in embed mode)."""
+    out = {name: _feature(dtype) for name, dtype in schema.columns.items()}
+    if image:
+        out[IMAGE_COLUMN] = datasets.Image()
+    return datasets.Features(out)
+
+
+def shard_size(size: str | None) -> int:
+    """publish.shard_size in bytes ("500MB"); None: the `datasets` library's default shard size."""
+    return convert_file_size_to_int(size or datasets.config.MAX_SHARD_SIZE)
+
+
+def sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _arrow(table: pl.DataFrame, feats: datasets.Features, images: list[bytes | None] | None) -> pa.Table:
+    columns = [c for c in feats if c != IMAGE_COLUMN]
+    arrow = table.select(columns).to_arrow()
+    if images is not None:
+        names = [f"{i}.jpg" for i in table["image_id"].to_list()]
+        struct = pa.array([{"bytes": b, "path": n} for b, n in zip(images, names, strict=True)],
+                          type=feats.arrow_schema.field(IMAGE_COLUMN).type)
+        arrow = arrow.append_column(IMAGE_COLUMN, struct)
+    return arrow.cast(feats.arrow_schema)
+
+
+def write_config(folder: str | Path, config: str, table: pl.DataFrame, feats: datasets.Features, max_bytes: int,
+                 images: list[bytes | None] | None = None) -> list[Shard]:
+    """The config's rows (with a `split` column in the `datasets` library's names) as shards under
+    folder/data/<config>/; `images`: the JPEG bytes of each row (embed mode). An empty config is one empty shard of
+    split `test`, so that it still loads."""
+    folder = Path(folder)
+    out = []
+    if table.is_empty():
+        table = table.with_columns(pl.lit("test").alias("split"))
+        parts = {"test": (table, images)}
+    else:
+        parts = {}
+        for split in [s for s in SPLIT_ORDER if s in set(table["split"].to_list())]:
+            mask = (table["split"] == split).to_numpy()
+            rows = table.filter(pl.Series(mask))
+            parts[split] = (rows, None if images is None else [b for b, m in zip(images, mask, strict=True) if m])
+    for split, (rows, imgs) in parts.items():
+        arrow = _arrow(rows, feats, imgs)
+        n_shards = max(1, math.ceil(arrow.nbytes / max_bytes))
+        per = math.ceil(max(arrow.num_rows, 1) / n_shards)
+        for k in range(n_shards):
+            rel = f"data/{config}/{split}-{k:05d}-of-{n_shards:05d}.parquet"
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                pq.write_table(arrow.slice(k * per, per), tmp)
+            out.append(Shard(config, split, rel, min(per, max(arrow.num_rows - k * per, 0)), sha256(path),
+                             path.stat().st_size))
+    return out

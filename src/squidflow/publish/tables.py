@@ -1,0 +1,187 @@
+"""The rows of each published config, from squidflow's own tables (schemas.PUBLISH_*).
+
+- `images`: one row per selected image (results/dataset/frames.parquet with its video's source and licence from the
+  manifest); with the SQUID-E release's judgments and no frames, one row per rated image (video id, frame number).
+- `judgments`: one row per rating (results/judgments/judgments.parquet), the annotator a pseudonym.
+- `soft_labels`: one row per (image, prompt, variant) of results/judgments/image_scores.parquet, with the ratings its
+  mean is of and the interval of the mean over the image's raters (evaluation.intervals).
+- `comparison_sets`, `keywords`: the comparison stage's sets and the keyword task's keywords, as they are.
+
+Splits are the image's split in the `datasets` library's words (train, validation, test); an image without a split
+(the release's rated images, which form the test split in release mode) is `test`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import polars as pl
+
+from squidflow import schemas
+from squidflow.config import ConfigError
+from squidflow.events import normalise_event, prompt_to_event
+from squidflow.image_ids import image_id_expr
+from squidflow.intervals import IntervalConfig, image_resamples, interval_from
+from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
+
+SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
+SPLIT_ORDER = ("train", "validation", "test")
+# Sources whose videos belong to someone else on a video site: `auto` publishes them by reference.
+REFERENCE_SOURCES = frozenset({"youtube", "urls", "squid-e-release"})
+YOUTUBE_URL = "https://www.youtube.com/watch?v={}"
+UNKNOWN_LICENSE = "unknown: see the source's terms"
+
+
+def image_mode(requested: str, source_types: Iterable[str], judgment_source: str) -> str:
+    """`embed` or `reference` for publish.images (auto: reference when any video comes from a video site or the
+    release's judgments are published without frames)."""
+    if requested != "auto":
+        return requested
+    if judgment_source == "release" or set(source_types) & REFERENCE_SOURCES:
+        return "reference"
+    return "embed"
+
+
+def pseudonyms(*annotators: Iterable[str]) -> dict[str, str]:
+    """Every annotator id of every task (ratings, keywords) -> `Ann<k>`, k by the ids' sorted order: one person keeps
+    one pseudonym across variants and tasks, and no platform worker id is published."""
+    ids = sorted({str(a) for column in annotators for a in column if a is not None})
+    return {a: f"Ann{k}" for k, a in enumerate(ids, start=1)}
+
+
+def dataset_split(split: pl.Expr) -> pl.Expr:
+    """squidflow's split names (train, val, test) -> the `datasets` library's (train, validation, test)."""
+    return split.replace_strict(SPLITS, default="test", return_dtype=pl.Utf8).fill_null("test")
+
+
+def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
+    """video_id -> the video's source as published (its URL, else its local path) and its licence."""
+    if videos is None or videos.is_empty():
+        return pl.DataFrame(schema={"video_id": pl.Utf8, "source": pl.Utf8, "license": pl.Utf8, "kind": pl.Utf8})
+
+    def given(column: str) -> pl.Expr:  # an empty string says nothing
+        value = pl.col(column).cast(pl.Utf8)
+        return pl.when(value.str.len_chars() > 0).then(value)
+
+    return videos.select(
+        "video_id",
+        pl.coalesce(given("webpage_url"), given("url"), given("path")).alias("source"),
+        given("license").alias("license"),
+        pl.col("source").alias("kind"),
+    ).unique("video_id", keep="first", maintain_order=True)
+
+
+def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgments: pl.DataFrame,
+                 default_license: str = "") -> pl.DataFrame:
+    """One row per image (schemas.PUBLISH_IMAGES), with `kind` (the video's source type) and `image_path` beside it
+    for the pixels of embed mode. Without frames (the release's judgments): the rated images, event from their
+    variant-A prompt, source the YouTube URL (UCF-Crime ids: the dataset's name)."""
+    src = _video_source(videos)
+    if frames is not None:
+        out = frames.select(
+            image_id_expr().alias("image_id"), "video_id", "frame_index", pl.col("pts_s").alias("timestamp_s"),
+            "event", dataset_split(pl.col("split")).alias("split"), "cluster", "image_path",
+        ).join(src, on="video_id", how="left", maintain_order="left")
+    else:
+        to_event = prompt_to_event(PROMPTS)
+        events = (judgments.filter(pl.col("variant") == "A")
+                  .group_by("video_id", "frame_index", maintain_order=True).agg(pl.col("event_prompt").first())
+                  .with_columns(pl.col("event_prompt").map_elements(lambda p: to_event.get(normalise_event(p)),
+                                                                    return_dtype=pl.Utf8).alias("event")))
+        out = (judgments.select("video_id", "frame_index").unique(maintain_order=True)
+               .join(events.select("video_id", "frame_index", "event"), on=["video_id", "frame_index"], how="left", maintain_order="left")
+               .with_columns(image_id_expr().alias("image_id"), pl.lit(None, pl.Float64).alias("timestamp_s"),
+                             pl.lit("test").alias("split"), pl.lit(None, pl.Int64).alias("cluster"),
+                             pl.lit(None, pl.Utf8).alias("image_path"))
+               .join(src, on="video_id", how="left", maintain_order="left"))
+        vid = pl.col("video_id")
+        release_url = (pl.when(vid.str.contains(UCF_ID.pattern)).then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
+                       .when(vid.str.contains(YOUTUBE_ID.pattern)).then(pl.format(YOUTUBE_URL, vid))
+                       .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid))
+        out = out.with_columns(pl.coalesce(pl.col("source"), release_url).alias("source"),
+                               pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"))
+    # the demo's and a local source's videos are the researcher's own: the dataset's licence unless they say otherwise
+    own = pl.when(pl.col("kind").is_in(["demo", "local"])).then(pl.lit(default_license or None, pl.Utf8))
+    out = out.with_columns(pl.coalesce(pl.col("license"), own, pl.lit(UNKNOWN_LICENSE)).alias("license"))
+    return out.select(*schemas.PUBLISH_IMAGES.columns, "kind", "image_path").sort("split", "image_id")
+
+
+def check_embeddable(images: pl.DataFrame) -> None:
+    """publish.images embed copies pixels: a frame of a video-site video that is not under a Creative Commons
+    licence stops the run, naming the video."""
+    foreign = images.filter(pl.col("kind").is_in(list(REFERENCE_SOURCES))
+                            & ~pl.col("license").str.to_lowercase().str.contains("creative commons|cc-by|cc by|cc0"))
+    if not foreign.is_empty():
+        first = foreign.row(0, named=True)
+        raise ConfigError(
+            f"publish.images: embed would copy the pixels of {foreign['video_id'].n_unique()} videos that are not "
+            f"yours to share (e.g. {first['video_id']} from {first['kind']}, licence {first['license']!r}). Set "
+            "publish.images: reference (or auto), which publishes video ids and frame numbers as the SQUID-E release did.")
+
+
+def judgments_table(judgments: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+    """One row per rating (schemas.PUBLISH_JUDGMENTS), annotators replaced by their pseudonyms."""
+    return judgments.select(
+        image_id_expr().alias("image_id"), "video_id", "frame_index", pl.col("event_prompt").alias("prompt"),
+        "variant", "round", pl.col("annotator").replace_strict(names, return_dtype=pl.Utf8).alias("annotator"),
+        "hit", "position", "rating",
+    ).sort("variant", "image_id", "prompt", "round", "hit", "position")
+
+
+def rated_items(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.DataFrame:
+    """The first-round ratings that results/judgments/image_scores.parquet averages (annotators the quality step
+    excluded left out), one row per (image, prompt, variant) with `ratings` and `annotators` as lists."""
+    j = judgments.filter(~pl.col("annotator").is_in(list(excluded)) & (pl.col("round") == 1))
+    return (j.sort("hit", "position")
+            .group_by("video_id", "frame_index", "event_prompt", "variant", maintain_order=True)
+            .agg(pl.col("rating").alias("ratings"), pl.col("annotator").alias("annotators"),
+                 pl.col("hit").alias("hits")))
+
+
+def mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, the interval of its mean rating over its raters drawn with replacement (squidflow.intervals: the
+    same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN)."""
+    lo = np.full(len(ratings), np.nan)
+    hi = np.full(len(ratings), np.nan)
+    by_n: dict[int, list[int]] = {}
+    for i, r in enumerate(ratings):
+        by_n.setdefault(len(r), []).append(i)
+    for n, rows in by_n.items():
+        if n < 2:
+            continue
+        values = np.array([ratings[i] for i in rows], dtype=float)  # items × n
+        resampled = values[:, image_resamples(n, cfg)].mean(axis=-1)  # items × B
+        for k, i in enumerate(rows):
+            _, lo[i], hi[i] = interval_from(values[k].mean(), resampled[k], cfg)
+    return lo, hi
+
+
+def soft_labels_table(scores: pl.DataFrame, judgments: pl.DataFrame, excluded: Iterable[str],
+                      cfg: IntervalConfig) -> pl.DataFrame:
+    """One row per row of image_scores.parquet (schemas.PUBLISH_SOFT_LABELS)."""
+    key = ["video_id", "frame_index", "event_prompt", "variant"]
+    items = rated_items(judgments, excluded).select(*key, "ratings")
+    out = scores.join(items, on=key, how="left", maintain_order="left").with_columns(
+        pl.col("ratings").fill_null(pl.lit([], dtype=pl.List(pl.Int64))))
+    lo, hi = mean_intervals(out["ratings"].to_list(), cfg)
+    out = out.with_columns(pl.Series("mean_lo", lo).fill_nan(None), pl.Series("mean_hi", hi).fill_nan(None),
+                           image_id_expr().alias("image_id"), pl.col("event_prompt").alias("prompt"))
+    return out.select(list(schemas.PUBLISH_SOFT_LABELS.columns)).sort("variant", "image_id", "prompt")
+
+
+def keywords_table(keywords: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+    """One row per keyword an annotator gave an image (schemas.PUBLISH_KEYWORDS)."""
+    return keywords.select(
+        image_id_expr().alias("image_id"), "video_id", "frame_index",
+        pl.col("annotator").replace_strict(names, return_dtype=pl.Utf8).alias("annotator"),
+        "position", "keyword", "normalised", "round",
+    ).sort("image_id", "annotator", "position")
+
+
+def with_split(table: pl.DataFrame, images: pl.DataFrame) -> pl.DataFrame:
+    """`table` with a `split` column: its image's split (by image_id); `test` for an image without one."""
+    if "split" in table.columns:
+        return table.with_columns(dataset_split(pl.col("split")).alias("split"))
+    return table.join(images.select("image_id", "split"), on="image_id", how="left", maintain_order="left") \
+        .with_columns(pl.col("split").fill_null("test"))

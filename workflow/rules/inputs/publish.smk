@@ -1,0 +1,44 @@
+# The input functions, params and paths of workflow/rules/publish.smk (a rules file may not hold functions,
+# says `snakemake --lint`); included at the top of publish.smk.
+from squidflow.publish.facts import required as publish_required
+
+# The demo publishes under its own name and licence; any other run names its dataset, licence and citation
+# (publish.name, license, citation), checked here, before any job, with the key to fill.
+PUBLISH_DEMO = JUDGMENT_SOURCE == "simulated"  # a SIMULATED panel: the offline demo (or a test of one)
+try:
+    PUBLISH = publish_required(config["publish"], demo=PUBLISH_DEMO) if stage_enabled("publish") else config["publish"]
+except ConfigError as _error:
+    raise WorkflowError(str(_error)) from None
+PUBLISH_DIR = f"results/publish/{PUBLISH['name'] or 'dataset'}"
+
+
+def get_publish_outputs():
+    return [PUBLISH_DIR] if stage_enabled("publish") else []
+
+
+def get_publish_inputs(wildcards):
+    """squidflow's own tables that the dataset is made of: the judgments always; frames, the video manifest and its
+    dropped-videos report unless the judgments are the release's alone; the comparison sets and the keyword task's
+    keywords when those stages ran; the task pages annotators saw."""
+    inputs = {
+        "judgments": JUDGMENTS_TABLE,
+        "report": ANNOTATOR_REPORT_TABLE,
+        "scores": IMAGE_SCORES_TABLE,
+        "table7": "results/tables/table7_agreement.csv",
+    }
+    if JUDGMENT_SOURCE != "release":
+        inputs |= {"frames": FRAMES_TABLE, "videos": VIDEOS_CHECKED, "dropped": DROPPED_REPORT}
+        inputs["rating_page"] = "results/annotation/hit_template.html"
+    if stage_enabled("comparison"):
+        inputs["comparison_sets"] = COMPARISON_SETS_TABLE
+    if stage_enabled("text") and get_keyword_batches():
+        inputs["keywords"] = KEYWORD_GOLD
+        inputs["keyword_page"] = "results/annotation/keyword_template.html"
+    return inputs
+
+
+def get_publish_frames_settings():
+    """How frames were chosen, for the card (none when the judgments are the release's alone)."""
+    if JUDGMENT_SOURCE == "release":
+        return {}
+    return {"n": config["frames"]["n"], "k": config["selection"]["k"], "backbone": config["features"]["backbone"]}
