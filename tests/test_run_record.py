@@ -68,3 +68,33 @@ def test_the_release_config_in_the_demos_folder_stops_and_changes_nothing(tmp_pa
     assert "Traceback" not in out
     assert _checksums(work / "results") == before
     assert not (work / "logs" / "ingest_judgments").exists()  # no job started
+
+
+def test_an_absent_local_copy_is_named_once_and_the_download_is_offered(tmp_path):
+    """Issue 32: a shipped config whose ../shared copy is absent printed the same path twice and did not say that
+    removing the key downloads the file."""
+    import pytest
+
+    from squidflow.config import load_config
+    from squidflow.errors import UserError
+
+    cfg = tmp_path / "release.yaml"
+    cfg.write_text("squid_e_release:\n  judgments_csv: missing/huj_annotations.csv\n")
+    with pytest.raises(UserError) as err:
+        load_config(cfg, base_dir=ROOT)  # the working directory is the clone: both places are one
+    msg = str(err.value)
+    assert msg.count(str(ROOT / "missing" / "huj_annotations.csv")) == 1, msg
+    assert ("Or remove squid_e_release.judgments_csv from the config to download it from "
+            "https://raw.githubusercontent.com/katesanders9/squid-e/main/dataset/data/huj_annotations.csv instead") in msg
+
+
+def test_evaluate_help_gives_the_predictions_format_and_an_example(capsys):
+    import pytest
+
+    from squidflow.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out = capsys.readouterr().out
+    assert "predictions format" in out and "video_id,frame_index,rank,label,score" in out
+    assert "squidflow evaluate my_model.csv --judgments" in out and '"""-jmFL0i8_ZU"""' in out
