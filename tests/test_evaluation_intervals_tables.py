@@ -397,3 +397,26 @@ def test_every_estimate_in_the_small_workflows_tables_lies_inside_its_interval_o
                 md = path.with_suffix(".md").read_text()
                 assert "‡" in md and "outside its own interval" in md, (path.name, outside)
     assert checked >= 3, [p.name for p in tables]
+
+
+def test_table1_names_the_models_after_the_backbone_that_ran(tmp_path):
+    """Issue 32: demo Table 1 labelled every model RN+… while the demo trains EfficientNet-Lite0."""
+    from squidflow.training.figures import table1_plot
+
+    runs, predictions = _runs("classification", {"SD": 0.6, "ES": 0.9}, seeds=2, k=4, n_se=60)
+    spec = TABLES["table1_training"]
+    table = table_with_intervals(runs, predictions, spec, ["SD", "ES"], CFG)
+    choices = {"sets": "squidflow", "trainable": {}, "judgments_source": "release", "backbone": "efficientnet_lite0"}
+    md = to_markdown(table, spec, ["SD", "ES"], choices=choices, intervals=CFG)
+    assert "| ENL0+SD |" in md and "| ENL0+ES |" in md and "RN+SD |" not in md
+    assert "ENL0+<variant> = EfficientNet-Lite0 (training.backbone)" in md
+    assert "| RN+SD |" in to_markdown(table, spec, ["SD", "ES"], choices={**choices, "backbone": "resnet50"})
+    import matplotlib
+
+    matplotlib.use("Agg")
+    table1_plot(runs, ["SD", "ES"], tmp_path / "t1.png", "Table 1", backbone="efficientnet_lite0")
+    import matplotlib.pyplot as plt
+
+    labels = [t.get_text() for fig in map(plt.figure, plt.get_fignums()) for ax in fig.axes
+              for t in (ax.get_legend().get_texts() if ax.get_legend() else [])]
+    assert not labels or all(label.startswith("ENL0+") for label in labels), labels

@@ -18,6 +18,7 @@ import polars as pl
 
 from squidflow.certainty import CERTAINTY_BINS
 from squidflow.intervals import BIAS_ADJUSTED
+from squidflow.pretrained import BACKBONE_NAME, BACKBONE_PREFIX, model_label
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def _mark(row: dict, alpha: float) -> str:
 
 
 def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: bool,
-            alpha: float = 0.05) -> tuple[list[str], list[list[str]]]:
+            alpha: float = 0.05, backbone: str | None = None) -> tuple[list[str], list[list[str]]]:
     cells = {(r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"], r.get("lo"), r.get("hi"),
                                                           _mark(r, alpha))
              for r in table.iter_rows(named=True)}
@@ -130,7 +131,7 @@ def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: 
     if not spec.grouped:
         header = ["Model", *spec.headers]
         body = [
-            [f"RN+{m}", *[_cell(*cells[(t, m, metric)], tex=tex) for metric in spec.metrics]]
+            [model_label(backbone, m), *[_cell(*cells[(t, m, metric)], tex=tex) for metric in spec.metrics]]
             for t in train_sets for m in methods if (t, m, spec.metrics[0]) in cells
         ]
         return header, body
@@ -259,6 +260,11 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
             out.append("GA/AU geometry (training.augment_geometry: " + geometry + "): " + (
                 "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
                 if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")
+    backbone = choices.get("backbone")
+    if backbone and spec.experiment == "classification":
+        out.append(f"Models: {BACKBONE_PREFIX.get(backbone, backbone)}+<variant> = {BACKBONE_NAME.get(backbone, backbone)} "
+                   f"(training.backbone) trained with that variant" + ("" if backbone == "resnet50" else
+                   " (the paper's RN+ rows are ResNet50)") + ".")
     if choices.get("judgments_source") == "simulated":
         out.append("Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "
                    "not how any model behaves.")
@@ -275,7 +281,8 @@ def _baseline(table: pl.DataFrame, method_order: list[str]) -> str | None:
 
 def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
                 choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals))
+    header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals),
+                           backbone=(choices or {}).get("backbone"))
     text = _caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order))
     lines = [f"**{text}**", "", "| " + " | ".join(header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
@@ -285,7 +292,8 @@ def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], e
 
 def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
              choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals))
+    header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals),
+                           backbone=(choices or {}).get("backbone"))
     escape = lambda s: s.replace("%", r"\%").replace("_", r"\_").replace("&", r"\&")  # noqa: E731
     caption = escape(_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)))
     caption = caption.replace("†", r"$\dagger$")
