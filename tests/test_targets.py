@@ -37,3 +37,19 @@ def test_an_unknown_table_target_names_the_tables_that_exist(tmp_path):
     assert "no rule makes results/tables/table3_calibraton.md (did you mean results/tables/table3_calibration.md?)" in out
     assert "results/tables/table9_kl.md" in out and "results/figures/frames_spread.png" in out
     assert "MissingRuleException" not in out
+
+
+def test_simulated_is_said_only_where_simulated_judgments_are_shown():
+    """Issue 32: a frames-only run's contact sheets and run summary said "SIMULATED annotator panel" with 0
+    judgments."""
+    from squidflow.style import report_note
+
+    demo = {"source_types": ["demo"], "judgment_source": "simulated"}
+    frames_only = report_note(("videos", "run_judgments"), stages=["videos", "frames"], **demo)
+    assert "SYNTHETIC" in frames_only and "SIMULATED" not in frames_only
+    assert "SIMULATED" in report_note(("videos", "run_judgments"), stages=["frames", "judgments"], **demo)
+    assert "SIMULATED" in report_note(("judgments",), stages=["frames"], **demo)  # a figure of judgments
+    assert report_note(("videos", "judgments"), stages=["judgments"], source_types=["youtube"],
+                       judgment_source="release") == ""
+    frames_rules = (ROOT / "workflow" / "rules" / "frames.smk").read_text()
+    assert 'get_report_note("videos", "judgments")' not in frames_rules  # contact sheets show no judgments
