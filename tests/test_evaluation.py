@@ -419,3 +419,28 @@ def test_clean_id_says_what_it_stripped():
     assert clean_id(' "abc" ') == ("abc", "quotes and whitespace")
     assert clean_id("abc") == ("abc", "")
     assert closest_id("abd", ["abc", "xyz"]) == "abc" and closest_id("qqqq", ["abc"]) is None
+
+
+def _accuracy_rows(model: str, n: int) -> pl.DataFrame:
+    rows = [{"model": model, "top": top, "binning": "mean", "bin": b, "accuracy": 0.5, "n": n // 5 if b != binning.AVERAGE
+             else n, "lo": None, "hi": None}
+            for top in (1, 10) for b in (*binning.CERTAINTY_BINS, binning.AVERAGE)]
+    return pl.DataFrame(rows, schema={"model": pl.Utf8, "top": pl.Int64, "binning": pl.Utf8, "bin": pl.Utf8,
+                                      "accuracy": pl.Float64, "n": pl.Int64, "lo": pl.Float64, "hi": pl.Float64})
+
+
+def test_table2_never_averages_models_scored_on_different_images_in_one_column():
+    """Issue 32: classifiers scored on 24 images and text baselines on 72 shared one "Avg." column."""
+    models = [ModelInfo("SD classifier"), ModelInfo("ES classifier"), ModelInfo("text-tfidf")]
+    accs = [_accuracy_rows("SD classifier", 24), _accuracy_rows("ES classifier", 24), _accuracy_rows("text-tfidf", 72)]
+    _, md, _ = build_table(accs, [], models, "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
+                           source="release")
+    assert "Avg. (own images)" in md and "| Avg. |" not in md
+    lines = md.splitlines()
+    block = [i for i, line in enumerate(lines) if line.startswith("| scored on ")]
+    assert [lines[i].split("|")[1].strip() for i in block[:2]] == ["scored on 24 images", "scored on 72 images"]
+    assert lines[block[0] + 1].startswith("| SD classifier") and lines[block[1] + 1].startswith("| text-tfidf")
+    assert "compare averages only within a block" in md
+    _, same, _ = build_table(accs[:2], [], models[:2], "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
+                             source="release")
+    assert "| Avg. |" in same and "scored on" not in same
