@@ -232,6 +232,29 @@ def test_the_two_figures_are_drawn(tmp_path):
     assert figure_facts(tmp_path / "sat.png")["panels"] == 7
 
 
+def test_the_saturation_figure_says_what_its_bands_are(tmp_path, monkeypatch):
+    """Issue 32: the bands collapsed to grey triangles with no legend. Two sizes (the people's curve starts at 2 of 3
+    raters) get error bars; the legend names the band, the figure has a title."""
+    from squidflow.evaluation import figures
+
+    drawn = {}
+    real_save = figures.style.save
+
+    def recording_save(fig, path, **kw):
+        drawn["legend"] = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+        drawn["legend"] += [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        drawn["title"] = fig._suptitle.get_text() if fig._suptitle else ""
+        drawn["bands"] = sum(len(ax.collections) for ax in fig.axes)
+        return real_save(fig, path, **kw)
+
+    monkeypatch.setattr(figures.style, "save", recording_save)
+    images, preds, ratings = _judged(120)
+    m = model_points("m", preds, images, ratings)
+    figures.saturation_figure([m], m.ratings, tmp_path / "sat.png", repeats=3, level=0.9)
+    assert any("central 90%\nof 3 draws per size" in t for t in drawn["legend"]), drawn
+    assert "people (leave-one-rater-out)" in drawn["legend"] and "raters per image" in drawn["title"]
+
+
 # --- squidflow evaluate ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_predictions(tmp_path_factory) -> Path:
