@@ -346,7 +346,12 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
         want = pl.read_csv(res / f"tables/{table}.csv").sort(key)
         got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
         assert got.columns == want.columns
-        assert got.equals(want), table
+        # the same numbers; the bias-adjusted smooth ECE interval subtracts the mean of 1,000 resampled values whose
+        # matrix products BLAS sums in a thread-dependent order (job: 1 thread, here: 2), so allow 1e-9
+        floats = [c for c, t in want.schema.items() if t == pl.Float64]
+        assert got.drop(floats).equals(want.drop(floats)), table
+        for c in floats:
+            assert got[c].to_numpy() == pytest.approx(want[c].to_numpy(), abs=1e-9, nan_ok=True), (table, c)
 
 
 def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():

@@ -45,6 +45,7 @@ from squidflow.intervals import (
     image_resamples,
     interval_from,
     intervals_table,
+    replicates,
 )
 
 SOFT = U.SOFT_LABEL_MEASURES
@@ -143,7 +144,9 @@ def model_rows(m: ModelPoints, cfg: IntervalConfig, *, ece_bins: int, binary_bin
         "ece_binary": lambda w: U.ece_equal_width(m.prob, m.target, binary_bins, weights=w),
     }
     for name, fn in calibration.items():  # biased by the resampling: bias-adjusted (module docstring)
-        out.append((name, *bias_adjusted_from(float(fn(np.ones((1, n)))[0]), fn(weights), cfg)[:3]))
+        stat = lambda idx, fn=fn: np.atleast_1d(fn(counts(idx, n)))  # noqa: E731 - in chunks of resamples, as
+        point = float(stat(np.arange(n)[None])[0])  # intervals.interval evaluates it (the same sums, bit for bit)
+        out.append((name, *bias_adjusted_from(point, replicates(stat, index), cfg)[:3]))
     return [{"measure": k, "value": v, "lo": lo, "hi": hi, "n": n} for k, v, lo, hi in out]
 
 
