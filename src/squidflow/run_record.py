@@ -76,8 +76,19 @@ def write(now: dict, path: str | os.PathLike = RECORD) -> None:
     header = ("# The configuration that made this results/ folder (squidflow.run_record); a run with other config "
               "files stops here.\n")
     with atomic_path(path) as tmp:
-        Path(tmp).write_text(header + yaml.safe_dump({"recorded": stamp, **now}, sort_keys=False, allow_unicode=True),
-                             encoding="utf-8")
+        Path(tmp).write_text(header + yaml.dump({"recorded": stamp, **now}, Dumper=_Readable, sort_keys=False,
+                                                allow_unicode=True, width=120), encoding="utf-8")
+
+
+class _Readable(yaml.SafeDumper):
+    """Config texts as YAML literal blocks (`text: |`), readable as the files were written."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Readable.add_representer(str, _text)
 
 
 def check_and_record(configfiles: Sequence[str | os.PathLike], *, replace: bool = False,
