@@ -28,18 +28,20 @@ def test_the_record_names_the_files_and_keeps_their_contents(tmp_path):
     record = yaml.safe_load((tmp_path / run_record.RECORD).read_text())
     assert [f["file"] for f in record["configfiles"]] == ["config/config.yaml"]
     assert record["configfiles"][0]["text"] == DEMO.read_text()
-    # the same files again (even edited): the run goes on and the record is renewed
-    assert run_record.check_and_record([DEMO, DEMO], repo_root=ROOT, folder=tmp_path) is None
-    # other files: the message names both configurations and both fixes
-    message = run_record.check_and_record([DEMO, RELEASE], repo_root=ROOT, folder=tmp_path)
-    assert "holds the results of another configuration: config/config.yaml (recorded on " in message
-    assert "this run reads config/config.yaml + config/squid-e-release.yaml" in message
+    # the same configuration again (edited, or with an overlay: a model added): the run goes on, the record renewed
+    overlay = tmp_path / "models.yaml"
+    overlay.write_text("evaluation: {top_k: 5}\n")
+    assert run_record.check_and_record([DEMO, overlay], repo_root=ROOT, folder=tmp_path) is None
+    assert run_record.names(run_record.read(tmp_path / run_record.RECORD)) == ["config/config.yaml", str(overlay)]
+    # another configuration: the message names both configurations and both fixes
+    message = run_record.check_and_record([RELEASE], repo_root=ROOT, folder=tmp_path)
+    assert f"holds the results of another configuration: config/config.yaml + {overlay} (recorded on " in message
+    assert "this run reads config/squid-e-release.yaml" in message
     assert "--directory runs/squid-e-release" in message and "--config replace_other_config=true" in message
     assert "\n" not in message
     # the confirmed override replaces the record
-    assert run_record.check_and_record([DEMO, RELEASE], replace=True, repo_root=ROOT, folder=tmp_path) is None
-    assert run_record.names(run_record.read(tmp_path / run_record.RECORD)) == ["config/config.yaml",
-                                                                                "config/squid-e-release.yaml"]
+    assert run_record.check_and_record([RELEASE], replace=True, repo_root=ROOT, folder=tmp_path) is None
+    assert run_record.names(run_record.read(tmp_path / run_record.RECORD)) == ["config/squid-e-release.yaml"]
 
 
 def test_the_release_config_in_the_demos_folder_stops_and_changes_nothing(tmp_path, shared_data):

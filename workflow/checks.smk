@@ -8,10 +8,10 @@
 #    the folder, instead of a traceback from inside Snakemake when it clears a job's old output. On Slurm
 #    (--profile profiles/slurm) the handler also starts the watch that stops jobs Slurm will never start and says
 #    what to change when sbatch refuses a job (squidflow.slurm).
-# 3. One results folder per configuration: before the first job of a real run, the config files are compared with
-#    those recorded in results/report/run_config.yaml by the run that made the folder's results; other files stop
-#    the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same files
-#    are recorded again (squidflow.run_record).
+# 3. One results folder per configuration: before the first job of a real run, the first config file is compared
+#    with the one recorded in results/report/run_config.yaml by the run that made the folder's results; another one
+#    stops the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same one
+#    (overlays after it may change) is recorded again (squidflow.run_record).
 # The config's keys and the input paths it names are checked in common.smk, once the config is read.
 import os
 import sys

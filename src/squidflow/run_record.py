@@ -1,10 +1,12 @@
 """Which configuration made a results folder: one results/ per configuration.
 
 A run records, before its first job, the config files it read (their paths as given, and their contents) in
-`results/report/run_config.yaml`, beside the run summary. The next run in the same folder compares its config files
-with the record: the same files (their contents may have changed: Snakemake reruns what a changed key touches) go
-on; other files (`--configfile config/squid-e-release.yaml` in the demo's folder) stop the run before its first job,
-naming both configurations and the fix: `--directory DIR`, one folder per configuration, or the top-level key
+`results/report/run_config.yaml`, beside the run summary. The first config file names the configuration (the demo's
+config/config.yaml, config/squid-e-release.yaml, ...); files after it are overlays on it (a model added, a key
+changed). The next run in the same folder compares its first config file with the record's: the same one goes on
+(overlays and edited contents too: Snakemake reruns what a changed key touches); another one
+(`--configfile config/squid-e-release.yaml` in the demo's folder) stops the run before its first job, naming both
+configurations and the fix: `--directory DIR`, one folder per configuration, or the top-level key
 `replace_other_config: true` (`--config replace_other_config=true`) to replace the recorded results on purpose.
 """
 
@@ -54,8 +56,9 @@ def read(path: str | os.PathLike = RECORD) -> dict | None:
 
 
 def conflict(recorded: dict | None, now: dict, *, folder: str | os.PathLike = ".", record: str = RECORD) -> str | None:
-    """The message that stops a run whose config files are not those that made the folder's results (None: go on)."""
-    if not recorded or names(recorded) == names(now):
+    """The message that stops a run whose first config file is not the one that made the folder's results (None: go
+    on)."""
+    if not recorded or names(recorded)[:1] == names(now)[:1]:
         return None
     was, new = " + ".join(names(recorded)) or "(none)", " + ".join(names(now))
     when = f" on {recorded['recorded']}" if recorded.get("recorded") else ""
@@ -73,8 +76,8 @@ def write(now: dict, path: str | os.PathLike = RECORD) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    header = ("# The configuration that made this results/ folder (squidflow.run_record); a run with other config "
-              "files stops here.\n")
+    header = ("# The configuration that made this results/ folder (squidflow.run_record): a run whose first config "
+              "file is another one stops before its first job.\n")
     with atomic_path(path) as tmp:
         Path(tmp).write_text(header + yaml.dump({"recorded": stamp, **now}, Dumper=_Readable, sort_keys=False,
                                                 allow_unicode=True, width=120), encoding="utf-8")
