@@ -308,3 +308,12 @@ def test_mturk_ids_as_the_release_writes_them_and_the_closest_known_id(tmp_path)
     msg = str(err.value)
     assert "unknown image '-dashy_6'" in msg and "quotes stripped from '\"-dashy_6\"'" in msg, msg
     assert "closest known id: '-dashy_5'" in msg
+
+
+def test_missing_column_messages_list_only_the_files_columns(tmp_path):
+    """Issue 32: the reader's own `_line` column leaked into "missing column" messages."""
+    rel = write_batch(tmp_path / "huj.csv", [["v", "1", "a", "parade", "1", "2"]],
+                      header=["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1"])
+    with pytest.raises(JudgmentError) as err:
+        read_release(rel)
+    assert "missing column(s) ['huj_2']" in str(err.value) and "_line" not in str(err.value), str(err.value)

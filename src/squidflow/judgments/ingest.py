@@ -112,7 +112,8 @@ def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> Non
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise JudgmentError(
-            f"{path}: missing column(s) {missing} for {what} (has {df.columns}). Is this the right file?"
+            f"{path}: missing column(s) {missing} for {what} (has {[c for c in df.columns if not c.startswith('_')]}). "
+            "Is this the right file?"
         )
 
 
