@@ -275,6 +275,7 @@ def _format_duration(path: Path) -> float:
 SRC = ("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30")
 X264 = ("-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
 CLIPS = {  # issue 32: each had duration_s = 0.0 in videos.parquet while ffprobe's format duration was right
+    "h264.mp4": (*SRC, "-t", "1.5", *X264),  # MP4 carries a stream duration: the first place looked
     "remux_h264.mkv": None,  # an MP4 remuxed into Matroska without re-encoding
     "vp9.webm": (*SRC, "-t", "2", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-pix_fmt",
                  "yuv420p"),
