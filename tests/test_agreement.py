@@ -204,6 +204,11 @@ def test_table7_intervals_keep_the_paper_values_and_bracket_them(release_judgmen
     row_a = next(line for line in md.splitlines() if line.startswith("| A |"))
     assert f"{a['alpha']:.3f} [{a['alpha_lo']:.3f}, {a['alpha_hi']:.3f}]" in row_a
     assert "Alpha (ordinal)" in md and "Brackets: test." in md
+    # issue 32: the paper's numbers are numbers, in the same columns as ours, not one slash-joined string
+    paper = next(line for line in md.splitlines() if line.startswith("| A (paper, SQUID-E supplement) |"))
+    cells = [c.strip() for c in paper.strip("|").split("|")]
+    assert len(cells) == len(row_a.strip("|").split("|")) and " / " not in paper
+    assert all(c == "–" or float(c) == float(c) for c in cells[1:])
 
 
 def rating_matrix_of(judgments, variant):

@@ -376,3 +376,71 @@ def test_a_run_becomes_a_predictions_file_with_every_class_ranked(scores, tmp_pa
     assert len(again) == len(preds)
     with pytest.raises(ValueError, match="class names"):
         run_predictions(run, events[:3])
+
+
+def test_ids_as_the_release_writes_them_are_read_and_unknown_ones_get_the_closest(tmp_path):
+    """Issue 32: the release writes `\"\"\"-jmFL0i8_ZU\"\"\"`; predictions built from it with pandas carry
+    `"-jmFL0i8_ZU"`, and used to fail with `unknown image` and no hint."""
+    known = pl.DataFrame({"video_id": ["-jmFL0i8_ZU", "abcdefghijk"], "frame_index": [12, 3]})
+    path = tmp_path / "quoted.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["video_id", "frame_index", "rank", "label", "score"])
+        w.writerow(['"-jmFL0i8_ZU"', 12, 1, "parading", 0.9])  # csv quotes it again: `"""-jmFL0i8_ZU"""`
+        w.writerow(['  "abcdefghijk" ', 3, 1, "parading", 0.8])
+    got = read_predictions(path, cache_dir=tmp_path, known_images=known)
+    assert sorted(got["video_id"].to_list()) == ["-jmFL0i8_ZU", "abcdefghijk"]
+    images = tmp_path / "images.csv"
+    images.write_text('image,rank,label,score\n"""-jmFL0i8_ZU_12""",1,parading,0.9\n')
+    assert read_predictions(images, cache_dir=tmp_path, known_images=known)["frame_index"].to_list() == [12]
+    typo = tmp_path / "typo.csv"
+    typo.write_text('video_id,frame_index,rank,label,score\n"""-jmFL0i8_Zu""",12,1,parading,0.9\n')
+    with pytest.raises(PredictionsError) as err:
+        read_predictions(typo, cache_dir=tmp_path, known_images=known)
+    msg = str(err.value)
+    assert "unknown image: video_id '-jmFL0i8_Zu'" in msg
+    assert "quotes stripped from '\"-jmFL0i8_Zu\"'" in msg and "closest known id: '-jmFL0i8_ZU'" in msg
+    frame = tmp_path / "frame.csv"
+    frame.write_text("video_id,frame_index,rank,label,score\n-jmFL0i8_ZU,13,1,parading,0.9\n")
+    with pytest.raises(PredictionsError, match=r"that video's judged frames: \[12\]"):
+        read_predictions(frame, cache_dir=tmp_path, known_images=known)
+    nolabel = tmp_path / "nolabel.csv"
+    nolabel.write_text("video_id,frame_index,rank,score\nv,1,1,0.5\n")
+    with pytest.raises(PredictionsError) as err:
+        read_predictions(nolabel, cache_dir=tmp_path)
+    assert "_line" not in str(err.value) and "_row" not in str(err.value), str(err.value)
+
+
+def test_clean_id_says_what_it_stripped():
+    from squidflow.image_ids import clean_id, closest_id
+
+    assert clean_id('"""-jmFL0i8_ZU"""') == ("-jmFL0i8_ZU", "quotes")
+    assert clean_id(" abc ") == ("abc", "whitespace")
+    assert clean_id(' "abc" ') == ("abc", "quotes and whitespace")
+    assert clean_id("abc") == ("abc", "")
+    assert closest_id("abd", ["abc", "xyz"]) == "abc" and closest_id("qqqq", ["abc"]) is None
+
+
+def _accuracy_rows(model: str, n: int) -> pl.DataFrame:
+    rows = [{"model": model, "top": top, "binning": "mean", "bin": b, "accuracy": 0.5, "n": n // 5 if b != binning.AVERAGE
+             else n, "lo": None, "hi": None}
+            for top in (1, 10) for b in (*binning.CERTAINTY_BINS, binning.AVERAGE)]
+    return pl.DataFrame(rows, schema={"model": pl.Utf8, "top": pl.Int64, "binning": pl.Utf8, "bin": pl.Utf8,
+                                      "accuracy": pl.Float64, "n": pl.Int64, "lo": pl.Float64, "hi": pl.Float64})
+
+
+def test_table2_never_averages_models_scored_on_different_images_in_one_column():
+    """Issue 32: classifiers scored on 24 images and text baselines on 72 shared one "Avg." column."""
+    models = [ModelInfo("SD classifier"), ModelInfo("ES classifier"), ModelInfo("text-tfidf")]
+    accs = [_accuracy_rows("SD classifier", 24), _accuracy_rows("ES classifier", 24), _accuracy_rows("text-tfidf", 72)]
+    _, md, _ = build_table(accs, [], models, "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
+                           source="release")
+    assert "Avg. (own images)" in md and "| Avg. |" not in md
+    lines = md.splitlines()
+    block = [i for i, line in enumerate(lines) if line.startswith("| scored on ")]
+    assert [lines[i].split("|")[1].strip() for i in block[:2]] == ["scored on 24 images", "scored on 72 images"]
+    assert lines[block[0] + 1].startswith("| SD classifier") and lines[block[1] + 1].startswith("| text-tfidf")
+    assert "compare averages only within a block" in md
+    _, same, _ = build_table(accs[:2], [], models[:2], "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
+                             source="release")
+    assert "| Avg. |" in same and "scored on" not in same

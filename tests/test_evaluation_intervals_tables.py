@@ -18,7 +18,14 @@ from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, 
 from squidflow.intervals import IntervalConfig
 from squidflow.training.calibration import run_metrics
 from squidflow.training.table_intervals import image_lists, metric_stat, run_images
-from squidflow.training.tables import TABLES, runs_table, table_with_intervals, to_latex, to_markdown
+from squidflow.training.tables import (
+    TABLES,
+    outside_rows,
+    runs_table,
+    table_with_intervals,
+    to_latex,
+    to_markdown,
+)
 
 CFG = {"level": 0.95, "resamples": 400, "seed": 0, "method": "percentile"}
 SHARED = Path("/work/shared/data")
@@ -226,6 +233,29 @@ def test_the_two_figures_are_drawn(tmp_path):
     assert figure_facts(tmp_path / "sat.png")["panels"] == 7
 
 
+def test_the_saturation_figure_says_what_its_bands_are(tmp_path, monkeypatch):
+    """Issue 32: the bands collapsed to grey triangles with no legend. Two sizes (the people's curve starts at 2 of 3
+    raters) get error bars; the legend names the band, the figure has a title."""
+    from squidflow.evaluation import figures
+
+    drawn = {}
+    real_save = figures.style.save
+
+    def recording_save(fig, path, **kw):
+        drawn["legend"] = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+        drawn["legend"] += [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        drawn["title"] = fig._suptitle.get_text() if fig._suptitle else ""
+        drawn["bands"] = sum(len(ax.collections) for ax in fig.axes)
+        return real_save(fig, path, **kw)
+
+    monkeypatch.setattr(figures.style, "save", recording_save)
+    images, preds, ratings = _judged(120)
+    m = model_points("m", preds, images, ratings)
+    figures.saturation_figure([m], m.ratings, tmp_path / "sat.png", repeats=3, level=0.9)
+    assert any("central 90%\nof 3 draws per size" in t for t in drawn["legend"]), drawn
+    assert "people (leave-one-rater-out)" in drawn["legend"] and "raters per image" in drawn["title"]
+
+
 # --- squidflow evaluate ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def release_predictions(tmp_path_factory) -> Path:
@@ -318,7 +348,8 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
         got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
         # two computations of one table (the rules' scripts and the command, each reading the run's files in its
         # own order, with its own BLAS blocking): equal up to the rounding of float64 sums. The longest sums are
-        # smooth ECE's (relplot): a kernel summed over every image at each point of its grid, resampled, so the
+        # smooth ECE's (relplot): a kernel summed over every image at each point of its grid, resampled (and the
+        # bias-adjusted interval subtracts the mean of the resamples), so the
         # bound counts images × grid points (the small run: under 10^6; seen here: 1.3e-10 relative on its bounds)
         assert_frames_close(got, want, terms=1_000_000, what=table)
 
@@ -336,3 +367,99 @@ def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
         index = image_resamples(len(ids[eval_set]), IntervalConfig(**CFG))
         assert_floats_close(stat.weighted(counts(index, len(ids[eval_set]))), stat(index), terms=len(ids[eval_set]),
                             equal_nan=True, what=metric)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+@pytest.mark.parametrize("experiment, table", [("classification", "table1_training"),
+                                               ("calibration", "table3_calibration"), ("calibration", "table9_kl")])
+def test_every_estimate_of_tables_1_3_9_lies_inside_its_interval(experiment, table, method):
+    """Issue 32: demo-sized runs (24 SD, 30 SE images: the authors' ECE then has two 16-image batches) gave Table 3
+    `0.23 ± 0.01 [0.27, 0.61]`; every cell's mean and every paired difference now lies inside its interval, the ECEs
+    with the bias-adjusted interval the caption names, their bias in the CSV."""
+    methods = {"BL": 0.75, "MC": 0.7, "FL": 0.8}
+    runs, predictions = _runs(experiment, methods, seeds=2, n_sd=24, n_se=30,
+                              k=4 if experiment == "classification" else 2, seed=3)
+    spec = TABLES[table]
+    out = io.conform(table_with_intervals(runs, predictions, spec, list(methods), {**CFG, "method": method}),
+                     schemas.RESULT_TABLE)
+    assert outside_rows(out).is_empty(), outside_rows(out)
+    biased = out.filter(pl.col("metric").is_in(["ece", "ece_authors"]))
+    assert set(biased["interval_method"]) <= {"bias-adjusted percentile"}
+    assert biased["bias"].null_count() == 0 if len(biased) else True
+    md = to_markdown(out, spec, list(methods), intervals={**CFG, "method": method})
+    assert "‡" not in md
+    if len(biased):
+        assert "bias-adjusted percentile interval" in md and "ECE (authors' code)" in md.split("bias-adjusted")[0]
+
+
+def test_a_row_whose_estimate_lies_outside_its_interval_is_marked_and_explained():
+    runs, predictions = _runs("calibration", {"BL": 0.75, "MC": 0.7}, seeds=2, n_se=60)
+    spec = TABLES["table3_calibration"]
+    table = table_with_intervals(runs, predictions, spec, ["BL", "MC"], CFG)
+    row = (pl.col("train_set") == "SD") & (pl.col("method") == "MC") & (pl.col("metric") == "se_acc")  # above it
+    bent = table.with_columns(pl.when(row).then(pl.col("mean") + 0.1).otherwise(pl.col("lo")).alias("lo"),
+                              pl.when(row).then(pl.col("mean") + 0.2).otherwise(pl.col("hi")).alias("hi"))
+    assert len(outside_rows(bent)) == 1
+    md = to_markdown(bent, spec, ["BL", "MC"], intervals=CFG)
+    assert "‡" in next(line for line in md.splitlines() if line.startswith("| MC |"))
+    assert "‡: the estimate lies outside its own interval" in md
+
+
+def estimates_outside(table: pl.DataFrame) -> list[tuple] | None:
+    """(row, estimate column, value, lo, hi) of every estimate outside its interval, in any of the layouts the tables
+    use (mean/value + lo/hi, diff + diff_lo/diff_hi, X + X_lo/X_hi); None when the table has no intervals."""
+    pairs = [(v, "lo", "hi") for v in ("mean", "value", "accuracy") if v in table.columns and "lo" in table.columns]
+    pairs += [(v, f"{v}_lo", f"{v}_hi") for v in table.columns if {f"{v}_lo", f"{v}_hi"} <= set(table.columns)]
+    if not pairs:
+        return None
+    out = []
+    for i, r in enumerate(table.iter_rows(named=True)):
+        for v, lo, hi in pairs:
+            x, a, b = r[v], r[lo], r[hi]
+            if None in (x, a, b) or not all(isinstance(t, (int, float)) for t in (x, a, b)) or x != x:
+                continue
+            if not a - 1e-9 <= x <= b + 1e-9:
+                out.append((i, v, x, a, b))
+    return out
+
+
+@pytest.mark.slow
+def test_every_estimate_in_the_small_workflows_tables_lies_inside_its_interval_or_is_marked(small_workflow):
+    """Issue 32, over every interval table the small demo writes: each estimate (a cell's value, a paired
+    difference) lies inside its interval; a row that does not is marked ‡ in the Markdown, whose caption says why."""
+    tables = sorted(small_workflow.results.glob("tables/*.csv"))
+    checked = 0
+    for path in tables:
+        outside = estimates_outside(pl.read_csv(path, infer_schema_length=None))
+        if outside is None:
+            continue
+        checked += 1
+        if outside:
+            md = path.with_suffix(".md").read_text()
+            assert "‡" in md and "outside its own interval" in md, (path.name, outside)
+    assert checked >= 3, [p.name for p in tables]
+
+
+def test_table1_names_the_models_after_the_backbone_that_ran(tmp_path, monkeypatch):
+    """Issue 32: demo Table 1 labelled every model RN+… while the demo trains EfficientNet-Lite0."""
+    from squidflow.training.figures import table1_plot
+
+    runs, predictions = _runs("classification", {"SD": 0.6, "ES": 0.9}, seeds=2, k=4, n_se=60)
+    spec = TABLES["table1_training"]
+    table = table_with_intervals(runs, predictions, spec, ["SD", "ES"], CFG)
+    choices = {"sets": "squidflow", "trainable": {}, "judgments_source": "release", "backbone": "efficientnet_lite0"}
+    md = to_markdown(table, spec, ["SD", "ES"], choices=choices, intervals=CFG)
+    assert "| ENL0+SD |" in md and "| ENL0+ES |" in md and "RN+SD |" not in md
+    assert "ENL0+<variant> = EfficientNet-Lite0 (training.backbone)" in md
+    assert "| RN+SD |" in to_markdown(table, spec, ["SD", "ES"], choices={**choices, "backbone": "resnet50"})
+    import matplotlib.axes
+
+    labels, original = [], matplotlib.axes.Axes.plot
+
+    def plot(self, *args, **kwargs):
+        labels.append(kwargs.get("label"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", plot)
+    table1_plot(runs, ["SD", "ES"], tmp_path / "t1.png", "Table 1", backbone="efficientnet_lite0")
+    assert "ENL0+SD (2 seeds)" in labels and "ENL0+ES (2 seeds)" in labels, labels

@@ -232,12 +232,14 @@ PRED_ROWS = st.lists(st.fixed_dictionaries({"video_id": WORD, "frame_index": st.
 @given(PRED_ROWS)
 def test_predictions_round_trip(rows):
     from squidflow.evaluation.predictions import read_predictions
+    from squidflow.image_ids import clean_id
 
     seen, want = set(), []
-    for r in rows:  # one rank-1 prediction per image
-        if (r["video_id"].strip(), r["frame_index"]) in seen or not r["video_id"].strip() or not r["label"].strip():
+    for r in rows:  # one rank-1 prediction per image; ids are read without surrounding quotes and whitespace
+        vid = clean_id(r["video_id"])[0]
+        if (vid, r["frame_index"]) in seen or not vid or not r["label"].strip():
             continue
-        seen.add((r["video_id"].strip(), r["frame_index"]))
+        seen.add((vid, r["frame_index"]))
         want.append({**r, "rank": 1})
     buf = io.StringIO(newline="")
     pl.DataFrame(want, schema={"video_id": pl.Utf8, "frame_index": pl.Int64, "label": pl.Utf8, "score": pl.Float64,
@@ -248,7 +250,8 @@ def test_predictions_round_trip(rows):
         if want:
             assert df is not None and len(df) == len(want)
             got = {(r["video_id"], r["frame_index"]): (r["label"], r["score"]) for r in df.iter_rows(named=True)}
-            assert got == {(r["video_id"].strip(), r["frame_index"]): (r["label"].strip(), r["score"]) for r in want}
+            assert got == {(clean_id(r["video_id"])[0], r["frame_index"]): (r["label"].strip(), r["score"])
+                           for r in want}
 
 
 PRED_SEED = b"video_id,frame_index,rank,label,score\nv1,3,1,wedding,0.9\nv1,3,2,parade,0.1\nv2,0,1,fire,1\n"
@@ -418,6 +421,8 @@ def test_label_vocabulary_mutated(data, name):
 JUNK = st.sampled_from([float("nan"), float("inf"), float("-inf"), -1, 101, 50.5, 1e308, 2**70, True, None, "", "x",
                         "50", [], {}, [1], {"a": 1}, "v_1", "é", 0])  # fmt: skip
 LS_WORD = WORD.filter(lambda s: s.strip() == s)
+# a video id squidflow writes into a task: no surrounding quotes (ids are read without them, issue 32)
+LS_VIDEO = LS_WORD.filter(lambda s: s.strip("\"'").strip() == s)
 
 
 def _nodes(obj, path=()):
@@ -467,7 +472,7 @@ def rating_judgments(draw) -> pl.DataFrame:
             continue
         seen_hits.add(hit)
         variant, prompt = draw(st.sampled_from("AB")), draw(LS_WORD)
-        images = draw(st.lists(st.tuples(LS_WORD.filter(lambda v: v.isprintable()), st.integers(0, 10**6)), min_size=1,
+        images = draw(st.lists(st.tuples(LS_VIDEO.filter(lambda v: v.isprintable()), st.integers(0, 10**6)), min_size=1,
                                max_size=6, unique_by=lambda t: f"{t[0]}_{t[1]}"))
         for pos, who in enumerate(draw(st.lists(LS_WORD, min_size=1, max_size=3, unique=True))):
             rows += [{"video_id": v, "frame_index": f, "event_prompt": prompt, "variant": variant, "annotator": who,
@@ -568,7 +573,7 @@ def keyword_export(tasks: list[tuple[str, list[str], list[tuple[str, list[list[s
     return out
 
 
-@given(st.lists(st.tuples(LS_WORD, st.lists(st.tuples(LS_WORD, st.integers(0, 999)), min_size=1, max_size=3,
+@given(st.lists(st.tuples(LS_WORD, st.lists(st.tuples(LS_VIDEO, st.integers(0, 999)), min_size=1, max_size=3,
                                             unique=True), st.lists(LS_WORD, min_size=1, max_size=2, unique=True),
                           st.data()), max_size=3, unique_by=lambda t: t[0]))  # fmt: skip
 def test_label_studio_keyword_export_round_trip(spec):

@@ -293,3 +293,27 @@ def test_release_config_makes_table7_without_videos_or_frames(tmp_path, shared_d
     assert table["A"]["alpha"] == pytest.approx(0.658, abs=0.005) and table["B"]["kappa_5"] == pytest.approx(0.386, abs=0.005)
     assert not (work / "results/dataset").exists() and not (work / "results/videos").exists()
     assert (work / "results/figures/fig3_judgments.png").exists()
+
+
+def test_mturk_ids_as_the_release_writes_them_and_the_closest_known_id(tmp_path):
+    """Issue 32: an id written `\"\"\"-dashy_5\"\"\"` (the release's form) or `"-dashy_5"` (pandas') is the id; an
+    unknown one names the closest known id and what was stripped."""
+    rows = [*GOOD, ["H2", "W1", "Approved", "parade", "B", '"""-dashy_5"""', ' "vidB_20" ', "0", "10"]]
+    df, problems, _ = read_mturk_batch(write_batch(tmp_path / "b.csv", rows), known_images=KNOWN)
+    assert problems == [] and set(df.filter(pl.col("hit") == "H2")["video_id"]) == {"-dashy", "vidB"}
+    typo = write_batch(tmp_path / "typo.csv", [*GOOD, ["H2", "W9", "Approved", "parade", "A", '"-dashy_6"', "vidB_20",
+                                                      "50", "5"]])
+    with pytest.raises(JudgmentError) as err:
+        read_mturk_batch(typo, known_images=KNOWN)
+    msg = str(err.value)
+    assert "unknown image '-dashy_6'" in msg and "quotes stripped from '\"-dashy_6\"'" in msg, msg
+    assert "closest known id: '-dashy_5'" in msg
+
+
+def test_missing_column_messages_list_only_the_files_columns(tmp_path):
+    """Issue 32: the reader's own `_line` column leaked into "missing column" messages."""
+    rel = write_batch(tmp_path / "huj.csv", [["v", "1", "a", "parade", "1", "2"]],
+                      header=["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1"])
+    with pytest.raises(JudgmentError) as err:
+        read_release(rel)
+    assert "missing column(s) ['huj_2']" in str(err.value) and "_line" not in str(err.value), str(err.value)

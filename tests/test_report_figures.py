@@ -320,3 +320,22 @@ def test_run_summary_says_cluster_job_times_are_not_recorded(tmp_path):
     assert "-0.0 s" not in page
     assert "<code>train</code></td><td class='n'>2</td><td class='n'>not recorded</td>" in page
     assert "the 1 job run by this machine's Snakemake ran 10.0 s in total; 2 ran through a cluster executor" in page
+
+
+def test_comparison_sets_figure_says_what_the_order_is(tmp_path, monkeypatch):
+    """Issue 32: "rank order [plausibility]" over a set reading 0.57, 0.57, 0.54, 0.55, 0.53: the order is the greedy
+    selection's, not by plausibility, and the title says so."""
+    from squidflow.comparison import figures as comparison_figures
+
+    titles, real_save = [], style.save
+
+    def recording_save(fig, path, **kw):
+        titles.extend(ax.get_title(loc="left") for ax in fig.axes)
+        return real_save(fig, path, **kw)
+
+    monkeypatch.setattr(comparison_figures.style, "save", recording_save)
+    corpus, sets = _comparison(tmp_path)
+    sets_figure(io.read_parquet(sets, schemas.COMPARISON_SETS), io.read_parquet(corpus, schemas.COMPARISON_CORPUS),
+                tmp_path / "sets.png", n_sets=1)
+    text = " ".join(titles)
+    assert "in the order picked (plausible yet diverse)" in text and "rank order [plausibility]" not in text

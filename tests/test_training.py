@@ -198,7 +198,9 @@ def test_table1_has_the_seven_variants(workdir: Path):
                                  key=lambda r: r[1])
     assert set(table["metric"]) == {"acc_0-20", "acc_20-40", "acc_40-60", "acc_60-80", "acc_80-100", "avg_acc", "sd_acc"}
     md = (workdir / "results/tables/table1_training.md").read_text()
-    assert all(f"| RN+{v} |" in md for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES"))
+    # named after the backbone that ran: the demo trains EfficientNet-Lite0 (issue 32: it read RN+)
+    assert all(f"| ENL0+{v} |" in md for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES")) and "RN+" not in md.split("**")[2]
+    assert "EfficientNet-Lite0 (training.backbone)" in md
     assert "training.augment_geometry: whole_frame" in md and "training.sets: clean" in md
     assert (workdir / "results/training/cache/SD_frames.npy").exists()  # GA/AU train on whole frames
     assert "GA on whole frames" in (workdir / "results/runs/classification/SD/GA/seed0/train.log").read_text()

@@ -264,3 +264,72 @@ def test_ffprobe_and_decoder_messages_name_their_file(tmp_path, capfd):
     for line in (out.out + out.err).splitlines():
         if "moov" in line:
             assert "cut.mp4" in line, f"a message without its file: {line!r}"
+
+
+def _format_duration(path: Path) -> float:
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.strip())
+
+
+SRC = ("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30")
+X264 = ("-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
+CLIPS = {  # issue 32: each had duration_s = 0.0 in videos.parquet while ffprobe's format duration was right
+    "h264.mp4": (*SRC, "-t", "1.5", *X264),  # MP4 carries a stream duration: the first place looked
+    "remux_h264.mkv": None,  # an MP4 remuxed into Matroska without re-encoding
+    "vp9.webm": (*SRC, "-t", "2", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-pix_fmt",
+                 "yuv420p"),
+    "av1.webm": (*SRC, "-t", "1.5", "-c:v", "libsvtav1", "-preset", "12", "-pix_fmt", "yuv420p"),
+    "audio_first.mkv": ("-f", "lavfi", "-i", "sine=duration=2.5", *SRC, "-map", "0:a", "-map", "1:v", *X264, "-c:a",
+                        "aac", "-t", "2.5"),
+}
+
+
+def _clip(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    if name == "remux_h264.mkv":
+        mp4 = tmp_path / "source.mp4"
+        ffmpeg(*SRC, "-t", "3", *X264, str(mp4))
+        ffmpeg("-i", str(mp4), "-c", "copy", str(path))
+    else:
+        encoders = subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True, text=True).stdout
+        codec = CLIPS[name][CLIPS[name].index("-c:v") + 1]
+        if codec not in encoders:
+            pytest.skip(f"this ffmpeg has no {codec} encoder")
+        ffmpeg(*CLIPS[name], str(path))
+    return path
+
+
+@pytest.mark.parametrize("name", list(CLIPS))
+@pytest.mark.parametrize("in_process", [True, False], ids=["torchcodec", "ffprobe"])
+def test_duration_of_every_container_is_the_one_ffprobe_reports(tmp_path, monkeypatch, name, in_process):
+    """duration_s from the stream, else the container (Matroska/WebM have no stream duration), else frames / fps:
+    never 0 for a decodable video; the frame stage's checked manifest and the spread figure's positions use it."""
+    import squidflow.videos.probe as probe_module
+    from squidflow.frames.figures import relative_positions
+
+    path = _clip(tmp_path, name)
+    monkeypatch.setattr(probe_module, "in_process", lambda: in_process)
+    info = probe(path)
+    want = _format_duration(path)
+    assert info.duration_s == pytest.approx(want, abs=0.05), (info, want)
+    assert info.duration_s > 0
+    if in_process:  # the frame stage: its checked manifest keeps the duration
+        lib = tmp_path / "lib" / "clips"  # a folder per event
+        lib.mkdir(parents=True)
+        shutil.copy(path, lib / path.name)
+        cands, _ = combine([local_source(lib.parent)])
+        manifest = build_manifest(cands, [check_local(cands, OPTS, journal_dir=tmp_path / "j")])
+        _, status = extract_videos(manifest, FramesConfig(n=4), tmp_path / "img")
+        checked = checked_manifest(manifest, status)
+        assert checked["duration_s"][0] == pytest.approx(want, abs=0.05)
+        frames = pl.DataFrame({"video_id": [checked["video_id"][0]] * 2, "event": ["e", "e"], "pts_s": [0.0, want / 2]})
+        assert relative_positions(frames, checked)["position"].to_list() == pytest.approx([0.0, 0.5], abs=0.03)
+
+
+def test_spread_positions_read_a_zero_duration_as_missing():
+    from squidflow.frames.figures import relative_positions
+
+    frames = pl.DataFrame({"video_id": ["v", "v"], "event": ["e", "e"], "pts_s": [0.0, 1.0]})
+    videos = pl.DataFrame({"video_id": ["v"], "duration_s": [0.0], "n_frames": [120], "fps": [30.0]})
+    assert relative_positions(frames, videos)["position"].to_list() == [0.0, 0.25]

@@ -8,6 +8,10 @@
 #    the folder, instead of a traceback from inside Snakemake when it clears a job's old output. On Slurm
 #    (--profile profiles/slurm) the handler also starts the watch that stops jobs Slurm will never start and says
 #    what to change when sbatch refuses a job (squidflow.slurm).
+# 3. One results folder per configuration: before the first job of a real run, the first config file is compared
+#    with the one recorded in results/report/run_config.yaml by the run that made the folder's results; another one
+#    stops the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same one
+#    (overlays after it may change) is recorded again (squidflow.run_record).
 # The config's keys and the input paths it names are checked in common.smk, once the config is read.
 import os
 import sys
@@ -21,6 +25,7 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 from snakemake.exceptions import WorkflowError
 from squidflow import slurm as squidflow_slurm
 from squidflow.config import ConfigError, check_config_files, check_writable
+from squidflow import run_record as squidflow_run_record
 
 try:
     # config/config.yaml before the Snakefile's `configfile:` reads it; a workflow importing squidflow as a module
@@ -35,4 +40,11 @@ onstart:
     _unwritable = check_writable(("results", "logs"))
     if _unwritable:
         raise WorkflowError("\n".join(_unwritable))
+    _other_config = squidflow_run_record.check_and_record(
+        [str(f) for f in workflow.configfiles],
+        replace=bool(config.get("replace_other_config")),
+        repo_root=SQUIDFLOW_ROOT,
+    )
+    if _other_config:
+        raise WorkflowError(_other_config)
     squidflow_slurm.on_start(workflow, log)

@@ -275,6 +275,7 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path 
     tried = [raw] if raw.is_absolute() else [base / raw]
     if spec.get("x-input-url") and not raw.is_absolute() and repo_root is not None:
         tried.append(repo_root / raw)  # public-data mirrors beside the clone (common.smk's get_data_path)
+    tried = list(dict.fromkeys(p.resolve() for p in tried))  # the working directory may be the clone itself
     want = {"file": "file", "folder": "folder", "file-or-folder": "file or folder"}[kind]
     for p in tried:
         ok = p.is_file() if kind == "file" else p.is_dir() if kind == "folder" else p.exists()
@@ -291,9 +292,14 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path 
         if close:
             hint = f" Did you mean '{os.path.join(os.path.dirname(value), close[0])}'?"
     looked = " or ".join(str(p) for p in tried)
+    download = ""
+    if spec.get("x-input-url"):  # a local copy of public data: the download is the other way
+        default = str(spec.get("default") or "")
+        download = (f" Or remove {key} from the config to download it from {default} instead." if _is_url(default)
+                    else " Or give its URL instead, to download it.")
     return (
         f"{key} = '{value}': no such {want} (looked for {looked}).{hint} Fix the path (a relative path is relative "
-        "to the working directory) or create the " + want + "."
+        "to the working directory) or create the " + want + "." + download
     )
 
 

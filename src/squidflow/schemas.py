@@ -537,15 +537,21 @@ RESULT_TABLE = Schema(
         # 95% (evaluation.intervals.level) image-bootstrap interval of the seed mean; null without predictions
         "lo": pl.Float64,
         "hi": pl.Float64,
+        # the bootstrap bias (mean of the resampled values − mean) of a bias-adjusted measure (ECE): mean − bias is
+        # the debiased estimate; null for the others
+        "bias": pl.Float64,
+        "interval_method": pl.Utf8,  # percentile, bca or "bias-adjusted percentile" (squidflow.intervals)
         # against the table's baseline row on the same resampled images (null for the baseline itself)
         "diff": pl.Float64,
         "diff_lo": pl.Float64,
         "diff_hi": pl.Float64,
+        "diff_bias": pl.Float64,
         "p_value": pl.Float64,  # two-sided paired bootstrap
         "p_holm": pl.Float64,  # Holm-corrected over the methods of the measure (and training set)
     },
     produced_by="rule result_table (workflow/rules/training.smk)",
-    optional=("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value", "p_holm"),
+    optional=("lo", "hi", "bias", "interval_method", "diff", "diff_lo", "diff_hi", "diff_bias", "p_value",
+              "p_holm"),
 )
 
 # --- evaluation: any model against human judgments (SQUID-E §5.2, supplement D.2–D.4) --------------------------------

@@ -98,6 +98,25 @@ def note(fig, text: str) -> None:
         fig.text(0.0, -0.01, text, ha="left", va="top", fontsize=FONT_SIZE - 1, style="italic", wrap=True)
 
 
+# the stages whose outputs show judgments: a run with none of them (videos + frames) has no judgments to call simulated
+JUDGMENT_STAGES = ("judgments", "comparison", "tables", "evaluation")
+
+
+def report_note(kinds: tuple[str, ...], *, source_types: list[str], judgment_source: str,
+                stages: list[str]) -> str:
+    """What a figure or page says about its data, empty for real data: `videos` -> SYNTHETIC demo videos (a `demo`
+    source); `judgments` (a figure of judgments) -> a SIMULATED annotator panel when they are simulated;
+    `run_judgments` (a page about the whole run: the run summary) -> the same, only when the run makes or reads
+    judgments (a stage of JUDGMENT_STAGES): a videos + frames run has none to call simulated."""
+    notes = []
+    if "videos" in kinds and "demo" in source_types:
+        notes.append("The videos are SYNTHETIC, made by ffmpeg by the offline demo (squidflow.demo).")
+    in_run = "judgments" in kinds or ("run_judgments" in kinds and set(stages) & set(JUDGMENT_STAGES))
+    if in_run and judgment_source == "simulated":
+        notes.append("The judgments come from a SIMULATED annotator panel, not from people.")
+    return " ".join(notes)
+
+
 def panels(fig) -> int:
     """The panels of `fig`: its visible axes, colour bars not counted."""
     return sum(1 for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>")

@@ -105,11 +105,13 @@ REPORT = config["report"]
 
 
 def get_report_note(*kinds):
-    """What a figure or page says about its data, empty for real data: `videos` -> SYNTHETIC demo videos,
-    `judgments` -> a SIMULATED annotator panel."""
-    notes = []
-    if "videos" in kinds and "demo" in [s["type"] for s in config["sources"]]:
-        notes.append("The videos are SYNTHETIC, made by ffmpeg by the offline demo (squidflow.demo).")
-    if "judgments" in kinds and JUDGMENT_SOURCE == "simulated":
-        notes.append("The judgments come from a SIMULATED annotator panel, not from people.")
-    return " ".join(notes)
+    """What a figure or page says about its data, empty for real data (squidflow.style.report_note: `videos`,
+    `judgments`, `run_judgments`)."""
+    from squidflow.style import report_note
+
+    return report_note(
+        kinds,
+        source_types=[s["type"] for s in config["sources"]],
+        judgment_source=JUDGMENT_SOURCE,
+        stages=config["stages"],
+    )

@@ -128,7 +128,7 @@ rule contact_sheets:
     params:
         max_videos=REPORT["contact_sheet_videos"],
         events=config["events"],
-        note=get_report_note("videos", "judgments"),
+        note=get_report_note("videos"),
     script:
         "../../scripts/contact_sheets.py"
 

@@ -47,7 +47,7 @@ rule run_summary:
     params:
         configfiles=[str(f) for f in workflow.configfiles],
         stages=config["stages"],
-        note=get_report_note("videos", "judgments"),
+        note=get_report_note("videos", "run_judgments"),
         repo=SQUIDFLOW_ROOT,
     script:
         "../../scripts/run_summary.py"

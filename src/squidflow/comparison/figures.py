@@ -3,7 +3,8 @@
 The Likert task shows an image with its highlighted region and a list of inferences to rate 1-3. Whether the sets are
 any good — plausible for the region, yet different from each other — is judged by reading some. `sets_figure` draws
 the most promising sets (set_rank 1 of each split first, as exported): the image with the region outlined and its
-clue, and beside it the inferences in rank order with the scorer's plausibility; inferences written for the same
+clue, and beside it the inferences in the order the greedy selection picked them (plausible yet diverse: not
+sorted by plausibility) with the scorer's plausibility; inferences written for the same
 image are marked, since they are the likely true statements among the hard negatives.
 """
 
@@ -91,8 +92,10 @@ def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n
                                        subsequent_indent="      "))
         ax_txt.text(0.0, 1.0, "\n".join(lines), ha="left", va="top", fontsize=style.FONT_SIZE - 1,
                     transform=ax_txt.transAxes, family="DejaVu Sans")
-        ax_txt.set_title("inferences to rate 1-3, in rank order [plausibility]; ★ written for this image",
-                         fontsize=style.FONT_SIZE - 1, loc="left")
+        # `rank` is the order the greedy selection picked them in (plausibility traded against diversity), not an
+        # order by plausibility: the title says so (issue 32)
+        ax_txt.set_title("inferences to rate, in the order picked (plausible yet diverse); [scorer's plausibility]; "
+                         "★ written for this image", fontsize=style.FONT_SIZE - 1, loc="left")
     fig.suptitle("Comparison sets as the annotators see them: the region (outlined) and the inferences to rate")
     style.note(fig, note)
     return style.save(fig, path, title="Comparison sets as annotators see them",

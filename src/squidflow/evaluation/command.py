@@ -87,10 +87,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 
+PREDICTIONS_FORMAT = """\
+predictions format (Parquet, CSV or JSON Lines, optionally .gz): one row per (image, rank)
+  video_id, frame_index   the judged frame (or `image`: <video_id>_<frame_index>, or a name in --images)
+  rank                    1, 2, ... once each per image (rank 1 required)
+  label                   the predicted label (evaluation.label_map says which labels count for each event)
+  score                   a number; read as a probability for the soft-label measures
+Ids may be written as the SQUID-E release writes them (\"\"\"-jmFL0i8_ZU\"\"\" or \"-jmFL0i8_ZU\"): quotes and
+whitespace around an id are stripped.
+
+example (CSV):
+  video_id,frame_index,rank,label,score
+  -jmFL0i8_ZU,120,1,parading,0.81
+  -jmFL0i8_ZU,120,2,marching,0.12
+
+  squidflow evaluate my_model.csv --judgments ../shared/data/squid-e/huj_annotations.csv \\
+      --label-map parade=parading protest=protesting --name "my model" --out results/evaluate
+"""
+
+
 def add_parser(sub) -> None:
     """The `evaluate` sub-command's arguments."""
+    import argparse
+
     p = sub.add_parser("evaluate", help="score predictions files against human judgments: Tables 2, 8 and the "
-                       "soft-label measures with intervals", description=run.__doc__)
+                       "soft-label measures with intervals", description=run.__doc__, epilog=PREDICTIONS_FORMAT,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("predictions", type=Path, nargs="+",
                    help="predictions files (Parquet, CSV or JSON Lines; README, 'Evaluate your own model')")
     p.add_argument("--judgments", type=Path, required=True,

@@ -158,7 +158,11 @@ def saturation_figure(models: Sequence[ModelPoints], people: np.ndarray, path: s
             colour = style.BLACK if name in ("people", "alpha") else style.SERIES[j % len(style.SERIES)]
             label = "people (leave-one-rater-out)" if name == "people" else (
                 "Krippendorff's α (interval)" if name == "alpha" else name)
-            ax.fill_between(c[:, 0], c[:, 2], c[:, 3], color=colour, alpha=0.2)
+            if len(c) >= 3:  # a band where it has a shape; two or fewer sizes: error bars (no grey triangles)
+                ax.fill_between(c[:, 0], c[:, 2], c[:, 3], color=colour, alpha=0.2)
+            else:
+                ax.errorbar(c[:, 0], c[:, 1], yerr=[c[:, 1] - c[:, 2], c[:, 3] - c[:, 1]], fmt="none", ecolor=colour,
+                            capsize=3, linewidth=1)
             ax.plot(c[:, 0], c[:, 1], marker=style.MARKERS[j % len(style.MARKERS)], color=colour, label=label,
                     linestyle="--" if name == "people" else "-")
         ax.set_xlabel("raters per image")
@@ -169,16 +173,20 @@ def saturation_figure(models: Sequence[ModelPoints], people: np.ndarray, path: s
     for ax in axes.ravel()[:len(panels)]:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
+    from matplotlib.patches import Patch
+
+    handles[f"band / bars: central {level:.0%}\nof {repeats} draws per size"] = Patch(
+        color=style.BLACK, alpha=0.2)
     spare = axes.ravel()[len(panels):]
     for ax in spare:
         ax.set_visible(False)
     if spare.size:  # the legend in the first empty panel's place
-        spare[0].figure.legend(list(handles.values()), list(handles), loc="center",
-                               bbox_to_anchor=spare[0].get_position().bounds, frameon=False)
+        x0, y0, w, h = spare[0].get_position().bounds  # left-aligned, clear of the last panel's markers
+        spare[0].figure.legend(list(handles.values()), list(handles), loc="center left",
+                               bbox_to_anchor=(x0 + 0.04, y0, w, h), frameon=False)
     else:
         axes.ravel()[0].legend(list(handles.values()), list(handles), loc="best")
-    if title:
-        fig.suptitle(title)
+    fig.suptitle(title or "How the measures change as raters per image are subsampled (more raters: flatter curves)")
     style.note(fig, note)
     return style.save(fig, path, title=title or "annotation saturation", description=(
         "Each human-vs-model measure, the people ceiling and Krippendorff's alpha as raters per image are subsampled "

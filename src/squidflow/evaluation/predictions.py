@@ -26,6 +26,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
+from squidflow.image_ids import id_expr, unknown_id_hint
 from squidflow.io import json_lines
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
     missing = [c for c in ("rank", "label", "score") if c not in raw.columns]
     if missing or not has_key:
         need = missing + ([] if has_key else ["video_id + frame_index, or image"])
-        raise PredictionsError(f"{where}: missing column(s) {need} (has {raw.columns}). Predictions need one row per "
+        has = [c for c in raw.columns if not c.startswith("_")]  # not the reader's own line/row columns
+        raise PredictionsError(f"{where}: missing column(s) {need} (has {has}). Predictions need one row per "
                                "(image, rank) with rank, label, score and the image key (README, 'Evaluate your own model').")
     nested = [f"{c} ({raw.schema[c]})" for c in ("video_id", "image", "label", "frame_index", "rank", "score")
               if c in raw.columns and (raw.schema[c].is_nested() or raw.schema[c] in (pl.Binary, pl.Object, pl.Null))]
@@ -143,6 +145,9 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
         *[_column(raw, c, text=True) for c in ("video_id", "image", "label")],
         *[_column(raw, c, text=False) for c in ("frame_index", "rank", "score")],
     )
+    # ids as people write them (the release's `"""-id"""`, pandas' `"-id"`): quotes and whitespace stripped; the id
+    # as written is kept for the message when it is unknown
+    df = df.with_columns(pl.coalesce("video_id", "image").alias("_written"), id_expr("video_id"), id_expr("image"))
     rank_f = pl.col("rank").cast(pl.Float64, strict=False)
     frame_f = pl.col("frame_index").cast(pl.Float64, strict=False)
     df = df.with_columns(
@@ -170,7 +175,7 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
         problems.sort(key=lambda p: p.row)
         _fail(where, problems, total)
     return df.select(
-        "_row", "video_id", pl.col("_frame").alias("frame_index"), "image",
+        "_row", "_written", "video_id", pl.col("_frame").alias("frame_index"), "image",
         pl.col("_rank").alias("rank"), "label", pl.col("_score").alias("score"),
     )
 
@@ -206,8 +211,9 @@ def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: s
                "not a squidflow image name ({video_id}_{frame_index} or {video_id}/{frame_index}.jpg) and the model "
                "has no mapping table (evaluation.models[].images)")
         first = unresolved.unique("image", keep="first", maintain_order=True)
-        _fail(where, [Problem(r["_row"], f"unknown image {r['image']!r}: {how}") for r in first.head(SHOW).iter_rows(named=True)],
-              len(first))
+        names = mapping["image"].to_list()
+        _fail(where, [Problem(r["_row"], f"unknown image {r['image']!r}: {how}{unknown_id_hint(r['_written'], names)}")
+                      for r in first.head(SHOW).iter_rows(named=True)], len(first))
     return out
 
 
@@ -219,8 +225,15 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
         known = known_images.select(pl.col("video_id").cast(pl.Utf8), pl.col("frame_index").cast(pl.Int64)).unique(maintain_order=True)
         unknown = df.join(known, on=KEY, how="anti", maintain_order="left").unique(KEY, keep="first", maintain_order=True)
         total += len(unknown)
-        problems += [Problem(r["_row"], f"unknown image: video_id {r['video_id']!r}, frame_index {r['frame_index']} is "
-                             "not among the judged images or the dataset's frames") for r in unknown.head(SHOW).iter_rows(named=True)]
+        videos = known["video_id"].unique(maintain_order=True).to_list()
+        for r in unknown.head(SHOW).iter_rows(named=True):
+            if r["video_id"] in set(videos):
+                frames = sorted(known.filter(pl.col("video_id") == r["video_id"])["frame_index"].to_list())
+                hint = f"; that video's judged frames: {frames[:10]}{' ...' if len(frames) > 10 else ''}"
+            else:
+                hint = unknown_id_hint(r.get("_written") or r["video_id"], videos)
+            problems.append(Problem(r["_row"], f"unknown image: video_id {r['video_id']!r}, frame_index "
+                                    f"{r['frame_index']} is not among the judged images or the dataset's frames{hint}"))
     dup = (
         df.with_columns(pl.col("_row").min().over([*KEY, "rank"]).alias("_first"))
         .filter(pl.col("_row") != pl.col("_first"))

@@ -54,31 +54,49 @@ def _cell(accuracy, n, lo=None, hi=None, tex: bool = False) -> str:
     return f"{accuracy:.2f} [{lo:.2f}, {hi:.2f}] ({n})"
 
 
+def image_groups(df: pl.DataFrame, models: list[ModelInfo]) -> dict[int, list[ModelInfo]]:
+    """The models by how many images they were scored on (their top-1, mean-binning average's data points), in model
+    order: classifiers scored on the test split's images and text baselines on every judged image do not share one
+    average."""
+    scored = {r["model"]: r["n"] for r in df.filter((pl.col("bin") == AVERAGE) & (pl.col("binning") == "mean"))
+              .sort("top").unique("model", keep="first", maintain_order=True).iter_rows(named=True)} if len(df) else {}
+    groups: dict[int, list[ModelInfo]] = {}
+    for m in models:
+        groups.setdefault(int(scored.get(m.name) or 0), []).append(m)
+    return groups
+
+
 def _rows(df: pl.DataFrame, models: list[ModelInfo], table: str, tex: bool) -> tuple[list[str], list[list[str]]]:
     cells = {(r["model"], r["top"], r["binning"], r["bin"]): (r["accuracy"], r["n"], r.get("lo"), r.get("hi"))
              for r in df.iter_rows(named=True)}
     with_reference = table == "table2_verbs" and any(m.reference_accuracy is not None for m in models)
-    header = ["Model", *(["Bins"] if table == "table8_alt_bins" else []), *[f"{b}%" for b in CERTAINTY_BINS], "Avg.",
-              *(["SD Acc."] if with_reference else [])]
+    groups = image_groups(df, models)
+    header = ["Model", *(["Bins"] if table == "table8_alt_bins" else []), *[f"{b}%" for b in CERTAINTY_BINS],
+              "Avg." if len(groups) < 2 else "Avg. (own images)", *(["SD Acc."] if with_reference else [])]
     tops = sorted(set(df["top"].to_list())) if len(df) else []
     binnings = ["mean"] if table == "table2_verbs" else ["mean", "alt"]
     body: list[list[str]] = []
     for top in tops:
         body.append([f"Accuracy (top {top})", *[""] * (len(header) - 1)])
         for binning in binnings:
-            for m in models:
-                label = m.name + (" (demo)" if m.demo else "")
-                row = [label, *([BINNING_NAMES[binning]] if table == "table8_alt_bins" else [])]
-                row += [_cell(*cells.get((m.name, top, binning, b), (None, 0)), tex=tex) for b in (*CERTAINTY_BINS, AVERAGE)]
-                if with_reference:
-                    row.append("–" if m.reference_accuracy is None else f"{m.reference_accuracy:.2f}")
-                body.append(row)
+            for n_images, group in groups.items():
+                if len(groups) > 1:  # models scored on different images: one block each, never one average
+                    body.append([f"scored on {n_images} images", *[""] * (len(header) - 1)])
+                for m in group:
+                    label = m.name + (" (demo)" if m.demo else "")
+                    row = [label, *([BINNING_NAMES[binning]] if table == "table8_alt_bins" else [])]
+                    row += [_cell(*cells.get((m.name, top, binning, b), (None, 0)), tex=tex)
+                            for b in (*CERTAINTY_BINS, AVERAGE)]
+                    if with_reference:
+                        row.append("–" if m.reference_accuracy is None else f"{m.reference_accuracy:.2f}")
+                    body.append(row)
     return header, body
 
 
 def caption(table: str, models: list[ModelInfo], *, variant: str, top_k: int, label_map: dict, source: str,
-            summaries: list[dict], intervals: dict | None = None) -> str:
-    """What the table reproduces, how its numbers are computed, what is simulated, and what was left out."""
+            summaries: list[dict], intervals: dict | None = None, df: pl.DataFrame | None = None) -> str:
+    """What the table reproduces, how its numbers are computed, what is simulated, and what was left out (`df`, the
+    long table, says whether the models were scored on different images)."""
     title = ("Table 2: accuracy of models on SQUID-E images by certainty bin of the mean human judgment (SQUID-E §5.2)"
              if table == "table2_verbs" else
              "Table 8: accuracy by certainty bin, mean bins and alt bins where every (image, judgment) pair is its own "
@@ -88,7 +106,10 @@ def caption(table: str, models: list[ModelInfo], *, variant: str, top_k: int, la
         f"{title}.",
         f"Images: those whose variant {variant} judgment prompts an event of the label map ({events}); a prediction "
         f"is correct when its rank-1 label (top 1) or any label ranked 1..{top_k} (top {top_k}) is one of its event's "
-        "labels. Cells: accuracy (data points); Avg.: all data points.",
+        "labels. Cells: accuracy (data points); Avg.: all data points."
+        + (" The models were scored on different images (a classifier on its test split, a text baseline on every "
+           "judged image): each block holds the models scored on that many images, and each Avg. is over the model's "
+           "own images, so compare averages only within a block." if df is not None and len(image_groups(df, models)) > 1 else ""),
         f"Judgments: {SOURCES.get(source, source)}.",
     ]
     if table == "table8_alt_bins":
@@ -164,5 +185,5 @@ def build_table(accuracies: list[pl.DataFrame], summaries: list[dict], models: l
               .sort("_m", "top", "_a", "_b").drop("_m", "_b", "_a"))
     has_intervals = len(df) > 0 and "lo" in df.columns and not df["lo"].is_null().all()
     text = caption(table, models, variant=variant, top_k=top_k, label_map=label_map, source=source, summaries=summaries,
-                   intervals=intervals if has_intervals else None)
+                   intervals=intervals if has_intervals else None, df=df)
     return df, to_markdown(df, models, table, text), to_latex(df, models, table, text)

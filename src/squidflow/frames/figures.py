@@ -123,11 +123,16 @@ def contact_sheets(frames: pl.DataFrame, folder: str | Path, *, scores: pl.DataF
 def relative_positions(frames: pl.DataFrame, videos: pl.DataFrame) -> pl.DataFrame:
     """Each selected frame's position in its video as a fraction of the video's duration (0 = start, 1 = end).
 
-    The duration is the manifest's (ffprobe); where it is missing, n_frames / fps; failing both, the last selected
-    frame's timestamp (which then reads as 1)."""
+    The duration is the manifest's (the stream's, else the container's: squidflow.videos.probe.best_duration);
+    where it is missing or 0, n_frames / fps; failing both, the last selected frame's timestamp (which then reads
+    as 1)."""
+    def known(column: pl.Expr) -> pl.Expr:
+        return pl.when(column > 0).then(column)
+
     meta = videos.select(
         "video_id",
-        pl.coalesce(pl.col("duration_s"), pl.col("n_frames").cast(pl.Float64) / pl.col("fps")).alias("duration_s"),
+        pl.coalesce(known(pl.col("duration_s")), known(pl.col("n_frames").cast(pl.Float64) / pl.col("fps")))
+        .alias("duration_s"),
     )
     out = frames.join(meta, on="video_id", how="left", maintain_order="left").with_columns(
         pl.coalesce("duration_s", pl.col("pts_s").max().over("video_id")).alias("duration_s")

@@ -28,7 +28,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
-from squidflow.image_ids import image_id, split_image_id
+from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
 from squidflow.io import md_escape, read_csv_strings, unneutralise
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,8 @@ def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[st
     """The image of slot `i` of an MTurk batch row (`Input.image_<i>_id`, read back from its neutralised cell) as
     (image id, video id, frame index); None for an empty slot (a HIT with fewer images than slots) or an id that is
     not `<video>_<frame>`. What is wrong is appended to `bad`: a malformed id, or an image not in `known_images`."""
-    img = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
+    written = unneutralise((rec[f"Input.image_{i}_id"] or "").strip())
+    img = clean_id(written)[0]  # the release's `"""-id_3"""`: quotes and whitespace stripped
     if not img:
         return None
     try:
@@ -67,7 +68,8 @@ def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[st
         bad.append(f"Input.image_{i}_id: {exc}")
         return None
     if known_images is not None and img not in known_images:
-        bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet)")
+        hint = unknown_id_hint(written, known_images) if len(bad) < HINTS else ""
+        bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet){hint}")
     return img, vid, frame
 
 
@@ -110,7 +112,8 @@ def _require(df: pl.DataFrame, columns: list[str], path: Path, what: str) -> Non
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise JudgmentError(
-            f"{path}: missing column(s) {missing} for {what} (has {df.columns}). Is this the right file?"
+            f"{path}: missing column(s) {missing} for {what} (has {[c for c in df.columns if not c.startswith('_')]}). "
+            "Is this the right file?"
         )
 
 

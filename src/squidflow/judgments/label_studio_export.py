@@ -24,7 +24,8 @@ from pathlib import Path
 import polars as pl
 
 from squidflow import schemas
-from squidflow.judgments.ingest import JudgmentError, fail_on_problems, split_image_id
+from squidflow.image_ids import HINTS, clean_id, split_image_id, unknown_id_hint
+from squidflow.judgments.ingest import JudgmentError, fail_on_problems
 from squidflow.judgments.label_studio import IMAGE_KEY, RATING_TASKS
 
 RATING_FROM = re.compile(r"^rating_([0-9]+)\Z")
@@ -117,7 +118,8 @@ def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
 
 def _images_of(data: dict) -> list[str]:
     slots = sorted({int(m.group(1)) for k in data if (m := IMAGE_KEY.match(k))})
-    return [str(data.get(f"image_{i}_id") or "") for i in slots]
+    # ids as people write them: the release's `"""-id_3"""` read without its quotes and whitespace
+    return [clean_id(data.get(f"image_{i}_id") or "")[0] for i in slots]
 
 
 def _image_problems(images: list[str], known_images) -> list[str]:
@@ -133,7 +135,8 @@ def _image_problems(images: list[str], known_images) -> list[str]:
             bad.append(str(exc))
             continue
         if known_images is not None and img not in known_images:
-            bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet)")
+            hint = unknown_id_hint(img, known_images) if len(bad) < HINTS else ""
+            bad.append(f"unknown image {img!r} (not in results/dataset/frames.parquet){hint}")
     return bad
 
 

@@ -107,15 +107,15 @@ def table7_markdown(
         lines += [f"**Variant {variant} skipped** (`on_empty: skip`): {md_escape(why)}", ""]
     shown_measures = [m for m in METRICS if m in table.columns]
     extra = [f"alpha_{lv}" for lv in ALPHA_LEVELS if f"alpha_{lv}" in table.columns]
-    header = [_label(m) for m in shown_measures] + ["n_items", "paper (SQUID-E supplement)"] + [_label(m) for m in extra]
+    header = [_label(m) for m in shown_measures] + ["n_items"] + [_label(m) for m in extra]
     lines += ["| Task | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
     for rec in table.iter_rows(named=True):
-        paper = PAPER_TABLE7.get(rec["variant"], {})
-        lines.append(
-            f"| {rec['variant']} | " + " | ".join(_cell(rec, m) for m in shown_measures) + f" | {rec['n_items']} | "
-            + " / ".join(_fmt(paper.get(m)) for m in METRICS) + " | " + " | ".join(_cell(rec, m) for m in extra)
-            + (" |" if extra else "|")
-        )
+        lines.append(f"| {rec['variant']} | " + " | ".join(
+            [*(_cell(rec, m) for m in shown_measures), str(rec["n_items"]), *(_cell(rec, m) for m in extra)]) + " |")
+        paper = PAPER_TABLE7.get(rec["variant"])
+        if paper:  # the paper's numbers in the same columns, one row under ours
+            lines.append(f"| {rec['variant']} (paper, SQUID-E supplement) | " + " | ".join(
+                [*(_fmt(paper.get(m)) or "–" for m in shown_measures), "–", *("–" for _ in extra)]) + " |")
     lines += [""]
     rho, n, *bounds = intra
     rho_text = f"{rho:.3f}" if not bounds else _cell({"r": rho, "r_lo": bounds[0], "r_hi": bounds[1]}, "r")

@@ -1,7 +1,7 @@
 """Figures of the training tables: Table 1 as a plot, and a reliability diagram per Table 3 method.
 
 - `table1_plot`: accuracy per certainty bin of the mean human judgment (SQUID-E §5.1, Table 1), one line per model
-  (RN+SD ... RN+ES) at its mean over seeds, with a band of ± one sample standard deviation over seeds.
+  (RN+SD ... RN+ES, named after training.backbone: ENL0+SD for EfficientNet-Lite0) at its mean over seeds, with a band of ± one sample standard deviation over seeds.
 - `reliability_diagram`: for one calibration method (SQUID-E §5.3, Table 3), pooled over seeds, on the SE
   evaluation images: (a) the model's probability of the target event against the mean human judgment of the images
   it puts in each bin — a model whose confidence matches people lies on the diagonal (what HUJ MSE measures); (b)
@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.certainty import CERTAINTY_BINS, certainty_bins
+from squidflow.pretrained import model_label
 from squidflow.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
 
 TRAIN_SET_LABELS = {"SD": "trained on SD", "SE": "trained on SQUID-E"}
@@ -44,7 +45,7 @@ def table1_series(runs: pl.DataFrame, order: list[str]) -> pl.DataFrame:
                                       "n_seeds": pl.Int64})
 
 
-def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str) -> pl.DataFrame:
+def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str, backbone: str | None = None) -> pl.DataFrame:
     """Write Table 1 as a line plot to `path` (PNG); returns the plotted series."""
     plt = _pyplot()
     series = table1_series(runs, order)
@@ -54,7 +55,7 @@ def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str) -> pl.Da
         mean, std = g["mean"].to_numpy(), g["std"].to_numpy()
         colour, marker = OKABE_ITO[i % len(OKABE_ITO)], MARKERS[i % len(MARKERS)]
         n = int(g["n_seeds"].max())
-        ax.plot(x, mean, marker=marker, color=colour, label=f"RN+{method} ({n} seeds)")
+        ax.plot(x, mean, marker=marker, color=colour, label=f"{model_label(backbone, method)} ({n} seeds)")
         ax.fill_between(x, mean - std, mean + std, color=colour, alpha=0.15, linewidth=0)
     ax.set_xticks(x, [f"{b}%" for b in CERTAINTY_BINS])
     ax.set_xlabel("certainty bin of the mean human judgment")

@@ -16,6 +16,12 @@ Every measure is vectorised over the (B, n) index matrix, and at the identity in
 value (tests check this): accuracies and means are ratios of sums over the resampled images; the top-label ECE is
 Σ_bins |Σ (correct − confidence)| / n (calibration._binned_gap); the authors' ECE keeps its shuffled batches of 16
 (a fixed permutation of the resampled positions, the run's own at the identity).
+
+Both ECEs are biased by the resampling itself (a resample's duplicated images fill bins unevenly, and 16-image
+batches make it worse: every resampled value can sit above the point), so their cells and paired differences get the
+bias-adjusted percentile interval (squidflow.intervals.bias_adjusted_from: the resampled values less their
+bootstrap bias, which contains its estimate) whatever `evaluation.intervals.method` says, and the bias goes in the
+table's `bias` column (diff_bias for the difference); `interval_method` names each row's method.
 """
 
 from __future__ import annotations
@@ -30,17 +36,21 @@ import polars as pl
 from squidflow.certainty import certainty_bins
 from squidflow.intervals import (
     IntervalConfig,
+    bias_adjusted_from,
     bootstrap_p_value,
     counts,
     holm,
     image_resamples,
     interval,
     interval_from,
+    method_of,
     paired_test,
     replicates,
 )
 
 Stat = Callable[[np.ndarray], np.ndarray]
+BIASED = ("ece", "ece_authors")  # measures whose intervals are bias-adjusted (module docstring)
+EXTRA = ("lo", "hi", "bias", "diff", "diff_lo", "diff_hi", "diff_bias", "p_value")
 
 
 @dataclass
@@ -260,33 +270,45 @@ def add_intervals(
     rows = []
     for r in table.iter_rows(named=True):
         key = (r["train_set"], r["method"], r["metric"])
-        extra = dict.fromkeys(("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value"))
+        extra: dict = dict.fromkeys(EXTRA)
+        extra["interval_method"] = None
         if key in cells and r["mean"] is not None:
             eval_set, stat = cells[key]
             n = len(ids[eval_set])
             base = baseline_of[(r["train_set"], r["method"])]
             base_key = (*base, r["metric"])
             compare = base != (r["train_set"], r["method"]) and base_key in cells
-            if cfg.method == "percentile":  # from the cached replicates: each statistic runs once per cell
+            method = method_of(r["metric"], BIASED, cfg)
+            test = {}
+            if method != "bca":  # from the cached replicates: each statistic runs once per cell
                 point, reps = resampled(key)
-                _, lo, hi = interval_from(point, reps, cfg)
+                if method == "percentile":
+                    _, lo, hi = interval_from(point, reps, cfg)
+                else:
+                    _, lo, hi, extra["bias"] = bias_adjusted_from(point, reps, cfg)
                 if compare:
                     base_point, base_reps = resampled(base_key)
-                    diff = point - base_point
-                    _, d_lo, d_hi = interval_from(diff, reps - base_reps, cfg)
-                    test = {"diff": diff, "lo": d_lo, "hi": d_hi,
-                            "p_value": bootstrap_p_value(diff, reps - base_reps)}
+                    diff, d_reps = point - base_point, reps - base_reps
+                    if method == "percentile":
+                        _, d_lo, d_hi = interval_from(diff, d_reps, cfg)
+                    else:
+                        _, d_lo, d_hi, extra["diff_bias"] = bias_adjusted_from(diff, d_reps, cfg)
+                    # the p-value of the bias-adjusted difference: the same test on the recentred replicates
+                    shift = extra["diff_bias"] or 0.0
+                    test = {"diff": diff, "lo": d_lo, "hi": d_hi, "p_value": bootstrap_p_value(diff, d_reps - shift)}
             else:  # BCa needs each statistic's jackknife
                 _, lo, hi = interval(stat, n, cfg, index=index[eval_set])
                 if compare:
                     test = paired_test(stat, cells[base_key][1], n, cfg, index=index[eval_set])
-            extra.update(lo=_num(lo), hi=_num(hi))
+            extra.update(lo=_num(lo), hi=_num(hi), interval_method=method)
+            extra.update(bias=_num(extra["bias"]) if extra["bias"] is not None else None,
+                         diff_bias=_num(extra["diff_bias"]) if extra["diff_bias"] is not None else None)
             if compare:
                 extra.update(diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]),
                              p_value=_num(test["p_value"]))
         rows.append({**r, **extra})
-    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(
-        ("lo", "hi", "diff", "diff_lo", "diff_hi", "p_value"), pl.Float64)})
+    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(EXTRA, pl.Float64),
+                                     "interval_method": pl.Utf8})
     return with_holm(out, grouped)
 
 

@@ -17,6 +17,8 @@ import numpy as np
 import polars as pl
 
 from squidflow.certainty import CERTAINTY_BINS
+from squidflow.intervals import BIAS_ADJUSTED
+from squidflow.pretrained import BACKBONE_NAME, BACKBONE_PREFIX, model_label
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ TABLES = {
         grouped=True,
     ),
 }
+METRIC_NAMES = {m: h for spec in TABLES.values() for m, h in zip(spec.metrics, spec.headers, strict=True)}
 TRAIN_SET_NAMES = {"SD": "Trained on SD", "SE": "Trained on SQUID-E"}
 
 
@@ -90,20 +93,36 @@ def _cell(mean, std, lo=None, hi=None, mark: str = "", *, tex: bool = False) -> 
     if lo is not None and hi is not None:
         text += f" [{lo:.2f}, {hi:.2f}]"
     if mark:
-        text += "$^{" + mark.replace("†", r"\dagger") + "}$" if tex else mark
+        text += "$^{" + mark.replace("†", r"\dagger").replace("‡", r"\ddagger") + "}$" if tex else mark
     return text
 
 
+def _outside(value, lo, hi) -> bool:
+    return None not in (value, lo, hi) and not np.isnan(value) and not lo - 1e-9 <= value <= hi + 1e-9
+
+
+def outside_rows(table: pl.DataFrame) -> pl.DataFrame:
+    """The rows whose estimate lies outside its own interval (the mean outside [lo, hi], or the paired difference
+    outside [diff_lo, diff_hi]): the table marks them ‡ and its caption says why."""
+    flags = [_outside(r["mean"], r.get("lo"), r.get("hi")) or _outside(r.get("diff"), r.get("diff_lo"), r.get("diff_hi"))
+             for r in table.iter_rows(named=True)]
+    return table.filter(pl.Series(flags, dtype=pl.Boolean))
+
+
 def _mark(row: dict, alpha: float) -> str:
+    mark = ""
+    if _outside(row["mean"], row.get("lo"), row.get("hi")) or _outside(row.get("diff"), row.get("diff_lo"),
+                                                                         row.get("diff_hi")):
+        mark = "‡"
     lo, hi = row.get("diff_lo"), row.get("diff_hi")
     if lo is None or hi is None or not (lo > 0 or hi < 0):
-        return ""
+        return mark
     p = row.get("p_holm")
-    return "*†" if p is not None and p < alpha else "*"
+    return ("*†" if p is not None and p < alpha else "*") + mark
 
 
 def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: bool,
-            alpha: float = 0.05) -> tuple[list[str], list[list[str]]]:
+            alpha: float = 0.05, backbone: str | None = None) -> tuple[list[str], list[list[str]]]:
     cells = {(r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"], r.get("lo"), r.get("hi"),
                                                           _mark(r, alpha))
              for r in table.iter_rows(named=True)}
@@ -112,7 +131,7 @@ def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: 
     if not spec.grouped:
         header = ["Model", *spec.headers]
         body = [
-            [f"RN+{m}", *[_cell(*cells[(t, m, metric)], tex=tex) for metric in spec.metrics]]
+            [model_label(backbone, m), *[_cell(*cells[(t, m, metric)], tex=tex) for metric in spec.metrics]]
             for t in train_sets for m in methods if (t, m, spec.metrics[0]) in cells
         ]
         return header, body
@@ -138,6 +157,18 @@ def interval_note(table: pl.DataFrame, intervals: Mapping | None, baseline: str 
                  f"difference excludes zero, † also significant after Holm's correction over the methods (p < "
                  f"{1 - intervals['level']:.2f}); the CSV has diff, diff_lo, diff_hi, p_value (two-sided paired "
                  "bootstrap) and p_holm.")
+    biased = sorted(set(table.filter(pl.col("interval_method") == BIAS_ADJUSTED)["metric"])) \
+        if "interval_method" in table.columns else []
+    if biased:
+        note += (f" {', '.join(METRIC_NAMES.get(m, m) for m in biased)}: binned ECE is biased upward on a resample "
+                 "(duplicated images fill bins unevenly; the authors' 16-image batches more so), so a percentile or "
+                 "BCa interval can lie wholly above its own estimate; these get the bias-adjusted percentile interval "
+                 "(the resampled values less their bootstrap bias, Efron & Tibshirani 1993 §10.2), which describes "
+                 "the measured value's spread at this number of images; the CSV's bias column is that bias (mean − "
+                 "bias: the debiased estimate), diff_bias the difference's.")
+    if len(outside_rows(table)):
+        note += (" ‡: the estimate lies outside its own interval (the resampled values fall on one side of it: a "
+                 "measure with few images or a boundary value); read the interval with care.")
     return note
 
 
@@ -229,6 +260,11 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
             out.append("GA/AU geometry (training.augment_geometry: " + geometry + "): " + (
                 "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
                 if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")
+    backbone = choices.get("backbone")
+    if backbone and spec.experiment == "classification":
+        out.append(f"Models: {BACKBONE_PREFIX.get(backbone, backbone)}+<variant> = {BACKBONE_NAME.get(backbone, backbone)} "
+                   f"(training.backbone) trained with that variant" + ("" if backbone == "resnet50" else
+                   " (the paper's RN+ rows are ResNet50)") + ".")
     if choices.get("judgments_source") == "simulated":
         out.append("Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "
                    "not how any model behaves.")
@@ -245,7 +281,8 @@ def _baseline(table: pl.DataFrame, method_order: list[str]) -> str | None:
 
 def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
                 choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals))
+    header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals),
+                           backbone=(choices or {}).get("backbone"))
     text = _caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order))
     lines = [f"**{text}**", "", "| " + " | ".join(header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
@@ -255,7 +292,8 @@ def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], e
 
 def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
              choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals))
+    header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals),
+                           backbone=(choices or {}).get("backbone"))
     escape = lambda s: s.replace("%", r"\%").replace("_", r"\_").replace("&", r"\&")  # noqa: E731
     caption = escape(_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)))
     caption = caption.replace("†", r"$\dagger$")

@@ -97,9 +97,11 @@ def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
         raise ProbeError(f"{path}: ffmpeg cannot decode it (no video stream read): {_first_line(exc)}") from exc
     meta = decoder.metadata
     fps = float(meta.average_fps_from_header or 0.0)
-    duration_s = float(meta.duration_seconds_from_header or 0.0)
     nb = meta.num_frames_from_header
-    n_frames = int(nb) if nb else _count_packets(path, 120) or int(round(duration_s * fps))
+    n_frames = int(nb) if nb else _count_packets(path, 120)
+    stream_s = meta.duration_seconds_from_header
+    duration_s = best_duration(stream_s, None if _positive(stream_s) else _format_duration(path, 120), n_frames, fps)
+    n_frames = n_frames or int(round(duration_s * fps))
     width, height = int(meta.width or 0), int(meta.height or 0)  # torchcodec reports the displayed size
     stored_width, stored_height = (height, width) if (meta.rotation or 0) % 180 == 90 else (width, height)
     if width <= 0 or height <= 0:
@@ -139,10 +141,10 @@ def _probe_ffprobe(path: Path, decode_frames: int, timeout_s: float) -> VideoInf
         raise ProbeError(f"{path}: ffprobe finds no video stream")
     st = streams[0]
     fps = _rate(st.get("avg_frame_rate")) or _rate(st.get("r_frame_rate"))
-    duration = st.get("duration") or (info.get("format") or {}).get("duration")
-    duration_s = float(duration) if duration not in (None, "N/A") else 0.0
     nb = st.get("nb_frames")
-    n_frames = int(nb) if nb not in (None, "N/A") else _count_packets(path, timeout_s) or int(round(duration_s * fps))
+    n_frames = int(nb) if nb not in (None, "N/A") else _count_packets(path, timeout_s)
+    duration_s = best_duration(st.get("duration"), (info.get("format") or {}).get("duration"), n_frames, fps)
+    n_frames = n_frames or int(round(duration_s * fps))
     width, height = int(st.get("width") or 0), int(st.get("height") or 0)
     if width <= 0 or height <= 0:
         raise ProbeError(f"{path}: video stream has no frame size ({width}x{height})")
@@ -157,6 +159,35 @@ def _probe_ffprobe(path: Path, decode_frames: int, timeout_s: float) -> VideoInf
                              f"({decoded} decoded): {_tail(res.stderr) or 'no decoding error reported'}")  # fmt: skip
     return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
                      stored_width=stored_width, stored_height=stored_height)
+
+
+def _positive(value) -> float:
+    """A duration as ffprobe or torchcodec gives it ("10.000000", "N/A", None, 0.0) -> seconds, 0.0 when unusable."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if seconds > 0 and seconds == seconds and seconds != float("inf") else 0.0
+
+
+def best_duration(stream_s, format_s, n_frames: int, fps: float) -> float:
+    """The video's duration in seconds: the video stream's, else the container's (ffprobe's format duration:
+    Matroska and WebM carry no per-stream duration), else the frames counted × 1 / frame rate; 0.0 only when none
+    is known (never for a decodable video with a frame rate)."""
+    for value in (stream_s, format_s):
+        if _positive(value):
+            return _positive(value)
+    return n_frames / fps if n_frames > 0 and fps > 0 else 0.0
+
+
+def _format_duration(path: Path, timeout_s: float) -> float:
+    """The container's duration (ffprobe's format=duration), 0.0 when it has none or ffprobe cannot read it."""
+    cmd = ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", str(path)]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except (subprocess.TimeoutExpired, OSError):
+        return 0.0
+    return _positive((res.stdout or "").strip()) if res.returncode == 0 else 0.0
 
 
 def _count_packets(path: Path, timeout_s: float) -> int:

@@ -199,6 +199,7 @@ def _choices(experiment, methods):
             else {}
         ),
         "judgments_source": JUDGMENT_SOURCE,
+        "backbone": training["backbone"],
     }
 
 

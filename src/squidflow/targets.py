@@ -1,0 +1,78 @@
+"""The outputs a user may ask for by name: `snakemake results/tables/table3_calibration.md`. A target under results/
+that no rule makes stops the run with the tables and figures that exist (instead of Snakemake's
+MissingRuleException), and the closest one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Callable, Iterable
+
+INLINE = r"(?:,(?:[^{}]|\{[^{}]*\})*)?"  # a wildcard's inline constraint, which may hold `{2}`
+WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)" + INLINE + r"\}")
+
+
+def requested(workflow) -> list[str]:
+    """The targets of this snakemake run: its DAG settings once set, else (while the Snakefile is read) the command
+    line's; [] when neither tells (the workflow used through the API or as a module)."""
+    settings = getattr(workflow, "dag_settings", None)
+    if settings is not None and getattr(settings, "targets", None):
+        return list(settings.targets)
+    import sys
+
+    try:
+        from snakemake.cli import get_argument_parser
+
+        args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
+    except (Exception, SystemExit):  # noqa: BLE001 - another program's command line: no targets to check
+        return []
+    return [str(t) for t in getattr(args, "targets", None) or []]
+
+
+def expand(pattern: str, constraints: dict[str, str]) -> list[str]:
+    """A rule's output pattern -> the paths it makes where its wildcards' constraints list them (`table="a|b"`), else
+    the pattern itself (`results/figures/table3_reliability_{method}.png`)."""
+    out = [pattern]
+    for name in dict.fromkeys(m.group(1) for m in WILDCARD.finditer(pattern)):
+        choices = str(constraints.get(name, ""))
+        if not re.fullmatch(r"[A-Za-z0-9_\-]+(\|[A-Za-z0-9_\-]+)*", choices):
+            continue
+        out = [re.sub(r"\{" + name + INLINE + r"\}", c, p) for p in out for c in choices.split("|")]
+    return [re.sub(r"\{(\w+)" + INLINE + r"\}", r"{\1}", p) for p in out]  # `{method,[A-Z]{2}}` -> `{method}`
+
+
+def listed(paths: Iterable[str], folders: tuple[str, ...] = ("results/tables/", "results/figures/")) -> list[str]:
+    """The outputs under `folders` that people ask for, sorted, each once."""
+    return sorted({p for p in paths if p.startswith(folders)})
+
+
+def unknown_targets(targets: Iterable[str], makes: Callable[[str], bool], rule_names: Iterable[str],
+                    workdir: str = ".") -> list[str]:
+    """The targets under results/ that no rule makes (`makes(path)`: some rule's output matches it, wildcard
+    constraints included); rule names and other paths are left to Snakemake."""
+    names = set(rule_names)
+    out = []
+    for target in targets:
+        if target in names:
+            continue
+        rel = os.path.relpath(target, workdir) if os.path.isabs(target) else os.path.normpath(target)
+        if rel.startswith("results/") and not makes(rel):
+            out.append(target)
+    return out
+
+
+def unknown_targets_message(targets: Iterable[str], makes: Callable[[str], bool], outputs: Iterable[str],
+                            rule_names: Iterable[str], workdir: str = ".") -> str | None:
+    """One message for the targets no rule makes: each with the closest output, then the tables and figures."""
+    outputs = list(outputs)
+    unknown = unknown_targets(targets, makes, rule_names, workdir)
+    if not unknown:
+        return None
+    lines = []
+    for target in unknown:
+        near = difflib.get_close_matches(target, outputs, n=1, cutoff=0.5)
+        lines.append(f"no rule makes {target}" + (f" (did you mean {near[0]}?)" if near else ""))
+    return ("; ".join(lines) + ". The tables and figures squidflow makes (a stage not in `stages` still makes its "
+            "files when named; {name}: one per configured method): " + ", ".join(listed(outputs)))

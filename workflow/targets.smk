@@ -1,0 +1,18 @@
+# Included last by the Snakefile, once every rule is defined: a target under results/ that no rule makes stops the
+# run with the tables and figures that exist and the closest one (squidflow.targets), instead of Snakemake's
+# MissingRuleException.
+import os
+
+from snakemake.exceptions import WorkflowError
+from squidflow import targets as squidflow_targets
+
+# Only when squidflow is the main workflow: as a module, the user's own rules make targets squidflow's do not.
+_is_main = os.path.abspath(str(workflow.main_snakefile)) == os.path.join(SQUIDFLOW_ROOT, "Snakefile")
+_unknown_targets = _is_main and squidflow_targets.unknown_targets_message(
+    squidflow_targets.requested(workflow),
+    lambda path: any(r.is_producer(path) for r in workflow.rules),
+    [p for r in workflow.rules for o in r.output for p in squidflow_targets.expand(str(o), r.wildcard_constraints)],
+    [r.name for r in workflow.rules],
+)
+if _unknown_targets:
+    raise WorkflowError(_unknown_targets)
