@@ -20,20 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from squidflow.backbone_names import BACKBONES
+
 if TYPE_CHECKING:  # torch is imported where a model is loaded, so the constants are cheap to import (rules files)
     import torch
     from torch import nn
 
-BACKBONES = ("efficientnet_lite0", "resnet50")
-# How tables and figures name a model trained on a backbone: the paper's "RN+SD" is ResNet50 + SD; the offline demo
-# trains EfficientNet-Lite0, whose models read "ENL0+SD".
-BACKBONE_PREFIX = {"resnet50": "RN", "efficientnet_lite0": "ENL0"}
-BACKBONE_NAME = {"resnet50": "ResNet50", "efficientnet_lite0": "EfficientNet-Lite0"}
-
-
-def model_label(backbone: str | None, method: str) -> str:
-    """A trained model's name in tables and figures: `<backbone prefix>+<method>` (`RN+SD`, `ENL0+ES`)."""
-    return f"{BACKBONE_PREFIX.get(backbone or 'resnet50', backbone)}+{method}"
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from squidflow.backbone_names import model_label
 from squidflow.certainty import CERTAINTY_BINS, certainty_bins
-from squidflow.pretrained import model_label
 from squidflow.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
 
 TRAIN_SET_LABELS = {"SD": "trained on SD", "SE": "trained on SQUID-E"}

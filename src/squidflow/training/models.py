@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from squidflow.pretrained import BACKBONES, load_efficientnet_lite0, load_resnet50
+from squidflow.backbone_names import BACKBONES
+from squidflow.pretrained import load_efficientnet_lite0, load_resnet50
 
 
 def _architecture(name: str) -> nn.Module:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from squidflow.backbone_names import BACKBONE_NAME, BACKBONE_PREFIX, model_label
 from squidflow.certainty import CERTAINTY_BINS
 from squidflow.intervals import BIAS_ADJUSTED
-from squidflow.pretrained import BACKBONE_NAME, BACKBONE_PREFIX, model_label
 
 
 @dataclass(frozen=True)
