@@ -6,14 +6,14 @@ the job's `snakemake` object, then the script makes its module-level imports and
 runs exactly those imports (read from each `scripts/<rule>.py` by `tests/helpers/script_imports.py`) in a fresh
 interpreter per rule, one after the other, and takes the child's user + system CPU seconds
 (`resource.getrusage(RUSAGE_CHILDREN)`): CPU time, not wall time, so that other work on the machine changes the
-figure little. Each rule is measured for this checkout and for a git worktree of the previous release (tag
+figure little. Each rule is measured for this checkout and for the files of the previous release (tag
 `v<version>` of pyproject.toml's version, else the commit `Release <version>`; or `--baseline REF`) with that tree's own scripts and library, after a
 warm-up import of the heavy libraries (so neither side pays for a cold disk cache); `python -c pass` is the floor.
 
-With `--run DIR` (a finished run's folder: `make demo` leaves one in `.`) it also reads Snakemake's own benchmark
-records there (`results/benchmarks/<rule>/...tsv`, `cpu_time` = user + system CPU of the job) and prints the share
-of those jobs' CPU time that their start-up takes, with this checkout's and the baseline's start-up figures (goal:
-<= 20% of the demo's job CPU time). Only rules with a `benchmark:` directive leave records.
+From a finished run's folder (`--run DIR`; by default `.`, where `make demo` leaves one) it also reads Snakemake's
+own benchmark records (`results/benchmarks/<rule>/...tsv`, `cpu_time` = user + system CPU of the job) and prints the
+share of those jobs' CPU time that their start-up takes, with this checkout's and the baseline's start-up figures
+(goal: <= 20% of the demo's job CPU time). Only rules with a `benchmark:` directive leave records.
 
     .venv/bin/python benchmarks/startup.py [--baseline REF] [--run DIR] [--rules train featurize ...] [--repeat 1]
 """
@@ -89,7 +89,8 @@ def records(run: Path) -> list[tuple[str, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", help="git ref to compare with (default: the previous release's commit)")
-    ap.add_argument("--run", type=Path, help="a finished run's folder whose Snakemake benchmark records to read")
+    ap.add_argument("--run", type=Path, default=Path("."),
+                    help="a finished run's folder whose Snakemake benchmark records to read (default: ., after make demo)")
     ap.add_argument("--rules", nargs="*", help="only these rules (default: every scripts/<rule>.py)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per figure; the least CPU time is kept")
     args = ap.parse_args()
@@ -99,12 +100,12 @@ def main() -> None:
     cpu_seconds([sys.executable, "-c", WARM_UP], env)  # the disk cache warm for both sides
     floor = min(cpu_seconds([sys.executable, "-c", "pass"], env) for _ in range(max(3, args.repeat)))
     with tempfile.TemporaryDirectory() as tmp:
-        old_tree = Path(tmp) / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), ref], cwd=ROOT, check=True)
-        try:
-            before = measure(old_tree, rules, args.repeat)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, check=False)
+        old_tree = Path(tmp) / "baseline"  # the release's files (git archive: no worktree to register and remove)
+        old_tree.mkdir()
+        archive = subprocess.run(["git", "archive", ref, "scripts", "src", "workflow/schemas", "pyproject.toml"],
+                                 cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive.stdout, check=True)
+        before = measure(old_tree, rules, args.repeat)
     now = measure(ROOT, rules, args.repeat)
     heavy = {rule: sorted(run_imports(ROOT / "scripts" / f"{rule}.py", env)) for rule in now}
 
@@ -124,7 +125,8 @@ def main() -> None:
     if args.run:
         recs = records(args.run)
         if not recs:
-            print(f"no Snakemake benchmark records under {args.run / 'results' / 'benchmarks'}: run the workflow first")
+            print(f"\nno Snakemake benchmark records under {args.run / 'results' / 'benchmarks'}: the start-up share of "
+                  "a run's job CPU time needs a finished run there (make demo) or --run DIR")
             return
         total = sum(cpu for _, cpu in recs)
         print(f"\n{len(recs)} jobs with benchmark records in {args.run}: {total:.1f} CPU s in all")
