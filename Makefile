@@ -12,13 +12,14 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo report test lint fmt container bench bench-gpu dag docs clean help
+.PHONY: setup system-tools test-tools demo report test test-fast lint fmt container bench bench-gpu dag docs clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
 	@echo "make demo    run the offline demo workflow (config/config.yaml) into results/"
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
+	@echo "make test-fast  the tests that run no whole workflow (pytest -m 'not slow'): the loop while you code"
 	@echo "make lint    snakemake --lint, snakefmt --check and ruff"
 	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
 	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
@@ -63,6 +64,10 @@ report: setup
 
 test: setup test-tools
 	$(BIN)/python -m pytest -q --durations=15
+
+# No whole-workflow run (those tests are marked slow, or ask for the small_workflow fixture): the loop while coding.
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow" --durations=10
 
 lint: setup
 	$(BIN)/snakemake --lint

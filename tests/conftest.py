@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,15 +88,36 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
     return run
 
 
+# Fixtures that run the whole workflow (or most of it): a test asking for one is `slow` whether or not it says so,
+# so `make test-fast` (`-m "not slow"`) never waits for a whole-workflow run.
+WHOLE_WORKFLOW_FIXTURES = frozenset({"small_workflow"})
+_STARTED = time.monotonic()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if WHOLE_WORKFLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+def _wall_time(terminalreporter) -> str:
+    """This pytest run's wall time from the start of collection, and what it ran (the closing summary's last line)."""
+    seconds = time.monotonic() - _STARTED
+    ran = sum(len(terminalreporter.stats.get(k, [])) for k in ("passed", "failed", "skipped", "error", "xfailed",
+                                                                 "xpassed"))  # fmt: skip
+    marks = terminalreporter.config.getoption("markexpr", "") or "all tests"
+    return (f"wall time of this test run: {int(seconds // 60)} min {seconds % 60:.0f} s ({ran} tests, {marks}, "
+            f"{os.cpu_count()} cores)")
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
-    """Figures the tests measured (tests/helpers/figures.py); the fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
+    """Figures the tests measured (tests/helpers/figures.py) and the run's wall time; the fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
     generated per reader of user files (tests/helpers/faults.py: fuzzed), and test outcomes."""
-    figures = getattr(sys.modules.get("helpers.figures"), "FIGURES", [])
-    if figures:
-        terminalreporter.write_line("")
-        terminalreporter.write_line("figures measured by the tests (on this machine, this run):")
-        for line in figures:
-            terminalreporter.write_line(f"  {line}")
+    figures = [*getattr(sys.modules.get("helpers.figures"), "FIGURES", []), _wall_time(terminalreporter)]
+    terminalreporter.write_line("")
+    terminalreporter.write_line("figures measured by the tests (on this machine, this run):")
+    for line in figures:
+        terminalreporter.write_line(f"  {line}")
     faults = sys.modules.get("helpers.faults")
     suites = ("test_faults.py", "test_faults_hostile.py", "test_fuzz_readers.py")
     reports = {k: [r for r in terminalreporter.stats.get(k, []) if any(s in getattr(r, "nodeid", "") for s in suites)]

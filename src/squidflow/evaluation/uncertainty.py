@@ -78,8 +78,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import signal, sparse
-from scipy.special import xlogy
 
 from squidflow.evaluation.bootstrap_weights import _result, _weighted_pearson, _weighted_spearman, _weights
 
@@ -110,6 +108,8 @@ def _clip_classes(p: np.ndarray, eps: float) -> np.ndarray:
 
 def _distribution_measures(h: np.ndarray, p: np.ndarray, hc: np.ndarray, pc: np.ndarray) -> dict[str, np.ndarray]:
     """h, p: (..., k) distributions as given; hc, pc: clipped. Everything but Brier and Wasserstein."""
+    from scipy.special import xlogy  # scipy where it is used: most jobs that import this module need none of it
+
     m = (h + p) / 2
     return {
         "cross_entropy": -(xlogy(h, pc)).sum(axis=-1),
@@ -180,6 +180,8 @@ def entropy(p: np.ndarray) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if p.ndim == 1:
         p = np.stack([p, 1 - p], axis=-1)
+    from scipy.special import xlogy
+
     return -xlogy(p, p).sum(axis=-1)
 
 
@@ -215,6 +217,8 @@ def ece_equal_width(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 1
     if len(c) == 0:
         return float("nan")
     w, scalar = _weights(weights, len(c))
+    from scipy import sparse
+
     member = sparse.csr_matrix(((y - c), (np.arange(len(c)), equal_width_bin(c, n_bins))), shape=(len(c), n_bins))
     gap = np.asarray(member.T @ w.T).T  # (B, bins): Σ w (correct - confidence) per bin
     return _result(np.abs(gap).sum(axis=1) / w.sum(axis=1), scalar)
@@ -308,6 +312,8 @@ def _smooth_apply(grid_values: np.ndarray, sigma: float) -> np.ndarray:
     if len(grid_values) <= 2:
         smoothed = np.stack([np.convolve(row, kernel, "valid") for row in padded])
     else:
+        from scipy import signal  # its import alone pulls in scipy.stats
+
         smoothed = signal.fftconvolve(padded, kernel[None], mode="valid", axes=1)
     smoothed = smoothed[:, g // 2: g // 2 + g]
     return smoothed[:, inds] * (1 - residual) + smoothed[:, inds + 1] * residual
@@ -368,6 +374,8 @@ def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
         bins = (c * (g - 1)).astype(int).clip(0, g - 2)
         frac = c * (g - 1) - bins
         cols, where = np.unique(np.r_[bins, bins + 1], return_inverse=True)
+        from scipy import sparse
+
         split = sparse.csr_matrix((np.r_[(1 - frac) * (c - y), frac * (c - y)],
                                    (np.r_[np.arange(len(c)), np.arange(len(c))], where)), shape=(len(c), len(cols)))
         on_grid = len(cols) < len(c)

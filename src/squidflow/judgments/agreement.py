@@ -25,7 +25,6 @@ import itertools
 
 import numpy as np
 import polars as pl
-from scipy.stats import spearmanr
 
 RATING_MAX = 100
 ALPHA_LEVELS = ("ordinal", "interval")  # Krippendorff's α at these levels beside the paper's (interval, ours)
@@ -44,6 +43,8 @@ def bin_ratings(ratings: np.ndarray, n_bins: int) -> np.ndarray:
 def spearman_pairs(matrix: np.ndarray) -> float:
     """Mean over pairs of positions of the Spearman correlation across the items both positions rated."""
     m = np.asarray(matrix, dtype=float)
+    from scipy.stats import spearmanr  # here, not at the top: scipy.stats costs ~1 s CPU to each job importing this
+
     rhos = []
     for i, j in itertools.combinations(range(m.shape[1]), 2):
         both = ~np.isnan(m[:, i]) & ~np.isnan(m[:, j])
@@ -377,6 +378,8 @@ def intra_annotator_rhos(judgments: pl.DataFrame, *, min_items: int = 3) -> np.n
     first = judgments.filter(pl.col("round") == 1).select([*keys, pl.col("rating").alias("r1")])
     again = judgments.filter(pl.col("round") > 1).select([*keys, pl.col("rating").alias("r2")])
     pairs = first.join(again, on=keys, maintain_order="left").sort(keys)  # a join's row order is not fixed; the bootstrap reads this order
+    from scipy.stats import spearmanr
+
     rhos = []
     for (_,), g in pairs.group_by(["annotator"], maintain_order=True):
         if len(g) >= min_items:

@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from PIL import Image
-from torchvision.transforms.v2 import functional as TF
 from tqdm import tqdm
 
 from squidflow.io import atomic_path
@@ -27,6 +26,8 @@ log = logging.getLogger(__name__)
 
 def preprocess(image: Image.Image, resize: int, crop: int) -> np.ndarray:
     """Resize the shorter side to `resize`, center-crop `crop` × `crop`; returns a (3, crop, crop) uint8 array."""
+    from torchvision.transforms.v2 import functional as TF  # here: its import pulls in torch's compiler stack
+
     image = TF.center_crop(TF.resize(image.convert("RGB"), resize), [crop, crop])
     return np.asarray(image, dtype=np.uint8).transpose(2, 0, 1)
 
@@ -98,6 +99,8 @@ def open_cache(npy_path: str | os.PathLike) -> np.ndarray:
 
 def resize_short_side(image: Image.Image, short: int) -> np.ndarray:
     """The whole image with its shorter side resized to `short` (torchvision's Resize(short)); (3, H, W) uint8."""
+    from torchvision.transforms.v2 import functional as TF
+
     return np.asarray(TF.resize(image.convert("RGB"), short), dtype=np.uint8).transpose(2, 0, 1)
 
 
