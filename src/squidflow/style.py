@@ -92,6 +92,20 @@ def panel_letter(ax, index: int) -> None:
     ax.set_title(f"({chr(ord('a') + index)}) {title}".rstrip(), loc="left", fontweight="bold")
 
 
+def interval_bars(ax, x, lo, hi, *, color: str, linewidth: float = 1.0, cap: float = 0.0) -> None:
+    """Vertical bars from `lo` to `hi` at `x`: an interval drawn as it is. Matplotlib's `errorbar` takes offsets
+    from the estimate and refuses an interval that does not contain it (a bias-adjusted or percentile interval of a
+    biased measure can lie beside its estimate); `cap` is the width of the caps in x units (0: none)."""
+    import numpy as np
+
+    x, lo, hi = (np.asarray(v, dtype=float) for v in (x, lo, hi))
+    ax.vlines(x, lo, hi, colors=color, linewidth=linewidth)
+    if cap:
+        ends = np.concatenate([lo, hi])
+        at = np.concatenate([x, x])
+        ax.hlines(ends, at - cap / 2, at + cap / 2, colors=color, linewidth=linewidth)
+
+
 def note(fig, text: str) -> None:
     """A one-line footnote under the figure (e.g. that the data are synthetic and the judgments simulated)."""
     if text:

@@ -80,9 +80,9 @@ def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: Int
             bins = reliability_bins(m, n_bins, cfg)
             ok = bins["count"] > 0
             acc, conf = bins["accuracy"][ok], bins["confidence"][ok]
-            ax.errorbar(conf, acc, yerr=[acc - bins["lo"][ok], bins["hi"][ok] - acc], fmt=style.MARKERS[0],
-                        color=style.BLUE, ecolor=style.SKY_BLUE, elinewidth=3, capsize=0,
-                        label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval")
+            style.interval_bars(ax, conf, bins["lo"][ok], bins["hi"][ok], color=style.SKY_BLUE, linewidth=3)
+            ax.plot(conf, acc, marker=style.MARKERS[0], color=style.BLUE, linestyle="none",
+                    label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval")
             ece = U.ece_equal_width(m.confidence, m.correct, n_bins)
             t, curve, sigma = smooth_curve(m)
             smece = U.smooth_ece(m.confidence, m.correct, sigma=sigma)
@@ -161,8 +161,7 @@ def saturation_figure(models: Sequence[ModelPoints], people: np.ndarray, path: s
             if len(c) >= 3:  # a band where it has a shape; two or fewer sizes: error bars (no grey triangles)
                 ax.fill_between(c[:, 0], c[:, 2], c[:, 3], color=colour, alpha=0.2)
             else:
-                ax.errorbar(c[:, 0], c[:, 1], yerr=[c[:, 1] - c[:, 2], c[:, 3] - c[:, 1]], fmt="none", ecolor=colour,
-                            capsize=3, linewidth=1)
+                style.interval_bars(ax, c[:, 0], c[:, 2], c[:, 3], color=colour, cap=0.15)
             ax.plot(c[:, 0], c[:, 1], marker=style.MARKERS[j % len(style.MARKERS)], color=colour, label=label,
                     linestyle="--" if name == "people" else "-")
         ax.set_xlabel("raters per image")
