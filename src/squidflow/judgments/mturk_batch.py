@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from squidflow import schemas
-from squidflow.image_ids import split_image_id
+from squidflow.image_ids import clean_id, split_image_id
 from squidflow.io import FORMULA_START
 
 # Python's str.strip() removes exactly these (str.isspace); polars' default strips a slightly different set
@@ -68,8 +68,9 @@ def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
 
 
 def _image(img: str) -> dict | None:
+    """An id as the row reader reads it: quotes and whitespace around it stripped (the release writes `-id_3` in triple quotes)."""
     try:
-        video_id, frame_index = split_image_id(img)
+        video_id, frame_index = split_image_id(clean_id(img)[0])
     except ValueError:
         return None
     return {"video_id": video_id, "frame_index": frame_index}
