@@ -128,7 +128,7 @@ def kill_session(proc: subprocess.Popen) -> None:
 # Results that record the run itself (job timings), not what it computed: left out of comparisons between runs.
 # The local-video probe journal records which probes ran when (a kill and rerun probes in another order); the manifest
 # made from it is compared like every other result.
-RUN_RECORDS = ("benchmarks/", "report/run_summary.html", "videos/journal_local/")
+RUN_RECORDS = ("benchmarks/", "report/run_summary.html", "report/run_config.yaml", "videos/journal_local/")
 
 
 def result_files(workdir: Path) -> dict[str, Path]:
