@@ -162,6 +162,11 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
     before, after = change["interval_width_before"].median(), change["interval_width_after"].median()
     print(f"next round: median interval width {before:.1f} -> {after:.1f} over {len(change)} images")
     assert after < before and (change["n_after"] > change["n_before"]).all()
+    for when in ("before", "after"):  # each mean with its interval, whose width is the one reported
+        assert (change[f"mean_{when}_lo"] <= change[f"mean_{when}"]).all()
+        assert (change[f"mean_{when}"] <= change[f"mean_{when}_hi"]).all()
+        width = change[f"mean_{when}_hi"] - change[f"mean_{when}_lo"]
+        assert ((width - change[f"interval_width_{when}"]).abs() < 1e-9).all()
     assert "Median width of the mean's interval" in change_markdown(change, strategy="interval_width", source="simulated")
     prob = judgments.select("video_id", "frame_index", "event_prompt").unique().with_columns(pl.lit(0.6).alias("probability"))
     picked, _ = next_round(images, judgments, hits, budget=5, strategy="activelab", images_per_hit=6, probability=prob)

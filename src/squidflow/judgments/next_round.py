@@ -106,15 +106,19 @@ def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.Dat
 
 def interval_change(judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen: pl.DataFrame,
                     triage: pl.DataFrame, cfg, intervals) -> pl.DataFrame:
-    """Per re-rated image and prompt: ratings, interval width and class before (round 1) and after (merged)."""
+    """Per re-rated image and prompt, before (round 1) and after (merged): ratings, the mean with its interval
+    (`mean_before`, `mean_before_lo`, `mean_before_hi`, likewise `_after`), the interval's width and the class."""
     from squidflow.judgments.image_triage import image_triage
 
-    keep = ["n", "interval_width", "triage"]
+    def side(table: pl.DataFrame, when: str) -> pl.DataFrame:
+        return table.select(*IMAGE, pl.col("n").alias(f"n_{when}"), pl.col("mean").alias(f"mean_{when}"),
+                            pl.col("mean_lo").alias(f"mean_{when}_lo"), pl.col("mean_hi").alias(f"mean_{when}_hi"),
+                            pl.col("interval_width").alias(f"interval_width_{when}"),
+                            pl.col("triage").alias(f"triage_{when}"))
+
     before = image_triage(judgments, triage, cfg, intervals=intervals).join(chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left")
     after = image_triage(merged_rounds(judgments, next_ratings), triage, cfg, intervals=intervals)
-    return (before.select(*IMAGE, *[pl.col(c).alias(f"{c}_before") for c in keep])
-            .join(after.select(*IMAGE, *[pl.col(c).alias(f"{c}_after") for c in keep]), on=IMAGE, how="left", maintain_order="left")
-            .sort(IMAGE))
+    return side(before, "before").join(side(after, "after"), on=IMAGE, how="left", maintain_order="left").sort(IMAGE)
 
 
 def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
