@@ -15,7 +15,6 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/demo.smk"
 include: "workflow/rules/videos.smk"
 include: "workflow/rules/frames.smk"
 include: "workflow/rules/judgments.smk"
@@ -24,6 +23,7 @@ include: "workflow/rules/comparison.smk"
 include: "workflow/rules/training.smk"
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/litmus.smk"
+include: "workflow/rules/demo.smk"  # the offline demo's simulated inputs, written to the paths the stages above define
 include: "workflow/rules/publish.smk"
 include: "workflow/rules/report.smk"
 

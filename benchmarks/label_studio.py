@@ -49,10 +49,10 @@ def server_phase(release_csv: Path, out: dict) -> None:
     import requests
 
     from squidflow.io import write_csv
-    from squidflow.judgments import label_studio as ls
     from squidflow.judgments.annotation import make_hits
     from squidflow.judgments.ingest import read_release
-    from squidflow.judgments.label_studio_ingest import ingest_exports
+    from squidflow.judgments.label_studio import tasks as ls
+    from squidflow.judgments.label_studio.ingest import ingest_exports
 
     why = lss.ensure_venv()
     if why:

@@ -6,7 +6,7 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 from squidflow.judgments.ingest import ingest_to
-from squidflow.judgments.label_studio_ingest import ingest_exports_to
+from squidflow.judgments.label_studio.ingest import ingest_exports_to
 
 if snakemake.params.exports:
     ingest_exports_to(

@@ -6,7 +6,7 @@ log = setup(snakemake)
 
 from pathlib import Path
 
-from squidflow.judgments.label_studio import build_label_studio_tasks
+from squidflow.judgments.label_studio.tasks import build_label_studio_tasks
 
 task = snakemake.wildcards.ls_task
 build_label_studio_tasks(

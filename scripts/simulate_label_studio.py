@@ -5,8 +5,8 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 from squidflow import io
+from squidflow.demo.label_studio import simulated_exports
 from squidflow.judgments.ingest import read_mturk_batch
-from squidflow.judgments.label_studio import simulated_exports
 
 batches = {round_: read_mturk_batch(path, source="simulated", round_=round_)[0]
            for round_, path in ((1, snakemake.input.batch), (2, snakemake.input.repeat))}

@@ -163,7 +163,7 @@ def test_report_labels_and_captions_take_only_constrained_wildcards():
 
 # ====================================== 3. commands write only under their folder; secrets redacted ==================
 def _pull(tmp_path: Path, record: dict, sdk: str | None = None):
-    from squidflow.judgments.label_studio_server import pull
+    from squidflow.judgments.label_studio.server import pull
 
     out = tmp_path / "ls"
     out.mkdir(exist_ok=True)
@@ -191,7 +191,7 @@ def test_a_server_error_echoing_the_token_is_shown_redacted(tmp_path, monkeypatc
     fake.write_text("#!/bin/sh\necho '{\"error\": \"401 Unauthorized: request headers {Authorization: Token '"
                     "\"$LABEL_STUDIO_API_KEY\"'} via http://bob:hunter2@proxy.example:3128\"}'\nexit 1\n")  # fmt: skip
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    from squidflow.judgments.label_studio_server import LabelStudioError
+    from squidflow.judgments.label_studio.server import LabelStudioError
 
     with pytest.raises(LabelStudioError) as err:
         _pull(tmp_path, {"url": "http://127.0.0.1:9", "projects": {"A": 1}}, sdk=str(fake))
@@ -293,7 +293,7 @@ def test_an_empty_predictions_file_is_an_error_naming_it(tmp_path, content):
 
 def test_a_deeply_nested_label_studio_export_names_the_file(tmp_path):
     from squidflow.judgments.ingest import JudgmentError
-    from squidflow.judgments.label_studio_export import read_keyword_export
+    from squidflow.judgments.label_studio.export import read_keyword_export
 
     path = tmp_path / "export.json"
     path.write_text("[" * 100_000 + "]" * 100_000)

@@ -510,8 +510,8 @@ def _ls_stop(reader: str, path: Path, read) -> None:
 
 @given(rating_judgments())
 def test_label_studio_ratings_export_round_trip(judgments):
-    from squidflow.judgments.label_studio import export_from_judgments
-    from squidflow.judgments.label_studio_export import read_export
+    from squidflow.judgments.label_studio.export import read_export
+    from squidflow.judgments.label_studio.tasks import export_from_judgments
 
     tmp, path = in_tmp("A.json", json.dumps(export_from_judgments(judgments), ensure_ascii=False).encode())
     with tmp:
@@ -522,7 +522,7 @@ def test_label_studio_ratings_export_round_trip(judgments):
 
 
 def _ratings_seed() -> list:
-    from squidflow.judgments.label_studio import export_from_judgments
+    from squidflow.judgments.label_studio.tasks import export_from_judgments
 
     rows = [{"video_id": v, "frame_index": f, "event_prompt": "a wedding", "variant": "A", "annotator": who,
              "position": p, "hit": h, "rating": r, "round": 1, "source": "label_studio"}
@@ -536,7 +536,7 @@ RATINGS_SEED = _ratings_seed()
 
 @given(json_mutated(RATINGS_SEED), st.booleans())
 def test_label_studio_ratings_export_mutated(data, with_expected):
-    from squidflow.judgments.label_studio_export import _images_of, read_export
+    from squidflow.judgments.label_studio.export import _images_of, read_export
 
     tmp, path = in_tmp("A.json", data)
     with tmp:
@@ -578,7 +578,7 @@ def keyword_export(tasks: list[tuple[str, list[str], list[tuple[str, list[list[s
                           st.data()), max_size=3, unique_by=lambda t: t[0]))  # fmt: skip
 def test_label_studio_keyword_export_round_trip(spec):
     from squidflow.judgments.keywords import normalise_keyword
-    from squidflow.judgments.label_studio_export import read_keyword_export
+    from squidflow.judgments.label_studio.export import read_keyword_export
 
     tasks, want = [], []
     for hit, images, annotators, data in spec:
@@ -604,7 +604,7 @@ KEYWORD_EXPORT_SEED = keyword_export([("K-0", ["v1_3", "v_2_7"], [("ann", [["cak
 
 @given(json_mutated(KEYWORD_EXPORT_SEED))
 def test_label_studio_keyword_export_mutated(data):
-    from squidflow.judgments.label_studio_export import read_keyword_export
+    from squidflow.judgments.label_studio.export import read_keyword_export
 
     tmp, path = in_tmp("K.json", data)
     with tmp:
@@ -634,7 +634,7 @@ def comparison_export(sets: list[tuple[str, list[str], list[tuple[str, list[int]
 @given(st.lists(st.tuples(LS_WORD, st.lists(LS_WORD, min_size=1, max_size=4, unique=True),
                           st.lists(LS_WORD, min_size=1, max_size=3, unique=True), st.data()), max_size=3))
 def test_label_studio_comparison_export_round_trip(spec):
-    from squidflow.judgments.label_studio_export import read_comparison_export
+    from squidflow.judgments.label_studio.export import read_comparison_export
 
     sets, want = [], []
     for qid, candidates, annotators, data in spec:
@@ -656,7 +656,7 @@ COMPARISON_EXPORT_SEED = comparison_export([("q1", ["c1", "c2"], [("ann", [1, 3]
 
 @given(json_mutated(COMPARISON_EXPORT_SEED))
 def test_label_studio_comparison_export_mutated(data):
-    from squidflow.judgments.label_studio_export import read_comparison_export
+    from squidflow.judgments.label_studio.export import read_comparison_export
 
     tmp, path = in_tmp("comparison.json", data)
     with tmp:
@@ -668,7 +668,7 @@ def test_label_studio_comparison_export_mutated(data):
 
 @given(json_mutated([{"data": t["data"]} for t in RATINGS_SEED]))
 def test_label_studio_imported_tasks_json_mutated(data):
-    from squidflow.judgments.label_studio_export import expected_images
+    from squidflow.judgments.label_studio.export import expected_images
 
     tmp, path = in_tmp("tasks.json", data)
     with tmp:
@@ -680,8 +680,8 @@ def test_label_studio_ingest_exports_mutated(data, on_error):
     """The rule's reader of several exports (A mutated, B well formed, A checked against its tasks.json): judgments in
     their schema with every skipped task in the report, or a UserError naming the file."""
     from squidflow import schemas
-    from squidflow.judgments.label_studio import export_from_judgments
-    from squidflow.judgments.label_studio_ingest import ingest_exports
+    from squidflow.judgments.label_studio.ingest import ingest_exports
+    from squidflow.judgments.label_studio.tasks import export_from_judgments
 
     b_rows = [{"video_id": "v9", "frame_index": 1, "event_prompt": "a parade", "variant": "B", "annotator": "carol",
                "position": 0, "hit": "B-0", "rating": 35, "round": 1, "source": "label_studio"}]

@@ -15,13 +15,14 @@ import polars as pl
 import pytest
 
 from squidflow import schemas
+from squidflow.demo.label_studio import simulated_exports
 from squidflow.io import read_parquet, write_csv, write_parquet
 from squidflow.judgments import crowd
-from squidflow.judgments import label_studio as ls
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.ingest import JudgmentError, read_mturk_batch, read_release
-from squidflow.judgments.label_studio_export import read_export
-from squidflow.judgments.label_studio_ingest import ingest_exports
+from squidflow.judgments.label_studio import tasks as ls
+from squidflow.judgments.label_studio.export import read_export
+from squidflow.judgments.label_studio.ingest import ingest_exports
 from squidflow.judgments.quality import QualityConfig, annotator_report
 
 
@@ -188,7 +189,7 @@ def test_simulated_panel_answers_through_the_export_format(tmp_path):
     repeat = tmp_path / "repeat.csv"
     repeat.write_text(header + "h1,w1,Approved,Wedding,A,v1_1,v2_2,12,22\n")
     out = {k: tmp_path / f"{k}.json" for k in ("A", "B", "A_repeat", "B_repeat")}
-    texts = ls.simulated_exports({r: read_mturk_batch(b, source="simulated", round_=r)[0] for r, b in ((1, batch), (2, repeat))},
+    texts = simulated_exports({r: read_mturk_batch(b, source="simulated", round_=r)[0] for r, b in ((1, batch), (2, repeat))},
                                  images_per_hit=2)
     for key, text in texts.items():
         out[key].write_text(text)

@@ -25,16 +25,16 @@ from PIL import Image, ImageDraw
 
 from squidflow import schemas
 from squidflow.io import write_csv, write_parquet
-from squidflow.judgments import label_studio as ls
 from squidflow.judgments.annotation import make_hits
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.keywords import make_keyword_hits
-from squidflow.judgments.label_studio_export import (
+from squidflow.judgments.label_studio import tasks as ls
+from squidflow.judgments.label_studio.export import (
     comparison_ratings_table,
     read_comparison_export,
     read_keyword_export,
 )
-from squidflow.judgments.label_studio_ingest import ingest_exports
+from squidflow.judgments.label_studio.ingest import ingest_exports
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]

@@ -137,7 +137,7 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
     # round 2's Label Studio tasks are built like round 1's
     import json
 
-    from squidflow.judgments.label_studio import build_label_studio_tasks
+    from squidflow.judgments.label_studio.tasks import build_label_studio_tasks
 
     write_csv(round2["A"], root / "round2_hits_A.csv")
     counts = build_label_studio_tasks(root / "ls", frames_path=root / "results/dataset/frames.parquet",

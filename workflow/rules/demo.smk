@@ -1,5 +1,10 @@
-# Stage: the synthetic demo video corpus : offline event videos whose every frame's content is
-# known (results/videos/demo/truth.parquet), with synthetic metadata (catalog.parquet) for the acquisition stage.
+# The demo's room: every SIMULATED stand-in for the outside world, so that the whole workflow runs offline.
+# - the synthetic video corpus: event videos whose every frame's content is known (results/videos/demo/truth.parquet),
+#   with synthetic metadata (catalog.parquet) for the acquisition stage and subtitles for the text stage;
+# - the SIMULATED annotators: the panel's MTurk batch results (rounds 1 and 2), its keywords (variant K) and its
+#   Label Studio exports, read by the judgments stage as it reads real ones;
+# - the synthetic GuessWhat?! games and human annotations of the litmus stage.
+# Included after the stages whose paths it writes (their input files define them); library: squidflow.demo.
 from squidflow.demo import videos as squidflow_demo
 
 # Every demo video id, from the `demo:` config alone, so the gather step can expand() them before anything runs.
@@ -55,3 +60,108 @@ rule make_demo_subtitles:
         seed=config["demo"]["seed"],
     script:
         "../../scripts/make_demo_subtitles.py"
+
+
+# --- the SIMULATED annotators (judgments stage; squidflow.demo.panel, keyword_panel, label_studio) ----------------
+rule simulate_panel:
+    input:
+        hits_A="results/annotation/hits_A.csv",
+        hits_B="results/annotation/hits_B.csv",
+        truth="results/videos/demo/truth.parquet",
+    output:
+        batch="results/judgments/simulated/batch_results.csv",
+        repeat="results/judgments/simulated/batch_results_repeat.csv",
+        planted=PLANTED_FAULTS,
+    log:
+        "logs/simulate_panel/simulate_panel.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        panel=config["judgments"]["panel"],
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
+    script:
+        "../../scripts/simulate_panel.py"
+
+
+# The demo with annotation.platform label_studio: the SIMULATED panel's batch results, as Label Studio would export
+# them had its annotators answered there, so that ingestion reads the export format without a server.
+rule simulate_label_studio:
+    input:
+        batch=rules.simulate_panel.output.batch,
+        repeat=rules.simulate_panel.output.repeat,
+    output:
+        **SIMULATED_LABEL_STUDIO,
+    log:
+        "logs/simulate_label_studio/simulate_label_studio.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        images_per_hit=config["annotation"]["images_per_hit"],
+    script:
+        "../../scripts/simulate_label_studio.py"
+
+
+# The demo's second round: the SIMULATED panel rates the round-2 HITs; the report shows the intervals before and after.
+rule simulate_next_round:
+    input:
+        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
+        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
+        truth="results/videos/demo/truth.parquet",
+    output:
+        batch=SIMULATED_NEXT_ROUND,
+    log:
+        "logs/simulate_next_round/simulate_next_round.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        panel={**config["judgments"]["panel"], "repeat_hits": 0},
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
+    script:
+        "../../scripts/simulate_next_round.py"
+
+
+rule simulate_keywords:
+    input:
+        hits=KEYWORD_HITS,
+        truth="results/videos/demo/truth.parquet",
+    output:
+        batch=SIMULATED_KEYWORDS,
+    log:
+        "logs/simulate_keywords/simulate_keywords.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        panel={**TEXT["gold"]["panel"], "keywords_per_image": TEXT["gold"]["keywords_per_image"]},
+    script:
+        "../../scripts/simulate_keywords.py"
+
+
+# --- the synthetic GuessWhat?! games and their human annotations (litmus stage; squidflow.demo.litmus) ------------
+rule litmus_demo_games:
+    output:
+        train="results/litmus/demo/guesswhat.train.jsonl.gz",
+        test="results/litmus/demo/guesswhat.test.jsonl.gz",
+    log:
+        "logs/litmus_demo_games/litmus_demo_games.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        demo=config_keys(LITMUS["demo"], ["train_games", "test_games", "target_area_bias", "seed"]),
+    script:
+        "../../scripts/litmus_demo_games.py"
+
+
+rule litmus_demo_annotations:
+    input:
+        LITMUS_GAMES_TABLE,
+    output:
+        "results/litmus/demo/human_annotations.csv",
+    log:
+        "logs/litmus_demo_annotations/litmus_demo_annotations.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        demo=config_keys(LITMUS["demo"], ["human_qa", "annotators", "noise", "seed"]),
+        split=LITMUS["train_split"],
+    script:
+        "../../scripts/litmus_demo_annotations.py"

@@ -26,28 +26,8 @@ rule annotation_hits:
         "../../scripts/annotation_hits.py"
 
 
-rule simulate_panel:
-    input:
-        hits_A="results/annotation/hits_A.csv",
-        hits_B="results/annotation/hits_B.csv",
-        truth="results/videos/demo/truth.parquet",
-    output:
-        batch="results/judgments/simulated/batch_results.csv",
-        repeat="results/judgments/simulated/batch_results_repeat.csv",
-        planted=PLANTED_FAULTS,
-    log:
-        "logs/simulate_panel/simulate_panel.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        panel=config["judgments"]["panel"],
-        assignments_per_hit=config["annotation"]["assignments_per_hit"],
-    script:
-        "../../scripts/simulate_panel.py"
-
-
 # Label Studio (annotation.platform label_studio): per task a labeling config and import JSON, to import by hand or
-# with `squidflow label-studio push` (squidflow.judgments.label_studio, label_studio_server).
+# with `squidflow label-studio push` (squidflow.judgments.label_studio: tasks, server).
 rule label_studio_tasks:
     input:
         unpack(get_label_studio_hits),
@@ -67,24 +47,6 @@ rule label_studio_tasks:
         project_prefix=config["annotation"]["label_studio"]["project_prefix"],
     script:
         "../../scripts/label_studio_tasks.py"
-
-
-# The demo with annotation.platform label_studio: the SIMULATED panel's batch results, as Label Studio would export
-# them had its annotators answered there, so that ingestion reads the export format without a server.
-rule simulate_label_studio:
-    input:
-        batch=rules.simulate_panel.output.batch,
-        repeat=rules.simulate_panel.output.repeat,
-    output:
-        **SIMULATED_LABEL_STUDIO,
-    log:
-        "logs/simulate_label_studio/simulate_label_studio.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        images_per_hit=config["annotation"]["images_per_hit"],
-    script:
-        "../../scripts/simulate_label_studio.py"
 
 
 rule ingest_judgments:
@@ -424,25 +386,6 @@ rule next_round:
         "../../scripts/next_round.py"
 
 
-# The demo's second round: the SIMULATED panel rates the round-2 HITs; the report shows the intervals before and after.
-rule simulate_next_round:
-    input:
-        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
-        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
-        truth="results/videos/demo/truth.parquet",
-    output:
-        batch=SIMULATED_NEXT_ROUND,
-    log:
-        "logs/simulate_next_round/simulate_next_round.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        panel={**config["judgments"]["panel"], "repeat_hits": 0},
-        assignments_per_hit=config["annotation"]["assignments_per_hit"],
-    script:
-        "../../scripts/simulate_next_round.py"
-
-
 rule next_round_effect:
     input:
         judgments=JUDGMENTS_TABLE,
@@ -498,22 +441,6 @@ rule keyword_hits:
         max_length=TEXT["gold"]["max_length"],
     script:
         "../../scripts/keyword_hits.py"
-
-
-rule simulate_keywords:
-    input:
-        hits=KEYWORD_HITS,
-        truth="results/videos/demo/truth.parquet",
-    output:
-        batch=SIMULATED_KEYWORDS,
-    log:
-        "logs/simulate_keywords/simulate_keywords.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        panel={**TEXT["gold"]["panel"], "keywords_per_image": TEXT["gold"]["keywords_per_image"]},
-    script:
-        "../../scripts/simulate_keywords.py"
 
 
 rule ingest_keywords:

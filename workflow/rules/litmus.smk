@@ -8,20 +8,6 @@
 include: "inputs/litmus.smk"
 
 
-rule litmus_demo_games:
-    output:
-        train="results/litmus/demo/guesswhat.train.jsonl.gz",
-        test="results/litmus/demo/guesswhat.test.jsonl.gz",
-    log:
-        "logs/litmus_demo_games/litmus_demo_games.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        demo=config_keys(LITMUS["demo"], ["train_games", "test_games", "target_area_bias", "seed"]),
-    script:
-        "../../scripts/litmus_demo_games.py"
-
-
 rule litmus_games:
     input:
         get_litmus_game_files,
@@ -95,22 +81,6 @@ rule litmus_dataset_tables:
         intervals=config["evaluation"]["intervals"],
     script:
         "../../scripts/litmus_dataset_tables.py"
-
-
-rule litmus_demo_annotations:
-    input:
-        LITMUS_GAMES_TABLE,
-    output:
-        "results/litmus/demo/human_annotations.csv",
-    log:
-        "logs/litmus_demo_annotations/litmus_demo_annotations.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        demo=config_keys(LITMUS["demo"], ["human_qa", "annotators", "noise", "seed"]),
-        split=LITMUS["train_split"],
-    script:
-        "../../scripts/litmus_demo_annotations.py"
 
 
 rule litmus_human_check:

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
     from squidflow.config import load_config
     from squidflow.errors import UserError
-    from squidflow.judgments import label_studio_server as server
+    from squidflow.judgments.label_studio.tasks import server
 
     directory = args.directory
     try:
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
                       f"-> {e['path']} ({e['seconds']} s)")
             if "comparison" in exports:  # the shape comparison.ratings reads: each set's first two annotators
                 from squidflow.io import write_csv
-                from squidflow.judgments.label_studio_export import comparison_ratings_table, read_comparison_export
+                from squidflow.judgments.label_studio.export import comparison_ratings_table, read_comparison_export
 
                 long, _, _ = read_comparison_export(exports["comparison"]["path"])
                 csv = Path(exports["comparison"]["path"]).with_name("comparison_ratings.csv")

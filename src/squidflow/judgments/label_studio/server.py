@@ -1,7 +1,7 @@
 """`squidflow label-studio push | pull`: the projects created and the tasks imported on a running Label Studio, and
 their annotations pulled back as JSON exports — through `label-studio-sdk`.
 
-The SDK runs in a Python that has it (see `label_studio_client`: its pins clash with squidflow's environment): the
+The SDK runs in a Python that has it (see `label_studio.client`: its pins clash with squidflow's environment): the
 current one if it can import `label_studio_sdk`, else `annotation.label_studio.sdk_python` (default: the Label
 Studio virtualenv at ~/.cache/squidflow/label-studio-venv). The server's URL comes from the config
 (`annotation.label_studio.url`), the API token from the environment variable `annotation.label_studio.token_env`
@@ -23,11 +23,11 @@ from squidflow.config import ConfigError
 from squidflow.errors import UserError
 from squidflow.fetch import PROXY_ENV
 from squidflow.io import inside
-from squidflow.judgments.label_studio import RATING_TASKS, TASKS
+from squidflow.judgments.label_studio.tasks import RATING_TASKS, TASKS
 
 log = logging.getLogger(__name__)
 
-CLIENT = Path(__file__).with_name("label_studio_client.py")
+CLIENT = Path(__file__).with_name("client.py")
 DEFAULT_SDK_PYTHON = Path.home() / ".cache" / "squidflow" / "label-studio-venv" / "bin" / "python"
 PROJECTS_FILE = "projects.json"
 

@@ -9,8 +9,8 @@ counts), an annotator's several annotations of one task (the last one counts), t
 annotations (one judgment each, `position` in order of submission). `read_keyword_export` reads task K's export into
 keyword judgments, `read_comparison_export` the comparison sets' into plausibility ratings.
 
-The tasks these exports answer are written by `squidflow.judgments.label_studio`; a run's exports are ingested
-(annotators in both variants, the ingestion report) by `squidflow.judgments.label_studio_ingest`.
+The tasks these exports answer are written by `squidflow.judgments.label_studio.tasks`; a run's exports are ingested
+(annotators in both variants, the ingestion report) by `squidflow.judgments.label_studio.ingest`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.image_ids import HINTS, clean_id, split_image_id, unknown_id_hint
 from squidflow.judgments.ingest import JudgmentError, fail_on_problems
-from squidflow.judgments.label_studio import IMAGE_KEY, RATING_TASKS
+from squidflow.judgments.label_studio.tasks import IMAGE_KEY, RATING_TASKS
 
 RATING_FROM = re.compile(r"^rating_([0-9]+)\Z")
 KEYWORDS_FROM = re.compile(r"^keywords_([0-9]+)\Z")

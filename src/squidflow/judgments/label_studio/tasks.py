@@ -14,9 +14,9 @@ The same tasks as the MTurk batches (SQUID-E §3.2, supplement A.2 and B; the HI
 - variants A and B as separate projects: the paper's annotator groups are disjoint (no annotator in both).
 
 `export_from_judgments` writes judgments as the JSON export Label Studio would give back had these annotators
-submitted them: the demo's SIMULATED panel (`simulated_exports`), and the release as a test of the reader. An export
-is read by `squidflow.judgments.label_studio_export`; a run's exports are ingested by
-`squidflow.judgments.label_studio_ingest`.
+submitted them: the demo's SIMULATED panel (`squidflow.demo.label_studio`), and the release as a test of the reader. An export
+is read by `squidflow.judgments.label_studio.export`; a run's exports are ingested by
+`squidflow.judgments.label_studio.ingest`.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def build_label_studio_tasks(
     return counts
 
 
-# --- writing an export (the simulated panel; the release as a test of the reader) --------------------------------
+# --- writing an export (the demo's simulated panel; the release as a test of the reader) --------------------------------
 def export_from_judgments(judgments: pl.DataFrame, *, images_per_hit: int = 6, first_task_id: int = 1,
                           user_ids: dict[str, int] | None = None) -> list[dict]:
     """Judgments -> a Label Studio JSON export: one task per `hit` (its images in order of first appearance, at
@@ -285,24 +285,3 @@ def export_from_judgments(judgments: pl.DataFrame, *, images_per_hit: int = 6, f
         tasks.append({"id": tid, "data": data, "annotations": annotations, "drafts": [], "predictions": [],
                       "meta": {}})
     return tasks
-
-
-def simulated_exports(batches: dict[int, pl.DataFrame], *, images_per_hit: int = 6) -> dict[str, str]:
-    """The demo: the SIMULATED panel's judgments per round (its MTurk batch results as read by
-    judgments.ingest.read_mturk_batch) -> one Label Studio export's JSON text per variant and round (keys A, B,
-    A_repeat, B_repeat), as Label Studio would give them back. One user id per annotator across all exports, as on one
-    server."""
-    users: dict[str, int] = {}
-    next_task = 1
-    out = {}
-    for round_, judgments in sorted(batches.items()):
-        for variant in RATING_TASKS:
-            key = variant if round_ == 1 else f"{variant}_repeat"
-            part = judgments.filter(pl.col("variant") == variant)
-            export = export_from_judgments(part, images_per_hit=images_per_hit, first_task_id=next_task, user_ids=users)
-            for t in export:
-                t["meta"] = {"simulated": True, "note": "SIMULATED annotator panel (squidflow demo), not people"}
-            next_task += len(export)
-            out[key] = json.dumps(export, ensure_ascii=False) + "\n"
-            log.info("SIMULATED variant %s round %d: %d tasks", variant, round_, len(export))
-    return out

@@ -1,6 +1,6 @@
 """A run's Label Studio exports ingested into one judgments table and its ingestion report (SQUID-E §3.2).
 
-`ingest_exports` reads each export (`squidflow.judgments.label_studio_export.read_export`: variant A and B projects,
+`ingest_exports` reads each export (`squidflow.judgments.label_studio.export.read_export`: variant A and B projects,
 first and repeat rounds) and checks what no single export shows: an annotator in both variants breaks the paper's
 disjoint annotator groups, which stops the run naming both projects and tasks, or with `on_error: skip` drops that
 annotator's judgments. The report counts, per export, what Label Studio had besides usable judgments (cancelled
@@ -15,7 +15,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.io import md_escape, write_text
 from squidflow.judgments.ingest import JudgmentError
-from squidflow.judgments.label_studio_export import ExportStats, TaskProblem, _frame, expected_images, read_export
+from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
 
 
 def annotators_in_both(df: pl.DataFrame) -> list[tuple[str, dict[str, tuple[str, str]]]]:
