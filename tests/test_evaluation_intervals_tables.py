@@ -14,7 +14,7 @@ from helpers.floats import assert_floats_close, assert_frames_close
 
 from squidflow import io, schemas
 from squidflow.evaluation import uncertainty as U
-from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, soft_label_table
+from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, ratings_matrix, soft_label_table
 from squidflow.intervals import IntervalConfig
 from squidflow.training.calibration import run_metrics
 from squidflow.training.table_intervals import image_lists, metric_stat, run_images
@@ -254,6 +254,36 @@ def test_the_saturation_figure_says_what_its_bands_are(tmp_path, monkeypatch):
     figures.saturation_figure([m], m.ratings, tmp_path / "sat.png", repeats=3, level=0.9)
     assert any("central 90%\nof 3 draws per size" in t for t in drawn["legend"]), drawn
     assert "people (leave-one-rater-out)" in drawn["legend"] and "raters per image" in drawn["title"]
+
+
+def test_the_per_image_points_come_back_from_parquet_exactly(tmp_path):
+    """Rule per_image_points writes what the soft-label table and both figures read: the round trip through the
+    Parquet file gives the same arrays, models in order, the empty and the left-out models kept."""
+    from squidflow.evaluation.points import points_frame, points_from_frame
+    from squidflow.io import SchemaError
+
+    images, preds, ratings = _judged(60)
+    ratings = ratings.with_columns(pl.when(pl.col("frame_index") < 5).then(pl.col("ratings").list.head(2))
+                                   .otherwise(pl.col("ratings")).alias("ratings"))  # ragged: two raters on five
+    m = model_points("m", preds, images, ratings)
+    half = model_points("half", preds.filter(pl.col("frame_index") % 2 == 0), images, ratings)
+    none = model_points("none", preds.head(0), images, ratings)
+    path = tmp_path / "per_image_points.parquet"
+    io.write_parquet(points_frame([m, none, half], ratings, ["not probabilities"]), path, schemas.PER_IMAGE_POINTS)
+    points, people, skipped = points_from_frame(io.read_parquet(path, schemas.PER_IMAGE_POINTS))
+    assert [p.name for p in points] == ["m", "none", "half"] and skipped == ["not probabilities"]
+    for got, want in zip(points, [m, none, half], strict=True):
+        for field in ("prob", "confidence", "correct", "target", "ratings"):
+            assert np.array_equal(getattr(got, field), getattr(want, field), equal_nan=True), (want.name, field)
+    want = ratings_matrix(ratings["ratings"].to_list())
+    assert np.array_equal(people, want, equal_nan=True) and np.isnan(people[:5, 2]).all()
+    cfg = IntervalConfig(**CFG)
+    assert soft_label_table(points, people, cfg, ece_bins=10, binary_bins=10).equals(
+        soft_label_table([m, none, half], want, cfg, ece_bins=10, binary_bins=10))
+    # read back, the file is checked against its schema
+    pl.read_parquet(path).with_columns(pl.col("prob").cast(pl.Utf8)).write_parquet(path)
+    with pytest.raises(SchemaError, match="per_image_points.*column 'prob' is String"):
+        io.read_parquet(path, schemas.PER_IMAGE_POINTS)
 
 
 # --- squidflow evaluate ----------------------------------------------------------------------------------------------

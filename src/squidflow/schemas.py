@@ -613,6 +613,29 @@ RUN_EVALUATION = Schema(
     produced_by="rule evaluate_runs (workflow/rules/evaluation.smk)",
 )
 
+# Every Table 2 model's points on the judged images, and the people's ratings of them: computed once (rule
+# per_image_points) and read by the soft-label table and its two figures (squidflow.evaluation.points). `role`:
+# `model` — one row per judged image the model scored (its `prob`, `confidence`, `correct`, `target` and the image's
+# `ratings`); `people` — one row per judged image (`ratings` only), the leave-one-rater-out row's data; `left_out` —
+# one row per model whose scores are not probabilities (image and point columns null); `no_images` — one row per
+# model with probabilities but no judged image (image and point columns null). Models keep the table's order.
+PER_IMAGE_POINTS = Schema(
+    "per_image_points",
+    {
+        "role": pl.Utf8,  # model | people | left_out | no_images
+        "model": pl.Utf8,  # the model's name (evaluation.models, ...); null for the people
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "event": pl.Utf8,  # the judged event (evaluation.label_map)
+        "prob": pl.Float64,  # the model's P(judged event): the sum of the scores of the event's labels, in [0, 1]
+        "confidence": pl.Float64,  # its rank-1 score, in [0, 1]
+        "correct": pl.Float64,  # 1 when its rank-1 label is one of the event's labels, else 0
+        "target": pl.Float64,  # 1 when the judged event is the image's own (binary ECE)
+        "ratings": pl.List(pl.Float64),  # the image's first-round ratings 0..100, excluded annotators left out
+    },
+    produced_by="rule per_image_points (workflow/rules/evaluation.smk)",
+)
+
 # --- litmus test: GuessWhat?! first turns, soft labels, guessers (litmus test, Lucassen et al. 2022, §3, §4.2) -------
 # One row per game of the GuessWhat?! JSON Lines files, with its first question-answer turn (answer yes | no | n/a,
 # null when the game has no turn) and its candidate objects (MS-COCO boxes: left, top, width, height in pixels).
@@ -818,6 +841,7 @@ ALL: dict[str, Schema] = {s.name: s for s in (
     PREDICTIONS,
     MODEL_ACCURACY,
     RUN_EVALUATION,
+    PER_IMAGE_POINTS,
     LITMUS_GAMES,
     LITMUS_SOFT_LABELS,
     LITMUS_PROBABILITIES,

@@ -136,9 +136,29 @@ rule evaluate_runs:
 
 # The uncertainty core (issue 24): every Table 2 model's probabilities against the people's ratings — soft-label
 # measures, calibration beyond one binned ECE, the people's own leave-one-rater-out ceiling — and its two figures.
-rule soft_label_table:
+# The per-image points they measure are computed once (squidflow.evaluation.points) and read by all three.
+rule per_image_points:
     input:
         unpack(get_soft_label_inputs),
+    output:
+        PER_IMAGE_POINTS_TABLE,
+    log:
+        "logs/per_image_points/per_image_points.log",
+    conda:
+        "../../envs/reporting.yaml"
+    params:
+        models=get_soft_label_models,
+        variant=EVALUATION["variant"],
+        label_map=EVALUATION["label_map"],
+        events=config["events"],
+        cache_dir="results/downloads",
+    script:
+        "../../scripts/per_image_points.py"
+
+
+rule soft_label_table:
+    input:
+        points=PER_IMAGE_POINTS_TABLE,
     output:
         csv=report(
             f"{SOFT_LABEL_TABLE}.csv",
@@ -166,22 +186,18 @@ rule soft_label_table:
     conda:
         "../../envs/reporting.yaml"
     params:
-        models=get_soft_label_models,
         variant=EVALUATION["variant"],
-        label_map=EVALUATION["label_map"],
-        events=config["events"],
         intervals=EVALUATION["intervals"],
         ece_bins=EVALUATION["ece_bins"],
         binary_bins=config["training"]["ece_bins"],
         source=JUDGMENT_SOURCE,
-        cache_dir="results/downloads",
     script:
         "../../scripts/soft_label_table.py"
 
 
 rule model_reliability_figure:
     input:
-        unpack(get_soft_label_inputs),
+        points=PER_IMAGE_POINTS_TABLE,
     output:
         report(
             MODEL_RELIABILITY_FIGURE,
@@ -195,21 +211,16 @@ rule model_reliability_figure:
     conda:
         "../../envs/reporting.yaml"
     params:
-        models=get_soft_label_models,
-        variant=EVALUATION["variant"],
-        label_map=EVALUATION["label_map"],
-        events=config["events"],
         intervals=EVALUATION["intervals"],
         ece_bins=EVALUATION["ece_bins"],
         source=JUDGMENT_SOURCE,
-        cache_dir="results/downloads",
     script:
         "../../scripts/model_reliability_figure.py"
 
 
 rule annotation_saturation_figure:
     input:
-        unpack(get_soft_label_inputs),
+        points=PER_IMAGE_POINTS_TABLE,
     output:
         report(
             SATURATION_FIGURE,
@@ -223,13 +234,8 @@ rule annotation_saturation_figure:
     conda:
         "../../envs/reporting.yaml"
     params:
-        models=get_soft_label_models,
-        variant=EVALUATION["variant"],
-        label_map=EVALUATION["label_map"],
-        events=config["events"],
         intervals=EVALUATION["intervals"],
         repeats=EVALUATION["saturation_repeats"],
         source=JUDGMENT_SOURCE,
-        cache_dir="results/downloads",
     script:
         "../../scripts/annotation_saturation_figure.py"

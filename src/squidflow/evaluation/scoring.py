@@ -4,6 +4,8 @@ library call that `squidflow evaluate` makes too (so the command and the workflo
 - `read_judgments`: the SQUID-E release CSV (huj_annotations.csv) or squidflow's judgments Parquet
   (schemas.JUDGMENTS), with the annotators to leave out (annotator_report.parquet's excluded, as the workflow's
   image_scores leaves them out);
+- `per_image_points`: every model's points on the judged images and the people's ratings, one table
+  (squidflow.evaluation.points) that the soft-label table and its figures read;
 - `soft_label_outputs`: the soft-label measures table (squidflow.evaluation.soft_labels) of the models;
 - `evaluate_predictions`: Tables 2 and 8 (squidflow.evaluation.models / tables) and the soft-label table of the
   models, as {name: (CSV frame, Markdown, LaTeX)}.
@@ -22,13 +24,13 @@ from squidflow import io, schemas
 from squidflow.config import from_section
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.models import evaluate_model, known_images
+from squidflow.evaluation.points import points_frame, points_from_frame
 from squidflow.evaluation.predictions import read_image_table, read_predictions
 from squidflow.evaluation.soft_labels import (
     ModelPoints,
     caption,
     image_ratings,
     model_points,
-    ratings_matrix,
     scores_are_probabilities,
     soft_label_table,
     to_latex,
@@ -75,10 +77,11 @@ def model_points_of(model: Mapping, scores: pl.DataFrame, ratings: pl.DataFrame,
     return model_points(model["name"], preds, images, ratings)
 
 
-def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = "results/downloads",
-                      frames: pl.DataFrame | None = None) -> tuple[list[ModelPoints], np.ndarray | None, list[str]]:
-    """(the models' points, the judged images' ratings matrix for the people row, the models left out)."""
+def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
+                     label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = "results/downloads",
+                     frames: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every model's points on the judged images and the people's ratings of them (schemas.PER_IMAGE_POINTS): what
+    rule per_image_points writes once for the soft-label table and its two figures."""
     scores = image_scores(judgments, list(excluded))
     ratings = image_ratings(judgments, variant=variant, label_map=label_map, events_config=events_config,
                             excluded=excluded)
@@ -90,22 +93,39 @@ def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, exclud
             skipped.append(model["name"])
         else:
             points.append(p)
-    people = ratings_matrix(ratings["ratings"].to_list()) if len(ratings) else None
-    return points, people, skipped
+    return points_frame(points, ratings, skipped)
+
+
+def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
+                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = "results/downloads",
+                      frames: pl.DataFrame | None = None) -> tuple[list[ModelPoints], np.ndarray | None, list[str]]:
+    """(the models' points, the judged images' ratings matrix for the people row, the models left out), through the
+    same table the workflow writes (per_image_points), so `squidflow evaluate` measures what the rules measure."""
+    return points_from_frame(per_image_points(models, judgments, excluded, variant=variant, label_map=label_map,
+                                              events_config=events_config, cache_dir=cache_dir, frames=frames))
+
+
+def soft_label_outputs_of(points: Sequence[ModelPoints], people: np.ndarray | None, skipped: Sequence[str], *,
+                          variant: str, intervals: Mapping, ece_bins: int, binary_bins: int,
+                          source: str) -> tuple[pl.DataFrame, str, str]:
+    """(long CSV frame, Markdown, LaTeX) of the soft-label measures table of points already computed (rule
+    soft_label_table reads them from per_image_points.parquet: points_from_frame)."""
+    table = soft_label_table(points, people, from_section(IntervalConfig, intervals), ece_bins=ece_bins,
+                             binary_bins=binary_bins)
+    text = caption(table, intervals, variant=variant, source=SOURCES.get(source, source), ece_bins=ece_bins,
+                   binary_bins=binary_bins, skipped=skipped)
+    return table, to_markdown(table, text), to_latex(table, text)
 
 
 def soft_label_outputs(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
                        label_map: Mapping, events_config: Mapping | None, intervals: Mapping, ece_bins: int,
                        binary_bins: int, source: str, cache_dir: str | Path = "results/downloads",
                        frames: pl.DataFrame | None = None) -> tuple[pl.DataFrame, str, str]:
-    """(long CSV frame, Markdown, LaTeX) of the soft-label measures table."""
+    """(long CSV frame, Markdown, LaTeX) of the soft-label measures table, from the judgments and the models."""
     points, people, skipped = points_and_people(models, judgments, excluded, variant=variant, label_map=label_map,
                                                 events_config=events_config, cache_dir=cache_dir, frames=frames)
-    table = soft_label_table(points, people, from_section(IntervalConfig, intervals), ece_bins=ece_bins,
-                             binary_bins=binary_bins)
-    text = caption(table, intervals, variant=variant, source=SOURCES.get(source, source), ece_bins=ece_bins,
-                   binary_bins=binary_bins, skipped=skipped)
-    return table, to_markdown(table, text), to_latex(table, text)
+    return soft_label_outputs_of(points, people, skipped, variant=variant, intervals=intervals, ece_bins=ece_bins,
+                                 binary_bins=binary_bins, source=source)
 
 
 def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *,

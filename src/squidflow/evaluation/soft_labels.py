@@ -73,6 +73,7 @@ class ModelPoints:
     correct: np.ndarray  # (n,) rank-1 label is right
     target: np.ndarray  # (n,) the judged event is the image's own (binary ECE)
     ratings: np.ndarray  # (n, R) 0..100, NaN-padded
+    images: pl.DataFrame | None = None  # (n,) video_id, frame_index, event, ratings: which image each point is
 
 
 # --- inputs -----------------------------------------------------------------------------------------------------
@@ -114,6 +115,7 @@ def model_points(name: str, predictions: pl.DataFrame, images: pl.DataFrame, rat
         correct=rows["top1"].cast(pl.Float64).to_numpy(),
         target=np.ones(len(rows)),
         ratings=ratings_matrix(rows["ratings"].to_list()),
+        images=rows.select(*POINT, "ratings"),
     )
 
 

@@ -9,6 +9,7 @@ ZERO_SHOT_PREDICTIONS = "results/evaluation/predictions/zero_shot.parquet"
 SOFT_LABEL_TABLE = "results/tables/soft_label_measures"  # .csv, .md, .tex
 MODEL_RELIABILITY_FIGURE = "results/figures/model_reliability.png"
 SATURATION_FIGURE = "results/figures/annotation_saturation.png"
+PER_IMAGE_POINTS_TABLE = "results/evaluation/per_image_points.parquet"  # schemas.PER_IMAGE_POINTS
 
 
 def get_evaluation_vocabulary():
@@ -160,7 +161,8 @@ def get_evaluated_runs():
 
 
 def get_soft_label_models(wildcards):
-    """The Table 2 models whose predictions the soft-label table and its figures score: name, predictions, images."""
+    """The Table 2 models whose predictions per_image_points scores (for the soft-label table and its figures):
+    name, predictions, images."""
     return [
         {"name": m["name"], "predictions": m["predictions"], "images": m["images"]} for m in get_evaluation_models()
     ]
