@@ -313,7 +313,7 @@ PLANTED_FAULTS = Schema(
         "event_prompt": pl.Utf8,
         "fault": pl.Utf8,  # careless | constant | extremes | reversed | prior | swapped
     },
-    produced_by="rule simulate_panel (workflow/rules/judgments.smk)",
+    produced_by="rule simulate_panel (workflow/rules/demo.smk)",
 )
 
 # Gold keywords from people (the keyword task, variant K): one row per keyword an annotator gave an image.
