@@ -29,7 +29,7 @@ from squidflow.publish.facts import required
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DEFAULTS = load_config(ROOT / "config" / "config.yaml", check_paths=False)
-INTERVALS = dict(SCHEMA_DEFAULTS["evaluation"]["intervals"])
+INTERVALS = dict(SCHEMA_DEFAULTS["intervals"])
 
 
 @pytest.fixture(autouse=True)

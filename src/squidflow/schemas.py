@@ -254,7 +254,7 @@ RATER_TRIAGE = Schema(
         "n_judgments": pl.Int64,  # round 1
         "n_items": pl.Int64,  # images × prompts shared with at least one other rater
         "agreement": pl.Float64,  # Pearson r of the rater's ratings with the leave-this-rater-out mean, same items
-        "agreement_lo": pl.Float64,  # its bootstrap interval over the rater's items (evaluation.intervals)
+        "agreement_lo": pl.Float64,  # its bootstrap interval over the rater's items (config `intervals`)
         "agreement_hi": pl.Float64,
         "mace_competence": pl.Float64,  # crowd-kit on the certainty bins: MACE's P(not spamming)
         "glad_alpha": pl.Float64,  # GLAD's σ(α)
@@ -284,7 +284,7 @@ IMAGE_TRIAGE = Schema(
         "event_prompt": pl.Utf8,
         "n": pl.Int64,  # round-1 ratings, both variants
         "mean": pl.Float64,
-        "mean_lo": pl.Float64,  # bootstrap interval of the mean over the image's raters (evaluation.intervals)
+        "mean_lo": pl.Float64,  # bootstrap interval of the mean over the image's raters (config `intervals`)
         "mean_hi": pl.Float64,
         "interval_width": pl.Float64,
         "spread": pl.Float64,  # standard deviation of the ratings (ddof 1)
@@ -534,7 +534,7 @@ RESULT_TABLE = Schema(
         "mean": pl.Float64,
         "std": pl.Float64,
         "n_seeds": pl.Int64,
-        # 95% (evaluation.intervals.level) image-bootstrap interval of the seed mean; null without predictions
+        # 95% (intervals.level) image-bootstrap interval of the seed mean; null without predictions
         "lo": pl.Float64,
         "hi": pl.Float64,
         # the bootstrap bias (mean of the resampled values − mean) of a bias-adjusted measure (ECE): mean − bias is
@@ -584,7 +584,7 @@ MODEL_ACCURACY = Schema(
         "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
         "accuracy": pl.Float64,  # null for an empty bin
         "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
-        "lo": pl.Float64,  # evaluation.intervals: image-bootstrap interval of the accuracy (null: none computed)
+        "lo": pl.Float64,  # config `intervals`: image-bootstrap interval of the accuracy (null: none computed)
         "hi": pl.Float64,
     },
     produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
@@ -688,7 +688,7 @@ LITMUS_METRICS = Schema(
 )
 
 # Per model, group and metric: the mean over the model's seeds (`value`, as Tables 2 and 3 show it) and its bootstrap
-# interval over the evaluated QA pairs (squidflow.litmus.metrics.metric_intervals; evaluation.intervals).
+# interval over the evaluated QA pairs (squidflow.litmus.metrics.metric_intervals; config `intervals`).
 LITMUS_METRIC_INTERVALS = Schema(
     "litmus_metric_intervals",
     {
@@ -754,7 +754,7 @@ PUBLISH_SOFT_LABELS = Schema(
         "n": pl.Int64,
         "certainty_bin": pl.Utf8,
         "ratings": pl.List(pl.Int64),  # the first-round ratings the mean is of (excluded annotators left out)
-        "mean_lo": pl.Float64,  # interval of the mean over the image's raters (evaluation.intervals)
+        "mean_lo": pl.Float64,  # interval of the mean over the image's raters (config `intervals`)
         "mean_hi": pl.Float64,
     },
     produced_by="rule publish_dataset (workflow/rules/publish.smk)",

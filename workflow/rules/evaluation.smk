@@ -68,7 +68,7 @@ rule model_accuracy:
         vocabulary=get_evaluation_vocabulary(),
         events=config["events"],
         cache_dir="results/downloads",
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/model_accuracy.py"
 
@@ -110,7 +110,7 @@ rule evaluation_table:
         top_k=EVALUATION["top_k"],
         label_map=EVALUATION["label_map"],
         source=JUDGMENT_SOURCE,
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/evaluation_table.py"
 
@@ -170,9 +170,9 @@ rule soft_label_table:
         variant=EVALUATION["variant"],
         label_map=EVALUATION["label_map"],
         events=config["events"],
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
         ece_bins=EVALUATION["ece_bins"],
-        binary_bins=config["training"]["ece_bins"],
+        binary_bins=EVALUATION["binary_ece_bins"],
         source=JUDGMENT_SOURCE,
         cache_dir="results/downloads",
     script:
@@ -199,7 +199,7 @@ rule model_reliability_figure:
         variant=EVALUATION["variant"],
         label_map=EVALUATION["label_map"],
         events=config["events"],
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
         ece_bins=EVALUATION["ece_bins"],
         source=JUDGMENT_SOURCE,
         cache_dir="results/downloads",
@@ -227,7 +227,7 @@ rule annotation_saturation_figure:
         variant=EVALUATION["variant"],
         label_map=EVALUATION["label_map"],
         events=config["events"],
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
         repeats=EVALUATION["saturation_repeats"],
         source=JUDGMENT_SOURCE,
         cache_dir="results/downloads",

@@ -170,7 +170,7 @@ rule agreement_table:
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
         on_empty=config["on_empty"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         report_name=lambda wildcards, input: input.report,  # named in the message that stops a variant with no rater
         exclude=config["judgments"]["quality"]["exclude"],
     script:
@@ -231,7 +231,7 @@ rule crowd_aggregation:
         crowd=config["judgments"]["crowd"],
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/crowd_aggregation.py"
 
@@ -312,7 +312,7 @@ rule rater_triage:
         triage=config["judgments"]["triage"],
         exclude=config["judgments"]["quality"]["exclude"],
         crowd=config["judgments"]["crowd"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         events=TRIAGE_EVENTS,
         events_config=config["events"],
     script:
@@ -355,7 +355,7 @@ rule image_triage:
     params:
         triage=config["judgments"]["triage"],
         exclude=config["judgments"]["quality"]["exclude"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         events=TRIAGE_EVENTS,
         events_config=config["events"],
         note=get_report_note("judgments"),
@@ -471,7 +471,7 @@ rule next_round_effect:
         "../../envs/reporting.yaml"
     params:
         triage=config["judgments"]["triage"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         strategy=config["annotation"]["next_round"]["strategy"],
     script:
         "../../scripts/next_round_effect.py"

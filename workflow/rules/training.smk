@@ -112,7 +112,7 @@ rule result_table:
         ece_bins=config["training"]["ece_bins"],
         kl_eps=config["training"]["kl_eps"],
         choices=get_table_choices,
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/result_table.py"
 
@@ -176,7 +176,7 @@ rule table1_figure:
     conda:
         "../../envs/reporting.yaml"
     params:
-        order=config["training"]["classification"]["variants"],
+        order=config["training"]["classification"]["methods"],
         choices=get_figure_choices,
     script:
         "../../scripts/table1_figure.py"

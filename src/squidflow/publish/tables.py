@@ -4,7 +4,7 @@
   manifest); with the SQUID-E release's judgments and no frames, one row per rated image (video id, frame number).
 - `judgments`: one row per rating (results/judgments/judgments.parquet), the annotator a pseudonym.
 - `soft_labels`: one row per (image, prompt, variant) of results/judgments/image_scores.parquet, with the ratings its
-  mean is of and the interval of the mean over the image's raters (evaluation.intervals).
+  mean is of and the interval of the mean over the image's raters (config `intervals`).
 - `comparison_sets`, `keywords`: the comparison stage's sets and the keyword task's keywords, as they are.
 
 Splits are the image's split in the `datasets` library's words (train, validation, test); an image without a split

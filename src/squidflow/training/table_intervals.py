@@ -20,7 +20,7 @@ value (tests check this): accuracies and means are ratios of sums over the resam
 Both ECEs are biased by the resampling itself (a resample's duplicated images fill bins unevenly, and 16-image
 batches make it worse: every resampled value can sit above the point), so their cells and paired differences get the
 bias-adjusted percentile interval (squidflow.intervals.bias_adjusted_from: the resampled values less their
-bootstrap bias, which contains its estimate) whatever `evaluation.intervals.method` says, and the bias goes in the
+bootstrap bias, which contains its estimate) whatever `intervals.method` says, and the bias goes in the
 table's `bias` column (diff_bias for the difference); `interval_method` names each row's method.
 """
 
