@@ -157,11 +157,11 @@ def _blue_share(image: torch.Tensor) -> float:
     return float(((image[2].int() > 150) & (image[0].int() < 80)).float().mean())
 
 
-@pytest.mark.parametrize("variant", ["GA", "AU"])
-def test_whole_frame_augmentation_reaches_outside_the_centre_crop(variant):
+@pytest.mark.parametrize("method", ["GA", "AU"])
+def test_whole_frame_augmentation_reaches_outside_the_centre_crop(method):
     frame = _two_colour_frame()
-    augment = build_augmentation(variant, 64, "whole_frame")
-    assert frame_short_side(variant, 64, "whole_frame") == 128
+    augment = build_augmentation(method, 64, "whole_frame")
+    assert frame_short_side(method, 64, "whole_frame") == 128
     outs = []
     for seed in range(40):
         torch.manual_seed(seed)

@@ -599,7 +599,7 @@ RUN_EVALUATION = Schema(
     {
         "experiment": pl.Utf8,  # classification (Table 1) | calibration (Tables 3, 9)
         "train_set": pl.Utf8,  # SD | SE
-        "method": pl.Utf8,  # Table 1 variant or calibration method
+        "method": pl.Utf8,  # Table 1 method (augmentation) or Table 3 calibration method
         "seed": pl.Int64,
         "binning": pl.Utf8,  # mean | alt
         "bin": pl.Utf8,  # 0-20 ... 80-100 | avg

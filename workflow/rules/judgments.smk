@@ -177,25 +177,25 @@ rule agreement_table:
         "../../scripts/agreement_table.py"
 
 
-rule fig3_judgments:
+rule judgments_figure:
     input:
         scores=IMAGE_SCORES_TABLE,
     output:
         png=report(
             "results/figures/fig3_judgments.png",
-            caption="../report/judgments/fig3.rst",
+            caption="../report/judgments/judgments_figure.rst",
             category="Human judgments",
             subcategory="Figure 3: judgments per image",
             labels={"result": "Figure 3"},
         ),
     log:
-        "logs/fig3_judgments/fig3_judgments.log",
+        "logs/judgments_figure/judgments_figure.log",
     conda:
         "../../envs/reporting.yaml"
     params:
-        title=FIG3_TITLES[JUDGMENT_SOURCE],
+        title=JUDGMENTS_FIGURE_TITLES[JUDGMENT_SOURCE],
     script:
-        "../../scripts/fig3_judgments.py"
+        "../../scripts/judgments_figure.py"
 
 
 # crowd-kit's annotator models (majority vote, Dawid-Skene, GLAD, MACE) beside the rubric: per-annotator skill,

@@ -8,7 +8,7 @@ every method, seed and measure, so that every method is resampled on the same im
 reported as the sample std of Table 1/3/9. The human means the measures compare with are held fixed (run
 predictions carry only the mean judgment; the rater-resampled intervals are those of the soft-label table).
 
-Paired comparisons: each method against the baseline row (the first configured method or variant) on the same
+Paired comparisons: each method against the baseline row (the first configured method) on the same
 resamples: the difference of the seed means, its interval and a two-sided paired-bootstrap p-value; the p-values
 of one measure (and training set) are Holm-corrected over the methods.
 
@@ -225,7 +225,7 @@ def add_intervals(
     interval of the seed mean) and, against the baseline row, diff, diff_lo, diff_hi, p_value, p_holm.
 
     grouped (Tables 3, 9): the baseline is the first of `method_order` within each training set; otherwise (Table 1)
-    the first row of the table's method order, whatever its training set (every variant sees the same images)."""
+    the first row of the table's method order, whatever its training set (every method sees the same images)."""
     ids = image_lists(runs)
     index = {s: image_resamples(len(v), IntervalConfig(cfg.level, cfg.resamples, cfg.seed + k, cfg.method))
              for k, (s, v) in enumerate(sorted(ids.items()))}

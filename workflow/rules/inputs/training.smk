@@ -144,7 +144,7 @@ def get_training_sets_inputs(wildcards):
     return inputs
 
 
-WHOLE_FRAME_VARIANTS = ("GA", "AU")
+WHOLE_FRAME_METHODS = ("GA", "AU")
 
 
 def uses_whole_frames(experiment, method):
@@ -152,7 +152,7 @@ def uses_whole_frames(experiment, method):
     training = config["training"]
     return (
         experiment == "classification"
-        and method in WHOLE_FRAME_VARIANTS
+        and method in WHOLE_FRAME_METHODS
         and training["augment_geometry"] == "whole_frame"
     )
 
@@ -191,7 +191,7 @@ def _choices(experiment, methods):
             else {}
         ),
         **({"mc_average": training["mc_average"], "mc_samples": training["mc_samples"]} if "MC" in methods else {}),
-        **({"augment_geometry": training["augment_geometry"]} if set(WHOLE_FRAME_VARIANTS) & set(methods) else {}),
+        **({"augment_geometry": training["augment_geometry"]} if set(WHOLE_FRAME_METHODS) & set(methods) else {}),
         **(
             {"authors_ece_bins": training["authors_ece_bins"], "authors_ece_batch": training["authors_ece_batch"]}
             if experiment == "calibration"
@@ -214,7 +214,7 @@ def get_figure_choices(wildcards):
     return _choices("classification", list(config["training"]["classification"]["methods"]))
 
 
-def get_table1_figure_metrics(wildcards):
+def get_accuracy_by_certainty_figure_metrics(wildcards):
     return [f"{run}/metrics.json" for run in get_training_runs("classification")]
 
 
