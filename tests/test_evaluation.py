@@ -314,7 +314,7 @@ def _run(scores: pl.DataFrame, events: list[str], rng: np.random.Generator, expe
             label = int(rng.integers(0, 2))
             p = rng.dirichlet([1, 1])
         rows.append({"image_id": f"{r['video_id']}_{r['frame_index']}", "eval_set": "SE", "label": label,
-                     "probs": p.tolist(), "human_mean": r["mean"]})
+                     "probs": p.tolist(), "human_mean": r["people_mean"]})
     n = len(events) if experiment == "classification" else 2
     rows += [{"image_id": f"sd_{i}", "eval_set": "SD", "label": 0, "probs": [1 / n] * n, "human_mean": None}
              for i in range(3)]

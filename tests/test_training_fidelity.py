@@ -254,7 +254,7 @@ def _pool(pool: str, videos_per_event: int, frames: int = 6, split_of=lambda v: 
 def _scores(se: pl.DataFrame, prompt: str = "birthday party") -> pl.DataFrame:
     judged = se.filter(pl.col("event").is_in(["birthday", "wedding"]))
     return judged.select("video_id", "frame_index", pl.lit(prompt).alias("event_prompt"), pl.lit("B").alias("variant"),
-                         pl.when(pl.col("event") == "birthday").then(80.0).otherwise(20.0).alias("mean"))
+                         pl.when(pl.col("event") == "birthday").then(80.0).otherwise(20.0).alias("people_mean"))
 
 
 def test_clean_calibration_sets_are_video_disjoint_and_balanced_with_a_note():
@@ -336,7 +336,7 @@ def _judgments(scores: pl.DataFrame) -> pl.DataFrame:
         for k, delta in enumerate((-10, 0, 10)):
             rows.append({"video_id": r["video_id"], "frame_index": r["frame_index"], "event_prompt": r["event_prompt"],
                          "variant": r["variant"], "annotator": f"huj_{k}", "position": k, "hit": "h",
-                         "rating": int(r["mean"]) + delta, "round": 1, "source": "squid-e-release"})
+                         "rating": int(r["people_mean"]) + delta, "round": 1, "source": "squid-e-release"})
     return pl.DataFrame(rows, schema=schemas.JUDGMENTS.columns)
 
 

@@ -235,12 +235,13 @@ IMAGE_SCORES = Schema(
         "frame_index": pl.Int64,
         "event_prompt": pl.Utf8,
         "variant": pl.Utf8,
-        "mean": pl.Float64,
-        "std": pl.Float64,
+        # people's numbers are `people_*`, a model's `model_*` / `score` (PREDICTIONS): one word, one meaning
+        "people_mean": pl.Float64,  # the mean judgment (0-100) of the image's raters
+        "people_std": pl.Float64,  # their population standard deviation
         "n": pl.Int64,
-        "certainty_bin": pl.Utf8,  # "0-20" ... "80-100" (100 falls in the last bin)
+        "certainty_bin": pl.Utf8,  # of people_mean: "0-20" ... "80-100" (100 falls in the last bin)
         "alt_bins": pl.List(pl.Utf8),  # SQUID-E supplement D.3: each judgment binned on its own
-        "high_certainty": pl.Boolean,  # mean >= 95 (SQUID-E §4.1, Figure 3)
+        "high_certainty": pl.Boolean,  # people_mean >= 95 (SQUID-E §4.1, Figure 3)
     },
     produced_by="rule aggregate_judgments (workflow/rules/judgments.smk)",
 )
