@@ -568,7 +568,7 @@ PREDICTIONS = Schema(
         "image": pl.Utf8,  # null when video_id/frame_index are given
         "rank": pl.Int64,  # 1 = top label
         "label": pl.Utf8,  # e.g. an imSitu verb, or an event id
-        "score": pl.Float64,  # the model's score for the label (a probability for classifiers)
+        "score": pl.Float64,  # the model's number for the label (a probability for classifiers); people's are people_*
     },
     produced_by="the model's export (README, 'Evaluate your model'), or rules run_predictions / zero_shot_predictions "
     "(workflow/rules/evaluation.smk)",
