@@ -123,7 +123,7 @@ def main() -> None:
     paths = make_images(args.cache_dir, args.images, size)
     defaults = load_config(ROOT / "config" / "config.yaml", check_paths=False)
     settings = RunSettings(publish={**defaults["publish"], "images": "embed"}, demo=True, judgment_source="simulated",
-                           platform="mturk", sources=["local"], intervals=defaults["evaluation"]["intervals"],
+                           platform="mturk", sources=["local"], intervals=defaults["intervals"],
                            frames={"n": 36, "k": 6, "backbone": "resnet50"})
     with tempfile.TemporaryDirectory(prefix="squidflow-bench-publish-") as tmp_dir:
         tmp = Path(tmp_dir)

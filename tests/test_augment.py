@@ -1,18 +1,18 @@
-"""Each Table 1 variant builds the torchvision transforms SQUID-E supplement D.1 names, with the paper's arguments."""
+"""Each Table 1 method builds the torchvision transforms SQUID-E supplement D.1 names, with the paper's arguments."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from squidflow.training.augment import VARIANTS, build_augmentation, transform_list
+from squidflow.training.augment import METHODS, build_augmentation, transform_list
 
 
-def _names(variant, size=256, geometry="whole_frame"):
-    return [type(t).__name__ for t in transform_list(variant, size, geometry)]
+def _names(method, size=256, geometry="whole_frame"):
+    return [type(t).__name__ for t in transform_list(method, size, geometry)]
 
 
-def test_variants_build_the_d1_lists():
+def test_methods_build_the_d1_lists():
     assert _names("SD") == [] and _names("ES") == []
     assert _names("PA") == ["ColorJitter", "RandomSolarize", "RandomPosterize"]
     # whole frames (the default): the frame cache has done D.1's Resize(512), the list continues from there
@@ -42,12 +42,12 @@ def test_geometric_sizes_follow_the_input_size():
     assert resize.size == [128] and crop.size == (64, 64)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_augmentations_run_on_uint8_tensors_and_follow_the_seed(variant):
+@pytest.mark.parametrize("method", METHODS)
+def test_augmentations_run_on_uint8_tensors_and_follow_the_seed(method):
     image = torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
-    augment = build_augmentation(variant, 64)
+    augment = build_augmentation(method, 64)
     if augment is None:
-        assert variant in ("SD", "ES")
+        assert method in ("SD", "ES")
         return
     assert isinstance(augment, torch.nn.Module)
     torch.manual_seed(7)
@@ -58,6 +58,6 @@ def test_augmentations_run_on_uint8_tensors_and_follow_the_seed(variant):
     assert torch.equal(a, b)
 
 
-def test_unknown_variant_names_the_choices():
+def test_unknown_method_names_the_choices():
     with pytest.raises(ValueError, match="PA"):
         transform_list("XX")

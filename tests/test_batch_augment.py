@@ -109,38 +109,38 @@ def test_erasing_and_blur_equal_torchvision(photos):
         assert _diff(got, want).max() <= 1
 
 
-@pytest.mark.parametrize("variant", ["PA", "NM", "AM"])
-def test_every_image_draws_its_own_parameters_and_the_seed_fixes_them(photos, variant):
-    per_image, per_batch = build_batch_augmentation(variant, 64)
+@pytest.mark.parametrize("method", ["PA", "NM", "AM"])
+def test_every_image_draws_its_own_parameters_and_the_seed_fixes_them(photos, method):
+    per_image, per_batch = build_batch_augmentation(method, 64)
     assert per_image is None
     same = photos[1:2].expand(12, -1, -1, -1).contiguous()  # twelve copies of one photograph
     torch.manual_seed(5)
     out = per_batch(same)
     assert out.shape == same.shape and out.dtype == torch.uint8
     distinct = {out[i].numpy().tobytes() for i in range(len(out))}
-    assert len(distinct) >= 6, f"{variant}: {len(distinct)} distinct results of 12 draws"
+    assert len(distinct) >= 6, f"{method}: {len(distinct)} distinct results of 12 draws"
     torch.manual_seed(5)
     assert torch.equal(per_batch(same), out)
 
 
-@pytest.mark.parametrize(("variant", "off_by_more_than_2", "mean_diff"), [("PA", 0.05, 1.0), ("NM", 0.0, 0.01),
+@pytest.mark.parametrize(("method", "off_by_more_than_2", "mean_diff"), [("PA", 0.05, 1.0), ("NM", 0.0, 0.01),
                                                                            ("AM", 0.002, 0.05)])
-def test_whole_batch_path_equals_the_image_by_image_path(photos, variant, off_by_more_than_2, mean_diff):
+def test_whole_batch_path_equals_the_image_by_image_path(photos, method, off_by_more_than_2, mean_diff):
     """What a GPU runs (every step on the whole batch) against the CPU's image-by-image fast paths, same draws: equal
     up to the steps' one-grey-level rounding (PA: OpenCV's hue against torchvision's), which a later AugMix step can
     amplify at a few pixels (a shear off by one, then equalize)."""
-    _, aug = build_batch_augmentation(variant, 64)
+    _, aug = build_batch_augmentation(method, 64)
     for seed in range(6):
         torch.manual_seed(seed)
         params = aug.draw(photos)
         batched = aug.apply(photos, params)
         single = torch.cat([aug.apply(photos[i:i + 1], params[i:i + 1]) for i in range(len(photos))])
         d = _diff(batched, single)
-        assert d.float().mean() < mean_diff, (variant, seed, float(d.float().mean()))
-        assert (d > 2).float().mean() <= off_by_more_than_2, (variant, seed, float((d > 2).float().mean()))
+        assert d.float().mean() < mean_diff, (method, seed, float(d.float().mean()))
+        assert (d > 2).float().mean() <= off_by_more_than_2, (method, seed, float((d > 2).float().mean()))
 
 
-def test_each_variant_splits_into_per_image_geometry_and_batched_rest():
+def test_each_method_splits_into_per_image_geometry_and_batched_rest():
     assert build_batch_augmentation("SD", 64) == (None, None) and build_batch_augmentation("ES", 64) == (None, None)
     per_image, per_batch = build_batch_augmentation("AU", 64)
     assert isinstance(per_image, PerspectiveCrop)

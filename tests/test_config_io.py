@@ -40,6 +40,29 @@ def test_invalid_config_names_key_value_and_what_is_allowed(config: dict, names:
         assert n in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("config", "names"),
+    [
+        ({"evaluation": {"intervals": {"level": 0.9}}}, ["evaluation.intervals", "moved to 'intervals'", "0.4.0"]),
+        ({"training": {"classification": {"variants": ["SD"]}}},
+         ["training.classification.variants", "'training.classification.methods'"]),
+        ({"stages": ["videos", "tables"]}, ["stages[1]", "'tables'", "renamed to 'training'", "Migration from 0.3"]),
+    ],
+)
+def test_a_key_of_0_3_stops_the_run_naming_its_new_name(config: dict, names: list[str]) -> None:
+    """A 0.3 config is refused like any unknown key, but the message says what the key is called now."""
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, SCHEMA)
+    for n in names:
+        assert n in str(err.value)
+
+
+def test_intervals_is_a_section_of_its_own_and_evaluation_bins_its_own_binary_ece() -> None:
+    config = validate_config({"intervals": {"level": 0.9}, "stages": ["training"]}, SCHEMA)
+    assert config["intervals"]["level"] == 0.9 and "intervals" not in config["evaluation"]
+    assert config["evaluation"]["binary_ece_bins"] == 10
+
+
 def test_numeric_strings_from_the_command_line_are_numbers() -> None:
     config = {"demo": {"videos_per_event": "2"}}
     validate_config(config, SCHEMA)

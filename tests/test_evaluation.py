@@ -172,7 +172,7 @@ def test_table_files_are_long_csv_and_table2_has_only_mean_rows(tmp_path, releas
     t8, md8, tex8 = build_table([acc], [summary], models, "table8_alt_bins", variant="A", top_k=10,
                                 label_map=LABEL_MAP, source="release")
     assert t2.columns == ["model", "top", "binning", "bin", "accuracy", "n", "lo", "hi"] == t8.columns
-    assert t2["lo"].is_null().all()  # no evaluation.intervals given: no interval, cells as before
+    assert t2["lo"].is_null().all()  # no intervals given: no interval, cells as before
     assert set(t2["binning"]) == {"mean"} and set(t8["binning"]) == {"mean", "alt"}
     assert len(t2) == 2 * 6 and len(t8) == 2 * 2 * 6
     assert set(t2["top"]) == {1, 10}
@@ -314,7 +314,7 @@ def _run(scores: pl.DataFrame, events: list[str], rng: np.random.Generator, expe
             label = int(rng.integers(0, 2))
             p = rng.dirichlet([1, 1])
         rows.append({"image_id": f"{r['video_id']}_{r['frame_index']}", "eval_set": "SE", "label": label,
-                     "probs": p.tolist(), "human_mean": r["mean"]})
+                     "probs": p.tolist(), "human_mean": r["people_mean"]})
     n = len(events) if experiment == "classification" else 2
     rows += [{"image_id": f"sd_{i}", "eval_set": "SD", "label": 0, "probs": [1 / n] * n, "human_mean": None}
              for i in range(3)]

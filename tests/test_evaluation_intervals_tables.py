@@ -104,7 +104,7 @@ def test_table3_intervals_bracket_the_seed_mean_and_paired_tests_find_the_plante
     assert r"$^{*\dagger}$" in tex and r"$\dagger$" in tex
 
 
-def test_table1_compares_every_variant_with_the_first_one(tmp_path):
+def test_table1_compares_every_method_with_the_first_one(tmp_path):
     runs, predictions = _runs("classification", {"SD": 0.6, "ES": 0.95}, seeds=2, k=4, n_se=120)
     table = table_with_intervals(runs, predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
     es = table.filter((pl.col("method") == "ES") & (pl.col("metric") == "avg_acc")).row(0, named=True)
@@ -135,7 +135,7 @@ def _judged(n: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataF
     ratings = rng.integers(0, 101, (n, 3))
     images = pl.DataFrame({
         "video_id": [f"v{i}" for i in range(n)], "frame_index": list(range(n)), "event": ["parade"] * n,
-        "targets": [["a"]] * n, "mean": ratings.mean(axis=1),
+        "targets": [["a"]] * n, "people_mean": ratings.mean(axis=1),
     }).with_columns(
         pl.Series("certainty_bin", np.asarray(["0-20", "20-40", "40-60", "60-80", "80-100"])[
             np.minimum(ratings.mean(axis=1) // 20, 4).astype(int)]),
@@ -482,7 +482,7 @@ def test_table1_names_the_models_after_the_backbone_that_ran(tmp_path, monkeypat
     choices = {"sets": "squidflow", "trainable": {}, "judgments_source": "release", "backbone": "efficientnet_lite0"}
     md = to_markdown(table, spec, ["SD", "ES"], choices=choices, intervals=CFG)
     assert "| ENL0+SD |" in md and "| ENL0+ES |" in md and "RN+SD |" not in md
-    assert "ENL0+<variant> = EfficientNet-Lite0 (training.backbone)" in md
+    assert "ENL0+<method> = EfficientNet-Lite0 (training.backbone)" in md
     assert "| RN+SD |" in to_markdown(table, spec, ["SD", "ES"], choices={**choices, "backbone": "resnet50"})
     import matplotlib.axes
 

@@ -26,7 +26,7 @@ def test_config_from_the_config_section_and_its_checks():
     cfg = iv.IntervalConfig.from_config({"level": 0.9, "resamples": 200, "seed": 3, "method": "bca"})
     assert cfg == iv.IntervalConfig(0.9, 200, 3, "bca")
     for bad in ({"level": 1.5}, {"resamples": 0}, {"method": "student"}):
-        with pytest.raises(ValueError, match="evaluation.intervals"):
+        with pytest.raises(ValueError, match="intervals"):
             iv.IntervalConfig(**bad)
 
 

@@ -194,8 +194,8 @@ def test_image_scores_bins_and_alt_bins():
     ])
     s = {r["frame_index"]: r for r in image_scores(j, excluded=["x"]).iter_rows(named=True)}
     assert s[1]["certainty_bin"] == "80-100" and s[1]["alt_bins"] == ["80-100"] * 3 and s[1]["high_certainty"]
-    assert s[2]["mean"] == 50 and s[2]["n"] == 3 and s[2]["certainty_bin"] == "40-60"
-    assert s[2]["alt_bins"] == ["0-20", "40-60", "80-100"] and s[2]["std"] == pytest.approx(np.std([10, 50, 90]))
+    assert s[2]["people_mean"] == 50 and s[2]["n"] == 3 and s[2]["certainty_bin"] == "40-60"
+    assert s[2]["alt_bins"] == ["0-20", "40-60", "80-100"] and s[2]["people_std"] == pytest.approx(np.std([10, 50, 90]))
 
 
 # --- the simulated panel ---------------------------------------------------------------------------------------------

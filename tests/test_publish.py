@@ -29,7 +29,7 @@ from squidflow.publish.facts import required
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DEFAULTS = load_config(ROOT / "config" / "config.yaml", check_paths=False)
-INTERVALS = dict(SCHEMA_DEFAULTS["evaluation"]["intervals"])
+INTERVALS = dict(SCHEMA_DEFAULTS["intervals"])
 
 
 @pytest.fixture(autouse=True)
@@ -290,7 +290,7 @@ def test_release_soft_labels_match_image_scores(release_folder):
     soft = _load(folder, "soft_labels")["test"]
     scores = image_scores(judgments)
     assert len(soft) == scores.height
-    assert np.allclose(np.sort(soft["mean"].to_numpy()), np.sort(scores["mean"].to_numpy()))
+    assert np.allclose(np.sort(soft["mean"].to_numpy()), np.sort(scores["people_mean"].to_numpy()))
 
 
 def test_a_png_is_not_a_card(tmp_path):

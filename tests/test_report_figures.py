@@ -99,10 +99,10 @@ def _frames_corpus(root: Path, *, videos_per_event: int = 3, k: int = 4) -> tupl
                                "split": ["train", "val", "test"][v % 3]})
                 if c < 2:  # half of the frames judged, under the prompt wording annotators saw
                     scores.append({"video_id": vid, "frame_index": fi, "event_prompt": event.replace("_", " "),
-                                   "variant": "A", "mean": 80.0, "std": 5.0, "n": 3, "certainty_bin": "80-100",
+                                   "variant": "A", "people_mean": 80.0, "people_std": 5.0, "n": 3, "certainty_bin": "80-100",
                                    "alt_bins": ["80-100"] * 3, "high_certainty": False})
                     scores.append({"video_id": vid, "frame_index": fi, "event_prompt": "wedding", "variant": "B",
-                                   "mean": 10.0, "std": 5.0, "n": 3, "certainty_bin": "0-20",
+                                   "people_mean": 10.0, "people_std": 5.0, "n": 3, "certainty_bin": "0-20",
                                    "alt_bins": ["0-20"] * 3, "high_certainty": False})
     paths = root / "frames.parquet", root / "videos.parquet", root / "scores.parquet"
     io.write_parquet(pl.DataFrame(frames), paths[0], schemas.FRAMES)
@@ -187,7 +187,7 @@ def test_agreement_chart_and_figure3(tmp_path):
 
     scores = pl.DataFrame({"video_id": ["a", "b", "a", "b"], "frame_index": [0] * 4,
                            "event_prompt": ["parade"] * 4, "variant": ["A", "A", "B", "B"],
-                           "mean": [20.0, 97.0, 50.0, 60.0], "std": [5.0, 2.0, 30.0, 10.0], "n": [3] * 4,
+                           "people_mean": [20.0, 97.0, 50.0, 60.0], "people_std": [5.0, 2.0, 30.0, 10.0], "n": [3] * 4,
                            "certainty_bin": ["20-40", "80-100", "40-60", "60-80"], "alt_bins": [["0-20"]] * 4,
                            "high_certainty": [False, True, False, False]})
     assert fig3_judgments(scores, tmp_path / "fig3.png", title="Figure 3") == 4

@@ -189,7 +189,7 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     assert _job_counts(t9.stdout) == {"result_table": 1}, t9.stdout[-2000:]
 
 
-def test_table1_has_the_seven_variants(workdir: Path):
+def test_table1_has_the_seven_methods(workdir: Path):
     res = _snakemake(workdir, "results/tables/table1_training.md")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     table = pl.read_csv(workdir / "results/tables/table1_training.csv")

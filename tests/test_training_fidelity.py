@@ -157,11 +157,11 @@ def _blue_share(image: torch.Tensor) -> float:
     return float(((image[2].int() > 150) & (image[0].int() < 80)).float().mean())
 
 
-@pytest.mark.parametrize("variant", ["GA", "AU"])
-def test_whole_frame_augmentation_reaches_outside_the_centre_crop(variant):
+@pytest.mark.parametrize("method", ["GA", "AU"])
+def test_whole_frame_augmentation_reaches_outside_the_centre_crop(method):
     frame = _two_colour_frame()
-    augment = build_augmentation(variant, 64, "whole_frame")
-    assert frame_short_side(variant, 64, "whole_frame") == 128
+    augment = build_augmentation(method, 64, "whole_frame")
+    assert frame_short_side(method, 64, "whole_frame") == 128
     outs = []
     for seed in range(40):
         torch.manual_seed(seed)
@@ -254,7 +254,7 @@ def _pool(pool: str, videos_per_event: int, frames: int = 6, split_of=lambda v: 
 def _scores(se: pl.DataFrame, prompt: str = "birthday party") -> pl.DataFrame:
     judged = se.filter(pl.col("event").is_in(["birthday", "wedding"]))
     return judged.select("video_id", "frame_index", pl.lit(prompt).alias("event_prompt"), pl.lit("B").alias("variant"),
-                         pl.when(pl.col("event") == "birthday").then(80.0).otherwise(20.0).alias("mean"))
+                         pl.when(pl.col("event") == "birthday").then(80.0).otherwise(20.0).alias("people_mean"))
 
 
 def test_clean_calibration_sets_are_video_disjoint_and_balanced_with_a_note():
@@ -336,7 +336,7 @@ def _judgments(scores: pl.DataFrame) -> pl.DataFrame:
         for k, delta in enumerate((-10, 0, 10)):
             rows.append({"video_id": r["video_id"], "frame_index": r["frame_index"], "event_prompt": r["event_prompt"],
                          "variant": r["variant"], "annotator": f"huj_{k}", "position": k, "hit": "h",
-                         "rating": int(r["mean"]) + delta, "round": 1, "source": "squid-e-release"})
+                         "rating": int(r["people_mean"]) + delta, "round": 1, "source": "squid-e-release"})
     return pl.DataFrame(rows, schema=schemas.JUDGMENTS.columns)
 
 

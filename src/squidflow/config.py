@@ -135,14 +135,35 @@ def _dotted(path) -> str:
     return "".join(parts) or "<top level>"
 
 
+# Keys and values that squidflow 0.3 took and 0.4.0 names otherwise (CHANGELOG, "Migration from 0.3"): the schema
+# rejects them as any unknown key or value, and the message names the replacement.
+MOVED_KEYS = {
+    "evaluation.intervals": "intervals",  # a top-level section: every stage that reports intervals reads it
+    "training.classification.variants": "training.classification.methods",  # Table 1's rows are methods
+}
+MOVED_VALUES = {("stages", "tables"): "training"}  # the training stage is named for itself
+_MIGRATE = "in squidflow 0.4.0 (CHANGELOG.md, Migration from 0.3)"
+
+
+def _moved_value(error: jsonschema.ValidationError) -> str | None:
+    section = ".".join(str(p) for p in error.absolute_path if not isinstance(p, int))
+    new = MOVED_VALUES.get((section, error.instance)) if isinstance(error.instance, str) else None
+    return f"{_dotted(error.absolute_path)} = {shown(error.instance)} was renamed to {shown(new)} {_MIGRATE}." if new else None
+
+
 def _explain(error: jsonschema.ValidationError) -> str:
     key = _dotted(error.absolute_path)
+    if error.validator == "enum" and (moved := _moved_value(error)):
+        return moved
     if error.validator == "additionalProperties":
         allowed = sorted((error.schema.get("properties") or {}).keys())
         unknown = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
         lines = []
         for u in unknown:
             where = f"{key}.{u}" if key != "<top level>" else u
+            if where in MOVED_KEYS:
+                lines.append(f"key {shown(where)} moved to {shown(MOVED_KEYS[where])} {_MIGRATE}: rename it in your config.")
+                continue
             close = difflib.get_close_matches(u, allowed, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             lines.append(f"unknown key {shown(where)}.{hint} Allowed keys here: {', '.join(allowed) or '(none)'}")

@@ -4,7 +4,7 @@ comparisons against a baseline row with Holm's correction, and the one way an in
 The bootstrap (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13-14 and 16):
 
 - One index matrix per table (`image_resamples`): B rows of n image indices drawn with replacement (within each
-  stratum, if given), seeded by `evaluation.intervals.seed`. Every measure and every row of the table is computed
+  stratum, if given), seeded by `intervals.seed`. Every measure and every row of the table is computed
   on the same resamples, so paired differences between rows are differences on the same images.
 - `interval`: the statistic on the original images is the point; the percentile interval is the (1 - level)/2 and
   (1 + level)/2 quantiles of its B resampled values; BCa (ch. 14.3) corrects them for bias (the share of resampled
@@ -40,7 +40,7 @@ CHUNK_ELEMENTS = 4_000_000  # index entries per chunk of resamples: bounds the m
 
 @dataclass(frozen=True)
 class IntervalConfig:
-    """The `evaluation.intervals` config section: `level` (e.g. 0.95), `resamples` (B), `seed`, `method`."""
+    """The `intervals` config section: `level` (e.g. 0.95), `resamples` (B), `seed`, `method`."""
 
     level: float = 0.95
     resamples: int = 1000
@@ -49,15 +49,15 @@ class IntervalConfig:
 
     def __post_init__(self):
         if not 0 < self.level < 1:
-            raise ValueError(f"evaluation.intervals.level = {self.level}: must be between 0 and 1")
+            raise ValueError(f"intervals.level = {self.level}: must be between 0 and 1")
         if self.resamples < 1:
-            raise ValueError(f"evaluation.intervals.resamples = {self.resamples}: must be at least 1")
+            raise ValueError(f"intervals.resamples = {self.resamples}: must be at least 1")
         if self.method not in METHODS:
-            raise ValueError(f"evaluation.intervals.method = {self.method!r}: must be one of {METHODS}")
+            raise ValueError(f"intervals.method = {self.method!r}: must be one of {METHODS}")
 
     @classmethod
     def from_config(cls, section: Mapping) -> IntervalConfig:
-        """From the `evaluation.intervals` mapping (keys level, resamples, seed, method; defaults in the schema)."""
+        """From the `intervals` mapping (keys level, resamples, seed, method; defaults in the schema)."""
         return cls(level=float(section["level"]), resamples=int(section["resamples"]), seed=int(section["seed"]),
                    method=str(section["method"]))
 

@@ -235,12 +235,13 @@ IMAGE_SCORES = Schema(
         "frame_index": pl.Int64,
         "event_prompt": pl.Utf8,
         "variant": pl.Utf8,
-        "mean": pl.Float64,
-        "std": pl.Float64,
+        # people's numbers are `people_*`, a model's `model_*` / `score` (PREDICTIONS): one word, one meaning
+        "people_mean": pl.Float64,  # the mean judgment (0-100) of the image's raters
+        "people_std": pl.Float64,  # their population standard deviation
         "n": pl.Int64,
-        "certainty_bin": pl.Utf8,  # "0-20" ... "80-100" (100 falls in the last bin)
+        "certainty_bin": pl.Utf8,  # of people_mean: "0-20" ... "80-100" (100 falls in the last bin)
         "alt_bins": pl.List(pl.Utf8),  # SQUID-E supplement D.3: each judgment binned on its own
-        "high_certainty": pl.Boolean,  # mean >= 95 (SQUID-E §4.1, Figure 3)
+        "high_certainty": pl.Boolean,  # people_mean >= 95 (SQUID-E §4.1, Figure 3)
     },
     produced_by="rule aggregate_judgments (workflow/rules/judgments.smk)",
 )
@@ -254,7 +255,7 @@ RATER_TRIAGE = Schema(
         "n_judgments": pl.Int64,  # round 1
         "n_items": pl.Int64,  # images × prompts shared with at least one other rater
         "agreement": pl.Float64,  # Pearson r of the rater's ratings with the leave-this-rater-out mean, same items
-        "agreement_lo": pl.Float64,  # its bootstrap interval over the rater's items (evaluation.intervals)
+        "agreement_lo": pl.Float64,  # its bootstrap interval over the rater's items (config `intervals`)
         "agreement_hi": pl.Float64,
         "mace_competence": pl.Float64,  # crowd-kit on the certainty bins: MACE's P(not spamming)
         "glad_alpha": pl.Float64,  # GLAD's σ(α)
@@ -284,7 +285,7 @@ IMAGE_TRIAGE = Schema(
         "event_prompt": pl.Utf8,
         "n": pl.Int64,  # round-1 ratings, both variants
         "mean": pl.Float64,
-        "mean_lo": pl.Float64,  # bootstrap interval of the mean over the image's raters (evaluation.intervals)
+        "mean_lo": pl.Float64,  # bootstrap interval of the mean over the image's raters (config `intervals`)
         "mean_hi": pl.Float64,
         "interval_width": pl.Float64,
         "spread": pl.Float64,  # standard deviation of the ratings (ddof 1)
@@ -534,7 +535,7 @@ RESULT_TABLE = Schema(
         "mean": pl.Float64,
         "std": pl.Float64,
         "n_seeds": pl.Int64,
-        # 95% (evaluation.intervals.level) image-bootstrap interval of the seed mean; null without predictions
+        # 95% (intervals.level) image-bootstrap interval of the seed mean; null without predictions
         "lo": pl.Float64,
         "hi": pl.Float64,
         # the bootstrap bias (mean of the resampled values − mean) of a bias-adjusted measure (ECE): mean − bias is
@@ -567,7 +568,7 @@ PREDICTIONS = Schema(
         "image": pl.Utf8,  # null when video_id/frame_index are given
         "rank": pl.Int64,  # 1 = top label
         "label": pl.Utf8,  # e.g. an imSitu verb, or an event id
-        "score": pl.Float64,  # the model's score for the label (a probability for classifiers)
+        "score": pl.Float64,  # the model's number for the label (a probability for classifiers); people's are people_*
     },
     produced_by="the model's export (README, 'Evaluate your model'), or rules run_predictions / zero_shot_predictions "
     "(workflow/rules/evaluation.smk)",
@@ -584,7 +585,7 @@ MODEL_ACCURACY = Schema(
         "bin": pl.Utf8,  # 0-20 | 20-40 | 40-60 | 60-80 | 80-100 | avg
         "accuracy": pl.Float64,  # null for an empty bin
         "n": pl.Int64,  # data points: images (mean) or (image, judgment) pairs (alt)
-        "lo": pl.Float64,  # evaluation.intervals: image-bootstrap interval of the accuracy (null: none computed)
+        "lo": pl.Float64,  # config `intervals`: image-bootstrap interval of the accuracy (null: none computed)
         "hi": pl.Float64,
     },
     produced_by="rule model_accuracy (workflow/rules/evaluation.smk)",
@@ -599,7 +600,7 @@ RUN_EVALUATION = Schema(
     {
         "experiment": pl.Utf8,  # classification (Table 1) | calibration (Tables 3, 9)
         "train_set": pl.Utf8,  # SD | SE
-        "method": pl.Utf8,  # Table 1 variant or calibration method
+        "method": pl.Utf8,  # Table 1 method (augmentation) or Table 3 calibration method
         "seed": pl.Int64,
         "binning": pl.Utf8,  # mean | alt
         "bin": pl.Utf8,  # 0-20 ... 80-100 | avg
@@ -711,7 +712,7 @@ LITMUS_METRICS = Schema(
 )
 
 # Per model, group and metric: the mean over the model's seeds (`value`, as Tables 2 and 3 show it) and its bootstrap
-# interval over the evaluated QA pairs (squidflow.litmus.metrics.metric_intervals; evaluation.intervals).
+# interval over the evaluated QA pairs (squidflow.litmus.metrics.metric_intervals; config `intervals`).
 LITMUS_METRIC_INTERVALS = Schema(
     "litmus_metric_intervals",
     {
@@ -777,7 +778,7 @@ PUBLISH_SOFT_LABELS = Schema(
         "n": pl.Int64,
         "certainty_bin": pl.Utf8,
         "ratings": pl.List(pl.Int64),  # the first-round ratings the mean is of (excluded annotators left out)
-        "mean_lo": pl.Float64,  # interval of the mean over the image's raters (evaluation.intervals)
+        "mean_lo": pl.Float64,  # interval of the mean over the image's raters (config `intervals`)
         "mean_hi": pl.Float64,
     },
     produced_by="rule publish_dataset (workflow/rules/publish.smk)",

@@ -113,7 +113,7 @@ def note(fig, text: str) -> None:
 
 
 # the stages whose outputs show judgments: a run with none of them (videos + frames) has no judgments to call simulated
-JUDGMENT_STAGES = ("judgments", "comparison", "tables", "evaluation")
+JUDGMENT_STAGES = ("judgments", "comparison", "training", "evaluation")
 
 
 def report_note(kinds: tuple[str, ...], *, source_types: list[str], judgment_source: str,

@@ -3,8 +3,8 @@
 The version is written once, in `pyproject.toml`. An installed squidflow (a wheel, `pip install .`) reads it from its
 package metadata; a checkout reads `pyproject.toml` itself, so a run from a clone names the version of the files it
 runs even when the installed metadata is older (an editable install records the version it was installed with).
-`describe(root)` adds the commit: `git describe` of the workflow's checkout (`v0.3.0` on a release tag,
-`v0.3.0-4-g1a2b3c4` four commits after it, `-dirty` with local changes), or just the version outside a checkout
+`describe(root)` adds the commit: `git describe` of the workflow's checkout (`v0.4.0` on a release tag,
+`v0.4.0-4-g1a2b3c4` four commits after it, `-dirty` with local changes), or just the version outside a checkout
 (a wheel, a module fetched by Snakemake).
 """
 
@@ -64,7 +64,7 @@ def git_describe(root: str | Path) -> str:
 
 
 def describe(root: str | Path | None = None) -> str:
-    """What made a result, for people: `squidflow 0.3.0 (v0.3.0-4-g1a2b3c4-dirty)` in a checkout, `squidflow 0.3.0`
+    """What made a result, for people: `squidflow 0.4.0 (v0.4.0-4-g1a2b3c4-dirty)` in a checkout, `squidflow 0.4.0`
     elsewhere. `root` is the workflow's folder (default: this library's checkout)."""
     root = root if root is not None else CHECKOUT
     described = git_describe(root) if root is not None else ""

@@ -50,11 +50,11 @@ def make_inputs(workdir: Path, *, videos_per_event: int = 3, frames_per_video: i
                                "split": splits[v % 3]})
                 own = 100 * (1 - ambiguity)
                 scores.append({"video_id": video_id, "frame_index": f, "event_prompt": event.replace("_", " "),
-                               "variant": "A", "mean": own, "std": 10.0, "n": 3})
+                               "variant": "A", "people_mean": own, "people_std": 10.0, "n": 3})
                 if event in ("birthday_party", "wedding"):
                     target = own if event == "birthday_party" else 40 * ambiguity
                     scores.append({"video_id": video_id, "frame_index": f, "event_prompt": "birthday party",
-                                   "variant": "B", "mean": target, "std": 10.0, "n": 3})
+                                   "variant": "B", "people_mean": target, "people_std": 10.0, "n": 3})
     standard = workdir / "standard"
     for event in EVENTS:
         (standard / event).mkdir(parents=True, exist_ok=True)
@@ -67,7 +67,7 @@ def make_inputs(workdir: Path, *, videos_per_event: int = 3, frames_per_video: i
     judgments = [
         {"video_id": r["video_id"], "frame_index": r["frame_index"], "event_prompt": r["event_prompt"],
          "variant": r["variant"], "annotator": f"w{k}", "position": k, "hit": f"{r['variant']}-{r['video_id']}",
-         "rating": int(round(r["mean"])), "round": 1, "source": "simulated"}
+         "rating": int(round(r["people_mean"])), "round": 1, "source": "simulated"}
         for r in scores for k in range(3)
     ]
     io.write_parquet(pl.DataFrame(judgments), workdir / "results" / "judgments" / "judgments.parquet", schemas.JUDGMENTS)

@@ -85,7 +85,7 @@ def get_final_outputs():
         *get_frame_outputs(),
         *get_judgment_outputs(),
         *get_comparison_outputs(),
-        *get_table_outputs(),
+        *get_training_outputs(),
         *get_evaluation_outputs(),
         *get_litmus_outputs(),
         *get_text_outputs(),

@@ -68,7 +68,7 @@ rule model_accuracy:
         vocabulary=get_evaluation_vocabulary(),
         events=config["events"],
         cache_dir="results/downloads",
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/model_accuracy.py"
 
@@ -110,7 +110,7 @@ rule evaluation_table:
         top_k=EVALUATION["top_k"],
         label_map=EVALUATION["label_map"],
         source=JUDGMENT_SOURCE,
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/evaluation_table.py"
 
@@ -187,9 +187,9 @@ rule soft_label_table:
         "../../envs/reporting.yaml"
     params:
         variant=EVALUATION["variant"],
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
         ece_bins=EVALUATION["ece_bins"],
-        binary_bins=config["training"]["ece_bins"],
+        binary_bins=EVALUATION["binary_ece_bins"],
         source=JUDGMENT_SOURCE,
     script:
         "../../scripts/soft_label_table.py"
@@ -211,7 +211,7 @@ rule model_reliability_figure:
     conda:
         "../../envs/reporting.yaml"
     params:
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
         ece_bins=EVALUATION["ece_bins"],
         source=JUDGMENT_SOURCE,
     script:
@@ -234,7 +234,7 @@ rule annotation_saturation_figure:
     conda:
         "../../envs/reporting.yaml"
     params:
-        intervals=EVALUATION["intervals"],
+        intervals=config["intervals"],
         repeats=EVALUATION["saturation_repeats"],
         source=JUDGMENT_SOURCE,
     script:

@@ -132,32 +132,32 @@ rule agreement_table:
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
         on_empty=config["on_empty"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         report_name=lambda wildcards, input: input.report,  # named in the message that stops a variant with no rater
         exclude=config["judgments"]["quality"]["exclude"],
     script:
         "../../scripts/agreement_table.py"
 
 
-rule fig3_judgments:
+rule judgments_figure:
     input:
         scores=IMAGE_SCORES_TABLE,
     output:
         png=report(
             "results/figures/fig3_judgments.png",
-            caption="../report/judgments/fig3.rst",
+            caption="../report/judgments/judgments_figure.rst",
             category="Human judgments",
             subcategory="Figure 3: judgments per image",
             labels={"result": "Figure 3"},
         ),
     log:
-        "logs/fig3_judgments/fig3_judgments.log",
+        "logs/judgments_figure/judgments_figure.log",
     conda:
         "../../envs/reporting.yaml"
     params:
-        title=FIG3_TITLES[JUDGMENT_SOURCE],
+        title=JUDGMENTS_FIGURE_TITLES[JUDGMENT_SOURCE],
     script:
-        "../../scripts/fig3_judgments.py"
+        "../../scripts/judgments_figure.py"
 
 
 # crowd-kit's annotator models (majority vote, Dawid-Skene, GLAD, MACE) beside the rubric: per-annotator skill,
@@ -193,7 +193,7 @@ rule crowd_aggregation:
         crowd=config["judgments"]["crowd"],
         pooling=config["judgments"]["pooling"],
         kappa_bins=config["judgments"]["kappa_bins"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/crowd_aggregation.py"
 
@@ -274,7 +274,7 @@ rule rater_triage:
         triage=config["judgments"]["triage"],
         exclude=config["judgments"]["quality"]["exclude"],
         crowd=config["judgments"]["crowd"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         events=TRIAGE_EVENTS,
         events_config=config["events"],
     script:
@@ -317,7 +317,7 @@ rule image_triage:
     params:
         triage=config["judgments"]["triage"],
         exclude=config["judgments"]["quality"]["exclude"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         events=TRIAGE_EVENTS,
         events_config=config["events"],
         note=get_report_note("judgments"),
@@ -414,7 +414,7 @@ rule next_round_effect:
         "../../envs/reporting.yaml"
     params:
         triage=config["judgments"]["triage"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         strategy=config["annotation"]["next_round"]["strategy"],
     script:
         "../../scripts/next_round_effect.py"

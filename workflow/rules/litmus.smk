@@ -78,7 +78,7 @@ rule litmus_dataset_tables:
         "../../envs/reporting.yaml"
     params:
         note=get_litmus_data_note(),
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/litmus_dataset_tables.py"
 
@@ -110,7 +110,7 @@ rule litmus_human_check:
         normalisation=LITMUS["normalisation"],
         cache_dir="results/downloads",
         note=get_litmus_data_note(),
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/litmus_human_check.py"
 
@@ -173,7 +173,7 @@ rule litmus_metrics:
     params:
         taus=LITMUS["taus"],
         eval_split=LITMUS["eval_split"],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/litmus_metrics.py"
 

@@ -24,7 +24,7 @@ rule publish_dataset:
         judgment_source=JUDGMENT_SOURCE,
         platform=config["annotation"]["platform"],
         sources=[s["type"] for s in config["sources"]],
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         frames=get_publish_frames_settings(),
     script:
         "../../scripts/publish_dataset.py"

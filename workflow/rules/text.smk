@@ -103,7 +103,7 @@ rule text_keyword_table:
         top_k=TEXT["keywords"]["top_k"],
         gold_language=TEXT["gold"]["language"],
         source=JUDGMENT_SOURCE,
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
         gold_name=lambda wildcards, input: input.gold,  # named in the message when it holds no keyword
     script:
         "../../scripts/text_keyword_table.py"

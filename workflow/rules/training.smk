@@ -112,7 +112,7 @@ rule result_table:
         ece_bins=config["training"]["ece_bins"],
         kl_eps=config["training"]["kl_eps"],
         choices=get_table_choices,
-        intervals=config["evaluation"]["intervals"],
+        intervals=config["intervals"],
     script:
         "../../scripts/result_table.py"
 
@@ -138,7 +138,7 @@ rule authors_sets:
 
 
 # GA and AU start from the whole frame (SQUID-E supplement D.1: Resize(512) -> RandomPerspective -> RandomCrop(256)):
-# the pool's training images resized once to a 2·crop short side, for the runs of those variants only.
+# the pool's training images resized once to a 2·crop short side, for the runs of those methods only.
 rule make_training_frames:
     input:
         index="results/training/cache/{pool}.parquet",
@@ -160,29 +160,29 @@ rule make_training_frames:
         "../../scripts/make_training_frames.py"
 
 
-rule table1_figure:
+rule accuracy_by_certainty_figure:
     input:
-        get_table1_figure_metrics,
+        get_accuracy_by_certainty_figure_metrics,
     output:
         report(
             "results/figures/table1_accuracy_by_certainty.png",
             category="Training",
             subcategory="table1_training",
             labels={"table": "table1_training", "format": "figure: accuracy by certainty bin"},
-            caption="../report/training/table1_figure.rst",
+            caption="../report/training/accuracy_by_certainty_figure.rst",
         ),
     log:
-        "logs/table1_figure/table1_figure.log",
+        "logs/accuracy_by_certainty_figure/accuracy_by_certainty_figure.log",
     conda:
         "../../envs/reporting.yaml"
     params:
-        order=config["training"]["classification"]["variants"],
+        order=config["training"]["classification"]["methods"],
         choices=get_figure_choices,
     script:
-        "../../scripts/table1_figure.py"
+        "../../scripts/accuracy_by_certainty_figure.py"
 
 
-rule reliability_diagram:
+rule method_reliability_figure:
     input:
         get_reliability_predictions,
     output:
@@ -191,10 +191,10 @@ rule reliability_diagram:
             category="Training",
             subcategory="table3_calibration",
             labels={"table": "table3_calibration", "format": "figure: reliability diagram of {method}"},
-            caption="../report/training/reliability_diagram.rst",
+            caption="../report/training/method_reliability_figure.rst",
         ),
     log:
-        "logs/reliability_diagram/{method}.log",
+        "logs/method_reliability_figure/{method}.log",
     wildcard_constraints:
         method="[A-Z]{2}",
     conda:
@@ -202,4 +202,4 @@ rule reliability_diagram:
     params:
         choices=get_figure_choices,
     script:
-        "../../scripts/reliability_diagram.py"
+        "../../scripts/method_reliability_figure.py"

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         intervals = {k: v for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
                      if v is not None}
         if intervals:
-            overrides["evaluation"]["intervals"] = intervals
+            overrides["intervals"] = intervals
         config = validate_config(merge_configs(config, overrides))
         ev = config["evaluation"]
         names = args.name or []
@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
         source = {"squid-e-release": "release"}.get(source, source)
         tables = evaluate_predictions(
             models, judgments, excluded, variant=ev["variant"], top_k=ev["top_k"], label_map=ev["label_map"],
-            events_config=config["events"], vocabulary=args.vocabulary, intervals=ev["intervals"],
-            ece_bins=ev["ece_bins"], binary_bins=config["training"]["ece_bins"], source=source,
+            events_config=config["events"], vocabulary=args.vocabulary, intervals=config["intervals"],
+            ece_bins=ev["ece_bins"], binary_bins=ev["binary_ece_bins"], source=source,
             cache_dir=args.out / "downloads", frames=frames,
         )
     except (UserError, PredictionsError, SchemaError, ValueError) as exc:
@@ -132,8 +132,8 @@ def add_parser(sub) -> None:
     p.add_argument("--variant", choices=["A", "B"], default=None)
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--ece-bins", type=int, default=None)
-    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (evaluation.intervals.resamples)")
-    p.add_argument("--level", type=float, default=None, help="interval level (evaluation.intervals.level)")
-    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (evaluation.intervals.seed)")
+    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (intervals.resamples)")
+    p.add_argument("--level", type=float, default=None, help="interval level (intervals.level)")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (intervals.seed)")
     p.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder (default: results/evaluate)")
     p.set_defaults(func=run)

@@ -1,7 +1,7 @@
 """The uncertainty core's two figures (squidflow.style).
 
 - `reliability_figure`: per model, a reliability diagram of its top-label confidence: accuracy per equal-width bin
-  (`evaluation.ece_bins`) with the percentile band of the image bootstrap (evaluation.intervals), and the smooth
+  (`evaluation.ece_bins`) with the percentile band of the image bootstrap (config `intervals`), and the smooth
   reliability curve (Błasiok & Nakkiran 2023: the residual smoothed with a Gaussian kernel reflected at 0 and 1, at
   the bandwidth σ* that smooth ECE chooses), with equal-width ECE and smooth ECE in the legend.
 - `saturation_figure`: how each human-vs-model measure, the people's own leave-one-rater-out ceiling and

@@ -27,7 +27,7 @@ def judged_images(
     events_config: Mapping | None = None,
 ) -> pl.DataFrame:
     """image_scores rows of `variant` whose prompt's event is in `label_map` -> video_id, frame_index, event,
-    targets (the event's correct labels), mean, certainty_bin, alt_bins."""
+    targets (the event's correct labels), people_mean, certainty_bin, alt_bins."""
     rows = scores.filter(pl.col("variant") == variant)
     if rows.is_empty():
         have = sorted(set(scores["variant"].to_list()))
@@ -44,7 +44,7 @@ def judged_images(
         schema={"event": pl.Utf8, "targets": pl.List(pl.Utf8)},
     )
     out = images.join(targets, on="event", how="left", maintain_order="left").select(
-        "video_id", "frame_index", "event", "targets", "mean", "certainty_bin", "alt_bins",
+        "video_id", "frame_index", "event", "targets", "people_mean", "certainty_bin", "alt_bins",
     ).sort("video_id", "frame_index", "event")
     log.info("%d judged images of variant %s in events %s", len(out), variant,
              dict(out.group_by("event", maintain_order=True).len().sort("event").iter_rows()))

@@ -50,7 +50,7 @@ def evaluate_model(
 
     `scores` is results/judgments/image_scores.parquet; `frames` (optional) widens the images a prediction may name
     to every frame of the dataset (a model may predict unjudged frames; they are not scored). `intervals`
-    (evaluation.intervals) adds each accuracy's image-bootstrap interval (lo, hi).
+    (config `intervals`) adds each accuracy's image-bootstrap interval (lo, hi).
     """
     table = read_image_table(image_table, cache_dir) if image_table else None
     preds = read_predictions(predictions, cache_dir=cache_dir, image_table=table, known_images=known_images(scores, frames))

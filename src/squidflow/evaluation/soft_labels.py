@@ -13,10 +13,10 @@ Per model, from its predictions file (schemas.PREDICTIONS, scores read as probab
 Measures (definitions in squidflow.evaluation.uncertainty): the seven soft-label measures (mean over images),
 the entropy correlation (Pearson, Spearman), top-label ECE with equal-width and equal-mass bins
 (`evaluation.ece_bins`), smooth ECE, and the binary ECE of P(event) against the judged event being the image's own
-event (1 for every variant A image; `training.ece_bins` equal-width bins, the SQUID-E authors' binary form). The
+event (1 for every variant A image; `evaluation.binary_ece_bins` equal-width bins, the SQUID-E authors' binary form). The
 "people" row is the leave-one-rater-out ceiling (`people_ceiling`) of the soft-label measures.
 
-Intervals (evaluation.intervals): a two-stage bootstrap, images drawn with replacement and each drawn image's
+Intervals (config `intervals`): a two-stage bootstrap, images drawn with replacement and each drawn image's
 raters kept without replacement (Davison & Hinkley 1997, §3.8: redrawing an image's few raters with replacement
 pairs raters with copies of themselves and adds noise to the soft label, which biases every divergence upward —
 with three raters the percentile interval then need not even contain the point value). Every measure here is
@@ -24,7 +24,7 @@ symmetric in an image's raters, so the second stage changes nothing and the inte
 this nested design (each image rated by its own raters) it carries the variation of the raters as well. One image
 index matrix per model, all measures at once. The calibration errors (CALIBRATION: binned, smooth and binary ECE)
 are biased upward on a resample, so theirs is the bias-adjusted percentile interval (squidflow.intervals.
-bias_adjusted_from), which contains its estimate; the others follow `evaluation.intervals.method`.
+bias_adjusted_from), which contains its estimate; the others follow `intervals.method`.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def caption(table: pl.DataFrame, cfg: Mapping, *, variant: str, source: str, ece
         "entropy and the entropy of h.",
         f"ECE (width)/(mass): top-label ECE of the rank-1 score, {ece_bins} equal-width / equal-mass bins "
         "(evaluation.ece_bins); smECE: smooth ECE (Błasiok & Nakkiran 2023); Binary ECE: P(event) against the "
-        f"judged event being the image's own, {binary_bins} equal-width bins (training.ece_bins).",
+        f"judged event being the image's own, {binary_bins} equal-width bins (evaluation.binary_ece_bins).",
         "The people row: each rater held out against the mean of the image's other raters (leave-one-rater-out), "
         "averaged over raters and images: how far the humans are from their own agreement.",
         f"[lo, hi]: {level}% {cfg['method']} bootstrap interval ({cfg['resamples']} resamples, seed {cfg['seed']}) "

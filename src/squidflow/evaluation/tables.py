@@ -1,7 +1,7 @@
 """Tables 2 and 8 of SQUID-E (Sanders et al., 2022): verb accuracy by certainty bin, §5.2 and supplement D.3.
 
 The CSV is long (schemas.MODEL_ACCURACY: model, top, binning, bin, accuracy, n, lo, hi — lo/hi the
-image-bootstrap interval of evaluation.intervals), one row per cell, easy to plot or join; Markdown and LaTeX lay it out the way the paper does: one block per `top` (1, then k), one row per model
+image-bootstrap interval of config `intervals`), one row per cell, easy to plot or join; Markdown and LaTeX lay it out the way the paper does: one block per `top` (1, then k), one row per model
 (Table 8: per model and binning), the five certainty bins and the average as columns, each cell the accuracy with
 its number of data points. Table 2 adds each model's `reference_accuracy` (the standard-data accuracy its paper
 reports, SWiG for the situation-recognition models) when one is configured.

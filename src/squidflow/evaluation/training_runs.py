@@ -104,20 +104,20 @@ def evaluate_run(
         scores.filter(pl.col("variant") == variant)
         .with_columns(pl.col("event_prompt").map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8).alias("event"))
         .filter(pl.col("event").is_not_null())
-        .select(*KEY, "event", "mean", "certainty_bin", "alt_bins")
+        .select(*KEY, "event", "people_mean", "certainty_bin", "alt_bins")
         .unique([*KEY, "event"], keep="first", maintain_order=True)
     )
     points = points.join(judged, on=[*KEY, "event"], how="left", maintain_order="left")
-    unmatched = points.filter(pl.col("mean").is_null())
+    unmatched = points.filter(pl.col("people_mean").is_null())
     if len(unmatched):
         first = unmatched.row(0, named=True)
         raise ValueError(f"{len(unmatched)} evaluation image(s) of the run have no variant {variant} judgment for their "
                          f"judged event in results/judgments/image_scores.parquet (first: {first['video_id']} frame "
                          f"{first['frame_index']}, event {first['event']}); the run is older than the judgments — rerun it")
-    drift = (points["mean"] - points["human_mean"]).abs().max() if len(points) else 0.0
+    drift = (points["people_mean"] - points["human_mean"]).abs().max() if len(points) else 0.0
     if drift and drift > 1e-9:
         log.warning("the run's human_mean differs from image_scores.parquet by up to %.3g; using image_scores", drift)
-    points = points.with_columns(pl.col("mean").alias("human_mean"))
+    points = points.with_columns(pl.col("people_mean").alias("human_mean"))
     parts = [probability_by_bin(data_points(points, b), eps=kl_eps).with_columns(pl.lit(b).alias("binning")) for b in BINNINGS]
     return pl.concat(parts)
 

@@ -44,7 +44,7 @@ def judged_certainty(scores: pl.DataFrame | None, event: str, events_config: dic
     wording annotators saw (config `events.<id>.prompt`, squidflow.events.event_prompt)."""
     from squidflow.events import event_prompt
 
-    columns = {"video_id": pl.Utf8, "frame_index": pl.Int64, "mean": pl.Float64, "certainty_bin": pl.Utf8}
+    columns = {"video_id": pl.Utf8, "frame_index": pl.Int64, "people_mean": pl.Float64, "certainty_bin": pl.Utf8}
     if scores is None or scores.is_empty():
         return pl.DataFrame(schema=columns)
     prompts = {event, event_prompt(event, events_config)}
@@ -93,13 +93,13 @@ def contact_sheet(frames: pl.DataFrame, event: str, path: str | Path, *, scores:
                 spine.set_color(style.SPLIT_COLOURS.get(row["split"], style.GREY))
                 spine.set_linewidth(1.5)
             label = f"{row['pts_s']:.1f} s · cluster {row['cluster']}"
-            if row.get("mean") is not None:
-                label += f"\njudged {row['mean']:.0f} ({row['certainty_bin']})"
+            if row.get("people_mean") is not None:
+                label += f"\njudged {row['people_mean']:.0f} ({row['certainty_bin']})"
             ax.set_xlabel(label, fontsize=style.FONT_SIZE - 2, labelpad=2)
             if c == 0:
                 ax.set_ylabel(video_id, fontsize=style.FONT_SIZE - 1, rotation=0, ha="right", va="center",
                               labelpad=4)
-    judged = int(rows["mean"].is_not_null().sum())
+    judged = int(rows["people_mean"].is_not_null().sum())
     shown = f"{len(videos)} of {n_all} videos" if n_all > len(videos) else f"{len(videos)} videos"
     fig.suptitle(f"Selected frames of {event}: {shown}, {rows.height} frames, {judged} judged "
                  f"(frame border: split — blue train, orange val, green test)")

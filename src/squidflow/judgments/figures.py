@@ -26,7 +26,7 @@ def fig3_judgments(scores: pl.DataFrame, path: str | Path, *, title: str = "") -
     for row, variant in enumerate(("A", "B")):
         s = scores.filter(pl.col("variant") == variant)
         share = s["high_certainty"].mean() if len(s) else float("nan")
-        for col, (column, label, rng) in enumerate((("mean", "mean judgment", (0, 100)), ("std", "standard deviation", (0, 50)))):
+        for col, (column, label, rng) in enumerate((("people_mean", "mean judgment", (0, 100)), ("people_std", "standard deviation", (0, 50)))):
             ax = axes[row, col]
             values = s[column].drop_nulls().to_numpy()
             ax.hist(values, bins=20, range=rng, color=style.VARIANT_COLOURS[variant],

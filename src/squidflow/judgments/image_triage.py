@@ -1,7 +1,7 @@
 """Image triage: each image with a reason (issue #36) — clear, ambiguous, contested or undecided.
 
 Per image and prompt (round 1, both variants): the people's mean with its bootstrap interval over the image's own
-raters (`squidflow.intervals.rater_resamples`, evaluation.intervals), their spread (standard deviation), the spread
+raters (`squidflow.intervals.rater_resamples`, config `intervals`), their spread (standard deviation), the spread
 once the raters the triage calls suspect or careless are left out, the gap between variants A and B, and where a model
 exists its distance to the people and CROWDLAB's consensus quality. Then, in this order:
 

@@ -18,7 +18,7 @@ IMAGE_KEY = ["video_id", "frame_index", "event_prompt", "variant"]
 
 
 def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certainty: float = 95.0) -> pl.DataFrame:
-    """Aggregate first-round judgments of annotators not excluded; std is the population std (ddof=0)."""
+    """Aggregate first-round judgments of annotators not excluded; people_std is the population std (ddof=0)."""
     j = judgments.filter(~pl.col("annotator").is_in(list(excluded)))
     if "round" in j.columns:
         j = j.filter(pl.col("round") == 1)
@@ -26,12 +26,13 @@ def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certain
     out = (
         j.group_by(IMAGE_KEY, maintain_order=True)
         .agg(
-            pl.col("rating").mean().alias("mean"),
-            pl.col("rating").std(ddof=0).alias("std"),
+            pl.col("rating").mean().alias("people_mean"),
+            pl.col("rating").std(ddof=0).alias("people_std"),
             pl.len().cast(pl.Int64).alias("n"),
             pl.col("alt_bin").sort().alias("alt_bins"),
         )
-        .with_columns(certainty_bin(pl.col("mean")).alias("certainty_bin"), (pl.col("mean") >= high_certainty).alias("high_certainty"))
+        .with_columns(certainty_bin(pl.col("people_mean")).alias("certainty_bin"),
+                      (pl.col("people_mean") >= high_certainty).alias("high_certainty"))
         .sort(IMAGE_KEY)
     )
     return out.select(list(schemas.IMAGE_SCORES.columns))

@@ -6,7 +6,7 @@ ground truth, per annotator and variant (round 1):
 
 - agreement with the others: Pearson's r of the rater's ratings with the leave-this-rater-out mean of the same items
   (an item: an image under a prompt in one variant), with its bootstrap interval over the rater's items
-  (`squidflow.intervals`, evaluation.intervals); an interval wholly below 0 is a reversed scale;
+  (`squidflow.intervals`, config `intervals`); an interval wholly below 0 is a reversed scale;
 - crowd-kit's skills on the certainty bins (`squidflow.judgments.crowd.fit`: MACE's P(not spamming), GLAD's σ(α),
   Dawid–Skene's confusion diagonal);
 - cleanlab's CROWDLAB annotator quality (`cleanlab.multiannotator.get_label_quality_multiannotator`) on the same

@@ -56,7 +56,7 @@ def _agreement(facts: Facts) -> list[str]:
         return ["No agreement table was computed in this run."]
     has_ci = "alpha_lo" in t.columns
     lines = ["Inter-annotator agreement of the first-round ratings (SQUID-E Table 7, from results/tables/table7_agreement.csv"
-             + (", with bootstrap intervals over images, `evaluation.intervals`" if has_ci else "") + "):", "",
+             + (", with bootstrap intervals over images, `intervals`" if has_ci else "") + "):", "",
              "| Variant | Spearman | Krippendorff's α | κ (3 bins) |", "|---|---|---|---|"]
 
     def cell(row, name):

@@ -4,7 +4,7 @@
   manifest); with the SQUID-E release's judgments and no frames, one row per rated image (video id, frame number).
 - `judgments`: one row per rating (results/judgments/judgments.parquet), the annotator a pseudonym.
 - `soft_labels`: one row per (image, prompt, variant) of results/judgments/image_scores.parquet, with the ratings its
-  mean is of and the interval of the mean over the image's raters (evaluation.intervals).
+  mean is of and the interval of the mean over the image's raters (config `intervals`).
 - `comparison_sets`, `keywords`: the comparison stage's sets and the keyword task's keywords, as they are.
 
 Splits are the image's split in the `datasets` library's words (train, validation, test); an image without a split
@@ -165,8 +165,11 @@ def soft_labels_table(scores: pl.DataFrame, judgments: pl.DataFrame, excluded: I
     out = scores.join(items, on=key, how="left", maintain_order="left").with_columns(
         pl.col("ratings").fill_null(pl.lit([], dtype=pl.List(pl.Int64))))
     lo, hi = mean_intervals(out["ratings"].to_list(), cfg)
+    # the published dataset holds only people's numbers: its columns stay `mean`, `std` (its card and Croissant file
+    # name them), where squidflow's own image_scores.parquet says `people_mean`, `people_std`
     out = out.with_columns(pl.Series("mean_lo", lo).fill_nan(None), pl.Series("mean_hi", hi).fill_nan(None),
-                           image_id_expr().alias("image_id"), pl.col("event_prompt").alias("prompt"))
+                           image_id_expr().alias("image_id"), pl.col("event_prompt").alias("prompt"),
+                           pl.col("people_mean").alias("mean"), pl.col("people_std").alias("std"))
     return out.select(list(schemas.PUBLISH_SOFT_LABELS.columns)).sort("variant", "image_id", "prompt")
 
 

@@ -26,40 +26,40 @@ from torch.nn.functional import grid_sample, pad
 from torchvision.transforms import v2
 
 # Table 1 (SQUID-E §5.1): RN+SD ... RN+AM train on standard data, RN+ES on SQUID-E frames (no augmentation).
-VARIANTS = ("SD", "PA", "GA", "NM", "AU", "AM", "ES")
+METHODS = ("SD", "PA", "GA", "NM", "AU", "AM", "ES")
 GEOMETRIES = ("whole_frame", "center_crop")
-WHOLE_FRAME_VARIANTS = ("GA", "AU")  # the variants whose D.1 list starts from the whole frame
+WHOLE_FRAME_METHODS = ("GA", "AU")  # the methods whose D.1 list starts from the whole frame
 
 
-def frame_short_side(variant: str, size: int = 256, geometry: str = "whole_frame") -> int | None:
-    """The short side of the whole frame a variant starts from (2·size for GA and AU on whole frames), else None."""
+def frame_short_side(method: str, size: int = 256, geometry: str = "whole_frame") -> int | None:
+    """The short side of the whole frame a method starts from (2·size for GA and AU on whole frames), else None."""
     if geometry not in GEOMETRIES:
         raise ValueError(f"training.augment_geometry = {geometry!r}: expected one of {GEOMETRIES}")
-    return 2 * size if geometry == "whole_frame" and variant in WHOLE_FRAME_VARIANTS else None
+    return 2 * size if geometry == "whole_frame" and method in WHOLE_FRAME_METHODS else None
 
 
-def transform_list(variant: str, size: int = 256, geometry: str = "whole_frame") -> list[torch.nn.Module]:
-    """The D.1 transforms of `variant`, in order (empty for SD and ES).
+def transform_list(method: str, size: int = 256, geometry: str = "whole_frame") -> list[torch.nn.Module]:
+    """The D.1 transforms of `method`, in order (empty for SD and ES).
 
     With `whole_frame` geometry GA and AU start from the frame already resized to a 2·size short side (the cache
     does the Resize), so their lists begin with RandomPerspective.
     """
-    if variant in ("SD", "ES", "none"):
+    if method in ("SD", "ES", "none"):
         return []
     if geometry not in GEOMETRIES:
         raise ValueError(f"training.augment_geometry = {geometry!r}: expected one of {GEOMETRIES}")
-    if variant == "PA":  # photometric
+    if method == "PA":  # photometric
         return [v2.ColorJitter(0.5, 0.5, 0.5, 0.5), v2.RandomSolarize(220), v2.RandomPosterize(4)]
-    if variant == "GA":  # geometric
+    if method == "GA":  # geometric
         resize = [] if geometry == "whole_frame" else [v2.Resize(2 * size)]
         return [*resize, v2.RandomPerspective(0.5), v2.RandomCrop(size)]
-    if variant == "NM":  # noise injection and masking: RandomErasing applied twice
+    if method == "NM":  # noise injection and masking: RandomErasing applied twice
         return [v2.RandomErasing(0.5), v2.RandomErasing(0.5), v2.GaussianBlur(kernel_size=(5, 9))]
-    if variant == "AU":  # a combination of the above
+    if method == "AU":  # a combination of the above
         return [v2.RandomPerspective(0.5), v2.RandomCrop(size), v2.RandomErasing(0.5), v2.GaussianBlur(kernel_size=(5, 9))]
-    if variant == "AM":
+    if method == "AM":
         return [v2.AugMix(5)]
-    raise ValueError(f"unknown augmentation variant {variant!r}; expected one of {VARIANTS} (SQUID-E supplement D.1)")
+    raise ValueError(f"unknown augmentation method {method!r}; expected one of {METHODS} (SQUID-E supplement D.1)")
 
 
 class ThroughPIL(torch.nn.Module):
@@ -193,19 +193,19 @@ def _fast(step: torch.nn.Module) -> torch.nn.Module:
     return step
 
 
-def build_augmentation(variant: str, size: int = 256, geometry: str = "whole_frame") -> torch.nn.Module | None:
-    """The variant's transforms as one callable on uint8 CHW tensors, or None when it has none (SD, ES).
+def build_augmentation(method: str, size: int = 256, geometry: str = "whole_frame") -> torch.nn.Module | None:
+    """The method's transforms as one callable on uint8 CHW tensors, or None when it has none (SD, ES).
 
     With `whole_frame` geometry GA and AU take the whole frame at a 2·size short side (the frame cache) and return
-    a size × size crop; every other variant takes and returns the cached size × size image. GaussianBlur runs as
+    a size × size crop; every other method takes and returns the cached size × size image. GaussianBlur runs as
     `SeparableGaussianBlur` (same draws, same kernel).
     """
-    steps = transform_list(variant, size, geometry)
+    steps = transform_list(method, size, geometry)
     if not steps:
         return None
-    if variant == "PA":
+    if method == "PA":
         return ThroughPIL(steps)
-    if frame_short_side(variant, size, geometry):
+    if frame_short_side(method, size, geometry):
         perspective, crop, *rest = steps
         return v2.Compose([PerspectiveCrop(perspective, crop), *map(_fast, rest)])
     return v2.Compose([_fast(step) for step in steps])

@@ -59,7 +59,7 @@ def _apply_grouped(x: torch.Tensor, ops: list[str | None], params: list, apply) 
     return out
 
 
-# --- the variants -------------------------------------------------------------------------------------------------
+# --- the methods -------------------------------------------------------------------------------------------------
 class _PerImageParameters(torch.nn.Module):
     """Draw every image's parameters (`draw`), then apply them (`apply`): to the whole batch at once on a GPU, image
     by image on the CPU, where one 256-px image's working set stays in the core's cache and a batch's does not."""
@@ -257,9 +257,9 @@ class BatchAugMix(_PerImageParameters):
         raise ValueError(f"AugMix op {name!r} has no batched version")
 
 
-def build_batch_augmentation(variant: str, size: int = 256,
+def build_batch_augmentation(method: str, size: int = 256,
                              geometry: str = "whole_frame") -> tuple[torch.nn.Module | None, torch.nn.Module | None]:
-    """(per-image part, per-batch part) of the variant's D.1 augmentation.
+    """(per-image part, per-batch part) of the method's D.1 augmentation.
 
     The per-image part runs in the DataLoader on each cached image (only GA's and AU's perspective + crop from the
     whole frame, and every step of the `center_crop` geometry's GA and AU); the per-batch part runs on the uint8 batch
@@ -267,18 +267,18 @@ def build_batch_augmentation(variant: str, size: int = 256,
     """
     from squidflow.training.augment import build_augmentation
 
-    steps = transform_list(variant, size, geometry)
+    steps = transform_list(method, size, geometry)
     if not steps:
         return None, None
-    if variant == "PA":
+    if method == "PA":
         return None, BatchPhotometric(*steps)
-    if variant == "NM":
+    if method == "NM":
         return None, BatchErasingBlur(steps)
-    if variant == "AM":
+    if method == "AM":
         return None, BatchAugMix(steps[0])
-    if variant == "AU" and frame_short_side(variant, size, geometry):
+    if method == "AU" and frame_short_side(method, size, geometry):
         from squidflow.training.augment import PerspectiveCrop
 
         perspective, crop, *rest = steps
         return PerspectiveCrop(perspective, crop), BatchErasingBlur(rest)
-    return build_augmentation(variant, size, geometry), None  # GA, and the centre-crop geometry's GA and AU
+    return build_augmentation(method, size, geometry), None  # GA, and the centre-crop geometry's GA and AU

@@ -1,6 +1,6 @@
 """Decode and resize every training image once, into a memory-mapped uint8 tensor file that all runs share.
 
-The authors' scripts open and decode each JPEG on every epoch of every run; with 7 variants × 10 seeds × 5 epochs
+The authors' scripts open and decode each JPEG on every epoch of every run; with 7 methods × 10 seeds × 5 epochs
 that is 350 decodes of each image, and decoding, not the model, sets the pace on a GPU. Here the pool is decoded
 once (`build_cache`), resized the way the model wants it (Resize(resize) then CenterCrop(crop), the paper's
 preprocessing), and stored as an (N, 3, crop, crop) uint8 `.npy` file; runs open it with `np.load(mmap_mode="r")`,
@@ -94,7 +94,7 @@ def open_cache(npy_path: str | os.PathLike) -> np.ndarray:
 # GA and AU (SQUID-E supplement D.1, the authors' experiments/tools/train.py) start from the whole frame resized to a
 # 512 short side, not from the 256 centre crop. Frames differ in shape, so they are stored back to back in one flat
 # uint8 `.npy` (each as C×H×W bytes) with an index of offsets: one memory map shared by every run, holding only the
-# images those variants train on (the SD training split).
+# images those methods train on (the SD training split).
 
 
 def resize_short_side(image: Image.Image, short: int) -> np.ndarray:

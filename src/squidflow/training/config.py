@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from squidflow.config import from_section
 from squidflow.pretrained import IMAGENET_MEAN, IMAGENET_STD
 
-# Which layers learn, per Table 1 variant and Table 3 method: the authors' (layer4 + head for RNModel, the head only
+# Which layers learn, per Table 1 and Table 3 method: the authors' (layer4 + head for RNModel, the head only
 # for MCModel; see squidflow.training.models). The schema's training.trainable defaults are these.
 AUTHORS_TRAINABLE = {**{v: "layer4" for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES")},
                      **{m: "layer4" for m in ("BL", "LS", "BM", "FL", "RS")}, "MC": "head"}

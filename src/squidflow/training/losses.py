@@ -130,7 +130,7 @@ class Method:
 
 
 def get_method(name: str, cfg) -> Method:
-    """The Method called `name` (BL, MC, LS, BM, FL, RS); any other name (the 5.1 variants) trains with BL.
+    """The Method called `name` (BL, MC, LS, BM, FL, RS); any other name (the Table 1 methods of §5.1, augmentations) trains with BL.
 
     `cfg` is the run's `squidflow.training.runs.TrainConfig` (its dropout, mc_samples, mc_average, label_smoothing,
     bm_coeff, focal_gamma, rs_scale, rs_label_smoothing): the values, and their defaults, come from the config.

@@ -3,7 +3,7 @@ evaluation sets.
 
 The input pipeline reads uint8 rows from the memory-mapped cache (squidflow.training.cache) — for GA and AU the whole
 frame, cut by the perspective crop per image in the DataLoader — and moves uint8 batches to the device, where the
-variant's other D.1 augmentations run on the whole batch, each image with its own random parameters
+method's other D.1 augmentations run on the whole batch, each image with its own random parameters
 (squidflow.training.batch_augment), and the batch is scaled and normalised (ImageNet mean/std): a quarter of the
 bytes over PCIe, and on a GPU the augmentations cost a few kernels per batch instead of the CPU's time per image.
 

@@ -47,7 +47,7 @@ def judgment_means(judgments: pl.DataFrame) -> pl.DataFrame:
     j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
     return (
         j.group_by("video_id", "frame_index", "event_prompt", "variant", maintain_order=True)
-        .agg(pl.col("rating").cast(pl.Float64).mean().alias("mean"))
+        .agg(pl.col("rating").cast(pl.Float64).mean().alias("people_mean"))
         .sort("video_id", "frame_index", "event_prompt", "variant")
     )
 
@@ -59,8 +59,8 @@ def screening_notes(judgments: pl.DataFrame, report: pl.DataFrame, scores: pl.Da
         return []
     removed = judgments.filter(pl.col("annotator").is_in(excluded["annotator"].implode()))
     key = ["video_id", "frame_index", "event_prompt", "variant"]
-    both = judgment_means(judgments).join(scores.select(*key, pl.col("mean").alias("screened")), on=key, how="left", maintain_order="left")
-    changed = both.filter(pl.col("screened").is_null() | ((pl.col("mean") - pl.col("screened")).abs() > 1e-9))
+    both = judgment_means(judgments).join(scores.select(*key, pl.col("people_mean").alias("screened")), on=key, how="left", maintain_order="left")
+    changed = both.filter(pl.col("screened").is_null() | ((pl.col("people_mean") - pl.col("screened")).abs() > 1e-9))
     who = "; ".join(f"{a} ({', '.join(f) or 'no flag'})" for a, f in excluded.select("annotator", "flags").iter_rows())
     return [f"the annotator-quality step excludes {len(excluded)} annotator(s): {who}; that removes {len(removed)} of "
             f"{len(judgments)} judgments and changes the mean of {len(changed)} image/prompt pairs "
@@ -77,7 +77,7 @@ def human_means(scores: pl.DataFrame, *, variant: str, events: dict | None, cand
             image_id_expr(),
         )
         .filter(pl.col("prompt_event").is_not_null())
-        .select("image_id", "prompt_event", pl.col("mean").cast(pl.Float64).alias("human_mean"))
+        .select("image_id", "prompt_event", pl.col("people_mean").cast(pl.Float64).alias("human_mean"))
         .unique(["image_id", "prompt_event"], keep="first", maintain_order=True)
     )
 

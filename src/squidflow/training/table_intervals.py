@@ -8,7 +8,7 @@ every method, seed and measure, so that every method is resampled on the same im
 reported as the sample std of Table 1/3/9. The human means the measures compare with are held fixed (run
 predictions carry only the mean judgment; the rater-resampled intervals are those of the soft-label table).
 
-Paired comparisons: each method against the baseline row (the first configured method or variant) on the same
+Paired comparisons: each method against the baseline row (the first configured method) on the same
 resamples: the difference of the seed means, its interval and a two-sided paired-bootstrap p-value; the p-values
 of one measure (and training set) are Holm-corrected over the methods.
 
@@ -20,7 +20,7 @@ value (tests check this): accuracies and means are ratios of sums over the resam
 Both ECEs are biased by the resampling itself (a resample's duplicated images fill bins unevenly, and 16-image
 batches make it worse: every resampled value can sit above the point), so their cells and paired differences get the
 bias-adjusted percentile interval (squidflow.intervals.bias_adjusted_from: the resampled values less their
-bootstrap bias, which contains its estimate) whatever `evaluation.intervals.method` says, and the bias goes in the
+bootstrap bias, which contains its estimate) whatever `intervals.method` says, and the bias goes in the
 table's `bias` column (diff_bias for the difference); `interval_method` names each row's method.
 """
 
@@ -225,7 +225,7 @@ def add_intervals(
     interval of the seed mean) and, against the baseline row, diff, diff_lo, diff_hi, p_value, p_holm.
 
     grouped (Tables 3, 9): the baseline is the first of `method_order` within each training set; otherwise (Table 1)
-    the first row of the table's method order, whatever its training set (every variant sees the same images)."""
+    the first row of the table's method order, whatever its training set (every method sees the same images)."""
     ids = image_lists(runs)
     index = {s: image_resamples(len(v), IntervalConfig(cfg.level, cfg.resamples, cfg.seed + k, cfg.method))
              for k, (s, v) in enumerate(sorted(ids.items()))}

@@ -262,8 +262,8 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
                 if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")
     backbone = choices.get("backbone")
     if backbone and spec.experiment == "classification":
-        out.append(f"Models: {BACKBONE_PREFIX.get(backbone, backbone)}+<variant> = {BACKBONE_NAME.get(backbone, backbone)} "
-                   f"(training.backbone) trained with that variant" + ("" if backbone == "resnet50" else
+        out.append(f"Models: {BACKBONE_PREFIX.get(backbone, backbone)}+<method> = {BACKBONE_NAME.get(backbone, backbone)} "
+                   f"(training.backbone) trained with that method" + ("" if backbone == "resnet50" else
                    " (the paper's RN+ rows are ResNet50)") + ".")
     if choices.get("judgments_source") == "simulated":
         out.append("Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "

@@ -18,7 +18,7 @@ def get_evaluation_vocabulary():
 
 
 def get_trained_model_predictions(method, seed):
-    """The predictions-format file of a Table 1 classifier (training.classification variant `method`, `seed`)."""
+    """The predictions-format file of a Table 1 classifier (training.classification method `method`, `seed`)."""
     runs = [
         r
         for r in get_training_runs("classification")
@@ -27,7 +27,7 @@ def get_trained_model_predictions(method, seed):
     if not runs:
         raise ValueError(
             f"evaluation.trained_models: {method} seed {seed} is not a configured classification run "
-            f"(training.classification.variants: {config['training']['classification']['variants']}, seeds 0.."
+            f"(training.classification.methods: {config['training']['classification']['methods']}, seeds 0.."
             f"{config['training']['classification']['seeds'] - 1}); fix evaluation.trained_models or trained_seed"
         )
     return runs[0].replace("results/runs/", "results/evaluation/predictions/runs/", 1) + ".parquet"
@@ -189,6 +189,6 @@ def get_evaluation_outputs():
         MODEL_RELIABILITY_FIGURE,
         SATURATION_FIGURE,
     ]
-    if stage_enabled("tables"):
+    if stage_enabled("training"):
         outputs.append(EVALUATION_RUNS_TABLE)
     return outputs

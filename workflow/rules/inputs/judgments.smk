@@ -2,7 +2,7 @@
 # says `snakemake --lint`); included at the top of judgments.smk.
 
 
-FIG3_TITLES = {
+JUDGMENTS_FIGURE_TITLES = {
     "simulated": "Figure 3 (SIMULATED annotator panel, offline demo)",
     "mturk": "Figure 3 (MTurk judgments)",
     "release": "Figure 3 (SQUID-E release judgments)",

@@ -13,11 +13,11 @@ TRAINING_TABLES = {
 
 
 def get_training_runs(experiment):
-    """Run folders of an experiment: classification = the Table 1 variants (ES trains on SE, the others on SD),
+    """Run folders of an experiment: classification = the Table 1 methods (ES trains on SE, the others on SD),
     calibration = every training set × method; each for `seeds` seeds (0 .. seeds-1)."""
     section = config["training"][experiment]
     if experiment == "classification":
-        combos = [("SE" if v == "ES" else "SD", v) for v in section["variants"]]
+        combos = [("SE" if v == "ES" else "SD", v) for v in section["methods"]]
     else:
         combos = [(t, m) for t in section["train_sets"] for m in section["methods"]]
     return [
@@ -47,7 +47,7 @@ def get_training_sets_params(wildcards):
     """What drawing an experiment's sets reads: the data seed, the events, the sets mode, which human means, and that
     experiment's set sizes (not its seeds or methods, which decide the runs)."""
     training = config["training"]
-    not_sets = {"seeds", "methods", "variants", "train_sets"}
+    not_sets = {"seeds", "methods", "train_sets"}
     params = {
         "data_seed": training["data_seed"],
         "sets": training["sets"],
@@ -60,9 +60,8 @@ def get_training_sets_params(wildcards):
 
 
 def get_table_method_order(wildcards):
-    """A table's row order: the experiment's variants (Table 1) or methods (Tables 3, 9), as configured."""
-    section = config["training"][TRAINING_TABLES[wildcards.table]]
-    return list(section.get("variants") or section.get("methods"))
+    """A table's row order: the experiment's methods (Table 1's rows, Tables 3 and 9's), as configured."""
+    return list(config["training"][TRAINING_TABLES[wildcards.table]]["methods"])
 
 
 def get_table_metrics(wildcards):
@@ -87,8 +86,8 @@ def get_training_pool_inputs(wildcards):
     return inputs
 
 
-def get_table_outputs():
-    if not stage_enabled("tables"):
+def get_training_outputs():
+    if not stage_enabled("training"):
         return []
     return [
         *expand("results/tables/{table}.{ext}", table=list(TRAINING_TABLES), ext=["csv", "md", "tex"]),
@@ -145,7 +144,7 @@ def get_training_sets_inputs(wildcards):
     return inputs
 
 
-WHOLE_FRAME_VARIANTS = ("GA", "AU")
+WHOLE_FRAME_METHODS = ("GA", "AU")
 
 
 def uses_whole_frames(experiment, method):
@@ -153,7 +152,7 @@ def uses_whole_frames(experiment, method):
     training = config["training"]
     return (
         experiment == "classification"
-        and method in WHOLE_FRAME_VARIANTS
+        and method in WHOLE_FRAME_METHODS
         and training["augment_geometry"] == "whole_frame"
     )
 
@@ -192,7 +191,7 @@ def _choices(experiment, methods):
             else {}
         ),
         **({"mc_average": training["mc_average"], "mc_samples": training["mc_samples"]} if "MC" in methods else {}),
-        **({"augment_geometry": training["augment_geometry"]} if set(WHOLE_FRAME_VARIANTS) & set(methods) else {}),
+        **({"augment_geometry": training["augment_geometry"]} if set(WHOLE_FRAME_METHODS) & set(methods) else {}),
         **(
             {"authors_ece_bins": training["authors_ece_bins"], "authors_ece_batch": training["authors_ece_batch"]}
             if experiment == "calibration"
@@ -212,10 +211,10 @@ def get_table_choices(wildcards):
 def get_figure_choices(wildcards):
     if hasattr(wildcards, "method"):
         return _choices("calibration", [wildcards.method])
-    return _choices("classification", list(config["training"]["classification"]["variants"]))
+    return _choices("classification", list(config["training"]["classification"]["methods"]))
 
 
-def get_table1_figure_metrics(wildcards):
+def get_accuracy_by_certainty_figure_metrics(wildcards):
     return [f"{run}/metrics.json" for run in get_training_runs("classification")]
 
 

@@ -1,4 +1,4 @@
-"""Rule fig3_judgments: histograms of per-image mean and standard deviation for variants A and B (Figure 3)."""
+"""Rule judgments_figure: histograms of per-image mean and standard deviation for variants A and B (Figure 3)."""
 
 from squidflow.logs import setup
 

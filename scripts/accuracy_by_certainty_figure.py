@@ -1,4 +1,4 @@
-"""Rule table1_figure: Table 1 as a plot, accuracy per certainty bin with the spread over seeds."""
+"""Rule accuracy_by_certainty_figure: Table 1 as a plot, accuracy per certainty bin with the spread over seeds."""
 
 from squidflow.logs import setup
 

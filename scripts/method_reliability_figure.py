@@ -1,4 +1,4 @@
-"""Rule reliability_diagram: one Table 3 method's confidence against human judgments and against accuracy."""
+"""Rule method_reliability_figure: one Table 3 method's confidence against human judgments and against accuracy."""
 
 from squidflow.logs import setup
 
