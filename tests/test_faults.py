@@ -374,6 +374,39 @@ def test_a_failing_job_shows_one_line_and_keeps_the_traceback_in_its_log(tmp_pat
     tried(f"a job that fails with {kind}", "stopped with a message: one line on the console, the traceback in the job's log")
 
 
+FULL_LOG_SCRIPT = """
+import logging, sys
+from types import SimpleNamespace
+from squidflow.logs import setup
+log = setup(SimpleNamespace(log=[sys.argv[1]], rule="demo_rule", output=[sys.argv[2]]))
+log.info("starting the job")
+print("a progress line", file=sys.stderr)
+log.warning("half way")
+open(sys.argv[2], "w").write("done")
+"""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full to stand for a full disk")
+def test_a_log_that_cannot_be_written_is_said_once_and_the_job_goes_on(tmp_path):
+    """Issue 31: a full disk under logs/ left an empty log and no word of it. Here the log is /dev/full (every write
+    fails with ENOSPC): one warning names the log and the error, the log's lines reach the console, the job's output
+    is written."""
+    log = tmp_path / "logs" / "demo_rule.log"
+    log.parent.mkdir(parents=True)
+    log.symlink_to("/dev/full")
+    output = tmp_path / "out.txt"
+    res = subprocess.run([sys.executable, "-c", FULL_LOG_SCRIPT, str(log), str(output)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert output.read_text() == "done"
+    warnings = [line for line in res.stderr.splitlines() if "cannot write the log" in line]
+    assert warnings == [f"squidflow warning: cannot write the log {log} (No space left on device); this job's log "
+                        "goes to the console from here"], res.stderr  # fmt: skip
+    assert "starting the job" in res.stderr and "a progress line" in res.stderr and "half way" in res.stderr
+    assert "Logging error" not in res.stderr and TRACEBACK not in res.stderr, res.stderr
+    tried("a job whose log is on a full disk", "warned: one line naming the log and the error; the job's outputs written")
+
+
 # ====================================== 6. whole workflow: empty, kills, full disk, two runs at once ==================
 @pytest.mark.slow
 def test_header_only_url_list_stops_the_run_at_listing(tmp_path):

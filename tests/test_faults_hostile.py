@@ -230,6 +230,22 @@ def test_a_proxy_password_reaches_no_file_and_no_log(tmp_path, monkeypatch):
     tried("a proxy password in download.proxy", "redacted: download_settings.json, the logs and the run summary")
 
 
+def test_a_proxy_password_reaches_no_snakemake_record(tmp_path):
+    """Snakemake records a job's params in .snakemake/metadata (and a params change in its log): the workflow passes
+    the proxy redacted and the password in the jobs' environment; the run's config record is redacted too."""
+    from helpers.faults import TINY, run, snakemake_args
+
+    conf = write_config(tmp_path, TINY + 'download:\n  proxy: "http://sqfuser:sqf-proxy-pw@proxy.example:3128"\n')
+    res = run([*snakemake_args(tmp_path, conf), "results/videos/download_settings.json"], timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:]
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and p != conf and b"sqf-proxy-pw" in p.read_bytes()]
+    assert not leaked and "sqf-proxy-pw" not in res.stdout, leaked
+    assert any(p.is_file() for p in (tmp_path / ".snakemake" / "metadata").iterdir())  # the params were recorded
+    assert "sqfuser:***@proxy.example" in (tmp_path / "results" / "report" / "run_config.yaml").read_text()
+    tried("a proxy password in download.proxy (workflow run)",
+          "redacted: .snakemake/metadata, Snakemake's log and the run's config record")
+
+
 # ====================================== 4. a bounded config =========================================================
 def alias_bomb(levels: int = 9) -> str:
     lines = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
