@@ -20,6 +20,7 @@ import pytest
 import yaml
 from helpers.faults import (
     ROOT,
+    SNAKEMAKE,
     STARTS,
     TINY,
     TRACEBACK,
@@ -111,6 +112,19 @@ def test_tab_in_the_default_config_names_file_and_line(tmp_path):
     res = run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", str(tmp_path), "--cores", "1"])
     assert_one_clear_stop(res, "config/config.yaml line 3, column 1", "replace the tab with spaces")
     tried("a tab in the YAML of the workflow's config file", "stopped with a message: file, line and fix named")
+
+
+def test_a_missing_configfile_is_one_line(tmp_path):
+    """Issue 32: Snakemake opens --configfile before any workflow code runs and showed a missing one as a 27-line
+    traceback; the workflow's default profile (profiles/default/config.yaml) checks it first."""
+    res = run([*snakemake_args(tmp_path, tmp_path / "confg.yaml"), "-n"], timeout=300)
+    out = assert_one_clear_stop(res, f"squidflow: config file {tmp_path / 'confg.yaml'} not found",
+                                "the shipped configs: config/config.yaml")  # fmt: skip
+    shown = [line for line in out.splitlines() if line.strip() and not line.startswith("Using workflow specific")]
+    assert len(shown) == 1, out
+    res = run([SNAKEMAKE, "-n", "--directory", str(tmp_path), "--configfile", "config/squid-e-relase.yaml"], timeout=300)
+    assert_one_clear_stop(res, "config file config/squid-e-relase.yaml not found", "config/squid-e-release.yaml")
+    tried("a --configfile that does not exist", "stopped with a message: one line, the file and the shipped configs")
 
 
 def test_tab_and_duplicate_key_in_check_config(tmp_path):
