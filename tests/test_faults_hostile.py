@@ -30,6 +30,36 @@ def files_under(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*")} if folder.exists() else set()
 
 
+# Every path an attack below aims at outside its run folder is named sqf-* (or outside/x.png, y.png): after the
+# module, `find` looks for any such name made since it started, over the folders those paths would reach (/tmp,
+# pytest's temporary folders, the clone's parent, the home folder). Acceptance of issue 31.
+ATTACK_NAMES = ["sqf-*", "outside", "x.png", "y.png"]
+
+
+def written_since(marker: Path, roots: list[Path], depth: int = 4) -> list[str]:
+    """Paths named like an attack's target, made after `marker`, under `roots` (`find -newer`)."""
+    names = [arg for name in ATTACK_NAMES for arg in ("-o", "-name", name)][1:]
+    found = []
+    for root in dict.fromkeys(r.resolve() for r in roots if r.exists()):
+        res = subprocess.run(["find", str(root), "-xdev", "-maxdepth", str(depth), "-newer", str(marker), "(", *names,
+                              ")", "-print"], capture_output=True, text=True, timeout=300)  # fmt: skip
+        found += res.stdout.split()
+    return sorted(set(found))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_written_outside(tmp_path_factory):
+    marker = tmp_path_factory.mktemp("find_marker") / "started"
+    marker.touch()
+    time.sleep(0.05)  # a file made in the same clock tick as the marker is not -newer than it
+    yield
+    base = tmp_path_factory.getbasetemp()
+    new = written_since(marker, [Path("/tmp"), base.parent, ROOT.parent, Path.home()])
+    assert not new, f"written outside the run folders by the hostile cases: {new}"
+    tried("every hostile case above (find over /tmp, the temporary folders, the clone's parent, home)",
+          "nothing written outside: no attack's target made since the module started")
+
+
 # ====================================== 1. names checked where they enter ============================================
 HOSTILE_EVENTS = {
     "script": "<script>alert(1)</script>",
@@ -395,10 +425,16 @@ def test_a_run_with_hostile_events_stops_at_listing_and_writes_nothing_outside(t
         'file:///nonexistent/d.mp4,"<script>alert(1)</script>"\n'
     )
     conf = write_config(work, "stages: [videos, frames]\nsources:\n  - {type: urls, path: urls.csv}\n")
+    marker = tmp_path / "run" / "started"
+    marker.touch()
+    time.sleep(0.05)
     res = run(snakemake_args(work, conf), timeout=600)
     out = res.stdout
     assert res.returncode != 0 and "urls.csv line 3: event '../../../../sqf-up/x'" in out, out[-3000:]
     assert TRACEBACK not in out, out[-3000:]
     assert not up.exists() and not absolute.exists()
     assert {p.name for p in tmp_path.iterdir()} == {"run"}, list(tmp_path.iterdir())
+    outside = subprocess.run(["find", str(tmp_path.parent), "-maxdepth", "3", "-newer", str(marker), "-not", "-path",
+                              f"{work}*", "-not", "-path", str(tmp_path)], capture_output=True, text=True).stdout.split()  # fmt: skip
+    assert not [p for p in outside if Path(p).name.startswith("sqf-") or "/sqf-" in p], outside
     tried("a run whose URL list has path and markup events (workflow)", "stopped with a message: at listing, nothing written outside")
