@@ -139,6 +139,22 @@ def test_the_floor_helper_keeps_paths_inside(tmp_path, name):
 
 
 # ====================================== 2. the report inlines only the run's files ===================================
+def test_the_reports_script_data_cannot_close_its_tag():
+    """Issue 31: `snakemake --report` embeds the jobs' params (an event's prompt from the config) as JSON in <script>
+    tags with `</` as it is. The workflow wraps Snakemake's renderers (squidflow.report.script_data): every `<` is
+    written `\\u003c`, the same JSON to the page. tests/test_report_browser.py opens such a report in Chromium."""
+    from snakemake.report.html_reporter import data
+
+    from squidflow.report.script_data import RENDERERS, escape_report_scripts
+
+    payload = "</script><script>alert(1)</script>"
+    assert escape_report_scripts() == list(RENDERERS) and escape_report_scripts() == list(RENDERERS)  # idempotent
+    out = data.render_runtimes([{"rule": payload, "runtime": 1.0}])
+    assert "<" not in out and json.loads(out)["data"]["values"][0]["rule"] == payload
+    tried("markup in a job's params, embedded by the Snakemake report", "inert: the JSON written with `<` escaped")
+
+
+
 @pytest.mark.parametrize("where", ["absolute", "parent", "file-url"])
 def test_a_task_page_inlines_no_file_from_outside_results(tmp_path, where):
     from squidflow.report.pages import self_contained
