@@ -397,6 +397,8 @@ log.info("starting the job")
 print("a progress line", file=sys.stderr)
 log.warning("half way")
 open(sys.argv[2], "w").write("done")
+if sys.argv[3:] == ["bug"]:
+    raise ZeroDivisionError("a bug")
 """
 
 
@@ -418,6 +420,12 @@ def test_a_log_that_cannot_be_written_is_said_once_and_the_job_goes_on(tmp_path)
                         "goes to the console from here"], res.stderr  # fmt: skip
     assert "starting the job" in res.stderr and "a progress line" in res.stderr and "half way" in res.stderr
     assert "Logging error" not in res.stderr and TRACEBACK not in res.stderr, res.stderr
+    res = subprocess.run([sys.executable, "-c", FULL_LOG_SCRIPT, str(log), str(output), "bug"], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 1 and TRACEBACK in res.stderr  # the traceback has nowhere else to go
+    errors = [line for line in res.stderr.splitlines() if "failed with a bug" in line]
+    assert errors == ["squidflow error: rule demo_rule failed with a bug, ZeroDivisionError: a bug (traceback above: "
+                      "its log could not be written). Please report it with that traceback."], res.stderr  # fmt: skip
     tried("a job whose log is on a full disk", "warned: one line naming the log and the error; the job's outputs written")
 
 

@@ -30,14 +30,18 @@ def install_excepthook(rule: str = "", log_path: str | None = None, outputs: tup
         where = f"rule {rule}" if rule else "squidflow"
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         message = user_message(exc, outputs)
-        log_hint = f" (traceback in {log_path})" if log_path else ""
+        log_failed = getattr(sys.stderr, "failed", False)  # a LogStream that could not write its file
+        log_hint = (" (traceback above: its log could not be written)" if log_failed
+                    else f" (traceback in {log_path})" if log_path else "")
         if message is None:
-            line = f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that log."
+            line = (f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that "
+                    f"{'traceback' if log_failed else 'log'}.")
         else:
             line = f"{where}: {message}"
         if sys.stderr is not _console():
             sys.stderr.write(text)
-            sys.stderr.write(f"ERROR {line}\n")
+            if not log_failed:  # else it is the console, which gets the line below
+                sys.stderr.write(f"ERROR {line}\n")
             sys.stderr.flush()
         console = _console()
         if console is not None:
@@ -88,6 +92,11 @@ class LogStream(io.TextIOBase):
                 self._to_console(error)
         elif (console := _console()) is not None:
             console.flush()
+
+    @property
+    def failed(self) -> bool:
+        """Writing the log failed: what follows goes to the console."""
+        return self._failed
 
     def isatty(self) -> bool:
         return False
