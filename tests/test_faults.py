@@ -20,6 +20,7 @@ import pytest
 import yaml
 from helpers.faults import (
     ROOT,
+    SNAKEMAKE,
     STARTS,
     TINY,
     TRACEBACK,
@@ -111,6 +112,19 @@ def test_tab_in_the_default_config_names_file_and_line(tmp_path):
     res = run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", str(tmp_path), "--cores", "1"])
     assert_one_clear_stop(res, "config/config.yaml line 3, column 1", "replace the tab with spaces")
     tried("a tab in the YAML of the workflow's config file", "stopped with a message: file, line and fix named")
+
+
+def test_a_missing_configfile_is_one_line(tmp_path):
+    """Issue 32: Snakemake opens --configfile before any workflow code runs and showed a missing one as a 27-line
+    traceback; the workflow's default profile (profiles/default/config.yaml) checks it first."""
+    res = run([*snakemake_args(tmp_path, tmp_path / "confg.yaml"), "-n"], timeout=300)
+    out = assert_one_clear_stop(res, f"squidflow: config file {tmp_path / 'confg.yaml'} not found",
+                                "the shipped configs: config/config.yaml")  # fmt: skip
+    shown = [line for line in out.splitlines() if line.strip() and not line.startswith("Using workflow specific")]
+    assert len(shown) == 1, out
+    res = run([SNAKEMAKE, "-n", "--directory", str(tmp_path), "--configfile", "config/squid-e-relase.yaml"], timeout=300)
+    assert_one_clear_stop(res, "config file config/squid-e-relase.yaml not found", "config/squid-e-release.yaml")
+    tried("a --configfile that does not exist", "stopped with a message: one line, the file and the shipped configs")
 
 
 def test_tab_and_duplicate_key_in_check_config(tmp_path):
@@ -372,6 +386,47 @@ def test_a_failing_job_shows_one_line_and_keeps_the_traceback_in_its_log(tmp_pat
         assert needle in shown[0], shown[0]
     assert TRACEBACK in log.read_text()
     tried(f"a job that fails with {kind}", "stopped with a message: one line on the console, the traceback in the job's log")
+
+
+FULL_LOG_SCRIPT = """
+import logging, sys
+from types import SimpleNamespace
+from squidflow.logs import setup
+log = setup(SimpleNamespace(log=[sys.argv[1]], rule="demo_rule", output=[sys.argv[2]]))
+log.info("starting the job")
+print("a progress line", file=sys.stderr)
+log.warning("half way")
+open(sys.argv[2], "w").write("done")
+if sys.argv[3:] == ["bug"]:
+    raise ZeroDivisionError("a bug")
+"""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full to stand for a full disk")
+def test_a_log_that_cannot_be_written_is_said_once_and_the_job_goes_on(tmp_path):
+    """Issue 31: a full disk under logs/ left an empty log and no word of it. Here the log is /dev/full (every write
+    fails with ENOSPC): one warning names the log and the error, the log's lines reach the console, the job's output
+    is written."""
+    log = tmp_path / "logs" / "demo_rule.log"
+    log.parent.mkdir(parents=True)
+    log.symlink_to("/dev/full")
+    output = tmp_path / "out.txt"
+    res = subprocess.run([sys.executable, "-c", FULL_LOG_SCRIPT, str(log), str(output)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert output.read_text() == "done"
+    warnings = [line for line in res.stderr.splitlines() if "cannot write the log" in line]
+    assert warnings == [f"squidflow warning: cannot write the log {log} (No space left on device); this job's log "
+                        "goes to the console from here"], res.stderr  # fmt: skip
+    assert "starting the job" in res.stderr and "a progress line" in res.stderr and "half way" in res.stderr
+    assert "Logging error" not in res.stderr and TRACEBACK not in res.stderr, res.stderr
+    res = subprocess.run([sys.executable, "-c", FULL_LOG_SCRIPT, str(log), str(output), "bug"], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 1 and TRACEBACK in res.stderr  # the traceback has nowhere else to go
+    errors = [line for line in res.stderr.splitlines() if "failed with a bug" in line]
+    assert errors == ["squidflow error: rule demo_rule failed with a bug, ZeroDivisionError: a bug (traceback above: "
+                      "its log could not be written). Please report it with that traceback."], res.stderr  # fmt: skip
+    tried("a job whose log is on a full disk", "warned: one line naming the log and the error; the job's outputs written")
 
 
 # ====================================== 6. whole workflow: empty, kills, full disk, two runs at once ==================

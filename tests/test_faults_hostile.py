@@ -30,6 +30,36 @@ def files_under(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*")} if folder.exists() else set()
 
 
+# Every path an attack below aims at outside its run folder is named sqf-* (or outside/x.png, y.png): after the
+# module, `find` looks for any such name made since it started, over the folders those paths would reach (/tmp,
+# pytest's temporary folders, the clone's parent, the home folder). Acceptance of issue 31.
+ATTACK_NAMES = ["sqf-*", "outside", "x.png", "y.png"]
+
+
+def written_since(marker: Path, roots: list[Path], depth: int = 4) -> list[str]:
+    """Paths named like an attack's target, made after `marker`, under `roots` (`find -newer`)."""
+    names = [arg for name in ATTACK_NAMES for arg in ("-o", "-name", name)][1:]
+    found = []
+    for root in dict.fromkeys(r.resolve() for r in roots if r.exists()):
+        res = subprocess.run(["find", str(root), "-xdev", "-maxdepth", str(depth), "-newer", str(marker), "(", *names,
+                              ")", "-print"], capture_output=True, text=True, timeout=300)  # fmt: skip
+        found += res.stdout.split()
+    return sorted(set(found))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_written_outside(tmp_path_factory):
+    marker = tmp_path_factory.mktemp("find_marker") / "started"
+    marker.touch()
+    time.sleep(0.05)  # a file made in the same clock tick as the marker is not -newer than it
+    yield
+    base = tmp_path_factory.getbasetemp()
+    new = written_since(marker, [Path("/tmp"), base.parent, ROOT.parent, Path.home()])
+    assert not new, f"written outside the run folders by the hostile cases: {new}"
+    tried("every hostile case above (find over /tmp, the temporary folders, the clone's parent, home)",
+          "nothing written outside: no attack's target made since the module started")
+
+
 # ====================================== 1. names checked where they enter ============================================
 HOSTILE_EVENTS = {
     "script": "<script>alert(1)</script>",
@@ -109,6 +139,22 @@ def test_the_floor_helper_keeps_paths_inside(tmp_path, name):
 
 
 # ====================================== 2. the report inlines only the run's files ===================================
+def test_the_reports_script_data_cannot_close_its_tag():
+    """Issue 31: `snakemake --report` embeds the jobs' params (an event's prompt from the config) as JSON in <script>
+    tags with `</` as it is. The workflow wraps Snakemake's renderers (squidflow.report.script_data): every `<` is
+    written `\\u003c`, the same JSON to the page. tests/test_report_browser.py opens such a report in Chromium."""
+    from snakemake.report.html_reporter import data
+
+    from squidflow.report.script_data import RENDERERS, escape_report_scripts
+
+    payload = "</script><script>alert(1)</script>"
+    assert escape_report_scripts() == list(RENDERERS) and escape_report_scripts() == list(RENDERERS)  # idempotent
+    out = data.render_runtimes([{"rule": payload, "runtime": 1.0}])
+    assert "<" not in out and json.loads(out)["data"]["values"][0]["rule"] == payload
+    tried("markup in a job's params, embedded by the Snakemake report", "inert: the JSON written with `<` escaped")
+
+
+
 @pytest.mark.parametrize("where", ["absolute", "parent", "file-url"])
 def test_a_task_page_inlines_no_file_from_outside_results(tmp_path, where):
     from squidflow.report.pages import self_contained
@@ -228,6 +274,22 @@ def test_a_proxy_password_reaches_no_file_and_no_log(tmp_path, monkeypatch):
     sys.stderr = sys.__stderr__
     assert "sqf-proxy-pw" not in job_log.read_text() and "sqfuser:***@" in job_log.read_text()
     tried("a proxy password in download.proxy", "redacted: download_settings.json, the logs and the run summary")
+
+
+def test_a_proxy_password_reaches_no_snakemake_record(tmp_path):
+    """Snakemake records a job's params in .snakemake/metadata (and a params change in its log): the workflow passes
+    the proxy redacted and the password in the jobs' environment; the run's config record is redacted too."""
+    from helpers.faults import TINY, run, snakemake_args
+
+    conf = write_config(tmp_path, TINY + 'download:\n  proxy: "http://sqfuser:sqf-proxy-pw@proxy.example:3128"\n')
+    res = run([*snakemake_args(tmp_path, conf), "results/videos/download_settings.json"], timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:]
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and p != conf and b"sqf-proxy-pw" in p.read_bytes()]
+    assert not leaked and "sqf-proxy-pw" not in res.stdout, leaked
+    assert any(p.is_file() for p in (tmp_path / ".snakemake" / "metadata").iterdir())  # the params were recorded
+    assert "sqfuser:***@proxy.example" in (tmp_path / "results" / "report" / "run_config.yaml").read_text()
+    tried("a proxy password in download.proxy (workflow run)",
+          "redacted: .snakemake/metadata, Snakemake's log and the run's config record")
 
 
 # ====================================== 4. a bounded config =========================================================
@@ -379,10 +441,35 @@ def test_a_run_with_hostile_events_stops_at_listing_and_writes_nothing_outside(t
         'file:///nonexistent/d.mp4,"<script>alert(1)</script>"\n'
     )
     conf = write_config(work, "stages: [videos, frames]\nsources:\n  - {type: urls, path: urls.csv}\n")
+    marker = tmp_path / "run" / "started"
+    marker.touch()
+    time.sleep(0.05)
     res = run(snakemake_args(work, conf), timeout=600)
     out = res.stdout
     assert res.returncode != 0 and "urls.csv line 3: event '../../../../sqf-up/x'" in out, out[-3000:]
     assert TRACEBACK not in out, out[-3000:]
     assert not up.exists() and not absolute.exists()
     assert {p.name for p in tmp_path.iterdir()} == {"run"}, list(tmp_path.iterdir())
+    outside = subprocess.run(["find", str(tmp_path.parent), "-maxdepth", "3", "-newer", str(marker), "-not", "-path",
+                              f"{work}*", "-not", "-path", str(tmp_path)], capture_output=True, text=True).stdout.split()  # fmt: skip
+    assert not [p for p in outside if Path(p).name.startswith("sqf-") or "/sqf-" in p], outside
     tried("a run whose URL list has path and markup events (workflow)", "stopped with a message: at listing, nothing written outside")
+
+
+# ====================================== 7. the suite itself =========================================================
+def test_the_hostile_cases_are_counted_in_the_summary_and_none_can_be_skipped(tmp_path):
+    """Acceptance of issue 31: the fault suite's summary line (tests/conftest.py) counts these cases, and no case here
+    can be skipped (no skip, skipif, importorskip or xfail: a hostile case that cannot run fails)."""
+    import ast
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    skips = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+             and node.attr in {"skip", "skipif", "importorskip", "xfail"}]  # fmt: skip
+    assert not skips, skips
+    res = subprocess.run([sys.executable, "-m", "pytest", str(Path(__file__)), "-k", "floor_helper", "-q",
+                          "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "inner")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:]
+    # 7 parametrized cases, and the module's find over the folders the attacks aim at
+    assert "fault-injection suite: 8 faults and bad inputs tried and handled as required (7 tests passed, 0 failed, " \
+           "0 skipped)" in res.stdout, res.stdout[-3000:]

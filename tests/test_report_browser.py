@@ -8,6 +8,7 @@ temporary folder, printed at the end of the test)."""
 from __future__ import annotations
 
 import os
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -159,3 +160,57 @@ def test_demo_report_opens_in_chromium(small_workflow, tmp_path):
     assert sum(1 for c in opened.values() if c == "img") >= 10
     assert (screenshots / "report_main_page.png").stat().st_size > 20_000
     print(f"\nreport screenshots: {screenshots}/report_main_page.png, {screenshots}/report_figure.png")
+
+
+# Display strings a config may carry (an event's prompt and description reach the jobs' params, which the report
+# embeds as JSON in a <script> tag): issue 31's payload, and markup that would run if the page put it into its DOM.
+PAYLOAD = "</script><script>alert(1)</script>"
+HOSTILE_DISPLAY = f"""events:
+  parade:
+    prompt: "{PAYLOAD}"
+    description: "{PAYLOAD} <img src=x onerror=alert(2)>"
+"""
+
+
+def assert_report_inert(report_html: Path) -> int:
+    """Open a report whose params carry PAYLOAD in Chromium, show every result's details (its job's params) and
+    every rule's code: no dialog, no page error, and the payload is in the page as text. Returns the results shown."""
+    dialogs: list[str] = []
+    errors: list[str] = []
+    with chromium_page(viewport={"width": 1400, "height": 900}) as page:
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        page.goto(report_html.as_uri())
+        page.wait_for_function("typeof app !== 'undefined' && document.querySelectorAll('#app a').length > 3")
+        assert not dialogs and not errors, dialogs + errors  # the payload ran as the page loaded (0.3.0)
+        results = page.evaluate("results")
+        carrying = [path for path, r in results.items() if PAYLOAD in r["job_properties"]["params"]]
+        assert carrying, "no result's params carry the payload: the test shows nothing"
+        for path in carrying:
+            page.evaluate("p => app.showResultInfo(p)", path)
+            page.get_by_text("Job parameters").first.wait_for()
+            assert page.get_by_text(PAYLOAD, exact=False).count() >= 1, path  # shown as text
+        for rule in page.evaluate("Object.keys(rules)"):  # each rule's code and software, as a click on the graph
+            page.evaluate("r => app.setView({navbarMode: 'ruleinfo', ruleinfo: r})", rule)
+        page.evaluate("() => app.showReportInfo()")
+        page.wait_for_timeout(500)
+    assert not dialogs and not errors, dialogs + errors
+    return len(carrying)
+
+
+@pytest.mark.slow
+def test_a_report_with_hostile_display_strings_runs_no_script(small_workflow, tmp_path):
+    """Issue 31: an event named `<script>alert(1)</script>` ran in the report (four dialogs). Names are now refused
+    where they enter, but display strings (an event's prompt and description) still reach the report as the jobs'
+    params, embedded as JSON in a <script> tag: squidflow.report.script_data writes every `<` there as `\\u003c`."""
+    playwright_or_skip()
+    copy = type(small_workflow)(tmp_path / "run", (*small_workflow.configfiles, tmp_path / "hostile.yaml"))
+    shutil.copytree(small_workflow.directory, copy.directory, symlinks=True)
+    (tmp_path / "hostile.yaml").write_text(HOSTILE_DISPLAY)
+    res = copy.snakemake("--report", str(tmp_path / "report.zip"), timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    with zipfile.ZipFile(tmp_path / "report.zip") as z:
+        z.extractall(tmp_path / "unzipped")
+    report_html = tmp_path / "unzipped" / "report" / "report.html"
+    assert PAYLOAD not in report_html.read_text(encoding="utf-8")
+    assert assert_report_inert(report_html) >= 2  # the contact sheets and the evaluation tables at least

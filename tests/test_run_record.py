@@ -100,3 +100,27 @@ def test_evaluate_help_gives_the_predictions_format_and_an_example(capsys):
     out = capsys.readouterr().out
     assert "predictions format" in out and "video_id,frame_index,rank,label,score" in out
     assert "squidflow evaluate my_model.csv --judgments" in out and '"""-jmFL0i8_ZU"""' in out
+
+
+def test_missing_column_messages_show_no_internal_column(tmp_path):
+    """Issue 32: the readers' own line-number columns (`_line`, `_row`) leaked into "missing column" messages."""
+    import pytest
+
+    from squidflow.errors import UserError
+    from squidflow.evaluation.predictions import read_predictions
+    from squidflow.judgments.ingest import read_mturk_batch
+    from squidflow.videos.sources import list_candidates
+
+    urls = tmp_path / "urls.csv"
+    urls.write_text("url,evnt\nhttps://a.example/1.mp4,parade\n")
+    batch = tmp_path / "batch.csv"
+    batch.write_text("HITId,WorkerId\nH1,W1\n")
+    predictions = tmp_path / "predictions.csv"
+    predictions.write_text("video_id,frame_index,rank,score\nv,1,1,0.5\n")
+    for read, needle in [(lambda: list_candidates([{"type": "urls", "path": str(urls)}]), "['event']"),
+                         (lambda: read_mturk_batch(batch), "AssignmentStatus"),
+                         (lambda: read_predictions(predictions, cache_dir=tmp_path), "label")]:  # fmt: skip
+        with pytest.raises(UserError) as err:
+            read()
+        msg = str(err.value)
+        assert needle in msg and "_line" not in msg and "_row" not in msg, msg

@@ -36,7 +36,7 @@ def test_an_unknown_table_target_names_the_tables_that_exist(tmp_path):
     assert res.returncode != 0
     assert "no rule makes results/tables/table3_calibraton.md (did you mean results/tables/table3_calibration.md?)" in out
     assert "results/tables/table9_kl.md" in out and "results/figures/frames_spread.png" in out
-    assert "MissingRuleException" not in out
+    assert "MissingRuleException" not in out and "`squidflow targets` lists them" in out
 
 
 def test_simulated_is_said_only_where_simulated_judgments_are_shown():
@@ -53,3 +53,18 @@ def test_simulated_is_said_only_where_simulated_judgments_are_shown():
                        judgment_source="release") == ""
     frames_rules = (ROOT / "workflow" / "rules" / "frames.smk").read_text()
     assert 'get_report_note("videos", "judgments")' not in frames_rules  # contact sheets show no judgments
+
+
+def test_squidflow_targets_lists_each_table_and_figure_with_its_rule(tmp_path):
+    """Issue 32: the tables and figures a user may ask for, and what makes each, without a failed run first."""
+    res = subprocess.run([str(Path(sys.executable).with_name("squidflow")), "targets"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = dict(line.split(maxsplit=1) for line in res.stdout.splitlines())
+    assert lines["results/tables/table3_calibration.md"].startswith("rule ")
+    assert lines["results/figures/frames_spread.png"] == "rule frame_spread_figure"
+    assert all(p.startswith(("results/tables/", "results/figures/")) for p in lines), res.stdout
+    assert "Traceback" not in res.stdout + res.stderr
+    res = subprocess.run([str(Path(sys.executable).with_name("squidflow")), "targets", "--configfile",
+                          str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+    assert res.returncode == 2 and "nope.yaml not found" in res.stderr, res.stderr

@@ -11,7 +11,7 @@ _is_main = os.path.abspath(str(workflow.main_snakefile)) == os.path.join(SQUIDFL
 _unknown_targets = _is_main and squidflow_targets.unknown_targets_message(
     squidflow_targets.requested(workflow),
     lambda path: any(r.is_producer(path) for r in workflow.rules),
-    [p for r in workflow.rules for o in r.output for p in squidflow_targets.expand(str(o), r.wildcard_constraints)],
+    list(squidflow_targets.rule_outputs(workflow.rules)),
     [r.name for r in workflow.rules],
 )
 if _unknown_targets:

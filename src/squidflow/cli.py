@@ -25,6 +25,31 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_targets(args: argparse.Namespace) -> int:
+    """Every table and figure the workflow makes and the rule that makes it, as `snakemake <path>` asks for them
+    (read from the workflow with these config files: a configured method or model adds its own)."""
+    from squidflow import targets
+
+    root = Path(__file__).resolve().parents[2]
+    snakefile = args.snakefile or root / "Snakefile"
+    if not snakefile.is_file():
+        print(f"squidflow targets: no Snakefile at {snakefile}; give --snakefile (the squidflow clone's Snakefile)",
+              file=sys.stderr)
+        return 2
+    configfiles = args.configfile or [snakefile.parent / "config" / "config.yaml"]
+    missing = [str(f) for f in configfiles if not Path(f).is_file()]
+    if missing:
+        print(f"squidflow targets: config file {', '.join(missing)} not found", file=sys.stderr)
+        return 2
+    try:
+        rules = targets.workflow_rules(snakefile, configfiles, args.directory)
+    except Exception as exc:  # noqa: BLE001 - Snakemake's WorkflowError (an invalid config): its message says it all
+        print(f"squidflow targets: {exc}", file=sys.stderr)
+        return 2
+    print(targets.targets_text(targets.rule_outputs(rules)))
+    return 0
+
+
 def _cmd_gpu_slots(args: argparse.Namespace) -> int:
     from squidflow.gpu import DEFAULT_LOCK_DIR, slot_status
 
@@ -53,6 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     # Commands that belong to a stage live in it and are loaded by name: the floor imports no stage.
     for name in STAGE_COMMANDS:
         importlib.import_module(name).add_parser(sub)
+    p = sub.add_parser("targets", help="list the tables and figures the workflow makes, and the rule that makes each",
+                       description=_cmd_targets.__doc__)
+    p.add_argument("--configfile", type=Path, nargs="+", default=None,
+                   help="config files, later ones on top (as snakemake --configfile; default: config/config.yaml)")
+    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
+    p.add_argument("--snakefile", type=Path, default=None, help="the workflow (default: this squidflow's Snakefile)")
+    p.set_defaults(func=_cmd_targets)
     p = sub.add_parser("gpu-slots", help="show which GPU slots are taken")
     p.add_argument("--lock-dir", default=None)
     p.set_defaults(func=_cmd_gpu_slots)

@@ -7,6 +7,7 @@ is. The traceback itself goes to the rule's log only.
 
 from __future__ import annotations
 
+import io
 import logging
 import signal
 import sys
@@ -29,14 +30,18 @@ def install_excepthook(rule: str = "", log_path: str | None = None, outputs: tup
         where = f"rule {rule}" if rule else "squidflow"
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         message = user_message(exc, outputs)
-        log_hint = f" (traceback in {log_path})" if log_path else ""
+        log_failed = getattr(sys.stderr, "failed", False)  # a LogStream that could not write its file
+        log_hint = (" (traceback above: its log could not be written)" if log_failed
+                    else f" (traceback in {log_path})" if log_path else "")
         if message is None:
-            line = f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that log."
+            line = (f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that "
+                    f"{'traceback' if log_failed else 'log'}.")
         else:
             line = f"{where}: {message}"
         if sys.stderr is not _console():
             sys.stderr.write(text)
-            sys.stderr.write(f"ERROR {line}\n")
+            if not log_failed:  # else it is the console, which gets the line below
+                sys.stderr.write(f"ERROR {line}\n")
             sys.stderr.flush()
         console = _console()
         if console is not None:
@@ -44,6 +49,64 @@ def install_excepthook(rule: str = "", log_path: str | None = None, outputs: tup
             console.flush()
 
     sys.excepthook = hook
+
+
+class LogStream(io.TextIOBase):
+    """A rule's log file that, once writing to it fails (a full disk under `logs/`, a quota), says so once on the
+    console, naming the file and the error, and goes on to the console: a job whose log cannot be written still
+    writes its outputs, and the person running it sees why the log is empty (issue 31: it was silent)."""
+
+    def __init__(self, stream, path: Path) -> None:
+        super().__init__()
+        self._stream, self._path, self._failed = stream, path, False
+
+    def _to_console(self, error: OSError) -> None:
+        self._failed = True
+        reason = error.strerror or str(error)
+        try:
+            self._stream.close()
+        except OSError:  # its buffer cannot be written either: closing still frees the file
+            pass
+        console = _console()
+        if console is not None:
+            console.write(f"squidflow warning: cannot write the log {self._path} ({reason}); this job's log goes to "
+                          "the console from here\n")
+            console.flush()
+
+    def write(self, text: str) -> int:
+        if not self._failed:
+            try:
+                n = self._stream.write(text)
+                self._stream.flush()  # a failure shows now, while the text can still go to the console
+                return n
+            except OSError as error:
+                self._to_console(error)
+        console = _console()
+        return console.write(text) if console is not None else len(text)
+
+    def flush(self) -> None:
+        if not self._failed:
+            try:
+                self._stream.flush()
+            except OSError as error:
+                self._to_console(error)
+        elif (console := _console()) is not None:
+            console.flush()
+
+    @property
+    def failed(self) -> bool:
+        """Writing the log failed: what follows goes to the console."""
+        return self._failed
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        """The log's descriptor (for faulthandler and the like), the console's once the log failed."""
+        return (_console() if self._failed else self._stream).fileno()
+
+    def writable(self) -> bool:
+        return True
 
 
 def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
@@ -57,7 +120,7 @@ def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
     if log_files:
         path = Path(log_files[0])
         path.parent.mkdir(parents=True, exist_ok=True)
-        stream = open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives as long as the job
+        stream = LogStream(open(path, "a", buffering=1, encoding="utf-8"), path)  # noqa: SIM115 - lives as long as the job
         sys.stderr = stream
         handlers.append(logging.StreamHandler(stream))
         log_path = str(path)

@@ -34,12 +34,15 @@ def _name(path: str | os.PathLike, repo_root: str | os.PathLike | None) -> str:
 
 
 def current(configfiles: Sequence[str | os.PathLike], repo_root: str | os.PathLike | None = None) -> dict:
-    """The record of this run's configuration: each config file's name, sha256 and text, in the order read."""
+    """The record of this run's configuration: each config file's name, sha256 and text (a proxy's password as
+    `***`), in the order read."""
+    from squidflow.fetch import redact_url_credentials
+
     files = []
     for f in dict.fromkeys(os.path.normpath(str(f)) for f in configfiles):
         data = Path(f).read_bytes() if os.path.exists(f) else b""
         files.append({"file": _name(f, repo_root), "sha256": hashlib.sha256(data).hexdigest(),
-                      "text": data.decode("utf-8", errors="replace")})
+                      "text": redact_url_credentials(data.decode("utf-8", errors="replace"))})
     return {"configfiles": files}
 
 

@@ -1,6 +1,6 @@
 """The outputs a user may ask for by name: `snakemake results/tables/table3_calibration.md`. A target under results/
 that no rule makes stops the run with the tables and figures that exist (instead of Snakemake's
-MissingRuleException), and the closest one.
+MissingRuleException), and the closest one; `squidflow targets` lists them with the rule that makes each.
 """
 
 from __future__ import annotations
@@ -43,6 +43,34 @@ def expand(pattern: str, constraints: dict[str, str]) -> list[str]:
     return [re.sub(r"\{(\w+)" + INLINE + r"\}", r"{\1}", p) for p in out]  # `{method,[A-Z]{2}}` -> `{method}`
 
 
+def rule_outputs(rules) -> dict[str, str]:
+    """Every output path of Snakemake `rules` (wildcards listed by their constraints, see `expand`) -> the rule that
+    makes it: one list for the unknown-target message (workflow/targets.smk) and `squidflow targets`."""
+    return {path: rule.name for rule in rules for out in rule.output
+            for path in expand(str(out), rule.wildcard_constraints)}  # fmt: skip
+
+
+def workflow_rules(snakefile: str | os.PathLike, configfiles: list[str | os.PathLike], workdir: str | os.PathLike):
+    """The rules of the workflow as Snakemake reads it with these config files in `workdir` (no job is planned)."""
+    from pathlib import Path
+
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    with SnakemakeApi(OutputSettings()) as api:
+        workflow = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path(snakefile),
+                                config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles]),
+                                workdir=Path(workdir))  # fmt: skip
+        return list(workflow._workflow.rules)  # noqa: SLF001 - the API's one way to the parsed rules
+
+
+def targets_text(outputs: dict[str, str]) -> str:
+    """`squidflow targets`: each table and figure, and the rule that makes it, one a line."""
+    paths = listed(outputs)
+    width = max((len(p) for p in paths), default=0)
+    return "\n".join(f"{p:<{width}}  rule {outputs[p]}" for p in paths)
+
+
 def listed(paths: Iterable[str], folders: tuple[str, ...] = ("results/tables/", "results/figures/")) -> list[str]:
     """The outputs under `folders` that people ask for, sorted, each once."""
     return sorted({p for p in paths if p.startswith(folders)})
@@ -75,4 +103,5 @@ def unknown_targets_message(targets: Iterable[str], makes: Callable[[str], bool]
         near = difflib.get_close_matches(target, outputs, n=1, cutoff=0.5)
         lines.append(f"no rule makes {target}" + (f" (did you mean {near[0]}?)" if near else ""))
     return ("; ".join(lines) + ". The tables and figures squidflow makes (a stage not in `stages` still makes its "
-            "files when named; {name}: one per configured method): " + ", ".join(listed(outputs)))
+            "files when named; {name}: one per configured method; `squidflow targets` lists them with the rule that "
+            "makes each): " + ", ".join(listed(outputs)))

@@ -4,6 +4,12 @@
 
 RUN_SUMMARY = "results/report/run_summary.html"
 
+# `snakemake --report` embeds each result's params (text from the config: an event's prompt) as JSON in <script> tags
+# without escaping `</`: make that JSON inert before the report is rendered (issue 31).
+from squidflow.report.script_data import escape_report_scripts
+
+escape_report_scripts()
+
 
 def get_task_pages():
     """The annotation task pages of this run (results/annotation/{page}.html) that the report shows."""

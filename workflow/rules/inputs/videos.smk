@@ -82,17 +82,24 @@ SEARCH_NETWORK_KEYS = ["cookies", "proxy", "sleep_s", "socket_timeout_s"]
 
 
 def get_video_search_network_params():
-    return config_keys(config["download"], SEARCH_NETWORK_KEYS)
+    return redacted_proxy(config_keys(config["download"], SEARCH_NETWORK_KEYS))
 
 
 def get_download_settings_params():
-    """Every `download` key the shard jobs read; `shards` is not one (it names the jobs, see videos.smk). A proxy's
-    password goes to the jobs in their environment only (squidflow.fetch.PROXY_ENV), never into a file."""
-    from squidflow.fetch import PROXY_ENV
+    """Every `download` key the shard jobs read; `shards` is not one (it names the jobs, see videos.smk)."""
+    return redacted_proxy({k: v for k, v in config["download"].items() if k != "shards"})
 
-    if config["download"].get("proxy"):
-        os.environ[PROXY_ENV] = str(config["download"]["proxy"])
-    return {k: v for k, v in config["download"].items() if k != "shards"}
+
+def redacted_proxy(keys):
+    """`download` keys with a proxy's password as `***`: Snakemake records a job's params in .snakemake/metadata and
+    may print them in its log (a params change), so the password goes to the jobs in their environment only
+    (squidflow.fetch.PROXY_ENV; DownloadOptions.from_config puts it back), never into a file (issue 31)."""
+    from squidflow.fetch import PROXY_ENV, redact_url_credentials
+
+    if not keys.get("proxy"):
+        return keys
+    os.environ[PROXY_ENV] = str(keys["proxy"])
+    return {**keys, "proxy": redact_url_credentials(str(keys["proxy"]))}
 
 
 def print_brake_notes():
