@@ -14,7 +14,9 @@ from collections.abc import Iterable, Sequence
 
 from squidflow.io import md_escape
 
-__all__ = ["md_escape", "md_row", "md_rule", "md_table", "tex_escape", "tex_row"]
+__all__ = ["RIGHT", "md_escape", "md_row", "md_rule", "md_table", "tex_escape", "tex_row"]
+
+RIGHT = "---:"  # a right-aligned Markdown column's rule (counts)
 
 # LaTeX's ten special characters, then the typographic characters the tables' captions and headers use, as pdflatex
 # without extra packages writes them; one pass (str.translate), so a replacement is never escaped again.
@@ -37,7 +39,7 @@ def md_row(cells: Iterable[object]) -> str:
 
 
 def md_rule(columns: int | Sequence[str]) -> str:
-    """The header's rule: `columns` left-aligned columns, or one marker per column ("---", "---:" right-aligned)."""
+    """The header's rule: `columns` left-aligned columns, or one marker per column ("---", RIGHT)."""
     marks = ["---"] * columns if isinstance(columns, int) else list(columns)
     return "|" + "|".join(marks) + "|"
 
