@@ -34,6 +34,7 @@ def test_planted_escapers_and_tables_are_caught() -> None:
         "a LaTeX escaper": 'escape = lambda s: s.replace("%", r"\\%").replace("_", r"\\_")\n',
         "a Markdown escaper": 'cell = html.escape(name).replace("|", "\\\\|")\n',
         "a Markdown table written by hand": 'lines = ["| a | b |", "|---|---|"]\n',
+        "a LaTeX table written by hand": 'lines = [r"\\begin{table}[t]", r"\\begin{tabular}{lc}", r"\\toprule"]\n',
     }
     for idea, text in planted.items():
         found = findings_in("evaluation/planted.py", text)

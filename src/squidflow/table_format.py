@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from squidflow.io import md_escape
 
-__all__ = ["RIGHT", "md_escape", "md_row", "md_rule", "md_table", "tex_escape", "tex_row"]
+__all__ = ["RIGHT", "latex_table", "md_escape", "md_row", "md_rule", "md_table", "tex_escape", "tex_row"]
 
 RIGHT = "---:"  # a right-aligned Markdown column's rule (counts)
 
@@ -56,3 +56,14 @@ def md_table(header: Sequence[object], rows: Iterable[Sequence[object]], *, alig
 def tex_row(cells: Iterable[object]) -> str:
     """One LaTeX tabular row of already escaped cells."""
     return " & ".join(str(c) for c in cells) + r" \\"
+
+
+def latex_table(*, caption: str, label: str, columns: str, head: Sequence[str], body: Iterable[str],
+                small: bool = False, fit_width: bool = False) -> str:
+    """A booktabs table float: `caption` (plain text, escaped here), `label` (tab:<label>), the tabular's `columns`
+    spec, its `head` and `body` lines (rows already written with tex_row), \\small or scaled to the text width."""
+    lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else []),
+             r"\caption{" + tex_escape(caption) + "}", r"\label{tab:" + label + "}",
+             *([r"\resizebox{\textwidth}{!}{%"] if fit_width else []), r"\begin{tabular}{" + columns + "}",
+             r"\toprule", *head, *body, r"\bottomrule", r"\end{tabular}" + ("}" if fit_width else ""), r"\end{table}"]
+    return "\n".join(lines) + "\n"

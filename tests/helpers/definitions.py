@@ -4,8 +4,8 @@ The layering check (helpers/layering.py) keeps imports going one way; this one k
 so that a change of definition is one change. Each entry is the idea, the module that holds it, and what its code
 looks like, read as text: the equal-width confidence bin (`np.clip(np.searchsorted(edges, ...) - 1, ...)` over
 `np.linspace(0, 1, n_bins + 1)`), a LaTeX escaper (a string literal of backslash and one of LaTeX's specials), a
-Markdown escaper (a `|` replaced by `\\|`), a Markdown table's rule row written by hand (`"|---`, `"---|"`,
-`"|".join("---" ...)`).
+LaTeX table float written by hand (`\\begin{tabular}`), a Markdown escaper (a `|` replaced by `\\|`), a Markdown
+table's rule row written by hand (`"|---`, `"---|"`, `"|".join("---" ...)`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ DEFINITIONS: dict[str, tuple[str, tuple[re.Pattern, ...]]] = {
     )),
     "a LaTeX escaper": ("table_format.py", (
         re.compile(r"""r["']\\[&%_#$]["']|["']\\\\[&%_#$]["']"""),
+    )),
+    "a LaTeX table written by hand": ("table_format.py", (
+        re.compile(r"\\{1,2}begin\{tabular\}"),
     )),
     "a Markdown escaper": ("io.py", (
         re.compile(r"""replace\(\s*["']\|["']"""),

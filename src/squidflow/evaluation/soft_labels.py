@@ -47,7 +47,7 @@ from squidflow.intervals import (
     intervals_table,
     replicates,
 )
-from squidflow.table_format import md_table, tex_escape, tex_row
+from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 SOFT = U.SOFT_LABEL_MEASURES
 CORRELATIONS = ("entropy_pearson", "entropy_spearman")
@@ -239,8 +239,6 @@ def to_markdown(table: pl.DataFrame, text: str) -> str:
 
 def to_latex(table: pl.DataFrame, text: str) -> str:
     header, body = _rows(table)
-    lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + tex_escape(text) + "}", r"\label{tab:soft_label_measures}",
-             r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
-             tex_row(map(tex_escape, header)), r"\midrule", *[tex_row(map(tex_escape, row)) for row in body],
-             r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    return latex_table(caption=text, label="soft_label_measures", columns="l" + "c" * (len(header) - 1),
+                       head=[tex_row(map(tex_escape, header)), r"\midrule"],
+                       body=[tex_row(map(tex_escape, row)) for row in body], fit_width=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from squidflow.certainty import AVERAGE, CERTAINTY_BINS
-from squidflow.table_format import md_table, tex_escape, tex_row
+from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 TABLES = ("table2_verbs", "table8_alt_bins")
 BINNING_NAMES = {"mean": "Mean", "alt": "Alt"}
@@ -150,17 +150,14 @@ def to_markdown(df: pl.DataFrame, models: list[ModelInfo], table: str, text: str
 
 def to_latex(df: pl.DataFrame, models: list[ModelInfo], table: str, text: str) -> str:
     header, body = _rows(df, models, table, tex=True)
-    lines = [
-        r"\begin{table}[t]", r"\centering", r"\caption{" + tex_escape(text) + "}", r"\label{tab:" + table + "}",
-        r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule", tex_row(map(tex_escape, header)),
-    ]
+    lines = []
     for row in body:
         if row[0].startswith("Accuracy (top"):
             lines += [r"\midrule", r"\multicolumn{" + str(len(header)) + "}{l}{" + tex_escape(row[0]) + r"} \\"]
         else:
             lines.append(tex_row(map(tex_escape, row)))
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    return latex_table(caption=text, label=table, columns="l" + "c" * (len(header) - 1),
+                       head=[tex_row(map(tex_escape, header))], body=lines)
 
 
 def build_table(accuracies: list[pl.DataFrame], summaries: list[dict], models: list[ModelInfo], table: str, *,

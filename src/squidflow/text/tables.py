@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow.table_format import md_escape, md_table, tex_escape, tex_row
+from squidflow.table_format import latex_table, md_escape, md_table, tex_escape, tex_row
 from squidflow.text.keywords import SYSTEMS
 from squidflow.text.preprocess import Normaliser, Preprocessing
 from squidflow.text.semeval import MEASURES, human_upper_bound, system_scores
@@ -137,19 +137,14 @@ def to_markdown(table: pl.DataFrame, title: str) -> str:
 
 
 def to_latex(table: pl.DataFrame, title: str) -> str:
-    lines = [
-        r"\begin{table}[t]", r"\centering", r"\small",
-        r"\caption{" + tex_escape(title) + "}", r"\label{tab:text_keywords}",
-        r"\begin{tabular}{llr" + "r" * len(SCORE_COLUMNS) + "}", r"\toprule",
-        r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
-        r"\multicolumn{2}{c}{oot mode} \\",
-        r"system & setting & images & P & R & P & R & P & R & P & R \\", r"\midrule",
-    ]
-    for r in table.iter_rows(named=True):
-        cells = [SYSTEM_NAMES.get(r["system"], r["system"]), r["setting"], str(r["n_items"])]
-        lines.append(tex_row(tex_escape(c) for c in cells + [_cell(r, c) for c in SCORE_COLUMNS]))
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    head = [r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
+            r"\multicolumn{2}{c}{oot mode} \\",
+            r"system & setting & images & P & R & P & R & P & R & P & R \\", r"\midrule"]
+    body = [tex_row(tex_escape(c) for c in [SYSTEM_NAMES.get(r["system"], r["system"]), r["setting"], r["n_items"],
+                                            *(_cell(r, c) for c in SCORE_COLUMNS)])
+            for r in table.iter_rows(named=True)]
+    return latex_table(caption=title, label="text_keywords", columns="llr" + "r" * len(SCORE_COLUMNS), head=head,
+                       body=body, small=True)
 
 
 def build_table(keywords: pl.DataFrame, gold: pl.DataFrame, *, settings: list[dict], top_k: int, gold_language: str,

@@ -19,7 +19,7 @@ import polars as pl
 from squidflow.backbone_names import BACKBONE_NAME, BACKBONE_PREFIX, model_label
 from squidflow.certainty import CERTAINTY_BINS
 from squidflow.intervals import BIAS_ADJUSTED
-from squidflow.table_format import md_table, tex_escape, tex_row
+from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 
 @dataclass(frozen=True)
@@ -293,22 +293,10 @@ def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_
              choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
     header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals),
                            backbone=(choices or {}).get("backbone"))
-    caption = tex_escape(_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)))
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\caption{" + caption + "}",
-        r"\label{tab:" + spec.name + "}",
-        r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}",
-        r"\toprule",
-        tex_row(map(tex_escape, header)),
-        r"\midrule",
-        *[tex_row([tex_escape(row[0]), *row[1:]]) for row in body],
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\end{table}",
-    ]
-    return "\n".join(lines) + "\n"
+    return latex_table(caption=_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)),
+                       label=spec.name, columns="l" + "c" * (len(header) - 1),
+                       head=[tex_row(map(tex_escape, header)), r"\midrule"],
+                       body=[tex_row([tex_escape(row[0]), *row[1:]]) for row in body])
 
 
 def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFrame], spec: TableSpec,
