@@ -11,9 +11,9 @@ binned two ways (SQUID-E supplement D.3):
 Every stage bins through this module (judgments' image scores, the training tables, the evaluation stage), so a
 change of edges changes every table at once.
 
-`huj_mse` and `bernoulli_kl` measure a model's probability of the judged event against mean judgment / 100 (SQUID-E
-§5.3 "HUJ MSE"; supplement D.4 KL(human ‖ model) of Bernoulli distributions, clipped to [eps, 1 - eps]); the
-training and the evaluation stage both report them.
+`huj_mse` and `bernoulli_kl` (the mean of `bernoulli_kl_per_image`) measure a model's probability of the judged
+event against mean judgment / 100 (SQUID-E §5.3 "HUJ MSE"; supplement D.4 KL(human ‖ model) of Bernoulli
+distributions, clipped to [eps, 1 - eps]); the training and the evaluation stage both report them.
 """
 
 from __future__ import annotations
@@ -73,11 +73,16 @@ def huj_mse(prob: np.ndarray, human_mean: np.ndarray) -> float:
     return float(np.mean((p - h) ** 2))
 
 
-def bernoulli_kl(prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> float:
-    """Mean over images of KL(Bernoulli(human) ‖ Bernoulli(model)), probabilities clipped to [eps, 1 - eps]."""
+def bernoulli_kl_per_image(prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """KL(Bernoulli(human_mean / 100) ‖ Bernoulli(prob)) per image, both clipped to [eps, 1 - eps] so that a unanimous
+    0 or 100 stays finite (SQUID-E supplement D.4); training's table intervals resample these per-image values."""
     q = np.clip(np.asarray(prob, dtype=float), eps, 1 - eps)
     h = np.clip(np.asarray(human_mean, dtype=float) / 100.0, eps, 1 - eps)
-    if len(q) == 0:
+    return h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
+
+
+def bernoulli_kl(prob: np.ndarray, human_mean: np.ndarray, eps: float = 1e-6) -> float:
+    """Mean over images of KL(Bernoulli(human) ‖ Bernoulli(model)) (`bernoulli_kl_per_image`; nan if empty)."""
+    if len(prob) == 0:
         return float("nan")
-    kl = h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
-    return float(np.mean(kl))
+    return float(np.mean(bernoulli_kl_per_image(prob, human_mean, eps)))

@@ -14,6 +14,7 @@ import polars as pl
 
 from squidflow.comparison.metrics_sherlock.comparison import pairwise_accuracy
 from squidflow.judgments.crowd import MODELS, fit
+from squidflow.table_format import md_table
 
 
 def plausibility_answers(ratings: pl.DataFrame) -> pd.DataFrame:
@@ -61,8 +62,8 @@ def crowd_comparison_markdown(table: pl.DataFrame) -> str:
     lines = ["# Comparison sets: the oracle under crowd-kit's aggregations (Sherlock §4.3)", "",
              "The comparison metric's oracle scores each annotator against a consensus of the set's two ratings: "
              "`mean` is the leaderboard's; each crowd-kit row uses that model's label instead.", "",
-             "| aggregation | comparison oracle | label = rounded mean | annot1 skill | annot2 skill | sets |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {r['aggregation']} | {f(r['comparison_oracle'], 1)} | {f(r['label_equals_rounded_mean'])} | "
-              f"{f(r['annot1_skill'])} | {f(r['annot2_skill'])} | {r['comparison_sets']} |" for r in table.to_dicts()]
+             *md_table(["aggregation", "comparison oracle", "label = rounded mean", "annot1 skill", "annot2 skill",
+                        "sets"],
+                       [[r["aggregation"], f(r["comparison_oracle"], 1), f(r["label_equals_rounded_mean"]),
+                         f(r["annot1_skill"]), f(r["annot2_skill"]), r["comparison_sets"]] for r in table.to_dicts()])]
     return "\n".join(lines) + "\n"

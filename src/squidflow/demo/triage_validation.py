@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.judgments.triage import TriageConfig
+from squidflow.table_format import md_row, md_rule
 
 COLUMNS = ["signal", "unit", "seeds", "planted", "honest", "precision", "precision_lo", "precision_hi", "recall",
            "recall_lo", "recall_hi", "roc_auc", "roc_auc_lo", "roc_auc_hi", "honest_flagged", "honest_flagged_lo",
@@ -113,11 +114,10 @@ def validation_markdown(table: pl.DataFrame, *, planted: dict, policy: str) -> s
              f"Planted per variant: {kinds}. Exclusion policy (judgments.quality.exclude): {policy}. Each number is "
              "the mean over the panel seeds with [lowest, highest]; a rater counts as flagged by the verdict when it "
              "is `suspect` or `careless`.", "",
-             "| signal | unit | seeds | planted | honest | precision | recall | ROC AUC | honest flagged |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             md_row(["signal", "unit", "seeds", "planted", "honest", "precision", "recall", "ROC AUC",
+                     "honest flagged"]), md_rule(9)]
     for r in table.to_dicts():
         cells = [format_interval(r[m], r[f"{m}_lo"], r[f"{m}_hi"], 2) if r[f"{m}_lo"] != r[f"{m}_hi"]
                  else format_interval(r[m], None, None, 2) for m in ("precision", "recall", "roc_auc", "honest_flagged")]
-        lines.append(f"| {r['signal']} | {r['unit']} | {r['seeds']} | {r['planted']} | {r['honest']} | "
-                     + " | ".join(cells) + " |")
+        lines.append(md_row([r["signal"], r["unit"], r["seeds"], r["planted"], r["honest"], *cells]))
     return "\n".join(lines) + "\n"

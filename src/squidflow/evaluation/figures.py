@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from squidflow import style
+from squidflow.calibration import equal_width_bin
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.soft_labels import HEADERS, ModelPoints
 from squidflow.intervals import IntervalConfig, counts, image_resamples
@@ -29,7 +30,7 @@ SATURATION_MEASURES = ("cross_entropy", "kl_human_model", "js_divergence", "tota
 def reliability_bins(m: ModelPoints, n_bins: int, cfg: IntervalConfig) -> dict[str, np.ndarray]:
     """Per equal-width bin: mean confidence, accuracy, its bootstrap lo/hi, count (bins without data: NaN)."""
     n = len(m.confidence)
-    bin_of = U.equal_width_bin(m.confidence, n_bins)
+    bin_of = equal_width_bin(m.confidence, n_bins)
     member = np.zeros((n, n_bins))
     member[np.arange(n), bin_of] = 1.0
     w = counts(image_resamples(n, cfg), n)

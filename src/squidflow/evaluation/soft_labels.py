@@ -47,7 +47,7 @@ from squidflow.intervals import (
     intervals_table,
     replicates,
 )
-from squidflow.io import md_escape
+from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 SOFT = U.SOFT_LABEL_MEASURES
 CORRELATIONS = ("entropy_pearson", "entropy_spearman")
@@ -235,24 +235,12 @@ def _fmt(value, lo, hi) -> str:
 
 def to_markdown(table: pl.DataFrame, text: str) -> str:
     header, body = _rows(table)
-    lines = [f"**{text}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join([md_escape(row[0]), *row[1:]]) + " |" for row in body]  # a model's name is data
+    lines = [f"**{text}**", "", *md_table(header, body, data=(0,))]  # a model's name is data
     return "\n".join(lines) + "\n"
-
-
-def _escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("%", r"\%"), ("_", r"\_"), ("&", r"\&"), ("#", r"\#"),
-                 ("‖", r"$\|$"), ("ρ", r"$\rho$"), ("σ", r"$\sigma$"), ("·", r"$\cdot$"), ("−", "-"), ("²", "$^2$"),
-                 ("–", "--")):
-        s = s.replace(a, b)
-    return s
 
 
 def to_latex(table: pl.DataFrame, text: str) -> str:
     header, body = _rows(table)
-    lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + _escape(text) + "}", r"\label{tab:soft_label_measures}",
-             r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
-             " & ".join(_escape(h) for h in header) + r" \\", r"\midrule",
-             *[" & ".join(_escape(c) for c in row) + r" \\" for row in body],
-             r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    return latex_table(caption=text, label="soft_label_measures", columns="l" + "c" * (len(header) - 1),
+                       head=[tex_row(map(tex_escape, header)), r"\midrule"],
+                       body=[tex_row(map(tex_escape, row)) for row in body], fit_width=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from squidflow.certainty import AVERAGE, CERTAINTY_BINS
-from squidflow.io import md_escape
+from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 TABLES = ("table2_verbs", "table8_alt_bins")
 BINNING_NAMES = {"mean": "Mean", "alt": "Alt"}
@@ -144,31 +144,20 @@ def caption(table: str, models: list[ModelInfo], *, variant: str, top_k: int, la
 
 def to_markdown(df: pl.DataFrame, models: list[ModelInfo], table: str, text: str) -> str:
     header, body = _rows(df, models, table, tex=False)
-    lines = [f"**{text}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join([md_escape(row[0]), *row[1:]]) + " |" for row in body]  # a model's name is data
+    lines = [f"**{text}**", "", *md_table(header, body, data=(0,))]  # a model's name is data
     return "\n".join(lines) + "\n"
-
-
-def _escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("%", r"\%"), ("_", r"\_"), ("&", r"\&"), ("#", r"\#"), ("$", r"\$"),
-                 ("→", r"$\rightarrow$"), ("…", r"\dots{}"), ("–", "--")):
-        s = s.replace(a, b)
-    return s
 
 
 def to_latex(df: pl.DataFrame, models: list[ModelInfo], table: str, text: str) -> str:
     header, body = _rows(df, models, table, tex=True)
-    lines = [
-        r"\begin{table}[t]", r"\centering", r"\caption{" + _escape(text) + "}", r"\label{tab:" + table + "}",
-        r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule", " & ".join(_escape(h) for h in header) + r" \\",
-    ]
+    lines = []
     for row in body:
         if row[0].startswith("Accuracy (top"):
-            lines += [r"\midrule", r"\multicolumn{" + str(len(header)) + "}{l}{" + _escape(row[0]) + r"} \\"]
+            lines += [r"\midrule", r"\multicolumn{" + str(len(header)) + "}{l}{" + tex_escape(row[0]) + r"} \\"]
         else:
-            lines.append(" & ".join(_escape(c) for c in row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+            lines.append(tex_row(map(tex_escape, row)))
+    return latex_table(caption=text, label=table, columns="l" + "c" * (len(header) - 1),
+                       head=[tex_row(map(tex_escape, header))], body=lines)
 
 
 def build_table(accuracies: list[pl.DataFrame], summaries: list[dict], models: list[ModelInfo], table: str, *,

@@ -15,7 +15,7 @@ Per-image soft-label measures (`soft_label_measures`; natural log, so every valu
 -------------------------------------------------------------------------------------------
 h is the human soft label, p the model's distribution (a binary event is the two-class distribution (p, 1 - p)).
 Where a log needs a positive argument, a distribution is clipped first: a binary probability to [EPS, 1 - EPS]
-(as SQUID-E supplement D.4's Bernoulli KL, so `kl_human_model` equals the project's `bernoulli_kl` image by image),
+(as SQUID-E supplement D.4's Bernoulli KL, so `kl_human_model` equals `squidflow.certainty.bernoulli_kl_per_image`),
 a class distribution to [EPS, 1] and renormalised. 0 · log 0 counts as 0.
 
 - `cross_entropy`     H(h, p) = -Σ_c h_c log p̃_c, p̃ clipped, h as given (CIFAR-10H, Peterson et al. 2019, §4: the
@@ -44,11 +44,12 @@ entropy, not the std of their ratings (Uma et al. 2021 §5 "entropy correlation"
 
 Calibration (confidence, correct: per data point, `correct` 0/1 or a frequency in [0, 1])
 ---------------------------------------------------------------------------------------
-- `ece_equal_width`  Σ over bins (0, 1/m], (1/m, 2/m], ..., ((m-1)/m, 1] (a confidence of 0 in the first) of the
-                     bin's share × |mean correct - mean confidence| (Guo et al. 2017; Naeini et al. 2015). Equal to the
-                     project's `training.calibration.expected_calibration_error` with confidence = max probability
-                     and correct = argmax is the label, and to its `binary_calibration_error` with confidence = P(1)
-                     and correct = the 0/1 target.
+- `ece_equal_width`  Σ over bins (0, 1/m], (1/m, 2/m], ..., ((m-1)/m, 1] (a confidence of 0 in the first: the
+                     floor's `squidflow.calibration.equal_width_bin`) of the bin's share × |mean correct - mean
+                     confidence| (Guo et al. 2017; Naeini et al. 2015): `squidflow.calibration.binned_gap`, which
+                     the project's `training.calibration.expected_calibration_error` computes with confidence = max
+                     probability and correct = argmax is the label, and its `binary_calibration_error` with
+                     confidence = P(1) and correct = the 0/1 target.
 - `ece_equal_mass`   the same gap over m bins of (nearly) equal count: data points sorted by confidence (stable; ties
                      may be split across bins) and cut as `np.array_split` cuts, the first N mod m bins one larger
                      (Nixon et al. 2019 "adaptive ECE"; Roelofs et al. 2022).
@@ -79,6 +80,7 @@ import functools
 
 import numpy as np
 
+from squidflow.calibration import equal_width_bin
 from squidflow.evaluation.bootstrap_weights import _result, _weighted_pearson, _weighted_spearman, _weights
 
 EPS = 1e-6
@@ -203,12 +205,6 @@ def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.nd
 
 
 # --- calibration -----------------------------------------------------------------------------------------------------
-def equal_width_bin(confidence: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin index of each confidence in (0, 1/m], ..., ((m-1)/m, 1]; a confidence of 0 goes in the first bin."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    return np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
-
-
 def ece_equal_width(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10,
                     weights: np.ndarray | None = None) -> float | np.ndarray:
     """Top-label (or binary) ECE over `n_bins` equal-width bins (module docstring). Float, or (B,) with weights."""

@@ -30,6 +30,7 @@ import pandas as pd
 import polars as pl
 
 from squidflow.certainty import CERTAINTY_BINS, certainty_bins
+from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
 
@@ -180,8 +181,8 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
              "ratings. `mean` is squidflow's rubric (SQUID-E §3.2) and mean; each crowd-kit row excludes the "
              f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them."
              + (f" {note}" if note else ""), "",
-             f"| aggregation | excluded | label = mean's bin | A α | B α | A+B α | A+B ρ | A+B κ{kmax} | agree with rubric | "
-             "Cohen's κ |", "|---|---|---|---|---|---|---|---|---|---|"]
+             md_row(["aggregation", "excluded", "label = mean's bin", "A α", "B α", "A+B α", "A+B ρ", f"A+B κ{kmax}",
+                     "agree with rubric", "Cohen's κ"]), md_rule(10)]
 
     def f(v, p=3):
         return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{p}f}"
@@ -193,10 +194,10 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
         return format_interval(v, r.get(f"{column}_lo"), r.get(f"{column}_hi"), 3)
 
     for r in table.to_dicts():
-        lines.append(
-            f"| {r['aggregation']}{' (default)' if r['default'] else ''} | {r['annotators_excluded']} | "
-            f"{f(r['items_label_equals_mean_bin'])} | {t7(r, 'A_alpha')} | {t7(r, 'B_alpha')} | {t7(r, 'A+B_alpha')} | "
-            f"{t7(r, 'A+B_spearman')} | {t7(r, f'A+B_kappa{kmax}')} | {f(r['share_agree'])} | {f(r['cohen_kappa'])} |")
+        lines.append(md_row([
+            f"{r['aggregation']}{' (default)' if r['default'] else ''}", r["annotators_excluded"],
+            f(r["items_label_equals_mean_bin"]), t7(r, "A_alpha"), t7(r, "B_alpha"), t7(r, "A+B_alpha"),
+            t7(r, "A+B_spearman"), t7(r, f"A+B_kappa{kmax}"), f(r["share_agree"]), f(r["cohen_kappa"])]))
     return "\n".join(lines) + "\n"
 
 

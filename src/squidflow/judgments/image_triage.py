@@ -20,6 +20,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.intervals import IntervalConfig, rater_resamples
 from squidflow.judgments.triage import TriageConfig, first_round
+from squidflow.table_format import md_row, md_rule
 
 IMAGE = ["video_id", "frame_index", "event_prompt"]
 CLASSES = ("clear", "ambiguous", "contested", "undecided")
@@ -161,16 +162,17 @@ def image_triage_markdown(images: pl.DataFrame, *, policy: str, source: str, cfg
              f"Judgments: {md_escape(source)}; {len(images)} images × prompts. Disputed: spread ≥ {cfg.min_spread:g}; "
              f"undecided: the mean's interval wider than {cfg.max_interval_width:g}. Suspect and careless raters: "
              f"results/judgments/rater_triage.parquet (exclusion policy {policy}).", "",
-             "| class | images | share | median spread | median interval width |", "|---|---|---|---|---|"]
+             md_row(["class", "images", "share", "median spread", "median interval width"]), md_rule(5)]
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c)
         share = len(d) / len(images) if len(images) else float("nan")
-        lines.append(f"| {c} | {len(d)} | {share:.1%} | {_median(d, 'spread')} | {_median(d, 'interval_width')} |")
-    lines += ["", "| class | image | prompt | n | mean | spread | reason |", "|---|---|---|---|---|---|---|"]
+        lines.append(md_row([c, len(d), f"{share:.1%}", _median(d, "spread"), _median(d, "interval_width")]))
+    lines += ["", md_row(["class", "image", "prompt", "n", "mean", "spread", "reason"]), md_rule(7)]
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
         for r in d.to_dicts():
-            lines.append(f"| {c} | {md_escape(r['video_id'])}_{r['frame_index']} | {md_escape(r['event_prompt'])} | "
-                         f"{r['n']} | {r['mean']:.1f} | {r['spread'] if r['spread'] is None else round(r['spread'], 1)} | "
-                         f"{md_escape(r['reason'])} |")
+            lines.append(md_row([c, f"{md_escape(r['video_id'])}_{r['frame_index']}", md_escape(r["event_prompt"]),
+                                 r["n"], f"{r['mean']:.1f}",
+                                 r["spread"] if r["spread"] is None else round(r["spread"], 1),
+                                 md_escape(r["reason"])]))
     return "\n".join(lines) + "\n"

@@ -29,7 +29,8 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
 from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
-from squidflow.io import md_escape, read_csv_strings, unneutralise
+from squidflow.io import read_csv_strings, unneutralise
+from squidflow.table_format import md_table
 
 log = logging.getLogger(__name__)
 
@@ -299,12 +300,11 @@ def dropped_markdown(problems: list[Problem], rejected: dict[str, int]) -> list[
     """The report lines of rejected assignments and skipped rows (data escaped: it is typed by strangers)."""
     lines: list[str] = []
     if rejected:
-        lines += ["## Rejected assignments (dropped)", "", "| file | rejected |", "|---|---|"]
-        lines += [f"| {md_escape(f)} | {n} |" for f, n in rejected.items()] + [""]
+        lines += ["## Rejected assignments (dropped)", "", *md_table(["file", "rejected"], rejected.items(), data=(0,)),
+                  ""]
     lines += [f"## Skipped rows: {len(problems)}", ""]
     if problems:
-        lines += ["| file | line | problem |", "|---|---|---|"]
-        lines += [f"| {md_escape(p.file)} | {p.row} | {md_escape(p.problem)} |" for p in problems]
+        lines += md_table(["file", "line", "problem"], [(p.file, p.row, p.problem) for p in problems], data=(0, 2))
     return lines
 
 

@@ -20,6 +20,7 @@ import polars as pl
 
 from squidflow.config import ConfigError
 from squidflow.io import unneutralise
+from squidflow.table_format import md_row, md_rule
 
 STRATEGIES = ("interval_width", "activelab")
 IMAGE = ["video_id", "frame_index", "event_prompt"]
@@ -129,10 +130,10 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
     lines = [f"# The next round of ratings{sim}", "",
              f"Strategy: {strategy}. Re-rated: {len(change)} images × prompts. Median width of the mean's interval "
              f"(rating points): before {med['before']:.1f}, after {med['after']:.1f}.", "",
-             "| image | prompt | ratings before | after | interval before | after | class before | after |",
-             "|---|---|---|---|---|---|---|---|"]
+             md_row(["image", "prompt", "ratings before", "after", "interval before", "after", "class before",
+                     "after"]), md_rule(8)]
     for r in change.to_dicts():
-        lines.append(f"| {md_escape(r['video_id'])}_{r['frame_index']} | {md_escape(r['event_prompt'])} | "
-                     f"{r['n_before']} | {r['n_after']} | {r['interval_width_before']:.1f} | "
-                     f"{r['interval_width_after']:.1f} | {r['triage_before']} | {r['triage_after']} |")
+        lines.append(md_row([f"{md_escape(r['video_id'])}_{r['frame_index']}", md_escape(r["event_prompt"]),
+                             r["n_before"], r["n_after"], f"{r['interval_width_before']:.1f}",
+                             f"{r['interval_width_after']:.1f}", r["triage_before"], r["triage_after"]]))
     return "\n".join(lines) + "\n"

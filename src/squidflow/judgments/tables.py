@@ -14,6 +14,7 @@ import polars as pl
 
 from squidflow.io import md_escape
 from squidflow.judgments.agreement import ALPHA_LEVELS, agreement_table, intra_annotator_rhos
+from squidflow.table_format import md_row, md_rule
 
 PAPER_TABLE7 = {  # SQUID-E supplement, Table 7
     "A": {"spearman": 0.676, "alpha": 0.658, "kappa_3": 0.468, "kappa_4": 0.397, "kappa_5": 0.341},
@@ -108,14 +109,14 @@ def table7_markdown(
     shown_measures = [m for m in METRICS if m in table.columns]
     extra = [f"alpha_{lv}" for lv in ALPHA_LEVELS if f"alpha_{lv}" in table.columns]
     header = [_label(m) for m in shown_measures] + ["n_items"] + [_label(m) for m in extra]
-    lines += ["| Task | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
+    lines += [md_row(["Task", *header]), md_rule(len(header) + 1)]
     for rec in table.iter_rows(named=True):
-        lines.append(f"| {rec['variant']} | " + " | ".join(
-            [*(_cell(rec, m) for m in shown_measures), str(rec["n_items"]), *(_cell(rec, m) for m in extra)]) + " |")
+        lines.append(md_row([rec["variant"], *(_cell(rec, m) for m in shown_measures), rec["n_items"],
+                             *(_cell(rec, m) for m in extra)]))
         paper = PAPER_TABLE7.get(rec["variant"])
         if paper:  # the paper's numbers in the same columns, one row under ours
-            lines.append(f"| {rec['variant']} (paper, SQUID-E supplement) | " + " | ".join(
-                [*(_fmt(paper.get(m)) or "–" for m in shown_measures), "–", *("–" for _ in extra)]) + " |")
+            lines.append(md_row([f"{rec['variant']} (paper, SQUID-E supplement)",
+                                 *(_fmt(paper.get(m)) or "–" for m in shown_measures), "–", *("–" for _ in extra)]))
     lines += [""]
     rho, n, *bounds = intra
     rho_text = f"{rho:.3f}" if not bounds else _cell({"r": rho, "r_lo": bounds[0], "r_hi": bounds[1]}, "r")

@@ -34,6 +34,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.intervals import IntervalConfig, interval
+from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
 
@@ -325,19 +326,19 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
              ""]
     if skipped:
         lines += ["Signals skipped:", *[f"- {md_escape(s)}" for s in skipped], ""]
-    lines += ["| annotator | variant | ratings | agreement r | MACE | GLAD | D–S | CROWDLAB | verdict | excluded | why |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [md_row(["annotator", "variant", "ratings", "agreement r", "MACE", "GLAD", "D–S", "CROWDLAB", "verdict",
+                      "excluded", "why"]), md_rule(11)]
 
     def f(v):
         return "–" if v is None or not np.isfinite(v) else f"{v:.2f}"
 
     shown = t.filter((pl.col("verdict") != "ok") | pl.col("excluded")).sort("verdict", "annotator")
     for r in shown.to_dicts():
-        lines.append(f"| {md_escape(r['annotator'])} | {r['variant']} | {r['n_judgments']} | "
-                     f"{format_interval(r['agreement'], r['agreement_lo'], r['agreement_hi'], 2)} | "
-                     f"{f(r['mace_competence'])} | {f(r['glad_alpha'])} | {f(r['dawid_skene_diagonal'])} | "
-                     f"{f(r['crowdlab_quality'])} | {r['verdict']} | {'yes' if r['excluded'] else 'no'} | "
-                     f"{md_escape('; '.join(r['reasons']))} |")
+        lines.append(md_row([md_escape(r["annotator"]), r["variant"], r["n_judgments"],
+                             format_interval(r["agreement"], r["agreement_lo"], r["agreement_hi"], 2),
+                             f(r["mace_competence"]), f(r["glad_alpha"]), f(r["dawid_skene_diagonal"]),
+                             f(r["crowdlab_quality"]), r["verdict"], "yes" if r["excluded"] else "no",
+                             md_escape("; ".join(r["reasons"]))]))
     if shown.is_empty():
         lines.append("| (every rater ok) | | | | | | | | | | |")
     return "\n".join(lines) + "\n"

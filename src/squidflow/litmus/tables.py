@@ -15,6 +15,7 @@ import polars as pl
 
 from squidflow.litmus.questions import QUESTION_TYPES
 from squidflow.litmus.soft_labels import rules_accuracy, rules_hits
+from squidflow.table_format import md_row, md_rule
 
 SEED_STD = pl.col("value").std(ddof=1)
 
@@ -225,14 +226,14 @@ def markdown(table: pl.DataFrame, *, title: str, note: str = "") -> str:
     lines = [f"**{title}**", ""]
     if note:
         lines += [note, ""]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(columns)]
+    lines += [md_row(header), md_rule(len(columns))]
     for row in table.iter_rows(named=True):
         cells = []
         for c in columns:
             kind = kinds.get(c, "")
             text = _pm(row[c], row.get(f"{c}_sd"), kind) if kind else _fmt(row[c], kind)
             cells.append(_bracketed(text, row.get(f"{c}_lo"), row.get(f"{c}_hi"), kind) if kind else text)
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(md_row(cells))
     return "\n".join(lines) + "\n"
 
 

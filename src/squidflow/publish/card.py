@@ -10,6 +10,7 @@ import yaml
 from squidflow.io import md_escape
 from squidflow.publish.facts import SQUID_E_CITATION, Facts
 from squidflow.publish.tables import SPLIT_ORDER
+from squidflow.table_format import md_row, md_rule, md_table
 
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
                    (10_000_000, "1M<n<10M"))
@@ -57,7 +58,7 @@ def _agreement(facts: Facts) -> list[str]:
     has_ci = "alpha_lo" in t.columns
     lines = ["Inter-annotator agreement of the first-round ratings (SQUID-E Table 7, from results/tables/table7_agreement.csv"
              + (", with bootstrap intervals over images, `intervals`" if has_ci else "") + "):", "",
-             "| Variant | Spearman | Krippendorff's α | κ (3 bins) |", "|---|---|---|---|"]
+             md_row(["Variant", "Spearman", "Krippendorff's α", "κ (3 bins)"]), md_rule(4)]
 
     def cell(row, name):
         v = row.get(name)
@@ -67,7 +68,7 @@ def _agreement(facts: Facts) -> list[str]:
         return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{v:.3f}"
 
     for row in t.iter_rows(named=True):
-        lines.append(f"| {md_escape(row['variant'])} | {cell(row, 'spearman')} | {cell(row, 'alpha')} | {cell(row, 'kappa_3')} |")
+        lines.append(md_row([md_escape(row["variant"]), cell(row, "spearman"), cell(row, "alpha"), cell(row, "kappa_3")]))
     return lines
 
 
@@ -82,10 +83,10 @@ def card(facts: Facts) -> str:
                 "people.**", ""]
     out += [md_escape(f.description), ""]
     out += ["## Dataset structure", "",
-            "| Config | Rows | Splits |", "|---|---|---|"]
+            md_row(["Config", "Rows", "Splits"]), md_rule(3)]
     for config, splits in f.splits.items():
-        out.append(f"| `{config}` | {f.counts.get(config, 0):,} | "
-                   + ", ".join(f"{s} {n:,}" for s, n in splits.items()) + " |")
+        out.append(md_row([f"`{config}`", f"{f.counts.get(config, 0):,}",
+                           ", ".join(f"{s} {n:,}" for s, n in splits.items())]))
     out += ["", "```python", "from datasets import load_dataset", "",
             f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
             f'images = load_dataset("path/to/{f.name}")  # the default config: images', "```", "",
@@ -104,8 +105,8 @@ def card(facts: Facts) -> str:
     else:
         out.append("- When the videos were fetched was not recorded in this run.")
     if f.videos is not None:
-        out += ["", "| Event | Status | Videos |", "|---|---|---|"]
-        out += [f"| {md_escape(r['event'])} | {md_escape(r['status'])} | {r['videos']} |" for r in f.videos.iter_rows(named=True)]
+        out += ["", *md_table(["Event", "Status", "Videos"], f.videos.select("event", "status", "videos").iter_rows(),
+                              data=(0, 1))]
     if f.dropped:
         out += ["", "### Dropped videos", "", f.dropped]
     out += ["", "## How frames were chosen", ""]

@@ -11,12 +11,12 @@ frame its metadata and the cues overlapping [pts − w, pts + w] (schemas.COOCCU
 
 from __future__ import annotations
 
-import html
 import logging
 
 import polars as pl
 
 from squidflow import schemas
+from squidflow.table_format import md_escape, md_table
 from squidflow.text.subtitles import SubtitleError, in_window, read_subtitles, subtitle_file
 
 log = logging.getLogger(__name__)
@@ -79,10 +79,6 @@ def cooccurring_text(
     return pl.DataFrame(rows, schema=schemas.COOCCURRING.columns)
 
 
-def _md(text) -> str:
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
-
-
 def cooccurring_report(cooc: pl.DataFrame, subtitles: pl.DataFrame, *, window_s: float) -> str:
     """Markdown: how many videos have subtitles, how many frames have none in their window, what could not be read."""
     n_frames = cooc.height
@@ -93,9 +89,7 @@ def cooccurring_report(cooc: pl.DataFrame, subtitles: pl.DataFrame, *, window_s:
         "",
         f"Frames: {n_frames}. Subtitle window: ±{window_s:g} s around each frame's timestamp.",
         "",
-        "| videos | count |",
-        "|---|---|",
-        *[f"| {status} | {counts.get(status, 0)} |" for status in ("found", "none", "unreadable")],
+        *md_table(["videos", "count"], [(status, counts.get(status, 0)) for status in ("found", "none", "unreadable")]),
         "",
         f"Frames with no subtitle text in their window: {empty.height} of {n_frames} "
         f"({empty.filter(pl.col('subtitle_status') == 'found').height} of them in videos that have subtitles).",
@@ -106,9 +100,9 @@ def cooccurring_report(cooc: pl.DataFrame, subtitles: pl.DataFrame, *, window_s:
     ]
     bad = subtitles.filter(pl.col("status") == "unreadable")
     if bad.height:
-        lines += ["## Unreadable subtitle files (left out)", "", "| video | error |", "|---|---|"]
-        lines += [f"| {_md(v)} | {_md(e)} |" for v, e in bad.select("video_id", "error").iter_rows()] + [""]
+        lines += ["## Unreadable subtitle files (left out)", "",
+                  *md_table(["video", "error"], bad.select("video_id", "error").iter_rows(), data=(0, 1)), ""]
     none = subtitles.filter(pl.col("status") == "none")["video_id"].to_list()
     if none:
-        lines += ["## Videos without subtitles", "", ", ".join(_md(v) for v in none), ""]
+        lines += ["## Videos without subtitles", "", ", ".join(md_escape(v) for v in none), ""]
     return "\n".join(lines)

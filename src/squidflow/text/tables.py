@@ -7,11 +7,10 @@ gold); an annotator's repeated keyword counts once; only the first round of the 
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import polars as pl
 
+from squidflow.table_format import latex_table, md_escape, md_table, tex_escape, tex_row
 from squidflow.text.keywords import SYSTEMS
 from squidflow.text.preprocess import Normaliser, Preprocessing
 from squidflow.text.semeval import MEASURES, human_upper_bound, system_scores
@@ -130,36 +129,22 @@ def caption(gold_source: str, n_annotators: int, top_k: int, intervals=None) -> 
 def to_markdown(table: pl.DataFrame, title: str) -> str:
     header = ["system", "setting", "images", "best P", "best R", "best mode P", "best mode R", "oot P", "oot R",
               "oot mode P", "oot mode R"]
-    lines = [f"**{html.escape(title, quote=False)}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for r in table.iter_rows(named=True):
-        cells = [SYSTEM_NAMES.get(r["system"], r["system"]), html.escape(r["setting"]).replace("|", "\\|"), str(r["n_items"])]
-        lines.append("| " + " | ".join(cells + [_cell(r, c) for c in SCORE_COLUMNS]) + " |")
+    rows = ([SYSTEM_NAMES.get(r["system"], r["system"]), r["setting"], str(r["n_items"]),
+             *[_cell(r, c) for c in SCORE_COLUMNS]] for r in table.iter_rows(named=True))
+    # system and setting names come from the config, the title from the data
+    lines = [f"**{md_escape(title)}**", "", *md_table(header, rows, data=(0, 1))]
     return "\n".join(lines) + "\n"
-
-
-def _tex(s: str) -> str:
-    """Text safe inside a LaTeX table (setting names come from the config, captions from the data)."""
-    s = s.replace("\\", "\x00")
-    for char, escaped in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"), ("{", r"\{"),
-                          ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")):
-        s = s.replace(char, escaped)
-    return s.replace("\x00", r"\textbackslash{}").replace("·", r"$\cdot$")
 
 
 def to_latex(table: pl.DataFrame, title: str) -> str:
-    lines = [
-        r"\begin{table}[t]", r"\centering", r"\small",
-        r"\caption{" + _tex(title) + "}", r"\label{tab:text_keywords}",
-        r"\begin{tabular}{llr" + "r" * len(SCORE_COLUMNS) + "}", r"\toprule",
-        r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
-        r"\multicolumn{2}{c}{oot mode} \\",
-        r"system & setting & images & P & R & P & R & P & R & P & R \\", r"\midrule",
-    ]
-    for r in table.iter_rows(named=True):
-        cells = [_tex(SYSTEM_NAMES.get(r["system"], r["system"])), _tex(r["setting"]), str(r["n_items"])]
-        lines.append(" & ".join(cells + [_cell(r, c).replace("–", "--") for c in SCORE_COLUMNS]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    head = [r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
+            r"\multicolumn{2}{c}{oot mode} \\",
+            r"system & setting & images & P & R & P & R & P & R & P & R \\", r"\midrule"]
+    body = [tex_row(tex_escape(c) for c in [SYSTEM_NAMES.get(r["system"], r["system"]), r["setting"], r["n_items"],
+                                            *(_cell(r, c) for c in SCORE_COLUMNS)])
+            for r in table.iter_rows(named=True)]
+    return latex_table(caption=title, label="text_keywords", columns="llr" + "r" * len(SCORE_COLUMNS), head=head,
+                       body=body, small=True)
 
 
 def build_table(keywords: pl.DataFrame, gold: pl.DataFrame, *, settings: list[dict], top_k: int, gold_language: str,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from squidflow.calibration import binned_gap
 from squidflow.certainty import CERTAINTY_BINS, bernoulli_kl, certainty_bins, huj_mse
 
 
@@ -38,20 +39,7 @@ def expected_calibration_error(probs: np.ndarray, labels: np.ndarray, n_bins: in
         return float("nan")
     confidence = probs.max(axis=1)
     correct = (probs.argmax(axis=1) == labels).astype(float)
-    return _binned_gap(confidence, correct, n_bins)
-
-
-def _binned_gap(confidence: np.ndarray, outcome: np.ndarray, n_bins: int) -> float:
-    """Σ over equal-width bins (0, 1/n], ..., ((n-1)/n, 1] of the bin's share × |mean outcome − mean confidence|
-    (a confidence of exactly 0 counts in the first bin): the calibration error both ECE variants compute."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    bin_of = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
-    gap = 0.0
-    for b in range(n_bins):
-        member = bin_of == b
-        if member.any():
-            gap += member.mean() * abs(outcome[member].mean() - confidence[member].mean())
-    return float(gap)
+    return binned_gap(confidence, correct, n_bins)
 
 
 def binary_calibration_error(confidence: np.ndarray, target: np.ndarray, n_bins: int = 5) -> float:
@@ -64,7 +52,7 @@ def binary_calibration_error(confidence: np.ndarray, target: np.ndarray, n_bins:
     confidence, target = np.asarray(confidence, dtype=float).ravel(), np.asarray(target, dtype=float).ravel()
     if len(target) == 0:
         return float("nan")
-    return _binned_gap(confidence, target, n_bins)
+    return binned_gap(confidence, target, n_bins)
 
 
 def authors_calibration_error(probs: np.ndarray, labels: np.ndarray, *, n_bins: int = 5, batch_size: int = 16,

@@ -14,8 +14,9 @@ of one measure (and training set) are Holm-corrected over the methods.
 
 Every measure is vectorised over the (B, n) index matrix, and at the identity index equals the run's metrics.json
 value (tests check this): accuracies and means are ratios of sums over the resampled images; the top-label ECE is
-Σ_bins |Σ (correct − confidence)| / n (calibration._binned_gap); the authors' ECE keeps its shuffled batches of 16
-(a fixed permutation of the resampled positions, the run's own at the identity).
+Σ_bins |Σ (correct − confidence)| / n (squidflow.calibration.binned_gap, its bins squidflow.calibration's); the
+authors' ECE keeps its shuffled batches of 16 (a fixed permutation of the resampled positions, the run's own at the
+identity).
 
 Both ECEs are biased by the resampling itself (a resample's duplicated images fill bins unevenly, and 16-image
 batches make it worse: every resampled value can sit above the point), so their cells and paired differences get the
@@ -33,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.certainty import certainty_bins
+from squidflow.calibration import equal_width_bin
+from squidflow.certainty import bernoulli_kl_per_image, certainty_bins
 from squidflow.intervals import (
     IntervalConfig,
     bias_adjusted_from,
@@ -113,11 +115,10 @@ def ratio(num: np.ndarray, den: np.ndarray) -> Stat:
     return stat
 
 
-def binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_bins: int) -> Stat:
+def resampled_binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_bins: int) -> Stat:
     """Σ over equal-width bins of |Σ w (outcome − confidence)| / Σ w: the binned calibration gap of
-    squidflow.training.calibration (bins (0, 1/n], …, a confidence of 0 in the first)."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    bin_of = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)
+    squidflow.calibration.binned_gap, resampled (its bins: squidflow.calibration.equal_width_bin)."""
+    bin_of = equal_width_bin(confidence, n_bins)
     parts = [weight * (bin_of == b) * (outcome - confidence) for b in range(n_bins)]
 
     def stat(idx: np.ndarray) -> np.ndarray:
@@ -134,8 +135,7 @@ def authors_gap(p0: np.ndarray, label: np.ndarray, weight: np.ndarray, *, n_bins
     perm = np.random.default_rng(seed).permutation(u)
     n_batches = -(-u // batch_size)
     pad = n_batches * batch_size - u
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    bin_of = np.clip(np.searchsorted(edges, p0, side="left") - 1, 0, n_bins - 1)
+    bin_of = equal_width_bin(p0, n_bins)
 
     def stat(idx: np.ndarray) -> np.ndarray:
         order = idx[:, perm]
@@ -156,13 +156,6 @@ def authors_gap(p0: np.ndarray, label: np.ndarray, weight: np.ndarray, *, n_bins
     return stat
 
 
-def bernoulli_kl_per_image(p: np.ndarray, human: np.ndarray, eps: float) -> np.ndarray:
-    """KL(Bernoulli(human/100) ‖ Bernoulli(p)) per image, both clipped to [eps, 1 − eps] (metrics.bernoulli_kl)."""
-    q = np.clip(p, eps, 1 - eps)
-    h = np.clip(np.nan_to_num(human) / 100.0, eps, 1 - eps)
-    return h * np.log(h / q) + (1 - h) * np.log((1 - h) / (1 - q))
-
-
 def metric_stat(metric: str, sd: RunImages | None, se: RunImages | None, *, ece_bins: int, kl_eps: float,
                 authors_ece_bins: int, authors_ece_batch: int, seed: int) -> tuple[str, Stat] | None:
     """(evaluation set, statistic) of one run_metrics measure; None where the run has no such images."""
@@ -181,9 +174,9 @@ def metric_stat(metric: str, sd: RunImages | None, se: RunImages | None, *, ece_
     if metric == "huj_mse":
         return "SE", ratio((se.p1 - np.nan_to_num(se.human) / 100.0) ** 2 * judged, judged)
     if metric == "kl":
-        return "SE", ratio(bernoulli_kl_per_image(se.p1, se.human, kl_eps) * judged, judged)
+        return "SE", ratio(bernoulli_kl_per_image(se.p1, np.nan_to_num(se.human), kl_eps) * judged, judged)
     if metric == "ece":
-        return "SE", binned_gap(se.confidence, se.correct, se.present, ece_bins)
+        return "SE", resampled_binned_gap(se.confidence, se.correct, se.present, ece_bins)
     if metric == "ece_authors":
         return "SE", authors_gap(se.p0, se.label, se.present, n_bins=authors_ece_bins, batch_size=authors_ece_batch,
                                  seed=seed)

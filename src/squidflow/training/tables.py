@@ -19,6 +19,7 @@ import polars as pl
 from squidflow.backbone_names import BACKBONE_NAME, BACKBONE_PREFIX, model_label
 from squidflow.certainty import CERTAINTY_BINS
 from squidflow.intervals import BIAS_ADJUSTED
+from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 
 @dataclass(frozen=True)
@@ -284,9 +285,7 @@ def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], e
     header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals),
                            backbone=(choices or {}).get("backbone"))
     text = _caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order))
-    lines = [f"**{text}**", "", "| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in body]
+    lines = [f"**{text}**", "", *md_table(header, body)]
     return "\n".join(lines) + "\n"
 
 
@@ -294,25 +293,10 @@ def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_
              choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
     header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals),
                            backbone=(choices or {}).get("backbone"))
-    escape = lambda s: s.replace("%", r"\%").replace("_", r"\_").replace("&", r"\&")  # noqa: E731
-    caption = escape(_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)))
-    caption = caption.replace("†", r"$\dagger$")
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\caption{" + caption.replace("±", r"$\pm$").replace("‖", r"$\|$").replace("·", r"$\cdot$")
-        .replace("×", r"$\times$").replace("—", "---") + "}",
-        r"\label{tab:" + spec.name + "}",
-        r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}",
-        r"\toprule",
-        " & ".join(escape(h) for h in header) + r" \\",
-        r"\midrule",
-        *[" & ".join([escape(row[0]), *row[1:]]) + r" \\" for row in body],
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\end{table}",
-    ]
-    return "\n".join(lines) + "\n"
+    return latex_table(caption=_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)),
+                       label=spec.name, columns="l" + "c" * (len(header) - 1),
+                       head=[tex_row(map(tex_escape, header)), r"\midrule"],
+                       body=[tex_row([tex_escape(row[0]), *row[1:]]) for row in body])
 
 
 def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFrame], spec: TableSpec,

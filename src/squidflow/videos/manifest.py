@@ -22,6 +22,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.io import conform
+from squidflow.table_format import RIGHT, md_row, md_rule
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
@@ -214,27 +215,27 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
     brake_notes = list(brake_notes)
     if brake_notes:
         lines += ["", "## Stopped by the brake", ""] + [f"- {_md(n)}" for n in brake_notes]
-    lines += ["", "## Videos per event and status", "", "| event | " + " | ".join(statuses) + " | total |",
-              "|---|" + "---:|" * (len(statuses) + 1)]  # fmt: skip
+    lines += ["", "## Videos per event and status", "", md_row(["event", *statuses, "total"]),
+              md_rule(["---", *[RIGHT] * (len(statuses) + 1)])]
     per = manifest.group_by("event", "status", maintain_order=True).len()
     table: dict[str, dict[str, int]] = {}
     for r in per.iter_rows(named=True):
         table.setdefault(r["event"] or "", {})[r["status"]] = r["len"]
     for event in sorted(table):
         c = table[event]
-        lines.append(f"| {_md(event)} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + f" | {sum(c.values())} |")
-    lines.append("| **all** | " + " | ".join(str(total.get(s, 0)) for s in statuses) + f" | {len(manifest)} |")
+        lines.append(md_row([_md(event), *(c.get(s, 0) for s in statuses), sum(c.values())]))
+    lines.append(md_row(["**all**", *(total.get(s, 0) for s in statuses), len(manifest)]))
     if "source" in manifest.columns:
         lines += [
             "",
             "## Per source",
             "",
-            "| source | " + " | ".join(statuses) + " |",
-            "|---|" + "---:|" * len(statuses),
+            md_row(["source", *statuses]),
+            md_rule(["---", *[RIGHT] * len(statuses)]),
         ]
         for src, grp in manifest.group_by("source", maintain_order=True):
             c = dict(grp.group_by("status", maintain_order=True).len().iter_rows())
-            lines.append(f"| {_md(src[0])} | " + " | ".join(str(c.get(s, 0)) for s in statuses) + " |")
+            lines.append(md_row([_md(src[0]), *(c.get(s, 0) for s in statuses)]))
     bad = manifest.filter(pl.col("status") != "ok").with_columns(pl.col("reason").fill_null("unknown"))
     if len(bad):
         present = [r for r in REASONS if r in set(bad["reason"].to_list())]
@@ -247,20 +248,22 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
         for r in by.iter_rows(named=True):
             cells.setdefault(r["event"] or "", {})[r["_reason"]] = r["len"]
         cols = ["ok", *present]
-        lines += ["", "## Videos per event and reason", "", "| event | " + " | ".join(cols) + " |",
-                  "|---|" + "---:|" * len(cols)]  # fmt: skip
+        lines += ["", "## Videos per event and reason", "", md_row(["event", *cols]),
+                  md_rule(["---", *[RIGHT] * len(cols)])]
         for event in sorted(cells):
-            lines.append(f"| {_md(event)} | " + " | ".join(str(cells[event].get(c, 0)) for c in cols) + " |")
-        lines += ["", "## Not ok, by reason", "", "| reason | status | videos | what to do |", "|---|---|---:|---|"]
+            lines.append(md_row([_md(event), *(cells[event].get(c, 0) for c in cols)]))
+        lines += ["", "## Not ok, by reason", "", md_row(["reason", "status", "videos", "what to do"]),
+                  md_rule(["---", "---", RIGHT, "---"])]
         bad = bad.with_columns(on_disk_column(bad))
         for r in bad.group_by("reason", "status", "_on_disk", maintain_order=True).len().sort("len", descending=True).iter_rows(named=True):
             kind = " (files on disk)" if r["_on_disk"] else ""
-            lines.append(f"| `{r['reason']}`{kind} | {r['status']} | {r['len']} | {remedy(r['reason'], on_disk=r['_on_disk'])} |")
-        lines += ["", "## Not ok", "", "| video_id | event | status | reason | attempts | error |",
-                  "|---|---|---|---|---:|---|"]  # fmt: skip
+            lines.append(md_row([f"`{r['reason']}`{kind}", r["status"], r["len"],
+                                 remedy(r["reason"], on_disk=r["_on_disk"])]))
+        lines += ["", "## Not ok", "", md_row(["video_id", "event", "status", "reason", "attempts", "error"]),
+                  md_rule(["---", "---", "---", "---", RIGHT, "---"])]
         for r in bad.head(500).iter_rows(named=True):
-            lines.append(f"| {_md(r['video_id'])} | {_md(r['event'])} | {r['status']} | {_md(r['reason'])} | "
-                         f"{r['attempts'] or 0} | {_md(r['error'], 200)} |")  # fmt: skip
+            lines.append(md_row([_md(r["video_id"]), _md(r["event"]), r["status"], _md(r["reason"]),
+                                 r["attempts"] or 0, _md(r["error"], 200)]))
         if len(bad) > 500:
             lines.append(f"| … {len(bad) - 500} more (see videos.parquet) | | | | | |")
         if not bad["_on_disk"].all():
@@ -366,16 +369,17 @@ def dropped_report(manifest: pl.DataFrame, source_notes: list[str], *, frame_sha
     lines = ["# Dropped videos", "", f"{len(bad)} of {len(manifest)} videos dropped; {len(skipped)} files skipped. "
              f"Per video: `{manifest_path}` (`status`, `reason`, `error`).", ""]  # fmt: skip
     if len(bad):
-        lines += ["## By stage and reason", "", "| stage | reason | status | videos | what to do |",
-                  "|---|---|---|---:|---|"]  # fmt: skip
+        lines += ["## By stage and reason", "", md_row(["stage", "reason", "status", "videos", "what to do"]),
+                  md_rule(["---", "---", "---", RIGHT, "---"])]
         for r in bad.group_by("stage", "reason", "status", "_on_disk", maintain_order=True).len().sort("stage", "len").iter_rows(named=True):
-            lines.append(f"| {r['stage']} | `{r['reason']}`{' (files on disk)' if r['_on_disk'] else ''} | "
-                         f"{r['status']} | {r['len']} | {remedy(r['reason'], on_disk=r['_on_disk'])} |")  # fmt: skip
-        lines += ["", "## Every dropped video", "", "| video_id | event | stage | reason | file or URL | where to look | error |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+            on_disk = " (files on disk)" if r["_on_disk"] else ""
+            lines.append(md_row([r["stage"], f"`{r['reason']}`{on_disk}", r["status"], r["len"],
+                                 remedy(r["reason"], on_disk=r["_on_disk"])]))
+        lines += ["", "## Every dropped video", "",
+                  md_row(["video_id", "event", "stage", "reason", "file or URL", "where to look", "error"]), md_rule(7)]
         for r in bad.head(1000).iter_rows(named=True):
-            lines.append(f"| {_md(r['video_id'])} | {_md(r['event'])} | {r['stage']} | {_md(r['reason'])} | "
-                         f"{_md(r['url'] or r['path'])} | {r['look']} | {_md(r['error'], 200)} |")  # fmt: skip
+            lines.append(md_row([_md(r["video_id"]), _md(r["event"]), r["stage"], _md(r["reason"]),
+                                 _md(r["url"] or r["path"]), r["look"], _md(r["error"], 200)]))
         if len(bad) > 1000:
             lines.append(f"| … {len(bad) - 1000} more (see {manifest_path}) | | | | | | |")
     if skipped:

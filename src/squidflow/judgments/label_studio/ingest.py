@@ -16,6 +16,7 @@ from squidflow import schemas
 from squidflow.io import md_escape, write_text
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
+from squidflow.table_format import md_table
 
 
 def annotators_in_both(df: pl.DataFrame) -> list[tuple[str, dict[str, tuple[str, str]]]]:
@@ -81,18 +82,17 @@ def export_report(problems: list[TaskProblem], stats: ExportStats, n_judgments: 
                   source: str) -> str:
     label = " (SIMULATED panel, through the Label Studio export format)" if source == "simulated" else ""
     lines = [f"# Judgment ingestion report: Label Studio{label}", "", f"Judgments read: {n_judgments}.", "",
-             "| export | tasks | annotations | cancelled (skipped) | drafts (ignored) | updated (last version counts) "
-             "| superseded (an annotator's earlier annotation) | tasks with several annotators | tasks not annotated |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for where, s in list(stats.by_source.items()) + [("all", stats)]:
-        lines.append(f"| {md_escape(where)} | {s.tasks} | {s.annotations} | {s.cancelled} | {s.drafts} | {s.updated} "
-                     f"| {s.superseded} | {s.several} | {s.unannotated} |")
+             *md_table(["export", "tasks", "annotations", "cancelled (skipped)", "drafts (ignored)",
+                        "updated (last version counts)", "superseded (an annotator's earlier annotation)",
+                        "tasks with several annotators", "tasks not annotated"],
+                       [(where, s.tasks, s.annotations, s.cancelled, s.drafts, s.updated, s.superseded, s.several,
+                         s.unannotated) for where, s in [*stats.by_source.items(), ("all", stats)]], data=(0,))]
     lines += ["", f"Annotators dropped for working in both variants: {len(dropped)}"
               + (f" ({', '.join(md_escape(d) for d in dropped)})" if dropped else "") + ".", "",
               f"## Skipped tasks: {len(problems)}", ""]
     if problems:
-        lines += ["| export | task | problem |", "|---|---|---|"]
-        lines += [f"| {md_escape(p.where)} | {md_escape(p.task)} | {md_escape(p.problem)} |" for p in problems]
+        lines += md_table(["export", "task", "problem"], [(p.where, p.task, p.problem) for p in problems],
+                          data=(0, 1, 2))
     return "\n".join(lines) + "\n"
 
 
