@@ -12,7 +12,6 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))  # SQUIDFLOW_ROOT: see w
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
 from squidflow.fetch import is_url
-from squidflow import slurm as squidflow_slurm
 from squidflow import version as squidflow_version
 
 # The config is checked here, before any job (its files were parsed strictly in workflow/checks.smk): every key
