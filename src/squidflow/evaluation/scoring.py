@@ -37,6 +37,7 @@ from squidflow.evaluation.soft_labels import (
 from squidflow.evaluation.tables import SOURCES, ModelInfo, build_table
 from squidflow.intervals import IntervalConfig
 from squidflow.judgments.scores import image_scores
+from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def model_points_of(model: Mapping, scores: pl.DataFrame, ratings: pl.DataFrame,
 
 
 def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = "results/downloads",
+                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = DOWNLOADS_DIR,
                       frames: pl.DataFrame | None = None) -> tuple[list[ModelPoints], np.ndarray | None, list[str]]:
     """(the models' points, the judged images' ratings matrix for the people row, the models left out)."""
     scores = image_scores(judgments, list(excluded))
@@ -96,7 +97,7 @@ def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, exclud
 
 def soft_label_outputs(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
                        label_map: Mapping, events_config: Mapping | None, intervals: Mapping, ece_bins: int,
-                       binary_bins: int, source: str, cache_dir: str | Path = "results/downloads",
+                       binary_bins: int, source: str, cache_dir: str | Path = DOWNLOADS_DIR,
                        frames: pl.DataFrame | None = None) -> tuple[pl.DataFrame, str, str]:
     """(long CSV frame, Markdown, LaTeX) of the soft-label measures table."""
     points, people, skipped = points_and_people(models, judgments, excluded, variant=variant, label_map=label_map,
@@ -111,7 +112,7 @@ def soft_label_outputs(models: Sequence[Mapping], judgments: pl.DataFrame, exclu
 def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *,
                          variant: str, top_k: int, label_map: Mapping, events_config: Mapping | None = None,
                          vocabulary: str | None = None, intervals: Mapping, ece_bins: int, binary_bins: int,
-                         source: str, cache_dir: str | Path = "results/downloads",
+                         source: str, cache_dir: str | Path = DOWNLOADS_DIR,
                          frames: pl.DataFrame | None = None) -> dict[str, tuple[pl.DataFrame, str, str]]:
     """Tables 2 and 8 and the soft-label table of `models` (each {name, predictions, images, reference_accuracy})
     against `judgments`, computed as the workflow's rules model_accuracy, evaluation_table and soft_label_table

@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import importlib
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -207,16 +208,38 @@ def test_no_library_module_is_over_500_lines() -> None:
     assert not stale, f"LONG_MODULES names modules that are gone (remove them): {stale}"
 
 
-def test_a_table_more_than_one_rule_reads_is_named_once() -> None:
-    """An artifact named in several places of the rules files is a path constant (VIDEO_MANIFEST, FRAMES_TABLE), so
-    renaming it is one edit; the literal appears once, where the constant is defined."""
-    counts: dict[str, list[str]] = {}
-    for smk in sorted(RULES.rglob("*.smk")):
-        for path in re.findall(r'"(results/[\w/]+\.parquet)"', smk.read_text()):
-            counts.setdefault(path, []).append(str(smk.relative_to(ROOT)))
-    shared = {p: where for p, where in counts.items() if len(where) > 1 and "/demo/" not in p and "{" not in p}
-    assert not shared, "\n".join(f"{p} is written out {len(w)} times ({', '.join(sorted(set(w)))}): name it once"
-                                 for p, w in shared.items())
+def repeated_results_paths(root: Path = ROOT) -> dict[str, list[str]]:
+    """Every results path written out (as a string literal, f-strings too) more than once in the rules files, the
+    Snakefile, the scripts and the library: path -> where ("file:line")."""
+    files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk")), *sorted((root / "scripts").glob("*.py")),
+             *sorted((root / "src" / "squidflow").rglob("*.py"))]
+    found: dict[str, list[str]] = {}
+    for path in files:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            for literal in re.findall(r'"(results/[^"\s]*)"', line):
+                found.setdefault(literal, []).append(f"{path.relative_to(root)}:{n}")
+    return {p: where for p, where in found.items() if len(where) > 1}
+
+
+def test_a_results_path_named_in_more_than_one_place_is_a_constant() -> None:
+    """A results path is written out once, where its constant is defined: in the rules files (common.smk for what
+    several stages use, workflow/rules/inputs/<stage>.smk for one stage's), or in squidflow.paths when the library
+    names it too. Renaming an output is then one edit, and no copy is left behind pointing at the old name."""
+    repeats = repeated_results_paths()
+    assert not repeats, "\n".join(f"{p} is written out {len(w)} times ({', '.join(w)}): name it once as a constant"
+                                   for p, w in repeats.items())
+
+
+def test_the_path_check_catches_a_path_written_out_twice(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "workflow", copy / "workflow")
+    shutil.copytree(ROOT / "scripts", copy / "scripts", symlinks=True)
+    shutil.copytree(ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
+    assert repeated_results_paths(copy) == {}
+    rules = copy / "workflow" / "rules" / "report.smk"
+    rules.write_text(rules.read_text() + '\n# planted\nPLANTED = f"results/downloads"\n')
+    assert list(repeated_results_paths(copy)) == ["results/downloads"]
 
 
 # Scripts that still hand a path to a library function, each with why (DEVELOPERS.md, "File I/O"). Keyed by
