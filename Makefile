@@ -19,14 +19,14 @@ help:
 	@echo "make demo    run the offline demo workflow (config/config.yaml) into results/"
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
-	@echo "make test-fast  the tests that run no whole workflow (pytest -m 'not slow'): the loop while you code"
+	@echo "make test-fast  tests/unit and tests/robustness without a whole-workflow run: the loop while you code"
 	@echo "make lint    snakemake --lint, snakefmt --check and ruff"
 	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
 	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
 	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
 	@echo "make bench-gpu  the GPU figures in one table (benchmarks/gpu.py); says so in one line without CUDA"
 	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
-	@echo "make docs    the rule graph and the import graph of src/squidflow (docs/imports.md)"
+	@echo "make docs    the import graph (docs/imports.md) and the rule graph (docs/rulegraph.md, .svg), from the code"
 
 setup: $(STAMP) system-tools
 
@@ -65,9 +65,10 @@ report: setup
 test: setup test-tools
 	$(BIN)/python -m pytest -q --durations=15
 
-# No whole-workflow run (those tests are marked slow, or ask for the small_workflow fixture): the loop while coding.
+# The loop while coding: tests/unit/ and tests/robustness/ without a whole-workflow run (the tests marked slow, or
+# asking for the small_workflow fixture). tests/workflow/ and tests/integration/ run in `make test`.
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow" --durations=10
+	$(BIN)/python -m pytest -q -m "not slow" --durations=10 tests/unit tests/robustness
 
 lint: setup
 	$(BIN)/snakemake --lint
@@ -91,12 +92,13 @@ bench-gpu: setup
 	$(BIN)/python benchmarks/gpu.py
 
 dag: setup
-	@mkdir -p docs
-	$(BIN)/snakemake --rulegraph --quiet all | dot -Tsvg > docs/rulegraph.svg
+	$(BIN)/python tests/helpers/docs.py docs --svg
 
-# The import graph, read from the code by the layering test's reader (tests/helpers/layering.py).
-docs: dag
-	$(BIN)/python tests/helpers/layering.py docs/imports.md
+# The generated docs (tests/helpers/docs.py): the import graph read from the code by the layering test's reader
+# (docs/imports.md) and the rule graph as Mermaid text (docs/rulegraph.md); tests/unit/structure/test_docs.py fails
+# when they differ from what this writes. Where graphviz is installed it also draws docs/rulegraph.svg (make dag).
+docs: setup
+	$(BIN)/python tests/helpers/docs.py docs
 
 clean:
 	rm -rf results logs .snakemake

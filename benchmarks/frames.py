@@ -146,7 +146,7 @@ def decoding_methods() -> dict[str, Callable[[Path, list[int]], list[np.ndarray]
 
 
 def correctness_videos(cache: Path) -> dict[str, Path]:
-    """Small videos of the kinds the tests check (tests/test_frames.py): variable frame rate, a stream starting at
+    """Small videos of the kinds the tests check (tests/unit/frames/test_frames.py): variable frame rate, a stream starting at
     5 s, Matroska, VP9/WebM. Made once into the cache dir."""
     from squidflow.demo.videos import DemoConfig, make_video, vfr_video_id
 

@@ -9,7 +9,7 @@
    per variant; images/s and the share of step time spent waiting for input (goal: < 10%).
 3. faiss k-means at Sherlock's scale: the soft dedup's partition of `--points` (Sherlock's 363K training
    inferences) 384-d SBERT-like vectors into parts of at most 8,000, on the GPU (faiss-gpu) against the CPU in the
-   same run, with the Rand index between the two partitions (tests/test_faiss_device.py states the tolerance).
+   same run, with the Rand index between the two partitions (tests/unit/comparison/test_faiss_device.py states the tolerance).
 4. `pytest -m gpu`: the tests that need a CUDA device, passed / failed / skipped.
 
 Without CUDA it prints one line saying so and measures nothing.
@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "unit" / "comparison"))  # test_faiss_device
 
 
 def featurization(folder: Path, n: int) -> list[tuple[str, str, str]]:

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/triage_sweep.py [--annotators 20] [--seeds 0 1 2] [--shares 0 0.1 0.2 0.3]
 
-A demo-like corpus (tests/test_judgments.make_corpus: 600 frames, four events) is rated by the SIMULATED panel
+A demo-like corpus (tests/unit/judgments/test_judgments.make_corpus: 600 frames, four events) is rated by the SIMULATED panel
 (squidflow.demo.panel) with `--annotators` raters per variant, of which a share is faulty, the kinds in turn
 (careless, constant, extremes, reversed, prior). For each share and seed the rater triage runs
 (squidflow.judgments.triage) and is scored against what was planted (squidflow.demo.triage_validation). Printed per
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "judgments")]
 
 from test_judgments import _hits_as_csv, make_corpus  # noqa: E402
 

@@ -7,11 +7,12 @@ log = setup(snakemake)
 from squidflow import io, schemas
 from squidflow.comparison.corpus import build_corpus
 from squidflow.fetch import fetch
+from squidflow.paths import DOWNLOADS_DIR
 
 p = snakemake.params
 kw = {}
 if p.corpus == "sherlock":
-    kw["annotations"] = fetch(p.annotations, "results/downloads")
+    kw["annotations"] = fetch(p.annotations, DOWNLOADS_DIR)
     kw["split"] = p.split
 else:
     kw["frames"] = io.read_parquet(snakemake.input.frames, schemas.FRAMES)

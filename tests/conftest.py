@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-# Property-based fuzzing of the readers of user files (tests/test_fuzz_readers.py): `ci` bounds it for `make test`
+# Property-based fuzzing of the readers of user files (tests/robustness/test_fuzz_readers.py): `ci` bounds it for `make test`
 # (well under 3 minutes on 2 cores), `nightly` tries 25x more inputs per reader: HYPOTHESIS_PROFILE=nightly.
 _FUZZ = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
          "print_blob": True}  # fmt: skip
@@ -76,7 +76,7 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
     """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE per test session under
     umask 022 and shared by every test that inspects a finished workflow (it is the slowest step of the suite).
     Tests may run `snakemake -n` against it; a test that changes its files must work on a copy. It runs under
-    PYTHONHASHSEED=0 so that tests/test_determinism.py can make its tables again under another hash seed."""
+    PYTHONHASHSEED=0 so that tests/workflow/test_determinism.py can make its tables again under another hash seed."""
     run = WorkflowRun(tmp_path_factory.mktemp("small_workflow"),
                       (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
     old = os.umask(0o022)

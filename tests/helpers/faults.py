@@ -1,4 +1,4 @@
-"""Helpers of the fault-injection suite (tests/test_faults.py): running the workflow in a temporary directory,
+"""Helpers of the fault-injection suite (tests/robustness/test_faults.py): running the workflow in a temporary directory,
 killing it, comparing two runs' results, and hostile strings with the checks that find them raw in an output.
 
 Each fault or bad input a test tries is recorded with `tried(case, outcome)`; tests/conftest.py prints how many were
@@ -28,7 +28,7 @@ def tried(case: str, outcome: str) -> None:
     CASES.append((case, outcome))
 
 
-FUZZED: dict[str, dict[str, int]] = {}  # reader -> outcome -> generated inputs (tests/test_fuzz_readers.py)
+FUZZED: dict[str, dict[str, int]] = {}  # reader -> outcome -> generated inputs (tests/robustness/test_fuzz_readers.py)
 
 
 def fuzzed(reader: str, outcome: str) -> None:

@@ -118,7 +118,7 @@ def start(data_dir: Path, document_root: Path) -> Server:
     raise RuntimeError(f"label-studio did not answer /health in {START_TIMEOUT:.0f} s: {log_path.read_text()[-3000:]}")
 
 
-if __name__ == "__main__":  # python tests/label_studio_server.py DIR: a server to try things against, until Ctrl-C
+if __name__ == "__main__":  # python tests/helpers/label_studio_server.py DIR: a server to try things against, until Ctrl-C
     d = Path(sys.argv[1])
     s = start(d / "data", d)
     print(s.url, s.token, s.email, s.password, s.process.pid, flush=True)

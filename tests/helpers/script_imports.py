@@ -6,7 +6,7 @@ unpickles the `snakemake` object) and the script's module-level imports. `script
 the script (its top-level `import`/`from` statements, in order; an import under an `if` is not made by every job of
 the rule and is left out), `run_imports` runs them in a new interpreter and reports the heavy modules that ended up
 in `sys.modules` and, for each, the modules being imported when it was first asked for: the chain from the script to
-the import. `tests/test_imports.py` checks the heavy sets against what each rule needs; `benchmarks/startup.py`
+the import. `tests/unit/structure/test_imports.py` checks the heavy sets against what each rule needs; `benchmarks/startup.py`
 measures the CPU seconds of the same imports.
 """
 

@@ -12,7 +12,14 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))  # SQUIDFLOW_ROOT: see w
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
 from squidflow.fetch import is_url
-from squidflow import slurm as squidflow_slurm
+from squidflow.paths import (
+    ANNOTATOR_REPORT_TABLE,
+    DOWNLOAD_REPORT,
+    DOWNLOADS_DIR,
+    DROPPED_REPORT,
+    KEYWORD_HITS,
+    VIDEOS_CHECKED,
+)
 from squidflow import version as squidflow_version
 
 # The config is checked here, before any job (its files were parsed strictly in workflow/checks.smk): every key
@@ -41,11 +48,23 @@ wildcard_constraints:
 
 # The artifacts more than one stage reads (one name each, used wherever the path is named).
 VIDEO_MANIFEST = "results/videos/videos.parquet"
-VIDEOS_CHECKED = "results/videos/videos_checked.parquet"
 FRAMES_TABLE = "results/dataset/frames.parquet"
 JUDGMENTS_TABLE = "results/judgments/judgments.parquet"
-ANNOTATOR_REPORT_TABLE = "results/judgments/annotator_report.parquet"
 IMAGE_SCORES_TABLE = "results/judgments/image_scores.parquet"
+# The demo's inputs, and outputs written or read by more than one stage's rules.
+DEMO_TRUTH_TABLE = "results/videos/demo/truth.parquet"
+DEMO_CATALOG_TABLE = "results/videos/demo/catalog.parquet"
+DEMO_SUBTITLES = "results/videos/demo/{video_id}.en.vtt"
+DEMO_VIDEO = "results/videos/demo/{video_id}.mp4"
+DEMO_VIDEO_TRUTH = "results/videos/demo/truth/{video_id}.parquet"
+AGREEMENT_TABLE_CSV = "results/tables/table7_agreement.csv"
+HIT_TEMPLATE = "results/annotation/hit_template.html"
+KEYWORD_TEMPLATE = "results/annotation/keyword_template.html"
+COMPARISON_HITS = "results/annotation/comparison_hits.csv"
+TABLE_CSV = "results/tables/{table}.csv"
+TABLE_MD = "results/tables/{table}.md"
+TABLE_TEX = "results/tables/{table}.tex"
+TABLE_FILE = "results/tables/{table}.{ext}"
 # The raters aggregation leaves out, under judgments.quality.exclude: the rubric's report, or the triage's exclusions.
 TRIAGE_EXCLUSIONS_TABLE = "results/judgments/annotator_exclusions.parquet"
 EXCLUSIONS_TABLE = (

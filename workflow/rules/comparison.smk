@@ -114,8 +114,8 @@ rule comparison_hits:
         corpus=COMPARISON_CORPUS_TABLE,
         sets=COMPARISON_SETS_TABLE,
     output:
-        csv="results/annotation/comparison_hits.csv",
-        html="results/annotation/comparison_hits.html",
+        csv=COMPARISON_HITS,
+        html=COMPARISON_HITS_HTML,
     log:
         "logs/comparison_hits/hits.log",
     conda:
@@ -133,7 +133,7 @@ rule comparison_metrics:
         corpus=COMPARISON_CORPUS_TABLE,
         embeddings=COMPARISON_EMBEDDINGS_TABLE,
     output:
-        "results/comparison/metrics.json",
+        COMPARISON_METRICS,
     log:
         "logs/comparison_metrics/metrics.log",
     conda:
@@ -149,7 +149,7 @@ rule comparison_sets_figure:
         corpus=COMPARISON_CORPUS_TABLE,
     output:
         report(
-            "results/figures/comparison_sets.png",
+            COMPARISON_SETS_FIGURE,
             caption="../report/comparison/sets_figure.rst",
             category="Comparison sets",
             subcategory="Sets drawn",
@@ -161,7 +161,7 @@ rule comparison_sets_figure:
         "../../envs/reporting.yaml"
     params:
         n_sets=REPORT["comparison_sets"],
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
         note=get_report_note("videos") if COMPARISON["corpus"] == "frames" else "",
     script:
         "../../scripts/comparison_sets_figure.py"

@@ -13,8 +13,8 @@ DEMO_VIDEO_IDS = squidflow_demo.video_ids(squidflow_demo.DemoConfig.from_config(
 
 rule make_demo_videos:
     output:
-        video="results/videos/demo/{video_id}.mp4",
-        truth="results/videos/demo/truth/{video_id}.parquet",
+        video=DEMO_VIDEO,
+        truth=DEMO_VIDEO_TRUTH,
     log:
         "logs/make_demo_videos/{video_id}.log",
     benchmark:
@@ -30,11 +30,11 @@ rule make_demo_videos:
 
 rule demo_corpus:
     input:
-        videos=expand("results/videos/demo/{video_id}.mp4", video_id=DEMO_VIDEO_IDS),
-        truth=expand("results/videos/demo/truth/{video_id}.parquet", video_id=DEMO_VIDEO_IDS),
+        videos=expand(DEMO_VIDEO, video_id=DEMO_VIDEO_IDS),
+        truth=expand(DEMO_VIDEO_TRUTH, video_id=DEMO_VIDEO_IDS),
     output:
-        truth="results/videos/demo/truth.parquet",
-        catalog="results/videos/demo/catalog.parquet",
+        truth=DEMO_TRUTH_TABLE,
+        catalog=DEMO_CATALOG_TABLE,
     log:
         "logs/demo_corpus/demo_corpus.log",
     conda:
@@ -49,9 +49,9 @@ rule demo_corpus:
 # the demo's subtitles exactly as it reads downloaded ones (squidflow.demo.subtitles).
 rule make_demo_subtitles:
     input:
-        truth="results/videos/demo/truth.parquet",
+        truth=DEMO_TRUTH_TABLE,
     output:
-        vtt=expand("results/videos/demo/{video_id}.en.vtt", video_id=DEMO_VIDEO_IDS),
+        vtt=expand(DEMO_SUBTITLES, video_id=DEMO_VIDEO_IDS),
     log:
         "logs/make_demo_subtitles/make_demo_subtitles.log",
     conda:

@@ -9,7 +9,7 @@ include: "inputs/evaluation.smk"
 
 rule run_predictions:
     input:
-        run="results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet",
+        run=RUN_PREDICTIONS,
     output:
         "results/evaluation/predictions/runs/{experiment}/{train_set}/{method}/seed{seed}.parquet",
     log:
@@ -43,7 +43,7 @@ rule zero_shot_predictions:
     params:
         zero_shot=EVALUATION["zero_shot"],
         vocabulary=get_evaluation_vocabulary(),
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
     script:
         "../../scripts/zero_shot_predictions.py"
 
@@ -67,7 +67,7 @@ rule model_accuracy:
         label_map=EVALUATION["label_map"],
         vocabulary=get_evaluation_vocabulary(),
         events=config["events"],
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
         intervals=config["intervals"],
     script:
         "../../scripts/model_accuracy.py"
@@ -78,21 +78,21 @@ rule evaluation_table:
         unpack(get_evaluation_table_inputs),
     output:
         csv=report(
-            "results/tables/{table}.csv",
+            TABLE_CSV,
             category="Evaluation",
             subcategory="{table}",
             labels={"table": "{table}", "format": "csv"},
             caption="../report/evaluation/verb_tables.rst",
         ),
         md=report(
-            "results/tables/{table}.md",
+            TABLE_MD,
             category="Evaluation",
             subcategory="{table}",
             labels={"table": "{table}", "format": "markdown"},
             caption="../report/evaluation/verb_tables.rst",
         ),
         tex=report(
-            "results/tables/{table}.tex",
+            TABLE_TEX,
             category="Evaluation",
             subcategory="{table}",
             labels={"table": "{table}", "format": "latex"},
@@ -151,7 +151,7 @@ rule per_image_points:
         variant=EVALUATION["variant"],
         label_map=EVALUATION["label_map"],
         events=config["events"],
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
     script:
         "../../scripts/per_image_points.py"
 

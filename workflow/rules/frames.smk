@@ -12,9 +12,9 @@ rule extract_frames:
     input:
         videos=VIDEO_MANIFEST,
     output:
-        frames="results/frames/shard{shard}.parquet",
-        status="results/frames/shard{shard}_status.parquet",
-        images=directory("results/frames/shard{shard}"),
+        frames=FRAME_SHARD_TABLE,
+        status=FRAME_SHARD_STATUS_TABLE,
+        images=directory(FRAME_SHARD_DIR),
     log:
         "logs/extract_frames/shard{shard}.log",
     benchmark:
@@ -35,7 +35,7 @@ rule extract_frames:
 rule check_videos:
     input:
         videos=VIDEO_MANIFEST,
-        status=expand("results/frames/shard{shard}_status.parquet", shard=get_frame_shards()),
+        status=expand(FRAME_SHARD_STATUS_TABLE, shard=get_frame_shards()),
     output:
         VIDEOS_CHECKED,
     log:
@@ -48,8 +48,8 @@ rule check_videos:
 
 rule featurize:
     input:
-        frames="results/frames/shard{shard}.parquet",
-        images="results/frames/shard{shard}",
+        frames=FRAME_SHARD_TABLE,
+        images=FRAME_SHARD_DIR,
     output:
         "results/features/{backbone}/shard{shard}.parquet",
     log:
@@ -73,7 +73,7 @@ rule gather_features:
     input:
         expand("results/features/{{backbone}}/shard{shard}.parquet", shard=get_frame_shards()),
     output:
-        "results/features/{backbone}.parquet",
+        FEATURES_TABLE,
     log:
         "logs/gather_features/{backbone}.log",
     conda:
@@ -84,9 +84,9 @@ rule gather_features:
 
 rule select_frames:
     input:
-        features=f"results/features/{get_backbone()}.parquet",
-        frames=expand("results/frames/shard{shard}.parquet", shard=get_frame_shards()),
-        status=expand("results/frames/shard{shard}_status.parquet", shard=get_frame_shards()),
+        features=FEATURES_TABLE.format(backbone=get_backbone()),
+        frames=expand(FRAME_SHARD_TABLE, shard=get_frame_shards()),
+        status=expand(FRAME_SHARD_STATUS_TABLE, shard=get_frame_shards()),
         videos=VIDEOS_CHECKED,
     output:
         frames=FRAMES_TABLE,
@@ -112,7 +112,7 @@ rule contact_sheets:
         unpack(get_contact_sheet_inputs),
     output:
         report(
-            directory("results/figures/frames_contact_sheets"),
+            directory(CONTACT_SHEETS_DIR),
             patterns=["{event}.png"],
             caption="../report/frames/contact_sheets.rst",
             category="Frames",
@@ -139,7 +139,7 @@ rule frame_spread_figure:
         videos=VIDEOS_CHECKED,
     output:
         report(
-            "results/figures/frames_spread.png",
+            FRAME_SPREAD_FIGURE,
             caption="../report/frames/frame_spread.rst",
             category="Frames",
             subcategory="Frame selection",

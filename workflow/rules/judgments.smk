@@ -11,9 +11,9 @@ rule annotation_hits:
     input:
         frames=FRAMES_TABLE,
     output:
-        hits_A="results/annotation/hits_A.csv",
-        hits_B="results/annotation/hits_B.csv",
-        template="results/annotation/hit_template.html",
+        hits_A=HITS_A,
+        hits_B=HITS_B,
+        template=HIT_TEMPLATE,
         preview="results/annotation/hit_preview.html",
     log:
         "logs/annotation_hits/annotation_hits.log",
@@ -66,7 +66,7 @@ rule ingest_judgments:
         exports=get_label_studio_exports(),
         on_error=config["judgments"]["on_error"],
         on_empty=config["on_empty"],
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
     script:
         "../../scripts/ingest_judgments.py"
 
@@ -93,7 +93,7 @@ rule aggregate_judgments:
         report=EXCLUSIONS_TABLE,
     output:
         scores=IMAGE_SCORES_TABLE,
-        high_certainty="results/judgments/high_certainty.csv",
+        high_certainty=HIGH_CERTAINTY_LIST,
     log:
         "logs/aggregate_judgments/aggregate_judgments.log",
     conda:
@@ -108,17 +108,17 @@ rule agreement_table:
     input:
         judgments=JUDGMENTS_TABLE,
         report=EXCLUSIONS_TABLE,
-        high_certainty="results/judgments/high_certainty.csv",
+        high_certainty=HIGH_CERTAINTY_LIST,
     output:
         csv=report(
-            "results/tables/table7_agreement.csv",
+            AGREEMENT_TABLE_CSV,
             caption="../report/judgments/table7_agreement.rst",
             category="Human judgments",
             subcategory="Table 7: inter-annotator agreement",
             labels={"result": "Table 7", "format": "csv"},
         ),
         md=report(
-            "results/tables/table7_agreement.md",
+            AGREEMENT_TABLE_MD,
             caption="../report/judgments/table7_agreement.rst",
             category="Human judgments",
             subcategory="Table 7: inter-annotator agreement",
@@ -144,7 +144,7 @@ rule judgments_figure:
         scores=IMAGE_SCORES_TABLE,
     output:
         png=report(
-            "results/figures/fig3_judgments.png",
+            FIG3_JUDGMENTS_FIGURE,
             caption="../report/judgments/judgments_figure.rst",
             category="Human judgments",
             subcategory="Figure 3: judgments per image",
@@ -205,7 +205,7 @@ rule annotator_figure:
         report=EXCLUSIONS_TABLE,
     output:
         report(
-            "results/figures/judgments_annotators.png",
+            ANNOTATORS_FIGURE,
             caption="../report/judgments/annotator_figure.rst",
             category="Human judgments",
             subcategory="Annotators",
@@ -223,10 +223,10 @@ rule annotator_figure:
 
 rule agreement_figure:
     input:
-        "results/tables/table7_agreement.csv",
+        AGREEMENT_TABLE_CSV,
     output:
         report(
-            "results/figures/table7_agreement.png",
+            AGREEMENT_FIGURE,
             caption="../report/judgments/table7_agreement.rst",
             category="Human judgments",
             subcategory="Table 7: inter-annotator agreement",
@@ -304,7 +304,7 @@ rule image_triage:
             labels={"result": "image triage", "format": "markdown"},
         ),
         figure=report(
-            "results/figures/image_triage.png",
+            IMAGE_TRIAGE_FIGURE,
             caption="../report/judgments/image_triage.rst",
             category="Human judgments",
             subcategory="Ambiguity or noise",
@@ -366,8 +366,8 @@ rule next_round:
         unpack(get_triage_predictions),
         images=IMAGE_TRIAGE_TABLE,
         judgments=JUDGMENTS_TABLE,
-        hits_A="results/annotation/hits_A.csv",
-        hits_B="results/annotation/hits_B.csv",
+        hits_A=HITS_A,
+        hits_B=HITS_B,
     output:
         hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
         hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
@@ -427,7 +427,7 @@ rule keyword_hits:
         frames=FRAMES_TABLE,
     output:
         hits=KEYWORD_HITS,
-        template="results/annotation/keyword_template.html",
+        template=KEYWORD_TEMPLATE,
         preview="results/annotation/keyword_preview.html",
     log:
         "logs/keyword_hits/keyword_hits.log",

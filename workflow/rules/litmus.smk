@@ -19,7 +19,7 @@ rule litmus_games:
         "../../envs/reporting.yaml"
     params:
         sources=get_litmus_game_sources(),
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
     script:
         "../../scripts/litmus_games.py"
 
@@ -108,7 +108,7 @@ rule litmus_human_check:
     params:
         annotations=get_litmus_human_annotations(),
         normalisation=LITMUS["normalisation"],
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
         note=get_litmus_data_note(),
         intervals=config["intervals"],
     script:
@@ -120,7 +120,7 @@ rule litmus_train_guesser:
         games=LITMUS_GAMES_TABLE,
         soft_labels=LITMUS_SOFT_LABELS_TABLE,
     output:
-        probabilities="results/litmus/runs/{method}/seed{seed}/probabilities.parquet",
+        probabilities=LITMUS_RUN_PROBABILITIES,
         train_log="results/litmus/runs/{method}/seed{seed}/train.log",
     log:
         "logs/litmus_train_guesser/{method}/seed{seed}.log",
@@ -154,7 +154,7 @@ rule litmus_model_probabilities:
         "../../envs/reporting.yaml"
     params:
         source=get_litmus_model_source,
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
     script:
         "../../scripts/litmus_model_probabilities.py"
 

@@ -13,7 +13,7 @@ rule report_task_page:
         "results/annotation/{page}.html",
     output:
         report(
-            "results/report/annotation/{page}.html",
+            TASK_PAGE,
             caption="../report/report/task_pages.rst",
             category=get_task_page_category,
             subcategory="Annotation task pages",

@@ -37,7 +37,7 @@ rule cooccurring_text:
         subtitles=SUBTITLES_TABLE,
     output:
         cooccurring=COOCCURRING_TABLE,
-        report="results/text/cooccurring_report.md",
+        report=COOCCURRING_REPORT,
     log:
         "logs/cooccurring_text/cooccurring_text.log",
     conda:

@@ -11,7 +11,7 @@ rule make_training_cache:
         unpack(get_training_pool_inputs),
     output:
         cache="results/training/cache/{pool}.npy",
-        index="results/training/cache/{pool}.parquet",
+        index=POOL_CACHE_TABLE,
     log:
         "logs/make_training_cache/{pool}.log",
     benchmark:
@@ -51,7 +51,7 @@ rule train:
     input:
         unpack(get_train_inputs),
     output:
-        predictions="results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet",
+        predictions=RUN_PREDICTIONS,
         metrics="results/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json",
         train_log="results/runs/{experiment}/{train_set}/{method}/seed{seed}/train.log",
     log:
@@ -81,21 +81,21 @@ rule result_table:
         sets=get_table_sets_summary,
     output:
         csv=report(
-            "results/tables/{table}.csv",
+            TABLE_CSV,
             category="Training",
             subcategory="{table}",
             labels={"table": "{table}", "format": "csv"},
             caption="../report/training/result_table.rst",
         ),
         md=report(
-            "results/tables/{table}.md",
+            TABLE_MD,
             category="Training",
             subcategory="{table}",
             labels={"table": "{table}", "format": "markdown"},
             caption="../report/training/result_table.rst",
         ),
         tex=report(
-            "results/tables/{table}.tex",
+            TABLE_TEX,
             category="Training",
             subcategory="{table}",
             labels={"table": "{table}", "format": "latex"},
@@ -132,7 +132,7 @@ rule authors_sets:
         experiments=get_release_experiments(),
         judgments_csv=get_release_judgments_csv(),
         dataset_csv=get_data_path(config["squid_e_release"]["dataset_csv"]),
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
     script:
         "../../scripts/authors_sets.py"
 
@@ -141,10 +141,10 @@ rule authors_sets:
 # the pool's training images resized once to a 2·crop short side, for the runs of those methods only.
 rule make_training_frames:
     input:
-        index="results/training/cache/{pool}.parquet",
+        index=POOL_CACHE_TABLE,
     output:
-        cache="results/training/cache/{pool}_frames.npy",
-        index="results/training/cache/{pool}_frames.parquet",
+        cache=POOL_FRAMES_CACHE,
+        index=POOL_FRAMES_TABLE,
     log:
         "logs/make_training_frames/{pool}.log",
     benchmark:
@@ -165,7 +165,7 @@ rule accuracy_by_certainty_figure:
         get_accuracy_by_certainty_figure_metrics,
     output:
         report(
-            "results/figures/table1_accuracy_by_certainty.png",
+            TABLE1_FIGURE,
             category="Training",
             subcategory="table1_training",
             labels={"table": "table1_training", "format": "figure: accuracy by certainty bin"},
@@ -187,7 +187,7 @@ rule method_reliability_figure:
         get_reliability_predictions,
     output:
         report(
-            "results/figures/table3_reliability_{method}.png",
+            RELIABILITY_FIGURE,
             category="Training",
             subcategory="table3_calibration",
             labels={"table": "table3_calibration", "format": "figure: reliability diagram of {method}"},

@@ -62,7 +62,7 @@ checkpoint video_candidates:
         sources=config["sources"],
         release=config["squid_e_release"],
         search_network=get_video_search_network_params(),
-        cache_dir="results/downloads",
+        cache_dir=DOWNLOADS_DIR,
         # the files of local folders (and the UCF-Crime folder): one added or removed lists the sources again
         local_files=get_local_video_files(),
     script:
@@ -98,7 +98,7 @@ rule acquire_videos:
         downloads=1,
     params:
         journal_dir="results/videos/journal",
-        brake_dir="results/videos/brake",
+        brake_dir=BRAKE_DIR,
     script:
         "../../scripts/acquire_videos.py"
 
@@ -133,7 +133,7 @@ rule video_manifest:
     output:
         manifest=VIDEO_MANIFEST,
         report=report(
-            "results/videos/download_report.md",
+            DOWNLOAD_REPORT,
             caption="../report/videos/download_report.rst",
             category="Acquisition",
             subcategory="Videos",
@@ -144,7 +144,7 @@ rule video_manifest:
     conda:
         "../../envs/video.yaml"
     params:
-        brake_dir="results/videos/brake",
+        brake_dir=BRAKE_DIR,
     script:
         "../../scripts/video_manifest.py"
 
@@ -155,7 +155,7 @@ rule acquisition_figure:
         videos=get_acquisition_figure_videos,
     output:
         report(
-            "results/figures/videos_status.png",
+            VIDEOS_STATUS_FIGURE,
             caption="../report/videos/acquisition_figure.rst",
             category="Acquisition",
             subcategory="Videos",

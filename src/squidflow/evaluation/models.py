@@ -19,6 +19,7 @@ from squidflow.evaluation.metrics import KEY, model_accuracy
 from squidflow.evaluation.predictions import read_image_table, read_predictions
 from squidflow.fetch import fetch
 from squidflow.intervals import IntervalConfig
+from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def evaluate_model(
     vocabulary: str | Path | None = None,
     image_table: str | Path | None = None,
     frames: pl.DataFrame | None = None,
-    cache_dir: str | Path = "results/downloads",
+    cache_dir: str | Path = DOWNLOADS_DIR,
     intervals: Mapping | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """A model's predictions file -> (its MODEL_ACCURACY rows, a summary of what was checked and left out).

@@ -28,6 +28,7 @@ from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
 from squidflow.image_ids import id_expr, unknown_id_hint
 from squidflow.io import json_lines
+from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +272,7 @@ def read_image_table(source: str | Path, cache_dir: str | Path) -> pl.DataFrame:
 def read_predictions(
     source: str | Path,
     *,
-    cache_dir: str | Path = "results/downloads",
+    cache_dir: str | Path = DOWNLOADS_DIR,
     image_table: pl.DataFrame | None = None,
     known_images: pl.DataFrame | None = None,
 ) -> pl.DataFrame:

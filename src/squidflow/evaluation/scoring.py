@@ -39,6 +39,7 @@ from squidflow.evaluation.soft_labels import (
 from squidflow.evaluation.tables import SOURCES, ModelInfo, build_table
 from squidflow.intervals import IntervalConfig
 from squidflow.judgments.scores import image_scores
+from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def model_points_of(model: Mapping, scores: pl.DataFrame, ratings: pl.DataFrame,
 
 
 def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                     label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = "results/downloads",
+                     label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = DOWNLOADS_DIR,
                      frames: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every model's points on the judged images and the people's ratings of them (schemas.PER_IMAGE_POINTS): what
     rule per_image_points writes once for the soft-label table and its two figures."""
@@ -97,7 +98,7 @@ def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, exclude
 
 
 def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = "results/downloads",
+                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = DOWNLOADS_DIR,
                       frames: pl.DataFrame | None = None) -> tuple[list[ModelPoints], np.ndarray | None, list[str]]:
     """(the models' points, the judged images' ratings matrix for the people row, the models left out), through the
     same table the workflow writes (per_image_points), so `squidflow evaluate` measures what the rules measure."""
@@ -119,7 +120,7 @@ def soft_label_outputs_of(points: Sequence[ModelPoints], people: np.ndarray | No
 
 def soft_label_outputs(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
                        label_map: Mapping, events_config: Mapping | None, intervals: Mapping, ece_bins: int,
-                       binary_bins: int, source: str, cache_dir: str | Path = "results/downloads",
+                       binary_bins: int, source: str, cache_dir: str | Path = DOWNLOADS_DIR,
                        frames: pl.DataFrame | None = None) -> tuple[pl.DataFrame, str, str]:
     """(long CSV frame, Markdown, LaTeX) of the soft-label measures table, from the judgments and the models."""
     points, people, skipped = points_and_people(models, judgments, excluded, variant=variant, label_map=label_map,
@@ -131,7 +132,7 @@ def soft_label_outputs(models: Sequence[Mapping], judgments: pl.DataFrame, exclu
 def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *,
                          variant: str, top_k: int, label_map: Mapping, events_config: Mapping | None = None,
                          vocabulary: str | None = None, intervals: Mapping, ece_bins: int, binary_bins: int,
-                         source: str, cache_dir: str | Path = "results/downloads",
+                         source: str, cache_dir: str | Path = DOWNLOADS_DIR,
                          frames: pl.DataFrame | None = None) -> dict[str, tuple[pl.DataFrame, str, str]]:
     """Tables 2 and 8 and the soft-label table of `models` (each {name, predictions, images, reference_accuracy})
     against `judgments`, computed as the workflow's rules model_accuracy, evaluation_table and soft_label_table

@@ -36,11 +36,11 @@ header's frame rate and gets a variable-frame-rate video wrong, so it is no peer
 * **repeated timestamps** (a time base too coarse for the frame rate, a muxer that repeats them): a timestamp
   cannot name such a frame, so both decoders read the stream from its start and frame k is the k-th frame the
   decoder delivers, as OpenCV counts (`decode_in_output_order`); a frame never delivered is an error, never its
-  neighbour. tests/test_frames_timestamps.py checks every frame of such files (and of an edit list) with both.
+  neighbour. tests/unit/frames/test_frames_timestamps.py checks every frame of such files (and of an edit list) with both.
 
 Both decoders are verified against OpenCV (PSNR >= 40 dB and closer to frame k than to k±1) on constant and
 variable frame rate H.264 with B-frames, a stream starting at 5 s, Matroska, VP9/WebM and a video with rotation
-metadata (tests/test_frames.py). Limit: a stream whose first frames cannot be decoded (a cut open-GOP start) has
+metadata (tests/unit/frames/test_frames.py). Limit: a stream whose first frames cannot be decoded (a cut open-GOP start) has
 packets OpenCV never delivers, so its numbering would differ by those frames.
 
 Frames are returned as RGB uint8 arrays of the displayed size: rotation metadata (phone videos) is applied, as

@@ -8,7 +8,7 @@ far below what ResNet50 with AMP consumes on one H100; decoding where the model 
 
 The geometry is the CPU path's (`squidflow.frames.featurize.load_image`: short side to `size`, centre crop) and the
 filter the same bilinear, antialiased when it shrinks, as PIL's; the CPU path additionally lets the JPEG decoder
-shrink by 1/2^k first (draft mode), so the two paths agree closely but not bit for bit (tests/test_featurize.py
+shrink by 1/2^k first (draft mode), so the two paths agree closely but not bit for bit (tests/unit/frames/test_featurize.py
 bounds the difference of the resulting features). The same code runs with `device="cpu"` (libjpeg-turbo instead of
 nvJPEG, no side stream), which is how it is tested on machines without a GPU.
 """

@@ -33,6 +33,7 @@ import numpy as np
 from squidflow.config import from_section
 from squidflow.frames.decode import decode_ranks, letterbox
 from squidflow.frames.frame_table import ExtractionError, FrameTable, frame_table, resolve_decoder
+from squidflow.paths import DOWNLOAD_REPORT
 
 log = logging.getLogger("squidflow.frames.extract")
 
@@ -203,7 +204,7 @@ def extract_videos(
     return frames_df, status_df
 
 
-def shard_videos(videos, shard: int, n_shards: int, *, report: str = "results/videos/download_report.md"):
+def shard_videos(videos, shard: int, n_shards: int, *, report: str = DOWNLOAD_REPORT):
     """The `ok` videos of the manifest that fall into `shard` (crc32 of the id modulo `n_shards`).
 
     A manifest without a single `ok` video stops here, the first step after acquisition, with one line saying so

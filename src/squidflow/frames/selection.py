@@ -19,6 +19,7 @@ import polars as pl
 
 from squidflow.config import from_section
 from squidflow.logs import progress
+from squidflow.paths import DOWNLOADS_DIR
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
 
 def build_dataset(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.DataFrame, videos: pl.DataFrame,
                   cfg: SelectionConfig, splits_cfg, image_dir: str | Path, *, annotations: str | None = None,
-                  download_dir: str | Path = "results/downloads") -> pl.DataFrame:
+                  download_dir: str | Path = DOWNLOADS_DIR) -> pl.DataFrame:
     """Selection, published images and splits: the rows of results/dataset/frames.parquet.
 
     `annotations` (the release's huj_annotations.csv, URL or path) is read only when a video was extracted in exact

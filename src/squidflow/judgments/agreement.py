@@ -143,7 +143,7 @@ def agreement_row(matrix: np.ndarray, kappa_bins: tuple[int, ...] = (3, 4, 5)) -
 # --- bootstrap replicates: every measure of a matrix under B resamples at once ----------------------------------
 # A resample is a row of `weights` (B × items: how many times the resample draws each item; a bootstrap over images
 # gives each item its image's count). Every formula is the point function's with each sum over items weighted, so a
-# replicate equals the point function on the resample written out (tests/test_agreement.py), without writing it out.
+# replicate equals the point function on the resample written out (tests/unit/judgments/test_agreement.py), without writing it out.
 def measures(kappa_bins: tuple[int, ...] = (3, 4, 5)) -> list[str]:
     """Table 7's columns in order: the paper's measures, then α at the ordinal and interval levels (the package's)."""
     return ["spearman", "alpha", *(f"kappa_{k}" for k in kappa_bins), *(f"alpha_{lv}" for lv in ALPHA_LEVELS)]

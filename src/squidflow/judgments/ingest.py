@@ -29,7 +29,8 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
 from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
-from squidflow.io import read_csv_strings, unneutralise
+from squidflow.io import md_escape, read_csv_strings, unneutralise
+from squidflow.paths import DOWNLOADS_DIR
 from squidflow.table_format import md_table
 
 log = logging.getLogger(__name__)
@@ -352,7 +353,7 @@ def ingest(
 
 def ingest_to(
     judgments_path, report_path, *, source, release_csv=None, batches=(), frames=None, on_error="stop",
-    cache_dir="results/downloads", on_empty="error",
+    cache_dir=DOWNLOADS_DIR, on_empty="error",
 ) -> pl.DataFrame:
     """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
     from squidflow.fetch import fetch

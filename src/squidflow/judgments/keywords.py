@@ -41,6 +41,7 @@ from squidflow.judgments.ingest import (
     image_in_slot,
     open_mturk_batch,
 )
+from squidflow.paths import KEYWORD_HITS
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def read_keyword_batch(
 ) -> tuple[pl.DataFrame, list[Problem], int]:
     """An MTurk batch-results CSV of the keyword task -> keyword judgments, the skipped rows, the rejected count."""
     path = Path(path)
-    raw, images = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_K.csv")
+    raw, images = open_mturk_batch(path, MTURK_REQUIRED, KEYWORD_HITS)
     boxes = _slots(raw.columns)
     no_boxes = [i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()]
     if no_boxes:

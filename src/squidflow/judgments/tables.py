@@ -14,6 +14,7 @@ import polars as pl
 
 from squidflow.io import md_escape
 from squidflow.judgments.agreement import ALPHA_LEVELS, agreement_table, intra_annotator_rhos
+from squidflow.paths import ANNOTATOR_REPORT_TABLE
 from squidflow.table_format import md_row, md_rule
 
 PAPER_TABLE7 = {  # SQUID-E supplement, Table 7
@@ -87,7 +88,7 @@ def table7_markdown(
     skipped: dict[str, str] | None = None,
     note: str = "",
     policy: str = "rubric",
-    report_name: str = "results/judgments/annotator_report.parquet",
+    report_name: str = ANNOTATOR_REPORT_TABLE,
 ) -> str:
     """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.io.md_escape). `skipped` maps a
     variant to why its row is empty (`on_empty: skip`). `intra` is (mean, n) or (mean, n, lo, hi); `note` says what

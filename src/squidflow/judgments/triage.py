@@ -47,7 +47,7 @@ BIN_CENTRES = np.array([10.0, 30.0, 50.0, 70.0, 90.0])
 
 @dataclass(frozen=True)
 class TriageConfig:
-    """judgments.triage (defaults in the schema; tests/test_layout.py checks them)."""
+    """judgments.triage (defaults in the schema; tests/unit/structure/test_layout.py checks them)."""
 
     min_agreement: float = 0.3
     max_modal_share: float = 0.8

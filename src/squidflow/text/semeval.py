@@ -127,7 +127,7 @@ def human_upper_bound(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]) -
 # --- per-item terms, for the bootstrap over images ----------------------------------------------------------------
 # Every score above is a ratio of sums over items, so a resample that draws item i w_i times has the same scores
 # with each sum weighted by w_i. TERMS are the per-item summands; scores_from_terms weights them for B resamples at
-# once (one matrix product), and with every weight 1 it is `score` (tests/test_text_semeval.py).
+# once (one matrix product), and with every weight 1 it is `score` (tests/unit/text/test_text_semeval.py).
 TERMS = ("best", "answered_best", "oot", "answered_oot", "has_mode", "best_mode", "oot_mode")
 
 

@@ -136,7 +136,7 @@ class PerspectiveCrop(torch.nn.Module):
 
     The random draws are the two torchvision modules' own, in their order (the perspective's apply-or-not draw and
     its eight corner offsets, then the crop's top and left), so a seed gives the same parameters as
-    `v2.Compose([perspective, crop])`, and the pixels agree up to rounding (tests/test_training_fidelity.py).
+    `v2.Compose([perspective, crop])`, and the pixels agree up to rounding (tests/unit/training/test_training_fidelity.py).
     """
 
     def __init__(self, perspective: v2.RandomPerspective, crop: v2.RandomCrop):

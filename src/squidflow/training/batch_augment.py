@@ -12,7 +12,7 @@ seed fixes — and the pixel work (`squidflow.training.batch_ops`) then runs whe
   ops' faster CPU kernels, and OpenCV's running weighted average to mix AugMix's chains (a tenth of torch's uint8 ×
   float scalar arithmetic).
 
-tests/test_batch_augment.py checks the whole-batch path against the image-by-image one. The geometry of GA and AU
+tests/unit/training/test_batch_augment.py checks the whole-batch path against the image-by-image one. The geometry of GA and AU
 (perspective + crop from whole frames of different sizes) stays per image (`PerspectiveCrop`, in the DataLoader);
 what follows it in AU runs here.
 """

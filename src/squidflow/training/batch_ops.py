@@ -9,7 +9,7 @@ conv2d costs ~6 ms), OpenCV's warpAffine for its rotations and shears, and slici
 
 Every op equals torchvision's functional op on the same image with the same parameters up to one grey level of
 rounding, except the CPU's hue, which rounds as PIL's does (a few grey levels from torchvision's tensor hue; PIL's
-own differs from it more); tests/test_batch_augment.py checks each against torchvision. Which image draws which
+own differs from it more); tests/unit/training/test_batch_augment.py checks each against torchvision. Which image draws which
 parameters is `squidflow.training.batch_augment`.
 """
 

@@ -22,6 +22,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.io import conform
+from squidflow.paths import DROPPED_REPORT, VIDEOS_CHECKED
 from squidflow.table_format import RIGHT, md_row, md_rule
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
 from squidflow.videos.failures import REASONS, remedy
@@ -336,7 +337,6 @@ def shard_status_paths(status_dir: str, shards: int, *, retry_failed: bool, star
 
 
 # --- at the end of a run: every video that was dropped, at which stage, why, and where to look ---------------------
-DROPPED_REPORT = "results/videos/dropped_videos.md"
 
 
 def stage_of(reason: str | None) -> str:
@@ -361,7 +361,7 @@ def dropped_table(manifest: pl.DataFrame, frame_shards: int = 2) -> pl.DataFrame
 
 
 def dropped_report(manifest: pl.DataFrame, source_notes: list[str], *, frame_shards: int = 2,
-                   manifest_path: str = "results/videos/videos_checked.parquet") -> str:
+                   manifest_path: str = VIDEOS_CHECKED) -> str:
     """Markdown: every video dropped in this run's results, at which stage, why, what to do and where to look;
     and the files the sources skipped. Written after the last stage that drops videos (frames, when it runs)."""
     bad = dropped_table(manifest, frame_shards)

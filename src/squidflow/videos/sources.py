@@ -33,6 +33,7 @@ from squidflow import schemas
 from squidflow.errors import EmptyError, InputError
 from squidflow.events import check_event_id
 from squidflow.io import conform, read_csv_strings, read_parquet
+from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -373,7 +374,7 @@ def list_candidates(
     *,
     release_cfg: dict[str, Any] | None = None,
     demo_catalog: str | Path | None = None,
-    cache_dir: str | Path = "results/downloads",
+    cache_dir: str | Path = DOWNLOADS_DIR,
     ydl_params: dict[str, Any] | None = None,
 ) -> tuple[pl.DataFrame, list[str]]:
     """All configured sources → (candidates in the VIDEO_CANDIDATES schema, report lines)."""

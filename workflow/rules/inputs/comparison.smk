@@ -2,6 +2,10 @@
 # says `snakemake --lint`); included at the top of comparison.smk.
 from squidflow.comparison.sets import ComparisonConfig
 
+COMPARISON_HITS_HTML = "results/annotation/comparison_hits.html"
+COMPARISON_METRICS = "results/comparison/metrics.json"
+COMPARISON_SETS_FIGURE = "results/figures/comparison_sets.png"
+
 COMPARISON_POOL_TABLE = "results/comparison/pool.parquet"
 COMPARISON_EMBEDDINGS_TABLE = "results/comparison/embeddings.parquet"
 COMPARISON_SBERT_TABLE = "results/comparison/sbert.parquet"
@@ -19,9 +23,9 @@ def get_comparison_outputs():
         COMPARISON_CORPUS_TABLE,
         COMPARISON_POOL_TABLE,
         COMPARISON_SETS_TABLE,
-        "results/annotation/comparison_hits.csv",
-        "results/annotation/comparison_hits.html",
-        "results/comparison/metrics.json",
+        COMPARISON_HITS,
+        COMPARISON_HITS_HTML,
+        COMPARISON_METRICS,
         *(expand("results/tables/crowd_comparison.{ext}", ext=["csv", "md"]) if COMPARISON["ratings"] else []),
     ]
 
@@ -42,7 +46,7 @@ def get_comparison_embed_inputs(wildcards):
     """The corpus and its SBERT table, plus the frozen image features for the probe scorer."""
     inputs = {"corpus": COMPARISON_CORPUS_TABLE, "sbert": COMPARISON_SBERT_TABLE}
     if COMPARISON["scorer"] == "probe":
-        inputs["features"] = f"results/features/{config['features']['backbone']}.parquet"
+        inputs["features"] = FEATURES_TABLE.format(backbone=config["features"]["backbone"])
     return inputs
 
 

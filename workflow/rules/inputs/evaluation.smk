@@ -183,7 +183,7 @@ def get_soft_label_inputs(wildcards):
 def get_evaluation_outputs():
     if not stage_enabled("evaluation"):
         return []
-    outputs = expand("results/tables/{table}.{ext}", table=EVALUATION_TABLES, ext=["csv", "md", "tex"])
+    outputs = expand(TABLE_FILE, table=EVALUATION_TABLES, ext=["csv", "md", "tex"])
     outputs += [
         *expand(f"{SOFT_LABEL_TABLE}.{{ext}}", ext=["csv", "md", "tex"]),
         MODEL_RELIABILITY_FIGURE,

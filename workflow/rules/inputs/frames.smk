@@ -4,6 +4,13 @@ from squidflow.frames.extract import FramesConfig
 from squidflow.frames.selection import SelectionConfig
 from squidflow.frames.splits import SplitsConfig
 
+FEATURES_TABLE = "results/features/{backbone}.parquet"
+FRAME_SHARD_DIR = "results/frames/shard{shard}"
+FRAME_SHARD_TABLE = "results/frames/shard{shard}.parquet"
+FRAME_SHARD_STATUS_TABLE = "results/frames/shard{shard}_status.parquet"
+CONTACT_SHEETS_DIR = "results/figures/frames_contact_sheets"
+FRAME_SPREAD_FIGURE = "results/figures/frames_spread.png"
+
 
 def get_frame_shards():
     return list(range(config["frames"]["shards"]))
@@ -28,7 +35,7 @@ def get_frame_outputs():
         return []
     return [
         FRAMES_TABLE,
-        f"results/features/{get_backbone()}.parquet",
+        FEATURES_TABLE.format(backbone=get_backbone()),
         VIDEOS_CHECKED,
     ]
 

@@ -1,6 +1,17 @@
 # The input functions, params and paths of workflow/rules/judgments.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of judgments.smk.
 
+HITS_A = "results/annotation/hits_A.csv"
+HITS_B = "results/annotation/hits_B.csv"
+AGREEMENT_TABLE_MD = "results/tables/table7_agreement.md"
+AGREEMENT_FIGURE = "results/figures/table7_agreement.png"
+ANNOTATORS_FIGURE = "results/figures/judgments_annotators.png"
+FIG3_JUDGMENTS_FIGURE = "results/figures/fig3_judgments.png"
+IMAGE_TRIAGE_FIGURE = "results/figures/image_triage.png"
+HIGH_CERTAINTY_LIST = "results/judgments/high_certainty.csv"
+SIMULATED_BATCH_RESULTS = "results/judgments/simulated/batch_results.csv"
+SIMULATED_BATCH_REPEAT = "results/judgments/simulated/batch_results_repeat.csv"
+
 
 JUDGMENTS_FIGURE_TITLES = {
     "simulated": "Figure 3 (SIMULATED annotator panel, offline demo)",
@@ -17,15 +28,15 @@ def get_judgment_outputs():
         JUDGMENTS_TABLE,
         ANNOTATOR_REPORT_TABLE,
         IMAGE_SCORES_TABLE,
-        "results/tables/table7_agreement.csv",
-        "results/tables/table7_agreement.md",
-        "results/figures/fig3_judgments.png",
+        AGREEMENT_TABLE_CSV,
+        AGREEMENT_TABLE_MD,
+        FIG3_JUDGMENTS_FIGURE,
     ]
     if JUDGMENT_SOURCE != "release":
         outputs += expand("results/annotation/hits_{variant}.csv", variant=["A", "B"])
-        outputs += ["results/annotation/hit_template.html"]
+        outputs += [HIT_TEMPLATE]
     outputs += expand("results/tables/crowd_aggregation.{ext}", ext=["csv", "md"])
-    outputs += [RATER_TRIAGE_TABLE, IMAGE_TRIAGE_TABLE, "results/figures/image_triage.png"]
+    outputs += [RATER_TRIAGE_TABLE, IMAGE_TRIAGE_TABLE, IMAGE_TRIAGE_FIGURE]
     outputs += expand("results/tables/{t}.{ext}", t=["rater_triage", "image_triage"], ext=["csv", "md"])
     if JUDGMENT_SOURCE == "simulated":
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
@@ -105,10 +116,10 @@ def get_label_studio_tasks():
 
 def get_label_studio_hits(wildcards):
     hits = {
-        "A": "results/annotation/hits_A.csv",
-        "B": "results/annotation/hits_B.csv",
+        "A": HITS_A,
+        "B": HITS_B,
         "K": KEYWORD_HITS,
-        "comparison": "results/annotation/comparison_hits.csv",
+        "comparison": COMPARISON_HITS,
         "A_round2": f"{NEXT_ROUND_DIR}/hits_A.csv",
         "B_round2": f"{NEXT_ROUND_DIR}/hits_B.csv",
     }[wildcards.ls_task]
@@ -163,8 +174,8 @@ def get_judgment_batches():
         return []
     if JUDGMENT_SOURCE == "simulated":
         return [
-            {"path": "results/judgments/simulated/batch_results.csv", "round": 1},
-            {"path": "results/judgments/simulated/batch_results_repeat.csv", "round": 2},
+            {"path": SIMULATED_BATCH_RESULTS, "round": 1},
+            {"path": SIMULATED_BATCH_REPEAT, "round": 2},
         ]
     if JUDGMENT_SOURCE == "mturk":
         return config["judgments"]["batches"]
@@ -195,9 +206,6 @@ TEXT = config["text"]
 
 
 KEYWORD_GOLD = "results/judgments/keywords.parquet"
-
-
-KEYWORD_HITS = "results/annotation/hits_K.csv"
 
 
 SIMULATED_KEYWORDS = "results/judgments/simulated/keyword_batch_results.csv"

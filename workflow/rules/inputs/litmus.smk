@@ -3,6 +3,9 @@
 from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.games import source_of as litmus_game_source
 
+LITMUS_RUN_PROBABILITIES = "results/litmus/runs/{method}/seed{seed}/probabilities.parquet"
+LITMUS_TABLE_FILE = "results/tables/litmus_{table}.{ext}"
+
 LITMUS_METRICS_TABLE = "results/litmus/metrics.parquet"
 LITMUS_METRIC_INTERVALS_TABLE = "results/litmus/metric_intervals.parquet"
 LITMUS_GAMES_TABLE = "results/litmus/games.parquet"
@@ -78,7 +81,7 @@ def get_litmus_model_inputs(wildcards):
 def get_litmus_probability_files():
     """Every guesser's first-turn probabilities: the trained ones per method and seed, then the configured files."""
     trained = [
-        f"results/litmus/runs/{method}/seed{seed}/probabilities.parquet"
+        LITMUS_RUN_PROBABILITIES.format(method=method, seed=seed)
         for method in LITMUS_METHODS
         for seed in range(LITMUS["guesser"]["seeds"])
     ]
@@ -94,10 +97,10 @@ def get_litmus_outputs():
         return []
     outputs = [
         LITMUS_SOFT_LABELS_TABLE,
-        *expand("results/tables/litmus_{table}.{ext}", table=["questions", "rules"], ext=["csv", "md"]),
+        *expand(LITMUS_TABLE_FILE, table=["questions", "rules"], ext=["csv", "md"]),
     ]
     if get_litmus_probability_files():
-        outputs += expand("results/tables/litmus_{table}.{ext}", table=["correlation", "grounding"], ext=["csv", "md"])
+        outputs += expand(LITMUS_TABLE_FILE, table=["correlation", "grounding"], ext=["csv", "md"])
     if LITMUS["human_annotations"]:
         outputs += expand("results/tables/litmus_human.{ext}", ext=["csv", "md"])
     return outputs

@@ -24,16 +24,16 @@ def get_publish_inputs(wildcards):
         "judgments": JUDGMENTS_TABLE,
         "report": ANNOTATOR_REPORT_TABLE,
         "scores": IMAGE_SCORES_TABLE,
-        "table7": "results/tables/table7_agreement.csv",
+        "table7": AGREEMENT_TABLE_CSV,
     }
     if JUDGMENT_SOURCE != "release":
         inputs |= {"frames": FRAMES_TABLE, "videos": VIDEOS_CHECKED, "dropped": DROPPED_REPORT}
-        inputs["rating_page"] = "results/annotation/hit_template.html"
+        inputs["rating_page"] = HIT_TEMPLATE
     if stage_enabled("comparison"):
         inputs["comparison_sets"] = COMPARISON_SETS_TABLE
     if stage_enabled("text") and get_keyword_batches():
         inputs["keywords"] = KEYWORD_GOLD
-        inputs["keyword_page"] = "results/annotation/keyword_template.html"
+        inputs["keyword_page"] = KEYWORD_TEMPLATE
     return inputs
 
 

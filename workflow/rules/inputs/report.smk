@@ -1,6 +1,8 @@
 # The input functions, params and paths of workflow/rules/report.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of report.smk.
 
+TASK_PAGE = "results/report/annotation/{page}.html"
+
 
 RUN_SUMMARY = "results/report/run_summary.html"
 
@@ -33,14 +35,14 @@ def get_report_outputs():
     """Every enabled stage's figures, the report's task pages, and the run summary."""
     outputs = []
     if stage_enabled("videos"):
-        outputs.append("results/figures/videos_status.png")
+        outputs.append(VIDEOS_STATUS_FIGURE)
     if stage_enabled("frames"):
-        outputs += ["results/figures/frames_contact_sheets", "results/figures/frames_spread.png"]
+        outputs += [CONTACT_SHEETS_DIR, FRAME_SPREAD_FIGURE]
     if stage_enabled("judgments"):
-        outputs += ["results/figures/judgments_annotators.png", "results/figures/table7_agreement.png"]
+        outputs += [ANNOTATORS_FIGURE, AGREEMENT_FIGURE]
     if stage_enabled("comparison"):
-        outputs.append("results/figures/comparison_sets.png")
-    outputs += expand("results/report/annotation/{page}.html", page=get_task_pages())
+        outputs.append(COMPARISON_SETS_FIGURE)
+    outputs += expand(TASK_PAGE, page=get_task_pages())
     return [*outputs, RUN_SUMMARY]
 
 

@@ -1,6 +1,8 @@
 # The input functions, params and paths of workflow/rules/text.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of text.smk.
 
+COOCCURRING_REPORT = "results/text/cooccurring_report.md"
+
 TEXT_KEYWORDS_TABLE = "results/text/keywords.parquet"
 SUBTITLES_TABLE = "results/text/subtitles.parquet"
 COOCCURRING_TABLE = "results/text/cooccurring.parquet"
@@ -11,7 +13,7 @@ def get_demo_subtitle_files(wildcards):
     the videos, where the reader looks for every video's subtitles."""
     if "demo" not in [s["type"] for s in config["sources"]]:
         return []
-    return expand("results/videos/demo/{video_id}.en.vtt", video_id=DEMO_VIDEO_IDS)
+    return expand(DEMO_SUBTITLES, video_id=DEMO_VIDEO_IDS)
 
 
 def get_text_baseline_setting():
@@ -42,10 +44,10 @@ def get_text_baseline_models():
 def get_text_outputs():
     if not stage_enabled("text"):
         return []
-    outputs = [COOCCURRING_TABLE, "results/text/cooccurring_report.md", TEXT_KEYWORDS_TABLE]
+    outputs = [COOCCURRING_TABLE, COOCCURRING_REPORT, TEXT_KEYWORDS_TABLE]
     outputs += [m["predictions"] for m in get_text_baseline_models()]
     if JUDGMENT_SOURCE != "release":  # the keyword task to post on MTurk (variant K)
-        outputs += [KEYWORD_HITS, "results/annotation/keyword_template.html"]
+        outputs += [KEYWORD_HITS, KEYWORD_TEMPLATE]
     if get_keyword_batches():
         outputs += expand("results/tables/text_keywords.{ext}", ext=["csv", "md", "tex"])
     return outputs

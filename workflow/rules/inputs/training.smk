@@ -2,6 +2,13 @@
 # says `snakemake --lint`); included at the top of training.smk.
 from squidflow.training.config import TrainConfig
 
+POOL_CACHE_TABLE = "results/training/cache/{pool}.parquet"
+POOL_FRAMES_CACHE = "results/training/cache/{pool}_frames.npy"
+POOL_FRAMES_TABLE = "results/training/cache/{pool}_frames.parquet"
+TABLE1_FIGURE = "results/figures/table1_accuracy_by_certainty.png"
+RELIABILITY_FIGURE = "results/figures/table3_reliability_{method}.png"
+RUN_PREDICTIONS = "results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet"
+
 AUTHORS_SETS_TABLE = "results/training/authors_sets.parquet"
 
 
@@ -79,7 +86,7 @@ def get_training_pool_inputs(wildcards):
     if wildcards.pool == "SD":
         path = config["standard_data"]["path"]
         if not path:
-            inputs["truth"] = "results/videos/demo/truth.parquet"
+            inputs["truth"] = DEMO_TRUTH_TABLE
             inputs["videos"] = VIDEO_MANIFEST
         elif path.endswith(".parquet"):
             inputs["standard"] = path
@@ -90,7 +97,7 @@ def get_training_outputs():
     if not stage_enabled("training"):
         return []
     return [
-        *expand("results/tables/{table}.{ext}", table=list(TRAINING_TABLES), ext=["csv", "md", "tex"]),
+        *expand(TABLE_FILE, table=list(TRAINING_TABLES), ext=["csv", "md", "tex"]),
         *get_training_figure_outputs(),
     ]
 
@@ -170,8 +177,8 @@ def get_train_inputs(wildcards):
     }
     if uses_whole_frames(wildcards.experiment, wildcards.method):
         pool = wildcards.train_set
-        inputs["frames"] = f"results/training/cache/{pool}_frames.npy"
-        inputs["frames_index"] = f"results/training/cache/{pool}_frames.parquet"
+        inputs["frames"] = POOL_FRAMES_CACHE.format(pool=pool)
+        inputs["frames_index"] = POOL_FRAMES_TABLE.format(pool=pool)
     return inputs
 
 
@@ -229,6 +236,6 @@ def get_reliability_predictions(wildcards):
 def get_training_figure_outputs():
     """Table 1 as a plot and a reliability diagram per Table 3 method."""
     return [
-        "results/figures/table1_accuracy_by_certainty.png",
-        *expand("results/figures/table3_reliability_{method}.png", method=config["training"]["calibration"]["methods"]),
+        TABLE1_FIGURE,
+        *expand(RELIABILITY_FIGURE, method=config["training"]["calibration"]["methods"]),
     ]

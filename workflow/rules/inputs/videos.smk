@@ -3,15 +3,17 @@
 from squidflow.videos import manifest as squidflow_manifest
 import polars as pl
 
+BRAKE_DIR = "results/videos/brake"
+VIDEOS_STATUS_FIGURE = "results/figures/videos_status.png"
+
 VIDEO_CANDIDATES = "results/videos/candidates.parquet"
-DROPPED_REPORT = "results/videos/dropped_videos.md"  # squidflow.videos.manifest.DROPPED_REPORT
 CANDIDATES_NOTES = "results/videos/candidates_notes.txt"
 
 
 def get_video_outputs():
     if not stage_enabled("videos"):
         return []
-    return [VIDEO_MANIFEST, "results/videos/download_report.md", DROPPED_REPORT]
+    return [VIDEO_MANIFEST, DOWNLOAD_REPORT, DROPPED_REPORT]
 
 
 def get_video_candidate_inputs(wildcards):
@@ -19,7 +21,7 @@ def get_video_candidate_inputs(wildcards):
     inputs = {}
     types = [s["type"] for s in config["sources"]]
     if "demo" in types:
-        inputs["demo_catalog"] = "results/videos/demo/catalog.parquet"
+        inputs["demo_catalog"] = DEMO_CATALOG_TABLE
         # video_manifest records the subtitles beside each demo video: they must exist before the listing, not
         # just happen to (on a cluster make_demo_subtitles may still be queued when the manifest is written)
         inputs["demo_subtitles"] = rules.make_demo_subtitles.output.vtt
@@ -33,7 +35,6 @@ def retry_failed_requested():
 
 STATUS_DIR = "results/videos/status"
 DOWNLOAD_SETTINGS = "results/videos/download_settings.json"
-BRAKE_DIR = "results/videos/brake"
 RUN_STARTED = squidflow_manifest.run_started()  # a table written after this is this invocation's own retry
 
 

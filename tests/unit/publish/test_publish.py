@@ -1,0 +1,357 @@
+"""The publish stage (squidflow.publish): a folder that `datasets` loads config by config, that mlcroissant validates
+and reads, whose card's YAML names every config, and whose LeWiDi files carry the judgments; `squidflow publish
+check` names what a hand edit broke; the SQUID-E release round-trips to Table 7's α."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import numpy as np
+import polars as pl
+import pytest
+from PIL import Image
+
+from squidflow import schemas
+from squidflow.config import ConfigError, load_config
+from squidflow.errors import UserError
+from squidflow.judgments.agreement import agreement_table
+from squidflow.judgments.ingest import read_release
+from squidflow.judgments.scores import image_scores
+from squidflow.publish import check, lewidi
+from squidflow.publish.card import read_header
+from squidflow.publish.dataset import RunSettings, RunTables, publish
+from squidflow.publish.facts import required
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMA_DEFAULTS = load_config(ROOT / "config" / "config.yaml", check_paths=False)
+INTERVALS = dict(SCHEMA_DEFAULTS["intervals"])
+
+
+@pytest.fixture(autouse=True)
+def _hf_cache(tmp_path_factory, monkeypatch):
+    """`datasets` caches what it loads: into a scratch folder, never the user's ~/.cache."""
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path_factory.getbasetemp() / "hf-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _report(annotators, excluded=()) -> pl.DataFrame:
+    ids = sorted(set(annotators))
+    return pl.DataFrame({"annotator": ids, "n_judgments": [1] * len(ids), "flags": [[] for _ in ids],
+                         "excluded": [a in excluded for a in ids]},
+                        schema=dict(schemas.ANNOTATOR_REPORT.columns))
+
+
+def _settings(**publish) -> RunSettings:
+    cfg = {**SCHEMA_DEFAULTS["publish"], **publish}
+    return RunSettings(publish=cfg, demo=publish.pop("_demo", True), judgment_source="simulated",
+                       platform="label_studio", sources=["demo"], intervals=INTERVALS,
+                       frames={"n": 36, "k": 2, "backbone": "efficientnet_lite0"})
+
+
+def small_run(tmp: Path) -> RunTables:
+    """Two demo videos, two frames each (real JPEGs), rated by three annotators in variants A and B; one annotator
+    excluded by the quality step; a keyword task."""
+    rng = np.random.default_rng(0)
+    frames, videos, judgments, keywords = [], [], [], []
+    (tmp / "images").mkdir(parents=True)
+    for v, (event, split) in enumerate([("wedding", "train"), ("parade", "test")]):
+        vid = f"{event}_00"
+        videos.append({"video_id": vid, "event": event, "source": "demo", "path": str(tmp / f"{vid}.mp4"),
+                       "status": "ok", "language": "en", "query": None, "url": None, "webpage_url": None,
+                       "license": None})
+        (tmp / f"{vid}.mp4").write_bytes(b"video")
+        for f in range(2):
+            path = tmp / "images" / f"{vid}_{f * 10}.jpg"
+            Image.fromarray(rng.integers(0, 255, (12, 16, 3), dtype=np.uint8)).save(path, quality=90)
+            frames.append({"image_id": f"{vid}_{f * 10}", "video_id": vid, "event": event, "frame_index": f * 10,
+                           "pts_s": f * 0.4, "cluster": f, "distance": 0.1, "image_path": str(path), "split": split})
+            for variant, prompt in (("A", event), ("B", "protest")):
+                for k, ann in enumerate(["W1", "W2", "W3"]):
+                    judgments.append({"video_id": vid, "frame_index": f * 10, "event_prompt": prompt,
+                                      "variant": variant, "annotator": ann, "position": k,
+                                      "hit": f"{variant}-{v}", "rating": int(rng.integers(0, 101)), "round": 1,
+                                      "source": "simulated"})
+            keywords.append({"video_id": vid, "frame_index": f * 10, "annotator": "W4", "hit": "K-0", "position": 1,
+                             "keyword": "flowers", "normalised": "flowers", "round": 1, "source": "simulated"})
+    j = pl.DataFrame(judgments, schema=dict(schemas.JUDGMENTS.columns))
+    report = _report(j["annotator"], excluded={"W3"})
+    full_videos = pl.DataFrame([{c: v.get(c) for c in schemas.VIDEOS.columns} for v in videos],
+                               schema=dict(schemas.VIDEOS.columns))
+    return RunTables(
+        judgments=j, annotator_report=report, scores=image_scores(j, ["W3"]), table7=agreement_table(j),
+        frames=pl.DataFrame(frames, schema=dict(schemas.FRAMES.columns)),
+        videos=full_videos,
+        keywords=pl.DataFrame(keywords, schema=dict(schemas.KEYWORD_JUDGMENTS.columns)),
+        dropped_md="# Dropped videos\n\n0 of 2 videos dropped.\n",
+        task_pages={"rating": "<details><summary><strong>Instructions</strong></summary>\n<p>Rate <b>each</b> image.</p>"},
+    )
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> tuple[Path, RunTables]:
+    tmp = tmp_path_factory.mktemp("publish_small")
+    run = small_run(tmp / "run")
+    publish(tmp / "out" / "squidflow-demo", run, _settings())
+    return tmp / "out" / "squidflow-demo", run
+
+
+def _load(folder: Path, config: str) -> dict[str, pl.DataFrame]:
+    return {split: d.to_polars() for split, d in datasets.load_dataset(str(folder), config).items()}
+
+
+def test_every_config_loads_with_the_row_counts_of_squidflows_tables(small):
+    folder, run = small
+    loaded = {c: _load(folder, c) for c in ("images", "judgments", "soft_labels", "keywords")}
+    assert sum(len(t) for t in loaded["images"].values()) == run.frames.height
+    assert sum(len(t) for t in loaded["judgments"].values()) == run.judgments.height
+    assert sum(len(t) for t in loaded["soft_labels"].values()) == run.scores.height
+    assert sum(len(t) for t in loaded["keywords"].values()) == run.keywords.height
+    assert set(loaded["images"]) == {"train", "test"}  # the frames' splits, in the datasets library's names
+    # one pseudonym per person across variants and tasks; no platform worker id is published
+    names = set(pl.concat(list(loaded["judgments"].values()))["annotator"])
+    assert names == {"Ann1", "Ann2", "Ann3"}
+    assert set(pl.concat(list(loaded["keywords"].values()))["annotator"]) == {"Ann4"}
+    soft = pl.concat(list(loaded["soft_labels"].values()))
+    assert soft["n"].to_list() == [len(r) for r in soft["ratings"].to_list()] == [2] * soft.height  # W3 excluded
+    assert (soft["mean_lo"] <= soft["mean"]).all() and (soft["mean"] <= soft["mean_hi"]).all()
+
+
+def test_images_config_decodes_to_the_selected_jpegs(small):
+    folder, run = small
+    images = datasets.load_dataset(str(folder), "images")
+    by_id = {r["image_id"]: r["image_path"] for r in run.frames.iter_rows(named=True)}
+    for split in images.values():
+        for row in split:
+            assert isinstance(row["image"], Image.Image)
+            with Image.open(by_id[row["image_id"]]) as original:
+                assert np.array_equal(np.asarray(row["image"]), np.asarray(original))
+    raw = pl.read_parquet(next((folder / "data/images").glob("train-*.parquet")))
+    assert raw["image"].struct.field("bytes")[0] == Path(by_id[raw["image_id"][0]]).read_bytes()
+
+
+def test_croissant_validates_and_yields_records_with_the_mlcroissant_cli(small):
+    folder, _ = small
+    meta = json.loads((folder / "croissant.json").read_text())
+    assert meta["conformsTo"] == "http://mlcommons.org/croissant/1.1"
+    assert {rs["@id"] for rs in meta["recordSet"]} == {"images", "judgments", "soft_labels", "keywords"}
+    assert meta["rai:annotatorDemographics"].startswith("none: the ratings come from a SIMULATED annotator panel")
+    assert "Simulated annotations" in meta["rai:dataCollectionType"]
+    assert "SIMULATED" in " ".join(meta["rai:dataLimitations"])
+    cli = Path(sys.executable).with_name("mlcroissant")
+    res = subprocess.run([str(cli), "validate", "--jsonld", str(folder / "croissant.json")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for rs in meta["recordSet"]:
+        res = subprocess.run([str(cli), "load", "--jsonld", str(folder / "croissant.json"), "--record_set", rs["@id"],
+                              "--num_records", "2"], capture_output=True, text=True, cwd=folder)
+        assert res.returncode == 0, res.stderr[-3000:]
+        records = [line for line in res.stdout.splitlines() if line.startswith(f"{{'{rs['@id']}/")]
+        assert len(records) == 2, res.stdout[-2000:]
+
+
+def test_card_names_every_config_and_says_the_panel_is_simulated_first(small):
+    folder, _ = small
+    text = (folder / "README.md").read_text()
+    head = read_header(text)
+    assert [c["config_name"] for c in head["configs"]] == ["images", "judgments", "soft_labels", "keywords"]
+    assert head["license"] == "cc-by-4.0" and head["size_categories"] == ["n<1K"] and head["pretty_name"]
+    body = text.split("---", 2)[2]
+    first_paragraph = body.strip().split("\n\n")[1]
+    assert "SIMULATED" in first_paragraph
+    assert "Rate each image." in body and "[tasks/rating_task.html](tasks/rating_task.html)" in body
+    assert (folder / "tasks/rating_task.html").exists()
+
+
+def test_lewidi_files_hold_each_variants_items(small):
+    folder, run = small
+    files = sorted(p.name for p in (folder / "lewidi").iterdir())
+    assert files == ["squidflow-demo_A_test.json", "squidflow-demo_A_train.json", "squidflow-demo_B_test.json",
+                     "squidflow-demo_B_train.json", "squidflow-demo_annotators_meta.json"]
+    item = next(iter(json.loads((folder / "lewidi/squidflow-demo_A_train.json").read_text()).values()))
+    assert item["number of annotators"] == 2 and item["annotators"] == "Ann1,Ann2"
+    assert sum(item["soft_label"].values()) == pytest.approx(1.0) and item["split"] == "train"
+    assert set(item["other_info"]) >= {"image_id", "prompt"}
+    meta = json.loads((folder / "lewidi/squidflow-demo_annotators_meta.json").read_text())
+    assert meta["Ann1"] == {"Annotator_id": "Ann1", "demographics": "not collected"}
+    assert lewidi._annotations(["Ann1", "Ann1"], [5, 7]) == {"Ann1": "5", "Ann1#2": "7"}
+
+
+def test_check_passes_a_published_folder(small):
+    folder, _ = small
+    assert check.check_folder(folder) == []
+
+
+def test_check_names_each_problem_of_an_edited_folder(small, tmp_path):
+    folder, _ = small
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    shard = next((edited / "data/judgments").glob("test-*.parquet"))
+    shard.unlink()  # a shard removed
+    card = edited / "README.md"
+    card.write_text(card.read_text().replace("config_name: soft_labels", "config_name: soft_label"))  # a config renamed
+    meta = json.loads((edited / "croissant.json").read_text())
+    meta["rai:dataLimitations"] = []  # a RAI field emptied
+    (edited / "croissant.json").write_text(json.dumps(meta))
+    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "publish", "check", str(edited)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 1, res.stderr[-3000:]
+    out = res.stdout
+    assert f"{shard.relative_to(edited).as_posix()} is missing" in out
+    assert "`configs` does not name the config soft_labels (data/soft_labels/)" in out
+    assert "datasets.load_dataset(folder, 'judgments') fails" in out  # its card still lists the removed split
+    assert "rai:dataLimitations is empty" in out
+    ok = subprocess.run([sys.executable, "-m", "squidflow.cli", "publish", "check", "--no-load", str(folder)],
+                        capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0 and ok.stdout == "", ok.stdout + ok.stderr[-2000:]
+
+
+def test_outside_the_demo_an_empty_required_key_stops_naming_it():
+    for key in ("name", "license", "citation"):
+        cfg = {"name": "mine", "license": "cc-by-4.0", "citation": "@misc{x}", key: ""}
+        with pytest.raises(ConfigError, match=f"publish.{key} is empty"):
+            required(cfg, demo=False)
+    assert required({"name": "", "license": "", "citation": ""}, demo=True)["name"] == "squidflow-demo"
+
+
+def test_embed_refuses_frames_of_youtube_videos_not_under_creative_commons(tmp_path):
+    run = small_run(tmp_path / "run")
+    run.videos = run.videos.with_columns(pl.lit("youtube").alias("source"), pl.lit("Standard YouTube License").alias("license"))
+    with pytest.raises(ConfigError, match="publish.images: embed would copy the pixels of 2 videos"):
+        publish(tmp_path / "out" / "x", run, _settings(images="embed"))
+    assert not (tmp_path / "out" / "x").exists()
+
+
+def test_shard_size_cuts_a_config_into_shards_that_load_as_one(tmp_path):
+    run = small_run(tmp_path / "run")
+    folder = tmp_path / "out" / "sharded"
+    publish(folder, run, _settings(shard_size="1KB"))
+    shards = sorted(p.name for p in (folder / "data/judgments").glob("train-*.parquet"))
+    assert len(shards) > 1 and shards[0].endswith(f"-of-{len(shards):05d}.parquet")
+    assert sum(len(t) for t in _load(folder, "judgments").values()) == run.judgments.height
+    assert check.check_folder(folder, load=False) == []
+
+
+
+def test_a_config_without_rows_is_left_out_and_no_image_stops(tmp_path):
+    run = small_run(tmp_path / "run")
+    run.keywords = run.keywords.head(0)
+    folder = tmp_path / "out" / "nokw"
+    publish(folder, run, _settings())
+    assert not (folder / "data/keywords").exists()
+    assert "keywords" not in [c["config_name"] for c in read_header((folder / "README.md").read_text())["configs"]]
+    run.frames = run.frames.head(0)
+    with pytest.raises(UserError, match="nothing to publish"):
+        publish(tmp_path / "out" / "none", run, _settings())
+
+@pytest.fixture(scope="module")
+def release_folder(tmp_path_factory, shared_data) -> tuple[Path, pl.DataFrame]:
+    """The SQUID-E release's judgments published as config/squid-e-release.yaml publishes them (reference mode)."""
+    cfg = load_config(ROOT / "config" / "squid-e-release.yaml", check_paths=False)
+    judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
+    run = RunTables(judgments=judgments, annotator_report=_report(judgments["annotator"]),
+                    scores=image_scores(judgments), table7=agreement_table(judgments))
+    settings = RunSettings(publish=cfg["publish"], demo=False, judgment_source="release", platform="mturk",
+                           sources=[s["type"] for s in cfg["sources"]], intervals=INTERVALS)
+    folder = tmp_path_factory.mktemp("release") / cfg["publish"]["name"]
+    publish(folder, run, settings)
+    return folder, judgments
+
+
+def test_release_round_trips_to_table7_alpha(release_folder):
+    folder, judgments = release_folder
+    published = _load(folder, "judgments")
+    assert list(published) == ["test"] and len(published["test"]) == 10_800 == judgments.height
+    back = published["test"].rename({"prompt": "event_prompt"})
+    alpha = {r["variant"]: r["alpha"] for r in agreement_table(back).iter_rows(named=True)}
+    assert round(alpha["A"], 3) == 0.658 and round(alpha["B"], 3) == 0.696  # SQUID-E Table 7
+
+
+def test_release_publishes_references_not_pixels(release_folder):
+    folder, judgments = release_folder
+    images = _load(folder, "images")["test"]
+    assert "image" not in images.columns
+    assert len(images) == judgments.select("video_id", "frame_index").unique().height  # 1,800 rows, 5 images repeated
+    kinds = images["source"].str.extract(r"^(https://www\.youtube\.com|UCF-Crime|SQUID-E release)").value_counts()
+    assert set(kinds["source"]) == {"https://www.youtube.com", "UCF-Crime"}  # banner ids are UCF-Crime's
+    text = (folder / "README.md").read_text()
+    assert "frames.mode: exact" in text and "rating positions" in text
+    assert "Your task is to rate your confidence" in text  # the release's task wording, quoted
+    meta = json.loads((folder / "croissant.json").read_text())
+    assert meta["rai:annotatorDemographics"].startswith("not collected")  # publish.annotators empty: never invented
+    assert check.check_folder(folder, load=False) == []
+
+
+def test_release_soft_labels_match_image_scores(release_folder):
+    folder, judgments = release_folder
+    soft = _load(folder, "soft_labels")["test"]
+    scores = image_scores(judgments)
+    assert len(soft) == scores.height
+    assert np.allclose(np.sort(soft["mean"].to_numpy()), np.sort(scores["people_mean"].to_numpy()))
+
+
+def test_a_png_is_not_a_card(tmp_path):
+    (tmp_path / "README.md").write_bytes(b"\x89PNG")
+    problems = check.check_folder(tmp_path)
+    assert any(p.endswith("README.md: not UTF-8 text") for p in problems)
+    assert any("croissant.json: missing" in p for p in problems)
+
+
+
+@pytest.mark.slow
+def test_the_demo_publishes_what_it_made(small_workflow):
+    """`make demo`'s folder: every config with the row counts of squidflow's own tables, the images config decoding
+    to the selected JPEGs, mlcroissant's CLI validating and loading records of every record set, the check passing."""
+    from squidflow.io import read_parquet
+
+    results = small_workflow.results
+    folder = results / "publish" / "squidflow-demo"
+    own = {
+        "images": read_parquet(results / "dataset/frames.parquet", schemas.FRAMES),
+        "judgments": read_parquet(results / "judgments/judgments.parquet", schemas.JUDGMENTS),
+        "soft_labels": read_parquet(results / "judgments/image_scores.parquet", schemas.IMAGE_SCORES),
+        "comparison_sets": read_parquet(results / "comparison/sets.parquet", schemas.COMPARISON_SETS),
+        "keywords": read_parquet(results / "judgments/keywords.parquet", schemas.KEYWORD_JUDGMENTS),
+    }
+    for config, table in own.items():
+        loaded = _load(folder, config)
+        assert sum(len(t) for t in loaded.values()) == table.height, config
+    images = datasets.load_dataset(str(folder), "images")["train"]
+    paths = dict(zip(own["images"]["image_id"].to_list(), own["images"]["image_path"].to_list(), strict=True))
+    row = images[0]
+    with Image.open(small_workflow.directory / paths[row["image_id"]]) as original:
+        assert np.array_equal(np.asarray(row["image"]), np.asarray(original))
+    cli = str(Path(sys.executable).with_name("mlcroissant"))
+    jsonld = str(folder / "croissant.json")
+    assert subprocess.run([cli, "validate", "--jsonld", jsonld], capture_output=True).returncode == 0
+    for rs in own:
+        res = subprocess.run([cli, "load", "--jsonld", jsonld, "--record_set", rs, "--num_records", "1"],
+                             capture_output=True, text=True)
+        assert res.returncode == 0 and f"{{'{rs}/" in res.stdout, res.stderr[-2000:]
+    assert check.check_folder(folder) == []
+    assert "SIMULATED" in (folder / "README.md").read_text().split("---", 2)[2].strip().split("\n\n")[1]
+
+
+@pytest.mark.slow
+def test_the_release_config_publishes_and_round_trips(tmp_path, shared_data):
+    """`snakemake --configfile config/squid-e-release.yaml`: the publish job's folder passes the check and its
+    judgments give Table 7's α."""
+    import os
+
+    (tmp_path / "shared").symlink_to(shared_data.parent, target_is_directory=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
+                          str(work), "--cores", "2", "results/publish/squid-e", "--configfile",
+                          str(ROOT / "config/squid-e-release.yaml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert res.returncode == 0, res.stderr[-4000:]
+    folder = work / "results/publish/squid-e"
+    assert check.check_folder(folder) == []
+    back = _load(folder, "judgments")["test"].rename({"prompt": "event_prompt"})
+    alpha = {r["variant"]: r["alpha"] for r in agreement_table(back).iter_rows(named=True)}
+    assert (round(alpha["A"], 3), round(alpha["B"], 3)) == (0.658, 0.696)
+    assert "image" not in _load(folder, "images")["test"].columns

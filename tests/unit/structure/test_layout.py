@@ -1,0 +1,364 @@
+"""The layout shows the architecture: stage packages mirror workflow/rules, one name per step, narrow params, and
+one source of defaults (the config schema)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+RULES = ROOT / "workflow" / "rules"
+STAGES = sorted(p.stem for p in RULES.glob("*.smk") if p.stem != "common")
+SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+
+def rule_blocks() -> list[tuple[str, str, str]]:
+    """(stage, rule name, rule text) for every rule and checkpoint."""
+    out = []
+    for smk in sorted(RULES.glob("*.smk")):
+        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            if head:
+                out.append((smk.stem, head.group(1), block))
+    return out
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_stage_has_its_package_with_a_docstring_citing_a_paper(stage: str) -> None:
+    init = ROOT / "src" / "squidflow" / stage / "__init__.py"
+    assert init.exists(), f"workflow/rules/{stage}.smk has no package src/squidflow/{stage}/"
+    doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    cites = any(paper in doc for paper in ("SQUID-E", "Sherlock", "GuessWhat", "Apples to Oranges"))
+    assert len(doc.splitlines()) >= 2 and cites, (
+        f"src/squidflow/{stage}/__init__.py: say in three lines what the stage does and which paper section it implements")
+
+
+def test_each_rule_script_and_log_share_the_rules_name() -> None:
+    problems = []
+    scripts_used = set()
+    for stage, rule, block in rule_blocks():
+        script = re.search(r'script:\s*\n?\s*"\.\./\.\./scripts/([\w]+)\.py"', block)
+        if script:
+            scripts_used.add(script.group(1))
+            if script.group(1) != rule:
+                problems.append(f"rule {rule} ({stage}.smk) runs scripts/{script.group(1)}.py; name it scripts/{rule}.py")
+        log = re.search(r'log:\s*\n\s*(?:\w+=)?"logs/([^/"]+)/', block)
+        if not log or log.group(1) != rule:
+            problems.append(f"rule {rule} ({stage}.smk) logs to {log.group(1) if log else 'nothing'}; use logs/{rule}/")
+    orphans = sorted(p.stem for p in (ROOT / "scripts").glob("*.py") if p.stem not in scripts_used)
+    assert not orphans, f"scripts without a rule of the same name: {orphans}"
+    assert not problems, "\n".join(problems)
+
+
+def test_no_script_reads_the_whole_config() -> None:
+    """Every config value a job uses reaches it through params:, so changing it reruns exactly what it affects."""
+    readers = [p.name for p in (ROOT / "scripts").glob("*.py") if "snakemake.config" in p.read_text()]
+    assert not readers, f"scripts reading snakemake.config (pass the keys as params instead): {readers}"
+
+
+def test_no_rule_passes_a_whole_scheduling_section() -> None:
+    """A job's params never carry keys that only say how it is scheduled (threads, memory)."""
+    whole = [
+        f"{stage}.smk: rule {rule} passes config[{section!r}] whole"
+        for stage, rule, block in rule_blocks()
+        for section in re.findall(r'=\s*config\["(\w+)"\],?\s*$', block.split("log:")[0].split("params:")[-1], re.M)
+        if "params:" in block and section in ("training", "features")
+    ]
+    assert not whole, "\n".join(whole)
+
+
+def _schema_section(path: str) -> dict:
+    node = SCHEMA
+    for part in path.split("."):
+        node = node["properties"][part]
+    return node["properties"]
+
+
+def _effective_default(prop: dict):
+    """The schema default as validation fills it: an object's default gets its properties' defaults."""
+    want = prop["default"]
+    if isinstance(want, dict) and "properties" in prop:
+        return {**{k: v["default"] for k, v in prop["properties"].items() if "default" in v}, **want}
+    return want
+
+
+# Each library config dataclass and the schema section its fields come from.
+CONFIG_CLASSES = [
+    ("squidflow.frames.extract", "FramesConfig", "frames"),
+    ("squidflow.frames.featurize", "FeaturesConfig", "features"),
+    ("squidflow.frames.selection", "SelectionConfig", "selection"),
+    ("squidflow.frames.splits", "SplitsConfig", "splits"),
+    ("squidflow.videos.download", "DownloadOptions", "download"),
+    ("squidflow.comparison.sets", "ComparisonConfig", "comparison"),
+    ("squidflow.demo.videos", "DemoConfig", "demo"),
+    ("squidflow.training.config", "TrainConfig", "training"),
+    ("squidflow.litmus.config", "GuesserConfig", "litmus.guesser"),
+    ("squidflow.demo.panel", "PanelConfig", "judgments.panel"),
+    ("squidflow.judgments.triage", "TriageConfig", "judgments.triage"),
+    ("squidflow.demo.keyword_panel", "KeywordPanelConfig", "text.gold.panel"),
+]
+# Fields a class takes from elsewhere than its section (not config keys of that section).
+NOT_IN_SECTION = {"TrainConfig": {"mean", "std", "events"}, "PanelConfig": {"assignments_per_hit"},
+                  "KeywordPanelConfig": {"keywords_per_image"}}
+# ... and, where the rule passes them from another key, that key (whose schema default the field must equal too).
+FROM_KEY = {("PanelConfig", "assignments_per_hit"): "annotation.assignments_per_hit",
+            ("KeywordPanelConfig", "keywords_per_image"): "text.gold.keywords_per_image"}
+
+
+@pytest.mark.parametrize(("module", "cls", "section"), CONFIG_CLASSES, ids=[c[1] for c in CONFIG_CLASSES])
+def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str) -> None:
+    """The schema is the one source of defaults; a dataclass default that drifts from it is a silent second one."""
+    klass = getattr(importlib.import_module(module), cls)
+    default_section = section
+    problems = []
+    for f in dataclasses.fields(klass):
+        key = FROM_KEY.get((cls, f.name))
+        if key:
+            section, name = key.rsplit(".", 1)
+            props = {f.name: _schema_section(section)[name]}
+        else:
+            section, props = default_section, _schema_section(default_section)
+            if f.name in NOT_IN_SECTION.get(cls, set()):
+                continue
+        if f.name not in props:
+            problems.append(f"{cls}.{f.name} is in no schema section '{section}'")
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        if default is dataclasses.MISSING or "default" not in props[f.name]:
+            continue
+        want = _effective_default(props[f.name])
+        have = list(default) if isinstance(default, tuple) else default
+        if have != want:
+            problems.append(f"{cls}.{f.name} defaults to {have!r}, the schema ({section}.{f.name}) to {want!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_rules_file_copies_a_config_classs_fields_by_hand() -> None:
+    """A job's params are built from the library's config dataclass (`config_fields(TrainConfig, ...)`), so a new
+    field reaches the job without a second list to keep equal."""
+    classes = {cls: {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
+               - NOT_IN_SECTION.get(cls, set()) for module, cls, _ in CONFIG_CLASSES}
+    copies = []
+    for smk in sorted(RULES.rglob("*.smk")):
+        for name, body in re.findall(r"^(\w+) = \[(.*?)\]", smk.read_text(), flags=re.M | re.S):
+            listed = set(re.findall(r'"(\w+)"', body))
+            copies += [f"{smk.relative_to(ROOT)}: {name} lists {cls}'s fields; use config_fields({cls}, section)"
+                       for cls, fields in classes.items() if len(fields) > 2 and fields <= listed]
+    assert not copies, "\n".join(copies)
+    uses = "".join(p.read_text() for p in RULES.rglob("*.smk"))
+    assert "config_fields(TrainConfig," in uses and "config_fields(GuesserConfig," in uses
+
+
+def test_no_internal_file_numbers_or_organisation_words() -> None:
+    """Papers are cited by name and section, never as 'seed 00x'; no word of how the project is organised."""
+    hits = []
+    for top in ("src", "scripts", "workflow", "config", "README.md", "DEVELOPERS.md", "profiles"):
+        base = ROOT / top
+        for p in [base] if base.is_file() else base.rglob("*"):
+            if p.is_file() and p.suffix in {".py", ".smk", ".yaml", ".md", ".rst", ".html", ".txt", ""}:
+                text = p.read_text(errors="replace")
+                for pattern in (r"seed 00\d", r"foundation issue", r"\b\w+ owner\b"):
+                    hits += [f"{p.relative_to(ROOT)}: {m}" for m in re.findall(pattern, text)]
+    assert not hits, "\n".join(hits[:20])
+
+
+def test_every_script_opens_the_same_way() -> None:
+    """Docstring naming the rule, then `log = setup(snakemake)` before anything else is imported (so an import that
+    fails is told in the rule's log), and no per-line noqa: pyproject.toml says why scripts may import late."""
+    problems = []
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        text = path.read_text()
+        body = ast.parse(text).body
+        opening = [ast.unparse(node) for node in body[1:3]]
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not doc.startswith((f"Rule {path.stem}:", f"Checkpoint {path.stem}:")):
+            problems.append(f"scripts/{path.name}: the docstring starts 'Rule {path.stem}: what it makes'")
+        if opening != ["from squidflow.logs import setup", "log = setup(snakemake)"]:
+            problems.append(f"scripts/{path.name}: open with `from squidflow.logs import setup` and `log = setup(snakemake)`")
+        if "noqa" in text:
+            problems.append(f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)")
+    assert not problems, "\n".join(problems)
+
+
+# The library's modules hold one thing each (DEVELOPERS.md), so none grows past this; the exceptions are data tables,
+# long because they list, each with why.
+MAX_MODULE_LINES = 500
+LONG_MODULES = {"src/squidflow/schemas.py": "every Parquet artifact's columns, the one place: a data table"}
+
+
+def test_no_library_module_is_over_500_lines() -> None:
+    """A module past 500 lines holds several things: split it along a seam into modules named for what they hold."""
+    long = []
+    for path in sorted((ROOT / "src" / "squidflow").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_MODULE_LINES and name not in LONG_MODULES:
+            long.append(f"{name}: {lines} lines")
+    assert not long, (f"modules over {MAX_MODULE_LINES} lines (split each along a seam into modules named for what "
+                      "they hold; a data table goes in LONG_MODULES with why):\n" + "\n".join(long))
+    stale = [name for name in LONG_MODULES if not (ROOT / name).exists()]
+    assert not stale, f"LONG_MODULES names modules that are gone (remove them): {stale}"
+
+
+def repeated_results_paths(root: Path = ROOT) -> dict[str, list[str]]:
+    """Every results path written out (as a string literal, f-strings too) more than once in the rules files, the
+    Snakefile, the scripts and the library: path -> where ("file:line")."""
+    files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk")), *sorted((root / "scripts").glob("*.py")),
+             *sorted((root / "src" / "squidflow").rglob("*.py"))]
+    found: dict[str, list[str]] = {}
+    for path in files:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            for literal in re.findall(r'"(results/[^"\s]*)"', line):
+                found.setdefault(literal, []).append(f"{path.relative_to(root)}:{n}")
+    return {p: where for p, where in found.items() if len(where) > 1}
+
+
+def test_a_results_path_named_in_more_than_one_place_is_a_constant() -> None:
+    """A results path is written out once, where its constant is defined: in the rules files (common.smk for what
+    several stages use, workflow/rules/inputs/<stage>.smk for one stage's), or in squidflow.paths when the library
+    names it too. Renaming an output is then one edit, and no copy is left behind pointing at the old name."""
+    repeats = repeated_results_paths()
+    assert not repeats, "\n".join(f"{p} is written out {len(w)} times ({', '.join(w)}): name it once as a constant"
+                                   for p, w in repeats.items())
+
+
+def test_the_path_check_catches_a_path_written_out_twice(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "workflow", copy / "workflow")
+    shutil.copytree(ROOT / "scripts", copy / "scripts", symlinks=True)
+    shutil.copytree(ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
+    assert repeated_results_paths(copy) == {}
+    rules = copy / "workflow" / "rules" / "report.smk"
+    rules.write_text(rules.read_text() + '\n# planted\nPLANTED = f"results/downloads"\n')
+    assert list(repeated_results_paths(copy)) == ["results/downloads"]
+
+
+# Scripts that still hand a path to a library function, each with why (DEVELOPERS.md, "File I/O"). Keyed by
+# (script, function); a new entry needs a reason as narrow as these.
+HANDS_PATHS = {
+    # The figure functions draw from frames and save through style.save (which records the panel count in the PNG).
+    ("acquisition_figure", "acquisition_figure"): "a figure writes its PNG through style.save",
+    ("comparison_sets_figure", "sets_figure"): "a figure writes its PNG through style.save",
+    ("frame_spread_figure", "frame_spread"): "a figure writes its PNG through style.save",
+    ("agreement_figure", "agreement_figure"): "a figure writes its PNG through style.save",
+    ("annotator_figure", "annotator_figure"): "a figure writes its PNG through style.save",
+    ("judgments_figure", "fig3_judgments"): "a figure writes its PNG through style.save",
+    ("image_triage", "triage_figure"): "a figure writes its PNG through style.save",
+    ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
+    # Many files, or a file too large to hold: the library streams or fans out.
+    ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",
+    ("select_frames", "build_dataset"): "writes the selected frames' images into the dataset folder",
+    ("make_demo_videos", "make_video"): "encodes a video frame by frame (ffmpeg pipe)",
+    ("make_training_cache", "build_cache"): "streams the pool's pixels into a memory-mapped cache",
+    ("make_training_frames", "build_frame_cache"): "streams whole frames into a memory-mapped cache",
+    ("train", "open_cache"): "memory-maps the pixel cache (larger than memory)",
+    ("train", "open_frame_cache"): "memory-maps the whole-frame cache",
+    ("comparison_hits", "hits_html"): "the HTML page's folder, to write image links relative to it (no I/O)",
+    ("report_task_page", "self_contained"): "the folder the page's images are relative to (files the page names)",
+    # Readers of a format people hand us (errors name the file and line).
+    ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
+    ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
+    # Readers of what people hand us, and of Snakemake's own records: the library owns the format and its errors.
+    ("ingest_judgments", "ingest_to"): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
+    ("next_round_effect", "ingest"): "reads the next round's MTurk batch results like ingestion (errors name file and line)",
+    ("run_summary", "write_run_summary"): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
+    ("video_candidates", "list_candidates"): "walks the source folders and URL lists people hand us (a folder, not a file)",
+    ("accuracy_by_certainty_figure", "table1_plot"): "a figure writes its PNG through style.save",
+    ("method_reliability_figure", "reliability_diagram"): "a figure writes its PNG through style.save",
+    ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
+    ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
+    ("ingest_judgments", "ingest_exports_to"): "reads the Label Studio exports people hand us (errors name file and task)",
+    ("label_studio_tasks", "build_label_studio_tasks"): "writes a task folder Label Studio imports as a set (config, tasks, page)",
+    ("publish_dataset", "publish"): "writes the published folder (shards, card, croissant.json, LeWiDi files), embeds the frames' JPEGs and checks the folder with mlcroissant before moving it into place",
+}
+# Called with a path expression, these give a path expression (a folder, a name), not data.
+_PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}
+
+
+def _hands_paths(path: Path) -> set[str]:
+    """Library functions (squidflow, other than squidflow.io) that `path` calls with snakemake.input/output paths."""
+    tree = ast.parse(path.read_text())
+    library = {}  # name bound by an import -> whether it is squidflow's (not squidflow.io)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                mod = f"{node.module}.{a.name}" if node.module == "squidflow" else node.module
+                library[a.asname or a.name] = mod.startswith("squidflow") and mod not in ("squidflow.io", "squidflow.logs")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                library[(a.asname or a.name).split(".")[0]] = False
+    aliases: set[str] = set()
+
+    def is_path(e: ast.AST) -> bool:
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "snakemake":
+            return e.attr in ("input", "output")
+        if isinstance(e, ast.Name):
+            return e.id in aliases
+        if isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)):
+            return is_path(e.value)
+        if isinstance(e, ast.Call):
+            f = e.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name == "get" and isinstance(f, ast.Attribute):
+                return is_path(f.value)
+            return name in _PATH_CALLS and any(is_path(a) for a in e.args)
+        if isinstance(e, (ast.List, ast.Tuple, ast.Set)):
+            return any(is_path(x) for x in e.elts)
+        if isinstance(e, ast.Dict):
+            return any(is_path(x) for x in e.values if x is not None)
+        if isinstance(e, ast.IfExp):
+            return is_path(e.body) or is_path(e.orelse)
+        return False
+
+    for node in ast.walk(tree):  # names bound to a path (`out = snakemake.output`, `source = Path(snakemake.input[0])`)
+        if isinstance(node, ast.Assign):
+            pairs = ([(node.targets[0], node.value)] if not isinstance(node.targets[0], ast.Tuple) or not
+                     isinstance(node.value, ast.Tuple) else zip(node.targets[0].elts, node.value.elts, strict=True))
+            aliases |= {t.id for t, v in pairs if isinstance(t, ast.Name) and is_path(v)}
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and is_path(node.iter):
+            aliases.add(node.target.id)
+    hands = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if isinstance(root, ast.Name) and library.get(root.id) and any(
+                    is_path(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+                hands.add(name)
+    return hands
+
+
+def test_scripts_do_the_file_io() -> None:
+    """Scripts read their inputs and write their outputs through squidflow.io; the library takes and returns frames,
+    so it is tested without files. A script that hands a snakemake.input/output path to a library function is named
+    in HANDS_PATHS with why."""
+    found = {(p.stem, f) for p in sorted((ROOT / "scripts").glob("*.py")) for f in _hands_paths(p)}
+    new = sorted(found - set(HANDS_PATHS))
+    assert not new, "scripts handing paths to the library (read/write in the script; else add to HANDS_PATHS why):\n" + \
+        "\n".join(f"scripts/{s}.py -> {f}()" for s, f in new)
+    stale = sorted(set(HANDS_PATHS) - found)
+    assert not stale, f"HANDS_PATHS entries no script needs any more (remove them): {stale}"
+
+
+def test_the_io_check_catches_a_path_handed_to_the_library(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from squidflow import io, schemas\nfrom squidflow.text.keywords import keyword_baselines\n"
+        "from squidflow.judgments import scores\n"
+        "out = snakemake.output\n"
+        "frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)\n"  # reading in the script: fine
+        "keyword_baselines(frames, path=out.keywords)\n"  # an output path through an alias
+        "scores.image_scores(str(snakemake.input[0]))\n"  # an input path through str()
+        "io.write_parquet(frames, snakemake.output[0], schemas.FRAMES)\n")
+    assert _hands_paths(planted) == {"keyword_baselines", "image_scores"}
