@@ -65,12 +65,12 @@ rule make_demo_subtitles:
 # --- the SIMULATED annotators (judgments stage; squidflow.demo.panel, keyword_panel, label_studio) ----------------
 rule simulate_panel:
     input:
-        hits_A="results/annotation/hits_A.csv",
-        hits_B="results/annotation/hits_B.csv",
-        truth="results/videos/demo/truth.parquet",
+        hits_A=HITS_A,
+        hits_B=HITS_B,
+        truth=DEMO_TRUTH_TABLE,
     output:
-        batch="results/judgments/simulated/batch_results.csv",
-        repeat="results/judgments/simulated/batch_results_repeat.csv",
+        batch=SIMULATED_BATCH_RESULTS,
+        repeat=SIMULATED_BATCH_REPEAT,
         planted=PLANTED_FAULTS,
     log:
         "logs/simulate_panel/simulate_panel.log",
@@ -106,7 +106,7 @@ rule simulate_next_round:
     input:
         hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
         hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
-        truth="results/videos/demo/truth.parquet",
+        truth=DEMO_TRUTH_TABLE,
     output:
         batch=SIMULATED_NEXT_ROUND,
     log:
@@ -123,7 +123,7 @@ rule simulate_next_round:
 rule simulate_keywords:
     input:
         hits=KEYWORD_HITS,
-        truth="results/videos/demo/truth.parquet",
+        truth=DEMO_TRUTH_TABLE,
     output:
         batch=SIMULATED_KEYWORDS,
     log:
