@@ -42,8 +42,9 @@ with slot_for_job(snakemake) as slot:
     for k, seed in enumerate(seeds):  # one after the other on the job's device
         with log_to(logs[k]):
             if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
-                log.info("GPU slot: the job's, shared by its %d runs -> %s (Slurm job %s)", len(seeds),
-                         slot.torch_device, os.environ.get("SLURM_JOB_ID", "none"))
+                log.info("GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s, the job's, run %d of %d",
+                         slot.device_id, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"),
+                         slot.torch_device, k + 1, len(seeds))
             start, cpu = time.perf_counter(), time.process_time()
             predictions, metrics, lines = train_run(
                 sets, caches, experiment=w.experiment, train_set=w.train_set, method=w.method, seed=seed, cfg=cfg,
