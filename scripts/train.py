@@ -1,10 +1,10 @@
-"""Rule train (one run) and train_<experiment> (every seed of one method and training set): each run's predictions,
-metrics and training log, in its own run folder and log.
+"""Rule train: each run's predictions, metrics and training log, in its own run folder and log — one run (rule train),
+or every seed of one method and training set (rules train_classification and train_calibration).
 
 The runs of a job share the process (torch imported once), the caches and the GPU slot, nothing else: train_run
 seeds every generator afresh per run, so a run's files are the same bytes as from a job of its own."""
 
-from squidflow.logs import log_to, setup
+from squidflow.logs import setup
 
 log = setup(snakemake)
 
@@ -16,6 +16,7 @@ import torch
 
 from squidflow import io, schemas
 from squidflow.gpu import slot_for_job
+from squidflow.logs import log_to
 from squidflow.training.cache import open_cache, open_frame_cache
 from squidflow.training.config import TrainConfig
 from squidflow.training.runs import train_run

@@ -31,29 +31,21 @@ def load_profile(monkeypatch, **env: str) -> dict:
     return yte.process_yaml(io.StringIO(PROFILE.read_text()), require_use_yte=True)
 
 
-RULE_HEAD = r"(?:rule|checkpoint) (\w+):|rule:\s+name:\s+f\"(\w+)\{_experiment\}\""
-
-
-def rule_blocks() -> list[tuple[str, str]]:
-    """(rule name, its text) of every rule in workflow/rules/*.smk, those of an `if` branch included; a rule defined
-    once per training experiment (`rule:` with `name: f"train_{_experiment}"`) once per experiment."""
-    experiments = re.search(r"^TRAINING_EXPERIMENTS = \((.*)\)$", (ROOT / "workflow" / "rules" / "inputs" /
-                            "training.smk").read_text(), flags=re.M).group(1)
-    experiments = re.findall(r'"(\w+)"', experiments)
-    found = []
+def gpu_rules() -> set[str]:
+    """Rules whose `resources:` always ask for a GPU (`gpu=1`), read from workflow/rules/*.smk; a rule made with
+    `use rule X as Y with:` asks for what X asks (no override of resources here)."""
+    found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for block in re.split(r"^(?=[ \t]*(?:rule|checkpoint)(?: \w+)?:)", smk.read_text(), flags=re.M):
-            head = re.match(rf"\s*(?:{RULE_HEAD})", block)
-            if head and head.group(1):
-                found.append((head.group(1), block))
-            elif head:
-                found.extend((head.group(2) + e, block) for e in experiments)
+        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            if head and re.search(r"^\s+gpu=1,?\s*$", block, flags=re.M):
+                found.add(head.group(1))
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        found |= {new for old, new in USE_RULE.findall(smk.read_text()) if old in found}
     return found
 
 
-def gpu_rules() -> set[str]:
-    """Rules whose `resources:` always ask for a GPU (`gpu=1`), read from workflow/rules/*.smk."""
-    return {name for name, block in rule_blocks() if re.search(r"^\s+gpu=1,?\s*$", block, flags=re.M)}
+USE_RULE = re.compile(r"^use rule (\w+) as (\w+) with:", flags=re.M)
 
 
 def test_every_gpu_rule_asks_for_its_gpu_one_way_in_the_gpu_partition(monkeypatch) -> None:
@@ -85,7 +77,9 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
 
 
 def all_rules() -> set[str]:
-    return {name for name, _ in rule_blocks()}
+    return {name for smk in (ROOT / "workflow" / "rules").glob("*.smk")
+            for name in [*re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M),
+                         *(new for _, new in USE_RULE.findall(smk.read_text()))]}
 
 
 def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:

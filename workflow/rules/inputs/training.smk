@@ -27,7 +27,10 @@ def get_training_runs(experiment):
     ]
 
 
-TRAINING_EXPERIMENTS = ("classification", "calibration")
+def get_train_experiments(runs_per_job, experiment="classification|calibration"):
+    """The `experiment` wildcard pattern of a train rule: `experiment` for the rules of the configured
+    training.runs_per_job, a pattern that matches nothing for the others (so one rule makes each run)."""
+    return experiment if config["training"]["runs_per_job"] == runs_per_job else "(?!)"
 
 
 def get_train_seeds(experiment):
@@ -40,13 +43,6 @@ def get_train_outputs(experiment, name):
     return [
         f"results/runs/{{experiment}}/{{train_set}}/{{method}}/seed{seed}/{name}"
         for seed in get_train_seeds(experiment)
-    ]
-
-
-def get_train_logs(experiment):
-    """Each run's own log, at the path a one-run job writes it (logs/train/<run>.log)."""
-    return [
-        f"logs/train/{{experiment}}/{{train_set}}/{{method}}/seed{seed}.log" for seed in get_train_seeds(experiment)
     ]
 
 
