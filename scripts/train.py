@@ -10,6 +10,7 @@ log = setup(snakemake)
 
 import json
 import os
+import re
 import time
 
 import torch
@@ -29,10 +30,12 @@ def as_list(files) -> list[str]:
 
 torch.set_num_threads(snakemake.threads)
 w = snakemake.wildcards
-seeds = list(snakemake.params.seeds)
 out = snakemake.output
 predictions_files, metrics_files, train_logs = (as_list(out.predictions), as_list(out.metrics), as_list(out.train_log))
 logs = list(snakemake.log)
+# the seeds from the run folders (…/seed<k>/), not from params: the params of a run are the same whichever rule makes
+# it, so switching training.runs_per_job retrains nothing
+seeds = [int(re.search(r"/seed(\d+)/[^/]+$", path).group(1)) for path in predictions_files]
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)
 caches = {"SD": open_cache(snakemake.input.sd), "SE": open_cache(snakemake.input.se)}
 if "frames" in snakemake.input.keys():  # GA/AU on whole frames: the training pool's whole-frame cache

@@ -71,7 +71,6 @@ rule train:
         mem_mb=config["training"]["mem_mb"],
     params:
         training=get_train_params,
-        seeds=lambda wildcards: [int(wildcards.seed)],
     script:
         "../../scripts/train.py"
 
@@ -106,7 +105,6 @@ rule train_classification:
         mem_mb=config["training"]["mem_mb"],
     params:
         training=get_train_params,
-        seeds=get_train_seeds("classification"),
     script:
         "../../scripts/train.py"
 
@@ -122,9 +120,6 @@ use rule train_classification as train_calibration with:
         experiment=get_train_experiments("seeds", "calibration"),
         train_set="SD|SE",
         method="[A-Z]{2}",
-    params:
-        training=get_train_params,
-        seeds=get_train_seeds("calibration"),
 
 
 rule result_table:
