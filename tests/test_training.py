@@ -187,6 +187,9 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
         assert choice in md, choice
     again = _snakemake(workdir, "-n", target)
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
+    # the same runs one per job (training.runs_per_job: run, rule train): nothing to retrain either
+    switched = _snakemake(workdir, "-n", target, '--config=training={"runs_per_job": "run"}')
+    assert "Nothing to be done" in switched.stdout + switched.stderr, switched.stdout[-2000:]
     # Table 9 reuses the same runs
     t9 = _snakemake(workdir, "-n", "results/tables/table9_kl.md")
     assert _job_counts(t9.stdout) == {"result_table": 1}, t9.stdout[-2000:]
