@@ -1,31 +1,61 @@
-"""Rule train: one seed of one method on one training set; predictions, metrics and the training log."""
+"""Rule train: each run's predictions, metrics and training log, in its own run folder and log — one run (rule train),
+or every seed of one method and training set (rules train_classification and train_calibration).
+
+The runs of a job share the process (torch imported once), the caches and the GPU slot, nothing else: train_run
+seeds every generator afresh per run, so a run's files are the same bytes as from a job of its own."""
 
 from squidflow.logs import setup
 
 log = setup(snakemake)
 
 import json
+import os
+import re
+import time
 
 import torch
 
 from squidflow import io, schemas
 from squidflow.gpu import slot_for_job
+from squidflow.logs import log_to
 from squidflow.training.cache import open_cache, open_frame_cache
 from squidflow.training.config import TrainConfig
 from squidflow.training.runs import train_run
 
+
+def as_list(files) -> list[str]:
+    """A named output or log: one path for a one-run job, a list for a job of several runs."""
+    return [files] if isinstance(files, str) else list(files)
+
+
 torch.set_num_threads(snakemake.threads)
 w = snakemake.wildcards
+out = snakemake.output
+predictions_files, metrics_files, train_logs = (as_list(out.predictions), as_list(out.metrics), as_list(out.train_log))
+logs = list(snakemake.log)
+# the seeds from the run folders (…/seed<k>/), not from params: the params of a run are the same whichever rule makes
+# it, so switching training.runs_per_job retrains nothing
+seeds = [int(re.search(r"/seed(\d+)/[^/]+$", path).group(1)) for path in predictions_files]
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)
 caches = {"SD": open_cache(snakemake.input.sd), "SE": open_cache(snakemake.input.se)}
 if "frames" in snakemake.input.keys():  # GA/AU on whole frames: the training pool's whole-frame cache
     index = io.read_parquet(snakemake.input.frames_index, schemas.TRAINING_FRAMES)
     caches[f"{w.train_set}_frames"] = open_frame_cache(snakemake.input.frames, index)
+cfg = TrainConfig.from_config(snakemake.params.training)
 with slot_for_job(snakemake) as slot:
-    predictions, metrics, lines = train_run(
-        sets, caches, experiment=w.experiment, train_set=w.train_set, method=w.method, seed=int(w.seed),
-        cfg=TrainConfig.from_config(snakemake.params.training), device=slot.torch_device,
-    )
-io.write_parquet(predictions, snakemake.output.predictions, schemas.RUN_PREDICTIONS)
-io.write_text(snakemake.output.metrics, json.dumps(metrics, indent=2, allow_nan=True) + "\n")
-io.write_text(snakemake.output.train_log, "\n".join(lines) + "\n")
+    for k, seed in enumerate(seeds):  # one after the other on the job's device
+        with log_to(logs[k]):
+            if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
+                log.info("GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s, the job's, run %d of %d",
+                         slot.device_id, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"),
+                         slot.torch_device, k + 1, len(seeds))
+            start, cpu = time.perf_counter(), time.process_time()
+            predictions, metrics, lines = train_run(
+                sets, caches, experiment=w.experiment, train_set=w.train_set, method=w.method, seed=seed, cfg=cfg,
+                device=slot.torch_device,
+            )
+            io.write_parquet(predictions, predictions_files[k], schemas.RUN_PREDICTIONS)
+            io.write_text(metrics_files[k], json.dumps(metrics, indent=2, allow_nan=True) + "\n")
+            io.write_text(train_logs[k], "\n".join(lines) + "\n")
+            log.info("run %d of %d (seed %d): %.1f s, %.1f CPU s", k + 1, len(seeds), seed,
+                     time.perf_counter() - start, time.process_time() - cpu)

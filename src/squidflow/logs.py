@@ -7,12 +7,14 @@ is. The traceback itself goes to the rule's log only.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import signal
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 from squidflow.errors import user_message
@@ -134,6 +136,29 @@ def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
     install_excepthook(rule, log_path, outputs)
     _exit_cleanly_on_sigterm()
     return logging.getLogger("squidflow")
+
+
+@contextlib.contextmanager
+def log_to(path: str | Path) -> Iterator[None]:
+    """For the block, logging and stderr go to `path` (appended) instead of the job's first log: a job that does
+    several runs (rule train_<experiment>) gives each run its own log, at the path a one-run job would write."""
+    root = logging.getLogger()
+    previous_handlers, previous_stderr = root.handlers[:], sys.stderr
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", buffering=1, encoding="utf-8") as file:
+        stream = LogStream(file, path)  # a full disk under logs/ says so on the console, as for the job's first log
+        handler = logging.StreamHandler(stream)
+        handler.addFilter(_redact_record)
+        if previous_handlers:
+            handler.setFormatter(previous_handlers[0].formatter)
+        root.handlers[:] = [handler]
+        sys.stderr = stream
+        try:
+            yield
+        finally:
+            root.handlers[:] = previous_handlers
+            sys.stderr = previous_stderr
 
 
 def _redact_record(record: logging.LogRecord) -> bool:

@@ -31,7 +31,9 @@ from helpers.slurm_cluster import SlurmCluster, start_cluster, why_unavailable
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
-GPU_RULES = {"featurize", "train", "litmus_train_guesser"}  # the small demo's rules that declare gpu=1
+GPU_RULES = {"featurize", "train_classification", "train_calibration", "litmus_train_guesser"}  # the small demo's
+# rules that declare gpu=1 (training.runs_per_job: seeds, the default: a training job is every seed of one method)
+LOG_FOLDER = {"train_classification": "train", "train_calibration": "train"}  # each run's log: logs/train/<run>.log
 RUN_TIMEOUT = 3600  # seconds; `timeout -k` around every cluster run, so a hang fails instead of blocking CI
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", flags=re.M)
 
@@ -307,7 +309,8 @@ def test_gpu_jobs_take_the_device_slurm_gave_them_and_run_side_by_side(
         cluster: SlurmCluster, cluster_run: ClusterRun) -> None:
     accounted = {r["JobIDRaw"]: r for r in cluster.jobs()}
     slots = {}
-    logs = [log for rule in sorted(GPU_RULES) for log in (cluster_run.directory / "logs" / rule).rglob("*.log")]
+    folders = sorted({LOG_FOLDER.get(rule, rule) for rule in GPU_RULES})
+    logs = [log for folder in folders for log in (cluster_run.directory / "logs" / folder).rglob("*.log")]
     for log in logs:
         found = SLOT.findall(log.read_text())
         assert found, f"{log}: no GPU slot line"
@@ -347,7 +350,10 @@ def test_failed_job_is_reported_with_its_log_and_the_others_finish(cluster_run: 
 def test_rerun_after_the_fix_runs_only_what_is_missing(cluster_run: ClusterRun) -> None:
     planned = cluster_run.planned_rerun
     assert planned["comparison_metrics"] == 1, planned
-    assert planned["train"] == len(cluster_run.cancelled_runs) == 1, (planned, cluster_run.cancelled_runs)
+    # one training job again: the cancelled one, every seed of its method (the runs it had started among them)
+    assert planned.get("train_classification", 0) + planned.get("train_calibration", 0) == 1, planned
+    assert cluster_run.cancelled_runs and len({run.parent for run in cluster_run.cancelled_runs}) == 1, (
+        cluster_run.cancelled_runs)
     for upstream in ("make_demo_videos", "extract_frames", "featurize", "select_frames", "simulate_panel",
                      "comparison_sets", "make_training_cache", "training_sets"):
         assert upstream not in planned, f"{upstream} finished in the first run but would rerun: {planned}"
@@ -357,14 +363,14 @@ def test_rerun_after_the_fix_runs_only_what_is_missing(cluster_run: ClusterRun) 
 def test_cancelled_job_leaves_no_half_written_output_and_reruns(cluster: SlurmCluster,
                                                                  cluster_run: ClusterRun) -> None:
     assert cluster_run.cancelled, "no train job was seen running to cancel"
-    assert "Error in rule train:" in output_of(cluster_run.first)
+    assert re.search(r"Error in rule train_(classification|calibration):", output_of(cluster_run.first))
     assert cluster_run.cancelled_runs and cluster_run.cancelled_outputs_after_first == [], (
         cluster_run.cancelled_outputs_after_first)
     rows = sacct_by_comment(cluster)[cluster_run.cancelled["Comment"]]
     cancelled = [r for r in rows if r["State"].split()[0] == "CANCELLED"]
     assert [r["JobIDRaw"] for r in cancelled] == [cluster_run.cancelled["JobID"]], rows
     ran_again = [job for job, rules in rules_by_job(cluster_run.directory).items()
-                 if int(job) > int(cluster_run.cancelled["JobID"]) and "train" in rules]
+                 if int(job) > int(cluster_run.cancelled["JobID"]) and any(r.startswith("train_") for r in rules)]
     assert ran_again and all(r["State"] == "COMPLETED" for r in rows if r["JobIDRaw"] in ran_again)
     assert all((run / name).exists() for run in cluster_run.cancelled_runs
                for name in ("predictions.parquet", "metrics.json", "train.log"))

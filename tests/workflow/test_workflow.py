@@ -107,12 +107,20 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
     assert _planned_jobs(res) == {}, res.stdout[-3000:]
     classification = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["training"]["classification"]
     seeds = classification["seeds"]
-    res = small_workflow.snakemake("-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}}}')
+    # one run per job: one more seed trains exactly the new seed's runs
+    res = small_workflow.snakemake("-n", "--config",
+                                   f'training={{"classification": {{"seeds": {seeds + 1}}}, "runs_per_job": "run"}}')
     jobs = _planned_jobs(res)
     assert jobs.get("train", 0) >= 1, jobs
     trained = [m.group(1) for out in planned_outputs(res.stdout + res.stderr, "train")
                if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
     assert trained and set(trained) == {str(seeds)}, f"existing seeds would retrain: {sorted(set(trained))}"
+    assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
+    # all seeds of a method per job (the default): a job is the method's seeds, so the new seed's jobs retrain the
+    # seeds before it (the same bytes); still nothing upstream and no calibration run
+    res = small_workflow.snakemake("-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}}}')
+    jobs = _planned_jobs(res)
+    assert jobs.get("train_classification", 0) >= 1 and "train_calibration" not in jobs, jobs
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
 
 

@@ -47,6 +47,7 @@ rule training_sets:
         "../../scripts/training_sets.py"
 
 
+# One run per job (training.runs_per_job: run): every seed a job, a process of its own.
 rule train:
     input:
         unpack(get_train_inputs),
@@ -59,7 +60,7 @@ rule train:
     benchmark:
         "results/benchmarks/train/{experiment}/{train_set}/{method}/seed{seed}.tsv"
     wildcard_constraints:
-        experiment="classification|calibration",
+        experiment=get_train_experiments("run"),
         train_set="SD|SE",
         method="[A-Z]{2}",
     conda:
@@ -72,6 +73,53 @@ rule train:
         training=get_train_params,
     script:
         "../../scripts/train.py"
+
+
+# All seeds of one method and training set per job (training.runs_per_job: seeds, the default): one torch process
+# pays the start-up (torch, timm: most of a small run's CPU) once and trains the seeds one after the other, each run
+# seeded afresh as above and writing its own run folder, log and train.log, so the results are the same bytes. The
+# job holds one GPU slot (squidflow.gpu) for all its runs; asking for one run's file builds its method's seeds. A rule
+# per experiment, since the number of seeds (the job's outputs) is the experiment's; both run scripts/train.py.
+rule train_classification:
+    input:
+        unpack(get_train_inputs),
+    output:
+        predictions=get_train_outputs("classification", "predictions.parquet"),
+        metrics=get_train_outputs("classification", "metrics.json"),
+        train_log=get_train_outputs("classification", "train.log"),
+    log:
+        expand(
+            "logs/train/{{experiment}}/{{train_set}}/{{method}}/seed{seed}.log", seed=get_train_seeds("classification")
+        ),
+    benchmark:
+        "results/benchmarks/train/{experiment}/{train_set}/{method}.tsv"
+    wildcard_constraints:
+        experiment=get_train_experiments("seeds", "classification"),
+        train_set="SD|SE",
+        method="[A-Z]{2}",
+    conda:
+        "../../envs/training.yaml"
+    threads: config["training"]["threads"]
+    resources:
+        gpu=1,
+        mem_mb=config["training"]["mem_mb"],
+    params:
+        training=get_train_params,
+    script:
+        "../../scripts/train.py"
+
+
+use rule train_classification as train_calibration with:
+    output:
+        predictions=get_train_outputs("calibration", "predictions.parquet"),
+        metrics=get_train_outputs("calibration", "metrics.json"),
+        train_log=get_train_outputs("calibration", "train.log"),
+    log:
+        expand("logs/train/{{experiment}}/{{train_set}}/{{method}}/seed{seed}.log", seed=get_train_seeds("calibration")),
+    wildcard_constraints:
+        experiment=get_train_experiments("seeds", "calibration"),
+        train_set="SD|SE",
+        method="[A-Z]{2}",
 
 
 rule result_table:

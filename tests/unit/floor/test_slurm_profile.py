@@ -32,20 +32,26 @@ def load_profile(monkeypatch, **env: str) -> dict:
 
 
 def gpu_rules() -> set[str]:
-    """Rules whose `resources:` always ask for a GPU (`gpu=1`), read from workflow/rules/*.smk."""
+    """Rules whose `resources:` always ask for a GPU (`gpu=1`), read from workflow/rules/*.smk; a rule made with
+    `use rule X as Y with:` asks for what X asks (no override of resources here)."""
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
             head = re.match(r"(?:rule|checkpoint) (\w+):", block)
             if head and re.search(r"^\s+gpu=1,?\s*$", block, flags=re.M):
                 found.add(head.group(1))
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        found |= {new for old, new in USE_RULE.findall(smk.read_text()) if old in found}
     return found
+
+
+USE_RULE = re.compile(r"^use rule (\w+) as (\w+) with:", flags=re.M)
 
 
 def test_every_gpu_rule_asks_for_its_gpu_one_way_in_the_gpu_partition(monkeypatch) -> None:
     profile = load_profile(monkeypatch, SQUIDFLOW_SLURM_GPU_PARTITION="gpu")
     assert "software-deployment-method" not in profile, "--sdm conda must stay opt-in: no conda on many clusters"
-    assert {"featurize", "train"} <= gpu_rules()
+    assert {"featurize", "train", "train_classification", "train_calibration"} <= gpu_rules()
     for rule in gpu_rules():
         res = profile["set-resources"].get(rule, {})
         assert res.get("gpu") == 1 and res.get("slurm_partition") == "gpu", (
@@ -72,7 +78,8 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
 
 def all_rules() -> set[str]:
     return {name for smk in (ROOT / "workflow" / "rules").glob("*.smk")
-            for name in re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M)}
+            for name in [*re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M),
+                         *(new for _, new in USE_RULE.findall(smk.read_text()))]}
 
 
 def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:

@@ -34,6 +34,25 @@ def get_training_runs(experiment):
     ]
 
 
+def get_train_experiments(runs_per_job, experiment="classification|calibration"):
+    """The `experiment` wildcard pattern of a train rule: `experiment` for the rules of the configured
+    training.runs_per_job, a pattern that matches nothing for the others (so one rule makes each run)."""
+    return experiment if config["training"]["runs_per_job"] == runs_per_job else "(?!)"
+
+
+def get_train_seeds(experiment):
+    """The seeds of an experiment's runs, 0 .. seeds-1: the runs one `train_<experiment>` job trains in turn."""
+    return list(range(config["training"][experiment]["seeds"]))
+
+
+def get_train_outputs(experiment, name):
+    """File `name` of every seed's run folder of one method and training set (the wildcards), for a batched job."""
+    return [
+        f"results/runs/{{experiment}}/{{train_set}}/{{method}}/seed{seed}/{name}"
+        for seed in get_train_seeds(experiment)
+    ]
+
+
 def get_train_params(wildcards):
     """A run's `training` keys (TrainConfig's fields; not threads, mem_mb or the number of seeds, which say how and
     which runs are scheduled); of `trainable` only its own method's choice, so changing another method's choice
