@@ -29,7 +29,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
 from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
-from squidflow.io import md_escape, read_csv_strings, unneutralise
+from squidflow.io import read_csv_strings, unneutralise
 from squidflow.paths import DOWNLOADS_DIR
 from squidflow.table_format import md_table
 
