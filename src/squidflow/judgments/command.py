@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
     from squidflow.config import load_config
     from squidflow.errors import UserError
-    from squidflow.judgments.label_studio.tasks import server
+    from squidflow.judgments.label_studio import server
 
     directory = args.directory
     try:
