@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -236,6 +237,21 @@ def read_mturk_batch(
     return _frame(rows), problems, rejected
 
 
+def images_in_slots(rec: dict, slots: list[int], known_images: set[str] | None,
+                    bad: list[str]) -> Iterator[tuple[int, str, str, int]]:
+    """(slot, image id, video id, frame index) of each filled, well-formed slot of an MTurk batch row, in slot
+    order (image_in_slot: what is wrong with a slot goes to `bad`, and the slot is passed over)."""
+    for i in slots:
+        slot = image_in_slot(rec, i, known_images, bad)
+        if slot is not None:
+            yield (i, *slot)
+
+
+def missing_ids(worker: str, hit: str) -> list[str]:
+    """What an MTurk batch row lacks of the two ids every batch reader needs first (ratings and keywords alike)."""
+    return [f"empty {name}" for name, value in (("WorkerId", worker), ("HITId", hit)) if not value]
+
+
 def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[str] | None, round_: int,
                    seen) -> tuple[Problem | None, list[tuple]]:
     """One assignment (not rejected) of an MTurk batch: its problem (None when it has none) and its judgments as
@@ -245,22 +261,14 @@ def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[st
     worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
     prompt = unneutralise((rec["Input.event_prompt"] or "").strip())
     variant = VARIANTS.get((rec["Input.variant"] or "").strip())
-    bad, row_judgments = [], []
+    bad, row_judgments = missing_ids(worker, hit), []
     in_row: dict[tuple, int] = {}
     again: dict[str, list[str]] = {}  # earlier place -> images of this row already judged there
-    if not worker:
-        bad.append("empty WorkerId")
-    if not hit:
-        bad.append("empty HITId")
     if not prompt:
         bad.append("empty Input.event_prompt")
     if variant is None:
         bad.append(f"Input.variant {rec['Input.variant']!r} is not A or B")
-    for i in slots:
-        slot = image_in_slot(rec, i, known_images, bad)
-        if slot is None:
-            continue
-        img, vid, frame = slot
+    for i, img, vid, frame in images_in_slots(rec, slots, known_images, bad):
         answer = rec[f"Answer.rating_{i}"]
         rating = parse_rating(answer)
         if rating is None:

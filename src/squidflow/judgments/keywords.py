@@ -38,7 +38,8 @@ from squidflow.judgments.ingest import (
     Problem,
     dropped_markdown,
     fail_on_problems,
-    image_in_slot,
+    images_in_slots,
+    missing_ids,
     open_mturk_batch,
 )
 from squidflow.paths import KEYWORD_HITS
@@ -151,18 +152,10 @@ def read_keyword_batch(
             continue
         worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
         variant = (rec.get("Input.variant") or VARIANT).strip()
-        bad, found = [], []
-        if not worker:
-            bad.append("empty WorkerId")
-        if not hit:
-            bad.append("empty HITId")
+        bad, found = missing_ids(worker, hit), []
         if variant != VARIANT:
             bad.append(f"Input.variant {variant!r} is not K: a rating batch belongs in judgments.batches")
-        for i in images:
-            slot = image_in_slot(rec, i, known_images, bad)
-            if slot is None:
-                continue
-            img, vid, frame = slot
+        for i, img, vid, frame in images_in_slots(rec, images, known_images, bad):
             key = (worker, img)
             if key in seen:
                 bad.append(f"duplicate: worker {worker} already gave keywords for {img} (line {seen[key]})")

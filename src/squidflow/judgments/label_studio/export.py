@@ -95,14 +95,23 @@ def _was_updated(annotation: dict) -> bool:
     return bool(created and updated and updated > created)
 
 
+def _json_of(path: str | Path) -> tuple[object, str | None]:
+    """(the JSON in `path`, None), or (None, why it cannot be read): a file that is not there, not text, not JSON,
+    or nested deeper than Python's parser goes (a hostile export: named, not a RecursionError)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8")), None
+    except RecursionError:
+        return None, "nested too deeply"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, str(exc)
+
+
 def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
     """hit -> its image ids, from the tasks.json squidflow wrote (what was imported)."""
-    try:
-        tasks = json.loads(Path(tasks_json).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise JudgmentError(f"{tasks_json}: not the tasks.json squidflow wrote ({exc}). Rebuild it with rule "
-                            "label_studio_tasks, or point `expected` at the file that was imported.") from None
+    tasks, why = _json_of(tasks_json)
+    if why:
+        raise JudgmentError(f"{tasks_json}: not the tasks.json squidflow wrote ({why}). Rebuild it with rule "
+                            "label_studio_tasks, or point `expected` at the file that was imported.")
     out: dict[str, list[str]] = {}
     for k, t in enumerate(tasks if isinstance(tasks, list) else [None]):
         data = t.get("data") if isinstance(t, dict) else None
@@ -243,9 +252,8 @@ def read_export(
         if images and not any(images):
             bad.append("every data.image_<i>_id is empty")
         bad += _image_problems(images, known_images)
-        kept = kept_annotations(task, stats)
-        if bad:  # the task's own data is wrong: its annotations are not read
-            problems.append(TaskProblem.of(where, tid, bad))
+        kept = _task_annotations(task, tid, where, bad, stats, problems)
+        if kept is None:
             continue
         task_rows = []
         for position, a in enumerate(kept):
@@ -279,6 +287,24 @@ def read_export(
     return _frame(rows), problems, stats
 
 
+def _task_annotations(task: dict, tid, where: str, bad: list[str], stats: ExportStats,
+                      problems: list[TaskProblem]) -> list[dict] | None:
+    """The task's annotations that count (kept_annotations, counted in `stats` either way), or None when the task's
+    own data is wrong (`bad`): its problem is recorded and its annotations are not read."""
+    kept = kept_annotations(task, stats)
+    if bad:
+        problems.append(TaskProblem.of(where, tid, bad))
+        return None
+    return kept
+
+
+def _answers(annotation: dict, control: re.Pattern, key: str) -> dict[int, object]:
+    """An annotation's answers to the numbered controls `control` matches (keywords_<i>, plausibility_<i>): slot i ->
+    the result's `value[key]` (an empty list when absent)."""
+    return {int(m.group(1)): (r.get("value") or {}).get(key) or []
+            for r in annotation.get("result") or [] if (m := control.match(str(r.get("from_name", ""))))}
+
+
 def kept_annotations(task: dict, stats: ExportStats) -> list[dict]:
     """A task's annotations that count, in order of submission: cancelled ones dropped, an annotator's last
     annotation of the task only; drafts, updates, skips and superseded annotations are counted in `stats`."""
@@ -309,12 +335,10 @@ def _load(export, where: str | None) -> tuple[list[dict], str]:
     if isinstance(export, list):
         return export, where or "Label Studio export"
     where = where or str(export)
-    try:
-        data = json.loads(Path(export).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise JudgmentError(f"{where}: not a Label Studio JSON export ({exc}). Export the project with Export > JSON "
-                            "(not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`.") from None
+    data, why = _json_of(export)
+    if why:
+        raise JudgmentError(f"{where}: not a Label Studio JSON export ({why}). Export the project with Export > JSON "
+                            "(not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`.")
     if not isinstance(data, list) or any(not isinstance(t, dict) or "data" not in t for t in data):
         raise JudgmentError(f"{where}: not a Label Studio JSON export (a list of tasks, each with `data` and "
                             "`annotations`). Export the project with Export > JSON (not JSON-MIN or CSV).")
@@ -336,14 +360,11 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
         if not any(images):
             bad.append("no data.image_<i>_id: the task was not made by squidflow (results/annotation/label_studio/)")
         bad += _image_problems(images, known_images)
-        kept = kept_annotations(task, stats)
-        if bad:  # the task's own data is wrong: its annotations are not read
-            problems.append(TaskProblem.of(where, tid, bad))
+        kept = _task_annotations(task, tid, where, bad, stats, problems)
+        if kept is None:
             continue
         for a in kept:
-            who = annotator_of(a)
-            given = {int(m.group(1)): (r.get("value") or {}).get("text") or []
-                     for r in a.get("result") or [] if (m := KEYWORDS_FROM.match(str(r.get("from_name", ""))))}
+            who, given = annotator_of(a), _answers(a, KEYWORDS_FROM, "text")
             for i, img in enumerate(images, start=1):
                 if not img:
                     continue
@@ -388,14 +409,11 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
             bad.append(f"data.query_id {data.get('query_id')!r} is not a query id")
         bad += [f"data.candidate_id_{i} {data[f'candidate_id_{i}']!r} is not a candidate id" for i in n
                 if not isinstance(data[f"candidate_id_{i}"], str)]
-        kept = kept_annotations(task, stats)
-        if bad:  # the task's own data is wrong: its annotations are not read
-            problems.append(TaskProblem.of(where, tid, bad))
+        kept = _task_annotations(task, tid, where, bad, stats, problems)
+        if kept is None:
             continue
         for a in kept:
-            who = annotator_of(a)
-            chosen = {int(m.group(1)): (r.get("value") or {}).get("choices") or []
-                      for r in a.get("result") or [] if (m := PLAUSIBILITY_FROM.match(str(r.get("from_name", ""))))}
+            who, chosen = annotator_of(a), _answers(a, PLAUSIBILITY_FROM, "choices")
             for i in n:
                 c = chosen.get(i) or []
                 if not isinstance(c, list) or len(c) != 1 or not isinstance(c[0], (str, int)) or isinstance(c[0], bool) \
