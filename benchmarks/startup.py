@@ -53,14 +53,17 @@ def env_for(tree: Path) -> dict[str, str]:
 
 
 def release_commit() -> str:
-    """The previous release: the tag `v<version>` of pyproject.toml's version, else the commit "Release <version>"."""
+    """The previous release: the tag `v<version>` of pyproject.toml's version, else the commit "Release <version>",
+    else (a clone without tags) the commit that dated `## [<version>] - ` in CHANGELOG.md."""
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), flags=re.M).group(1)
     for cmd in (["git", "rev-parse", "-q", "--verify", f"v{version}^{{commit}}"],
-                ["git", "log", "-1", "--format=%H", "--fixed-strings", f"--grep=Release {version}"]):
+                ["git", "log", "-1", "--format=%H", "--fixed-strings", f"--grep=Release {version}"],
+                ["git", "log", "-1", "--format=%H", f"-S## [{version}] - ", "--", "CHANGELOG.md"]):
         out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout.strip()
         if out:
             return out
-    raise SystemExit(f"no tag v{version} and no commit 'Release {version}'; name the baseline with --baseline REF")
+    raise SystemExit(f"no tag v{version}, no commit 'Release {version}' and no dated [{version}] in CHANGELOG.md; "
+                     "name the baseline with --baseline REF")
 
 
 def measure(tree: Path, rules: list[str], repeat: int) -> dict[str, float]:
