@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import importlib.util
 import io
 import json
 import re
@@ -831,19 +830,14 @@ _PUBLISHED: dict[str, Path] = {}
 
 
 def _published_seed() -> Path:
-    """A small published folder (tests/unit/publish/test_publish.py's run), made once per session, to mutate copies of."""
+    """A small published folder (tests/helpers/publish_run.py's), made once per session, to mutate copies of."""
     if "folder" not in _PUBLISHED:
+        from helpers.publish_run import settings, small_run
+
         from squidflow.publish.dataset import publish
 
-        # by its path: tests/unit/publish/ is on sys.path only when pytest collects that folder in the same run
-        path = Path(__file__).resolve().parents[1] / "unit" / "publish" / "test_publish.py"
-        spec = importlib.util.spec_from_file_location("squidflow_fuzz_test_publish", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _settings, small_run = module._settings, module.small_run
-
         root = Path(tempfile.mkdtemp(prefix="squidflow-fuzz-publish-"))
-        publish(root / "out" / "seed", small_run(root / "run"), _settings())
+        publish(root / "out" / "seed", small_run(root / "run"), settings())
         _PUBLISHED["folder"] = root / "out" / "seed"
     return _PUBLISHED["folder"]
 
