@@ -67,8 +67,9 @@ test: setup test-tools
 
 # The loop while coding: tests/unit/ and tests/robustness/ without the tests that run Snakemake jobs (marked slow, or
 # asking for the small_workflow fixture). tests/workflow/ and tests/integration/ run in `make test`.
+# One pytest process per core (tests/helpers/split_run.py): most of these tests use one core each.
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow" --durations=10 tests/unit tests/robustness
+	$(BIN)/python tests/helpers/split_run.py -q -m "not slow" --durations=10 tests/unit tests/robustness
 
 lint: setup
 	$(BIN)/snakemake --lint
