@@ -19,7 +19,7 @@ help:
 	@echo "make demo    run the offline demo workflow (config/config.yaml) into results/"
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
-	@echo "make test-fast  tests/unit and tests/robustness without a whole-workflow run: the loop while you code"
+	@echo "make test-fast  tests/unit and tests/robustness without a Snakemake job: the loop while you code"
 	@echo "make lint    snakemake --lint, snakefmt --check and ruff"
 	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
 	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
@@ -65,10 +65,11 @@ report: setup
 test: setup test-tools
 	$(BIN)/python -m pytest -q --durations=15
 
-# The loop while coding: tests/unit/ and tests/robustness/ without a whole-workflow run (the tests marked slow, or
+# The loop while coding: tests/unit/ and tests/robustness/ without the tests that run Snakemake jobs (marked slow, or
 # asking for the small_workflow fixture). tests/workflow/ and tests/integration/ run in `make test`.
+# One pytest process per core (tests/helpers/split_run.py): most of these tests use one core each.
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow" --durations=10 tests/unit tests/robustness
+	$(BIN)/python tests/helpers/split_run.py -q -m "not slow" --durations=10 tests/unit tests/robustness
 
 lint: setup
 	$(BIN)/snakemake --lint

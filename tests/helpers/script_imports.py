@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +79,74 @@ def run_imports(path: Path, env: dict[str, str] | None = None) -> dict[str, list
     if res.returncode != 0:
         raise RuntimeError(f"the imports of {path.name} failed:\n{res.stderr[-3000:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+# Runs the imports of many scripts: the light modules every job imports are imported once, then each script's imports
+# run in a fork of that process with the tracer installed (a fresh interpreter per script spent most of the check's
+# ~40 CPU seconds starting Python, Snakemake and polars again). The preloaded modules must pull in no heavy module,
+# else a fork would not see which script imported it: the process then exits 3 and the caller starts fresh
+# interpreters instead.
+_PRELOAD = ("snakemake.script", "polars", "numpy", "yaml", "squidflow.logs", "squidflow.io", "squidflow.schemas")
+_FORKS = r"""
+import importlib, json, os, sys, traceback
+HEAVY_NAMES = set(json.loads(sys.argv[1]))
+for name in json.loads(sys.argv[2]):
+    importlib.import_module(name)
+if HEAVY_NAMES & set(sys.modules):
+    print(json.dumps(sorted(HEAVY_NAMES & set(sys.modules))))
+    sys.exit(3)
+TRACER = sys.argv[3]
+
+def child(path, source, out):
+    g = {}
+    exec(TRACER, g)
+    try:
+        exec(compile(source, path, "exec"), {"__name__": "__main__"})
+        found = {m: g["CHAINS"].get(m, [m]) for m in sorted(g["HEAVY"]) if m in sys.modules}
+        result = {"found": found}
+    except BaseException:
+        result = {"error": traceback.format_exc()}
+    with open(out, "w") as fh:
+        json.dump(result, fh)
+
+running = set()
+for line in sys.stdin:
+    job = json.loads(line)
+    if len(running) >= int(sys.argv[4]):
+        running.discard(os.wait()[0])
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child(*job)
+        finally:
+            os._exit(0)
+    running.add(pid)
+while running:
+    running.discard(os.wait()[0])
+"""
+
+
+def run_imports_of(paths: list[Path], env: dict[str, str] | None = None,
+                   jobs: int = os.cpu_count() or 1) -> dict[str, dict[str, list[str]]]:
+    """{script name: `run_imports` of it} for every path, `jobs` at a time: each script's imports run in a fork of
+    one process that imported only the light modules every job imports (`_PRELOAD`), so the heavy modules and their
+    chains are the same as in a fresh interpreter; where a preloaded module pulls in a heavy one, fresh interpreters."""
+    with tempfile.TemporaryDirectory() as tmp:
+        todo = [[str(p), script_imports(p), str(Path(tmp) / f"{p.stem}.json")] for p in paths]
+        res = subprocess.run([sys.executable, "-c", _FORKS, json.dumps(HEAVY), json.dumps(_PRELOAD), _TRACER,
+                              str(jobs)], input="".join(json.dumps(t) + "\n" for t in todo),
+                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)  # fmt: skip
+        if res.returncode == 3:
+            return {p.stem: run_imports(p, env) for p in paths}
+        if res.returncode != 0:
+            raise RuntimeError(f"the import runner failed:\n{res.stderr[-3000:]}")
+        out = {}
+        for path, _, result in todo:
+            got = json.loads(Path(result).read_text())
+            if "error" in got:
+                raise RuntimeError(f"the imports of {Path(path).name} failed:\n{got['error'][-3000:]}")
+            out[Path(path).stem] = got["found"]
+        return out
 
 
 def scripts() -> list[Path]:

@@ -276,6 +276,7 @@ def test_a_proxy_password_reaches_no_file_and_no_log(tmp_path, monkeypatch):
     tried("a proxy password in download.proxy", "redacted: download_settings.json, the logs and the run summary")
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_a_proxy_password_reaches_no_snakemake_record(tmp_path):
     """Snakemake records a job's params in .snakemake/metadata (and a params change in its log): the workflow passes
     the proxy redacted and the password in the jobs' environment; the run's config record is redacted too."""

@@ -278,6 +278,7 @@ def test_comparison_and_its_baselines_equal_the_leaderboard(tmp_path: Path, corp
     assert ours["oracle"] > ours["human"] > abs(ours["random"])
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_comparison_metrics_rule_writes_every_number_and_reruns_nothing(tmp_path: Path, shared_data: Path) -> None:
     """The rule reads the corpus, the scorer's embeddings, ratings and proposals, and writes what evaluate() computes
     (the numbers checked against the leaderboard above): retrieval per chunk and mean, gt and auto boxes, baselines."""

@@ -203,6 +203,7 @@ def test_unknown_video_id_and_bad_config_are_explained() -> None:
     assert any("demo.gop" in p for p in problems) and any("demo.events" in p for p in problems), problems
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_snakemake_rule_builds_the_corpus(tmp_path: Path) -> None:
     cfg = {"stages": ["videos"], "demo": {"events": ["birthday_party", "wedding", "parade", "protest"],
                                           "videos_per_event": 1, "seconds": 2, "width": 96, "height": 64, "fps": 12,

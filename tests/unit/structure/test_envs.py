@@ -8,6 +8,7 @@ third-party top-level modules, and check the rule's env names their packages.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -77,7 +78,8 @@ def _env_lock(env_file: Path) -> dict[str, str]:
     return lock
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache  # every rule's walk reads the same library modules: each file is parsed once per session
+def _imports(path: Path) -> frozenset[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -87,7 +89,7 @@ def _imports(path: Path) -> set[str]:
             found.add(node.module)
             if node.module == "squidflow":
                 found |= {f"squidflow.{a.name}" for a in node.names}
-    return found
+    return frozenset(found)
 
 
 def third_party_imports(script: Path) -> set[str]:

@@ -6,6 +6,7 @@ server test, minutes into a whole run, saw it). Read from the source text, so no
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from helpers.layering import ROOT
@@ -23,7 +24,8 @@ def module_file(module: str) -> Path | None:
     return None
 
 
-def defined_names(path: Path) -> set[str]:
+@functools.cache  # a module is imported from by many files: parsed once per session
+def defined_names(path: Path) -> frozenset[str]:
     """What `from <module> import X` can take from the module at `path`: its top-level definitions, assignments and
     imports (any of them, a conditional one included)."""
     names: set[str] = set()
@@ -36,7 +38,7 @@ def defined_names(path: Path) -> set[str]:
                 names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
+    return frozenset(names)
 
 
 def unresolved(source: str, where: str) -> list[str]:

@@ -4,17 +4,17 @@ modules import torch, torchvision, timm, scipy.stats, sklearn, matplotlib, sente
 label-studio-sdk, crowd-kit where they are used, inside the function; a module-level import of one of them in a
 module many scripts import makes every such job pay for it (torch ~2-5 CPU s, torchvision ~4-10 with torch's
 compiler stack, scipy.stats ~1). A failure names the module and the chain of imports that pulled it in.
-(tests/helpers/script_imports.py runs the imports; benchmarks/startup.py measures their CPU seconds.)
+(tests/helpers/script_imports.py runs the imports, forks of one process for the scripts and a fresh interpreter
+for the planted case; benchmarks/startup.py measures their CPU seconds.)
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers.script_imports import HEAVY, ROOT, run_imports, scripts
+from helpers.script_imports import HEAVY, ROOT, run_imports, run_imports_of, scripts
 
 TORCH_VISION = frozenset({"torch", "torchvision", "torch._dynamo"})  # torchvision's import pulls in torch._dynamo
 
@@ -57,9 +57,9 @@ def test_the_table_names_every_script_and_only_heavy_modules() -> None:
 
 @pytest.fixture(scope="module")
 def imported() -> dict[str, dict[str, list[str]]]:
-    """Every script's heavy imports, one interpreter per script, as many at once as there are cores."""
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        return dict(zip([p.stem for p in scripts()], pool.map(run_imports, scripts()), strict=True))
+    """Every script's heavy imports, each in a fork of one interpreter that imported only light modules, as many at
+    once as there are cores."""
+    return run_imports_of(scripts())
 
 
 @pytest.mark.parametrize("script", scripts(), ids=lambda p: p.stem)
@@ -81,3 +81,5 @@ def test_a_planted_heavy_import_is_named_with_its_chain(tmp_path: Path) -> None:
     assert any("imports scipy.stats, which rule planted_rule does not need: scripts/planted_rule.py -> "
                "planted_stage -> planted_floor -> scipy.stats" in p for p in problems), problems  # fmt: skip
     assert any("no longer imports torch" in p for p in problems), problems
+    # the forks that check the real scripts find the same module and chain
+    assert run_imports_of([script], env) == {"planted_rule": run_imports(script, env)}

@@ -87,6 +87,7 @@ def test_the_leak_is_counted(release):
     assert all(table[("table3", t)]["val_in_train"] == 0 for t in EVENTS)  # no image is in both lists itself
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_rule_builds_offline_from_local_copies(shared_data: Path, tmp_path: Path):
     """`snakemake results/training/authors_sets.parquet --configfile config/squid-e.yaml` with local copies: one job,
     no video, no frame."""

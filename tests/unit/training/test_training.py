@@ -195,6 +195,7 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     assert _job_counts(t9.stdout) == {"result_table": 1}, t9.stdout[-2000:]
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_table1_has_the_seven_methods(workdir: Path):
     res = _snakemake(workdir, "results/tables/table1_training.md")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -253,6 +253,7 @@ def _snakemake(workdir: Path, configfile: Path, *extra: str) -> subprocess.Compl
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     work = tmp_path / "work"
     work.mkdir()

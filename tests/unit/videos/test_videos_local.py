@@ -63,6 +63,7 @@ def manifest_of(work: Path) -> pl.DataFrame:
 
 
 # --- finding 1: a fixed file is picked up ----------------------------------------------------------------------------
+@pytest.mark.slow  # runs Snakemake jobs
 def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are_the_new_files(tmp_path):
     work = local_work(tmp_path / "work")
     make_mp4(work / "lib" / "wedding" / "good.mp4", seconds=1.0)
@@ -95,6 +96,7 @@ def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are
           "checked again: ok, facts of the new files; unchanged files not probed again")
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_retry_failed_checks_an_unchanged_local_failure_again(tmp_path):
     """A file fixed without changing its size or modification time (restored from a copy with `cp -p`, say) is
     not seen by the fingerprint; `retry_failed` checks the local failures again, once per invocation."""
@@ -137,6 +139,7 @@ def slow_probe_site(folder: Path, *, seconds: float) -> Path:
     return folder
 
 
+@pytest.mark.slow  # runs Snakemake jobs
 def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_run(tmp_path):
     files = {f"e{i % 2}/v{i}.mp4": 1.0 + (i % 3) * 0.2 for i in range(12)}
     clean, killed = local_work(tmp_path / "clean"), local_work(tmp_path / "killed")
