@@ -62,14 +62,15 @@ demo: setup
 report: setup
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES) --report results/report.zip
 
+# One pytest-xdist worker per core (at most 4), a test file per worker at a time; the workers share one small run.
 test: setup test-tools
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=15
 
 # The loop while coding: tests/unit/ and tests/robustness/ without the tests that run Snakemake jobs (marked slow, or
 # asking for the small_workflow fixture). tests/workflow/ and tests/integration/ run in `make test`.
-# One pytest process per core (tests/helpers/split_run.py): most of these tests use one core each.
+# One pytest-xdist worker per core, as in `make test`: most of these tests use one core each.
 test-fast: setup
-	$(BIN)/python tests/helpers/split_run.py -q -m "not slow" --durations=10 tests/unit tests/robustness
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m "not slow" --durations=10 tests/unit tests/robustness
 
 lint: setup
 	$(BIN)/snakemake --lint

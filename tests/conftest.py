@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -71,14 +74,8 @@ class WorkflowRun:
                               env={**os.environ, **env} if env else None)
 
 
-@pytest.fixture(scope="session")
-def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
-    """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE per test session under
-    umask 022 and shared by every test that inspects a finished workflow (it is the slowest step of the suite).
-    Tests may run `snakemake -n` against it; a test that changes its files must work on a copy. It runs under
-    PYTHONHASHSEED=0 so that tests/workflow/test_determinism.py can make its tables again under another hash seed."""
-    run = WorkflowRun(tmp_path_factory.mktemp("small_workflow"),
-                      (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
+def _run_small_workflow(directory: Path) -> WorkflowRun:
+    run = WorkflowRun(directory, (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
     old = os.umask(0o022)
     try:
         res = run.snakemake("--cores", "2", timeout=2400, env={"PYTHONHASHSEED": "0"})
@@ -86,6 +83,37 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
         os.umask(old)
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
     return run
+
+
+@pytest.fixture(scope="session")
+def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
+    """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE per test session under
+    umask 022 and shared by every test that inspects a finished workflow (it is the slowest step of the suite).
+    Tests may run `snakemake -n` against it; a test that changes its files must work on a copy. It runs under
+    PYTHONHASHSEED=0 so that tests/workflow/test_determinism.py can make its tables again under another hash seed.
+    Under pytest-xdist (`make test` runs one worker per core) the workers share one run: the first worker that asks
+    makes it in the run's common temporary folder while holding a lock, the others wait for it and read it (a failed
+    run fails them too, with its output)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _run_small_workflow(tmp_path_factory.mktemp("small_workflow"))
+    common = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this pytest run
+    failed = common / "small_workflow.failed"
+    with open(common / "small_workflow.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes: the run is finished, or failed
+        if failed.exists():
+            pytest.fail(f"the shared small run failed in another worker:\n{failed.read_text()}")
+        directory = common / "small_workflow"
+        if (directory / "results" / ".squidflow-shared-run-done").exists():
+            return WorkflowRun(directory, (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
+        shutil.rmtree(directory, ignore_errors=True)  # a run that a killed worker left half done
+        directory.mkdir()
+        try:
+            run = _run_small_workflow(directory)
+        except BaseException as e:
+            failed.write_text(str(e))
+            raise
+        (directory / "results" / ".squidflow-shared-run-done").touch()
+        return run
 
 
 # Fixtures that run the whole workflow (or most of it): a test asking for one is `slow` whether or not it says so,
@@ -110,21 +138,46 @@ def _wall_time(terminalreporter) -> str:
             f"{os.cpu_count()} cores)")
 
 
+# What the tests measured on the way (helpers/figures.py) and the faults they tried (helpers/faults.py), for the
+# closing summary. Under pytest-xdist each worker hands its own to the controller, which prints the summary.
+_WORKERS: dict[str, list] = {"figures": [], "cases": [], "fuzzed": []}
+
+
+def _own_summary() -> dict:
+    faults = sys.modules.get("helpers.faults")
+    return {"figures": list(getattr(sys.modules.get("helpers.figures"), "FIGURES", [])),
+            "cases": list(getattr(faults, "CASES", [])), "fuzzed": dict(getattr(faults, "FUZZED", {}))}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker
+        session.config.workeroutput["squidflow_summary"] = json.dumps(_own_summary())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """pytest-xdist's controller: a worker finished; keep what it measured for the closing summary."""
+    summary = json.loads(getattr(node, "workeroutput", {}).get("squidflow_summary", "{}") or "{}")
+    _WORKERS["figures"] += summary.get("figures", [])
+    _WORKERS["cases"] += summary.get("cases", [])
+    _WORKERS["fuzzed"].append(summary.get("fuzzed", {}))
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """Figures the tests measured (tests/helpers/figures.py) and the run's wall time; the fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
     generated per reader of user files (tests/helpers/faults.py: fuzzed), and test outcomes."""
-    figures = [*getattr(sys.modules.get("helpers.figures"), "FIGURES", []), _wall_time(terminalreporter)]
+    own = _own_summary()
+    figures = [*own["figures"], *_WORKERS["figures"], _wall_time(terminalreporter)]
     terminalreporter.write_line("")
     terminalreporter.write_line("figures measured by the tests (on this machine, this run):")
     for line in figures:
         terminalreporter.write_line(f"  {line}")
-    faults = sys.modules.get("helpers.faults")
     suites = ("test_faults.py", "test_faults_hostile.py", "test_fuzz_readers.py")
     reports = {k: [r for r in terminalreporter.stats.get(k, []) if any(s in getattr(r, "nodeid", "") for s in suites)]
                for k in ("passed", "failed", "skipped", "error")}  # fmt: skip
-    if faults is None and not any(reports.values()):
+    cases = [*map(tuple, own["cases"]), *map(tuple, _WORKERS["cases"])]
+    if not cases and not any(reports.values()):
         return
-    cases = list(getattr(faults, "CASES", []))
     outcomes: dict[str, int] = {}
     for _, outcome in cases:
         kind = outcome.split(":")[0].split(";")[0].strip()
@@ -138,7 +191,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
     )
     for kind, n in sorted(outcomes.items(), key=lambda kv: -kv[1]):
         write(f"  {n:3d} {kind}")
-    fuzz = dict(getattr(faults, "FUZZED", {}))
+    fuzz: dict[str, dict[str, int]] = {}
+    for part in (own["fuzzed"], *_WORKERS["fuzzed"]):
+        for reader, counts in part.items():
+            for outcome, n in counts.items():
+                fuzz.setdefault(reader, {})[outcome] = fuzz.setdefault(reader, {}).get(outcome, 0) + n
     if fuzz:
         total = sum(sum(c.values()) for c in fuzz.values())
         write(f"  fuzzing (hypothesis profile {HYPOTHESIS_PROFILE}): {total} generated inputs to {len(fuzz)} readers")
