@@ -116,11 +116,11 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
                if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
     assert trained and set(trained) == {str(seeds)}, f"existing seeds would retrain: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
-    # all seeds of a method per job (the default): a job is the method's seeds, so the new seed's jobs retrain the
-    # seeds before it (the same bytes); still nothing upstream and no calibration run
+    # every run of an experiment per job (the default): the job is the experiment's runs, so the new seed retrains
+    # the classification runs before it (the same bytes); still nothing upstream and no calibration run
     res = small_workflow.snakemake("-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}}}')
     jobs = _planned_jobs(res)
-    assert jobs.get("train_classification", 0) >= 1 and "train_calibration" not in jobs, jobs
+    assert jobs.get("train_experiment_classification") == 1 and "train_experiment_calibration" not in jobs, jobs
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
 
 
