@@ -16,7 +16,7 @@ out = snakemake.output
 for k, video in enumerate(out.video):
     video_id = Path(video).stem
     with log_to(snakemake.log[k]):
-        truth = make_video(cfg, video_id, video, progress=True)
+        truth = make_video(cfg, video_id, out.video[k], progress=True)
         io.write_parquet(truth, out.truth[k], schemas.TRUTH)
         log.info("%s: %d frames, conditions %s", video_id, truth.height,
                  dict(truth["condition"].value_counts().iter_rows()))

@@ -133,11 +133,9 @@ rule train_experiment_classification:
     input:
         unpack(get_train_inputs),
     output:
-        predictions=expand(
-            "results/runs/{{experiment}}/{run}/predictions.parquet", run=get_experiment_runs("classification")
-        ),
-        metrics=expand("results/runs/{{experiment}}/{run}/metrics.json", run=get_experiment_runs("classification")),
-        train_log=expand("results/runs/{{experiment}}/{run}/train.log", run=get_experiment_runs("classification")),
+        predictions=get_experiment_run_files("classification", "predictions.parquet"),
+        metrics=get_experiment_run_files("classification", "metrics.json"),
+        train_log=get_experiment_run_files("classification", "train.log"),
     log:
         expand("logs/train/{{experiment}}/{run}.log", run=get_experiment_runs("classification")),
     benchmark:
@@ -158,11 +156,9 @@ rule train_experiment_classification:
 
 use rule train_experiment_classification as train_experiment_calibration with:
     output:
-        predictions=expand(
-            "results/runs/{{experiment}}/{run}/predictions.parquet", run=get_experiment_runs("calibration")
-        ),
-        metrics=expand("results/runs/{{experiment}}/{run}/metrics.json", run=get_experiment_runs("calibration")),
-        train_log=expand("results/runs/{{experiment}}/{run}/train.log", run=get_experiment_runs("calibration")),
+        predictions=get_experiment_run_files("calibration", "predictions.parquet"),
+        metrics=get_experiment_run_files("calibration", "metrics.json"),
+        train_log=get_experiment_run_files("calibration", "train.log"),
     log:
         expand("logs/train/{{experiment}}/{run}.log", run=get_experiment_runs("calibration")),
     wildcard_constraints:

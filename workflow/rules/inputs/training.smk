@@ -8,6 +8,7 @@ POOL_FRAMES_TABLE = "results/training/cache/{pool}_frames.parquet"
 TABLE1_FIGURE = "results/figures/table1_accuracy_by_certainty.png"
 RELIABILITY_FIGURE = "results/figures/table3_reliability_{method}.png"
 RUN_PREDICTIONS = "results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet"
+EXPERIMENT_RUN_FILE = "results/runs/{{experiment}}/{run}/{name}"  # expand()ed over one experiment's runs
 
 AUTHORS_SETS_TABLE = "results/training/authors_sets.parquet"
 
@@ -58,6 +59,12 @@ def get_experiment_runs(experiment):
     logs of its one job (training.runs_per_job: experiment)."""
     prefix = f"results/runs/{experiment}/"
     return [run[len(prefix) :] for run in get_training_runs(experiment)]
+
+
+def get_experiment_run_files(experiment, name):
+    """File `name` of every run folder of an experiment, the experiment a wildcard (constrained to this one, so that
+    the job's input and params functions read it as the other train rules' do)."""
+    return expand(EXPERIMENT_RUN_FILE, run=get_experiment_runs(experiment), name=name)
 
 
 def get_train_methods(wildcards):
