@@ -34,8 +34,8 @@ w = snakemake.wildcards
 out = snakemake.output
 predictions_files, metrics_files, train_logs = (as_list(out.predictions), as_list(out.metrics), as_list(out.train_log))
 logs = list(snakemake.log)
-# the runs from their folders (…/{train_set}/{method}/seed<k>/), not from params: the params of a run are the same
-# whether rule train or train_<experiment> makes it, so switching runs_per_job between run and seeds retrains nothing
+# the runs from their folders (…/{train_set}/{method}/seed<k>/), not from params: a run's params are the same whether
+# rule train or train_<experiment> makes it, so switching runs_per_job between run and seeds retrains nothing
 runs = [(t, m, int(s)) for t, m, s in (re.search(r"/([^/]+)/([^/]+)/seed(\d+)/[^/]+$", path).groups()
                                         for path in predictions_files)]
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)
