@@ -108,14 +108,14 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
     classification = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["training"]["classification"]
     seeds = classification["seeds"]
     # one run per job, on runs the default's experiment jobs made: a run's params and inputs are its own method's, not
-    # the experiment's (config.schema.yaml, training.runs_per_job), so every classification seed retrains, the new one
-    # included (the same bytes); still no calibration run and nothing upstream
+    # the experiment's (config.schema.yaml, training.runs_per_job), so the runs retrain (the same bytes), the new seed
+    # among them; nothing upstream
     res = small_workflow.snakemake("-n", "--config",
                                    f'training={{"classification": {{"seeds": {seeds + 1}}}, "runs_per_job": "run"}}')
     jobs = _planned_jobs(res)
     trained = [m.group(1) for out in planned_outputs(res.stdout + res.stderr, "train")
-               if (m := re.fullmatch(r"results/runs/(\w+)/\w+/\w+/seed\d+/metrics.json", out))]
-    assert trained and set(trained) == {"classification"}, f"runs that would retrain: {sorted(set(trained))}"
+               if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
+    assert set(trained) == {str(s) for s in range(seeds + 1)}, f"classification seeds planned: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
     # every run of an experiment per job (the default): the job is the experiment's runs, so the new seed retrains
     # the classification runs before it (the same bytes); still nothing upstream and no calibration run
