@@ -1,5 +1,6 @@
 """Rule train: each run's predictions, metrics and training log, in its own run folder and log — one run (rule train),
-or every seed of one method and training set (rules train_classification and train_calibration).
+every seed of one method and training set (rules train_classification and train_calibration), or every run of one
+experiment (rules train_experiment_classification and train_experiment_calibration).
 
 The runs of a job share the process (torch imported once), the caches and the GPU slot, nothing else: train_run
 seeds every generator afresh per run, so a run's files are the same bytes as from a job of its own."""
@@ -33,29 +34,31 @@ w = snakemake.wildcards
 out = snakemake.output
 predictions_files, metrics_files, train_logs = (as_list(out.predictions), as_list(out.metrics), as_list(out.train_log))
 logs = list(snakemake.log)
-# the seeds from the run folders (…/seed<k>/), not from params: the params of a run are the same whichever rule makes
-# it, so switching training.runs_per_job retrains nothing
-seeds = [int(re.search(r"/seed(\d+)/[^/]+$", path).group(1)) for path in predictions_files]
+# the runs from their folders (…/{train_set}/{method}/seed<k>/), not from params: a run's params are the same whether
+# rule train or train_<experiment> makes it, so switching runs_per_job between run and seeds retrains nothing
+runs = [(t, m, int(s)) for t, m, s in (re.search(r"/([^/]+)/([^/]+)/seed(\d+)/[^/]+$", path).groups()
+                                        for path in predictions_files)]
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)
 caches = {"SD": open_cache(snakemake.input.sd), "SE": open_cache(snakemake.input.se)}
-if "frames" in snakemake.input.keys():  # GA/AU on whole frames: the training pool's whole-frame cache
-    index = io.read_parquet(snakemake.input.frames_index, schemas.TRAINING_FRAMES)
-    caches[f"{w.train_set}_frames"] = open_frame_cache(snakemake.input.frames, index)
+for pool in ("SD", "SE"):  # GA/AU on whole frames: their training pool's whole-frame cache
+    if f"frames_{pool}" in snakemake.input.keys():
+        index = io.read_parquet(snakemake.input[f"frames_index_{pool}"], schemas.TRAINING_FRAMES)
+        caches[f"{pool}_frames"] = open_frame_cache(snakemake.input[f"frames_{pool}"], index)
 cfg = TrainConfig.from_config(snakemake.params.training)
 with slot_for_job(snakemake) as slot:
-    for k, seed in enumerate(seeds):  # one after the other on the job's device
+    for k, (train_set, method, seed) in enumerate(runs):  # one after the other on the job's device
         with log_to(logs[k]):
             if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
                 log.info("GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s, the job's, run %d of %d",
                          slot.device_id, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"),
-                         slot.torch_device, k + 1, len(seeds))
+                         slot.torch_device, k + 1, len(runs))
             start, cpu = time.perf_counter(), time.process_time()
             predictions, metrics, lines = train_run(
-                sets, caches, experiment=w.experiment, train_set=w.train_set, method=w.method, seed=seed, cfg=cfg,
+                sets, caches, experiment=w.experiment, train_set=train_set, method=method, seed=seed, cfg=cfg,
                 device=slot.torch_device,
             )
             io.write_parquet(predictions, predictions_files[k], schemas.RUN_PREDICTIONS)
             io.write_text(metrics_files[k], json.dumps(metrics, indent=2, allow_nan=True) + "\n")
             io.write_text(train_logs[k], "\n".join(lines) + "\n")
-            log.info("run %d of %d (seed %d): %.1f s, %.1f CPU s", k + 1, len(seeds), seed,
+            log.info("run %d of %d (%s/%s/seed%d): %.1f s, %.1f CPU s", k + 1, len(runs), train_set, method, seed,
                      time.perf_counter() - start, time.process_time() - cpu)

@@ -31,9 +31,11 @@ from helpers.slurm_cluster import SlurmCluster, start_cluster, why_unavailable
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
-GPU_RULES = {"featurize", "train_classification", "train_calibration", "litmus_train_guesser"}  # the small demo's
-# rules that declare gpu=1 (training.runs_per_job: seeds, the default: a training job is every seed of one method)
-LOG_FOLDER = {"train_classification": "train", "train_calibration": "train"}  # each run's log: logs/train/<run>.log
+GPU_RULES = {"featurize", "train_experiment_classification", "train_experiment_calibration", "litmus_train_guesser"}
+# the small demo's rules that declare gpu=1 (training.runs_per_job: experiment, the default: a training job is every
+# run of one experiment)
+LOG_FOLDER = {"train_experiment_classification": "train", "train_experiment_calibration": "train"}  # each run's log:
+# logs/train/<run>.log
 RUN_TIMEOUT = 3600  # seconds; `timeout -k` around every cluster run, so a hang fails instead of blocking CI
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", flags=re.M)
 

@@ -130,7 +130,7 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     res = snakemake(prefixed, "-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     plan = planned_jobs(res.stdout)
-    assert plan["squidflow_all"] == 1 and plan["squidflow_make_demo_videos"] == 24 and plan["squidflow_run_summary"] == 1
+    assert plan["squidflow_all"] == 1 and plan["squidflow_make_demo_videos"] == 4 and plan["squidflow_run_summary"] == 1
     assert all(name.startswith("squidflow_") for name in plan), plan
 
     # the user's own config file, whatever its name, is read strictly: a key given twice names its file and line

@@ -115,19 +115,21 @@ rule litmus_human_check:
         "../../scripts/litmus_human_check.py"
 
 
+# Every guesser run (litmus.guesser.methods x seeds) in one job: one torch process, one GPU slot, the runs one after
+# the other, each seeded afresh (train_guesser) and writing its own run folder and log, so the files are the same
+# bytes as from a job per run; the runs are small (an LSTM over the first turns), the torch start-up is not. Asking
+# for one run's file builds them all.
 rule litmus_train_guesser:
     input:
         games=LITMUS_GAMES_TABLE,
         soft_labels=LITMUS_SOFT_LABELS_TABLE,
     output:
-        probabilities=LITMUS_RUN_PROBABILITIES,
-        train_log="results/litmus/runs/{method}/seed{seed}/train.log",
+        probabilities=expand(LITMUS_RUN_PROBABILITIES, method=LITMUS_METHODS, seed=LITMUS_SEEDS),
+        train_log=expand("results/litmus/runs/{method}/seed{seed}/train.log", method=LITMUS_METHODS, seed=LITMUS_SEEDS),
     log:
-        "logs/litmus_train_guesser/{method}/seed{seed}.log",
+        expand("logs/litmus_train_guesser/{method}/seed{seed}.log", method=LITMUS_METHODS, seed=LITMUS_SEEDS),
     benchmark:
-        "results/benchmarks/litmus_train_guesser/{method}/seed{seed}.tsv"
-    wildcard_constraints:
-        method="STL-CE|MTL-KL",
+        "results/benchmarks/litmus_train_guesser/litmus_train_guesser.tsv"
     conda:
         "../../envs/training.yaml"
     threads: LITMUS["guesser"]["threads"]

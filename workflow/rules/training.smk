@@ -75,11 +75,12 @@ rule train:
         "../../scripts/train.py"
 
 
-# All seeds of one method and training set per job (training.runs_per_job: seeds, the default): one torch process
+# All seeds of one method and training set per job (training.runs_per_job: seeds): one torch process
 # pays the start-up (torch, timm: most of a small run's CPU) once and trains the seeds one after the other, each run
 # seeded afresh as above and writing its own run folder, log and train.log, so the results are the same bytes. The
 # job holds one GPU slot (squidflow.gpu) for all its runs; asking for one run's file builds its method's seeds. A rule
-# per experiment, since the number of seeds (the job's outputs) is the experiment's; both run scripts/train.py.
+# per experiment, since the number of seeds (the job's outputs) is the experiment's; all train rules run
+# scripts/train.py.
 rule train_classification:
     input:
         unpack(get_train_inputs),
@@ -120,6 +121,48 @@ use rule train_classification as train_calibration with:
         experiment=get_train_experiments("seeds", "calibration"),
         train_set="SD|SE",
         method="[A-Z]{2}",
+
+
+# Every run of one experiment in one job (training.runs_per_job: experiment, the default): every training set,
+# method and seed of Table 1 (classification) or of Tables 3 and 9 (calibration), one after the other in one torch
+# process on the job's one GPU slot, each run seeded afresh and writing its own run folder and log as above (the same
+# bytes). On the small DAG the start-up (about 4 s of a 5 s run) is then paid twice instead of 19 times. Its params
+# hold every method's `trainable` choice, so changing one retrains the experiment. Asking for one run's file builds
+# its experiment's job.
+rule train_experiment_classification:
+    input:
+        unpack(get_train_inputs),
+    output:
+        predictions=get_experiment_run_files("classification", "predictions.parquet"),
+        metrics=get_experiment_run_files("classification", "metrics.json"),
+        train_log=get_experiment_run_files("classification", "train.log"),
+    log:
+        expand("logs/train/{{experiment}}/{run}.log", run=get_experiment_runs("classification")),
+    benchmark:
+        "results/benchmarks/train/{experiment}.tsv"
+    wildcard_constraints:
+        experiment=get_train_experiments("experiment", "classification"),
+    conda:
+        "../../envs/training.yaml"
+    threads: config["training"]["threads"]
+    resources:
+        gpu=1,
+        mem_mb=config["training"]["mem_mb"],
+    params:
+        training=get_train_params,
+    script:
+        "../../scripts/train.py"
+
+
+use rule train_experiment_classification as train_experiment_calibration with:
+    output:
+        predictions=get_experiment_run_files("calibration", "predictions.parquet"),
+        metrics=get_experiment_run_files("calibration", "metrics.json"),
+        train_log=get_experiment_run_files("calibration", "train.log"),
+    log:
+        expand("logs/train/{{experiment}}/{run}.log", run=get_experiment_runs("calibration")),
+    wildcard_constraints:
+        experiment=get_train_experiments("experiment", "calibration"),
 
 
 rule result_table:

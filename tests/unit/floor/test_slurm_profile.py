@@ -51,7 +51,8 @@ USE_RULE = re.compile(r"^use rule (\w+) as (\w+) with:", flags=re.M)
 def test_every_gpu_rule_asks_for_its_gpu_one_way_in_the_gpu_partition(monkeypatch) -> None:
     profile = load_profile(monkeypatch, SQUIDFLOW_SLURM_GPU_PARTITION="gpu")
     assert "software-deployment-method" not in profile, "--sdm conda must stay opt-in: no conda on many clusters"
-    assert {"featurize", "train", "train_classification", "train_calibration"} <= gpu_rules()
+    assert {"featurize", "train", "train_classification", "train_calibration", "train_experiment_classification",
+            "train_experiment_calibration", "litmus_train_guesser"} <= gpu_rules()
     for rule in gpu_rules():
         res = profile["set-resources"].get(rule, {})
         assert res.get("gpu") == 1 and res.get("slurm_partition") == "gpu", (

@@ -26,7 +26,8 @@ from squidflow.training.sets import calibration_sets, classification_sets
 ROOT = Path(__file__).resolve().parents[3]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TRAINING_RULES = ["make_training_cache", "make_training_frames", "training_sets", "train", "train_classification",
-                  "train_calibration", "result_table"]
+                  "train_calibration", "train_experiment_classification", "train_experiment_calibration",
+                  "result_table"]
 
 
 @pytest.fixture(scope="module")
@@ -167,9 +168,9 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     target = "results/tables/table3_calibration.md"
     plan = _snakemake(workdir, "-n", target)
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
-    # 24 runs (2 training sets x 6 methods x 2 seeds) in 12 jobs: all seeds of a method in one (training.runs_per_job)
-    assert _job_counts(plan.stdout) == {"make_training_cache": 2, "training_sets": 1, "train_calibration": 12,
-                                        "result_table": 1}
+    # 24 runs (2 training sets x 6 methods x 2 seeds) in one job: every run of the experiment (training.runs_per_job)
+    assert _job_counts(plan.stdout) == {"make_training_cache": 2, "training_sets": 1,
+                                        "train_experiment_calibration": 1, "result_table": 1}
     res = _snakemake(workdir, target)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     runs = sorted((workdir / "results/runs/calibration").glob("*/*/seed*/metrics.json"))
@@ -187,9 +188,11 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
         assert choice in md, choice
     again = _snakemake(workdir, "-n", target)
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
-    # the same runs one per job (training.runs_per_job: run, rule train): nothing to retrain either
-    switched = _snakemake(workdir, "-n", target, '--config=training={"runs_per_job": "run"}')
-    assert "Nothing to be done" in switched.stdout + switched.stderr, switched.stdout[-2000:]
+    # one job per method (seeds) or per run (run) retrains, as the schema says: their params hold one method's
+    # trainable choice, the experiment's job every method's (between seeds and run nothing is retrained)
+    for mode, rule, jobs in (("seeds", "train_calibration", 12), ("run", "train", 24)):
+        switched = _snakemake(workdir, "-n", target, f'--config=training={{"runs_per_job": "{mode}"}}')
+        assert _job_counts(switched.stdout).get(rule) == jobs, switched.stdout[-2000:]
     # Table 9 reuses the same runs
     t9 = _snakemake(workdir, "-n", "results/tables/table9_kl.md")
     assert _job_counts(t9.stdout) == {"result_table": 1}, t9.stdout[-2000:]

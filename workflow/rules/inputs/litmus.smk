@@ -15,6 +15,7 @@ LITMUS_SOFT_LABELS_TABLE = "results/litmus/soft_labels.parquet"
 LITMUS = config["litmus"]
 LITMUS_DEMO_DIR = "results/litmus/demo/"
 LITMUS_METHODS = LITMUS["guesser"]["methods"]
+LITMUS_SEEDS = list(range(LITMUS["guesser"]["seeds"]))
 LITMUS_MODELS = {m["name"]: m["probabilities"] for m in LITMUS["models"]}
 _litmus_clash = sorted(set(LITMUS_MODELS) & {"STL-CE", "MTL-KL"})
 if _litmus_clash:
@@ -80,11 +81,7 @@ def get_litmus_model_inputs(wildcards):
 
 def get_litmus_probability_files():
     """Every guesser's first-turn probabilities: the trained ones per method and seed, then the configured files."""
-    trained = [
-        LITMUS_RUN_PROBABILITIES.format(method=method, seed=seed)
-        for method in LITMUS_METHODS
-        for seed in range(LITMUS["guesser"]["seeds"])
-    ]
+    trained = expand(LITMUS_RUN_PROBABILITIES, method=LITMUS_METHODS, seed=LITMUS_SEEDS)
     return trained + [f"results/litmus/models/{name}/probabilities.parquet" for name in LITMUS_MODELS]
 
 

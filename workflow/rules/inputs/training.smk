@@ -8,6 +8,7 @@ POOL_FRAMES_TABLE = "results/training/cache/{pool}_frames.parquet"
 TABLE1_FIGURE = "results/figures/table1_accuracy_by_certainty.png"
 RELIABILITY_FIGURE = "results/figures/table3_reliability_{method}.png"
 RUN_PREDICTIONS = "results/runs/{experiment}/{train_set}/{method}/seed{seed}/predictions.parquet"
+EXPERIMENT_RUN_FILE = "results/runs/{{experiment}}/{run}/{name}"  # expand()ed over one experiment's runs
 
 AUTHORS_SETS_TABLE = "results/training/authors_sets.parquet"
 
@@ -53,13 +54,35 @@ def get_train_outputs(experiment, name):
     ]
 
 
+def get_experiment_runs(experiment):
+    """An experiment's runs as {train_set}/{method}/seed{seed} (get_training_runs, in its order): the outputs and
+    logs of its one job (training.runs_per_job: experiment)."""
+    prefix = f"results/runs/{experiment}/"
+    return [run[len(prefix) :] for run in get_training_runs(experiment)]
+
+
+def get_experiment_run_files(experiment, name):
+    """File `name` of every run folder of an experiment, the experiment a wildcard (constrained to this one, so that
+    the job's input and params functions read it as the other train rules' do)."""
+    return expand(EXPERIMENT_RUN_FILE, run=get_experiment_runs(experiment), name=name)
+
+
+def get_train_methods(wildcards):
+    """The methods a train job trains: its own (rules train, train_classification, train_calibration), or every
+    method of its experiment (training.runs_per_job: experiment)."""
+    if hasattr(wildcards, "method"):
+        return [wildcards.method]
+    return list(config["training"][wildcards.experiment]["methods"])
+
+
 def get_train_params(wildcards):
-    """A run's `training` keys (TrainConfig's fields; not threads, mem_mb or the number of seeds, which say how and
-    which runs are scheduled); of `trainable` only its own method's choice, so changing another method's choice
-    reruns nothing here; and the classification events."""
+    """A job's `training` keys (TrainConfig's fields; not threads, mem_mb, the number of seeds or runs_per_job, which
+    say how and which runs are scheduled); of `trainable` only the choices of the methods it trains (one method's: so
+    changing another method's choice reruns nothing here; an experiment's, for one job per experiment); and the
+    classification events."""
     training = config["training"]
     params = config_fields(TrainConfig, training)
-    params["trainable"] = {wildcards.method: training["trainable"][wildcards.method]}
+    params["trainable"] = {m: training["trainable"][m] for m in get_train_methods(wildcards)}
     return {**params, "events": training["classification"]["events"]}
 
 
@@ -188,16 +211,20 @@ def get_training_frames_short_side():
 
 
 def get_train_inputs(wildcards):
-    """A run's sets and pool caches, plus the whole-frame cache of its training pool for GA/AU on whole frames."""
+    """A job's sets and pool caches, plus the whole-frame cache (frames_<pool>, frames_index_<pool>) of the training
+    pool of each of its GA/AU runs on whole frames: one run's, one method's or the whole experiment's."""
     inputs = {
         "sets": f"results/training/{wildcards.experiment}/sets.parquet",
         "sd": "results/training/cache/SD.npy",
         "se": "results/training/cache/SE.npy",
     }
-    if uses_whole_frames(wildcards.experiment, wildcards.method):
-        pool = wildcards.train_set
-        inputs["frames"] = POOL_FRAMES_CACHE.format(pool=pool)
-        inputs["frames_index"] = POOL_FRAMES_TABLE.format(pool=pool)
+    if hasattr(wildcards, "method"):
+        runs = [(wildcards.train_set, wildcards.method)]
+    else:
+        runs = {tuple(run.split("/")[:2]) for run in get_experiment_runs(wildcards.experiment)}
+    for pool in sorted({t for t, m in runs if uses_whole_frames(wildcards.experiment, m)}):
+        inputs[f"frames_{pool}"] = POOL_FRAMES_CACHE.format(pool=pool)
+        inputs[f"frames_index_{pool}"] = POOL_FRAMES_TABLE.format(pool=pool)
     return inputs
 
 
