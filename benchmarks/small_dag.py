@@ -20,47 +20,24 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from startup import env_for, measure, records  # noqa: E402
+from dag import run_dag, startup_share  # noqa: E402
+from startup import measure, records  # noqa: E402
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 DAGS = {
     "small": (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"),
     "demo": (ROOT / "config" / "config.yaml",),
 }
 PATHS = {"one run per job": "run", "batched": "seeds"}  # training.runs_per_job
-
-
-def run_dag(directory: Path, configfiles: tuple[Path, ...], runs_per_job: str, cores: int) -> tuple[float, float]:
-    """Wall and CPU seconds (Snakemake and every job) of the whole DAG in `directory`, from nothing."""
-    cmd = [SNAKEMAKE, "--profile", "profiles/default", "--cores", str(cores), "--directory", str(directory),
-           "--configfile", *map(str, configfiles), "--config", f'training={{"runs_per_job": "{runs_per_job}"}}']
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env_for(ROOT))
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def startup_share(directory: Path, startup: dict[str, float]) -> float:
-    """Share of the recorded jobs' CPU time spent starting up (per-rule start-up CPU times the jobs)."""
-    recs = records(directory)
-    total = sum(cpu for _, cpu in recs)
-    return sum(startup.get(rule, 0.0) for rule, _ in recs) / total if total else float("nan")
 
 
 def main() -> None:
@@ -78,7 +55,8 @@ def main() -> None:
                 directory = base / dag / mode
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir(parents=True)
-                wall, cpu = run_dag(directory, DAGS[dag], mode, args.cores)
+                wall, cpu = run_dag(ROOT, directory, DAGS[dag], args.cores, "--config",
+                                    f'training={{"runs_per_job": "{mode}"}}')
                 rules = sorted({rule for rule, _ in records(directory)})
                 share = startup_share(directory, measure(ROOT, rules, 1))
                 figures[label] = (wall, cpu, share)
