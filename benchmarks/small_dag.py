@@ -1,8 +1,8 @@
 """Whole-DAG wall time with batched training against one run per job, both measured in the same run (issue 34).
 
 A training job used to train one run: a new Python process that imports torch and timm (most of a small run's CPU)
-for a few seconds of training. `training.runs_per_job: seeds` (the default) trains every seed of one method and
-training set in one process; `run` is the old path, kept behind that flag. This benchmark runs the same DAG both ways,
+for a few seconds of training. `training.runs_per_job: experiment` (the default) trains every run of one experiment
+in one process; `run` is the old path, kept behind that flag. This benchmark runs the same DAG both ways,
 one after the other, each in a fresh temporary folder with `profiles/default` and `--cores N`, and prints per DAG:
 the wall seconds, the CPU seconds of all jobs (user + system of Snakemake and its children), the start-up share of
 the jobs' CPU time (the per-rule start-up of benchmarks/startup.py times the jobs with benchmark records, over their
@@ -20,54 +20,31 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from startup import env_for, measure, records  # noqa: E402
+from dag import run_dag, startup_share  # noqa: E402
+from startup import measure, records  # noqa: E402
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 DAGS = {
     "small": (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"),
     "demo": (ROOT / "config" / "config.yaml",),
 }
-PATHS = {"one run per job": "run", "batched": "seeds"}  # training.runs_per_job
-
-
-def run_dag(directory: Path, configfiles: tuple[Path, ...], runs_per_job: str, cores: int) -> tuple[float, float]:
-    """Wall and CPU seconds (Snakemake and every job) of the whole DAG in `directory`, from nothing."""
-    cmd = [SNAKEMAKE, "--profile", "profiles/default", "--cores", str(cores), "--directory", str(directory),
-           "--configfile", *map(str, configfiles), "--config", f'training={{"runs_per_job": "{runs_per_job}"}}']
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env_for(ROOT))
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def startup_share(directory: Path, startup: dict[str, float]) -> float:
-    """Share of the recorded jobs' CPU time spent starting up (per-rule start-up CPU times the jobs)."""
-    recs = records(directory)
-    total = sum(cpu for _, cpu in recs)
-    return sum(startup.get(rule, 0.0) for rule, _ in recs) / total if total else float("nan")
+PATHS = {"one run per job": "run", "batched": "experiment"}  # training.runs_per_job
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dags", nargs="+", choices=sorted(DAGS), default=["small", "demo"])
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--keep", type=Path, help="keep the runs under this folder (<dag>/<run|seeds>) to inspect")
+    ap.add_argument("--keep", type=Path, help="keep the runs under this folder (<dag>/<run|experiment>) to inspect")
     args = ap.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="squidflow-small-dag-"))
     rows = []
@@ -78,14 +55,15 @@ def main() -> None:
                 directory = base / dag / mode
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir(parents=True)
-                wall, cpu = run_dag(directory, DAGS[dag], mode, args.cores)
+                wall, cpu = run_dag(ROOT, directory, DAGS[dag], args.cores, "--config",
+                                    f'training={{"runs_per_job": "{mode}"}}')
                 rules = sorted({rule for rule, _ in records(directory)})
                 share = startup_share(directory, measure(ROOT, rules, 1))
                 figures[label] = (wall, cpu, share)
                 print(f"{dag:6s} {label:16s} wall {wall:6.0f} s  CPU {cpu:6.0f} s  start-up {100 * share:4.1f}% of "
                       "the recorded jobs' CPU", flush=True)
             diff = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "compare_results.py"),
-                                   str(base / dag / "run"), str(base / dag / "seeds")],
+                                   str(base / dag / "run"), str(base / dag / "experiment")],
                                   cwd=ROOT, capture_output=True, text=True)
             rows.append((dag, figures, diff.returncode, (diff.stdout + diff.stderr).strip().splitlines()[-1:]))
     finally:

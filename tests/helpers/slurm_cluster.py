@@ -35,8 +35,10 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,6 +172,40 @@ class SlurmCluster:
             jobid, comment, state, reason = line.split("|", 3)
             rows.append({"JobID": jobid, "Comment": comment, "State": state, "Reason": reason})
         return rows
+
+    def profile_env(self, **extra: str) -> dict[str, str]:
+        """The environment a researcher sets for profiles/slurm (account, partitions, memory), pointed at this
+        cluster. The watch and the status checks every 2 s: on a local cluster `squeue` and `sacct` cost
+        milliseconds, and the profile's 15 s cap (SQUIDFLOW_SLURM_STATUS_SECONDS, for real clusters' slurmdbd)
+        would add up to 15 s to every step of the DAG."""
+        env = self.env | {
+            "SQUIDFLOW_SLURM_ACCOUNT": self.account,
+            "SQUIDFLOW_SLURM_PARTITION": self.partition,
+            "SQUIDFLOW_SLURM_GPU_PARTITION": self.partition,
+            "SQUIDFLOW_SLURM_MEM_MB": "1000",
+            "SQUIDFLOW_SLURM_WATCH_SECONDS": "2",
+            "SQUIDFLOW_SLURM_STATUS_SECONDS": "2",
+        }
+        return env | extra
+
+    def submit(self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600,
+               **env: str) -> subprocess.CompletedProcess:
+        """`snakemake --profile profiles/slurm` of the workflow in `tree` (a checkout) into `directory`, as the README
+        shows it, with the library of `tree` (PYTHONPATH); `timeout -k` around it so that a hang fails instead of
+        blocking, and snakemake in its own session, killed whole if we are interrupted."""
+        snakemake = str(Path(sys.executable).with_name("snakemake"))
+        cmd = ["timeout", "-k", "10", str(timeout), snakemake, "--profile", "profiles/slurm", "--directory",
+               str(directory), "--configfile", *map(str, configfiles), "--slurm-init-seconds-before-status-checks",
+               "1", *args]
+        proc = subprocess.Popen(cmd, cwd=tree, env=self.profile_env(PYTHONPATH=str(tree / "src"), **env),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout + 30)
+        except BaseException:  # interrupted: stop snakemake too (it is in its own session), never leave it running
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
     def wait_until_empty(self, timeout: float = 60) -> None:
         """Until no job of this cluster is queued or running."""

@@ -10,10 +10,8 @@ Requests the cluster can never satisfy are tried last, on copies of the finished
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -53,33 +51,10 @@ def cluster():
     shutil.rmtree(c.root, ignore_errors=True)
 
 
-def profile_env(cluster: SlurmCluster, **extra: str) -> dict[str, str]:
-    """The environment a researcher sets for profiles/slurm (account, partitions, memory), pointed at the cluster."""
-    env = cluster.env | {
-        "SQUIDFLOW_SLURM_ACCOUNT": cluster.account,
-        "SQUIDFLOW_SLURM_PARTITION": cluster.partition,
-        "SQUIDFLOW_SLURM_GPU_PARTITION": cluster.partition,
-        "SQUIDFLOW_SLURM_MEM_MB": "1000",
-        "SQUIDFLOW_SLURM_WATCH_SECONDS": "2",
-    }
-    return env | extra
-
-
 def submit(cluster: SlurmCluster, directory: Path, *args: str, timeout: int = RUN_TIMEOUT, **env: str
            ) -> subprocess.CompletedProcess:
     """`snakemake --profile profiles/slurm` for the small demo in `directory`, as the README shows it."""
-    cmd = ["timeout", "-k", "10", str(timeout), SNAKEMAKE, "--profile", "profiles/slurm", "--directory",
-           str(directory), "--configfile", *map(str, CONFIGS), "--slurm-init-seconds-before-status-checks", "1",
-           *args]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=profile_env(cluster, **env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout + 30)
-    except BaseException:  # interrupted: stop snakemake too (it is in its own session), never leave it running
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return cluster.submit(ROOT, directory, CONFIGS, *args, timeout=timeout, **env)
 
 
 def output_of(res: subprocess.CompletedProcess) -> str:
@@ -250,7 +225,7 @@ def test_jobs_run_in_the_projects_venv(cluster_run: ClusterRun) -> None:
 def test_dry_run_shows_what_each_job_asks_for(cluster: SlurmCluster, tmp_path: Path) -> None:
     """The README's check before submitting: `snakemake --profile profiles/slurm -n` lists every job's request."""
     res = subprocess.run([SNAKEMAKE, "--profile", "profiles/slurm", "-n", "--directory", str(tmp_path),
-                          "--configfile", *map(str, CONFIGS)], cwd=ROOT, env=profile_env(cluster),
+                          "--configfile", *map(str, CONFIGS)], cwd=ROOT, env=cluster.profile_env(),
                          capture_output=True, text=True, timeout=300)
     out = output_of(res)
     assert res.returncode == 0, out[-3000:]
