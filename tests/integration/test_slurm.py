@@ -327,9 +327,10 @@ def test_failed_job_is_reported_with_its_log_and_the_others_finish(cluster_run: 
 def test_rerun_after_the_fix_runs_only_what_is_missing(cluster_run: ClusterRun) -> None:
     planned = cluster_run.planned_rerun
     assert planned["comparison_metrics"] == 1, planned
-    # one training job again: the cancelled one, every seed of its method (the runs it had started among them)
-    assert planned.get("train_classification", 0) + planned.get("train_calibration", 0) == 1, planned
-    assert cluster_run.cancelled_runs and len({run.parent for run in cluster_run.cancelled_runs}) == 1, (
+    # one training job again: the cancelled one, every run of its experiment (the runs it had started among them;
+    # training.runs_per_job: experiment, the default)
+    assert sum(n for rule, n in planned.items() if rule.startswith("train_")) == 1, planned
+    assert cluster_run.cancelled_runs and len({run.parents[2] for run in cluster_run.cancelled_runs}) == 1, (
         cluster_run.cancelled_runs)
     for upstream in ("make_demo_videos", "extract_frames", "featurize", "select_frames", "simulate_panel",
                      "comparison_sets", "make_training_cache", "training_sets"):
@@ -340,7 +341,7 @@ def test_rerun_after_the_fix_runs_only_what_is_missing(cluster_run: ClusterRun) 
 def test_cancelled_job_leaves_no_half_written_output_and_reruns(cluster: SlurmCluster,
                                                                  cluster_run: ClusterRun) -> None:
     assert cluster_run.cancelled, "no train job was seen running to cancel"
-    assert re.search(r"Error in rule train_(classification|calibration):", output_of(cluster_run.first))
+    assert re.search(r"Error in rule train_experiment_(classification|calibration):", output_of(cluster_run.first))
     assert cluster_run.cancelled_runs and cluster_run.cancelled_outputs_after_first == [], (
         cluster_run.cancelled_outputs_after_first)
     rows = sacct_by_comment(cluster)[cluster_run.cancelled["Comment"]]
