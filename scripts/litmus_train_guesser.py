@@ -13,7 +13,7 @@ import torch
 
 from squidflow import io, schemas
 from squidflow.config import from_section
-from squidflow.gpu import slot_for_job
+from squidflow.gpu import log_slot, slot_for_job
 from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.guessers import train_guesser
 from squidflow.logs import log_to
@@ -28,6 +28,8 @@ cfg = from_section(GuesserConfig, snakemake.params.guesser, strict=True)
 with slot_for_job(snakemake) as slot:
     for k, (method, seed) in enumerate(runs):
         with log_to(snakemake.log[k]):
+            if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
+                log_slot(slot, k + 1, len(runs))
             probabilities, lines = train_guesser(
                 games, soft_labels, method=method, seed=seed, cfg=cfg, train_split=snakemake.params.train_split,
                 eval_split=snakemake.params.eval_split, device=slot.torch_device,

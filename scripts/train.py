@@ -10,14 +10,13 @@ from squidflow.logs import setup
 log = setup(snakemake)
 
 import json
-import os
 import re
 import time
 
 import torch
 
 from squidflow import io, schemas
-from squidflow.gpu import slot_for_job
+from squidflow.gpu import log_slot, slot_for_job
 from squidflow.logs import log_to
 from squidflow.training.cache import open_cache, open_frame_cache
 from squidflow.training.config import TrainConfig
@@ -49,9 +48,7 @@ with slot_for_job(snakemake) as slot:
     for k, (train_set, method, seed) in enumerate(runs):  # one after the other on the job's device
         with log_to(logs[k]):
             if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
-                log.info("GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s, the job's, run %d of %d",
-                         slot.device_id, os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"),
-                         slot.torch_device, k + 1, len(runs))
+                log_slot(slot, k + 1, len(runs))
             start, cpu = time.perf_counter(), time.process_time()
             predictions, metrics, lines = train_run(
                 sets, caches, experiment=w.experiment, train_set=train_set, method=method, seed=seed, cfg=cfg,

@@ -159,9 +159,17 @@ def _logged(slot_cm: contextlib.AbstractContextManager[Slot]) -> Iterator[Slot]:
             log.warning("GPU slot: device %s, but this torch cannot use CUDA (torch %s): running on the CPU",
                         slot.device_id, torch.__version__)
             slot = Slot(slot.device_id, "cpu")
-        log.info("GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s", slot.device_id,
-                 os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"), slot.torch_device)
+        log_slot(slot)
         yield slot
+
+
+def log_slot(slot: Slot, run: int | None = None, runs: int | None = None) -> None:
+    """The slot line of a job's log: which device (and Slurm job) a job's work ran on. A job of several runs, each
+    with a log of its own, says it again in each run's log (`run` of `runs`), so that every log names its device."""
+    of = f", the job's, run {run} of {runs}" if run is not None else ""
+    logging.getLogger("squidflow.gpu").info(
+        "GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s%s", slot.device_id,
+        os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"), slot.torch_device, of)
 
 
 def slot_status(lock_dir: str | os.PathLike = DEFAULT_LOCK_DIR, devices: Sequence[int | str] | None = None) -> dict[str, bool]:
