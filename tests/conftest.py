@@ -74,8 +74,11 @@ class WorkflowRun:
                               env={**os.environ, **env} if env else None)
 
 
+SMALL_CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
+
+
 def _run_small_workflow(directory: Path) -> WorkflowRun:
-    run = WorkflowRun(directory, (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
+    run = WorkflowRun(directory, SMALL_CONFIGS)
     old = os.umask(0o022)
     try:
         res = run.snakemake("--cores", "2", timeout=2400, env={"PYTHONHASHSEED": "0"})
@@ -104,7 +107,7 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
             pytest.fail(f"the shared small run failed in another worker:\n{failed.read_text()}")
         directory = common / "small_workflow"
         if (directory / "results" / ".squidflow-shared-run-done").exists():
-            return WorkflowRun(directory, (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"))
+            return WorkflowRun(directory, SMALL_CONFIGS)
         shutil.rmtree(directory, ignore_errors=True)  # a run that a killed worker left half done
         directory.mkdir()
         try:
