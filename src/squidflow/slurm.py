@@ -446,6 +446,25 @@ def patch_local_execution(executor_class: type | None = None) -> bool:
     return _wrap_once(executor_class, "format_job_exec", wrap)
 
 
+def patch_submission_order(executor_class: type | None = None) -> bool:
+    """Submit the jobs that are ready together in the order of their rules' `priority:`, highest first. Slurm starts
+    a partition's pending jobs first come, first served (a job that does not fit holds back the ones behind it), so
+    the order of the `sbatch` calls decides which job gets the cores that come free; Snakemake hands the plugin its
+    ready jobs in no particular order. The workflow gives its long GPU jobs (featurize, training) a priority: on
+    a full node they start before the short jobs that became ready with them, as they do on a workstation. Each
+    priority's jobs go to the plugin's own `run_jobs` (group jobs first, array jobs by rule). Returns whether
+    Executor.run_jobs was wrapped (once per class)."""
+
+    def wrap(original):
+        def run_jobs(self, jobs):
+            for priority in sorted({job.priority for job in jobs}, reverse=True):
+                original(self, [job for job in jobs if job.priority == priority])
+
+        return run_jobs
+
+    return _wrap_once(executor_class, "run_jobs", wrap)
+
+
 def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None
              ) -> PendingWatch | None:
     """`onstart` of a run: on Slurm, start the watch in the submitting process (jobs run with --no-hooks), and at
@@ -455,6 +474,7 @@ def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike]
     patch_plugin_states()
     patch_plugin_backoff(float(os.environ.get(STATUS_SECONDS_ENV, "15")))
     patch_local_execution()
+    patch_submission_order()
     watch = PendingWatch(Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")),
                          report=_snakemake_logger().error, log_file=log_file)
     watch.start()

@@ -7,6 +7,21 @@
 include: "inputs/evaluation.smk"
 
 
+# Tables and figures drawn from result tables and runs' predictions (seconds at any scale) run where Snakemake runs
+# (localrules): on a cluster, a Slurm job each would wait in the queue and start a Snakemake for them.
+# model_accuracy and per_image_points fetch a model's predictions, image table and vocabulary from their URLs, as the
+# downloads do: they run where Snakemake runs too (compute nodes of many clusters have no internet).
+localrules:
+    run_predictions,
+    evaluate_runs,
+    model_accuracy,
+    per_image_points,
+    evaluation_table,
+    soft_label_table,
+    model_reliability_figure,
+    annotation_saturation_figure,
+
+
 rule run_predictions:
     input:
         run=RUN_PREDICTIONS,

@@ -8,6 +8,12 @@
 include: "inputs/litmus.smk"
 
 
+# Tables and figures drawn from result tables (a second or two at any scale) run where Snakemake runs
+# (localrules): on a cluster, a Slurm job each would wait in the queue and start a Snakemake for them.
+localrules:
+    litmus_tables,
+
+
 rule litmus_games:
     input:
         get_litmus_game_files,

@@ -6,6 +6,14 @@
 include: "inputs/training.smk"
 
 
+# Tables and figures drawn from result tables (a second or two at any scale) run where Snakemake runs
+# (localrules): on a cluster, a Slurm job each would wait in the queue and start a Snakemake for them.
+localrules:
+    result_table,
+    accuracy_by_certainty_figure,
+    method_reliability_figure,
+
+
 rule make_training_cache:
     input:
         unpack(get_training_pool_inputs),
@@ -63,6 +71,7 @@ rule train:
         experiment=get_train_experiments("run"),
         train_set="SD|SE",
         method="[A-Z]{2}",
+    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]
@@ -98,6 +107,7 @@ rule train_classification:
         experiment=get_train_experiments("seeds", "classification"),
         train_set="SD|SE",
         method="[A-Z]{2}",
+    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]
@@ -142,6 +152,7 @@ rule train_experiment_classification:
         "results/benchmarks/train/{experiment}.tsv"
     wildcard_constraints:
         experiment=get_train_experiments("experiment", "classification"),
+    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]

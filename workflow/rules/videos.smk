@@ -45,6 +45,7 @@ localrules:
     check_local_videos,
     video_manifest,
     dropped_videos,
+    acquisition_figure,
 
 
 checkpoint video_candidates:

@@ -31,18 +31,23 @@ def load_profile(monkeypatch, **env: str) -> dict:
     return yte.process_yaml(io.StringIO(PROFILE.read_text()), require_use_yte=True)
 
 
-def gpu_rules() -> set[str]:
-    """Rules whose `resources:` always ask for a GPU (`gpu=1`), read from workflow/rules/*.smk; a rule made with
-    `use rule X as Y with:` asks for what X asks (no override of resources here)."""
+def rules_with(line: str) -> set[str]:
+    """Rules with a line matching `line` (a regular expression), read from workflow/rules/*.smk; a rule made with
+    `use rule X as Y with:` has what X has (no override of resources or priority here)."""
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
             head = re.match(r"(?:rule|checkpoint) (\w+):", block)
-            if head and re.search(r"^\s+gpu=1,?\s*$", block, flags=re.M):
+            if head and re.search(line, block, flags=re.M):
                 found.add(head.group(1))
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         found |= {new for old, new in USE_RULE.findall(smk.read_text()) if old in found}
     return found
+
+
+def gpu_rules() -> set[str]:
+    """Rules whose `resources:` always ask for a GPU (`gpu=1`)."""
+    return rules_with(r"^\s+gpu=1,?\s*$")
 
 
 USE_RULE = re.compile(r"^use rule (\w+) as (\w+) with:", flags=re.M)
@@ -288,6 +293,40 @@ def test_status_back_off_is_capped() -> None:
     assert slurm.patch_plugin_backoff(15, PluginLike) is True
     assert slurm.patch_plugin_backoff(15, PluginLike) is False  # once per class
     assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
+
+
+def test_ready_jobs_are_submitted_highest_priority_first() -> None:
+    """Slurm starts pending jobs first come, first served: the training and featurize jobs (priority 1 in the
+    workflow) are submitted before the short jobs that became ready with them, each priority through the plugin's
+    own run_jobs."""
+    import inspect
+
+    import snakemake_executor_plugin_slurm as plugin
+
+    assert list(inspect.signature(plugin.Executor.run_jobs).parameters) == ["self", "jobs"]  # what on_start wraps
+
+    class Job:
+        def __init__(self, name: str, priority: int) -> None:
+            self.name, self.priority = name, priority
+
+    class ExecutorLike:
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+
+        def run_jobs(self, jobs) -> None:
+            self.calls.append([job.name for job in jobs])
+
+    ready = [Job("publish_dataset", 0), Job("train_experiment_calibration", 1), Job("comparison_metrics", 0),
+             Job("train_experiment_classification", 1)]
+    assert slurm.patch_submission_order(ExecutorLike) is True
+    assert slurm.patch_submission_order(ExecutorLike) is False  # once per class
+    executor = ExecutorLike()
+    executor.run_jobs(ready)
+    assert executor.calls == [["train_experiment_calibration", "train_experiment_classification"],
+                              ["publish_dataset", "comparison_metrics"]]
+    assert rules_with(r"^\s+priority: [1-9]") == {
+        "featurize", "train", "train_classification", "train_calibration", "train_experiment_classification",
+        "train_experiment_calibration"}
 
 
 @pytest.mark.parametrize("as_script", [False, True])
