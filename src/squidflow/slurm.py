@@ -446,19 +446,25 @@ def patch_local_execution(executor_class: type | None = None) -> bool:
     return _wrap_once(executor_class, "format_job_exec", wrap)
 
 
+def requested_minutes(job) -> int:
+    """The runtime a job (or group job) asks Slurm for, in minutes (the `runtime` resource; 0 where unset)."""
+    value = job.resources.get("runtime", 0)
+    return value if isinstance(value, int) else 0
+
+
 def patch_submission_order(executor_class: type | None = None) -> bool:
-    """Submit the jobs that are ready together in the order of their rules' `priority:`, highest first. Slurm starts
-    a partition's pending jobs first come, first served (a job that does not fit holds back the ones behind it), so
-    the order of the `sbatch` calls decides which job gets the cores that come free; Snakemake hands the plugin its
-    ready jobs in no particular order. The workflow gives its long GPU jobs (featurize, training) a priority: on
-    a full node they start before the short jobs that became ready with them, as they do on a workstation. Each
-    priority's jobs go to the plugin's own `run_jobs` (group jobs first, array jobs by rule). Returns whether
-    Executor.run_jobs was wrapped (once per class)."""
+    """Submit the jobs that are ready together longest requested runtime first. Slurm starts a partition's pending
+    jobs first come, first served (a job that does not fit holds back the ones behind it), so the order of the
+    `sbatch` calls decides which job gets the cores that come free, and Snakemake hands the plugin its ready jobs in
+    no particular order: on a full node the training jobs (240 minutes in the profile) waited behind short jobs of
+    120 that became ready with them. Longest first is the classic rule for finishing a batch of jobs early on few
+    machines. Each runtime's jobs go to the plugin's own `run_jobs` (group jobs first, array jobs by rule). Returns
+    whether Executor.run_jobs was wrapped (once per class)."""
 
     def wrap(original):
         def run_jobs(self, jobs):
-            for priority in sorted({job.priority for job in jobs}, reverse=True):
-                original(self, [job for job in jobs if job.priority == priority])
+            for minutes in sorted({requested_minutes(job) for job in jobs}, reverse=True):
+                original(self, [job for job in jobs if requested_minutes(job) == minutes])
 
         return run_jobs
 

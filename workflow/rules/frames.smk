@@ -58,7 +58,6 @@ rule featurize:
         "results/benchmarks/featurize/{backbone}_shard{shard}.tsv"
     wildcard_constraints:
         shard=r"\d+",
-    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/gpu.yaml"
     threads: config["features"]["threads"]

@@ -71,7 +71,6 @@ rule train:
         experiment=get_train_experiments("run"),
         train_set="SD|SE",
         method="[A-Z]{2}",
-    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]
@@ -107,7 +106,6 @@ rule train_classification:
         experiment=get_train_experiments("seeds", "classification"),
         train_set="SD|SE",
         method="[A-Z]{2}",
-    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]
@@ -152,7 +150,6 @@ rule train_experiment_classification:
         "results/benchmarks/train/{experiment}.tsv"
     wildcard_constraints:
         experiment=get_train_experiments("experiment", "classification"),
-    priority: 1  # the longest jobs of the DAG's longest path start first (on Slurm: are submitted first)
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]

@@ -295,19 +295,24 @@ def test_status_back_off_is_capped() -> None:
     assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
 
 
-def test_ready_jobs_are_submitted_highest_priority_first() -> None:
-    """Slurm starts pending jobs first come, first served: the training and featurize jobs (priority 1 in the
-    workflow) are submitted before the short jobs that became ready with them, each priority through the plugin's
-    own run_jobs."""
+def test_ready_jobs_are_submitted_longest_runtime_first(monkeypatch) -> None:
+    """Slurm starts pending jobs first come, first served: the training jobs (240 minutes in the profile) are
+    submitted before the short jobs (120) that became ready with them, each runtime's jobs through the plugin's own
+    run_jobs."""
     import inspect
 
     import snakemake_executor_plugin_slurm as plugin
 
     assert list(inspect.signature(plugin.Executor.run_jobs).parameters) == ["self", "jobs"]  # what on_start wraps
+    profile = load_profile(monkeypatch)
+    minutes = {rule: profile["set-resources"].get(rule, {}).get("runtime", profile["default-resources"]["runtime"])
+               for rule in ("train_experiment_calibration", "train_experiment_classification", "publish_dataset",
+                            "comparison_metrics")}
+    assert minutes["train_experiment_calibration"] > minutes["publish_dataset"]
 
     class Job:
-        def __init__(self, name: str, priority: int) -> None:
-            self.name, self.priority = name, priority
+        def __init__(self, name: str) -> None:
+            self.name, self.resources = name, {"runtime": minutes[name]}
 
     class ExecutorLike:
         def __init__(self) -> None:
@@ -316,17 +321,14 @@ def test_ready_jobs_are_submitted_highest_priority_first() -> None:
         def run_jobs(self, jobs) -> None:
             self.calls.append([job.name for job in jobs])
 
-    ready = [Job("publish_dataset", 0), Job("train_experiment_calibration", 1), Job("comparison_metrics", 0),
-             Job("train_experiment_classification", 1)]
+    ready = [Job("publish_dataset"), Job("train_experiment_calibration"), Job("comparison_metrics"),
+             Job("train_experiment_classification")]
     assert slurm.patch_submission_order(ExecutorLike) is True
     assert slurm.patch_submission_order(ExecutorLike) is False  # once per class
     executor = ExecutorLike()
     executor.run_jobs(ready)
     assert executor.calls == [["train_experiment_calibration", "train_experiment_classification"],
                               ["publish_dataset", "comparison_metrics"]]
-    assert rules_with(r"^\s+priority: [1-9]") == {
-        "featurize", "train", "train_classification", "train_calibration", "train_experiment_classification",
-        "train_experiment_calibration"}
 
 
 @pytest.mark.parametrize("as_script", [False, True])
