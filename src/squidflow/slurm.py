@@ -23,7 +23,7 @@ import shlex
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -446,25 +446,39 @@ def patch_local_execution(executor_class: type | None = None) -> bool:
     return _wrap_once(executor_class, "format_job_exec", wrap)
 
 
-def requested_minutes(job) -> int:
-    """The runtime a job (or group job) asks Slurm for, in minutes (the `runtime` resource; 0 where unset)."""
-    value = job.resources.get("runtime", 0)
-    return value if isinstance(value, int) else 0
+def jobs_downstream(depending: Mapping, job) -> int:
+    """How many jobs of the DAG need `job`'s outputs, directly or through others (for a group job: its jobs'
+    dependents outside the group). `depending` is Snakemake's DAG.depending: job -> {job that needs it: files}."""
+    members = list(job.jobs) if job.is_group() else [job]
+    seen = set(members)
+    todo = list(members)
+    while todo:
+        for dependent in depending.get(todo.pop(), {}):
+            if dependent not in seen:
+                seen.add(dependent)
+                todo.append(dependent)
+    return len(seen) - len(members)
 
 
 def patch_submission_order(executor_class: type | None = None) -> bool:
-    """Submit the jobs that are ready together longest requested runtime first. Slurm starts a partition's pending
-    jobs first come, first served (a job that does not fit holds back the ones behind it), so the order of the
-    `sbatch` calls decides which job gets the cores that come free, and Snakemake hands the plugin its ready jobs in
-    no particular order: on a full node the training jobs (240 minutes in the profile) waited behind short jobs of
-    120 that became ready with them. Longest first is the classic rule for finishing a batch of jobs early on few
-    machines. Each runtime's jobs go to the plugin's own `run_jobs` (group jobs first, array jobs by rule). Returns
-    whether Executor.run_jobs was wrapped (once per class)."""
+    """Submit the jobs that are ready together in the order of how many jobs wait for them (jobs_downstream), most
+    first: the classic list-scheduling rule for finishing a DAG early on few machines. Slurm starts a partition's
+    pending jobs first come, first served (a job that does not fit holds back the ones behind it), so the order of
+    the `sbatch` calls decides which job gets the cores that come free, and Snakemake hands the plugin its ready jobs
+    in no particular order: on a full node the training jobs waited behind `publish_dataset` and
+    `comparison_metrics`, which became ready with them and which only the final target needs, and the first job,
+    the demo videos that everything needs, could wait behind the litmus games. Each rank's jobs go to the plugin's
+    own `run_jobs` (group jobs first, array jobs by rule). Returns whether Executor.run_jobs was wrapped (once per
+    class)."""
 
     def wrap(original):
         def run_jobs(self, jobs):
-            for minutes in sorted({requested_minutes(job) for job in jobs}, reverse=True):
-                original(self, [job for job in jobs if requested_minutes(job) == minutes])
+            dag = getattr(self.workflow, "dag", None)
+            if dag is None or len(jobs) < 2:
+                return original(self, jobs)
+            waiting = {job: jobs_downstream(dag.depending, job) for job in jobs}
+            for n in sorted(set(waiting.values()), reverse=True):
+                original(self, [job for job in jobs if waiting[job] == n])
 
         return run_jobs
 

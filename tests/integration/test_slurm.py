@@ -191,7 +191,7 @@ def test_whole_dag_finishes_and_every_job_completed_in_sacct(cluster: SlurmClust
 
 
 def test_short_rules_run_grouped_with_one_snakemake_per_slurm_job(cluster_run: ClusterRun) -> None:
-    """The profile's groups: a stage's short rules run in one Slurm job (the small DAG: 65 Snakemake jobs in 12 Slurm
+    """The profile's groups: a stage's short rules run in one Slurm job (the small DAG: 76 Snakemake jobs in 12 Slurm
     jobs, the localrules aside), and inside every Slurm job ONE Snakemake runs its rules (the plugin alone starts
     `srun` and a second Snakemake per rule). The first run's time, first log line to last, is printed (issue 34's
     goal: at most 1.3 times a local run of the same config on the same two cores, benchmarks/dag.py)."""

@@ -7,12 +7,6 @@
 include: "inputs/judgments.smk"
 
 
-# Tables and figures drawn from result tables (a second or two at any scale) run where Snakemake runs
-# (localrules): on a cluster, a Slurm job each would wait in the queue and start a Snakemake for them.
-localrules:
-    label_studio_tasks,
-
-
 rule annotation_hits:
     input:
         frames=FRAMES_TABLE,

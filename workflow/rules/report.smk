@@ -11,7 +11,6 @@ include: "inputs/report.smk"
 # Tables and figures drawn from result tables (a second or two at any scale) run where Snakemake runs
 # (localrules): on a cluster, a Slurm job each would wait in the queue and start a Snakemake for them.
 localrules:
-    report_task_page,
     run_summary,
 
 

@@ -295,40 +295,61 @@ def test_status_back_off_is_capped() -> None:
     assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
 
 
-def test_ready_jobs_are_submitted_longest_runtime_first(monkeypatch) -> None:
-    """Slurm starts pending jobs first come, first served: the training jobs (240 minutes in the profile) are
-    submitted before the short jobs (120) that became ready with them, each runtime's jobs through the plugin's own
-    run_jobs."""
+def test_ready_jobs_are_submitted_most_waited_for_first() -> None:
+    """Slurm starts pending jobs first come, first served: of the jobs that become ready together, those that more
+    jobs wait for (transitively; a group job counts its jobs' dependents outside the group) are submitted first, each
+    rank through the plugin's own run_jobs. The small DAG's case: the training jobs, which the tables and figures
+    wait for, before publish_dataset and comparison_metrics, which only `all` waits for; the demo videos group,
+    which everything waits for, before the litmus games."""
     import inspect
 
     import snakemake_executor_plugin_slurm as plugin
 
     assert list(inspect.signature(plugin.Executor.run_jobs).parameters) == ["self", "jobs"]  # what on_start wraps
-    profile = load_profile(monkeypatch)
-    minutes = {rule: profile["set-resources"].get(rule, {}).get("runtime", profile["default-resources"]["runtime"])
-               for rule in ("train_experiment_calibration", "train_experiment_classification", "publish_dataset",
-                            "comparison_metrics")}
-    assert minutes["train_experiment_calibration"] > minutes["publish_dataset"]
 
     class Job:
-        def __init__(self, name: str) -> None:
-            self.name, self.resources = name, {"runtime": minutes[name]}
+        def __init__(self, name: str, *members: Job) -> None:
+            self.name, self.jobs = name, members
+
+        def is_group(self) -> bool:
+            return bool(self.jobs)
+
+        def __repr__(self) -> str:
+            return self.name
+
+    jobs = {n: Job(n) for n in ("train_a", "train_b", "table_a", "table_b", "figure", "publish_dataset",
+                                "comparison_metrics", "all", "make_demo_videos", "demo_corpus", "frames",
+                                "litmus_games", "litmus_soft_labels", "guesser")}
+    edges = {"train_a": ["table_a", "figure"], "train_b": ["table_b"], "table_a": ["all"], "table_b": ["all"],
+             "figure": ["all"], "publish_dataset": ["all"], "comparison_metrics": ["all"],
+             "make_demo_videos": ["demo_corpus", "frames"], "demo_corpus": ["frames"], "frames": ["train_a", "train_b"],
+             "litmus_games": ["litmus_soft_labels"], "litmus_soft_labels": ["guesser"], "guesser": ["all"]}
+    depending = {jobs[a]: {jobs[b]: {"file"} for b in bs} for a, bs in edges.items()}
+    assert slurm.jobs_downstream(depending, jobs["train_a"]) == 3
+    assert slurm.jobs_downstream(depending, jobs["publish_dataset"]) == 1
+    demo = Job("group_demo", jobs["make_demo_videos"], jobs["demo_corpus"])
+    litmus = Job("group_litmus", jobs["litmus_games"], jobs["litmus_soft_labels"])
+    assert slurm.jobs_downstream(depending, demo) == 7 and slurm.jobs_downstream(depending, litmus) == 2
+
+    class DAG:
+        pass
 
     class ExecutorLike:
         def __init__(self) -> None:
             self.calls: list[list[str]] = []
+            self.workflow = type("Workflow", (), {"dag": DAG()})()
+            self.workflow.dag.depending = depending
 
-        def run_jobs(self, jobs) -> None:
-            self.calls.append([job.name for job in jobs])
+        def run_jobs(self, ready) -> None:
+            self.calls.append([job.name for job in ready])
 
-    ready = [Job("publish_dataset"), Job("train_experiment_calibration"), Job("comparison_metrics"),
-             Job("train_experiment_classification")]
     assert slurm.patch_submission_order(ExecutorLike) is True
     assert slurm.patch_submission_order(ExecutorLike) is False  # once per class
     executor = ExecutorLike()
-    executor.run_jobs(ready)
-    assert executor.calls == [["train_experiment_calibration", "train_experiment_classification"],
-                              ["publish_dataset", "comparison_metrics"]]
+    executor.run_jobs([jobs["publish_dataset"], jobs["train_b"], jobs["comparison_metrics"], jobs["train_a"]])
+    executor.run_jobs([litmus, demo])
+    assert executor.calls == [["train_a"], ["train_b"], ["publish_dataset", "comparison_metrics"],
+                              ["group_demo"], ["group_litmus"]]
 
 
 @pytest.mark.parametrize("as_script", [False, True])
