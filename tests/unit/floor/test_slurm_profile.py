@@ -16,7 +16,7 @@ import pytest
 import yte
 from helpers.dryrun import local_rules
 
-from squidflow import slurm
+from squidflow import slurm, slurm_plugin
 
 ROOT = Path(__file__).resolve().parents[3]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
@@ -239,8 +239,8 @@ def test_a_job_cancelled_by_someone_is_seen_as_cancelled_by_the_plugin() -> None
 
     import snakemake_executor_plugin_slurm as plugin
 
-    slurm.patch_plugin_states()
-    assert slurm.patch_plugin_states() is False  # once per process
+    slurm_plugin.patch_plugin_states()
+    assert slurm_plugin.patch_plugin_states() is False  # once per process
     states, _ = asyncio.run(plugin.query_job_status("printf '12|CANCELLED by 0\\n13|COMPLETED\\n'",
                                                     logging.getLogger("test")))
     assert states == {"12": "CANCELLED", "13": "COMPLETED"}
@@ -290,8 +290,8 @@ def test_status_back_off_is_capped() -> None:
 
     assert inspect.isasyncgenfunction(plugin.Executor.check_active_jobs)  # what on_start wraps on a Slurm run
     assert asyncio.run(checks(PluginLike(), 4)) == [15, 25, 35, 45]
-    assert slurm.patch_plugin_backoff(15, PluginLike) is True
-    assert slurm.patch_plugin_backoff(15, PluginLike) is False  # once per class
+    assert slurm_plugin.patch_plugin_backoff(15, PluginLike) is True
+    assert slurm_plugin.patch_plugin_backoff(15, PluginLike) is False  # once per class
     assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
 
 
@@ -325,11 +325,11 @@ def test_ready_jobs_are_submitted_most_waited_for_first() -> None:
              "make_demo_videos": ["demo_corpus", "frames"], "demo_corpus": ["frames"], "frames": ["train_a", "train_b"],
              "litmus_games": ["litmus_soft_labels"], "litmus_soft_labels": ["guesser"], "guesser": ["all"]}
     depending = {jobs[a]: {jobs[b]: {"file"} for b in bs} for a, bs in edges.items()}
-    assert slurm.jobs_downstream(depending, jobs["train_a"]) == 3
-    assert slurm.jobs_downstream(depending, jobs["publish_dataset"]) == 1
+    assert slurm_plugin.jobs_downstream(depending, jobs["train_a"]) == 3
+    assert slurm_plugin.jobs_downstream(depending, jobs["publish_dataset"]) == 1
     demo = Job("group_demo", jobs["make_demo_videos"], jobs["demo_corpus"])
     litmus = Job("group_litmus", jobs["litmus_games"], jobs["litmus_soft_labels"])
-    assert slurm.jobs_downstream(depending, demo) == 7 and slurm.jobs_downstream(depending, litmus) == 2
+    assert slurm_plugin.jobs_downstream(depending, demo) == 7 and slurm_plugin.jobs_downstream(depending, litmus) == 2
 
     class DAG:
         pass
@@ -343,8 +343,8 @@ def test_ready_jobs_are_submitted_most_waited_for_first() -> None:
         def run_jobs(self, ready) -> None:
             self.calls.append([job.name for job in ready])
 
-    assert slurm.patch_submission_order(ExecutorLike) is True
-    assert slurm.patch_submission_order(ExecutorLike) is False  # once per class
+    assert slurm_plugin.patch_submission_order(ExecutorLike) is True
+    assert slurm_plugin.patch_submission_order(ExecutorLike) is False  # once per class
     executor = ExecutorLike()
     executor.run_jobs([jobs["publish_dataset"], jobs["train_b"], jobs["comparison_metrics"], jobs["train_a"]])
     executor.run_jobs([litmus, demo])
@@ -372,7 +372,7 @@ def test_a_slurm_job_runs_its_rules_with_one_local_snakemake_on_its_cores(as_scr
     step_args = plugin.Executor.additional_general_args(Self())
     assert step_args.startswith("--executor slurm-jobstep")  # what the rewrite looks for; a new plugin may differ
     command = f"python -m snakemake --snakefile Snakefile --target-jobs 'a:' --cores all {step_args} --mode remote"
-    rewritten = slurm.local_job_command(command, 3)
+    rewritten = slurm_plugin.local_job_command(command, 3)
     assert "slurm-jobstep" not in rewritten and "--jobs 1" not in rewritten
     assert rewritten.endswith("--cores all --cores 3 --mode remote")  # argparse: the last --cores counts
 
@@ -385,19 +385,19 @@ def test_a_slurm_job_runs_its_rules_with_one_local_snakemake_on_its_cores(as_scr
         def format_job_exec(self, job) -> str:
             return command
 
-    assert slurm.patch_local_execution(ExecutorLike) is True
-    assert slurm.patch_local_execution(ExecutorLike) is False  # once per class
+    assert slurm_plugin.patch_local_execution(ExecutorLike) is True
+    assert slurm_plugin.patch_local_execution(ExecutorLike) is False  # once per class
     assert ExecutorLike().format_job_exec(Job()) == rewritten
     Settings.array_jobs = {"train"}
     assert ExecutorLike().format_job_exec(Job()) == command  # array tasks are dispatched by the job-step executor
 
 
 def test_a_slurm_jobs_snakemake_starts_without_the_plugins_pandas_import(tmp_path: Path) -> None:
-    """A Slurm job starts Snakemake through squidflow.slurm.JOB_SNAKEMAKE, not `-m snakemake`: the same Snakemake
+    """A Slurm job starts Snakemake through squidflow.slurm_plugin.JOB_SNAKEMAKE, not `-m snakemake`: the same Snakemake
     (its log's `Command:` names snakemake/__main__.py, as with `-m`), without the ~0.45 CPU s of pandas that the Slurm
     plugin's efficiency report imports in every process. The command survives the plugin's `--wrap="..."` quoting,
     and the report's function still works where it is called."""
-    command = slurm.local_job_command(f"{sys.executable} -m snakemake --version --executor slurm-jobstep --jobs 1", 2)
+    command = slurm_plugin.local_job_command(f"{sys.executable} -m snakemake --version --executor slurm-jobstep --jobs 1", 2)
     assert " -m snakemake " not in command and "$" not in command and "`" not in command
     script = subprocess.run(["bash", "-c", 'printf "%s" "' + command.replace('"', '\\"') + '"'],
                             capture_output=True, text=True, check=True).stdout  # what sbatch --wrap= writes
@@ -406,7 +406,7 @@ def test_a_slurm_jobs_snakemake_starts_without_the_plugins_pandas_import(tmp_pat
     assert res.returncode == 0 and res.stdout.strip()[:1].isdigit(), res.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time")}
     assert "snakemake.cli" in imported and "pandas" not in imported
-    probe = slurm.JOB_SNAKEMAKE.replace(
+    probe = slurm_plugin.JOB_SNAKEMAKE.replace(
         "main()", "import snakemake_executor_plugin_slurm as p; print(p.create_efficiency_report.__module__, "
         "\"pandas\" in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
