@@ -66,9 +66,12 @@ def run_dag(tree: Path, directory: Path | None, configfiles: tuple[Path, ...] = 
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def startup_share(directory: Path, startup: dict[str, float]) -> float:
-    """Share of the recorded jobs' CPU time spent starting up (per-rule start-up CPU times the jobs)."""
+def startup_share(tree: Path, directory: Path) -> float:
+    """Share of the CPU time of the jobs recorded in `directory` (a run of the workflow in `tree`) spent starting up:
+    each recorded rule's script start-up, measured once with `tree`'s scripts and library (startup.measure), times
+    its jobs, over the recorded CPU time."""
     recs = records(directory)
+    startup = measure(tree, sorted({rule for rule, _ in recs}), 1)
     total = sum(cpu for _, cpu in recs)
     return sum(startup.get(rule, 0.0) for rule, _ in recs) / total if total else float("nan")
 
@@ -150,8 +153,7 @@ def main() -> None:
                 seconds["demo", side], _ = run_dag(tree, None, (), args.cores)
                 print(f"demo   {side:8s} {seconds['demo', side]:6.0f} s", flush=True)
                 if "startup" in only:
-                    rules = sorted({rule for rule, _ in records(tree)})
-                    seconds["startup", side] = startup_share(tree, measure(tree, rules, 1))
+                    seconds["startup", side] = startup_share(tree, tree)
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)

@@ -31,7 +31,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from dag import run_dag, startup_share  # noqa: E402
-from startup import measure, records  # noqa: E402
 
 DAGS = {
     "small": (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"),
@@ -57,8 +56,7 @@ def main() -> None:
                 directory.mkdir(parents=True)
                 wall, cpu = run_dag(ROOT, directory, DAGS[dag], args.cores, "--config",
                                     f'training={{"runs_per_job": "{mode}"}}')
-                rules = sorted({rule for rule, _ in records(directory)})
-                share = startup_share(directory, measure(ROOT, rules, 1))
+                share = startup_share(ROOT, directory)
                 figures[label] = (wall, cpu, share)
                 print(f"{dag:6s} {label:16s} wall {wall:6.0f} s  CPU {cpu:6.0f} s  start-up {100 * share:4.1f}% of "
                       "the recorded jobs' CPU", flush=True)
