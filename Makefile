@@ -31,10 +31,17 @@ help:
 setup: $(STAMP) system-tools
 
 # Re-installs only when the dependency pins change, so a second `make setup` is instant.
+# PyPI's torch is a CUDA build: torch, triton and the nvidia-* libraries are 5.2 GB of the 7.3 GB venv. pip keeps every
+# wheel it downloaded until the whole install ends: in one call the disk held 10.7 GB at the peak. Installed first, on
+# their own (pinned, --no-deps: the second call checks their dependencies), their wheels are freed before the rest
+# come, and the peak is 8.0 GB; .ci/check-disk.sh stops early, saying so, where less is free.
 $(STAMP): pyproject.toml requirements.lock requirements-gpu.lock
+	@bash .ci/check-disk.sh $(VENV) 8
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@if [ "$(FAISS)" != gpu ]; then $(BIN)/python -m pip uninstall -q -y faiss-gpu-cu12 2>/dev/null || true; fi
+	grep -E '^(torch|triton|nvidia-|cuda-)' requirements.lock > $(VENV)/cuda-stack.txt
+	$(BIN)/python -m pip install -q --no-deps -r $(VENV)/cuda-stack.txt
 	$(BIN)/python -m pip install -q -r requirements.lock
 	@if [ "$(FAISS)" = gpu ]; then \
 	  echo "faiss: the CUDA build (requirements-gpu.lock)"; \
