@@ -40,8 +40,7 @@ $(STAMP): pyproject.toml requirements.lock requirements-gpu.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@if [ "$(FAISS)" != gpu ]; then $(BIN)/python -m pip uninstall -q -y faiss-gpu-cu12 2>/dev/null || true; fi
-	grep -E '^(torch|triton|nvidia-|cuda-)' requirements.lock > $(VENV)/cuda-stack.txt
-	$(BIN)/python -m pip install -q --no-deps -r $(VENV)/cuda-stack.txt
+	$(BIN)/python -m pip install -q --no-deps $$(grep -E '^(torch|triton|nvidia-|cuda-)' requirements.lock)
 	$(BIN)/python -m pip install -q -r requirements.lock
 	@if [ "$(FAISS)" = gpu ]; then \
 	  echo "faiss: the CUDA build (requirements-gpu.lock)"; \

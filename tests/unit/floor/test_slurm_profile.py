@@ -31,23 +31,18 @@ def load_profile(monkeypatch, **env: str) -> dict:
     return yte.process_yaml(io.StringIO(PROFILE.read_text()), require_use_yte=True)
 
 
-def rules_with(line: str) -> set[str]:
-    """Rules with a line matching `line` (a regular expression), read from workflow/rules/*.smk; a rule made with
-    `use rule X as Y with:` has what X has (no override of resources or priority here)."""
+def gpu_rules() -> set[str]:
+    """Rules whose `resources:` always ask for a GPU (`gpu=1`), read from workflow/rules/*.smk; a rule made with
+    `use rule X as Y with:` asks for what X asks (no override of resources here)."""
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
             head = re.match(r"(?:rule|checkpoint) (\w+):", block)
-            if head and re.search(line, block, flags=re.M):
+            if head and re.search(r"^\s+gpu=1,?\s*$", block, flags=re.M):
                 found.add(head.group(1))
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         found |= {new for old, new in USE_RULE.findall(smk.read_text()) if old in found}
     return found
-
-
-def gpu_rules() -> set[str]:
-    """Rules whose `resources:` always ask for a GPU (`gpu=1`)."""
-    return rules_with(r"^\s+gpu=1,?\s*$")
 
 
 USE_RULE = re.compile(r"^use rule (\w+) as (\w+) with:", flags=re.M)
