@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,14 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The test session's own Hugging Face cache, set before anything imports `datasets` (which reads these at import):
+# `datasets` keys a local folder's cache by the folder's name alone (huggingface/datasets#2956), so a machine whose
+# ~/.cache/huggingface holds another `squidflow-demo` would serve its rows to these tests. Every pytest process (an
+# xdist worker too) gets a fresh folder, removed when it ends; the Snakemake jobs the tests start inherit it.
+_HF_HOME = Path(tempfile.mkdtemp(prefix="squidflow-tests-hf-"))
+os.environ["HF_HOME"] = str(_HF_HOME)
+(_HF_HOME / "datasets").mkdir()
+os.environ["HF_DATASETS_CACHE"] = str(_HF_HOME / "datasets")
 
 # Property-based fuzzing of the readers of user files (tests/robustness/test_fuzz_readers.py): `ci` bounds it for `make test`
 # (well under 3 minutes on 2 cores), `nightly` tries 25x more inputs per reader: HYPOTHESIS_PROFILE=nightly.
@@ -150,6 +159,10 @@ def _own_summary() -> dict:
     faults = sys.modules.get("helpers.faults")
     return {"figures": list(getattr(sys.modules.get("helpers.figures"), "FIGURES", [])),
             "cases": list(getattr(faults, "CASES", [])), "fuzzed": dict(getattr(faults, "FUZZED", {}))}
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HF_HOME, ignore_errors=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -89,7 +89,11 @@ def card(facts: Facts) -> str:
                            ", ".join(f"{s} {n:,}" for s, n in splits.items())]))
     out += ["", "```python", "from datasets import load_dataset", "",
             f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
-            f'images = load_dataset("path/to/{f.name}")  # the default config: images', "```", "",
+            f'images = load_dataset("path/to/{f.name}")  # the default config: images', "",
+            "# A local folder you rebuilt (a takedown, a second round): `datasets` caches a local folder under its name",
+            "# alone, so read its files afresh instead of the previous build's rows from ~/.cache/huggingface:",
+            f'judgments = load_dataset("path/to/{f.name}", "judgments", download_mode="force_redownload",',
+            '                         verification_mode="no_checks")', "```", "",
             "Columns: `images` — image id, video id, frame index, timestamp, event, split, k-means cluster, source, "
             "licence" + (", and the image (JPEG)" if f.image_mode == "embed" else "") + "; `judgments` — one rating "
             "(0–100) per row with its prompt, variant, round, annotator pseudonym, task page (hit) and position; "

@@ -110,23 +110,37 @@ def check_rai(folder: Path, meta: dict) -> list[str]:
     return problems
 
 
+def shard_rows(folder: Path, config: str) -> int:
+    """The rows the folder's shards of `config` hold (data/<config>/*.parquet, from their Parquet footers)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(shard).num_rows for shard in sorted((folder / "data" / config).glob("*.parquet")))
+
+
 def check_loading(folder: Path, configs: list[str]) -> list[str]:
-    """`datasets.load_dataset(folder, config)` for every config (into a scratch cache)."""
+    """`datasets.load_dataset(folder, config)` for every config, each into a cache of its own made for this check, and
+    the rows it yields against the rows of the folder's shards. `datasets` keys a local folder's cache by the folder's
+    name, not its place or its files (huggingface/datasets#2956): a load through the user's ~/.cache would read the
+    rows of another folder of the same name, or of this one before it was rebuilt, and the check would pass on them."""
     import datasets
 
     problems = []
     datasets.logging.set_verbosity_error()
     datasets.disable_progress_bars()
-    with tempfile.TemporaryDirectory(prefix="squidflow-publish-check-") as cache:
-        for config in configs:
+    for config in configs:
+        with tempfile.TemporaryDirectory(prefix="squidflow-publish-check-") as cache:
             try:
                 loaded = datasets.load_dataset(str(folder), config, cache_dir=cache)
             except Exception as exc:  # any reader error is a problem of the folder, named with its config
                 problems.append(f"{folder}: datasets.load_dataset(folder, {config!r}) fails: {type(exc).__name__}: "
                                 f"{str(exc).splitlines()[0] if str(exc) else ''}")
                 continue
-            if not sum(len(s) for s in loaded.values()):
-                problems.append(f"{folder}: config {config}: loads with no rows")
+            rows = sum(len(s) for s in loaded.values())
+        if not rows:
+            problems.append(f"{folder}: config {config}: loads with no rows")
+        elif rows != (held := shard_rows(folder, config)):
+            problems.append(f"{folder}: config {config}: datasets.load_dataset yields {rows:,} rows, but the shards "
+                            f"under data/{config}/ hold {held:,} (the card's data_files miss or repeat a shard)")
     return problems
 
 

@@ -4,10 +4,13 @@ check` names what a hand edit broke; the SQUID-E release round-trips to Table 7'
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import datasets
@@ -31,13 +34,6 @@ from squidflow.publish.dataset import RunSettings, RunTables, publish
 from squidflow.publish.facts import required
 
 
-@pytest.fixture(autouse=True)
-def _hf_cache(tmp_path_factory, monkeypatch):
-    """`datasets` caches what it loads: into a scratch folder, never the user's ~/.cache."""
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path_factory.getbasetemp() / "hf-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-
-
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> tuple[Path, RunTables]:
     tmp = tmp_path_factory.mktemp("publish_small")
@@ -46,8 +42,15 @@ def small(tmp_path_factory) -> tuple[Path, RunTables]:
     return tmp / "out" / "squidflow-demo", run
 
 
+def _load_dataset(folder: Path, config: str = "images") -> datasets.DatasetDict:
+    """`datasets.load_dataset(folder, config)` into a cache of its own: the library keys a local folder's cache by its
+    name (huggingface/datasets#2956), and these tests publish several folders named squidflow-demo."""
+    cache = tempfile.mkdtemp(prefix="load-", dir=os.environ["HF_DATASETS_CACHE"])
+    return datasets.load_dataset(str(folder), config, cache_dir=cache)
+
+
 def _load(folder: Path, config: str) -> dict[str, pl.DataFrame]:
-    return {split: d.to_polars() for split, d in datasets.load_dataset(str(folder), config).items()}
+    return {split: d.to_polars() for split, d in _load_dataset(folder, config).items()}
 
 
 def test_every_config_loads_with_the_row_counts_of_squidflows_tables(small):
@@ -69,7 +72,7 @@ def test_every_config_loads_with_the_row_counts_of_squidflows_tables(small):
 
 def test_images_config_decodes_to_the_selected_jpegs(small):
     folder, run = small
-    images = datasets.load_dataset(str(folder), "images")
+    images = _load_dataset(folder, "images")
     by_id = {r["image_id"]: r["image_path"] for r in run.frames.iter_rows(named=True)}
     for split in images.values():
         for row in split:
@@ -129,6 +132,43 @@ def test_lewidi_files_hold_each_variants_items(small):
 def test_check_passes_a_published_folder(small):
     folder, _ = small
     assert check.check_folder(folder) == []
+
+
+def test_lewidi_soft_labels_keep_full_precision(small):
+    """LeWiDi 2025's soft labels sum to 1 within 1e-15; thirds rounded to 6 decimals summed to 0.999999."""
+    folder, _ = small
+    for path in (folder / "lewidi").glob("squidflow-demo_[AB]_*.json"):
+        for item in json.loads(path.read_text()).values():
+            shares = item["soft_label"].values()
+            assert abs(sum(shares) - 1) <= 1e-15, (path.name, item["soft_label"])
+            assert set(shares) <= {0.0, 1 / 3, 0.5, 2 / 3, 1.0}, item["soft_label"]  # 2 or 3 ratings, unrounded
+
+
+def test_check_reads_a_rebuilt_folder_not_the_cache_of_its_name(small, tmp_path):
+    """A user loads a published folder, rebuilds it elsewhere with other rows under the same name, and checks the
+    rebuild: `datasets` alone serves the first build's rows from the user's cache (huggingface/datasets#2956), while
+    `squidflow publish check`, run with that same cache as the machine's, reads the rebuilt files and passes."""
+    first, run = small
+    gone = (pl.col("video_id") == "parade_00") & (pl.col("frame_index") == 10)
+    j = run.judgments.filter(~gone)
+    rebuilt = tmp_path / "elsewhere" / "squidflow-demo"
+    publish(rebuilt, dataclasses.replace(run, judgments=j, scores=image_scores(j, ["W3"]), table7=agreement_table(j)),
+            _settings())
+    assert check.shard_rows(rebuilt, "judgments") == j.height < run.judgments.height
+    user = tmp_path / "home-cache-huggingface"  # the machine's ~/.cache/huggingface after loading the first build
+    old = datasets.load_dataset(str(first), "judgments", cache_dir=str(user / "datasets"))
+    served = datasets.load_dataset(str(rebuilt), "judgments", cache_dir=str(user / "datasets"))
+    assert sum(map(len, served.values())) == sum(map(len, old.values())) == run.judgments.height  # the stale rows
+    env = {**os.environ, "HF_HOME": str(user), "HF_DATASETS_CACHE": str(user / "datasets")}
+    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "publish", "check", str(rebuilt)],
+                         capture_output=True, text=True, cwd=ROOT, env=env)
+    assert res.returncode == 0 and res.stdout == "", res.stdout + res.stderr[-3000:]
+    assert check.check_loading(rebuilt, ["judgments"]) == []  # its loads yield the shards' rows, counted
+    shard = next((rebuilt / "data/judgments").glob("train-*.parquet"))
+    shutil.copy(shard, shard.with_name("extra-" + shard.name))  # a shard that the card's data_files do not name
+    assert check.check_loading(rebuilt, ["judgments"]) == [
+        f"{rebuilt}: config judgments: datasets.load_dataset yields {j.height:,} rows, but the shards under "
+        f"data/judgments/ hold {j.height + pl.read_parquet(shard).height:,} (the card's data_files miss or repeat a shard)"]
 
 
 def test_check_names_each_problem_of_an_edited_folder(small, tmp_path):
@@ -265,7 +305,7 @@ def test_the_demo_publishes_what_it_made(small_workflow):
     for config, table in own.items():
         loaded = _load(folder, config)
         assert sum(len(t) for t in loaded.values()) == table.height, config
-    images = datasets.load_dataset(str(folder), "images")["train"]
+    images = _load_dataset(folder, "images")["train"]
     paths = dict(zip(own["images"]["image_id"].to_list(), own["images"]["image_path"].to_list(), strict=True))
     row = images[0]
     with Image.open(small_workflow.directory / paths[row["image_id"]]) as original:
