@@ -474,3 +474,53 @@ def test_the_hostile_cases_are_counted_in_the_summary_and_none_can_be_skipped(tm
     # 7 parametrized cases, and the module's find over the folders the attacks aim at
     assert "fault-injection suite: 8 faults and bad inputs tried and handled as required (7 tests passed, 0 failed, " \
            "0 skipped)" in res.stdout, res.stdout[-3000:]
+
+
+# ====================================== 8. the second pass (issue 44) ==============================================
+# A probe of 0.4.0 as an attacker found these; each case rebuilds the probe's input in the test's own folder.
+def _solid_png(path: Path, rgb: tuple[int, int, int]) -> Path:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (64, 48), rgb).save(path)
+    return path
+
+
+def _pixels_like(png: Path, rgb: tuple[int, int, int]) -> int:
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(png) as im:
+        arr = np.asarray(im.convert("RGB")).astype(int)
+    return int((np.abs(arr - np.array(rgb)).max(axis=2) < 40).sum())
+
+
+@pytest.mark.parametrize("where", ["absolute", "parent", "file-url"])
+def test_a_sherlock_image_that_is_a_local_file_is_not_drawn_into_the_comparison_figure(tmp_path, monkeypatch, where):
+    """Issue 44 case 1: a Sherlock annotations file naming a local image (absolute, ../.., file://) drew the private
+    image into results/figures/comparison_sets.png (and the report zip); a file:// URL was copied into downloads/.
+    Only an http(s) URL is fetched, and a local image is drawn only from under the run's results/."""
+    from squidflow import schemas
+    from squidflow.comparison.figures import sets_figure
+
+    secret = _solid_png(tmp_path / "home" / "u" / "private" / "secret.png", (255, 0, 255))
+    run_dir = tmp_path / "run"
+    _solid_png(run_dir / "results" / "frames" / "images" / "own.png", (0, 200, 200))
+    monkeypatch.chdir(run_dir)
+    src = {"absolute": str(secret), "parent": "../home/u/private/secret.png", "file-url": secret.as_uri()}[where]
+    corpus, sets = [], []
+    for q, image in enumerate([src, "results/frames/images/own.png"]):
+        for j in range(2):
+            corpus.append({"instance_id": f"q{q}-{j}", "image_id": f"q{q}", "image": image, "width": 64, "height": 48,
+                           "bboxes": [], "clue": "c", "inference": f"i {q}-{j}", "split": "val", "confidence": None,
+                           "chunk": 0})  # fmt: skip
+        sets += [{"query_id": f"q{q}-0", "split": "val", "rank": r, "candidate_id": f"q{q}-{r - 1}", "inference": "i",
+                  "plausibility": 0.5, "set_rank": 1} for r in (1, 2)]  # fmt: skip
+    corpus_df = pl.DataFrame(corpus, schema=schemas.COMPARISON_CORPUS.columns)
+    png, downloads = run_dir / "results" / "figures" / "comparison_sets.png", run_dir / "results" / "downloads"
+    sets_figure(pl.DataFrame(sets), corpus_df, png, n_sets=2, cache_dir=downloads)
+    assert _pixels_like(png, (255, 0, 255)) == 0, "the private image was drawn into the figure"
+    assert _pixels_like(png, (0, 200, 200)) > 100, "the run's own image (under results/) is still drawn"
+    assert not files_under(downloads), files_under(downloads)
+    tried(f"a Sherlock image url that is a local file outside the run ({where})",
+          "inert: not drawn into the comparison figure, not copied into downloads/")
