@@ -524,3 +524,60 @@ def test_a_sherlock_image_that_is_a_local_file_is_not_drawn_into_the_comparison_
     assert not files_under(downloads), files_under(downloads)
     tried(f"a Sherlock image url that is a local file outside the run ({where})",
           "inert: not drawn into the comparison figure, not copied into downloads/")
+
+
+MTURK_PROMPT = "</script><script>alert(1)</script><img src=x onerror=alert(11)>"
+MTURK_BASE = 'https://bucket.example/img" onerror="alert(12)" data-x="'
+
+
+def test_a_prompt_with_markup_runs_no_script_on_the_mturk_workers_page(tmp_path):
+    """Issue 44 case 2: MTurk fills each ${column} of hit_template.html with the batch CSV's value verbatim, so a
+    prompt (or annotation.image_base_url) holding markup ran script on the page a worker opens (squidflow's own
+    preview escapes, which hid it). Filled here exactly as MTurk does and opened in headless Chromium: no dialog."""
+    import csv
+    import re
+
+    from helpers.browser import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    from squidflow import io
+    from squidflow.judgments.annotation import annotation_tasks
+
+    frames = pl.DataFrame({"event": ["parade"] * 6, "video_id": [f"v{i}" for i in range(6)], "frame_index": [1] * 6,
+                           "image_id": [f"v{i}_1" for i in range(6)]})  # fmt: skip
+    annotation = {"pairs": [], "images_per_hit": 6, "image_base_url": MTURK_BASE, "seed": 0}
+    hits, template, _ = annotation_tasks(frames, annotation, {"parade": {"prompt": MTURK_PROMPT}}, variants=("A",))
+    batch = tmp_path / "results" / "annotation" / "hits_A.csv"
+    io.write_csv(hits["A"], batch)
+    with open(batch, newline="", encoding="utf-8") as fh:
+        row = next(csv.DictReader(fh))
+    page = tmp_path / "results" / "annotation" / "mturk_page.html"
+    page.write_text(re.sub(r"\$\{([A-Za-z0-9_]+)\}", lambda m: row.get(m.group(1), ""), template), encoding="utf-8")
+    dialogs: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page()
+            tab.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            tab.goto(page.as_uri())
+            tab.wait_for_timeout(1500)  # the images' onerror fires once their load fails
+            shown_prompt = tab.inner_text("#event-prompt")
+        finally:
+            browser.close()
+    assert not dialogs, dialogs
+    assert shown_prompt == MTURK_PROMPT  # the worker reads the prompt as text
+    tried("a prompt and an image base URL with markup, filled into the MTurk page as MTurk does (Chromium)",
+          "inert: no dialog, the prompt shown as text")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    (f"events:\n  parade: {{prompt: {json.dumps(MTURK_PROMPT)}}}\n", "events.parade.prompt"),
+    (f"annotation:\n  image_base_url: {json.dumps(MTURK_BASE)}\n", "annotation.image_base_url"),
+], ids=["prompt", "image_base_url"])  # fmt: skip
+def test_markup_in_a_prompt_or_the_image_base_url_is_refused_by_check_config(tmp_path, text, key):
+    conf = write_config(tmp_path, text)
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and f"{key} = " in out and "MTurk" in out and TRACEBACK not in out, out[-2000:]
+    tried(f"markup in {key} (check-config)", "stopped with a message: key named, the fix said")
