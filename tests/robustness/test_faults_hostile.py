@@ -581,3 +581,104 @@ def test_markup_in_a_prompt_or_the_image_base_url_is_refused_by_check_config(tmp
     out = res.stdout + res.stderr
     assert res.returncode == 2 and f"{key} = " in out and "MTurk" in out and TRACEBACK not in out, out[-2000:]
     tried(f"markup in {key} (check-config)", "stopped with a message: key named, the fix said")
+
+
+@pytest.fixture(scope="module")
+def published_folder(tmp_path_factory) -> Path:
+    """A small dataset published by squidflow (helpers.publish_run): the folder each publish-check case edits a copy of."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    tmp = tmp_path_factory.mktemp("hostile_publish")
+    publish(tmp / "out" / "seed", small_run(tmp / "run"), settings())
+    return tmp / "out" / "seed"
+
+
+def _publish_check(folder: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`squidflow publish check FOLDER` with its own HOME (a ~/.cache/croissant download would show there) and the
+    `datasets` cache in the test's folder, offline."""
+    import os
+
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "HF_DATASETS_CACHE": str(home / "hf"), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([CLI, "publish", "check", str(folder), *extra], capture_output=True, text=True, timeout=300,
+                          env=env)  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["loopback-url", "absolute", "parent"])
+def test_publish_check_fetches_no_url_and_reads_no_file_outside_the_folder(tmp_path, published_folder, where):
+    """Issue 44 case 3: on a folder someone hands you, a Croissant FileObject whose contentUrl was a loopback URL was
+    fetched by mlcroissant (and cached under ~/.cache/croissant/); /etc/passwd or ../../../etc/passwd was opened and
+    hashed. publish check names the field and follows none of them: the test's server counts zero requests."""
+    import hashlib
+    import shutil
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests: list[str] = []
+
+    class Counting(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            requests.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a\nsqf-remote\n")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Counting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    outside = tmp_path / "private" / "private.csv"
+    outside.parent.mkdir()
+    outside.write_text("a\nsqf-private\n")
+    url = {"loopback-url": f"http://127.0.0.1:{server.server_port}/remote.csv", "absolute": str(outside),
+           "parent": "../../private/private.csv"}[where]  # fmt: skip
+    meta = json.loads((folder / "croissant.json").read_text())
+    meta["distribution"].append({"@type": "cr:FileObject", "@id": "remote", "name": "remote", "contentUrl": url,
+                                 "encodingFormat": "text/csv",
+                                 "sha256": hashlib.sha256(outside.read_bytes()).hexdigest()})  # fmt: skip
+    meta["recordSet"].append({"@type": "cr:RecordSet", "@id": "remote_rs", "name": "remote_rs", "field": [
+        {"@type": "cr:Field", "@id": "remote_rs/a", "name": "a", "dataType": "sc:Text",
+         "source": {"fileObject": {"@id": "remote"}, "extract": {"column": "a"}}}]})  # fmt: skip
+    (folder / "croissant.json").write_text(json.dumps(meta))
+    try:
+        res = _publish_check(folder, tmp_path / "home")
+    finally:
+        server.shutdown()
+    out = res.stdout + res.stderr
+    assert requests == [], requests
+    assert res.returncode == 1 and f"FileObject remote: contentUrl {url!r} is not a path inside the folder" in out, out
+    assert "records and datasets loading not run" in out and TRACEBACK not in out, out
+    assert not files_under(tmp_path / "home" / ".cache"), files_under(tmp_path / "home" / ".cache")
+    tried(f"a Croissant contentUrl that is {where} (publish check)",
+          "refused: the field named, nothing fetched or read outside the folder")
+
+
+def test_publish_check_refuses_a_shard_that_links_outside_the_folder(tmp_path, published_folder):
+    """Issue 44 case 3: a listed shard that is a symbolic link to a file outside the folder (same bytes, same sha256)
+    passed publish check, which then read it through the link."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    shard = sorted((folder / "data").glob("*/*.parquet"))[0]
+    moved = tmp_path / "elsewhere" / "shard.parquet"
+    moved.parent.mkdir()
+    shutil.move(shard, moved)
+    shard.symlink_to(moved)
+    res = _publish_check(folder, tmp_path / "home")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and f"{shard}: a symbolic link to" in out and "outside the folder" in out, out
+    assert "records and datasets loading not run" in out and TRACEBACK not in out, out
+    tried("a published shard that is a symbolic link out of the folder (publish check)",
+          "refused: the link named, nothing read through it")
+
+
+def test_publish_check_says_in_its_help_that_it_never_fetches():
+    res = subprocess.run([CLI, "publish", "check", "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "never fetches" in " ".join(res.stdout.split()), res.stdout
+    assert "reads only files inside FOLDER" in " ".join(res.stdout.split()), res.stdout
