@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
-from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
+from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown, yaml_depth
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
 
@@ -83,6 +83,9 @@ def load_yaml(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8.") from None
     try:
+        if yaml_depth(text, _SafeLoader) > MAX_DEPTH:  # before composing: libyaml's composer recurses (SIGSEGV)
+            raise ConfigError(f"{path}: the YAML is nested deeper than {MAX_DEPTH} levels; a config is far flatter. "
+                              "Write the values out at a shallower level.")
         loader = _StrictLoader(text)
         loader.path = str(path)
         try:

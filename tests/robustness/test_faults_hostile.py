@@ -682,3 +682,81 @@ def test_publish_check_says_in_its_help_that_it_never_fetches():
     res = subprocess.run([CLI, "publish", "check", "--help"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and "never fetches" in " ".join(res.stdout.split()), res.stdout
     assert "reads only files inside FOLDER" in " ".join(res.stdout.split()), res.stdout
+
+
+@pytest.mark.parametrize(("meta", "key"), [
+    ({"W1": {"Annotator_id": "W1-real-id", "WorkerId": "W1", "Age": "34"}}, "publish.annotators.meta.W1.Annotator_id"),
+    ({"W2": {"Age": "34", "worker id": "A3XYZ"}}, "publish.annotators.meta.W2.worker id"),
+    ({"W2": {"Age": "34", "Nickname": "W2"}}, "publish.annotators.meta.W2.Nickname"),
+], ids=["probe", "worker-id-field", "id-as-value"])  # fmt: skip
+def test_annotator_meta_that_names_the_person_is_refused_before_publishing(tmp_path, meta, key):
+    """Issue 44 case 4: publish.annotators.meta {H-A-01: {Annotator_id: H-A-01-real-id, WorkerId: H-A-01, ...}} ended in
+    lewidi/<name>_annotators_meta.json under the pseudonym, overwriting it, every field verbatim."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    target = tmp_path / "out" / "squidflow-demo"
+    with pytest.raises(UserError) as err:
+        publish(target, small_run(tmp_path / "run"), settings(annotators={"demographics": "", "meta": meta}))
+    msg = str(err.value)
+    assert msg.startswith(key + ":") and "pseudonym" in msg and "\n" not in msg, msg
+    assert not target.exists() and [p.name for p in target.parent.iterdir()] == [], list(target.parent.iterdir())
+    tried(f"publish.annotators.meta naming the annotator ({next(iter(meta.values()))})",
+          "refused before publishing: the key named, nothing written")
+
+
+def test_an_alias_bomb_in_a_card_header_stops_publish_check_at_once(tmp_path, published_folder):
+    """Issue 44 case 5: a card whose YAML header is an alias bomb (9 levels of 9) took publish check --no-load 107 s
+    and 4.3 GB, then MemoryError: card.read_header used yaml.safe_load unbounded."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    bomb = alias_bomb().replace("events:\n  parade:\n    description:\n      ", "").replace("\n      ", "\n")
+    (folder / "README.md").write_text(f"---\n{bomb}configs: *a8\n---\n# card\n", encoding="utf-8")
+    t0 = time.monotonic()
+    res = _publish_check(folder, tmp_path / "home", "--no-load")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and "README.md: the YAML header does not parse" in out and "aliases" in out, out[-2000:]
+    assert time.monotonic() - t0 < 60 and TRACEBACK not in out and len(out) < 5000, (time.monotonic() - t0, out[-2000:])
+    tried("a YAML alias bomb in a dataset card's header (publish check)", "stopped with a message: at once, file named")
+
+
+def _gzip_bomb(path: Path, line: bytes, size: int, head: bytes = b"") -> Path:
+    import gzip
+
+    block = line * (4 * 2**20 // len(line))
+    with gzip.open(path, "wb", compresslevel=6) as fh:
+        fh.write(head)
+        for _ in range(size // len(block)):
+            fh.write(block)
+    return path
+
+
+def test_a_gzip_bomb_of_predictions_stops_with_a_message(tmp_path):
+    """Issue 44 case 5: a predictions .csv.gz of 18.7 MB unpacking to 4 GB ended `squidflow evaluate` in MemoryError;
+    a gzip file now unpacks to at most squidflow.bounds.gzip_allowance bytes (50 times its size, at least 64 MB)."""
+    from squidflow.evaluation.predictions import PredictionsError, read_predictions
+
+    bomb = _gzip_bomb(tmp_path / "preds.csv.gz", b"vid_00,12,1,parading,0.5\n", 160 * 2**20,
+                      head=b"video_id,frame_index,rank,label,score\n")  # fmt: skip
+    assert bomb.stat().st_size * 50 < 64 * 2**20  # the allowance is the floor: 64 MB
+    t0 = time.monotonic()
+    with pytest.raises(PredictionsError, match=r"preds\.csv\.gz: unpacks to more than 67,108,864 bytes"):
+        read_predictions(bomb, cache_dir=tmp_path)
+    assert time.monotonic() - t0 < 60
+    tried("a gzip bomb as a predictions .csv.gz", "stopped with a message: file named, unpacking bounded")
+
+
+def test_a_gzip_bomb_of_guesswhat_games_stops_with_a_message(tmp_path):
+    """Issue 44 case 5: a GuessWhat?! .jsonl.gz of 14 MB unpacking to 3 GB (one line without end) ended litmus.games
+    in MemoryError."""
+    from squidflow.litmus.games import GameFileError, read_games_file
+
+    bomb = _gzip_bomb(tmp_path / "guesswhat.test.jsonl.gz", b" " * 64, 160 * 2**20)
+    t0 = time.monotonic()
+    with pytest.raises(GameFileError, match=r"guesswhat\.test\.jsonl\.gz: unpacks to more than 67,108,864 bytes"):
+        read_games_file(bomb, "test")
+    assert time.monotonic() - t0 < 60
+    tried("a gzip bomb as a GuessWhat?! .jsonl.gz (one endless line)", "stopped with a message: file named, unpacking bounded")

@@ -14,7 +14,7 @@ is not a number, an empty label.
 
 from __future__ import annotations
 
-import gzip
+import contextlib
 import logging
 import re
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 import polars as pl
 
 from squidflow import schemas
+from squidflow.bounds import gzip_lines, gzip_read
 from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
 from squidflow.image_ids import id_expr, unknown_id_hint
@@ -67,13 +68,15 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
             return pl.read_parquet(path), 1
         except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a damaged file
             raise PredictionsError(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {exc})") from exc
-    opener = gzip.open if gz else open
     if fmt == "csv":
         from squidflow.io import read_csv_strings
 
         try:
-            with opener(path, "rb") as fh:
-                data = fh.read()
+            if gz:
+                data = gzip_read(path, where, PredictionsError)
+            else:
+                with open(path, "rb") as fh:
+                    data = fh.read()
         except (OSError, EOFError) as exc:
             raise PredictionsError(f"{where}: cannot be read ({exc})") from exc
         try:  # every field as text, errors naming the line (header = line 1)
@@ -83,7 +86,8 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
         return df.with_columns(pl.col(c).replace("", None) for c in df.columns if c != "_row"), 0
     records, lines = [], []
     try:
-        with opener(path, "rb") as fh:
+        with contextlib.ExitStack() as stack:
+            fh = gzip_lines(path, where, PredictionsError) if gz else stack.enter_context(open(path, "rb"))
             for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
                                            error=PredictionsError):
                 records.append({k: None if v is None else str(v) for k, v in rec.items()})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import yaml
 
+from squidflow.bounds import load_bounded
 from squidflow.io import md_escape
 from squidflow.publish.facts import SQUID_E_CITATION, Facts
 from squidflow.publish.tables import SPLIT_ORDER
@@ -149,4 +150,4 @@ def read_header(text: str) -> dict:
     if not text.startswith("---"):
         return {}
     end = text.find("\n---", 3)
-    return (yaml.safe_load(text[3:end]) or {}) if end > 0 else {}
+    return (load_bounded(text[3:end], "the card's YAML header") or {}) if end > 0 else {}

@@ -149,6 +149,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
 def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mapping, mode: str) -> F.Facts:
     """Every file of the published folder into `folder` (no checks)."""
     configs, names = build_tables(run, settings, mode)
+    meta = lewidi.annotators_meta(names, (cfg.get("annotators") or {}).get("meta") or {})  # refused before any write
     if configs["images"].is_empty():
         raise EmptyError("nothing to publish: no image was selected or rated (results/dataset/frames.parquet, "
                          "results/judgments/judgments.parquet); see results/videos/dropped_videos.md")
@@ -172,7 +173,6 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
     for variant, by_split in lewidi.items(T.rated_items(run.judgments, excluded), names, splits).items():
         for split, items in by_split.items():
             (lewidi_dir / f"{facts.name}_{variant}_{split}.json").write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n")
-    meta = lewidi.annotators_meta(names, (cfg.get("annotators") or {}).get("meta") or {})
     (lewidi_dir / f"{facts.name}_annotators_meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
     for kind, page in run.task_pages.items():
         target = folder / TASK_PAGES[kind]
