@@ -760,3 +760,52 @@ def test_a_gzip_bomb_of_guesswhat_games_stops_with_a_message(tmp_path):
         read_games_file(bomb, "test")
     assert time.monotonic() - t0 < 60
     tried("a gzip bomb as a GuessWhat?! .jsonl.gz (one endless line)", "stopped with a message: file named, unpacking bounded")
+
+
+def test_a_config_nested_100000_deep_stops_check_config_with_a_message(tmp_path):
+    """Issue 44 case 8: a config nested 100,000 deep killed `squidflow check-config` with SIGSEGV (libyaml's composer
+    recursed before the depth bound applied); the depth is now counted from the parser's events first."""
+    conf = write_config(tmp_path, "demo: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and f"{conf}: the YAML is nested deeper than 64 levels" in out, (res.returncode, out[-2000:])
+    assert TRACEBACK not in out and len(out) < 2000, out[-2000:]
+    tried("a config nested 100,000 deep (check-config)", "stopped with a message: file named, no crash")
+
+
+@pytest.mark.parametrize("part", ["croissant.json", "README.md"])
+def test_a_published_file_nested_100000_deep_stops_publish_check_with_a_message(tmp_path, published_folder, part):
+    """Issue 44 case 8: a croissant.json nested 100,000 deep gave a RecursionError traceback from publish check (a
+    card header so nested would have crashed libyaml's composer)."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    deep = "[" * 100_000 + "]" * 100_000
+    (folder / part).write_text(deep if part == "croissant.json" else f"---\nconfigs: {deep}\n---\n# card\n")
+    res = _publish_check(folder, tmp_path / "home", "--no-load")
+    out = res.stdout + res.stderr
+    needle = {"croissant.json": "croissant.json: JSON nested too deeply",
+              "README.md": "README.md: the YAML header does not parse: the card's YAML header: the YAML stands for"}[part]
+    assert res.returncode == 1 and needle in out and TRACEBACK not in out and len(out) < 5000, (res.returncode, out[-2000:])
+    tried(f"a published {part} nested 100,000 deep (publish check)", "stopped with a message: file named, no crash")
+
+
+def test_a_shard_size_with_decimals_publishes_and_one_in_bytes_is_refused_by_check_config(tmp_path):
+    """Issue 44 case 8: publish.shard_size "1.5GB" or "500B" passed check-config, then the publish job failed "with a
+    bug" (ValueError: invalid literal for int()). Every size the schema lets through now parses; bytes are refused."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+    from squidflow.publish.shards import shard_size
+
+    assert shard_size("1.5GB") == 1_500_000_000 and shard_size("2 GiB") == 2 * 2**30
+    publish(tmp_path / "out" / "squidflow-demo", small_run(tmp_path / "run"), settings(shard_size="1.5GB"))
+    assert (tmp_path / "out" / "squidflow-demo" / "croissant.json").is_file()
+    conf = write_config(tmp_path, 'publish:\n  shard_size: "500B"\n')
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "publish.shard_size = '500B' is not allowed" in out and TRACEBACK not in out, out
+    tried("publish.shard_size of 1.5GB and of 500B", "1.5GB published; 500B stopped with a message: key named")

@@ -201,6 +201,8 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
         return [*problems, f"{path}: missing"]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return [*problems, f"{path}: not JSON: {exc}"]
+    except RecursionError:
+        return [*problems, f"{path}: JSON nested too deeply to be a Croissant file; rewrite it (squidflow writes it)"]
     if not isinstance(meta, dict):
         return [*problems, f"{path}: not a JSON-LD object (a Croissant file is one object)"]
     reaching = outside_reads(folder, meta) + links_out(folder)
