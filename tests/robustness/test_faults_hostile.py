@@ -809,3 +809,45 @@ def test_a_shard_size_with_decimals_publishes_and_one_in_bytes_is_refused_by_che
     out = res.stdout + res.stderr
     assert res.returncode == 2 and "publish.shard_size = '500B' is not allowed" in out and TRACEBACK not in out, out
     tried("publish.shard_size of 1.5GB and of 500B", "1.5GB published; 500B stopped with a message: key named")
+
+
+def test_a_citation_and_a_description_stay_inert_in_the_card(tmp_path):
+    """Issue 44 case 6: a publish.citation holding a closing ``` broke out of the card's code fence (a <script>, a
+    `## Injected section` and a javascript: link live in README.md); a description starting with `#` became a
+    heading. The card is rendered here as CommonMark with HTML on (markdown-it), as a Markdown viewer would."""
+    from helpers.publish_run import settings, small_run
+    from markdown_it import MarkdownIt
+
+    from squidflow.publish.dataset import publish
+
+    citation = ("@misc{x, title = {t}}\n```\n<script>alert(7)</script>\n\n## Injected section\n\n"
+                "[click](javascript:alert(8))\n````\n```")  # fmt: skip
+    description = "# Injected heading\n<script>alert(9)</script> [c](javascript:alert(8))"
+    folder = tmp_path / "out" / "squidflow-demo"
+    publish(folder, small_run(tmp_path / "run"), settings(citation=citation, description=description))
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    page = MarkdownIt("commonmark").render(text.split("\n---\n", 1)[1])
+    assert "<script>" not in page and 'href="javascript:' not in page, page
+    assert "<h2>Injected section</h2>" not in page and "<h1>Injected heading</h1>" not in page, page
+    assert "alert(7)" in page and "Injected heading" in page  # shown as text, not dropped
+    tried("a citation that closes the card's code fence and a description that starts with #",
+          "inert: the card shows them as text (CommonMark rendering)")
+
+
+def test_a_javascript_url_for_the_dataset_is_refused(tmp_path):
+    """Issue 44 case 6: publish.url: javascript:alert(10) was written to Croissant's `url` without a word."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.config import ConfigError
+    from squidflow.publish.dataset import publish
+
+    target = tmp_path / "out" / "squidflow-demo"
+    with pytest.raises(ConfigError, match=r"^publish\.url = 'javascript:alert\(10\)' is not an http\(s\) address"):
+        publish(target, small_run(tmp_path / "run"), settings(url="javascript:alert(10)"))
+    assert not target.exists()
+    conf = write_config(tmp_path, "publish:\n  url: 'javascript:alert(10)'\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "publish.url = 'javascript:alert(10)' is not allowed" in out, out
+    tried("publish.url that is a javascript: link", "stopped with a message: key named (check-config and the publish job)")
