@@ -851,3 +851,33 @@ def test_a_javascript_url_for_the_dataset_is_refused(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode == 2 and "publish.url = 'javascript:alert(10)' is not allowed" in out, out
     tried("publish.url that is a javascript: link", "stopped with a message: key named (check-config and the publish job)")
+
+
+def test_a_token_straddling_the_cut_of_a_server_error_is_not_shown_in_part(tmp_path, monkeypatch):
+    """Issue 44 case 7: the Label Studio client cut a server's error body to 1,500 characters before the token was
+    replaced, so a token straddling the cut was shown in part (20 of its 39 characters in the probe). The client
+    runs here for real, with a stand-in label_studio_sdk whose server answers 401 echoing the token at the cut."""
+    token = "sqf" + "0123456789abcdef" * 2 + "tokenend"  # 39 characters
+    fake = tmp_path / "fake_sdk" / "label_studio_sdk"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "import os\n"
+        "class ApiError(Exception):\n"
+        "    def __init__(self, body):\n        super().__init__('401')\n        self.status_code, self.body = 401, body\n"
+        "class LabelStudio:\n"
+        "    def __init__(self, base_url, api_key, timeout):\n"
+        "        raise ApiError({'detail': 'x' * 1468 + api_key + ' was refused'})\n")  # fmt: skip
+    import os
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake.parent), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
+    from squidflow.judgments.label_studio.server import LabelStudioError
+
+    with pytest.raises(LabelStudioError) as err:
+        _pull(tmp_path, {"url": "http://127.0.0.1:9", "projects": {"A": 1}})
+    msg = str(err.value)
+    assert "HTTP 401" in msg and "xxxx" in msg, msg[:300]
+    shown_parts = [token[i:i + 6] for i in range(len(token) - 5) if token[i:i + 6] in msg]
+    assert not shown_parts, shown_parts
+    tried("a server error echoing the API token across the client's 1,500-character cut",
+          "redacted: no part of the token in the message")
