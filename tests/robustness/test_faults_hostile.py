@@ -881,3 +881,37 @@ def test_a_token_straddling_the_cut_of_a_server_error_is_not_shown_in_part(tmp_p
     assert not shown_parts, shown_parts
     tried("a server error echoing the API token across the client's 1,500-character cut",
           "redacted: no part of the token in the message")
+
+
+@pytest.mark.parametrize("score", ["nan", "NaN", "inf", "-inf"])
+def test_a_score_that_is_not_a_finite_number_stops_with_the_line_named(tmp_path, score):
+    """Issue 44 case 10: a `NaN` score left the model out of `squidflow evaluate` with rc 0, while the README says a
+    score that is not a number stops with the file and line."""
+    from squidflow.evaluation.predictions import PredictionsError, read_predictions
+
+    path = tmp_path / "preds.csv"
+    path.write_text(f"video_id,frame_index,rank,label,score\nvid_a,1,1,parading,0.9\nvid_a,1,2,marching,{score}\n")
+    with pytest.raises(PredictionsError, match=rf"preds\.csv: line 3: score '{score}' is not a finite number"):
+        read_predictions(path, cache_dir=tmp_path)
+    tried(f"a predictions score of {score}", "stopped with a message: file and line named")
+
+
+def test_a_killed_publish_jobs_scratch_folder_is_removed_by_the_next_publish(tmp_path):
+    """Issue 44 case 10: a publish job killed before its `finally` left its scratch folder `.<name>.<random>/` beside
+    results/publish/<name>/ forever (a SIGKILL runs no cleanup); the next publish removes it."""
+    import tempfile
+
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    target = tmp_path / "results" / "publish" / "squidflow-demo"
+    target.parent.mkdir(parents=True)
+    left = Path(tempfile.mkdtemp(prefix=".squidflow-demo.", dir=target.parent))  # as the killed job made it
+    (left / "data").mkdir()
+    (left / "data" / "part.parquet").write_bytes(b"PAR1")
+    other = target.parent / ".other-dataset.abcd1234"  # another dataset's: not touched
+    other.mkdir()
+    publish(target, small_run(tmp_path / "run"), settings())
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted([".other-dataset.abcd1234", "squidflow-demo"])
+    tried("the scratch folder of a killed publish job", "made inert: removed by the next publish of that dataset")

@@ -166,6 +166,8 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
         (pl.col("label").is_null(), lambda r: "label is empty"),
         (pl.col("score").is_null(), lambda r: "score is empty (non-numeric)"),
         (pl.col("score").is_not_null() & pl.col("_score").is_null(), lambda r: f"score {r['score']!r} is not a number"),
+        (pl.col("_score").is_not_null() & ~pl.col("_score").is_finite(),
+         lambda r: f"score {r['score']!r} is not a finite number"),
         (pl.col("video_id").is_null() & pl.col("image").is_null(), lambda r: "no image: video_id and image are both empty"),
         (pl.col("video_id").is_not_null() & pl.col("_frame").is_null(),
          lambda r: f"frame_index {r['frame_index']!r} is not a non-negative integer" if r["frame_index"] else "frame_index is empty"),

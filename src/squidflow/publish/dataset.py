@@ -6,6 +6,8 @@ validated croissant.json and generated records of every record set (a failure na
 from __future__ import annotations
 
 import json
+import logging
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -21,6 +23,8 @@ from squidflow.intervals import IntervalConfig
 from squidflow.publish import card, croissant, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+
+log = logging.getLogger(__name__)
 
 TASK_PAGES = {"rating": "tasks/rating_task.html", "keyword": "tasks/keyword_task.html"}
 
@@ -191,6 +195,7 @@ def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Fact
     mode = T.image_mode(cfg["images"], settings.sources, settings.judgment_source)
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_scratch(target)
     scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         facts = write_folder(scratch, run, settings, cfg, mode)
@@ -206,6 +211,16 @@ def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Fact
         if scratch.exists():
             shutil.rmtree(scratch, ignore_errors=True)
     return facts
+
+
+def _remove_stale_scratch(target: Path) -> None:
+    """Remove the scratch folders (`.<name>.<8 random characters>/`, tempfile.mkdtemp's) that a publish job killed
+    before its `finally` left beside `target`: Snakemake runs one job per output at a time, so none is in use."""
+    stale = re.compile(rf"\.{re.escape(target.name)}\.[A-Za-z0-9_]{{8}}")
+    for path in target.parent.iterdir():
+        if stale.fullmatch(path.name) and path.is_dir() and not path.is_symlink():
+            log.warning("removing %s, left by a publish job that was killed", path)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _umask() -> int:
