@@ -915,3 +915,22 @@ def test_a_killed_publish_jobs_scratch_folder_is_removed_by_the_next_publish(tmp
     publish(target, small_run(tmp_path / "run"), settings())
     assert sorted(p.name for p in target.parent.iterdir()) == sorted([".other-dataset.abcd1234", "squidflow-demo"])
     tried("the scratch folder of a killed publish job", "made inert: removed by the next publish of that dataset")
+
+
+def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_download_error(tmp_path):
+    """Issue 44 case 7: squid_e_release.dataset_csv: http://u:p@host/... reached an error message, .snakemake/metadata
+    and run_config.yaml. Only download.proxy may carry a password (handed to the jobs in their environment); any
+    other URL with one is refused when the config is read, and a failed download never quotes it."""
+    from squidflow.fetch import fetch
+
+    url = "http://sqfuser:sqf-url-pw@127.0.0.1:9/dataset.csv"
+    conf = write_config(tmp_path, f"squid_e_release:\n  dataset_csv: '{url}'\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "squid_e_release.dataset_csv = 'http://sqfuser:***@127.0.0.1:9/dataset.csv' holds a " \
+        "password" in out and "sqf-url-pw" not in out, out  # fmt: skip
+    with pytest.raises(OSError) as err:
+        fetch(url, tmp_path / "downloads", retries=1, timeout_s=5)
+    assert "sqf-url-pw" not in str(err.value) and "sqfuser:***@127.0.0.1" in str(err.value), str(err.value)
+    tried("a password in squid_e_release.dataset_csv's URL", "stopped with a message: key named, the password never shown")
