@@ -934,3 +934,21 @@ def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_d
         fetch(url, tmp_path / "downloads", retries=1, timeout_s=5)
     assert "sqf-url-pw" not in str(err.value) and "sqfuser:***@127.0.0.1" in str(err.value), str(err.value)
     tried("a password in squid_e_release.dataset_csv's URL", "stopped with a message: key named, the password never shown")
+
+
+@pytest.mark.slow  # runs a Snakemake job
+def test_a_proxy_password_on_the_command_line_reaches_no_snakemake_log(tmp_path):
+    """Issue 44 case 7: `--config download='{"proxy": "http://u:p@..."}'` put the password into Snakemake's own log
+    (.snakemake/log/*.log, the header's "Command:" line). The workflow redacts its command line once it is parsed."""
+    from helpers.faults import SNAKEMAKE, run
+
+    res = run([SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "config.yaml"),
+               "--config", 'download={"proxy": "http://sqfuser:sqf-cli-pw@proxy.example:3128"}', "--cores", "1",
+               "results/videos/download_settings.json"], timeout=600)  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:]
+    logs = list((tmp_path / ".snakemake" / "log").glob("*.log"))
+    assert logs and "Command:" in logs[0].read_text() and "sqfuser:***@proxy.example" in logs[0].read_text()
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"sqf-cli-pw" in p.read_bytes()]
+    assert not leaked and "sqf-cli-pw" not in res.stdout, leaked
+    tried("a proxy password given with --config on the command line (workflow run)",
+          "redacted: Snakemake's log header and every file of the run")
