@@ -137,6 +137,30 @@ def bounded_schema(schema: Any, name: str = "") -> Any:
     return schema
 
 
+# The one key whose URL may carry a password: the workflow hands it to the download jobs in their environment and
+# records it redacted (squidflow.fetch.PROXY_ENV); any other value is recorded as written (run_config.yaml, Snakemake's
+# .snakemake/metadata) and quoted in messages.
+URL_PASSWORD_KEYS = {"download.proxy"}
+
+
+def url_passwords(config: Any, path: str = "") -> list[str]:
+    """One line per config value (but download.proxy) whose URL holds a password (`scheme://user:password@host`)."""
+    from squidflow.fetch import redact_url_credentials
+
+    out = []
+    if isinstance(config, dict):
+        for k, v in config.items():
+            out += url_passwords(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(config, list):
+        for i, v in enumerate(config):
+            out += url_passwords(v, f"{path}[{i}]")
+    elif isinstance(config, str) and path not in URL_PASSWORD_KEYS and (safe := redact_url_credentials(config)) != config:
+        out.append(f"{path} = {shown(safe)} holds a password in its URL, which squidflow would record with the run "
+                   "(results/report/run_config.yaml, .snakemake/metadata): give a URL without user:password@, or "
+                   "download the file and point the key at the local copy.")
+    return out
+
+
 def non_finite(config: Any, path: str = "") -> list[str]:
     """One line per NaN or infinite number in `config` (by dotted key): JSON Schema's minimum/maximum let them pass."""
     out = []
@@ -178,6 +202,13 @@ def yaml_depth(text: str, loader_class=None) -> int:
         return deepest
     finally:
         loader.dispose()
+
+
+def refuse_deep(text: str, where, error: type[Exception], loader_class=None) -> None:
+    """`error` naming `where` when the YAML in `text` nests deeper than MAX_DEPTH (see `yaml_depth`)."""
+    if yaml_depth(text, loader_class) > MAX_DEPTH:
+        raise error(f"{where}: the YAML is nested deeper than {MAX_DEPTH} levels; a config is far flatter. Write the "
+                    "values out at a shallower level.")
 
 
 def load_bounded(text: str, where: str, error: type[Exception] = ValueError) -> Any:

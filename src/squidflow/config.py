@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
-from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown, yaml_depth
+from squidflow import bounds
+from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
 
@@ -83,9 +84,7 @@ def load_yaml(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8.") from None
     try:
-        if yaml_depth(text, _SafeLoader) > MAX_DEPTH:  # before composing: libyaml's composer recurses (SIGSEGV)
-            raise ConfigError(f"{path}: the YAML is nested deeper than {MAX_DEPTH} levels; a config is far flatter. "
-                              "Write the values out at a shallower level.")
+        bounds.refuse_deep(text, path, ConfigError, _SafeLoader)  # before composing: libyaml's composer recurses
         loader = _StrictLoader(text)
         loader.path = str(path)
         try:
@@ -218,35 +217,11 @@ def _coerce_scalars(config: dict[str, Any], schema: dict) -> None:
         parent[last] = value
 
 
-# The one key whose URL may carry a password: the workflow hands it to the download jobs in their environment and
-# records it redacted (squidflow.fetch.PROXY_ENV); any other value is recorded as written (run_config.yaml, Snakemake's
-# .snakemake/metadata) and quoted in messages.
-URL_PASSWORD_KEYS = {"download.proxy"}
-
-
-def url_passwords(config: Any, path: str = "") -> list[str]:
-    """One line per config value (but download.proxy) whose URL holds a password (`scheme://user:password@host`)."""
-    from squidflow.fetch import redact_url_credentials
-
-    out = []
-    if isinstance(config, dict):
-        for k, v in config.items():
-            out += url_passwords(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(config, list):
-        for i, v in enumerate(config):
-            out += url_passwords(v, f"{path}[{i}]")
-    elif isinstance(config, str) and path not in URL_PASSWORD_KEYS and (safe := redact_url_credentials(config)) != config:
-        out.append(f"{path} = {shown(safe)} holds a password in its URL, which squidflow would record with the run "
-                   "(results/report/run_config.yaml, .snakemake/metadata): give a URL without user:password@, or "
-                   "download the file and point the key at the local copy.")
-    return out
-
-
 def check_config(config: dict[str, Any], schema: dict) -> list[str]:
     """Return one readable line per problem (empty when the config is valid)."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(copy.deepcopy(config)), key=lambda e: list(map(str, e.absolute_path)))
-    return non_finite(config) + url_passwords(config) + [_explain(e) for e in errors]
+    return non_finite(config) + bounds.url_passwords(config) + [_explain(e) for e in errors]
 
 
 # --- local paths the config names ------------------------------------------------------------------------------
