@@ -87,7 +87,14 @@ def _inside(folder: Path, rel) -> Path | None:
     if not _plain_relative(rel):
         return None
     path = folder / rel
-    return path if path.resolve().is_relative_to(folder.resolve()) else None
+    return path if _resolves_inside(path, folder.resolve()) else None
+
+
+def _resolves_inside(path: Path, base: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(base)
+    except (OSError, RuntimeError):  # a link loop
+        return False
 
 
 def links_out(folder: Path) -> list[str]:
@@ -96,7 +103,7 @@ def links_out(folder: Path) -> list[str]:
     for top, dirs, files in os.walk(folder):
         for name in dirs + files:
             path = Path(top) / name
-            if path.is_symlink() and not path.resolve().is_relative_to(base):
+            if path.is_symlink() and not _resolves_inside(path, base):
                 out.append(f"{path}: a symbolic link to {os.readlink(path)!r}, outside the folder ({OUTSIDE}): "
                            "put the file itself there")
     return sorted(out)
