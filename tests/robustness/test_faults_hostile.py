@@ -703,7 +703,7 @@ def test_annotator_meta_that_names_the_person_is_refused_before_publishing(tmp_p
     assert msg.startswith(key + ":") and "pseudonym" in msg and "\n" not in msg, msg
     assert not target.exists() and [p.name for p in target.parent.iterdir()] == [], list(target.parent.iterdir())
     tried(f"publish.annotators.meta naming the annotator ({next(iter(meta.values()))})",
-          "refused before publishing: the key named, nothing written")
+          "refused: before publishing, the key named, nothing written")
 
 
 def test_an_alias_bomb_in_a_card_header_stops_publish_check_at_once(tmp_path, published_folder):
@@ -808,7 +808,7 @@ def test_a_shard_size_with_decimals_publishes_and_one_in_bytes_is_refused_by_che
                          text=True, timeout=120)  # fmt: skip
     out = res.stdout + res.stderr
     assert res.returncode == 2 and "publish.shard_size = '500B' is not allowed" in out and TRACEBACK not in out, out
-    tried("publish.shard_size of 1.5GB and of 500B", "1.5GB published; 500B stopped with a message: key named")
+    tried("publish.shard_size of 1.5GB and of 500B", "stopped with a message: 500B refused, key named; 1.5GB published")
 
 
 def test_a_citation_and_a_description_stay_inert_in_the_card(tmp_path):
@@ -914,7 +914,7 @@ def test_a_killed_publish_jobs_scratch_folder_is_removed_by_the_next_publish(tmp
     other.mkdir()
     publish(target, small_run(tmp_path / "run"), settings())
     assert sorted(p.name for p in target.parent.iterdir()) == sorted([".other-dataset.abcd1234", "squidflow-demo"])
-    tried("the scratch folder of a killed publish job", "made inert: removed by the next publish of that dataset")
+    tried("the scratch folder of a killed publish job", "inert: removed by the next publish of that dataset")
 
 
 def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_download_error(tmp_path):
