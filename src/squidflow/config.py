@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
+from squidflow import bounds
 from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
@@ -83,6 +84,7 @@ def load_yaml(path: str | Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config file as UTF-8.") from None
     try:
+        bounds.refuse_deep(text, path, ConfigError, _SafeLoader)  # before composing: libyaml's composer recurses
         loader = _StrictLoader(text)
         loader.path = str(path)
         try:
@@ -219,7 +221,7 @@ def check_config(config: dict[str, Any], schema: dict) -> list[str]:
     """Return one readable line per problem (empty when the config is valid)."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(copy.deepcopy(config)), key=lambda e: list(map(str, e.absolute_path)))
-    return non_finite(config) + [_explain(e) for e in errors]
+    return non_finite(config) + bounds.url_passwords(config) + [_explain(e) for e in errors]
 
 
 # --- local paths the config names ------------------------------------------------------------------------------

@@ -81,6 +81,6 @@ def fetch(source: str | Path, cache_dir: str | Path, *, retries: int = 3, backof
         if attempt < retries:
             time.sleep(backoff_s * 2 ** (attempt - 1))
     raise OSError(
-        f"could not download {url} ({last}). Without internet, download it elsewhere and set the config key to the "
+        f"could not download {redact_url_credentials(url)} ({redact_url_credentials(str(last))}). Without internet, download it elsewhere and set the config key to the "
         "local copy's path."
     ) from last

@@ -474,3 +474,481 @@ def test_the_hostile_cases_are_counted_in_the_summary_and_none_can_be_skipped(tm
     # 7 parametrized cases, and the module's find over the folders the attacks aim at
     assert "fault-injection suite: 8 faults and bad inputs tried and handled as required (7 tests passed, 0 failed, " \
            "0 skipped)" in res.stdout, res.stdout[-3000:]
+
+
+# ====================================== 8. the second pass (issue 44) ==============================================
+# A probe of 0.4.0 as an attacker found these; each case rebuilds the probe's input in the test's own folder.
+def _solid_png(path: Path, rgb: tuple[int, int, int]) -> Path:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (64, 48), rgb).save(path)
+    return path
+
+
+def _pixels_like(png: Path, rgb: tuple[int, int, int]) -> int:
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(png) as im:
+        arr = np.asarray(im.convert("RGB")).astype(int)
+    return int((np.abs(arr - np.array(rgb)).max(axis=2) < 40).sum())
+
+
+@pytest.mark.parametrize("where", ["absolute", "parent", "file-url"])
+def test_a_sherlock_image_that_is_a_local_file_is_not_drawn_into_the_comparison_figure(tmp_path, monkeypatch, where):
+    """Issue 44 case 1: a Sherlock annotations file naming a local image (absolute, ../.., file://) drew the private
+    image into results/figures/comparison_sets.png (and the report zip); a file:// URL was copied into downloads/.
+    Only an http(s) URL is fetched, and a local image is drawn only from under the run's results/."""
+    from squidflow import schemas
+    from squidflow.comparison.figures import sets_figure
+
+    secret = _solid_png(tmp_path / "home" / "u" / "private" / "secret.png", (255, 0, 255))
+    run_dir = tmp_path / "run"
+    _solid_png(run_dir / "results" / "frames" / "images" / "own.png", (0, 200, 200))
+    monkeypatch.chdir(run_dir)
+    src = {"absolute": str(secret), "parent": "../home/u/private/secret.png", "file-url": secret.as_uri()}[where]
+    corpus, sets = [], []
+    for q, image in enumerate([src, "results/frames/images/own.png"]):
+        for j in range(2):
+            corpus.append({"instance_id": f"q{q}-{j}", "image_id": f"q{q}", "image": image, "width": 64, "height": 48,
+                           "bboxes": [], "clue": "c", "inference": f"i {q}-{j}", "split": "val", "confidence": None,
+                           "chunk": 0})  # fmt: skip
+        sets += [{"query_id": f"q{q}-0", "split": "val", "rank": r, "candidate_id": f"q{q}-{r - 1}", "inference": "i",
+                  "plausibility": 0.5, "set_rank": 1} for r in (1, 2)]  # fmt: skip
+    corpus_df = pl.DataFrame(corpus, schema=schemas.COMPARISON_CORPUS.columns)
+    png, downloads = run_dir / "results" / "figures" / "comparison_sets.png", run_dir / "results" / "downloads"
+    sets_figure(pl.DataFrame(sets), corpus_df, png, n_sets=2, cache_dir=downloads)
+    assert _pixels_like(png, (255, 0, 255)) == 0, "the private image was drawn into the figure"
+    assert _pixels_like(png, (0, 200, 200)) > 100, "the run's own image (under results/) is still drawn"
+    assert not files_under(downloads), files_under(downloads)
+    tried(f"a Sherlock image url that is a local file outside the run ({where})",
+          "inert: not drawn into the comparison figure, not copied into downloads/")
+
+
+MTURK_PROMPT = "</script><script>alert(1)</script><img src=x onerror=alert(11)>"
+MTURK_BASE = 'https://bucket.example/img" onerror="alert(12)" data-x="'
+
+
+def test_a_prompt_with_markup_runs_no_script_on_the_mturk_workers_page(tmp_path):
+    """Issue 44 case 2: MTurk fills each ${column} of hit_template.html with the batch CSV's value verbatim, so a
+    prompt (or annotation.image_base_url) holding markup ran script on the page a worker opens (squidflow's own
+    preview escapes, which hid it). Filled here exactly as MTurk does and opened in headless Chromium: no dialog."""
+    import csv
+    import re
+
+    from helpers.browser import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    from squidflow import io
+    from squidflow.judgments.annotation import annotation_tasks
+
+    frames = pl.DataFrame({"event": ["parade"] * 6, "video_id": [f"v{i}" for i in range(6)], "frame_index": [1] * 6,
+                           "image_id": [f"v{i}_1" for i in range(6)]})  # fmt: skip
+    annotation = {"pairs": [], "images_per_hit": 6, "image_base_url": MTURK_BASE, "seed": 0}
+    hits, template, _ = annotation_tasks(frames, annotation, {"parade": {"prompt": MTURK_PROMPT}}, variants=("A",))
+    batch = tmp_path / "results" / "annotation" / "hits_A.csv"
+    io.write_csv(hits["A"], batch)
+    with open(batch, newline="", encoding="utf-8") as fh:
+        row = next(csv.DictReader(fh))
+    page = tmp_path / "results" / "annotation" / "mturk_page.html"
+    page.write_text(re.sub(r"\$\{([A-Za-z0-9_]+)\}", lambda m: row.get(m.group(1), ""), template), encoding="utf-8")
+    dialogs: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page()
+            tab.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            tab.goto(page.as_uri())
+            tab.wait_for_timeout(1500)  # the images' onerror fires once their load fails
+            shown_prompt = tab.inner_text("#event-prompt")
+        finally:
+            browser.close()
+    assert not dialogs, dialogs
+    assert shown_prompt == MTURK_PROMPT  # the worker reads the prompt as text
+    tried("a prompt and an image base URL with markup, filled into the MTurk page as MTurk does (Chromium)",
+          "inert: no dialog, the prompt shown as text")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    (f"events:\n  parade: {{prompt: {json.dumps(MTURK_PROMPT)}}}\n", "events.parade.prompt"),
+    (f"annotation:\n  image_base_url: {json.dumps(MTURK_BASE)}\n", "annotation.image_base_url"),
+], ids=["prompt", "image_base_url"])  # fmt: skip
+def test_markup_in_a_prompt_or_the_image_base_url_is_refused_by_check_config(tmp_path, text, key):
+    conf = write_config(tmp_path, text)
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and f"{key} = " in out and "MTurk" in out and TRACEBACK not in out, out[-2000:]
+    tried(f"markup in {key} (check-config)", "stopped with a message: key named, the fix said")
+
+
+@pytest.fixture(scope="module")
+def published_folder(tmp_path_factory) -> Path:
+    """A small dataset published by squidflow (helpers.publish_run): the folder each publish-check case edits a copy of."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    tmp = tmp_path_factory.mktemp("hostile_publish")
+    publish(tmp / "out" / "seed", small_run(tmp / "run"), settings())
+    return tmp / "out" / "seed"
+
+
+def _publish_check(folder: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`squidflow publish check FOLDER` with its own HOME (a ~/.cache/croissant download would show there) and the
+    `datasets` cache in the test's folder, offline."""
+    import os
+
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "HF_DATASETS_CACHE": str(home / "hf"), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([CLI, "publish", "check", str(folder), *extra], capture_output=True, text=True, timeout=300,
+                          env=env)  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["loopback-url", "absolute", "parent"])
+def test_publish_check_fetches_no_url_and_reads_no_file_outside_the_folder(tmp_path, published_folder, where):
+    """Issue 44 case 3: on a folder someone hands you, a Croissant FileObject whose contentUrl was a loopback URL was
+    fetched by mlcroissant (and cached under ~/.cache/croissant/); /etc/passwd or ../../../etc/passwd was opened and
+    hashed. publish check names the field and follows none of them: the test's server counts zero requests."""
+    import hashlib
+    import shutil
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests: list[str] = []
+
+    class Counting(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            requests.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a\nsqf-remote\n")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Counting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    outside = tmp_path / "private" / "private.csv"
+    outside.parent.mkdir()
+    outside.write_text("a\nsqf-private\n")
+    url = {"loopback-url": f"http://127.0.0.1:{server.server_port}/remote.csv", "absolute": str(outside),
+           "parent": "../../private/private.csv"}[where]  # fmt: skip
+    meta = json.loads((folder / "croissant.json").read_text())
+    meta["distribution"].append({"@type": "cr:FileObject", "@id": "remote", "name": "remote", "contentUrl": url,
+                                 "encodingFormat": "text/csv",
+                                 "sha256": hashlib.sha256(outside.read_bytes()).hexdigest()})  # fmt: skip
+    meta["recordSet"].append({"@type": "cr:RecordSet", "@id": "remote_rs", "name": "remote_rs", "field": [
+        {"@type": "cr:Field", "@id": "remote_rs/a", "name": "a", "dataType": "sc:Text",
+         "source": {"fileObject": {"@id": "remote"}, "extract": {"column": "a"}}}]})  # fmt: skip
+    (folder / "croissant.json").write_text(json.dumps(meta))
+    try:
+        res = _publish_check(folder, tmp_path / "home")
+    finally:
+        server.shutdown()
+    out = res.stdout + res.stderr
+    assert requests == [], requests
+    assert res.returncode == 1 and f"FileObject remote: contentUrl {url!r} is not a path inside the folder" in out, out
+    assert "records and datasets loading not run" in out and TRACEBACK not in out, out
+    assert not files_under(tmp_path / "home" / ".cache"), files_under(tmp_path / "home" / ".cache")
+    tried(f"a Croissant contentUrl that is {where} (publish check)",
+          "refused: the field named, nothing fetched or read outside the folder")
+
+
+def test_publish_check_refuses_a_shard_that_links_outside_the_folder(tmp_path, published_folder):
+    """Issue 44 case 3: a listed shard that is a symbolic link to a file outside the folder (same bytes, same sha256)
+    passed publish check, which then read it through the link."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    shard = sorted((folder / "data").glob("*/*.parquet"))[0]
+    moved = tmp_path / "elsewhere" / "shard.parquet"
+    moved.parent.mkdir()
+    shutil.move(shard, moved)
+    shard.symlink_to(moved)
+    res = _publish_check(folder, tmp_path / "home")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and f"{shard}: a symbolic link to" in out and "outside the folder" in out, out
+    assert "records and datasets loading not run" in out and TRACEBACK not in out, out
+    tried("a published shard that is a symbolic link out of the folder (publish check)",
+          "refused: the link named, nothing read through it")
+
+
+def test_publish_check_says_in_its_help_that_it_never_fetches():
+    res = subprocess.run([CLI, "publish", "check", "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "never fetches" in " ".join(res.stdout.split()), res.stdout
+    assert "reads only files inside FOLDER" in " ".join(res.stdout.split()), res.stdout
+
+
+@pytest.mark.parametrize(("meta", "key"), [
+    ({"W1": {"Annotator_id": "W1-real-id", "WorkerId": "W1", "Age": "34"}}, "publish.annotators.meta.W1.Annotator_id"),
+    ({"W2": {"Age": "34", "worker id": "A3XYZ"}}, "publish.annotators.meta.W2.worker id"),
+    ({"W2": {"Age": "34", "Nickname": "W2"}}, "publish.annotators.meta.W2.Nickname"),
+], ids=["probe", "worker-id-field", "id-as-value"])  # fmt: skip
+def test_annotator_meta_that_names_the_person_is_refused_before_publishing(tmp_path, meta, key):
+    """Issue 44 case 4: publish.annotators.meta {H-A-01: {Annotator_id: H-A-01-real-id, WorkerId: H-A-01, ...}} ended in
+    lewidi/<name>_annotators_meta.json under the pseudonym, overwriting it, every field verbatim."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    target = tmp_path / "out" / "squidflow-demo"
+    with pytest.raises(UserError) as err:
+        publish(target, small_run(tmp_path / "run"), settings(annotators={"demographics": "", "meta": meta}))
+    msg = str(err.value)
+    assert msg.startswith(key + ":") and "pseudonym" in msg and "\n" not in msg, msg
+    assert not target.exists() and [p.name for p in target.parent.iterdir()] == [], list(target.parent.iterdir())
+    tried(f"publish.annotators.meta naming the annotator ({next(iter(meta.values()))})",
+          "refused: before publishing, the key named, nothing written")
+
+
+def test_an_alias_bomb_in_a_card_header_stops_publish_check_at_once(tmp_path, published_folder):
+    """Issue 44 case 5: a card whose YAML header is an alias bomb (9 levels of 9) took publish check --no-load 107 s
+    and 4.3 GB, then MemoryError: card.read_header used yaml.safe_load unbounded."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    bomb = alias_bomb().replace("events:\n  parade:\n    description:\n      ", "").replace("\n      ", "\n")
+    (folder / "README.md").write_text(f"---\n{bomb}configs: *a8\n---\n# card\n", encoding="utf-8")
+    t0 = time.monotonic()
+    res = _publish_check(folder, tmp_path / "home", "--no-load")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and "README.md: the YAML header does not parse" in out and "aliases" in out, out[-2000:]
+    assert time.monotonic() - t0 < 60 and TRACEBACK not in out and len(out) < 5000, (time.monotonic() - t0, out[-2000:])
+    tried("a YAML alias bomb in a dataset card's header (publish check)", "stopped with a message: at once, file named")
+
+
+def _gzip_bomb(path: Path, line: bytes, size: int, head: bytes = b"") -> Path:
+    import gzip
+
+    block = line * (4 * 2**20 // len(line))
+    with gzip.open(path, "wb", compresslevel=6) as fh:
+        fh.write(head)
+        for _ in range(size // len(block)):
+            fh.write(block)
+    return path
+
+
+def test_a_gzip_bomb_of_predictions_stops_with_a_message(tmp_path):
+    """Issue 44 case 5: a predictions .csv.gz of 18.7 MB unpacking to 4 GB ended `squidflow evaluate` in MemoryError;
+    a gzip file now unpacks to at most squidflow.bounds.gzip_allowance bytes (50 times its size, at least 64 MB)."""
+    from squidflow.evaluation.predictions import PredictionsError, read_predictions
+
+    bomb = _gzip_bomb(tmp_path / "preds.csv.gz", b"vid_00,12,1,parading,0.5\n", 160 * 2**20,
+                      head=b"video_id,frame_index,rank,label,score\n")  # fmt: skip
+    assert bomb.stat().st_size * 50 < 64 * 2**20  # the allowance is the floor: 64 MB
+    t0 = time.monotonic()
+    with pytest.raises(PredictionsError, match=r"preds\.csv\.gz: unpacks to more than 67,108,864 bytes"):
+        read_predictions(bomb, cache_dir=tmp_path)
+    assert time.monotonic() - t0 < 60
+    tried("a gzip bomb as a predictions .csv.gz", "stopped with a message: file named, unpacking bounded")
+
+
+def test_a_gzip_bomb_of_guesswhat_games_stops_with_a_message(tmp_path):
+    """Issue 44 case 5: a GuessWhat?! .jsonl.gz of 14 MB unpacking to 3 GB (one line without end) ended litmus.games
+    in MemoryError."""
+    from squidflow.litmus.games import GameFileError, read_games_file
+
+    bomb = _gzip_bomb(tmp_path / "guesswhat.test.jsonl.gz", b" " * 64, 160 * 2**20)
+    t0 = time.monotonic()
+    with pytest.raises(GameFileError, match=r"guesswhat\.test\.jsonl\.gz: unpacks to more than 67,108,864 bytes"):
+        read_games_file(bomb, "test")
+    assert time.monotonic() - t0 < 60
+    tried("a gzip bomb as a GuessWhat?! .jsonl.gz (one endless line)", "stopped with a message: file named, unpacking bounded")
+
+
+def test_a_config_nested_100000_deep_stops_check_config_with_a_message(tmp_path):
+    """Issue 44 case 8: a config nested 100,000 deep killed `squidflow check-config` with SIGSEGV (libyaml's composer
+    recursed before the depth bound applied); the depth is now counted from the parser's events first."""
+    conf = write_config(tmp_path, "demo: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and f"{conf}: the YAML is nested deeper than 64 levels" in out, (res.returncode, out[-2000:])
+    assert TRACEBACK not in out and len(out) < 2000, out[-2000:]
+    tried("a config nested 100,000 deep (check-config)", "stopped with a message: file named, no crash")
+
+
+@pytest.mark.parametrize("part", ["croissant.json", "README.md"])
+def test_a_published_file_nested_100000_deep_stops_publish_check_with_a_message(tmp_path, published_folder, part):
+    """Issue 44 case 8: a croissant.json nested 100,000 deep gave a RecursionError traceback from publish check (a
+    card header so nested would have crashed libyaml's composer)."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    deep = "[" * 100_000 + "]" * 100_000
+    (folder / part).write_text(deep if part == "croissant.json" else f"---\nconfigs: {deep}\n---\n# card\n")
+    res = _publish_check(folder, tmp_path / "home", "--no-load")
+    out = res.stdout + res.stderr
+    needle = {"croissant.json": "croissant.json: JSON nested too deeply",
+              "README.md": "README.md: the YAML header does not parse: the card's YAML header: the YAML stands for"}[part]
+    assert res.returncode == 1 and needle in out and TRACEBACK not in out and len(out) < 5000, (res.returncode, out[-2000:])
+    tried(f"a published {part} nested 100,000 deep (publish check)", "stopped with a message: file named, no crash")
+
+
+def test_a_shard_size_with_decimals_publishes_and_one_in_bytes_is_refused_by_check_config(tmp_path):
+    """Issue 44 case 8: publish.shard_size "1.5GB" or "500B" passed check-config, then the publish job failed "with a
+    bug" (ValueError: invalid literal for int()). Every size the schema lets through now parses; bytes are refused."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+    from squidflow.publish.shards import shard_size
+
+    assert shard_size("1.5GB") == 1_500_000_000 and shard_size("2 GiB") == 2 * 2**30
+    publish(tmp_path / "out" / "squidflow-demo", small_run(tmp_path / "run"), settings(shard_size="1.5GB"))
+    assert (tmp_path / "out" / "squidflow-demo" / "croissant.json").is_file()
+    conf = write_config(tmp_path, 'publish:\n  shard_size: "500B"\n')
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "publish.shard_size = '500B' is not allowed" in out and TRACEBACK not in out, out
+    tried("publish.shard_size of 1.5GB and of 500B", "stopped with a message: 500B refused, key named; 1.5GB published")
+
+
+def test_a_citation_and_a_description_stay_inert_in_the_card(tmp_path):
+    """Issue 44 case 6: a publish.citation holding a closing ``` broke out of the card's code fence (a <script>, a
+    `## Injected section` and a javascript: link live in README.md); a description starting with `#` became a
+    heading. The card is rendered here as CommonMark with HTML on (markdown-it), as a Markdown viewer would."""
+    from helpers.publish_run import settings, small_run
+    from markdown_it import MarkdownIt
+
+    from squidflow.publish.dataset import publish
+
+    citation = ("@misc{x, title = {t}}\n```\n<script>alert(7)</script>\n\n## Injected section\n\n"
+                "[click](javascript:alert(8))\n````\n```")  # fmt: skip
+    description = "# Injected heading\n<script>alert(9)</script> [c](javascript:alert(8))"
+    folder = tmp_path / "out" / "squidflow-demo"
+    publish(folder, small_run(tmp_path / "run"), settings(citation=citation, description=description))
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    page = MarkdownIt("commonmark").render(text.split("\n---\n", 1)[1])
+    assert "<script>" not in page and 'href="javascript:' not in page, page
+    assert "<h2>Injected section</h2>" not in page and "<h1>Injected heading</h1>" not in page, page
+    assert "alert(7)" in page and "Injected heading" in page  # shown as text, not dropped
+    tried("a citation that closes the card's code fence and a description that starts with #",
+          "inert: the card shows them as text (CommonMark rendering)")
+
+
+def test_a_javascript_url_for_the_dataset_is_refused(tmp_path):
+    """Issue 44 case 6: publish.url: javascript:alert(10) was written to Croissant's `url` without a word."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.config import ConfigError
+    from squidflow.publish.dataset import publish
+
+    target = tmp_path / "out" / "squidflow-demo"
+    with pytest.raises(ConfigError, match=r"^publish\.url = 'javascript:alert\(10\)' is not an http\(s\) address"):
+        publish(target, small_run(tmp_path / "run"), settings(url="javascript:alert(10)"))
+    assert not target.exists()
+    conf = write_config(tmp_path, "publish:\n  url: 'javascript:alert(10)'\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "publish.url = 'javascript:alert(10)' is not allowed" in out, out
+    tried("publish.url that is a javascript: link", "stopped with a message: key named (check-config and the publish job)")
+
+
+def test_a_token_straddling_the_cut_of_a_server_error_is_not_shown_in_part(tmp_path, monkeypatch):
+    """Issue 44 case 7: the Label Studio client cut a server's error body to 1,500 characters before the token was
+    replaced, so a token straddling the cut was shown in part (20 of its 39 characters in the probe). The client
+    runs here for real, with a stand-in label_studio_sdk whose server answers 401 echoing the token at the cut."""
+    token = "sqf" + "0123456789abcdef" * 2 + "tokenend"  # 39 characters
+    fake = tmp_path / "fake_sdk" / "label_studio_sdk"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "import os\n"
+        "class ApiError(Exception):\n"
+        "    def __init__(self, body):\n        super().__init__('401')\n        self.status_code, self.body = 401, body\n"
+        "class LabelStudio:\n"
+        "    def __init__(self, base_url, api_key, timeout):\n"
+        "        raise ApiError({'detail': 'x' * 1468 + api_key + ' was refused'})\n")  # fmt: skip
+    import os
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake.parent), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
+    from squidflow.judgments.label_studio.server import LabelStudioError
+
+    with pytest.raises(LabelStudioError) as err:
+        _pull(tmp_path, {"url": "http://127.0.0.1:9", "projects": {"A": 1}})
+    msg = str(err.value)
+    assert "HTTP 401" in msg and "xxxx" in msg, msg[:300]
+    shown_parts = [token[i:i + 6] for i in range(len(token) - 5) if token[i:i + 6] in msg]
+    assert not shown_parts, shown_parts
+    tried("a server error echoing the API token across the client's 1,500-character cut",
+          "redacted: no part of the token in the message")
+
+
+@pytest.mark.parametrize("score", ["nan", "NaN", "inf", "-inf"])
+def test_a_score_that_is_not_a_finite_number_stops_with_the_line_named(tmp_path, score):
+    """Issue 44 case 10: a `NaN` score left the model out of `squidflow evaluate` with rc 0, while the README says a
+    score that is not a number stops with the file and line."""
+    from squidflow.evaluation.predictions import PredictionsError, read_predictions
+
+    path = tmp_path / "preds.csv"
+    path.write_text(f"video_id,frame_index,rank,label,score\nvid_a,1,1,parading,0.9\nvid_a,1,2,marching,{score}\n")
+    with pytest.raises(PredictionsError, match=rf"preds\.csv: line 3: score '{score}' is not a finite number"):
+        read_predictions(path, cache_dir=tmp_path)
+    tried(f"a predictions score of {score}", "stopped with a message: file and line named")
+
+
+def test_a_killed_publish_jobs_scratch_folder_is_removed_by_the_next_publish(tmp_path):
+    """Issue 44 case 10: a publish job killed before its `finally` left its scratch folder `.<name>.<random>/` beside
+    results/publish/<name>/ forever (a SIGKILL runs no cleanup); the next publish removes it."""
+    import tempfile
+
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    target = tmp_path / "results" / "publish" / "squidflow-demo"
+    target.parent.mkdir(parents=True)
+    left = Path(tempfile.mkdtemp(prefix=".squidflow-demo.", dir=target.parent))  # as the killed job made it
+    (left / "data").mkdir()
+    (left / "data" / "part.parquet").write_bytes(b"PAR1")
+    other = target.parent / ".other-dataset.abcd1234"  # another dataset's: not touched
+    other.mkdir()
+    publish(target, small_run(tmp_path / "run"), settings())
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted([".other-dataset.abcd1234", "squidflow-demo"])
+    tried("the scratch folder of a killed publish job", "inert: removed by the next publish of that dataset")
+
+
+def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_download_error(tmp_path):
+    """Issue 44 case 7: squid_e_release.dataset_csv: http://u:p@host/... reached an error message, .snakemake/metadata
+    and run_config.yaml. Only download.proxy may carry a password (handed to the jobs in their environment); any
+    other URL with one is refused when the config is read, and a failed download never quotes it."""
+    from squidflow.fetch import fetch
+
+    url = "http://sqfuser:sqf-url-pw@127.0.0.1:9/dataset.csv"
+    conf = write_config(tmp_path, f"squid_e_release:\n  dataset_csv: '{url}'\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "squid_e_release.dataset_csv = 'http://sqfuser:***@127.0.0.1:9/dataset.csv' holds a " \
+        "password" in out and "sqf-url-pw" not in out, out  # fmt: skip
+    with pytest.raises(OSError) as err:
+        fetch(url, tmp_path / "downloads", retries=1, timeout_s=5)
+    assert "sqf-url-pw" not in str(err.value) and "sqfuser:***@127.0.0.1" in str(err.value), str(err.value)
+    tried("a password in squid_e_release.dataset_csv's URL", "stopped with a message: key named, the password never shown")
+
+
+@pytest.mark.slow  # runs a Snakemake job
+def test_a_proxy_password_on_the_command_line_reaches_no_snakemake_log(tmp_path):
+    """Issue 44 case 7: `--config download='{"proxy": "http://u:p@..."}'` put the password into Snakemake's own log
+    (.snakemake/log/*.log, the header's "Command:" line). The workflow redacts its command line once it is parsed."""
+    from helpers.faults import SNAKEMAKE, run
+
+    res = run([SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "config.yaml"),
+               "--config", 'download={"proxy": "http://sqfuser:sqf-cli-pw@proxy.example:3128"}', "--cores", "1",
+               "results/videos/download_settings.json"], timeout=600)  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:]
+    logs = list((tmp_path / ".snakemake" / "log").glob("*.log"))
+    assert logs and "Command:" in logs[0].read_text() and "sqfuser:***@proxy.example" in logs[0].read_text()
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"sqf-cli-pw" in p.read_bytes()]
+    assert not leaked and "sqf-cli-pw" not in res.stdout, leaked
+    tried("a proxy password given with --config on the command line (workflow run)",
+          "redacted: Snakemake's log header and every file of the run")

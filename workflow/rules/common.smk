@@ -21,6 +21,12 @@ from squidflow.paths import (
     VIDEOS_CHECKED,
 )
 from squidflow import version as squidflow_version
+from squidflow.fetch import redact_url_credentials
+
+# Snakemake's log header quotes its command line ("Command: ..."), into .snakemake/log/ too: a proxy password given as
+# --config download='{"proxy": "http://user:password@host"}' is redacted there (issue 44). The config keeps it; the
+# download jobs get it in their environment (squidflow.fetch.PROXY_ENV), never in a file.
+sys.argv[:] = [redact_url_credentials(arg) for arg in sys.argv]
 
 # The config is checked here, before any job (its files were parsed strictly in workflow/checks.smk): every key
 # against the schema, keys that go together, and every local input path the config names (relative to the

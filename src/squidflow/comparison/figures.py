@@ -10,6 +10,7 @@ image are marked, since they are the likely true statements among the hard negat
 
 from __future__ import annotations
 
+import logging
 import textwrap
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import numpy as np
 import polars as pl
 
 from squidflow import style
+
+log = logging.getLogger(__name__)
 
 
 def chosen_sets(sets: pl.DataFrame, n: int) -> list[str]:
@@ -30,16 +33,33 @@ def chosen_sets(sets: pl.DataFrame, n: int) -> list[str]:
     return queries["query_id"].head(n).to_list()
 
 
-def _load_image(source: str | None, cache_dir: str | Path | None):
-    """The image as an array: a local file, or a URL fetched once into `cache_dir`; None when it cannot be had."""
+def _load_image(source: str | None, cache_dir: str | Path | None, root: str | Path = "results"):
+    """The image as an array: an http(s) URL fetched once into `cache_dir`, or a local file (a path or a file:// URL)
+    under `root` (the run's results/: the frames corpus's images); None when it cannot be had or is refused. A
+    Sherlock annotations file is data: a local path or file:// URL in it never reaches a file outside the run."""
     if not source:
         return None
+    from urllib.parse import unquote, urlparse
+
     from PIL import Image
 
-    from squidflow.fetch import fetch, is_url
+    from squidflow.fetch import fetch
 
+    scheme = urlparse(source).scheme.lower()
     try:
-        path = fetch(source, cache_dir, retries=1, timeout_s=20) if is_url(source) and cache_dir else Path(source)
+        if scheme in ("http", "https"):
+            if not cache_dir:
+                return None
+            path = fetch(source, cache_dir, retries=1, timeout_s=20)
+        elif scheme in ("", "file"):
+            local = Path(unquote(urlparse(source).path) if scheme == "file" else source)
+            path = local.resolve()
+            base = Path(root).resolve()
+            if "\0" in source or path == base or not path.is_relative_to(base):
+                log.warning("comparison image %r is outside %s: not drawn", source[:200], root)
+                return None
+        else:
+            return None
         with Image.open(path) as image:
             return np.asarray(image.convert("RGB"))
     except (OSError, ValueError):
@@ -47,8 +67,9 @@ def _load_image(source: str | None, cache_dir: str | Path | None):
 
 
 def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n_sets: int = 3,
-                cache_dir: str | Path | None = None, note: str = "") -> int:
-    """Write `n_sets` comparison sets, one row each (image with region | ranked inferences); returns the panel count."""
+                cache_dir: str | Path | None = None, note: str = "", image_root: str | Path = "results") -> int:
+    """Write `n_sets` comparison sets, one row each (image with region | ranked inferences); returns the panel count.
+    Local images are drawn only from under `image_root` (the run's results/; see `_load_image`)."""
     from matplotlib.patches import Rectangle
 
     queries = chosen_sets(sets, n_sets)
@@ -66,7 +87,7 @@ def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n
         members = sets.filter(pl.col("query_id") == query).sort("rank")
         split, set_rank = members["split"][0], members["set_rank"][0]
         row = q.row(0, named=True) if q.height else {}
-        image = _load_image(row.get("image"), cache_dir)
+        image = _load_image(row.get("image"), cache_dir, image_root)
         if image is not None:
             ax_img.imshow(image)
             sx = image.shape[1] / float(row.get("width") or image.shape[1])

@@ -14,7 +14,7 @@ is not a number, an empty label.
 
 from __future__ import annotations
 
-import gzip
+import contextlib
 import logging
 import re
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 import polars as pl
 
 from squidflow import schemas
+from squidflow.bounds import gzip_lines, gzip_read
 from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
 from squidflow.image_ids import id_expr, unknown_id_hint
@@ -67,13 +68,15 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
             return pl.read_parquet(path), 1
         except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a damaged file
             raise PredictionsError(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {exc})") from exc
-    opener = gzip.open if gz else open
     if fmt == "csv":
         from squidflow.io import read_csv_strings
 
         try:
-            with opener(path, "rb") as fh:
-                data = fh.read()
+            if gz:
+                data = gzip_read(path, where, PredictionsError)
+            else:
+                with open(path, "rb") as fh:
+                    data = fh.read()
         except (OSError, EOFError) as exc:
             raise PredictionsError(f"{where}: cannot be read ({exc})") from exc
         try:  # every field as text, errors naming the line (header = line 1)
@@ -83,7 +86,8 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
         return df.with_columns(pl.col(c).replace("", None) for c in df.columns if c != "_row"), 0
     records, lines = [], []
     try:
-        with opener(path, "rb") as fh:
+        with contextlib.ExitStack() as stack:
+            fh = gzip_lines(path, where, PredictionsError) if gz else stack.enter_context(open(path, "rb"))
             for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
                                            error=PredictionsError):
                 records.append({k: None if v is None else str(v) for k, v in rec.items()})
@@ -162,6 +166,8 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
         (pl.col("label").is_null(), lambda r: "label is empty"),
         (pl.col("score").is_null(), lambda r: "score is empty (non-numeric)"),
         (pl.col("score").is_not_null() & pl.col("_score").is_null(), lambda r: f"score {r['score']!r} is not a number"),
+        (pl.col("_score").is_not_null() & ~pl.col("_score").is_finite(),
+         lambda r: f"score {r['score']!r} is not a finite number"),
         (pl.col("video_id").is_null() & pl.col("image").is_null(), lambda r: "no image: video_id and image are both empty"),
         (pl.col("video_id").is_not_null() & pl.col("_frame").is_null(),
          lambda r: f"frame_index {r['frame_index']!r} is not a non-negative integer" if r["frame_index"] else "frame_index is empty"),

@@ -29,6 +29,15 @@ from squidflow.events import event_prompt
 log = logging.getLogger(__name__)
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+# MTurk fills ${column} into the task page verbatim (no escaping): a batch CSV value is written with the characters
+# that could open markup or close an attribute as character references. The config refuses them in a prompt and in
+# annotation.image_base_url (schema patterns); this keeps a value that reaches the CSV another way inert.
+_MTURK_UNSAFE = {"<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def mturk_value(text: str) -> str:
+    """`text` safe to be filled verbatim into the HTML of an MTurk task page (text, or an attribute in double quotes)."""
+    return "".join(_MTURK_UNSAFE.get(c, c) for c in str(text))
 
 
 # --- events: pairs --------------------------------------------------------------------------------------------
@@ -132,11 +141,12 @@ def make_hits(
         raise ValueError(f"unknown variant {variant!r} (A or B)")
     event_of = dict(frames.select("image_id", "event").iter_rows())
     path_of = {
-        img: f"{base_url.rstrip('/')}/{vid}/{fi}.jpg" for img, vid, fi in frames.select("image_id", "video_id", "frame_index").iter_rows()
+        img: mturk_value(f"{base_url.rstrip('/')}/{vid}/{fi}.jpg")
+        for img, vid, fi in frames.select("image_id", "video_id", "frame_index").iter_rows()
     }
     rows = []
     for k, (e, chunk) in enumerate(hits):
-        row = {"hit_index": k, "variant": variant, "event": e, "event_prompt": event_prompt(e, events_config)}
+        row = {"hit_index": k, "variant": variant, "event": e, "event_prompt": mturk_value(event_prompt(e, events_config))}
         for i in range(images_per_hit):
             img = chunk[i] if i < len(chunk) else ""
             row[f"image_{i + 1}_id"] = img

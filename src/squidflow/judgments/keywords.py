@@ -32,7 +32,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.io import FORMULA_START, unneutralise
-from squidflow.judgments.annotation import _chunks, _interleave_by_video, render_task_page
+from squidflow.judgments.annotation import _chunks, _interleave_by_video, mturk_value, render_task_page
 from squidflow.judgments.ingest import (
     JudgmentError,
     Problem,
@@ -62,7 +62,7 @@ def make_keyword_hits(
     rng = np.random.default_rng([seed, ord(VARIANT)])
     ordered = _interleave_by_video(frames, rng)
     path_of = {
-        img: f"{base_url.rstrip('/')}/{vid}/{fi}.jpg"
+        img: mturk_value(f"{base_url.rstrip('/')}/{vid}/{fi}.jpg")
         for img, vid, fi in frames.select("image_id", "video_id", "frame_index").iter_rows()
     }
     rows = []

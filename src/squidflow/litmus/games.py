@@ -12,7 +12,6 @@ silently dropped changes the counts the paper's tables are compared against.
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -23,6 +22,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
+from squidflow.bounds import gzip_lines
 from squidflow.errors import UserError
 from squidflow.fetch import fetch
 from squidflow.io import json_lines
@@ -65,13 +65,15 @@ def source_of(entry: str | dict[str, str]) -> tuple[str, str]:
     return entry, split_of(entry)
 
 
-def _open_lines(path: Path) -> Iterator[bytes]:
+def _open_lines(path: Path, name: str | None = None) -> Iterator[bytes]:
     """The file's lines as bytes (gzip or plain): io.json_lines decodes them, naming the line of a byte that is not
-    UTF-8 or where a gzip stream breaks off."""
+    UTF-8 or where a gzip stream breaks off. A gzip file unpacks to at most squidflow.bounds.gzip_allowance bytes."""
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gz else open
-    with opener(path, "rb") as fh:
+    if gz:
+        yield from gzip_lines(path, name or str(path), GameFileError)
+        return
+    with open(path, "rb") as fh:
         yield from fh
 
 
@@ -177,7 +179,7 @@ def read_games_file(path: str | Path, split: str, name: str | None = None) -> li
     """Every game of one JSON Lines file (gzip or plain), as LITMUS_GAMES rows."""
     name = name or str(path)
     rows = []
-    lines = tqdm(_open_lines(Path(path)), desc=Path(name).name, unit=" games", mininterval=5)
+    lines = tqdm(_open_lines(Path(path), name), desc=Path(name).name, unit=" games", mininterval=5)
     for lineno, game in json_lines(lines, name, what="one game as a JSON object", error=GameFileError):
         rows.append(_parse_game(game, name, lineno, split))
     if not rows:

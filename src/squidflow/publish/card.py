@@ -5,8 +5,11 @@ figure in it is read from the run's own outputs, and a SIMULATED panel says so i
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
+from squidflow.bounds import load_bounded
 from squidflow.io import md_escape
 from squidflow.publish.facts import SQUID_E_CITATION, Facts
 from squidflow.publish.tables import SPLIT_ORDER
@@ -81,7 +84,7 @@ def card(facts: Facts) -> str:
         out += ["**This is squidflow's offline demo: the videos are SYNTHETIC (made by ffmpeg) and every judgment comes "
                 "from a SIMULATED annotator panel, not from people. Use it to see the format, never as data about "
                 "people.**", ""]
-    out += [md_escape(f.description), ""]
+    out += [_paragraph(f.description), ""]
     out += ["## Dataset structure", "",
             md_row(["Config", "Rows", "Splits"]), md_rule(3)]
     for config, splits in f.splits.items():
@@ -143,9 +146,22 @@ def card(facts: Facts) -> str:
     out += ["", "## Licences and terms", "",
             f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license)}` "
             f"({f.license_url}). {md_escape(f.terms)}", ""]
-    out += ["## How to cite", "", "The dataset:", "", "```bibtex", f.citation.strip(), "```", "",
+    fence = _fence(f.citation)
+    out += ["## How to cite", "", "The dataset:", "", f"{fence}bibtex", f.citation.strip(), fence, "",
             "The method and the original SQUID-E dataset:", "", "```bibtex", SQUID_E_CITATION, "```", ""]
     return "\n".join(out)
+
+
+def _paragraph(text: str) -> str:
+    """Data as one inert Markdown paragraph (io.md_escape), a leading `#` escaped too (no heading)."""
+    out = md_escape(text)
+    return "\\" + out if out.lstrip().startswith("#") else out
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in `text`, so the text cannot close it (CommonMark)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def read_header(text: str) -> dict:
@@ -153,4 +169,4 @@ def read_header(text: str) -> dict:
     if not text.startswith("---"):
         return {}
     end = text.find("\n---", 3)
-    return (yaml.safe_load(text[3:end]) or {}) if end > 0 else {}
+    return (load_bounded(text[3:end], "the card's YAML header") or {}) if end > 0 else {}

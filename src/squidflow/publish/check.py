@@ -6,12 +6,18 @@ edited by hand). One line per problem, each naming the file and the config, fiel
 - every shard under data/ is a FileObject of croissant.json, and every FileObject's file exists with its sha256;
 - croissant.json validates with mlcroissant and yields records of every record set, and its RAI fields are filled;
 - `datasets.load_dataset(folder, config)` loads every config.
+
+It reads only files inside FOLDER and fetches nothing: a contentUrl, a FileSet's includes or a card's data_files that
+is a URL, an absolute path, a `../` or a symbolic link out of the folder is a problem named with its field, and then
+neither mlcroissant's record generation nor `datasets` loading runs (either would follow it).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -56,9 +62,19 @@ def check_card(folder: Path) -> tuple[list[str], list[str]]:
     return problems, named
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+OUTSIDE = "publish check reads only files inside the folder and fetches no URL"
+
+
+def _plain_relative(rel) -> bool:
+    """Whether `rel` is a relative path that stays in the folder: no URL scheme, not absolute, no `..`, no `~`."""
+    return (isinstance(rel, str) and bool(rel) and "\x00" not in rel and not rel.startswith(("/", "\\", "~"))
+            and not _SCHEME.match(rel) and ".." not in Path(rel).parts)
+
+
 def _matches(folder: Path, pattern) -> bool:
     """Whether a data_files pattern matches a file inside the folder (a pattern reaching outside matches nothing)."""
-    if not isinstance(pattern, str) or not pattern or pattern.startswith("/") or ".." in Path(pattern).parts:
+    if not _plain_relative(pattern):
         return False
     try:
         return any(True for _ in folder.glob(pattern))
@@ -67,10 +83,60 @@ def _matches(folder: Path, pattern) -> bool:
 
 
 def _inside(folder: Path, rel) -> Path | None:
-    """folder/rel when rel is a relative path inside the folder, else None."""
-    if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in Path(rel).parts or "\x00" in rel:
+    """folder/rel when rel is a relative path inside the folder (a symbolic link out of it is not), else None."""
+    if not _plain_relative(rel):
         return None
-    return folder / rel
+    path = folder / rel
+    return path if _resolves_inside(path, folder.resolve()) else None
+
+
+def _resolves_inside(path: Path, base: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(base)
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def links_out(folder: Path) -> list[str]:
+    """Every symbolic link under `folder` that resolves outside it (a shard linked to /etc/passwd), one line each."""
+    base, out = folder.resolve(), []
+    for top, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = Path(top) / name
+            if path.is_symlink() and not _resolves_inside(path, base):
+                out.append(f"{path}: a symbolic link to {os.readlink(path)!r}, outside the folder ({OUTSIDE}): "
+                           "put the file itself there")
+    return sorted(out)
+
+
+def outside_reads(folder: Path, meta: dict) -> list[str]:
+    """What in croissant.json (a FileObject's contentUrl, a FileSet's includes) or the card (a data_files pattern) is
+    a URL, an absolute path or a `../`: one line each, naming the field. mlcroissant and `datasets` would follow it."""
+    path, out = folder / "croissant.json", []
+    distribution = meta.get("distribution", [])
+    for obj in distribution if isinstance(distribution, list) else [distribution]:
+        if not isinstance(obj, dict):
+            continue
+        for field in ("contentUrl", "includes", "excludes"):
+            values = obj.get(field)
+            for value in values if isinstance(values, list) else [values]:
+                if value is not None and not _plain_relative(value):
+                    out.append(f"{path}: {obj.get('@type', 'distribution')} {str(obj.get('@id', ''))[:80]}: {field} "
+                               f"{str(value)[:120]!r} is not a path inside the folder ({OUTSIDE}): make it the "
+                               "file's path relative to the folder")
+    try:
+        head = card.read_header((folder / "README.md").read_text(encoding="utf-8"))
+    except Exception:  # a header that does not parse is named by check_card
+        head = {}
+    entries = head.get("configs") if isinstance(head, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        files = entry.get("data_files") if isinstance(entry, dict) else None
+        for spec in files if isinstance(files, list) else [files]:
+            pattern = spec.get("path") if isinstance(spec, dict) else spec
+            if pattern is not None and not _plain_relative(pattern):
+                out.append(f"{folder / 'README.md'}: config {entry.get('config_name')}: data_files {str(pattern)[:120]!r}"
+                           f" is not a path inside the folder ({OUTSIDE})")
+    return out
 
 
 def check_files(folder: Path, meta: dict) -> list[str]:
@@ -83,8 +149,7 @@ def check_files(folder: Path, meta: dict) -> list[str]:
             continue
         rel = obj.get("contentUrl", "")
         file = _inside(folder, rel)
-        if file is None:
-            problems.append(f"{path}: FileObject {obj.get('@id', rel)!s}: contentUrl {rel!r} is not a path inside the folder")
+        if file is None:  # named by outside_reads
             continue
         listed.add(rel)
         if not file.is_file():
@@ -157,10 +222,16 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
         return [*problems, f"{path}: missing"]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return [*problems, f"{path}: not JSON: {exc}"]
+    except RecursionError:
+        return [*problems, f"{path}: JSON nested too deeply to be a Croissant file; rewrite it (squidflow writes it)"]
     if not isinstance(meta, dict):
         return [*problems, f"{path}: not a JSON-LD object (a Croissant file is one object)"]
-    problems += check_files(folder, meta)
+    reaching = outside_reads(folder, meta) + links_out(folder)
+    problems += reaching + check_files(folder, meta)
     problems += check_rai(folder, meta)
+    if reaching:  # mlcroissant's records and `datasets` would fetch the URL or read the file outside
+        return [*problems, f"{folder}: Croissant records and datasets loading not run: the folder reaches outside "
+                           "itself (above); fix those lines and check again"]
     problems += croissant.check(path)
     if load:
         logging.getLogger("datasets").setLevel(logging.ERROR)

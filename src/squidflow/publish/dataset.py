@@ -6,6 +6,8 @@ validated croissant.json and generated records of every record set (a failure na
 from __future__ import annotations
 
 import json
+import logging
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -21,6 +23,8 @@ from squidflow.intervals import IntervalConfig
 from squidflow.publish import card, croissant, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+
+log = logging.getLogger(__name__)
 
 TASK_PAGES = {"rating": "tasks/rating_task.html", "keyword": "tasks/keyword_task.html"}
 
@@ -149,6 +153,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
 def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mapping, mode: str) -> F.Facts:
     """Every file of the published folder into `folder` (no checks)."""
     configs, names = build_tables(run, settings, mode)
+    meta = lewidi.annotators_meta(names, (cfg.get("annotators") or {}).get("meta") or {})  # refused before any write
     if configs["images"].is_empty():
         raise EmptyError("nothing to publish: no image was selected or rated (results/dataset/frames.parquet, "
                          "results/judgments/judgments.parquet); see results/videos/dropped_videos.md")
@@ -172,7 +177,6 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
     for variant, by_split in lewidi.items(T.rated_items(run.judgments, excluded), names, splits).items():
         for split, items in by_split.items():
             (lewidi_dir / f"{facts.name}_{variant}_{split}.json").write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n")
-    meta = lewidi.annotators_meta(names, (cfg.get("annotators") or {}).get("meta") or {})
     (lewidi_dir / f"{facts.name}_annotators_meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
     for kind, page in run.task_pages.items():
         target = folder / TASK_PAGES[kind]
@@ -191,6 +195,7 @@ def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Fact
     mode = T.image_mode(cfg["images"], settings.sources, settings.judgment_source)
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_scratch(target)
     scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         facts = write_folder(scratch, run, settings, cfg, mode)
@@ -206,6 +211,16 @@ def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Fact
         if scratch.exists():
             shutil.rmtree(scratch, ignore_errors=True)
     return facts
+
+
+def _remove_stale_scratch(target: Path) -> None:
+    """Remove the scratch folders (`.<name>.<8 random characters>/`, tempfile.mkdtemp's) that a publish job killed
+    before its `finally` left beside `target`: Snakemake runs one job per output at a time, so none is in use."""
+    stale = re.compile(rf"\.{re.escape(target.name)}\.[A-Za-z0-9_]{{8}}")
+    for path in target.parent.iterdir():
+        if stale.fullmatch(path.name) and path.is_dir() and not path.is_symlink():
+            log.warning("removing %s, left by a publish job that was killed", path)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _umask() -> int:

@@ -88,6 +88,10 @@ def required(publish: Mapping, *, demo: bool) -> dict:
     """publish.name, license and citation, the demo's defaults filled in; outside the demo an empty one stops the run
     with the key to fill."""
     out = dict(publish)
+    url = str(out.get("url") or "")
+    if url and not re.fullmatch(r"https?://[^\s<>\"]+", url):  # the schema's pattern, for a config that skipped it
+        raise ConfigError(f"publish.url = {url[:80]!r} is not an http(s) address: set the dataset's page (e.g. "
+                          "https://huggingface.co/datasets/<name>) or leave it empty.")
     if demo:
         out["name"] = out.get("name") or DEMO_NAME
         out["license"] = out.get("license") or DEMO_LICENSE

@@ -64,9 +64,37 @@ def items(rated: pl.DataFrame, names: Mapping[str, str], splits: Mapping[str, st
     return out
 
 
+# Fields of publish.annotators.meta that would name the person behind a pseudonym (compared lowercase, letters and
+# digits only): refused, as is any value that holds an annotator's id as the judgments table has it.
+IDENTITY_FIELDS = {"annotatorid", "annotator", "workerid", "worker", "id", "assignmentid", "hitid", "userid", "user",
+                   "username", "name", "fullname", "email", "emailaddress", "participantid", "participant", "raterid",
+                   "rater", "prolificid", "mturkid", "ip", "ipaddress"}
+
+
+def _identity_problems(original: str, known: Mapping, ids: set[str]) -> list[str]:
+    out = []
+    for field, value in known.items():
+        where = f"publish.annotators.meta.{original}.{field}"
+        if "".join(c for c in str(field).lower() if c.isalnum()) in IDENTITY_FIELDS:
+            out.append(f"{where}: an identity field; the published files carry the annotator's pseudonym only. Remove it.")
+        elif not isinstance(value, (str, int, float, bool)) and value is not None:
+            out.append(f"{where}: a {type(value).__name__}; give one plain value (text or a number).")
+        elif any(i == str(value) or (len(i) >= 4 and i in str(value)) for i in ids):
+            out.append(f"{where}: holds an annotator id ({str(value)[:40]!r}), which the pseudonyms hide. Remove it.")
+    return out
+
+
 def annotators_meta(names: Mapping[str, str], meta: Mapping[str, Mapping]) -> dict[str, dict]:
     """pseudonym -> {"Annotator_id": pseudonym, ...publish.annotators.meta of the annotator}; "not collected" when
-    the config says nothing of them (never invented)."""
+    the config says nothing of them (never invented). A field that would name the person (an id, a name, an email,
+    or a value holding an annotator id) is refused with its key: the pseudonyms are the point."""
+    from squidflow.errors import UserError
+
+    ids = {str(i) for i in [*names, *meta]}
+    problems = [p for original, known in meta.items() if isinstance(known, Mapping)
+                for p in _identity_problems(str(original), known, ids)]  # fmt: skip
+    if problems:
+        raise UserError(problems[0] + (f" ({len(problems) - 1} more such fields)" if len(problems) > 1 else ""))
     out = {}
     for original, pseudonym in sorted(names.items(), key=lambda kv: int(kv[1][3:])):
         known = meta.get(original)

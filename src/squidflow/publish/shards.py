@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,9 +55,22 @@ def features(schema: schemas.Schema, *, image: bool = False) -> datasets.Feature
     return datasets.Features(out)
 
 
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(KB|MB|GB|KiB|MiB|GiB)\s*$")
+_UNITS = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}  # as `datasets` reads them
+
+
 def shard_size(size: str | None) -> int:
-    """publish.shard_size in bytes ("500MB"); None: the `datasets` library's default shard size."""
-    return convert_file_size_to_int(size or datasets.config.MAX_SHARD_SIZE)
+    """publish.shard_size in bytes ("500MB", "1.5GB"); None: the `datasets` library's default shard size. A value the
+    schema's pattern lets through always parses here (`datasets`' own reader takes no decimals)."""
+    if size is None:
+        return convert_file_size_to_int(datasets.config.MAX_SHARD_SIZE)
+    match = _SIZE.match(str(size))
+    if not match:
+        from squidflow.errors import UserError
+
+        raise UserError(f"publish.shard_size = {str(size)[:40]!r} is not a size: write a number and KB, MB, GB, KiB, "
+                        "MiB or GiB (e.g. \"500MB\" or \"1.5GB\").")
+    return max(1, int(float(match.group(1)) * _UNITS[match.group(2)]))
 
 
 def sha256(path: str | Path) -> str:

@@ -222,7 +222,7 @@ def test_comparison_sets_figure_draws_the_first_set_of_each_split(tmp_path):
     assert chosen_sets(io.read_parquet(sets, schemas.COMPARISON_SETS), 3) == ["q2-0", "q3-0", "q0-0"]
     png = tmp_path / "sets.png"
     assert sets_figure(io.read_parquet(sets, schemas.COMPARISON_SETS), io.read_parquet(corpus, schemas.COMPARISON_CORPUS), png,
-                       n_sets=3) == 6  # image + inferences per set
+                       n_sets=3, image_root=tmp_path) == 6  # image + inferences per set
     facts = _readable_png(png)
     assert facts["panels"] == 6
     assert facts["description"] == "3 sets: q2-0, q3-0, q0-0"

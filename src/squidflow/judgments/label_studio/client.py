@@ -79,6 +79,16 @@ def pull(request: dict) -> dict:
     return {"exports": out}
 
 
+def _redact(text: str, request: dict) -> str:
+    """`text` with the API token (and the download proxy squidflow hands over) replaced by `***`: a server may echo
+    the request's headers in its error body. squidflow redacts again (label_studio.server.redact)."""
+    secrets = {os.environ.get(str(request.get("token_env") or "LABEL_STUDIO_API_KEY"), ""),
+               os.environ.get("SQUIDFLOW_DOWNLOAD_PROXY", "")}
+    for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def main() -> int:
     command = sys.argv[1]
     request = json.load(sys.stdin)
@@ -89,8 +99,8 @@ def main() -> int:
     except Exception as exc:  # the SDK's ApiError carries the server's answer: pass its status and body on
         body = getattr(exc, "body", None)
         status = getattr(exc, "status_code", None)
-        what = f"HTTP {status}: {json.dumps(body)[:1500]}" if status else f"{type(exc).__name__}: {exc}"
-        print(json.dumps({"error": what}))
+        what = f"HTTP {status}: {json.dumps(body)}" if status else f"{type(exc).__name__}: {exc}"
+        print(json.dumps({"error": _redact(what, request)[:1500]}))  # redacted before it is cut: no token in part
         return 1
     print(json.dumps(answer))
     return 0
