@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,20 @@ def test_each_generated_doc_is_what_make_docs_writes_today(regenerated: Path, na
     diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), f"docs/{name}",
                                         "what make docs writes now"))
     assert committed == fresh, f"docs/{name} is out of date: run make docs\n{diff}"
+
+
+def test_config_readme_is_what_make_docs_writes_today() -> None:
+    """config/README.md's reference part is generated from the schema (defaults, bounds, descriptions)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from config_readme import MARK, README, render
+
+    committed, fresh = README.read_text(), render()
+    diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), "config/README.md",
+                                        "what make docs writes now"))
+    assert committed == fresh, f"config/README.md is out of date: run make docs\n{diff[:5000]}"
+    guide = committed.split(MARK)[0]
+    stated = re.findall(r"\(default\b[^)]*\)", guide)
+    assert not stated, f"config/README.md's guide states defaults by hand (the reference below lists them): {stated}"
 
 
 def test_the_drawn_rule_graph_shows_todays_rules_and_arrows() -> None:

@@ -194,26 +194,6 @@ def test_every_script_opens_the_same_way() -> None:
     assert not problems, "\n".join(problems)
 
 
-# The library's modules hold one thing each (DEVELOPERS.md), so none grows past this; the exceptions are data tables,
-# long because they list, each with why.
-MAX_MODULE_LINES = 500
-LONG_MODULES = {"src/squidflow/schemas.py": "every Parquet artifact's columns, the one place: a data table"}
-
-
-def test_no_library_module_is_over_500_lines() -> None:
-    """A module past 500 lines holds several things: split it along a seam into modules named for what they hold."""
-    long = []
-    for path in sorted((ROOT / "src" / "squidflow").rglob("*.py")):
-        name = path.relative_to(ROOT).as_posix()
-        lines = len(path.read_text().splitlines())
-        if lines > MAX_MODULE_LINES and name not in LONG_MODULES:
-            long.append(f"{name}: {lines} lines")
-    assert not long, (f"modules over {MAX_MODULE_LINES} lines (split each along a seam into modules named for what "
-                      "they hold; a data table goes in LONG_MODULES with why):\n" + "\n".join(long))
-    stale = [name for name in LONG_MODULES if not (ROOT / name).exists()]
-    assert not stale, f"LONG_MODULES names modules that are gone (remove them): {stale}"
-
-
 def repeated_results_paths(root: Path = ROOT) -> dict[str, list[str]]:
     """Every results path written out (as a string literal, f-strings too) more than once in the rules files, the
     Snakefile, the scripts and the library: path -> where ("file:line")."""
