@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))  # SQUIDFLOW_ROOT: see w
 
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
-from squidflow.fetch import is_url
+from squidflow.fetch import is_url, local_copy
 from squidflow.paths import (
     ANNOTATOR_REPORT_TABLE,
     DOWNLOAD_REPORT,
@@ -77,9 +77,12 @@ def stage_enabled(stage):
 
 
 def get_data_path(path):
-    """A public-data location from the config: a URL as is; a relative local path from the working directory, else
-    from the repository root (so `../shared/data/...` finds an offline mirror beside the clone from any --directory)."""
-    if is_url(path) or os.path.isabs(path) or os.path.exists(path):
+    """A public-data location from the config: a URL as is, or its local copy under $SQUIDFLOW_DATA (an offline
+    mirror, `squidflow.fetch.local_copy`); a relative local path from the working directory, else from the
+    repository root."""
+    if is_url(path):
+        return local_copy(path) or path
+    if os.path.isabs(path) or os.path.exists(path):
         return path
     beside_repo = os.path.normpath(os.path.join(SQUIDFLOW_ROOT, path))
     return beside_repo if os.path.exists(beside_repo) else path
