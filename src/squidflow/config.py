@@ -143,14 +143,23 @@ MOVED_KEYS = {
     "evaluation.intervals": "intervals",  # a top-level section: every stage that reports intervals reads it
     "training.classification.variants": "training.classification.methods",  # Table 1's rows are methods
 }
-MOVED_VALUES = {("stages", "tables"): "training"}  # the training stage is named for itself
 _MIGRATE = "in squidflow 0.4.0 (CHANGELOG.md, Migration from 0.3)"
+_UNRELEASED = "after squidflow 0.4.0 (CHANGELOG.md, Unreleased)"
+# (key, old value) -> (the value to use, what happened and when)
+MOVED_VALUES = {
+    ("stages", "tables"): ("training", f"was renamed to 'training' {_MIGRATE}"),  # the stage is named for itself
+    ("training.runs_per_job", "run"): ("seeds", f"was dropped {_UNRELEASED}: 'seeds' trains the same runs, the same "
+                                                "bytes, one job per method and training set"),
+}
 
 
 def _moved_value(error: jsonschema.ValidationError) -> str | None:
     section = ".".join(str(p) for p in error.absolute_path if not isinstance(p, int))
-    new = MOVED_VALUES.get((section, error.instance)) if isinstance(error.instance, str) else None
-    return f"{_dotted(error.absolute_path)} = {shown(error.instance)} was renamed to {shown(new)} {_MIGRATE}." if new else None
+    moved = MOVED_VALUES.get((section, error.instance)) if isinstance(error.instance, str) else None
+    if not moved:
+        return None
+    new, what = moved
+    return f"{_dotted(error.absolute_path)} = {shown(error.instance)} {what}. Use {shown(new)}."
 
 
 def _explain(error: jsonschema.ValidationError) -> str:
