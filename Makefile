@@ -100,13 +100,13 @@ bench-gpu: setup
 	$(BIN)/python benchmarks/gpu.py
 
 dag: setup
-	$(BIN)/python tests/helpers/docs.py docs --svg
+	$(BIN)/python tools/make_docs.py docs --svg
 
-# The generated docs (tests/helpers/docs.py): the import graph read from the code by the layering test's reader
+# The generated docs (tools/make_docs.py): the import graph read from the code by the layering test's reader
 # (docs/imports.md), config/README.md's reference part from the schema (tools/config_readme.py) and the rule graph as Mermaid text (docs/rulegraph.md); tests/unit/structure/test_docs.py fails
 # when they differ from what this writes. Where graphviz is installed it also draws docs/rulegraph.svg (make dag).
 docs: setup
-	$(BIN)/python tests/helpers/docs.py docs
+	$(BIN)/python tools/make_docs.py docs
 	$(BIN)/python tools/config_readme.py
 
 clean:

@@ -7,7 +7,7 @@ same DAG both ways,
 one after the other, each in a fresh temporary folder with `profiles/default` and `--cores N`, and prints per DAG:
 the wall seconds, the CPU seconds of all jobs (user + system of Snakemake and its children), the start-up share of
 the jobs' CPU time (the per-rule start-up of benchmarks/startup.py times the jobs with benchmark records, over their
-CPU time), each as batched / one-job-per-method. Then it compares the two runs' results (tests/helpers/compare_results.py):
+CPU time), each as batched / one-job-per-method. Then it compares the two runs' results (tools/compare_results.py):
 batching must change no result byte.
 
 The DAGs: `small` (config/config.yaml + tests/configs/small.yaml, what the tests run) and `demo` (config/config.yaml,
@@ -61,7 +61,7 @@ def main() -> None:
                 figures[label] = (wall, cpu, share)
                 print(f"{dag:6s} {label:16s} wall {wall:6.0f} s  CPU {cpu:6.0f} s  start-up {100 * share:4.1f}% of "
                       "the recorded jobs' CPU", flush=True)
-            diff = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "compare_results.py"),
+            diff = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_results.py"),
                                    str(base / dag / "seeds"), str(base / dag / "experiment")],
                                   cwd=ROOT, capture_output=True, text=True)
             rows.append((dag, figures, diff.returncode, (diff.stdout + diff.stderr).strip().splitlines()[-1:]))

@@ -2,13 +2,9 @@
 # stage's input functions use. Each stage's own input functions are in workflow/rules/inputs/<stage>.smk.
 import dataclasses
 import os
-import sys
 
-# The library lives in src/. It is installed in .venv (`make setup`); this line also makes it importable when
-# snakemake runs from another environment. Rule scripts find it through scripts/squidflow (a link to src/squidflow),
-# because Snakemake puts each script's folder on its path — in conda envs and on cluster nodes too.
-sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))  # SQUIDFLOW_ROOT: see workflow/checks.smk
-
+# The library (src/squidflow) is on the path since workflow/checks.smk, included first (DEVELOPERS.md, "How the
+# library is found").
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
 from squidflow.fetch import is_url, local_copy

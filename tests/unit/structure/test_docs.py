@@ -1,17 +1,18 @@
-"""Docs that cannot drift: the generated docs equal what `make docs` writes today (tests/helpers/docs.py), the
+"""Docs that cannot drift: the generated docs equal what `make docs` writes today (tools/make_docs.py), the
 drawn rule graph shows today's rules and arrows, and every module the config schema's descriptions name exists."""
 
 from __future__ import annotations
 
 import difflib
 import re
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers.docs import GENERATED, rule_graph, svg_graph, write
-from helpers.layering import ROOT
+from helpers.tools import config_readme, layering, make_docs
+
+ROOT = layering.ROOT
+GENERATED, rule_graph, svg_graph, write = make_docs.GENERATED, make_docs.rule_graph, make_docs.svg_graph, make_docs.write
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -33,9 +34,7 @@ def test_each_generated_doc_is_what_make_docs_writes_today(regenerated: Path, na
 
 def test_config_readme_is_what_make_docs_writes_today() -> None:
     """config/README.md's reference part is generated from the schema (defaults, bounds, descriptions)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    from config_readme import MARK, README, render
-
+    MARK, README, render = config_readme.MARK, config_readme.README, config_readme.render
     committed, fresh = README.read_text(), render()
     diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), "config/README.md",
                                         "what make docs writes now"))

@@ -1,12 +1,14 @@
 """The library is a staircase: the shared floor imports no stage, a stage imports only the floor and the stages before
-it in the pipeline (the Snakefile's include order), and `demo` sits on top (tests/helpers/layering.py)."""
+it in the pipeline (the Snakefile's include order), and `demo` sits on top (tools/layering.py)."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from helpers.layering import ROOT, edges, stage_order, violations
+from helpers.tools import layering
+
+ROOT, edges, stage_order, violations = layering.ROOT, layering.edges, layering.stage_order, layering.violations
 
 
 def test_no_import_goes_the_wrong_way() -> None:

@@ -9,7 +9,7 @@ Floors, bottom to top:
    annotators, reading the vocabulary of the stages whose inputs it simulates (the agreement measures that calibrate
    the panel, the GuessWhat?! question types); no stage imports it.
 
-`mermaid()` draws the stage-level import graph (`make docs` writes it to docs/imports.md: tests/helpers/docs.py).
+`mermaid()` draws the stage-level import graph (`make docs` writes it to docs/imports.md: tools/make_docs.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FLOOR = "floor"
 ON_TOP = ("demo",)
 # The `squidflow` command (cli.py) is the program's entry point: it dispatches to stages (`label-studio` runs the
