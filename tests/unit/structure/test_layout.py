@@ -163,19 +163,6 @@ def test_no_rules_file_copies_a_config_classs_fields_by_hand() -> None:
     assert "config_fields(TrainConfig," in uses and "config_fields(GuesserConfig," in uses
 
 
-def test_no_internal_file_numbers_or_organisation_words() -> None:
-    """Papers are cited by name and section, never as 'seed 00x'; no word of how the project is organised."""
-    hits = []
-    for top in ("src", "scripts", "workflow", "config", "README.md", "DEVELOPERS.md", "profiles"):
-        base = ROOT / top
-        for p in [base] if base.is_file() else base.rglob("*"):
-            if p.is_file() and p.suffix in {".py", ".smk", ".yaml", ".md", ".rst", ".html", ".txt", ""}:
-                text = p.read_text(errors="replace")
-                for pattern in (r"seed 00\d", r"foundation issue", r"\b\w+ owner\b"):
-                    hits += [f"{p.relative_to(ROOT)}: {m}" for m in re.findall(pattern, text)]
-    assert not hits, "\n".join(hits[:20])
-
-
 def test_every_script_opens_the_same_way() -> None:
     """Docstring naming the rule, then `log = setup(snakemake)` before anything else is imported (so an import that
     fails is told in the rule's log), and no per-line noqa: pyproject.toml says why scripts may import late."""
