@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -101,3 +104,56 @@ def test_the_module_check_catches_a_module_that_was_split() -> None:
     assert unresolved_modules(["(squidflow.frames.extract, squidflow.frames.decode.no_such_function)"]) == [
         "squidflow.frames.decode.no_such_function"]
     assert unresolved_modules(["squidflow.frames, squidflow.frames.extract and squidflow.io."]) == []
+
+
+def files_passed_between_rules(root: Path = ROOT) -> dict[str, set[str]]:
+    """The files one rule of the demo writes and another reads that are not Parquet: path -> the reading rules (the
+    default target `all` and the run summary, which read every output, left out); from a dry run's job blocks."""
+    with tempfile.TemporaryDirectory() as empty:  # a first run: every job planned
+        res = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", empty,
+                              "--snakefile", str(root / "Snakefile"), "--configfile",
+                              str(root / "config" / "config.yaml")], cwd=root, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    written, read = set(), []
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", res.stdout):
+        head = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block.strip())
+        if head:
+            for kind, files in re.findall(r"^\s+(input|output): (.*)$", block, flags=re.M):
+                if kind == "output":
+                    written |= set(files.split(", "))
+                else:
+                    read += [(head.group(1), f) for f in files.split(", ")]
+    out: dict[str, set[str]] = {}
+    for rule, f in read:
+        if f in written and not f.endswith(".parquet") and rule not in ("all", "run_summary"):
+            out.setdefault(f, set()).add(rule)
+    return out
+
+
+def listed(path: str, text: str) -> bool:
+    """Whether the README's list names `path`: by name, by its folder and extension (`folder/*.json`), by a brace
+    pattern (`hits_{A,B,K}.csv`), or by its file name alone (`metrics.json`)."""
+    folder, name = path.rsplit("/", 1)
+    ext = name.split(".", 1)[1] if "." in name else ""
+    patterns = {path, f"{folder}/*.{ext}", name, f"{folder}/"}
+    patterns |= {re.sub(r"_[A-Z]\.", "_{A,B,K}.", path)}
+    return any(f"`{p}`" in text or f"{p}`" in text for p in patterns)
+
+
+def test_the_readme_lists_every_file_passed_between_rules_that_is_not_parquet() -> None:
+    """README, "The workflow": tables between rules are Parquet with a schema; the other files another rule reads are
+    listed there, so the claim cannot silently become false."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("These files passed between rules are not Parquet", 1)[1].split("\n## ", 1)[0]
+    missing = sorted(f"{f} (read by {', '.join(sorted(rules))})" for f, rules in files_passed_between_rules().items()
+                     if not listed(f, section) and not f.endswith((".mp4", ".vtt", ".jpg")) and "/shard" not in f
+                     and not f.startswith(("results/annotation/label_studio/", "results/report/")))
+    assert not missing, "README.md's list of files passed between rules that are not Parquet misses:\n" + "\n".join(missing)
+
+
+def test_the_architecture_doc_names_the_snakefiles_include_order() -> None:
+    included = re.findall(r'^include: "workflow/rules/(\w+)\.smk"', (ROOT / "Snakefile").read_text(), flags=re.M)
+    text = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    sentence = text.split("The Snakefile includes the stages in pipeline order: ", 1)[1].split(". ", 1)[0]
+    named = [re.sub(r"\s*\(.*", "", part).strip() for part in re.sub(r"\([^)]*\)", "", sentence).split(",")]
+    assert named == [s for s in included if s != "common"], f"docs/architecture.md says {named}; the Snakefile {included}"
