@@ -304,11 +304,6 @@ def candidates_above_gold(
     return np.concatenate(out_q), np.concatenate(out_c), np.concatenate(out_s).astype(np.float32)
 
 
-def blocked_scores(region: np.ndarray, inference: np.ndarray) -> np.ndarray:
-    """The full score matrix of a small set (a retrieval chunk of ~1K, one image's regions): region @ inference.T."""
-    return np.asarray(region, dtype=np.float32) @ np.asarray(inference, dtype=np.float32).T
-
-
 def score_corpus(
     corpus: pl.DataFrame,
     scorer: str,

@@ -37,12 +37,6 @@ def _unneutralise(expr: pl.Expr) -> pl.Expr:
     return pl.when(expr.str.starts_with("'") & starts).then(expr.str.slice(1)).otherwise(expr)
 
 
-def _python_map(values: pl.Series, fn, dtype) -> pl.Series:
-    """`fn` over the distinct values only (the few a column expression does not parse)."""
-    uniq = values.unique()
-    return values.replace_strict(uniq, pl.Series([fn(v) for v in uniq.to_list()], dtype=dtype), return_dtype=dtype)
-
-
 def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
     """video_id, frame_index and rating of each slot: `<video>_<digits>` and a 0..100 answer by column expressions,
     anything else (a Unicode digit, a frame number past int64, an odd answer) by the row reader's own functions."""

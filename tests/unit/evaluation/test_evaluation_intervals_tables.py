@@ -337,6 +337,39 @@ def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, rel
     assert 0 < brier < 1 and len(parade) == 600
 
 
+def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(tmp_path, release_predictions, shared_data,
+                                                                         monkeypatch):
+    """One `squidflow evaluate` call: the people's image scores computed once and each predictions file read once,
+    with the numbers of the rules' own path (per_image_points, then the soft-label table read back from it)."""
+    from squidflow.evaluation import models as models_module
+    from squidflow.evaluation import scoring
+    from squidflow.evaluation.points import points_from_frame
+    from squidflow.judgments.ingest import read_release
+
+    judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
+    intervals = {"level": 0.95, "resamples": 200, "seed": 0, "method": "percentile"}
+    how = scoring.Scoring(variant="A", top_k=2, label_map={"parade": ["parading"], "protest": ["protesting"]},
+                          intervals=intervals, ece_bins=10, binary_bins=10, source="release", cache_dir=tmp_path)
+    models = [{"name": n, "predictions": str(release_predictions)} for n in ("one", "two")]
+    calls = {"read_predictions": 0, "image_scores": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(models_module, "read_predictions", counted("read_predictions", models_module.read_predictions))
+    monkeypatch.setattr(scoring, "image_scores", counted("image_scores", scoring.image_scores))
+    out = scoring.evaluate_predictions(models, judgments, [], how)
+    assert calls == {"read_predictions": 2, "image_scores": 1}
+    rule_path = scoring.soft_label_outputs_of(
+        *points_from_frame(scoring.per_image_points(models, judgments, [], variant="A", label_map=how.label_map,
+                                                    events_config=None, cache_dir=tmp_path)),
+        variant="A", intervals=intervals, ece_bins=10, binary_bins=10, source="release")
+    assert out[scoring.SOFT_LABEL_TABLE][0].equals(rule_path[0]) and out[scoring.SOFT_LABEL_TABLE][1:] == rule_path[1:]
+
+
 def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(tmp_path, release_predictions, capsys,
                                                                       shared_data):
     from squidflow.cli import main
