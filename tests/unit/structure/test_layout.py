@@ -40,9 +40,8 @@ def test_every_stage_has_its_package_with_a_docstring_citing_a_paper(stage: str)
         f"src/squidflow/{stage}/__init__.py: say in three lines what the stage does and which paper section it implements")
 
 
-# Rules that run another rule's script and log to its folder: the batched training rules (all seeds of a method, or
-# every run of an experiment, in one job) are rule train's job several times over, each run's log where a one-run job
-# writes it (logs/train/<run>.log).
+# Rules that share a script and a log folder: the train rules (all seeds of a method, or every run of an experiment,
+# in one job) run scripts/train.py, each run's log in logs/train/<run>.log.
 SHARES_SCRIPT = {"train_classification": "train", "train_experiment_classification": "train"}
 
 
