@@ -20,7 +20,7 @@ help:
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
 	@echo "make test-fast  tests/unit and tests/robustness without a Snakemake job: the loop while you code"
-	@echo "make lint    snakemake --lint, snakefmt --check and ruff"
+	@echo "make lint    ruff, ruff format --check, import-linter, snakefmt --check, snakemake --lint"
 	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
 	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
 	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
@@ -78,10 +78,18 @@ test: setup test-tools
 test-fast: setup
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m "not slow" --durations=10 tests/unit tests/robustness
 
+# ruff (rules and complexity thresholds in pyproject.toml), ruff format --check once the tree has been formatted
+# (the formatting commit adds the marker .ruff-formatted; until then the check says it is skipped), import-linter
+# (the library's floors: pyproject.toml's contract), snakefmt and Snakemake's own lint. .ci/run runs it before the
+# tests.
+LINTED := src scripts tests benchmarks tools
 lint: setup
-	$(BIN)/snakemake --lint
+	$(BIN)/ruff check $(LINTED)
+	@if [ -f .ruff-formatted ]; then $(BIN)/ruff format --check $(LINTED); \
+	else echo "ruff format --check: skipped (no .ruff-formatted: the tree has not had its one ruff format commit)"; fi
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/snakefmt --check Snakefile workflow/
-	$(BIN)/ruff check src scripts tests benchmarks
+	$(BIN)/snakemake --lint
 
 # snakefmt (pinned in requirements.lock) at the line length in pyproject.toml's [tool.snakefmt].
 fmt: setup
@@ -100,13 +108,14 @@ bench-gpu: setup
 	$(BIN)/python benchmarks/gpu.py
 
 dag: setup
-	$(BIN)/python tests/helpers/docs.py docs --svg
+	$(BIN)/python tools/make_docs.py docs --svg
 
-# The generated docs (tests/helpers/docs.py): the import graph read from the code by the layering test's reader
-# (docs/imports.md) and the rule graph as Mermaid text (docs/rulegraph.md); tests/unit/structure/test_docs.py fails
+# The generated docs (tools/make_docs.py): the import graph read from the code by the layering test's reader
+# (docs/imports.md), config/README.md's reference part from the schema (tools/config_readme.py) and the rule graph as Mermaid text (docs/rulegraph.md); tests/unit/structure/test_docs.py fails
 # when they differ from what this writes. Where graphviz is installed it also draws docs/rulegraph.svg (make dag).
 docs: setup
-	$(BIN)/python tests/helpers/docs.py docs
+	$(BIN)/python tools/make_docs.py docs
+	$(BIN)/python tools/config_readme.py
 
 clean:
 	rm -rf results logs .snakemake

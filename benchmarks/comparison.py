@@ -32,7 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-DEFAULT_SHERLOCK = ROOT.parent / "shared" / "data" / "sherlock" / "sherlock_val_with_split_idxs_v1_1.json.zip"
+DEFAULT_SHERLOCK = (Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "sherlock"
+                    / "sherlock_val_with_split_idxs_v1_1.json.zip")  # the offline mirror (README)
 
 
 def _phase_construct(args) -> dict:

@@ -2,8 +2,8 @@
 
 squidflow reads a batch with polars (`read_mturk_batch`, squidflow.judgments.mturk_batch: every check a column
 expression, the row-by-row reader only for rows with a problem or a shared judgment). Baseline in the same run:
-the reader of squidflow 0.3.0 — Python's csv module and one Python loop per row (`read_mturk_batch(...,
-vectorised=False)` with the polars CSV path switched off) — on the same file, or on its first `--baseline-rows` rows
+the reader of squidflow 0.3.0 — Python's csv module and one Python loop per row (`read_mturk_batch_rows` of
+benchmarks/mturk_rows.py, with the polars CSV path switched off) — on the same file, or on its first `--baseline-rows` rows
 (then scaled linearly, and said so). Both must return the same judgments and problems. Target: < 30 s for 1,000,000
 rows.
 
@@ -28,6 +28,9 @@ import polars as pl  # noqa: E402
 
 from squidflow import io as sio  # noqa: E402
 from squidflow.judgments.ingest import read_mturk_batch  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from mturk_rows import read_mturk_batch_rows  # noqa: E402
 
 
 def batch(path: Path, rows: int, seed: int = 0) -> None:
@@ -80,8 +83,7 @@ def main() -> None:
             part = full
         fast, sio.FAST_CSV_BYTES = sio.FAST_CSV_BYTES, 1 << 62  # 0.3.0 read every CSV with Python's csv module
         try:
-            (old, old_problems, old_rejected), t_old, c_old = timed(lambda: read_mturk_batch(part, on_error="skip",
-                                                                                    vectorised=False))
+            (old, old_problems, old_rejected), t_old, c_old = timed(lambda: read_mturk_batch_rows(part, on_error="skip"))
         finally:
             sio.FAST_CSV_BYTES = fast
         if part is not full:

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))
-DEFAULT_RELEASE = Path(os.environ.get("SQUIDFLOW_SHARED_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
+DEFAULT_RELEASE = Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
 
 
 def cli(srv, work: Path, *args: str) -> float:

@@ -1,6 +1,6 @@
-"""Rule train: each run's predictions, metrics and training log, in its own run folder and log — one run (rule train),
-every seed of one method and training set (rules train_classification and train_calibration), or every run of one
-experiment (rules train_experiment_classification and train_experiment_calibration).
+"""Rule train: the script of the train rules: each run's predictions, metrics and training log, in its own run folder
+and log — every seed of one method and training set (rules train_classification and train_calibration), or every run
+of one experiment (rules train_experiment_classification and train_experiment_calibration).
 
 The runs of a job share the process (torch imported once), the caches and the GPU slot, nothing else: train_run
 seeds every generator afresh per run, so a run's files are the same bytes as from a job of its own."""
@@ -33,8 +33,7 @@ w = snakemake.wildcards
 out = snakemake.output
 predictions_files, metrics_files, train_logs = (as_list(out.predictions), as_list(out.metrics), as_list(out.train_log))
 logs = list(snakemake.log)
-# the runs from their folders (…/{train_set}/{method}/seed<k>/), not from params: a run's params are the same whether
-# rule train or train_<experiment> makes it, so switching runs_per_job between run and seeds retrains nothing
+# the runs from their folders (…/{train_set}/{method}/seed<k>/), not from params: the job's runs are its outputs
 runs = [(t, m, int(s)) for t, m, s in (re.search(r"/([^/]+)/([^/]+)/seed(\d+)/[^/]+$", path).groups()
                                         for path in predictions_files)]
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)

@@ -1,4 +1,5 @@
-"""Shared fixtures: the project root and the real public data beside the clone (../shared/data)."""
+"""Shared fixtures: the project root and the real public data (its offline mirror: $SQUIDFLOW_DATA, else
+../shared/data beside the clone)."""
 
 from __future__ import annotations
 
@@ -38,17 +39,30 @@ settings.load_profile(HYPOTHESIS_PROFILE)
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def _find_shared_data() -> Path | None:
+    """The offline mirror of the public data (README, "Offline copies of the public data"): $SQUIDFLOW_DATA, else
+    ../shared/data beside the clone; None where neither holds it."""
+    env = os.environ.get("SQUIDFLOW_DATA") or os.environ.get("SQUIDFLOW_SHARED_DATA")  # the second: its old name
+    candidates = [Path(env)] if env else [ROOT.parent / "shared" / "data"]
+    return next((c for c in candidates if (c / "squid-e" / "dataset.csv").exists()), None)
+
+
+SHARED_DATA = _find_shared_data()
+if SHARED_DATA is not None:  # the workflow runs the tests start read the public files' local copies there
+    os.environ["SQUIDFLOW_DATA"] = str(SHARED_DATA)
+DATA_MISSING = ("the real public data (SQUID-E release, Sherlock, imSitu verbs) is not here: set SQUIDFLOW_DATA to "
+                "a folder holding its local copies (README, \"Offline copies of the public data\"), or put it beside "
+                "the clone as ../shared/data")
+
+
 def _shared_data() -> Path:
-    env = os.environ.get("SQUIDFLOW_SHARED_DATA")
-    candidates = [Path(env)] if env else []
-    candidates += [ROOT.parent / "shared" / "data", ROOT / "shared" / "data"]
-    for c in candidates:
-        if (c / "squid-e" / "dataset.csv").exists():
-            return c
-    raise FileNotFoundError(
-        f"the real SQUID-E/Sherlock data was not found in {[str(c) for c in candidates]}; "
-        "put the shared data folder beside the clone (../shared/data) or set SQUIDFLOW_SHARED_DATA"
-    )
+    """The mirror's folder; where it is missing, the test asking for it is skipped saying so (and fails under
+    CI=true, where a skipped data test would hide a broken setting)."""
+    if SHARED_DATA is not None:
+        return SHARED_DATA
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true: {DATA_MISSING}", pytrace=False)
+    pytest.skip(DATA_MISSING)
 
 
 @pytest.fixture(scope="session")

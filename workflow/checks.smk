@@ -20,6 +20,8 @@ import sys
 # clone are found from here. Not workflow.basedir, which is the folder of the main Snakefile: when another workflow
 # imports squidflow as a module (README, "Use squidflow in your own workflow"), that is the user's folder.
 SQUIDFLOW_ROOT = os.path.dirname(os.path.abspath(workflow.current_basedir.get_path_or_uri(secret_free=True)))
+# The Snakemake process imports the library of this workflow's own clone (a module's, not whatever version the
+# environment has installed); the jobs find it through scripts/squidflow (DEVELOPERS.md, "How the library is found").
 sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 
 from snakemake.exceptions import WorkflowError

@@ -20,6 +20,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import functools
+import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -143,14 +145,23 @@ MOVED_KEYS = {
     "evaluation.intervals": "intervals",  # a top-level section: every stage that reports intervals reads it
     "training.classification.variants": "training.classification.methods",  # Table 1's rows are methods
 }
-MOVED_VALUES = {("stages", "tables"): "training"}  # the training stage is named for itself
 _MIGRATE = "in squidflow 0.4.0 (CHANGELOG.md, Migration from 0.3)"
+_UNRELEASED = "after squidflow 0.4.0 (CHANGELOG.md, Unreleased)"
+# (key, old value) -> (the value to use, what happened and when)
+MOVED_VALUES = {
+    ("stages", "tables"): ("training", f"was renamed to 'training' {_MIGRATE}"),  # the stage is named for itself
+    ("training.runs_per_job", "run"): ("seeds", f"was dropped {_UNRELEASED}: 'seeds' trains the same runs, the same "
+                                                "bytes, one job per method and training set"),
+}
 
 
 def _moved_value(error: jsonschema.ValidationError) -> str | None:
     section = ".".join(str(p) for p in error.absolute_path if not isinstance(p, int))
-    new = MOVED_VALUES.get((section, error.instance)) if isinstance(error.instance, str) else None
-    return f"{_dotted(error.absolute_path)} = {shown(error.instance)} was renamed to {shown(new)} {_MIGRATE}." if new else None
+    moved = MOVED_VALUES.get((section, error.instance)) if isinstance(error.instance, str) else None
+    if not moved:
+        return None
+    new, what = moved
+    return f"{_dotted(error.absolute_path)} = {shown(error.instance)} {what}. Use {shown(new)}."
 
 
 def _explain(error: jsonschema.ValidationError) -> str:
@@ -496,3 +507,53 @@ def from_section(cls: type[T], section: Mapping[str, Any] | None, *, strict: boo
         if k in fields
     }
     return cls(**{**values, **overrides})
+
+
+# --- defaults: the schema's, the one place -----------------------------------------------------------------------
+@functools.cache
+def _schema() -> dict:
+    return load_schema(SCHEMA_PATH)
+
+
+def schema_key(dotted: str) -> dict:
+    """The schema of a config key, `section.key` (e.g. `intervals.resamples`, `judgments.panel.seed`)."""
+    node = _schema()
+    for part in dotted.split("."):
+        properties = node.get("properties") or {}
+        if part not in properties:
+            raise KeyError(f"{dotted}: no such key in {SCHEMA_PATH.name} (at '{part}')")
+        node = properties[part]
+    return node
+
+
+def schema_default(dotted: str) -> Any:
+    """The value validation fills in for a key the config leaves out: its schema default, an object's default with
+    its properties' defaults filled in (a fresh copy each call)."""
+    spec = schema_key(dotted)
+    if "default" not in spec:
+        raise KeyError(f"{dotted}: the schema gives it no default")
+    value = copy.deepcopy(spec["default"])
+    if isinstance(value, dict) and "properties" in spec:
+        value = {**{k: schema_default(f"{dotted}.{k}") for k, v in spec["properties"].items() if "default" in v},
+                 **value}
+    return value
+
+
+def defaults_from_schema(section: str, **keys: str):
+    """Class decorator, under `@dataclass`: each annotated field without a value in the class body takes its default
+    from the schema key `section.<field>` (or the key named in `keys`, for a field the rule passes from elsewhere).
+    A list becomes a tuple where the field is a tuple; a list or mapping is copied for each instance."""
+
+    def wrap(cls: type[T]) -> type[T]:
+        for name, kind in inspect.get_annotations(cls).items():
+            if name in cls.__dict__:  # a default that is not a config key's (a constant of the library)
+                continue
+            value = schema_default(keys.get(name, f"{section}.{name}"))
+            if isinstance(value, list) and str(kind).startswith("tuple"):
+                value = tuple(value)
+            if isinstance(value, (list, dict)):
+                value = dataclasses.field(default_factory=functools.partial(copy.deepcopy, value))
+            setattr(cls, name, value)
+        return cls
+
+    return wrap

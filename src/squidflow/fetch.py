@@ -44,6 +44,32 @@ def is_url(source: str) -> bool:
     return urlparse(str(source)).scheme in {"http", "https", "ftp", "file"}
 
 
+# An offline mirror of the public data: a folder holding local copies of the files the configs name by their public
+# URLs, laid out as below (README, "Offline copies of the public data"). With SQUIDFLOW_DATA set, the workflow reads a
+# URL's local copy there instead of downloading it; without it, or where the copy is missing, it downloads.
+DATA_ENV = "SQUIDFLOW_DATA"
+MIRROR_LAYOUT = {  # public home (a URL prefix) -> its place under $SQUIDFLOW_DATA
+    "https://raw.githubusercontent.com/katesanders9/squid-e/main/dataset/data/": "squid-e/",
+    "https://raw.githubusercontent.com/katesanders9/squid-e/main/experiments/indices": "squid-e/experiments",
+    "https://storage.googleapis.com/ai2-mosaic-public/projects/sherlock/data/": "sherlock/",
+    # the 504 imSitu verbs: the mirror keeps them as id<TAB>verb lines (the same list as the keys of `verbs`)
+    "https://raw.githubusercontent.com/my89/imSitu/master/imsitu_space.json": "imsitu/verb_id.tab",
+}
+
+
+def local_copy(url: str, data_dir: str | Path | None = None) -> str | None:
+    """The local copy of the public file or folder at `url` under the mirror `data_dir` (default: $SQUIDFLOW_DATA),
+    or None: not a URL, no mirror set, a URL the mirror does not keep, or the copy is not there."""
+    data_dir = data_dir if data_dir is not None else os.environ.get(DATA_ENV)
+    if not data_dir or not is_url(url):
+        return None
+    for prefix, place in MIRROR_LAYOUT.items():
+        if url == prefix or (url.startswith(prefix) and (prefix.endswith("/") or url[len(prefix)] == "/")):
+            path = Path(data_dir, place, url[len(prefix):].strip("/"))
+            return str(path) if path.exists() else None
+    return None
+
+
 def fetch(source: str | Path, cache_dir: str | Path, *, retries: int = 3, backoff_s: float = 2.0, timeout_s: float = 60) -> Path:
     """Return a local path for `source`: a local file as is, a URL downloaded once into `cache_dir`."""
     from squidflow.io import atomic_path  # here, not at the top: `is_url` serves `squidflow check-config`, which

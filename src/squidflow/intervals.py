@@ -33,25 +33,29 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-METHODS = ("percentile", "bca")
+from squidflow.config import defaults_from_schema, schema_key
+
+METHODS = tuple(schema_key("intervals.method")["enum"])  # the schema's bounds, checked where a test builds one too
+MIN_RESAMPLES = schema_key("intervals.resamples")["minimum"]
 BIAS_ADJUSTED = "bias-adjusted percentile"  # the method of every measure in a BIASED set (bias_adjusted_from)
 CHUNK_ELEMENTS = 4_000_000  # index entries per chunk of resamples: bounds the memory a statistic may use
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("intervals")
 class IntervalConfig:
     """The `intervals` config section: `level` (e.g. 0.95), `resamples` (B), `seed`, `method`."""
 
-    level: float = 0.95
-    resamples: int = 1000
-    seed: int = 0
-    method: str = "percentile"
+    level: float
+    resamples: int
+    seed: int
+    method: str
 
     def __post_init__(self):
         if not 0 < self.level < 1:
             raise ValueError(f"intervals.level = {self.level}: must be between 0 and 1")
-        if self.resamples < 1:
-            raise ValueError(f"intervals.resamples = {self.resamples}: must be at least 1")
+        if self.resamples < MIN_RESAMPLES:
+            raise ValueError(f"intervals.resamples = {self.resamples}: must be at least {MIN_RESAMPLES}")
         if self.method not in METHODS:
             raise ValueError(f"intervals.method = {self.method!r}: must be one of {METHODS}")
 

@@ -463,7 +463,7 @@ RUN_PREDICTIONS = Schema(
         "probs": pl.List(pl.Float64),
         "human_mean": pl.Float64,  # mean judgment 0..100, null when none
     },
-    produced_by="rule train (workflow/rules/training.smk)",
+    produced_by="the train rules (workflow/rules/training.smk)",
 )
 
 # Images a training experiment can use, decoded once into a memory-mapped uint8 tensor file (squidflow.training.cache):

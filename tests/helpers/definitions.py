@@ -1,6 +1,6 @@
 """Definitions that have one home in `src/squidflow/`, and a check that finds a second one (issue #33).
 
-The layering check (helpers/layering.py) keeps imports going one way; this one keeps a fact from being written twice,
+The layering check (tools/layering.py) keeps imports going one way; this one keeps a fact from being written twice,
 so that a change of definition is one change. Each entry is the idea, the module that holds it, and what its code
 looks like, read as text: the equal-width confidence bin (`np.clip(np.searchsorted(edges, ...) - 1, ...)` over
 `np.linspace(0, 1, n_bins + 1)`), a LaTeX escaper (a string literal of backslash and one of LaTeX's specials), a
@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers.layering import ROOT
+from helpers.tools import layering
+
+ROOT = layering.ROOT
 
 # idea -> (its one home under src/squidflow/, the patterns of its code)
 DEFINITIONS: dict[str, tuple[str, tuple[re.Pattern, ...]]] = {

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from helpers.compare_results import compare
 from helpers.dryrun import local_rules, planned_jobs
 from helpers.figures import figure
 from helpers.slurm_cluster import SlurmCluster, start_cluster, why_unavailable
+from helpers.tools import compare_results
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -209,7 +209,7 @@ def test_short_rules_run_grouped_with_one_snakemake_per_slurm_job(cluster_run: C
 
 def test_results_equal_a_local_run_with_the_same_seeds(cluster_run: ClusterRun, small_workflow) -> None:
     assert cluster_run.second.returncode == 0
-    problems = compare(small_workflow.directory, cluster_run.directory)
+    problems = compare_results.compare(small_workflow.directory, cluster_run.directory)
     assert not problems, "\n".join(problems[:30])
 
 

@@ -404,6 +404,8 @@ def test_a_video_over_the_resolution_cap_is_refused_with_its_reason(tmp_path):
 def test_the_polars_batch_reader_gives_the_row_readers_judgments_and_problems(tmp_path):
     """Duplicates within a file and across files, a bad row sharing a judgment with a later good one, rejected
     assignments, formula-neutralised ids, Unicode digits: both readers agree on every judgment and every message."""
+    from helpers.benchmarks import read_mturk_batch_rows
+
     from squidflow.judgments.ingest import read_mturk_batch
 
     head = ("HITId,WorkerId,AssignmentStatus,Input.event_prompt,Input.variant,Input.image_1_id,Input.image_2_id,"
@@ -416,10 +418,9 @@ def test_the_polars_batch_reader_gives_the_row_readers_judgments_and_problems(tm
     (tmp_path / "a.csv").write_text(a)
     (tmp_path / "b.csv").write_text(b)
     results = []
-    for vectorised in (True, False):
+    for read in (read_mturk_batch, read_mturk_batch_rows):
         seen: dict = {}
-        results.append([read_mturk_batch(tmp_path / f, on_error="skip", seen=seen, vectorised=vectorised)
-                        for f in ("a.csv", "b.csv")])  # fmt: skip
+        results.append([read(tmp_path / f, on_error="skip", seen=seen) for f in ("a.csv", "b.csv")])
     for (df1, p1, r1), (df2, p2, r2) in zip(*results, strict=True):
         assert df1.equals(df2), (df1, df2)
         assert p1 == p2 and r1 == r2

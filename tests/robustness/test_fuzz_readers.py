@@ -802,6 +802,8 @@ MTURK_CELL = st.sampled_from(["", " ", "W1", "W2", "H1", "H2", "A", "b", "C", "A
 def test_the_polars_mturk_reader_reads_what_the_row_reader_reads(rows, data):
     """The polars reader (the default) and the row-by-row reader of 0.3.0 give the same judgments, problems and
     rejected counts, on two batch files of one ingestion (a judgment given in both is named with both places)."""
+    from helpers.benchmarks import read_mturk_batch_rows
+
     from squidflow.judgments.ingest import read_mturk_batch
 
     header = ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant", "Input.image_1_id",
@@ -812,10 +814,10 @@ def test_the_polars_mturk_reader_reads_what_the_row_reader_reads(rows, data):
         paths[0].write_bytes(csv_bytes(header, rows[:cut]))
         paths[1].write_bytes(csv_bytes(header, rows[cut:]))
         outs = []
-        for vectorised in (True, False):
+        for read in (read_mturk_batch, read_mturk_batch_rows):
             seen: dict = {}
             try:
-                outs.append([read_mturk_batch(p, on_error="skip", seen=seen, vectorised=vectorised) for p in paths])
+                outs.append([read(p, on_error="skip", seen=seen) for p in paths])
             except UserError as exc:
                 outs.append(str(exc))
         if isinstance(outs[0], str) or isinstance(outs[1], str):

@@ -107,13 +107,13 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
     assert _planned_jobs(res) == {}, res.stdout[-3000:]
     classification = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["training"]["classification"]
     seeds = classification["seeds"]
-    # one run per job, on runs the default's experiment jobs made: a run's params and inputs are its own method's, not
-    # the experiment's (config.schema.yaml, training.runs_per_job), so the runs retrain (the same bytes), the new seed
-    # among them; nothing upstream
+    # one job per method, on runs the default's experiment jobs made: a job's params and inputs are its own method's,
+    # not the experiment's (config.schema.yaml, training.runs_per_job), so the runs retrain (the same bytes), the new
+    # seed among them; nothing upstream
     res = small_workflow.snakemake("-n", "--config",
-                                   f'training={{"classification": {{"seeds": {seeds + 1}}}, "runs_per_job": "run"}}')
+                                   f'training={{"classification": {{"seeds": {seeds + 1}}}, "runs_per_job": "seeds"}}')
     jobs = _planned_jobs(res)
-    trained = [m.group(1) for out in planned_outputs(res.stdout + res.stderr, "train")
+    trained = [m.group(1) for out in planned_outputs(res.stdout + res.stderr, "train_classification")
                if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
     assert set(trained) == {str(s) for s in range(seeds + 1)}, f"classification seeds planned: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs

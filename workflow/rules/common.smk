@@ -2,16 +2,12 @@
 # stage's input functions use. Each stage's own input functions are in workflow/rules/inputs/<stage>.smk.
 import dataclasses
 import os
-import sys
 
-# The library lives in src/. It is installed in .venv (`make setup`); this line also makes it importable when
-# snakemake runs from another environment. Rule scripts find it through scripts/squidflow (a link to src/squidflow),
-# because Snakemake puts each script's folder on its path — in conda envs and on cluster nodes too.
-sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))  # SQUIDFLOW_ROOT: see workflow/checks.smk
-
+# The library (src/squidflow) is on the path since workflow/checks.smk, included first (DEVELOPERS.md, "How the
+# library is found").
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
-from squidflow.fetch import is_url
+from squidflow.fetch import is_url, local_copy
 from squidflow.paths import (
     ANNOTATOR_REPORT_TABLE,
     DOWNLOAD_REPORT,
@@ -83,9 +79,12 @@ def stage_enabled(stage):
 
 
 def get_data_path(path):
-    """A public-data location from the config: a URL as is; a relative local path from the working directory, else
-    from the repository root (so `../shared/data/...` finds an offline mirror beside the clone from any --directory)."""
-    if is_url(path) or os.path.isabs(path) or os.path.exists(path):
+    """A public-data location from the config: a URL as is, or its local copy under $SQUIDFLOW_DATA (an offline
+    mirror, `squidflow.fetch.local_copy`); a relative local path from the working directory, else from the
+    repository root."""
+    if is_url(path):
+        return local_copy(path) or path
+    if os.path.isabs(path) or os.path.exists(path):
         return path
     beside_repo = os.path.normpath(os.path.join(SQUIDFLOW_ROOT, path))
     return beside_repo if os.path.exists(beside_repo) else path

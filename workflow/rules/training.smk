@@ -55,37 +55,22 @@ rule training_sets:
         "../../scripts/training_sets.py"
 
 
-# One run per job (training.runs_per_job: run): every seed a job, a process of its own.
-rule train:
-    input:
-        unpack(get_train_inputs),
-    output:
-        predictions=RUN_PREDICTIONS,
-        metrics="results/runs/{experiment}/{train_set}/{method}/seed{seed}/metrics.json",
-        train_log="results/runs/{experiment}/{train_set}/{method}/seed{seed}/train.log",
-    log:
-        "logs/train/{experiment}/{train_set}/{method}/seed{seed}.log",
-    benchmark:
-        "results/benchmarks/train/{experiment}/{train_set}/{method}/seed{seed}.tsv"
-    wildcard_constraints:
-        experiment=get_train_experiments("run"),
-        train_set="SD|SE",
-        method="[A-Z]{2}",
-    conda:
-        "../../envs/training.yaml"
-    threads: config["training"]["threads"]
-    resources:
-        gpu=1,
-        mem_mb=config["training"]["mem_mb"],
-    params:
-        training=get_train_params,
-    script:
-        "../../scripts/train.py"
+# Which of the two train rules below makes a run file, as training.runs_per_job says (both could: Snakemake takes the
+# one ordered first). The schema's description says when to use which.
+if config["training"]["runs_per_job"] == "seeds":
+
+    ruleorder: train_classification > train_experiment_classification
+    ruleorder: train_calibration > train_experiment_calibration
+
+else:
+
+    ruleorder: train_experiment_classification > train_classification
+    ruleorder: train_experiment_calibration > train_calibration
 
 
 # All seeds of one method and training set per job (training.runs_per_job: seeds): one torch process
 # pays the start-up (torch, timm: most of a small run's CPU) once and trains the seeds one after the other, each run
-# seeded afresh as above and writing its own run folder, log and train.log, so the results are the same bytes. The
+# seeded afresh and writing its own run folder, log and train.log, so the results are the same bytes. The
 # job holds one GPU slot (squidflow.gpu) for all its runs; asking for one run's file builds its method's seeds. A rule
 # per experiment, since the number of seeds (the job's outputs) is the experiment's; all train rules run
 # scripts/train.py.
@@ -103,7 +88,7 @@ rule train_classification:
     benchmark:
         "results/benchmarks/train/{experiment}/{train_set}/{method}.tsv"
     wildcard_constraints:
-        experiment=get_train_experiments("seeds", "classification"),
+        experiment="classification",
         train_set="SD|SE",
         method="[A-Z]{2}",
     conda:
@@ -126,7 +111,7 @@ use rule train_classification as train_calibration with:
     log:
         expand("logs/train/{{experiment}}/{{train_set}}/{{method}}/seed{seed}.log", seed=get_train_seeds("calibration")),
     wildcard_constraints:
-        experiment=get_train_experiments("seeds", "calibration"),
+        experiment="calibration",
         train_set="SD|SE",
         method="[A-Z]{2}",
 
@@ -149,7 +134,7 @@ rule train_experiment_classification:
     benchmark:
         "results/benchmarks/train/{experiment}.tsv"
     wildcard_constraints:
-        experiment=get_train_experiments("experiment", "classification"),
+        experiment="classification",
     conda:
         "../../envs/training.yaml"
     threads: config["training"]["threads"]
@@ -170,7 +155,7 @@ use rule train_experiment_classification as train_experiment_calibration with:
     log:
         expand("logs/train/{{experiment}}/{run}.log", run=get_experiment_runs("calibration")),
     wildcard_constraints:
-        experiment=get_train_experiments("experiment", "calibration"),
+        experiment="calibration",
 
 
 rule result_table:

@@ -22,9 +22,6 @@ import polars as pl
 from squidflow.errors import EmptyError, InputError
 from squidflow.schemas import COMPARISON_CORPUS
 
-SHERLOCK_VAL_URL = "https://storage.googleapis.com/ai2-mosaic-public/projects/sherlock/data/sherlock_val_with_split_idxs_v1_1.json.zip"
-
-
 MAX_MEMBER_BYTES = 2**30  # the Sherlock training annotations unpack to a few hundred MB
 MAX_RATIO = 100  # JSON compresses about 5:1; a member far denser than that is a zip bomb
 

@@ -27,6 +27,7 @@ import polars as pl
 
 from squidflow import text_embed
 from squidflow.clip import load_clip
+from squidflow.config import defaults_from_schema
 from squidflow.image_ids import image_id_expr
 
 log = logging.getLogger(__name__)
@@ -92,14 +93,15 @@ def text_scorer(corpus: pl.DataFrame, *, encode: Encoder | None = None) -> DualE
 
 # --- probe -----------------------------------------------------------------------------------------------------
 @dataclass
+@defaults_from_schema("comparison.probe")
 class ProbeConfig:
-    dim: int = 128
-    epochs: int = 60
-    batch_size: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
-    temperature: float = 0.07
-    seed: int = 0
+    dim: int
+    epochs: int
+    batch_size: int
+    lr: float
+    weight_decay: float
+    temperature: float
+    seed: int
 
 
 def image_features_for(corpus: pl.DataFrame, features: pl.DataFrame) -> np.ndarray:
@@ -300,11 +302,6 @@ def candidates_above_gold(
     if not out_q:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
     return np.concatenate(out_q), np.concatenate(out_c), np.concatenate(out_s).astype(np.float32)
-
-
-def blocked_scores(region: np.ndarray, inference: np.ndarray) -> np.ndarray:
-    """The full score matrix of a small set (a retrieval chunk of ~1K, one image's regions): region @ inference.T."""
-    return np.asarray(region, dtype=np.float32) @ np.asarray(inference, dtype=np.float32).T
 
 
 def score_corpus(

@@ -24,7 +24,7 @@ import html
 import json
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -33,27 +33,28 @@ from tqdm import tqdm
 
 from squidflow.comparison import dedup
 from squidflow.comparison.plausibility import DualEmbeddings, candidates_above_gold
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
+@defaults_from_schema("comparison")
 class ComparisonConfig:
     """The `comparison` config section's selection keys (defaults = Sherlock Appendix E)."""
 
-    soft_dedup_ratio: float = 0.8
-    soft_dedup_exact_max: int = 8000
-    soft_dedup_linkage: str = "ward"
-    max_verbatim: int = 3
-    max_candidates_per_query: int = 100
-    min_candidates: int = 20
-    set_size: int = 10
-    plausibility_weight: float = 5.0
-    diversity_weight: float = 1.0
-    rank_weights: dict = field(default_factory=lambda: {"length": 1.0, "diversity": 1.0, "plausibility": 5.0})
-    top_n: int = 500
-    seed: int = 0
+    soft_dedup_ratio: float
+    soft_dedup_exact_max: int
+    soft_dedup_linkage: str
+    max_verbatim: int
+    max_candidates_per_query: int
+    min_candidates: int
+    set_size: int
+    plausibility_weight: float
+    diversity_weight: float
+    rank_weights: dict
+    top_n: int
+    seed: int
 
     @classmethod
     def from_config(cls, section: dict) -> ComparisonConfig:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from squidflow.config import defaults_from_schema
 from squidflow.demo.panel import truth_lookup
 from squidflow.demo.text import EN, GENERIC
 from squidflow.io import unneutralise
@@ -38,12 +39,13 @@ CONDITION_SHARE = {"black": 1.0, "dark": 0.3, "blur": 0.3, "occlusion": 0.25}
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("text.gold.panel", keywords_per_image="text.gold.keywords_per_image")
 class KeywordPanelConfig:
-    annotators: int = 8
-    assignments_per_hit: int = 5
-    keywords_per_image: int = 5
-    visible_min: float = 0.15  # below this evidence of every event a frame shows nothing (as in the rating panel)
-    seed: int = 0
+    annotators: int
+    assignments_per_hit: int
+    keywords_per_image: int
+    visible_min: float  # below this evidence of every event a frame shows nothing (as in the rating panel)
+    seed: int
 
 
 def event_vocabulary(event: str) -> list[tuple[str, float]]:

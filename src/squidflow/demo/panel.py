@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import schemas
+from squidflow.config import defaults_from_schema
 from squidflow.io import unneutralise
 from squidflow.judgments.agreement import krippendorff_alpha_interval, spearman_pairs
 
@@ -43,24 +44,25 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("judgments.panel", assignments_per_hit="annotation.assignments_per_hit")
 class PanelConfig:
-    annotators_per_variant: int = 8
-    assignments_per_hit: int = 3
-    bias_sd: float = 6.0
-    scale_log_sd: float = 0.15
-    noise_sd: float | None = None  # None: calibrate to target_alpha
-    target_alpha: float = 0.658
-    target_spearman: float = 0.676
-    visible_min: float = 0.15  # below this evidence of every event, a frame shows nothing (black, nearly black)
-    careless: int = 0
-    constant: int = 0
-    extremes: int = 0
-    reversed: int = 0
-    prior: int = 0
-    swapped_images: int = 0
-    repeat_annotators: int = 2
-    repeat_hits: int = 4
-    seed: int = 0
+    annotators_per_variant: int
+    assignments_per_hit: int
+    bias_sd: float
+    scale_log_sd: float
+    noise_sd: float | None  # None: calibrate to target_alpha
+    target_alpha: float
+    target_spearman: float
+    visible_min: float  # below this evidence of every event, a frame shows nothing (black, nearly black)
+    careless: int
+    constant: int
+    extremes: int
+    reversed: int
+    prior: int
+    swapped_images: int
+    repeat_annotators: int
+    repeat_hits: int
+    seed: int
 
     @classmethod
     def from_config(cls, cfg: dict | None, assignments_per_hit: int) -> PanelConfig:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.demo import scenes
 from squidflow.demo.text import describe_video
 
@@ -58,18 +58,19 @@ _MIN_LEN = {"crossfade": 5, "occlusion": 4, "blur": 4, "dark": 4, "black": 2, "c
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("demo")
 class DemoConfig:
     """The `demo:` config section (defaults and bounds: workflow/schemas/config.schema.yaml)."""
 
-    events: tuple[str, ...] = ("birthday_party", "wedding", "parade", "protest")
-    videos_per_event: int = 3
-    seconds: float = 12.0
-    width: int = 320
-    height: int = 240
-    fps: float = 25.0
-    seed: int = 0
-    gop: int = 250
-    crf: int = 23
+    events: tuple[str, ...]
+    videos_per_event: int
+    seconds: float
+    width: int
+    height: int
+    fps: float
+    seed: int
+    gop: int
+    crf: int
 
     @classmethod
     def from_config(cls, section: dict[str, Any]) -> DemoConfig:

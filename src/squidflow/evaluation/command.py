@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from squidflow.config import load_config, merge_configs, validate_config
     from squidflow.errors import UserError
     from squidflow.evaluation.predictions import PredictionsError
-    from squidflow.evaluation.scoring import evaluate_predictions, read_judgments
+    from squidflow.evaluation.scoring import Scoring, evaluate_predictions, read_judgments
     from squidflow.io import SchemaError
 
     try:
@@ -68,12 +68,11 @@ def run(args: argparse.Namespace) -> int:
         source = "release" if Path(args.judgments).suffix.lower() == ".csv" else (
             judgments["source"][0] if len(judgments) else "mturk")
         source = {"squid-e-release": "release"}.get(source, source)
-        tables = evaluate_predictions(
-            models, judgments, excluded, variant=ev["variant"], top_k=ev["top_k"], label_map=ev["label_map"],
-            events_config=config["events"], vocabulary=args.vocabulary, intervals=config["intervals"],
-            ece_bins=ev["ece_bins"], binary_bins=ev["binary_ece_bins"], source=source,
-            cache_dir=args.out / "downloads", frames=frames,
-        )
+        how = Scoring(variant=ev["variant"], top_k=ev["top_k"], label_map=ev["label_map"],
+                      intervals=config["intervals"], ece_bins=ev["ece_bins"], binary_bins=ev["binary_ece_bins"],
+                      source=source, events_config=config["events"], vocabulary=args.vocabulary,
+                      cache_dir=args.out / "downloads", frames=frames)
+        tables = evaluate_predictions(models, judgments, excluded, how)
     except (UserError, PredictionsError, SchemaError, ValueError) as exc:
         print(f"squidflow evaluate: {exc}", file=sys.stderr)
         return 2

@@ -53,8 +53,25 @@ def evaluate_model(
     to every frame of the dataset (a model may predict unjudged frames; they are not scored). `intervals`
     (config `intervals`) adds each accuracy's image-bootstrap interval (lo, hi).
     """
+    preds = read_model_predictions(predictions, scores, image_table=image_table, frames=frames, cache_dir=cache_dir)
+    return model_accuracy_of(preds, scores, name=name, predictions=predictions, variant=variant, top_k=top_k,
+                             label_map=label_map, events_config=events_config, vocabulary=vocabulary,
+                             cache_dir=cache_dir, intervals=intervals)
+
+
+def read_model_predictions(predictions: str | Path, scores: pl.DataFrame, *, image_table: str | Path | None = None,
+                           frames: pl.DataFrame | None = None, cache_dir: str | Path = DOWNLOADS_DIR) -> pl.DataFrame:
+    """A model's predictions file (and its image table), checked against the images a prediction may name."""
     table = read_image_table(image_table, cache_dir) if image_table else None
-    preds = read_predictions(predictions, cache_dir=cache_dir, image_table=table, known_images=known_images(scores, frames))
+    return read_predictions(predictions, cache_dir=cache_dir, image_table=table,
+                            known_images=known_images(scores, frames))
+
+
+def model_accuracy_of(preds: pl.DataFrame, scores: pl.DataFrame, *, name: str, predictions: str | Path, variant: str,
+                      top_k: int, label_map: Mapping[str, list[str]], events_config: Mapping | None = None,
+                      vocabulary: str | Path | None = None, cache_dir: str | Path = DOWNLOADS_DIR,
+                      intervals: Mapping | None = None) -> tuple[pl.DataFrame, dict]:
+    """`evaluate_model` of predictions already read (`predictions` names their file in the summary)."""
     images = judged_images(scores, variant=variant, label_map=label_map, events_config=events_config)
     vocab = read_vocabulary(fetch(vocabulary, cache_dir)) if vocabulary else None
     report = check_vocabulary(preds["label"], label_map, vocab, where=f"{name} ({predictions})")

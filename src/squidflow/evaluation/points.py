@@ -2,7 +2,7 @@
 
 The soft-label table and its two figures (reliability diagrams, annotation saturation) measure the same points:
 each model's P(judged event), rank-1 score and hit on the judged images, next to the images' ratings
-(squidflow.evaluation.scoring.points_and_people). Rule per_image_points computes them once and the three rules read
+(squidflow.evaluation.scoring.per_image_points). Rule per_image_points computes them once and the three rules read
 them back, so reading the judgments and every model's predictions happens in one job, and the three outputs cannot
 disagree about which images they measure.
 
@@ -51,7 +51,7 @@ def _filled(part: pl.DataFrame) -> pl.DataFrame:
 
 def points_from_frame(table: pl.DataFrame) -> tuple[list[ModelPoints], np.ndarray | None, list[str]]:
     """schemas.PER_IMAGE_POINTS -> (the models' points in table order, the people's ratings matrix or None, the
-    models left out): what scoring.points_and_people returns."""
+    models left out): what the soft-label table is computed from (scoring.soft_label_outputs_of)."""
     models = table.filter(pl.col("role").is_in([MODEL, NO_IMAGES]))["model"].unique(maintain_order=True).to_list()
     points = [_model_points(name, table.filter((pl.col("role") == MODEL) & (pl.col("model") == name)))
               for name in models]

@@ -6,15 +6,16 @@ library call that `squidflow evaluate` makes too (so the command and the workflo
   image_scores leaves them out);
 - `per_image_points`: every model's points on the judged images and the people's ratings, one table
   (squidflow.evaluation.points) that the soft-label table and its figures read;
-- `soft_label_outputs`: the soft-label measures table (squidflow.evaluation.soft_labels) of the models;
+- `soft_label_outputs_of`: the soft-label measures table (squidflow.evaluation.soft_labels) of the models' points;
 - `evaluate_predictions`: Tables 2 and 8 (squidflow.evaluation.models / tables) and the soft-label table of the
-  models, as {name: (CSV frame, Markdown, LaTeX)}.
+  models, as {name: (CSV frame, Markdown, LaTeX)}, measured as `Scoring` says.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +24,8 @@ import polars as pl
 from squidflow import io, schemas
 from squidflow.config import from_section
 from squidflow.evaluation.judged import judged_images
-from squidflow.evaluation.models import evaluate_model, known_images
+from squidflow.evaluation.models import model_accuracy_of, read_model_predictions
 from squidflow.evaluation.points import points_frame, points_from_frame
-from squidflow.evaluation.predictions import read_image_table, read_predictions
 from squidflow.evaluation.soft_labels import (
     ModelPoints,
     caption,
@@ -64,18 +64,15 @@ def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tup
     return judgments, excluded_annotators(io.read_parquet(report, schemas.ANNOTATOR_REPORT) if report else None)
 
 
-def model_points_of(model: Mapping, scores: pl.DataFrame, ratings: pl.DataFrame, *, variant: str,
-                    label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path,
-                    frames: pl.DataFrame | None = None) -> ModelPoints | None:
-    """One model ({name, predictions, images}) on the judged images; None when its scores are not probabilities."""
-    table = read_image_table(model["images"], cache_dir) if model.get("images") else None
-    preds = read_predictions(model["predictions"], cache_dir=cache_dir, image_table=table,
-                             known_images=known_images(scores, frames))
+def model_points_of(name: str, preds: pl.DataFrame, scores: pl.DataFrame, ratings: pl.DataFrame, *, variant: str,
+                    label_map: Mapping, events_config: Mapping | None) -> ModelPoints | None:
+    """One model's predictions (read: `read_model_predictions`) on the judged images; None when its scores are not
+    probabilities."""
     if not scores_are_probabilities(preds):
-        log.warning("%s: scores outside [0, 1] are not probabilities; left out of the soft-label table", model["name"])
+        log.warning("%s: scores outside [0, 1] are not probabilities; left out of the soft-label table", name)
         return None
     images = judged_images(scores, variant=variant, label_map=label_map, events_config=events_config)
-    return model_points(model["name"], preds, images, ratings)
+    return model_points(name, preds, images, ratings)
 
 
 def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
@@ -88,22 +85,15 @@ def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, exclude
                             excluded=excluded)
     points, skipped = [], []
     for model in models:
-        p = model_points_of(model, scores, ratings, variant=variant, label_map=label_map,
-                            events_config=events_config, cache_dir=cache_dir, frames=frames)
+        preds = read_model_predictions(model["predictions"], scores, image_table=model.get("images"), frames=frames,
+                                       cache_dir=cache_dir)
+        p = model_points_of(model["name"], preds, scores, ratings, variant=variant, label_map=label_map,
+                            events_config=events_config)
         if p is None:
             skipped.append(model["name"])
         else:
             points.append(p)
     return points_frame(points, ratings, skipped)
-
-
-def points_and_people(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                      label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = DOWNLOADS_DIR,
-                      frames: pl.DataFrame | None = None) -> tuple[list[ModelPoints], np.ndarray | None, list[str]]:
-    """(the models' points, the judged images' ratings matrix for the people row, the models left out), through the
-    same table the workflow writes (per_image_points), so `squidflow evaluate` measures what the rules measure."""
-    return points_from_frame(per_image_points(models, judgments, excluded, variant=variant, label_map=label_map,
-                                              events_config=events_config, cache_dir=cache_dir, frames=frames))
 
 
 def soft_label_outputs_of(points: Sequence[ModelPoints], people: np.ndarray | None, skipped: Sequence[str], *,
@@ -118,42 +108,58 @@ def soft_label_outputs_of(points: Sequence[ModelPoints], people: np.ndarray | No
     return table, to_markdown(table, text), to_latex(table, text)
 
 
-def soft_label_outputs(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                       label_map: Mapping, events_config: Mapping | None, intervals: Mapping, ece_bins: int,
-                       binary_bins: int, source: str, cache_dir: str | Path = DOWNLOADS_DIR,
-                       frames: pl.DataFrame | None = None) -> tuple[pl.DataFrame, str, str]:
-    """(long CSV frame, Markdown, LaTeX) of the soft-label measures table, from the judgments and the models."""
-    points, people, skipped = points_and_people(models, judgments, excluded, variant=variant, label_map=label_map,
-                                                events_config=events_config, cache_dir=cache_dir, frames=frames)
-    return soft_label_outputs_of(points, people, skipped, variant=variant, intervals=intervals, ece_bins=ece_bins,
-                                 binary_bins=binary_bins, source=source)
+@dataclass(frozen=True)
+class Scoring:
+    """How `evaluate_predictions` measures (the evaluation rules' params): `evaluation`'s variant, top_k, label_map,
+    ece_bins and binary_ece_bins, the `intervals` section, the judgments' source, the events, the label vocabulary
+    file, where downloads go, and the frames a prediction may name besides the judged images."""
+
+    variant: str
+    top_k: int
+    label_map: Mapping
+    intervals: Mapping
+    ece_bins: int
+    binary_bins: int
+    source: str
+    events_config: Mapping | None = None
+    vocabulary: str | None = None
+    cache_dir: str | Path = DOWNLOADS_DIR
+    frames: pl.DataFrame | None = None
 
 
-def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *,
-                         variant: str, top_k: int, label_map: Mapping, events_config: Mapping | None = None,
-                         vocabulary: str | None = None, intervals: Mapping, ece_bins: int, binary_bins: int,
-                         source: str, cache_dir: str | Path = DOWNLOADS_DIR,
-                         frames: pl.DataFrame | None = None) -> dict[str, tuple[pl.DataFrame, str, str]]:
+def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str],
+                         how: Scoring) -> dict[str, tuple[pl.DataFrame, str, str]]:
     """Tables 2 and 8 and the soft-label table of `models` (each {name, predictions, images, reference_accuracy})
-    against `judgments`, computed as the workflow's rules model_accuracy, evaluation_table and soft_label_table
-    compute them."""
+    against `judgments`, computed as the workflow's rules model_accuracy, evaluation_table, per_image_points and
+    soft_label_table compute them: the people's image scores once, each predictions file read once."""
     scores = image_scores(judgments, list(excluded))
-    accuracies, summaries = [], []
+    ratings = image_ratings(judgments, variant=how.variant, label_map=how.label_map, events_config=how.events_config,
+                            excluded=excluded)
+    accuracies, summaries, points, skipped = [], [], [], []
     for m in models:
-        acc, summary = evaluate_model(m["predictions"], scores, name=m["name"], variant=variant, top_k=top_k,
-                                      label_map=label_map, events_config=events_config, vocabulary=vocabulary,
-                                      image_table=m.get("images"), frames=frames, cache_dir=cache_dir,
-                                      intervals=intervals)
+        preds = read_model_predictions(m["predictions"], scores, image_table=m.get("images"), frames=how.frames,
+                                       cache_dir=how.cache_dir)
+        acc, summary = model_accuracy_of(preds, scores, name=m["name"], predictions=m["predictions"],
+                                         variant=how.variant, top_k=how.top_k, label_map=how.label_map,
+                                         events_config=how.events_config, vocabulary=how.vocabulary,
+                                         cache_dir=how.cache_dir, intervals=how.intervals)
         accuracies.append(io.conform(acc, schemas.MODEL_ACCURACY))
         summaries.append(summary)
+        p = model_points_of(m["name"], preds, scores, ratings, variant=how.variant, label_map=how.label_map,
+                            events_config=how.events_config)
+        if p is None:
+            skipped.append(m["name"])
+        else:
+            points.append(p)
     infos = [ModelInfo(m["name"], m.get("reference_accuracy"), bool(m.get("demo"))) for m in models]
     out = {}
     for table in ("table2_verbs", "table8_alt_bins"):
-        df, md, tex = build_table(accuracies, summaries, infos, table, variant=variant, top_k=top_k,
-                                  label_map=dict(label_map), source=source, intervals=dict(intervals))
+        df, md, tex = build_table(accuracies, summaries, infos, table, variant=how.variant, top_k=how.top_k,
+                                  label_map=dict(how.label_map), source=how.source, intervals=dict(how.intervals))
         out[table] = (io.conform(df, schemas.MODEL_ACCURACY), md, tex)
-    table, md, tex = soft_label_outputs(models, judgments, excluded, variant=variant, label_map=label_map,
-                                           events_config=events_config, intervals=intervals, ece_bins=ece_bins,
-                                           binary_bins=binary_bins, source=source, cache_dir=cache_dir, frames=frames)
-    out[SOFT_LABEL_TABLE] = (table, md, tex)
+    # through the table rule per_image_points writes, as rule soft_label_table reads it
+    model_points_read, people, left_out = points_from_frame(points_frame(points, ratings, skipped))
+    out[SOFT_LABEL_TABLE] = soft_label_outputs_of(model_points_read, people, left_out, variant=how.variant,
+                                                  intervals=how.intervals, ece_bins=how.ece_bins,
+                                                  binary_bins=how.binary_bins, source=how.source)
     return out

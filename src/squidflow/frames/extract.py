@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.frames.decode import decode_ranks, letterbox
 from squidflow.frames.frame_table import ExtractionError, FrameTable, frame_table, resolve_decoder
 from squidflow.paths import DOWNLOAD_REPORT
@@ -39,19 +39,20 @@ log = logging.getLogger("squidflow.frames.extract")
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("frames")
 class FramesConfig:
     """The `frames` config section (workflow/schemas/config.schema.yaml documents each key)."""
 
-    n: int = 36
-    mode: str = "auto"  # auto | even | exact
-    exact_times: bool = False
-    keyframe_tolerance: float = 0.25
-    shards: int = 2
-    letterbox: bool = True
-    letterbox_below: float = 1.74
-    letterbox_to: float = 1.78
-    frames_per_call: int = 12
-    decoder: str = "auto"  # auto | torchcodec | ffmpeg
+    n: int
+    mode: str  # auto | even | exact
+    exact_times: bool
+    keyframe_tolerance: float
+    shards: int
+    letterbox: bool
+    letterbox_below: float
+    letterbox_to: float
+    frames_per_call: int
+    decoder: str  # auto | torchcodec | ffmpeg
 
     @classmethod
     def from_config(cls, section: dict | None) -> FramesConfig:

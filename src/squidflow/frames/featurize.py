@@ -18,30 +18,31 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.pretrained import Backbone, load_backbone
 
 log = logging.getLogger("squidflow.frames.featurize")
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("features")
 class FeaturesConfig:
     """The `features` config section."""
 
-    backbone: str = "efficientnet_lite0"
-    weights: str = "IMAGENET1K_V1"
-    pooling: tuple[str, ...] = field(default=("avg", "max"))
-    image_size: int = 224
-    batch_size: int = 64
-    num_workers: int = 4
-    amp: bool = True
+    backbone: str
+    weights: str
+    pooling: tuple[str, ...]
+    image_size: int
+    batch_size: int
+    num_workers: int
+    amp: bool
 
     @classmethod
     def from_config(cls, section: dict | None) -> FeaturesConfig:

@@ -17,21 +17,22 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.logs import progress
 from squidflow.paths import DOWNLOADS_DIR
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("selection")
 class SelectionConfig:
     """The `selection` config section."""
 
-    k: int = 6
-    seed: int = 0
-    niter: int = 25
-    nredo: int = 5
-    image_format: str = "jpg"
-    image_quality: int = 95
+    k: int
+    seed: int
+    niter: int
+    nredo: int
+    image_format: str
+    image_quality: int
 
     @classmethod
     def from_config(cls, section: dict | None) -> SelectionConfig:

@@ -9,22 +9,23 @@ and the rest are split into train and val by the same rule.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("splits")
 class SplitsConfig:
     """The `splits` config section."""
 
-    fractions: dict[str, float] = field(default_factory=lambda: {"train": 0.7, "val": 0.15, "test": 0.15})
-    seed: int = 0
-    release_test: bool = True
-    annotations: str | None = None
+    fractions: dict[str, float]
+    seed: int
+    release_test: bool
+    annotations: str | None
 
     @classmethod
     def from_config(cls, section: dict | None) -> SplitsConfig:

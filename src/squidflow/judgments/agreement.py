@@ -296,16 +296,6 @@ def _pooled_wide(judgments: pl.DataFrame, pooling: str) -> tuple[pl.DataFrame, l
     return sides[0].join(sides[1], on=ITEM, how="inner", maintain_order="left").sort(ITEM), ITEM
 
 
-def pooled_matrix(judgments: pl.DataFrame, pooling: str = "wide") -> np.ndarray:
-    """The A+B matrix.
-
-    `wide` (reproduces Table 7's A+B row): an item is an image under one prompt rated in both variants; its
-    columns are A's positions then B's positions (six raters; an image repeated within a variant counts once, its
-    first HIT). `concat`: A's items stacked on B's items, three positions each.
-    """
-    return _matrix(*_pooled_wide(judgments, pooling))
-
-
 def variant_items(judgments: pl.DataFrame, pooling: str = "wide") -> dict[str, tuple[pl.DataFrame, np.ndarray]]:
     """Per row of Table 7 (A, B, A+B): its items' keys (video_id, frame_index, ...) and its rating matrix."""
     out = {}

@@ -31,6 +31,7 @@ from squidflow import schemas
 from squidflow.errors import EmptyError, InputError, UserError
 from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
 from squidflow.io import read_csv_strings, unneutralise
+from squidflow.judgments.mturk_batch import parse_rating, read_batch_frame
 from squidflow.paths import DOWNLOADS_DIR
 from squidflow.table_format import md_table
 
@@ -74,17 +75,6 @@ def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[st
         hint = unknown_id_hint(written, known_images) if len(bad) < HINTS else ""
         bad.append(f"unknown image {img!r} in Input.image_{i}_id (not in results/dataset/frames.parquet){hint}")
     return img, vid, frame
-
-
-def parse_rating(value) -> int | None:
-    """An integer 0..100 (as MTurk's slider sends it), else None."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    if not re.fullmatch(r"\d{1,3}", text):
-        return None
-    r = int(text)
-    return r if 0 <= r <= 100 else None
 
 
 def fail_on_problems(problems: list, on_error: str, fix: str, *, what: str = "judgment row(s)",
@@ -181,7 +171,7 @@ def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[
                 }
             )
     fail_on_problems(problems, on_error, "Fix the rows in the CSV (or point squid_e_release.judgments_csv at the release).")
-    return _frame(rows), problems
+    return judgments_frame(rows), problems
 
 
 def read_mturk_batch(
@@ -192,49 +182,24 @@ def read_mturk_batch(
     source: str = "mturk",
     round_: int = 1,
     seen: dict[tuple, str] | None = None,
-    vectorised: bool = True,
 ) -> tuple[pl.DataFrame, list[Problem], int]:
     """An MTurk batch-results CSV -> judgments, the skipped rows, and how many rejected assignments were dropped.
 
     Input.image_{i}_id names the i-th image (`{video_id}_{frame_index}`), Answer.rating_{i} is its slider value.
     The annotator position of an assignment is its order among its HIT's approved/submitted assignments.
     `seen` (judgment key -> "file:line") is shared between the batch files of one ingestion, so a judgment given in
-    two files is caught with both places named. `vectorised` (the default) reads the batch with polars
-    (squidflow.judgments.mturk_batch: a million assignments in seconds), row by row only where a row has a problem
-    or shares a judgment with another; `vectorised=False` reads every row one by one (benchmarks/ingest.py compares
-    the two).
+    two files is caught with both places named. The batch is read with polars (squidflow.judgments.mturk_batch: a
+    million assignments in seconds), row by row (`read_batch_row`) only where a row has a problem or shares a
+    judgment with another.
     """
     path = Path(path)
     raw, slots = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_*.csv")
     _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
     seen = {} if seen is None else seen
-    if vectorised:
-        from squidflow.judgments.mturk_batch import read_batch_frame
-
-        df, problems, rejected = read_batch_frame(raw, slots, path, known_images=known_images, source=source,
-                                                  round_=round_, seen=seen, read_row=read_batch_row)
-        fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
-        return df, problems, rejected
-    rows, problems, rejected = [], [], 0
-    positions: dict[str, int] = {}
-    for rec in raw.iter_rows(named=True):
-        if (rec["AssignmentStatus"] or "").strip() == "Rejected":
-            rejected += 1
-            continue
-        problem, row_judgments = read_batch_row(rec, slots, path, known_images, round_, seen)
-        if problem:
-            problems.append(problem)
-            continue
-        hit = (rec["HITId"] or "").strip()
-        position = positions.get(hit, 0)
-        positions[hit] = position + 1
-        for key, vid, frame, rating in row_judgments:
-            seen[key] = f"{path}:{rec['_line']}"
-            rows.append({"video_id": vid, "frame_index": frame, "event_prompt": key[3], "variant": key[4],
-                         "annotator": key[0], "position": position, "hit": hit, "rating": rating, "round": round_,
-                         "source": source})  # fmt: skip
+    df, problems, rejected = read_batch_frame(raw, slots, path, known_images=known_images, source=source,
+                                              round_=round_, seen=seen, read_row=read_batch_row)
     fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
-    return _frame(rows), problems, rejected
+    return df, problems, rejected
 
 
 def images_in_slots(rec: dict, slots: list[int], known_images: set[str] | None,
@@ -293,7 +258,7 @@ def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[st
     return (Problem(str(path), line, "; ".join(bad)) if bad else None), row_judgments
 
 
-def _frame(rows: list[dict]) -> pl.DataFrame:
+def judgments_frame(rows: list[dict]) -> pl.DataFrame:
     if not rows:
         return schemas.empty(schemas.JUDGMENTS)
     return pl.DataFrame(rows).select(list(schemas.JUDGMENTS.columns)).cast(schemas.JUDGMENTS.columns)

@@ -1,16 +1,19 @@
 """An MTurk batch-results CSV read with polars: a million assignments in seconds, the same judgments and the same
-problems as reading it row by row (`squidflow.judgments.ingest.read_batch_row`).
+problems as reading it row by row (`squidflow.judgments.ingest.read_batch_row`, handed in as `read_row`, so this
+module imports nothing of ingest).
 
 Every check of a row is a column expression (empty ids, the variant, each slot's image id and rating, an image not
 in the frame table, an image twice in one assignment). A row that fails one, or that shares a judgment (worker,
 image, prompt, variant, round) with another row or with a batch read before, is handed to the row-by-row reader in
 file order, so its message — and which of two rows keeps a shared judgment — is exactly that reader's. The other
 rows cannot touch one another: their judgments are taken as they are, and their annotator position within their HIT
-is counted once every row's fate is known. `benchmarks/ingest.py` times both readers on one file.
+is counted once every row's fate is known. `benchmarks/ingest.py` times it against 0.3.0's row-by-row reader
+(`benchmarks/mturk_rows.py`, which the tests also compare it with).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -32,12 +35,6 @@ def _text(col: str) -> pl.Expr:
 def _unneutralise(expr: pl.Expr) -> pl.Expr:
     starts = pl.any_horizontal(expr.str.slice(1).str.starts_with(s) for s in FORMULA_START)
     return pl.when(expr.str.starts_with("'") & starts).then(expr.str.slice(1)).otherwise(expr)
-
-
-def _python_map(values: pl.Series, fn, dtype) -> pl.Series:
-    """`fn` over the distinct values only (the few a column expression does not parse)."""
-    uniq = values.unique()
-    return values.replace_strict(uniq, pl.Series([fn(v) for v in uniq.to_list()], dtype=dtype), return_dtype=dtype)
 
 
 def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
@@ -62,7 +59,7 @@ def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
         )  # fmt: skip
     odd = long.filter(pl.col("rating").is_null())["answer"].unique().to_list()
     if odd:
-        mapped = pl.col("answer").replace_strict(odd, [_rating(v) for v in odd], default=None, return_dtype=pl.Int64)
+        mapped = pl.col("answer").replace_strict(odd, [parse_rating(v) for v in odd], default=None, return_dtype=pl.Int64)
         long = long.with_columns(pl.when(pl.col("rating").is_null()).then(mapped).otherwise("rating").alias("rating"))
     return long
 
@@ -76,10 +73,15 @@ def _image(img: str) -> dict | None:
     return {"video_id": video_id, "frame_index": frame_index}
 
 
-def _rating(value: str):
-    from squidflow.judgments.ingest import parse_rating
-
-    return parse_rating(value)
+def parse_rating(value) -> int | None:
+    """An integer 0..100 (as MTurk's slider sends it), else None."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not re.fullmatch(r"\d{1,3}", text):
+        return None
+    r = int(text)
+    return r if 0 <= r <= 100 else None
 
 
 def _seen_batches(seen: dict) -> list[tuple[str, pl.DataFrame]]:

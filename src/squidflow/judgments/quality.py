@@ -14,7 +14,7 @@ aggregation and agreement, and listed as excluded (never dropped silently).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +22,17 @@ import polars as pl
 from PIL import Image
 
 from squidflow import schemas
+from squidflow.config import defaults_from_schema
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("judgments.quality")
 class QualityConfig:
-    blank_max_rating: int = 5
-    blank_max_std: float = 4.0  # pixel standard deviation (0-255 grey levels) below which an image is blank
-    controls: list[dict] = field(default_factory=list)  # {image_id, event_prompt, min, max}
-    max_violations: int = 0
-    exclude: str = "rubric"  # rubric | triage: which raters aggregation leaves out (squidflow.judgments.triage)
+    blank_max_rating: int
+    blank_max_std: float  # pixel standard deviation (0-255 grey levels) below which an image is blank
+    controls: list[dict]  # {image_id, event_prompt, min, max}
+    max_violations: int
+    exclude: str  # rubric | triage: which raters aggregation leaves out (squidflow.judgments.triage)
 
     @classmethod
     def from_config(cls, cfg: dict | None) -> QualityConfig:

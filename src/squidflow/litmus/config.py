@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from squidflow.config import defaults_from_schema
+
 
 @dataclass(frozen=True)
+@defaults_from_schema("litmus.guesser")
 class GuesserConfig:
     """Hyperparameters of the first-turn guesser (config section litmus.guesser; defaults are the schema's)."""
 
-    epochs: int = 20
-    batch_size: int = 64
-    lr: float = 1.0e-3
-    word_dim: int = 64
-    hidden_dim: int = 128
-    category_dim: int = 32
-    target_weight: float = 0.0
-    min_word_count: int = 1
+    epochs: int
+    batch_size: int
+    lr: float
+    word_dim: int
+    hidden_dim: int
+    category_dim: int
+    target_weight: float
+    min_word_count: int

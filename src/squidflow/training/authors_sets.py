@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow.release import EVENTS_BY_PROMPT, PROMPTS, read_dataset_csv
+from squidflow.release import EVENTS_BY_PROMPT, read_dataset_csv
 
 log = logging.getLogger(__name__)
 
@@ -262,8 +262,3 @@ def leak_sentence(rec: Mapping) -> str:
     return (f"{name}: {rec['n_train']} training and {rec['n_val']} evaluation images; {rec['rated_in_train']} training "
             f"images are rated eval images of the release, {rec['val_sharing_video']} of {rec['n_val']} evaluation "
             f"images share a video with a training image")
-
-
-def prompt_of(event: str) -> str:
-    """The wording annotators saw for a release event id (what judgments.parquet stores as event_prompt)."""
-    return PROMPTS.get(event, event)

@@ -3,47 +3,47 @@ so the rules file builds a run's params from these fields (`config_fields`) and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section, schema_default
 from squidflow.pretrained import IMAGENET_MEAN, IMAGENET_STD
 
-# Which layers learn, per Table 1 and Table 3 method: the authors' (layer4 + head for RNModel, the head only
-# for MCModel; see squidflow.training.models). The schema's training.trainable defaults are these.
-AUTHORS_TRAINABLE = {**{v: "layer4" for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES")},
-                     **{m: "layer4" for m in ("BL", "LS", "BM", "FL", "RS")}, "MC": "head"}
+# Which layers learn, per Table 1 and Table 3 method, when the config names none: the authors' (layer4 + head for
+# RNModel, the head only for MCModel; see squidflow.training.models): the schema's training.trainable defaults.
+AUTHORS_TRAINABLE = schema_default("training.trainable")
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("training", events="training.classification.events")
 class TrainConfig:
     """The `training` config section's model and optimisation keys (defaults: SQUID-E supplement D.1)."""
 
-    backbone: str = "resnet50"
-    weights: str = "imagenet"
-    epochs: int = 5
-    batch_size: int = 16
-    lr: float = 1e-5
-    crop: int = 256
+    backbone: str
+    weights: str
+    epochs: int
+    batch_size: int
+    lr: float
+    crop: int
     mean: tuple[float, ...] = IMAGENET_MEAN
     std: tuple[float, ...] = IMAGENET_STD
-    num_workers: int = 0
-    amp: bool = True  # mixed precision (bfloat16) on CUDA; ignored on the CPU
-    eval_batch_size: int = 64
-    ece_bins: int = 10
-    kl_eps: float = 1e-6
-    dropout: float = 0.5
-    mc_samples: int = 50
-    label_smoothing: float = 0.2
-    bm_coeff: float = 0.003
-    focal_gamma: float = 3.0
-    trainable: dict = field(default_factory=lambda: dict(AUTHORS_TRAINABLE))  # method -> all | layer4 | head
-    rs_scale: str = "raw"  # RS: the extra output scales the logits as is (authors) or through softplus
-    rs_label_smoothing: float = 0.2  # RS: label smoothing of its loss (authors: 0.2)
-    mc_average: str = "logits"  # MC: softmax of the mean logits (authors) or mean of the softmax outputs
-    augment_geometry: str = "whole_frame"  # GA/AU: from the whole frame (authors) or from the centre crop
-    authors_ece_bins: int = 5  # "ECE (authors' code)": torchmetrics 0.8 n_bins
-    authors_ece_batch: int = 16  # ... averaged over shuffled batches of this size
-    events: tuple[str, ...] = field(default=("birthday_party", "wedding", "parade", "protest"))
+    num_workers: int
+    amp: bool  # mixed precision (bfloat16) on CUDA; ignored on the CPU
+    eval_batch_size: int
+    ece_bins: int
+    kl_eps: float
+    dropout: float
+    mc_samples: int
+    label_smoothing: float
+    bm_coeff: float
+    focal_gamma: float
+    trainable: dict  # method -> all | layer4 | head
+    rs_scale: str  # RS: the extra output scales the logits as is (authors) or through softplus
+    rs_label_smoothing: float  # RS: label smoothing of its loss (authors: 0.2)
+    mc_average: str  # MC: softmax of the mean logits (authors) or mean of the softmax outputs
+    augment_geometry: str  # GA/AU: from the whole frame (authors) or from the centre crop
+    authors_ece_bins: int  # "ECE (authors' code)": torchmetrics 0.8 n_bins
+    authors_ece_batch: int  # ... averaged over shuffled batches of this size
+    events: tuple[str, ...]
 
     def trainable_for(self, method: str) -> str:
         """Which layers learn for `method` (the configured choice, else the authors')."""

@@ -100,11 +100,6 @@ def relaxed_softmax_probs(outputs: torch.Tensor, scale: str = "raw") -> torch.Te
     return F.softmax(relaxed_softmax_logits(outputs, scale), dim=1)
 
 
-def class_logits(outputs: torch.Tensor, method: Method) -> torch.Tensor:
-    """The logits whose softmax is the method's prediction (RS: a·z; every other method: the outputs)."""
-    return relaxed_softmax_logits(outputs, method.rs_scale) if method.extra_outputs else outputs
-
-
 def mc_dropout_probs(samples: torch.Tensor, average: str = "logits") -> torch.Tensor:
     """Class probabilities from stacked dropout passes' logits (S, N, K): softmax of the mean logits (`logits`, the
     authors') or the mean of the passes' softmax (`probs`)."""

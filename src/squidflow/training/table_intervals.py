@@ -222,19 +222,47 @@ def add_intervals(
     ids = image_lists(runs)
     index = {s: image_resamples(len(v), IntervalConfig(cfg.level, cfg.resamples, cfg.seed + k, cfg.method))
              for k, (s, v) in enumerate(sorted(ids.items()))}
-    cells: dict[tuple[str, str, str], tuple[str, Stat]] = {}
     by_cell: dict[tuple[str, str], list[tuple[int, pl.DataFrame]]] = {}
     for (train_set, method, seed), run in runs.items():
         by_cell.setdefault((train_set, method), []).append((seed, run))
+    options = {"ece_bins": ece_bins, "kl_eps": kl_eps, "authors_ece_bins": authors_ece_bins,
+               "authors_ece_batch": authors_ece_batch}
+    cells = _cell_stats(by_cell, ids, metrics, options)
+    baseline_of = _baselines(by_cell, method_order, grouped)
+    replicated = _Replicates(cells, ids, index)
+    rows = []
+    for r in table.iter_rows(named=True):
+        key = (r["train_set"], r["method"], r["metric"])
+        extra: dict = dict.fromkeys(EXTRA)
+        extra["interval_method"] = None
+        if key in cells and r["mean"] is not None:
+            base_key = (*baseline_of[(r["train_set"], r["method"])], r["metric"])
+            compare = base_key[:2] != (r["train_set"], r["method"]) and base_key in cells
+            extra.update(_row_intervals(key, base_key if compare else None, replicated, cfg))
+        rows.append({**r, **extra})
+    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(EXTRA, pl.Float64),
+                                     "interval_method": pl.Utf8})
+    return with_holm(out, grouped)
+
+
+def _cell_stats(by_cell: Mapping[tuple[str, str], list[tuple[int, pl.DataFrame]]], ids: Mapping[str, list],
+                metrics: Sequence[str], options: Mapping) -> dict[tuple[str, str, str], tuple[str, Stat]]:
+    """(train_set, method, metric) -> (the evaluation set it is measured on, the seed mean of its statistic)."""
+    cells: dict[tuple[str, str, str], tuple[str, Stat]] = {}
     for (train_set, method), seeds in by_cell.items():
         images = [{s: run_images(run, s, ids[s]) for s in ids} for _, run in seeds]
         for metric in metrics:
-            found = [metric_stat(metric, im.get("SD"), im.get("SE"), ece_bins=ece_bins, kl_eps=kl_eps,
-                                 authors_ece_bins=authors_ece_bins, authors_ece_batch=authors_ece_batch, seed=seed)
+            found = [metric_stat(metric, im.get("SD"), im.get("SE"), seed=seed, **options)
                      for (seed, _), im in zip(seeds, images, strict=True)]
             found = [f for f in found if f is not None]
             if found:
                 cells[(train_set, method, metric)] = (found[0][0], seed_mean([f[1] for f in found]))
+    return cells
+
+
+def _baselines(by_cell: Mapping[tuple[str, str], list], method_order: Sequence[str],
+               grouped: bool) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+    """(train_set, method) -> the (train_set, method) it is compared with (see add_intervals)."""
     methods = [m for m in method_order if any(k[1] == m for k in by_cell)]
     baseline_of = {}
     for train_set, method in by_cell:
@@ -244,65 +272,64 @@ def add_intervals(
         else:
             base_ts = next((t for t, m in by_cell if methods and m == methods[0]), None)
             baseline_of[(train_set, method)] = (base_ts, methods[0] if methods else None)
-    done: dict[tuple, tuple[float, np.ndarray]] = {}
-    weights: dict[str, np.ndarray] = {}
+    return baseline_of
 
-    def resampled(key: tuple) -> tuple[float, np.ndarray]:
-        """A cell's (point, B replicates), computed once and shared by its interval and every paired test."""
-        if key not in done:
-            eval_set, stat = cells[key]
-            point = float(stat(np.arange(len(ids[eval_set]))[None])[0])
+
+class _Replicates:
+    """A cell's (point, B replicates), computed once and shared by its interval and every paired test."""
+
+    def __init__(self, cells: Mapping, ids: Mapping[str, list], index: Mapping[str, np.ndarray]):
+        self.cells, self.ids, self.index = cells, ids, index
+        self.done: dict[tuple, tuple[float, np.ndarray]] = {}
+        self.weights: dict[str, np.ndarray] = {}
+
+    def __call__(self, key: tuple) -> tuple[float, np.ndarray]:
+        if key not in self.done:
+            eval_set, stat = self.cells[key]
+            point = float(stat(np.arange(len(self.ids[eval_set]))[None])[0])
             if hasattr(stat, "weighted"):  # a sum over images: one matrix product with the bootstrap counts
-                if eval_set not in weights:
-                    weights[eval_set] = counts(index[eval_set], len(ids[eval_set]))
-                done[key] = point, stat.weighted(weights[eval_set])
+                if eval_set not in self.weights:
+                    self.weights[eval_set] = counts(self.index[eval_set], len(self.ids[eval_set]))
+                self.done[key] = point, stat.weighted(self.weights[eval_set])
             else:
-                done[key] = point, replicates(stat, index[eval_set])
-        return done[key]
+                self.done[key] = point, replicates(stat, self.index[eval_set])
+        return self.done[key]
 
-    rows = []
-    for r in table.iter_rows(named=True):
-        key = (r["train_set"], r["method"], r["metric"])
-        extra: dict = dict.fromkeys(EXTRA)
-        extra["interval_method"] = None
-        if key in cells and r["mean"] is not None:
-            eval_set, stat = cells[key]
-            n = len(ids[eval_set])
-            base = baseline_of[(r["train_set"], r["method"])]
-            base_key = (*base, r["metric"])
-            compare = base != (r["train_set"], r["method"]) and base_key in cells
-            method = method_of(r["metric"], BIASED, cfg)
-            test = {}
-            if method != "bca":  # from the cached replicates: each statistic runs once per cell
-                point, reps = resampled(key)
-                if method == "percentile":
-                    _, lo, hi = interval_from(point, reps, cfg)
-                else:
-                    _, lo, hi, extra["bias"] = bias_adjusted_from(point, reps, cfg)
-                if compare:
-                    base_point, base_reps = resampled(base_key)
-                    diff, d_reps = point - base_point, reps - base_reps
-                    if method == "percentile":
-                        _, d_lo, d_hi = interval_from(diff, d_reps, cfg)
-                    else:
-                        _, d_lo, d_hi, extra["diff_bias"] = bias_adjusted_from(diff, d_reps, cfg)
-                    # the p-value of the bias-adjusted difference: the same test on the recentred replicates
-                    shift = extra["diff_bias"] or 0.0
-                    test = {"diff": diff, "lo": d_lo, "hi": d_hi, "p_value": bootstrap_p_value(diff, d_reps - shift)}
-            else:  # BCa needs each statistic's jackknife
-                _, lo, hi = interval(stat, n, cfg, index=index[eval_set])
-                if compare:
-                    test = paired_test(stat, cells[base_key][1], n, cfg, index=index[eval_set])
-            extra.update(lo=_num(lo), hi=_num(hi), interval_method=method)
-            extra.update(bias=_num(extra["bias"]) if extra["bias"] is not None else None,
-                         diff_bias=_num(extra["diff_bias"]) if extra["diff_bias"] is not None else None)
-            if compare:
-                extra.update(diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]),
-                             p_value=_num(test["p_value"]))
-        rows.append({**r, **extra})
-    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(EXTRA, pl.Float64),
-                                     "interval_method": pl.Utf8})
-    return with_holm(out, grouped)
+
+def _row_intervals(key: tuple, base_key: tuple | None, replicated: _Replicates, cfg: IntervalConfig) -> dict:
+    """One row's interval and, with a baseline (`base_key`), its paired comparison: the EXTRA columns."""
+    eval_set, stat = replicated.cells[key]
+    n = len(replicated.ids[eval_set])
+    method = method_of(key[2], BIASED, cfg)
+    extra: dict = {"bias": None, "diff_bias": None}
+    test = {}
+    if method != "bca":  # from the cached replicates: each statistic runs once per cell
+        point, reps = replicated(key)
+        if method == "percentile":
+            _, lo, hi = interval_from(point, reps, cfg)
+        else:
+            _, lo, hi, extra["bias"] = bias_adjusted_from(point, reps, cfg)
+        if base_key is not None:
+            base_point, base_reps = replicated(base_key)
+            diff, d_reps = point - base_point, reps - base_reps
+            if method == "percentile":
+                _, d_lo, d_hi = interval_from(diff, d_reps, cfg)
+            else:
+                _, d_lo, d_hi, extra["diff_bias"] = bias_adjusted_from(diff, d_reps, cfg)
+            # the p-value of the bias-adjusted difference: the same test on the recentred replicates
+            shift = extra["diff_bias"] or 0.0
+            test = {"diff": diff, "lo": d_lo, "hi": d_hi, "p_value": bootstrap_p_value(diff, d_reps - shift)}
+    else:  # BCa needs each statistic's jackknife
+        _, lo, hi = interval(stat, n, cfg, index=replicated.index[eval_set])
+        if base_key is not None:
+            test = paired_test(stat, replicated.cells[base_key][1], n, cfg, index=replicated.index[eval_set])
+    extra.update(lo=_num(lo), hi=_num(hi), interval_method=method)
+    extra.update(bias=_num(extra["bias"]) if extra["bias"] is not None else None,
+                 diff_bias=_num(extra["diff_bias"]) if extra["diff_bias"] is not None else None)
+    if test:
+        extra.update(diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]),
+                     p_value=_num(test["p_value"]))
+    return extra
 
 
 def with_holm(table: pl.DataFrame, grouped: bool) -> pl.DataFrame:

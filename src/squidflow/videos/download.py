@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from squidflow.config import from_section
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.videos import direct as direct_fetch
 from squidflow.videos.brake import Brake, SiteStopped, site_of
 from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of
@@ -41,33 +41,33 @@ log = logging.getLogger(__name__)
 
 # At most 480p, MP4 preferred; `<=?` keeps formats whose height is unknown (direct links), the final `b` is the
 # best single file of at most 480p in any container, remuxed to MP4 afterwards.
-DEFAULT_FORMAT = "bv*[height<=?480][ext=mp4]+ba[ext=m4a]/b[height<=?480][ext=mp4]/bv*[height<=?480]+ba/b[height<=?480]"
 SUBTITLE_EXTENSIONS = ("vtt", "srt")
 # A URL whose path ends so is a media file, not a page (what video2dataset, too, downloads directly).
 DIRECT_EXTENSIONS = ("mp4", "webm", "mkv", "mov", "m4v")
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("download")
 class DownloadOptions:
     """The `download:` config section (config/README.md explains each key)."""
 
-    format: str = DEFAULT_FORMAT
-    cookies: str | None = None
-    proxy: str | None = None
-    sleep_s: float = 0.0
-    retries: int = 3
-    backoff_s: float = 5.0
-    max_backoff_s: float = 300.0
-    socket_timeout_s: float = 30.0
-    rate_limit: str | None = None
-    decode_frames: int = 5
-    workers: int = 4
-    pool: str = "thread"
-    subtitles: tuple[str, ...] = ()
-    automatic_subtitles: bool = False
-    sites: dict[str, Any] = field(default_factory=dict)
-    pause_s: float = 600.0
-    stop_after: int = 3
+    format: str
+    cookies: str | None
+    proxy: str | None
+    sleep_s: float
+    retries: int
+    backoff_s: float
+    max_backoff_s: float
+    socket_timeout_s: float
+    rate_limit: str | None
+    decode_frames: int
+    workers: int
+    pool: str
+    subtitles: tuple[str, ...]
+    automatic_subtitles: bool
+    sites: dict[str, Any]
+    pause_s: float
+    stop_after: int
 
     @classmethod
     def from_config(cls, section: dict[str, Any] | None) -> DownloadOptions:

@@ -211,13 +211,3 @@ def status_of(reason: str | None) -> str:
     if reason not in REASONS:
         raise ValueError(f"unknown failure reason {reason!r}; the reasons are {sorted(REASONS)}")
     return REASONS[reason].status
-
-
-def reasons_table() -> str:
-    """Markdown: every reason, its status, what the downloader does, and the remedy (for docs and the report)."""
-    action = {"retry": "retried with backoff", "brake": "pauses the site", "stop": "not retried in this run"}
-    from squidflow.table_format import md_table  # the downloader's workers import this module without polars
-
-    lines = md_table(["reason", "status", "what it means", "downloader", "what to do"],
-                     [(f"`{r}`", s.status, s.description, action[s.action], s.remedy) for r, s in REASONS.items()])
-    return "\n".join(lines)

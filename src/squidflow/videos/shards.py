@@ -240,84 +240,102 @@ def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | 
     """
     from tqdm import tqdm
 
-    answered: set[str] = set()  # sites whose last finished video got an answer other than a refusal
-    asking: dict[str, int] = {}  # videos in flight per site
-    queues: dict[str, deque] = {}
-    for c in todo:
-        queues.setdefault(site_of(c["url"] or ""), deque()).append(c)
-    workers = max(1, int(opts.workers))
-    executor: Executor
-    if opts.pool == "process":
-        brake_args = None if brake is None else {
-            "folder": brake.folder, "run_id": brake.run_id, "pause_s": brake.pause_s, "stop_after": brake.stop_after,
-            "sites": brake.sites}  # fmt: skip
-        executor = ProcessPoolExecutor(max_workers=workers)
-
-        def submit(c: dict[str, Any]) -> Future:
-            return executor.submit(_acquire_in_process, c, opts, brake_args)
-    else:
-        executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="download")
-
-        def submit(c: dict[str, Any]) -> Future:
-            return executor.submit(_acquire_one, c, opts, brake)
-
-    inflight: dict[Future, dict[str, Any]] = {}
+    pool = _SitePool(todo, opts, brake)
     bar = tqdm(total=len(todo), desc="download videos", disable=not progress, mininterval=5)
     try:
-        while queues or inflight:
-            soonest = None
-            started = True
-            while started and queues and len(inflight) < workers:  # fill every free worker, not one per wake-up
-                started = False
-                for site in list(queues):  # round-robin over the sites, one video each per pass
-                    if len(inflight) >= workers:
-                        break
-                    if site not in answered and asking.get(site, 0) > 0:  # one at a time until it answers
-                        continue
-                    gate = brake.try_start_video(site) if brake is not None else None
-                    if gate is not None and gate.stopped:
-                        for c in queues.pop(site):  # a video refused before keeps that answer
-                            bar.update()
-                            yield c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0)
-                        continue
-                    if gate is not None and not gate.go:
-                        soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
-                        continue
-                    c = queues[site].popleft()
-                    if not queues[site]:
-                        del queues[site]
-                    inflight[submit(c)] = c
-                    asking[site] = asking.get(site, 0) + 1
-                    started = True
-            if not inflight:
-                if queues:
+        while pool.queues or pool.inflight:
+            stopped, soonest = pool.fill()
+            for item in stopped:
+                bar.update()
+                yield item
+            if not pool.inflight:
+                if pool.queues:
                     time.sleep(min(soonest or 0.5, 5.0))
                 continue
             # wake when a video finishes, or when a waiting site's slot comes
-            more = bool(queues) and len(inflight) < workers
-            done, _ = wait(list(inflight), timeout=min(soonest or 0.5, 5.0) if more else None,
+            more = bool(pool.queues) and len(pool.inflight) < pool.workers
+            done, _ = wait(list(pool.inflight), timeout=min(soonest or 0.5, 5.0) if more else None,
                            return_when=FIRST_COMPLETED)  # fmt: skip
-            for fut in done:
-                c = inflight.pop(fut)
-                site = site_of(c["url"] or "")
-                asking[site] -= 1
-                try:
-                    result = fut.result()
-                except Exception as exc:  # a worker process that died
-                    result = failure("unknown", f"worker failed: {type(exc).__name__}: {exc}", 1)
-                if result.requeue or result.reason in BRAKE_REASONS:
-                    answered.discard(site)
-                else:
-                    answered.add(site)
-                if result.requeue:  # refused: back to the front of its site's queue, asked after the pause
-                    result.requeue = False
-                    c = {**c, "_attempt": result.attempts + 1, "_last": result}
-                    queues.setdefault(site_of(c["url"] or ""), deque()).appendleft(c)
-                    continue
-                if result.reason == "not_attempted" and c.get("_last") is not None:
-                    result = c["_last"]
+            for item in pool.finished(done):
                 bar.update()
-                yield c["video_id"], result
+                yield item
     finally:
         bar.close()
-        executor.shutdown(wait=True, cancel_futures=True)
+        pool.executor.shutdown(wait=True, cancel_futures=True)
+
+
+class _SitePool:
+    """The videos still to download, queued per site, and the workers' futures (see _run_pool)."""
+
+    def __init__(self, todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | None):
+        self.answered: set[str] = set()  # sites whose last finished video got an answer other than a refusal
+        self.asking: dict[str, int] = {}  # videos in flight per site
+        self.queues: dict[str, deque] = {}
+        for c in todo:
+            self.queues.setdefault(site_of(c["url"] or ""), deque()).append(c)
+        self.workers = max(1, int(opts.workers))
+        self.brake = brake
+        self.inflight: dict[Future, dict[str, Any]] = {}
+        self.executor: Executor
+        if opts.pool == "process":
+            brake_args = None if brake is None else {
+                "folder": brake.folder, "run_id": brake.run_id, "pause_s": brake.pause_s,
+                "stop_after": brake.stop_after, "sites": brake.sites}  # fmt: skip
+            self.executor = ProcessPoolExecutor(max_workers=self.workers)
+            self._submit = lambda c: self.executor.submit(_acquire_in_process, c, opts, brake_args)
+        else:
+            self.executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="download")
+            self._submit = lambda c: self.executor.submit(_acquire_one, c, opts, brake)
+
+    def fill(self) -> tuple[list[tuple[str, Any]], float | None]:
+        """Give every free worker a video, round-robin over the sites, one video each per pass (not one per
+        wake-up): (the videos of sites the brake stopped, with their outcome; the soonest wait of a paused site)."""
+        soonest, stopped = None, []
+        started = True
+        while started and self.queues and len(self.inflight) < self.workers:
+            started = False
+            for site in list(self.queues):
+                if len(self.inflight) >= self.workers:
+                    break
+                if site not in self.answered and self.asking.get(site, 0) > 0:  # one at a time until it answers
+                    continue
+                gate = self.brake.try_start_video(site) if self.brake is not None else None
+                if gate is not None and gate.stopped:  # a video refused before keeps that answer
+                    stopped += [(c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0))
+                                for c in self.queues.pop(site)]
+                    continue
+                if gate is not None and not gate.go:
+                    soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)
+                    continue
+                c = self.queues[site].popleft()
+                if not self.queues[site]:
+                    del self.queues[site]
+                self.inflight[self._submit(c)] = c
+                self.asking[site] = self.asking.get(site, 0) + 1
+                started = True
+        return stopped, soonest
+
+    def finished(self, done) -> list[tuple[str, Any]]:
+        """The outcomes of the finished futures; a refused video goes back to the front of its site's queue."""
+        out = []
+        for fut in done:
+            c = self.inflight.pop(fut)
+            site = site_of(c["url"] or "")
+            self.asking[site] -= 1
+            try:
+                result = fut.result()
+            except Exception as exc:  # a worker process that died
+                result = failure("unknown", f"worker failed: {type(exc).__name__}: {exc}", 1)
+            if result.requeue or result.reason in BRAKE_REASONS:
+                self.answered.discard(site)
+            else:
+                self.answered.add(site)
+            if result.requeue:  # refused: back to the front of its site's queue, asked after the pause
+                result.requeue = False
+                c = {**c, "_attempt": result.attempts + 1, "_last": result}
+                self.queues.setdefault(site_of(c["url"] or ""), deque()).appendleft(c)
+                continue
+            if result.reason == "not_attempted" and c.get("_last") is not None:
+                result = c["_last"]
+            out.append((c["video_id"], result))
+        return out

@@ -28,7 +28,6 @@ from squidflow.training.tables import (
 )
 
 CFG = {"level": 0.95, "resamples": 400, "seed": 0, "method": "percentile"}
-SHARED = Path("/work/shared/data")
 
 
 def _runs(experiment: str, methods: dict[str, float], seeds: int = 3, n_sd: int = 50, n_se: int = 80, k: int = 2,
@@ -288,9 +287,9 @@ def test_the_per_image_points_come_back_from_parquet_exactly(tmp_path):
 
 # --- squidflow evaluate ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def release_predictions(tmp_path_factory) -> Path:
+def release_predictions(tmp_path_factory, shared_data) -> Path:
     """Probabilities over parading/protesting/cooking for every variant A image of the release."""
-    release = pl.read_csv(SHARED / "squid-e" / "huj_annotations.csv", infer_schema=False)
+    release = pl.read_csv(shared_data / "squid-e" / "huj_annotations.csv", infer_schema=False)
     images = release.filter(pl.col("task_var") == "a").select(
         pl.col("vid_ID").str.strip_chars('"').alias("video_id"),
         pl.col("frame_num").cast(pl.Int64).alias("frame_index")).unique().sort("video_id", "frame_index")
@@ -305,7 +304,7 @@ def release_predictions(tmp_path_factory) -> Path:
     return path
 
 
-def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, release_predictions):
+def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, release_predictions, shared_data):
     from squidflow.cli import main
     from squidflow.evaluation.models import evaluate_model
     from squidflow.evaluation.tables import ModelInfo, build_table
@@ -313,14 +312,14 @@ def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, rel
     from squidflow.judgments.scores import image_scores
 
     out = tmp_path / "out"
-    rc = main(["evaluate", str(release_predictions), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
+    rc = main(["evaluate", str(release_predictions), "--judgments", str(shared_data / "squid-e" / "huj_annotations.csv"),
                "--label-map", "parade=parading", "protest=protesting", "--top-k", "2", "--resamples", "200",
                "--out", str(out)])
     assert rc == 0
     for name in ("table2_verbs", "table8_alt_bins", "soft_label_measures"):
         assert all((out / f"{name}.{ext}").exists() for ext in ("csv", "md", "tex"))
     # what the rules model_accuracy + evaluation_table compute from the same files
-    judgments, _ = read_release(SHARED / "squid-e" / "huj_annotations.csv")
+    judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
     scores = image_scores(judgments)
     intervals = {"level": 0.95, "resamples": 200, "seed": 0, "method": "percentile"}
     label_map = {"parade": ["parading"], "protest": ["protesting"]}
@@ -338,18 +337,52 @@ def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, rel
     assert 0 < brier < 1 and len(parade) == 600
 
 
-def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(tmp_path, release_predictions, capsys):
+def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(tmp_path, release_predictions, shared_data,
+                                                                         monkeypatch):
+    """One `squidflow evaluate` call: the people's image scores computed once and each predictions file read once,
+    with the numbers of the rules' own path (per_image_points, then the soft-label table read back from it)."""
+    from squidflow.evaluation import models as models_module
+    from squidflow.evaluation import scoring
+    from squidflow.evaluation.points import points_from_frame
+    from squidflow.judgments.ingest import read_release
+
+    judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
+    intervals = {"level": 0.95, "resamples": 200, "seed": 0, "method": "percentile"}
+    how = scoring.Scoring(variant="A", top_k=2, label_map={"parade": ["parading"], "protest": ["protesting"]},
+                          intervals=intervals, ece_bins=10, binary_bins=10, source="release", cache_dir=tmp_path)
+    models = [{"name": n, "predictions": str(release_predictions)} for n in ("one", "two")]
+    calls = {"read_predictions": 0, "image_scores": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(models_module, "read_predictions", counted("read_predictions", models_module.read_predictions))
+    monkeypatch.setattr(scoring, "image_scores", counted("image_scores", scoring.image_scores))
+    out = scoring.evaluate_predictions(models, judgments, [], how)
+    assert calls == {"read_predictions": 2, "image_scores": 1}
+    rule_path = scoring.soft_label_outputs_of(
+        *points_from_frame(scoring.per_image_points(models, judgments, [], variant="A", label_map=how.label_map,
+                                                    events_config=None, cache_dir=tmp_path)),
+        variant="A", intervals=intervals, ece_bins=10, binary_bins=10, source="release")
+    assert out[scoring.SOFT_LABEL_TABLE][0].equals(rule_path[0]) and out[scoring.SOFT_LABEL_TABLE][1:] == rule_path[1:]
+
+
+def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(tmp_path, release_predictions, capsys,
+                                                                      shared_data):
     from squidflow.cli import main
 
     lines = release_predictions.read_text().splitlines()
     video, frame = lines[1].split(",")[:2]
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join([lines[0], lines[1], f"{video},{frame},1,marching,0.5"]) + "\n")
-    rc = main(["evaluate", str(bad), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
+    rc = main(["evaluate", str(bad), "--judgments", str(shared_data / "squid-e" / "huj_annotations.csv"),
                "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert rc == 2 and str(bad) in err and "line 3" in err and "rank" in err
-    rc = main(["evaluate", str(release_predictions), "--judgments", str(SHARED / "squid-e" / "huj_annotations.csv"),
+    rc = main(["evaluate", str(release_predictions), "--judgments", str(shared_data / "squid-e" / "huj_annotations.csv"),
                "--label-map", "parade", "--out", str(tmp_path / "out")])
     assert rc == 2 and "EVENT=LABEL" in capsys.readouterr().err
 

@@ -47,6 +47,7 @@ def test_invalid_config_names_key_value_and_what_is_allowed(config: dict, names:
         ({"training": {"classification": {"variants": ["SD"]}}},
          ["training.classification.variants", "'training.classification.methods'"]),
         ({"stages": ["videos", "tables"]}, ["stages[1]", "'tables'", "renamed to 'training'", "Migration from 0.3"]),
+        ({"training": {"runs_per_job": "run"}}, ["training.runs_per_job", "'run' was dropped", "Use 'seeds'"]),
     ],
 )
 def test_a_key_of_0_3_stops_the_run_naming_its_new_name(config: dict, names: list[str]) -> None:

@@ -47,8 +47,7 @@ def test_the_record_names_the_files_and_keeps_their_contents(tmp_path):
 def test_the_release_config_in_the_demos_folder_stops_and_changes_nothing(tmp_path, shared_data):
     """The README's "regenerate one output" example run where the demo's results are: it used to plan
     ingest_judgments and overwrite the demo's judgments and Table 7."""
-    (tmp_path / "shared").symlink_to(shared_data.parent, target_is_directory=True)
-    work = tmp_path / "work"
+    work = tmp_path / "work"  # the release's judgments: the public URL's copy under SQUIDFLOW_DATA (shared_data)
     results = work / "results"
     # the demo's files this run would overwrite (results/judgments/, Table 7's Markdown, the summary); the CSV
     # target is missing, so the run has jobs to do

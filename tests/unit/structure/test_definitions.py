@@ -8,7 +8,9 @@ import shutil
 from pathlib import Path
 
 from helpers.definitions import findings_in, second_definitions
-from helpers.layering import ROOT
+from helpers.tools import layering
+
+ROOT = layering.ROOT
 
 
 def test_each_definition_has_one_home() -> None:

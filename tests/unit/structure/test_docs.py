@@ -1,16 +1,21 @@
-"""Docs that cannot drift: the generated docs equal what `make docs` writes today (tests/helpers/docs.py), the
+"""Docs that cannot drift: the generated docs equal what `make docs` writes today (tools/make_docs.py), the
 drawn rule graph shows today's rules and arrows, and every module the config schema's descriptions name exists."""
 
 from __future__ import annotations
 
 import difflib
 import re
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers.docs import GENERATED, rule_graph, svg_graph, write
-from helpers.layering import ROOT
+from helpers.tools import config_readme, layering, make_docs
+
+ROOT = layering.ROOT
+GENERATED, rule_graph, svg_graph, write = make_docs.GENERATED, make_docs.rule_graph, make_docs.svg_graph, make_docs.write
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -28,6 +33,18 @@ def test_each_generated_doc_is_what_make_docs_writes_today(regenerated: Path, na
     diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), f"docs/{name}",
                                         "what make docs writes now"))
     assert committed == fresh, f"docs/{name} is out of date: run make docs\n{diff}"
+
+
+def test_config_readme_is_what_make_docs_writes_today() -> None:
+    """config/README.md's reference part is generated from the schema (defaults, bounds, descriptions)."""
+    MARK, README, render = config_readme.MARK, config_readme.README, config_readme.render
+    committed, fresh = README.read_text(), render()
+    diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), "config/README.md",
+                                        "what make docs writes now"))
+    assert committed == fresh, f"config/README.md is out of date: run make docs\n{diff[:5000]}"
+    guide = committed.split(MARK)[0]
+    stated = re.findall(r"\(default\b[^)]*\)", guide)
+    assert not stated, f"config/README.md's guide states defaults by hand (the reference below lists them): {stated}"
 
 
 def test_the_drawn_rule_graph_shows_todays_rules_and_arrows() -> None:
@@ -87,3 +104,56 @@ def test_the_module_check_catches_a_module_that_was_split() -> None:
     assert unresolved_modules(["(squidflow.frames.extract, squidflow.frames.decode.no_such_function)"]) == [
         "squidflow.frames.decode.no_such_function"]
     assert unresolved_modules(["squidflow.frames, squidflow.frames.extract and squidflow.io."]) == []
+
+
+def files_passed_between_rules(root: Path = ROOT) -> dict[str, set[str]]:
+    """The files one rule of the demo writes and another reads that are not Parquet: path -> the reading rules (the
+    default target `all` and the run summary, which read every output, left out); from a dry run's job blocks."""
+    with tempfile.TemporaryDirectory() as empty:  # a first run: every job planned
+        res = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", empty,
+                              "--snakefile", str(root / "Snakefile"), "--configfile",
+                              str(root / "config" / "config.yaml")], cwd=root, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    written, read = set(), []
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", res.stdout):
+        head = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block.strip())
+        if head:
+            for kind, files in re.findall(r"^\s+(input|output): (.*)$", block, flags=re.M):
+                if kind == "output":
+                    written |= set(files.split(", "))
+                else:
+                    read += [(head.group(1), f) for f in files.split(", ")]
+    out: dict[str, set[str]] = {}
+    for rule, f in read:
+        if f in written and not f.endswith(".parquet") and rule not in ("all", "run_summary"):
+            out.setdefault(f, set()).add(rule)
+    return out
+
+
+def listed(path: str, text: str) -> bool:
+    """Whether the README's list names `path`: by name, by its folder and extension (`folder/*.json`), by a brace
+    pattern (`hits_{A,B,K}.csv`), or by its file name alone (`metrics.json`)."""
+    folder, name = path.rsplit("/", 1)
+    ext = name.split(".", 1)[1] if "." in name else ""
+    patterns = {path, f"{folder}/*.{ext}", name, f"{folder}/"}
+    patterns |= {re.sub(r"_[A-Z]\.", "_{A,B,K}.", path)}
+    return any(f"`{p}`" in text or f"{p}`" in text for p in patterns)
+
+
+def test_the_readme_lists_every_file_passed_between_rules_that_is_not_parquet() -> None:
+    """README, "The workflow": tables between rules are Parquet with a schema; the other files another rule reads are
+    listed there, so the claim cannot silently become false."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("These files passed between rules are not Parquet", 1)[1].split("\n## ", 1)[0]
+    missing = sorted(f"{f} (read by {', '.join(sorted(rules))})" for f, rules in files_passed_between_rules().items()
+                     if not listed(f, section) and not f.endswith((".mp4", ".vtt", ".jpg")) and "/shard" not in f
+                     and not f.startswith(("results/annotation/label_studio/", "results/report/")))
+    assert not missing, "README.md's list of files passed between rules that are not Parquet misses:\n" + "\n".join(missing)
+
+
+def test_the_architecture_doc_names_the_snakefiles_include_order() -> None:
+    included = re.findall(r'^include: "workflow/rules/(\w+)\.smk"', (ROOT / "Snakefile").read_text(), flags=re.M)
+    text = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    sentence = text.split("The Snakefile includes the stages in pipeline order: ", 1)[1].split(". ", 1)[0]
+    named = [re.sub(r"\s*\(.*", "", part).strip() for part in re.sub(r"\([^)]*\)", "", sentence).split(",")]
+    assert named == [s for s in included if s != "common"], f"docs/architecture.md says {named}; the Snakefile {included}"

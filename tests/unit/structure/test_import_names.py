@@ -9,7 +9,9 @@ import ast
 import functools
 from pathlib import Path
 
-from helpers.layering import ROOT
+from helpers.tools import layering
+
+ROOT = layering.ROOT
 
 SRC = ROOT / "src"
 FOLDERS = ("src/squidflow", "scripts", "benchmarks", "tests")

@@ -1,53 +1,98 @@
 """The library is a staircase: the shared floor imports no stage, a stage imports only the floor and the stages before
-it in the pipeline (the Snakefile's include order), and `demo` sits on top (tests/helpers/layering.py)."""
+it in the pipeline (the Snakefile's include order), and `demo` sits on top. import-linter checks it (the contract in
+pyproject.toml, run by `make lint`); these tests keep the contract equal to the Snakefile's order, show that a
+planted violation fails it, and find import circles (tools/layering.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from helpers.layering import ROOT, edges, stage_order, violations
+import pytest
+from helpers.tools import layering
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = layering.ROOT
+# the venv's (make setup installs it), else one on PATH
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+if not LINT_IMPORTS.exists() and shutil.which("lint-imports"):
+    LINT_IMPORTS = Path(shutil.which("lint-imports"))
+CONTRACT = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """`lint-imports` as `make lint` runs it, on the library under `root`."""
+    if not LINT_IMPORTS.exists():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true: {LINT_IMPORTS} is missing: make setup installs import-linter (requirements.lock)")
+        pytest.skip(f"import-linter is not installed in {LINT_IMPORTS.parent} (make setup installs it)")
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(root / "pyproject.toml")], cwd=root,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root / "src")})
+
+
+def test_the_contracts_layers_are_the_snakefiles_order_with_demo_on_top() -> None:
+    order = layering.stage_order()
+    assert order[-1] == "demo" and order.index("videos") < order.index("frames") < order.index("training")
+    assert set(order) == {p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk")} - {"common"}
+    layers = CONTRACT["layers"]
+    assert layers[0] == "cli" and layers[1:-1] == order[::-1], (
+        f"pyproject.toml's import-linter layers must be cli, then the stages latest first ({order[::-1]}), then the "
+        f"floor; they are {layers}")
+    floor = {p.stem for p in (ROOT / "src" / "squidflow").glob("*.py")} - {"__init__", "cli"}
+    assert {m.strip() for m in layers[-1].split(":")} == floor
 
 
 def test_no_import_goes_the_wrong_way() -> None:
-    problems = violations()
-    assert not problems, "\n".join(problems)
-
-
-def test_the_order_is_the_snakefiles_with_demo_on_top() -> None:
-    order = stage_order()
-    assert order[-1] == "demo" and order.index("videos") < order.index("frames") < order.index("training")
-    assert set(order) == {p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk")} - {"common"}
+    res = _lint_imports(ROOT)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 
 def _copy(tmp_path: Path) -> Path:
     copy = tmp_path / "repo"
     copy.mkdir()
-    shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
-    shutil.copytree(ROOT / "workflow" / "rules", copy / "workflow" / "rules")
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     shutil.copytree(ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__"))
     return copy
 
 
-def test_a_planted_sideways_import_is_caught(tmp_path: Path) -> None:
+def test_a_planted_layering_violation_fails_lint(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
-    assert violations(copy) == []
     # judgments reaching forward into training's internals, inside a function (imports there count too)
     scores = copy / "src" / "squidflow" / "judgments" / "scores.py"
     scores.write_text(scores.read_text() + "\n\ndef _planted():\n    from squidflow.training.pools import se_pool\n\n"
                       "    return se_pool\n")
     # and the floor importing a stage
-    (copy / "src" / "squidflow" / "planted.py").write_text("from squidflow import demo\n")
-    found = violations(copy)
-    assert len(found) == 2, found
-    assert any("judgments/scores.py" in f and "stage judgments imports stage training" in f for f in found)
-    assert any("planted.py:1" in f and "the shared floor imports stage demo" in f for f in found)
+    errors = copy / "src" / "squidflow" / "errors.py"
+    errors.write_text(errors.read_text() + "\n\ndef _planted():\n    from squidflow import demo\n\n    return demo\n")
+    res = _lint_imports(copy)
+    assert res.returncode != 0 and "BROKEN" in res.stdout, res.stdout[-4000:]
+    assert "squidflow.judgments.scores -> squidflow.training.pools" in res.stdout, res.stdout[-4000:]
+    assert "squidflow.errors -> squidflow.demo" in res.stdout, res.stdout[-4000:]
 
 
-def test_the_floor_is_imported_by_every_stage_it_serves() -> None:
-    """The vocabulary moved to the floor is read from there (one definition each), not from a stage."""
-    src = ROOT / "src" / "squidflow"
-    users = {(u, t) for u, t, _, _ in edges(src)}
-    assert {("judgments", "floor"), ("training", "floor"), ("evaluation", "floor")} <= users
-    for gone in ("evaluation/binning.py", "judgments/panel.py", "litmus/demo.py", "backbones.py", "report/style.py"):
-        assert not (src / gone).exists(), f"{gone} moved to the floor or demo/; it must not come back"
+def test_a_new_module_without_a_floor_fails_lint(tmp_path: Path) -> None:
+    copy = _copy(tmp_path)
+    (copy / "src" / "squidflow" / "planted.py").write_text('"""A module no floor names."""\n')
+    res = _lint_imports(copy)
+    assert res.returncode != 0 and "squidflow.planted" in res.stdout, res.stdout[-4000:]
+
+
+def test_no_import_circles() -> None:
+    """Two modules that import each other (at the top or inside a function) are one thing in two files, or a
+    missing floor between them."""
+    assert layering.cycles() == []
+
+
+def test_a_planted_circle_is_found(tmp_path: Path) -> None:
+    src = _copy(tmp_path) / "src" / "squidflow"
+    (src / "judgments" / "ingest.py").write_text((src / "judgments" / "ingest.py").read_text()
+                                                 + "\n\ndef _planted():\n    from squidflow.judgments import keywords\n")
+    assert layering.cycles(src) == [["squidflow.judgments.ingest", "squidflow.judgments.keywords"]]

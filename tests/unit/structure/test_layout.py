@@ -40,9 +40,8 @@ def test_every_stage_has_its_package_with_a_docstring_citing_a_paper(stage: str)
         f"src/squidflow/{stage}/__init__.py: say in three lines what the stage does and which paper section it implements")
 
 
-# Rules that run another rule's script and log to its folder: the batched training rules (all seeds of a method, or
-# every run of an experiment, in one job) are rule train's job several times over, each run's log where a one-run job
-# writes it (logs/train/<run>.log).
+# Rules that share a script and a log folder: the train rules (all seeds of a method, or every run of an experiment,
+# in one job) run scripts/train.py, each run's log in logs/train/<run>.log.
 SHARES_SCRIPT = {"train_classification": "train", "train_experiment_classification": "train"}
 
 
@@ -163,19 +162,6 @@ def test_no_rules_file_copies_a_config_classs_fields_by_hand() -> None:
     assert "config_fields(TrainConfig," in uses and "config_fields(GuesserConfig," in uses
 
 
-def test_no_internal_file_numbers_or_organisation_words() -> None:
-    """Papers are cited by name and section, never as 'seed 00x'; no word of how the project is organised."""
-    hits = []
-    for top in ("src", "scripts", "workflow", "config", "README.md", "DEVELOPERS.md", "profiles"):
-        base = ROOT / top
-        for p in [base] if base.is_file() else base.rglob("*"):
-            if p.is_file() and p.suffix in {".py", ".smk", ".yaml", ".md", ".rst", ".html", ".txt", ""}:
-                text = p.read_text(errors="replace")
-                for pattern in (r"seed 00\d", r"foundation issue", r"\b\w+ owner\b"):
-                    hits += [f"{p.relative_to(ROOT)}: {m}" for m in re.findall(pattern, text)]
-    assert not hits, "\n".join(hits[:20])
-
-
 def test_every_script_opens_the_same_way() -> None:
     """Docstring naming the rule, then `log = setup(snakemake)` before anything else is imported (so an import that
     fails is told in the rule's log), and no per-line noqa: pyproject.toml says why scripts may import late."""
@@ -192,26 +178,6 @@ def test_every_script_opens_the_same_way() -> None:
         if "noqa" in text:
             problems.append(f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)")
     assert not problems, "\n".join(problems)
-
-
-# The library's modules hold one thing each (DEVELOPERS.md), so none grows past this; the exceptions are data tables,
-# long because they list, each with why.
-MAX_MODULE_LINES = 500
-LONG_MODULES = {"src/squidflow/schemas.py": "every Parquet artifact's columns, the one place: a data table"}
-
-
-def test_no_library_module_is_over_500_lines() -> None:
-    """A module past 500 lines holds several things: split it along a seam into modules named for what they hold."""
-    long = []
-    for path in sorted((ROOT / "src" / "squidflow").rglob("*.py")):
-        name = path.relative_to(ROOT).as_posix()
-        lines = len(path.read_text().splitlines())
-        if lines > MAX_MODULE_LINES and name not in LONG_MODULES:
-            long.append(f"{name}: {lines} lines")
-    assert not long, (f"modules over {MAX_MODULE_LINES} lines (split each along a seam into modules named for what "
-                      "they hold; a data table goes in LONG_MODULES with why):\n" + "\n".join(long))
-    stale = [name for name in LONG_MODULES if not (ROOT / name).exists()]
-    assert not stale, f"LONG_MODULES names modules that are gone (remove them): {stale}"
 
 
 def repeated_results_paths(root: Path = ROOT) -> dict[str, list[str]]:

@@ -35,12 +35,6 @@ def get_training_runs(experiment):
     ]
 
 
-def get_train_experiments(runs_per_job, experiment="classification|calibration"):
-    """The `experiment` wildcard pattern of a train rule: `experiment` for the rules of the configured
-    training.runs_per_job, a pattern that matches nothing for the others (so one rule makes each run)."""
-    return experiment if config["training"]["runs_per_job"] == runs_per_job else "(?!)"
-
-
 def get_train_seeds(experiment):
     """The seeds of an experiment's runs, 0 .. seeds-1: the runs one `train_<experiment>` job trains in turn."""
     return list(range(config["training"][experiment]["seeds"]))
@@ -68,8 +62,8 @@ def get_experiment_run_files(experiment, name):
 
 
 def get_train_methods(wildcards):
-    """The methods a train job trains: its own (rules train, train_classification, train_calibration), or every
-    method of its experiment (training.runs_per_job: experiment)."""
+    """The methods a train job trains: its own (rules train_classification, train_calibration), or every method of
+    its experiment (training.runs_per_job: experiment)."""
     if hasattr(wildcards, "method"):
         return [wildcards.method]
     return list(config["training"][wildcards.experiment]["methods"])

@@ -9,7 +9,9 @@ Floors, bottom to top:
    annotators, reading the vocabulary of the stages whose inputs it simulates (the agreement measures that calibrate
    the panel, the GuessWhat?! question types); no stage imports it.
 
-`mermaid()` draws the stage-level import graph (`make docs` writes it to docs/imports.md: tests/helpers/docs.py).
+import-linter checks the floors (the contract in pyproject.toml, `make lint`); here `cycles()` finds import circles
+between modules and `mermaid()` draws the stage-level import graph (`make docs` writes it to docs/imports.md:
+tools/make_docs.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FLOOR = "floor"
 ON_TOP = ("demo",)
 # The `squidflow` command (cli.py) is the program's entry point: it dispatches to stages (`label-studio` runs the
@@ -66,20 +68,61 @@ def edges(src: Path) -> Iterator[tuple[str, str, Path, int]]:
                 yield unit, target, path, line
 
 
-def violations(root: Path = ROOT) -> list[str]:
-    """Every import that goes down the wrong way: the floor importing a stage, a stage importing a later one."""
-    src = root / "src" / "squidflow"
-    order = stage_order(root)
-    rank = {FLOOR: -1} | {s: i for i, s in enumerate(order)} | {ENTRY: len(order)}
-    out = []
-    for unit, target, path, line in edges(src):
-        if target not in rank or unit not in rank:
-            out.append(f"{path.relative_to(root)}:{line}: squidflow.{target} is neither the floor nor a stage "
-                       "with a rules file")
-        elif rank[target] > rank[unit]:
-            where = "the shared floor" if unit == FLOOR else f"stage {unit}"
-            out.append(f"{path.relative_to(root)}:{line}: {where} imports stage {target}, which comes after it; move "
-                       f"what both use to the floor (src/squidflow/*.py) or into {target if unit == FLOOR else unit}")
+def module_graph(src: Path) -> dict[str, set[str]]:
+    """Module -> the library modules it imports (function-level imports included; `from squidflow.x import name`
+    counts as importing `squidflow.x`, or the submodule `squidflow.x.name` where that is one)."""
+    names = {}
+    for path in sorted(src.rglob("*.py")):
+        parts = path.relative_to(src.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                wanted = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                wanted = [a.name for a in node.names]
+            else:
+                continue
+            for module in wanted:
+                while module and module not in names:
+                    module = module.rpartition(".")[0]
+                if module and module != name:
+                    graph[name].add(module)
+    return graph
+
+
+def cycles(src: Path = ROOT / "src" / "squidflow") -> list[list[str]]:
+    """Every import circle among the library's modules (a strongly connected component of more than one module)."""
+    graph = module_graph(src)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
     return out
 
 

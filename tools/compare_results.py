@@ -1,6 +1,6 @@
 """Compare the result files of two workflow runs (for example the same demo at two commits, same seeds).
 
-    python tests/helpers/compare_results.py RUN_A RUN_B [--tolerance 0]
+    python tools/compare_results.py RUN_A RUN_B [--tolerance 0]
 
 Parquet files are compared as tables (same columns, same rows in the same order; floats within --tolerance), and
 CSV, Markdown, LaTeX and JSON files as text. Logs, benchmarks, caches and timing files are skipped. Exit status 0

@@ -3,14 +3,14 @@ tests/unit/structure/test_docs.py makes them again into a temporary folder and f
 them can drift from the code they describe.
 
 - docs/imports.md: the stage-level import graph of src/squidflow, read by the layering test's reader
-  (tests/helpers/layering.py).
+  (tools/layering.py).
 - docs/rulegraph.md: the rule graph Snakemake plans for the demo (`snakemake --rulegraph`), as Mermaid text with
   its arrows sorted (Snakemake prints them in an order that changes from run to run).
 - docs/rulegraph.svg: the same graph drawn by graphviz (where it is installed). Its drawing depends on the graphviz version, so
   the test reads its rules and arrows back from the SVG rather than comparing bytes.
 
-    python tests/helpers/docs.py docs/          # what `make docs` runs
-    python tests/helpers/docs.py docs/ --svg    # only the drawing (`make dag`)
+    python tools/make_docs.py docs/          # what `make docs` runs
+    python tools/make_docs.py docs/ --svg    # only the drawing (`make dag`)
 """
 
 from __future__ import annotations
@@ -22,11 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-if __package__:  # imported by the tests as helpers.docs
-    from .layering import ROOT, mermaid
-else:  # run as a script by `make docs`
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from layering import ROOT, mermaid
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run by `make docs`, or imported by the tests
+from layering import ROOT, mermaid  # noqa: E402
 
 GENERATED = ("imports.md", "rulegraph.md")
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
