@@ -37,9 +37,12 @@ def header(facts: Facts) -> dict:
             entry["default"] = True
         entry["data_files"] = [{"split": s, "path": f"data/{config}/{s}-*"} for s in SPLIT_ORDER if s in splits]
         configs.append(entry)
+    licence = {"license": facts.license}
+    if facts.license == "other":  # the Hub's way to name a licence it does not list
+        licence |= {"license_name": facts.license_name, "license_link": facts.license_link}
     return {
         "pretty_name": facts.pretty_name,
-        "license": facts.license,
+        **licence,
         "task_categories": ["image-classification"],
         "tags": ["human-judgments", "uncertainty", "soft-labels", "croissant", "squidflow"],
         "size_categories": [size_category(facts.counts.get(DEFAULT_CONFIG, 0))],
@@ -137,7 +140,7 @@ def card(facts: Facts) -> str:
     out.append(REBUILD if f.image_mode == "reference" else
                "The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature).")
     out += ["", "## Licences and terms", "",
-            f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license)}` "
+            f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
             f"({f.license_url}). {md_escape(f.terms)}", ""]
     out += ["## How to cite", "", "The dataset:", "", "```bibtex", f.citation.strip(), "```", "",
             "The method and the original SQUID-E dataset:", "", "```bibtex", SQUID_E_CITATION, "```", ""]

@@ -127,7 +127,8 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
     name = cfg["name"]
     return F.Facts(
         name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg["version"],
-        license=cfg["license"], citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
+        license=cfg["license"], license_name=cfg.get("license_name") or "", license_link=cfg.get("license_link") or "",
+        citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
         description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
         judgment_source=settings.judgment_source, platform=settings.platform, image_mode=mode,
         sources=sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],

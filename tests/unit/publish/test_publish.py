@@ -301,3 +301,26 @@ def test_the_release_config_publishes_and_round_trips(tmp_path, shared_data):
     alpha = {r["variant"]: r["alpha"] for r in agreement_table(back).iter_rows(named=True)}
     assert (round(alpha["A"], 3), round(alpha["B"], 3)) == (0.658, 0.696)
     assert "image" not in _load(folder, "images")["test"].columns
+
+
+def test_check_names_a_licence_disagreement_a_missing_lewidi_folder_and_a_parent_folder(small, tmp_path):
+    """A card that says mit beside a Croissant file that says CC-BY, a folder without lewidi/, and the folder above a
+    dataset given for it (issue 47)."""
+    folder, _ = small
+    meta = json.loads((folder / "croissant.json").read_text())
+    assert meta["license"] in ("https://spdx.org/licenses/CC-BY-4.0.html", ["https://spdx.org/licenses/CC-BY-4.0.html"])  # the SPDX URL of the card's cc-by-4.0
+    edited = tmp_path / "out" / "edited"
+    shutil.copytree(folder, edited)
+    card_path = edited / "README.md"
+    card_path.write_text(card_path.read_text().replace("license: cc-by-4.0", "license: mit", 1))
+    shutil.rmtree(edited / "lewidi")
+    problems = check.check_folder(edited, load=False)
+    assert any("croissant.json: license https://spdx.org/licenses/CC-BY-4.0.html disagrees with the card" in p
+               and "license mit" in p for p in problems), problems
+    assert any(p.startswith(f"{edited / 'lewidi'}: missing") for p in problems), problems
+    parent = check.check_folder(tmp_path / "out", load=False)
+    assert parent == [f"{tmp_path / 'out'}: not a published dataset (no README.md, no croissant.json) but the folder "
+                      f"above 1: did you mean {edited}?"]
+    card_path.write_text(card_path.read_text().replace("license: mit", "license: CC BY 4.0", 1))
+    assert any("license 'CC BY 4.0' is not a Hugging Face Hub licence id (did you mean 'cc-by-4.0'?)" in p
+               for p in check.check_folder(edited, load=False))
