@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
-from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow import own_data
+from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
 

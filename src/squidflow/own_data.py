@@ -122,8 +122,10 @@ def publish_problems(config: Mapping[str, Any]) -> list[str]:
     missing = [] if demo else missing_publish_keys(publish)
     if missing:
         what = "; ".join(f"publish.{k}: {w}" for k, w in PUBLISH_KEYS if k in missing)
-        out.append(f"publish.{', publish.'.join(missing)} {'is' if len(missing) == 1 else 'are'} empty: a published "
-                   f"dataset needs them ({what}). Set them in your config (config/README.md, section publish).")
+        one = len(missing) == 1
+        out.append(f"publish.{', publish.'.join(missing)} {'is' if one else 'are'} empty: a published dataset needs "
+                   f"{'it' if one else 'them'} ({what}). Set {'it' if one else 'them'} in your config (config/README.md, "
+                   "section publish).")
     return out + licenses.problems(dict(publish))
 
 

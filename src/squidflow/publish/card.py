@@ -128,6 +128,14 @@ def card(facts: Facts) -> str:
         out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
     for variant, (lo, med, hi) in f.raters.items():
         out.append(f"- Raters per image, variant {md_escape(variant)}: median {med:g} (min {lo}, max {hi}).")
+    if f.annotators:
+        why = "; ".join(f"{md_escape(a)}: {md_escape(r or 'excluded')}" for a, r in f.excluded)
+        out.append(f"- Raters excluded: {len(f.excluded)} of {f.annotators}" + (f" ({why})" if why else "")
+                   + ". Their ratings stay in the `judgments` config with `excluded` true and `excluded_because`; the "
+                   "soft labels and the agreement below leave them out.")
+    if len(f.waves) > 1:
+        out.append("- Ratings per wave: " + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
+                   + " (the `wave` column; the soft labels use every wave, the agreement table the first).")
     out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
     out.append(f"- Annotators: {md_escape(f.annotator_demographics)}.")
     out += ["", "## Agreement", "", *_agreement(f), ""]

@@ -62,6 +62,9 @@ class Facts:
     counts: dict = field(default_factory=dict)  # config -> rows
     splits: dict = field(default_factory=dict)  # config -> {split: rows}
     rai: dict = field(default_factory=dict)
+    excluded: list = field(default_factory=list)  # (pseudonym, why) of each rater left out of soft labels and Table 7
+    annotators: int = 0  # raters in the judgments config
+    waves: dict = field(default_factory=dict)  # wave -> ratings it added (first, round2, ...)
     license_name: str = ""  # publish.license other: the licence's short id and the URL of its text
     license_link: str = ""
 
@@ -94,6 +97,29 @@ def required(publish: Mapping, *, demo: bool) -> dict:
     if problems:  # every empty key at once, and a licence that is not a Hub id (check-config says the same)
         raise ConfigError("\n".join(problems))
     return out
+
+
+ROW_SOURCES = {"squid-e-release": "release"}  # judgments.parquet's source -> the card's judgment source
+
+
+def judgment_source(judgments: pl.DataFrame, configured: str) -> tuple[str, list[str]]:
+    """Where the published ratings came from, read from the rows, not from the config: `simulated` when a single row
+    is SIMULATED, else the rows' one source (the configured one when they carry none), and every source present."""
+    present = sorted({ROW_SOURCES.get(s, s) for s in judgments["source"].drop_nulls().unique().to_list()})
+    if "simulated" in present:
+        return "simulated", present
+    return (present[0] if len(present) == 1 else configured), present
+
+
+def rater_facts(judgments: pl.DataFrame | None) -> dict:
+    """From the published `judgments` rows: the raters excluded and why, how many raters, ratings per wave."""
+    if judgments is None or judgments.is_empty():
+        return {}
+    gone = (judgments.filter(pl.col("excluded")).group_by("annotator", maintain_order=True)
+            .agg(pl.col("excluded_because").first()).sort("annotator"))
+    waves = judgments.group_by("wave", maintain_order=True).len().sort("wave")
+    order = sorted(waves.iter_rows(), key=lambda r: (r[0] != "first", r[0]))
+    return {"excluded": list(gone.iter_rows()), "annotators": judgments["annotator"].n_unique(), "waves": dict(order)}
 
 
 def task_wording(template: str) -> str:

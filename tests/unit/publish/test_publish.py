@@ -14,6 +14,7 @@ import datasets
 import numpy as np
 import polars as pl
 import pytest
+from helpers.floats import assert_floats_close
 from helpers.publish_run import INTERVALS, ROOT, small_run
 from helpers.publish_run import annotator_report as _report
 from helpers.publish_run import settings as _settings
@@ -324,3 +325,77 @@ def test_check_names_a_licence_disagreement_a_missing_lewidi_folder_and_a_parent
     card_path.write_text(card_path.read_text().replace("license: mit", "license: CC BY 4.0", 1))
     assert any("license 'CC BY 4.0' is not a Hugging Face Hub licence id (did you mean 'cc-by-4.0'?)" in p
                for p in check.check_folder(edited, load=False))
+
+
+def _published(folder: Path, config: str) -> pl.DataFrame:
+    return pl.concat([pl.read_parquet(p) for p in sorted((folder / "data" / config).glob("*.parquet"))])
+
+
+def _card_alpha(folder: Path) -> dict[str, float]:
+    """variant -> Krippendorff's α as the card prints it (its agreement table)."""
+    out = {}
+    for line in (folder / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] in ("A", "B", "A+B") and cells[2][:1] in "-0123456789":
+            out[cells[0]] = float(cells[2].split()[0])
+    return out
+
+
+def _alpha_from_rows(rows: pl.DataFrame) -> float:
+    """Krippendorff's interval α of published rows, by the `krippendorff` package: one unit per image, prompt and
+    task page (hit), one coder per position in it."""
+    import krippendorff
+
+    units = rows.select("image_id", "prompt", "hit").unique().sort("image_id", "prompt", "hit")
+    index = {k: i for i, k in enumerate(units.iter_rows())}
+    positions = sorted(rows["position"].unique().to_list())
+    data = np.full((len(positions), len(index)), np.nan)
+    for r in rows.iter_rows(named=True):
+        data[positions.index(r["position"]), index[(r["image_id"], r["prompt"], r["hit"])]] = r["rating"]
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
+@pytest.mark.parametrize("excluded", [set(), {"W3"}])
+def test_the_cards_alpha_and_every_soft_label_follow_from_the_published_files(tmp_path, excluded):
+    """Issue 47: excluded raters stay in `judgments` with `excluded` and `excluded_because`; the card's α and every
+    soft label are recomputed from the published rows that are not excluded (an independent α)."""
+    run = small_run(tmp_path / "run")
+    run.annotator_report = _report(run.judgments["annotator"], excluded=excluded)
+    if excluded:
+        run.annotator_report = run.annotator_report.with_columns(
+            pl.when(pl.col("excluded")).then(pl.lit(["triage: constant ratings"])).otherwise(pl.col("flags")).alias("flags"))
+    kept = run.judgments.filter(~pl.col("annotator").is_in(list(excluded)))
+    run.scores, run.table7 = image_scores(run.judgments, list(excluded)), agreement_table(kept)
+    folder = tmp_path / "out" / "mine"
+    publish(folder, run, _settings())
+    judgments = _published(folder, "judgments")
+    assert judgments.height == run.judgments.height  # every rating published, excluded ones too
+    gone = judgments.filter(pl.col("excluded"))
+    assert gone["annotator"].n_unique() == len(excluded)
+    assert set(gone["excluded_because"]) <= {"triage: constant ratings"}
+    assert judgments.filter(~pl.col("excluded"))["excluded_because"].null_count() == judgments.filter(~pl.col("excluded")).height
+    assert set(judgments["source"]) == {"simulated"} and set(judgments["wave"]) == {"first"}
+    used = judgments.filter(~pl.col("excluded") & (pl.col("round") == 1))
+    card_alpha = _card_alpha(folder)
+    for variant in ("A", "B"):
+        assert card_alpha[variant] == pytest.approx(_alpha_from_rows(used.filter(pl.col("variant") == variant)), abs=5e-4)
+    soft = _published(folder, "soft_labels")
+    mine = used.group_by("image_id", "prompt", "variant").agg(pl.col("rating").mean().alias("m"), pl.len().alias("k"))
+    both = soft.join(mine, on=["image_id", "prompt", "variant"], how="full", coalesce=True)
+    assert both.height == soft.height == mine.height
+    assert (both["n"] == both["k"]).all()
+    assert_floats_close(both["mean"].to_numpy(), both["m"].to_numpy(), terms=int(both["k"].max()))
+    text = (folder / "README.md").read_text()
+    assert f"Raters excluded: {len(excluded)} of 3" in text
+
+
+def test_one_simulated_rating_makes_the_card_say_simulated_whatever_the_config_says(tmp_path):
+    run = small_run(tmp_path / "run")
+    run.judgments = run.judgments.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("simulated")).otherwise(pl.lit("label_studio")).alias("source"))
+    settings = RunSettings(**{**_settings().__dict__, "judgment_source": "label_studio", "demo": False,
+                              "publish": {**_settings().publish, "name": "mine", "license": "mit", "citation": "@misc{m}"}})
+    publish(tmp_path / "out" / "mine", run, settings)
+    body = (tmp_path / "out" / "mine" / "README.md").read_text().split("---", 2)[2]
+    assert "SIMULATED" in body.strip().split("\n\n")[1]
+    assert "Platform: a SIMULATED annotator panel" in body
