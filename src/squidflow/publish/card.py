@@ -21,7 +21,7 @@ row names its video (`video_id`, `source`) and the decode-order frame number (`f
 list the videos as a squidflow source (`sources: [{type: urls, path: videos.csv}]`, a CSV with columns `url`, `event`
 and `video_id`) and let frame extraction read those frame numbers exactly (`frames.mode: exact`, OpenCV's decode
 order): `snakemake --configfile your.yaml results/dataset/frames.parquet`. The image `<video_id>_<frame_index>` is
-then results/dataset/images/<video_id>_<frame_index>.jpg. Videos that have been taken down cannot be rebuilt."""
+then results/dataset/images/<video_id>/<frame_index>.jpg (frames.parquet's `image_path`). Videos that have been taken down cannot be rebuilt."""
 
 
 def size_category(n: int) -> str:

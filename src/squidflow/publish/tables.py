@@ -64,9 +64,14 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
         value = pl.col(column).cast(pl.Utf8)
         return pl.when(value.str.len_chars() > 0).then(value)
 
+    # a local file is named relative to its source's root (<root>/<event>/<file>: `<event>/<file>`), a demo video by
+    # its file name: the published folder never holds a path of the machine that made it
+    parts = pl.col("path").cast(pl.Utf8).str.replace_all("\\", "/", literal=True).str.split("/")
+    local = pl.when(pl.col("source") == "local").then(parts.list.slice(-2, 2).list.join("/")) \
+        .when(pl.col("path").cast(pl.Utf8).str.starts_with("/")).then(parts.list.last())
     return videos.select(
         "video_id",
-        pl.coalesce(given("webpage_url"), given("url"), given("path")).alias("source"),
+        pl.coalesce(given("webpage_url"), given("url"), local, given("path")).alias("source"),
         given("license").alias("license"),
         pl.col("source").alias("kind"),
     ).unique("video_id", keep="first", maintain_order=True)

@@ -387,6 +387,8 @@ def test_the_cards_alpha_and_every_soft_label_follow_from_the_published_files(tm
     assert_floats_close(both["mean"].to_numpy(), both["m"].to_numpy(), terms=int(both["k"].max()))
     text = (folder / "README.md").read_text()
     assert f"Raters excluded: {len(excluded)} of 3" in text
+    sources = _published(folder, "images")["source"].to_list()
+    assert sources and not any(s.startswith("/") or str(tmp_path) in s for s in sources)  # no local absolute path
 
 
 def test_one_simulated_rating_makes_the_card_say_simulated_whatever_the_config_says(tmp_path):
