@@ -47,8 +47,8 @@ def config_for(folder: Path, *, directory: Path, platform: str = "label_studio",
         raise ConfigError(f"{folder}: {len(events)} event sub-folder(s) with videos ({', '.join(events) or 'none'}); "
                           "squidflow needs at least two events (variant B rates an image under a similar event's "
                           "prompt). Put each event's videos in a sub-folder named for the event.")
-    root = os.path.relpath(folder.resolve(), Path(directory).resolve())
-    if root.startswith(".."):
+    root = os.path.relpath(folder.resolve(), Path(directory).resolve())  # the run's paths are relative to it
+    if Path(root).parts[:3] == ("..", "..", ".."):  # far away: where it is
         root = str(folder.resolve())
     fewest = min(events.values())
     return {

@@ -159,13 +159,26 @@ def get_label_studio_exports():
         return []
     check = config["judgments"]["label_studio"]["check_tasks"]
     out = []
-    for e in config["judgments"]["label_studio"]["exports"]:
+    for e in config["judgments"]["label_studio"]["exports"] + get_next_round_exports():
         stem = os.path.splitext(os.path.basename(e["path"]))[0]
         item = {"path": e["path"], "round": e.get("round", 1), "wave": e.get("wave") or ""}
         if check and stem in ("A", "B", "A_round2", "B_round2"):
             item["expected"] = f"{LABEL_STUDIO_TASKS_DIR}/{stem}/tasks.json"
         out.append(item)
     return out
+
+
+LABEL_STUDIO_EXPORTS_DIR = "results/judgments/label_studio"
+
+
+def get_next_round_exports():
+    """The next round's exports that `squidflow label-studio pull` wrote (A_round2.json, B_round2.json), ingested as
+    wave round2 beside round 1's when judgments.label_studio.exports is left at its default (A.json, B.json)."""
+    listed = [e["path"] for e in config["judgments"]["label_studio"]["exports"]]
+    if listed != [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A", "B")]:
+        return []
+    found = [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A_round2", "B_round2")]
+    return [{"path": p} for p in found if os.path.exists(p)]
 
 
 def get_judgment_batches():
