@@ -150,7 +150,7 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
               "cc-by-4.0", "--citation", "@misc{myevents, title={My events}}")
     (work / "test.yaml").write_text(yaml.safe_dump({  # the test's small sizes and its server
         "frames": {"n": 12, "shards": 1}, "selection": {"k": 2}, "annotation": {
-            "next_round": {"budget": 4}, "label_studio": {"url": server.url, "images": "local_files"}}}))
+            "next_round": {"budget": 6}, "label_studio": {"url": server.url, "images": "local_files"}}}))
     configs = [str(ROOT / "config" / "config.yaml"), "mine.yaml", "test.yaml"]
     assert "valid" in squidflow(work, server, "check-config", *configs).stdout
 
@@ -177,9 +177,8 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
     squidflow(work, server, "label-studio", "push", *configs)
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     assert set(projects) == {"A", "B", "A_round2", "B_round2"}
-    round2 = {"A_round2": ("a1", "a2"), "B_round2": ("b1", "b2")}
-    for task, who in round2.items():
-        assert answer(api, users, projects[task], who, event_of, rng) > 0
+    round2 = {"A_round2": ("a1", "a2"), "B_round2": ("b1", "b2")}  # the chosen images may all be one variant's
+    assert sum(answer(api, users, projects[task], who, event_of, rng) for task, who in round2.items()) > 0
     squidflow(work, server, "label-studio", "pull", *configs)
     snakemake(work)  # the pulled A_round2.json and B_round2.json are ingested beside round 1's, as wave round2
 

@@ -401,3 +401,18 @@ def test_one_simulated_rating_makes_the_card_say_simulated_whatever_the_config_s
     body = (tmp_path / "out" / "mine" / "README.md").read_text().split("---", 2)[2]
     assert "SIMULATED" in body.strip().split("\n\n")[1]
     assert "Platform: a SIMULATED annotator panel" in body
+
+
+def test_the_reports_page_shows_the_published_folder(small):
+    """The report's "Published dataset" category (issue 47): the card rendered, each config's rows, the Croissant
+    file and the LeWiDi files, read from the folder itself; data in the card is escaped."""
+    from squidflow.report.dataset_page import config_rows, dataset_page, markdown_html
+
+    folder, run = small
+    page = dataset_page(folder)
+    rows = dict(((c, s), n) for c, s, n in config_rows(folder))
+    assert sum(n for (c, _), n in rows.items() if c == "judgments") == run.judgments.height
+    assert f"<td><code>judgments</code></td><td>train</td><td>{rows[('judgments', 'train')]:,}</td>" in page
+    assert "<h2>Agreement</h2>" in page and "&quot;@context&quot;" in page and "squidflow-demo_A_train.json" in page
+    assert markdown_html("# <script>x</script>\n\n| a | <b> |\n|---|---|\n") == (
+        "<h1>&lt;script&gt;x&lt;/script&gt;</h1>\n<table><tr><td>a</td><td>&lt;b&gt;</td></tr></table>")
