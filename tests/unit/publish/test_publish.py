@@ -280,6 +280,10 @@ def test_the_demo_publishes_what_it_made(small_workflow):
         assert res.returncode == 0 and f"{{'{rs}/" in res.stdout, res.stderr[-2000:]
     assert check.check_folder(folder) == []
     assert "SIMULATED" in (folder / "README.md").read_text().split("---", 2)[2].strip().split("\n\n")[1]
+    rows = pl.concat(list(_load(folder, "judgments").values()))  # issue 47: the rows say where they came from
+    assert set(rows["source"]) == {"simulated"} and set(rows["wave"]) == {"first"}
+    assert set(own["judgments"]["wave"]) == {"first"} and own["judgments"]["source_file"].null_count() == 0
+    assert "<h2>Agreement</h2>" in (results / "report/published_dataset.html").read_text()
 
 
 @pytest.mark.slow
