@@ -25,6 +25,25 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_init(args: argparse.Namespace) -> int:
+    """Write a config for a folder of videos in event sub-folders (FOLDER/<event>/*.mp4): the events from the folder
+    names, a local source, the annotation platform and its judgment source, the publish keys to fill; nothing of the
+    offline demo."""
+    from squidflow.errors import UserError
+    from squidflow.init_config import write_config
+
+    try:
+        config = write_config(args.folder, args.output, directory=args.directory, platform=args.platform,
+                              name=args.name or "", license_id=args.license or "", citation=args.citation or "",
+                              force=args.force)
+    except UserError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"{args.output}: events {', '.join(config['events'])}; source local ({config['sources'][0]['root']}); "
+          f"judgments from {args.platform}; dataset {config['publish']['name']}")
+    return 0
+
+
 def _cmd_targets(args: argparse.Namespace) -> int:
     """Every table and figure the workflow makes and the rule that makes it, as `snakemake <path>` asks for them
     (read from the workflow with these config files: a configured method or model adds its own)."""
@@ -75,6 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("configfile", type=Path, nargs="+", help="config files, later ones on top (as --configfile)")
     p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
     p.set_defaults(func=_cmd_check_config)
+    p = sub.add_parser("init", help="write a config for your own folder of videos (FOLDER/<event>/*.mp4)",
+                       description=_cmd_init.__doc__)
+    p.add_argument("folder", type=Path, help="the folder holding one sub-folder of videos per event")
+    p.add_argument("--output", "-o", type=Path, default=Path("mine.yaml"), help="the config to write (default: mine.yaml)")
+    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
+    p.add_argument("--platform", choices=["label_studio", "mturk"], default="label_studio",
+                   help="where people rate the images (default: label_studio)")
+    p.add_argument("--name", default=None, help="the dataset's id (default: the folder's name)")
+    p.add_argument("--license", default=None, help="a Hugging Face Hub licence id, e.g. cc-by-4.0 (publish.license)")
+    p.add_argument("--citation", default=None, help="a BibTeX entry for the dataset (publish.citation)")
+    p.add_argument("--force", action="store_true", help="replace the config if it exists")
+    p.set_defaults(func=_cmd_init)
     # Commands that belong to a stage live in it and are loaded by name: the floor imports no stage.
     for name in STAGE_COMMANDS:
         importlib.import_module(name).add_parser(sub)

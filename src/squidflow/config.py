@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import jsonschema
 import yaml
 
-from squidflow import bounds
+from squidflow import bounds, own_data
 from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
@@ -450,7 +450,7 @@ def validate_config(
         )
     named = copy.deepcopy(config)
     fill_defaults(config, schema)
-    problems = check_consistency(config)
+    problems = check_consistency(config) + own_data.problems(config, named, inputs_base or ".")  # not the demo's
     if inputs_base is not None:
         problems += check_inputs(config, schema, base_dir=inputs_base, named=named, repo_root=repo_root)
     if problems:

@@ -212,9 +212,12 @@ JUDGMENTS = Schema(
         "hit": pl.Utf8,
         "rating": pl.Int64,  # 0..100
         "round": pl.Int64,  # 1 = the annotation task, 2 = a repeat of it (intra-annotator agreement, SQUID-E §4.2)
-        "source": pl.Utf8,  # mturk | squid-e-release | simulated
+        "source": pl.Utf8,  # where the rating came from: simulated | mturk | label_studio | squid-e-release
+        "source_file": pl.Utf8,  # the file it was read from (a batch CSV, a Label Studio export, the release's CSV)
+        "wave": pl.Utf8,  # the annotation wave: first (round 1 and its repeat), round2 (the next round), ...
     },
     produced_by="rule ingest_judgments (workflow/rules/judgments.smk)",
+    optional=("source_file", "wave"),  # older judgments.parquet files have neither
 )
 
 ANNOTATOR_REPORT = Schema(
@@ -761,6 +764,10 @@ PUBLISH_JUDGMENTS = Schema(
         "hit": pl.Utf8,  # the task page (HIT) the rating was given on
         "position": pl.Int64,  # the annotator's assignment within the HIT (release: k of huj_k)
         "rating": pl.Int64,  # 0..100
+        "excluded": pl.Boolean,  # the rater was left out of the soft labels and Table 7 (judgments.quality.exclude)
+        "excluded_because": pl.Utf8,  # why (the rubric's flags, the triage's reasons); null when not excluded
+        "source": pl.Utf8,  # where the rating came from: simulated | mturk | label_studio | squid-e-release
+        "wave": pl.Utf8,  # the annotation wave: first, round2 (the next round), ...
     },
     produced_by="rule publish_dataset (workflow/rules/publish.smk)",
 )

@@ -71,8 +71,8 @@ def targets_text(outputs: dict[str, str]) -> str:
     return "\n".join(f"{p:<{width}}  rule {outputs[p]}" for p in paths)
 
 
-def listed(paths: Iterable[str], folders: tuple[str, ...] = ("results/tables/", "results/figures/")) -> list[str]:
-    """The outputs under `folders` that people ask for, sorted, each once."""
+def listed(paths: Iterable[str], folders: tuple[str, ...] = ("results/tables/", "results/figures/", "results/publish/")) -> list[str]:
+    """The outputs under `folders` that people ask for (tables, figures, the published dataset), sorted, each once."""
     return sorted({p for p in paths if p.startswith(folders)})
 
 

@@ -484,7 +484,7 @@ def rating_judgments(draw) -> pl.DataFrame:
 def schemas_judgments():
     from squidflow import schemas
 
-    return schemas.JUDGMENTS.columns
+    return {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}  # a reader's rows: no file, no wave
 
 
 def _ls_read(reader: str, path: Path, read):

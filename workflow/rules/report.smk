@@ -35,6 +35,26 @@ rule report_task_page:
         "../../scripts/report_task_page.py"
 
 
+# The published dataset's page (squidflow.report.dataset_page): what a reader downloads, in a category of its own.
+rule publish_report_page:
+    input:
+        PUBLISH_DIR,
+    output:
+        report(
+            PUBLISH_PAGE,
+            caption="../report/report/published_dataset.rst",
+            category="Published dataset",
+            subcategory="The dataset card, configs, Croissant and LeWiDi files",
+            labels={"result": "published dataset", "format": "html"},
+        ),
+    log:
+        "logs/publish_report_page/publish_report_page.log",
+    conda:
+        "../../envs/reporting.yaml"
+    script:
+        "../../scripts/publish_report_page.py"
+
+
 rule run_summary:
     input:
         get_run_summary_inputs,

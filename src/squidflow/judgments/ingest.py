@@ -261,7 +261,8 @@ def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[st
 def judgments_frame(rows: list[dict]) -> pl.DataFrame:
     if not rows:
         return schemas.empty(schemas.JUDGMENTS)
-    return pl.DataFrame(rows).select(list(schemas.JUDGMENTS.columns)).cast(schemas.JUDGMENTS.columns)
+    cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}
+    return pl.DataFrame(rows).select(list(cols)).cast(cols)
 
 
 def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int) -> str:
@@ -282,6 +283,14 @@ def dropped_markdown(problems: list[Problem], rejected: dict[str, int]) -> list[
     return lines
 
 
+def with_provenance(df: pl.DataFrame, path, wave: str = "") -> pl.DataFrame:
+    """Each rating with the file it was read from and its wave (default: `first`, or the round-2 wave a file's
+    name says: squidflow.judgments.waves)."""
+    from squidflow.judgments.waves import wave_of
+
+    return df.with_columns(pl.lit(str(path)).alias("source_file"), pl.lit(wave or wave_of(path)).alias("wave"))
+
+
 def ingest(
     *,
     source: str,
@@ -290,6 +299,7 @@ def ingest(
     known_images: set[str] | None = None,
     on_error: str = "stop",
     on_empty: str = "error",
+    waves: dict[str, str] | None = None,
 ) -> tuple[pl.DataFrame, str]:
     """Every judgment of a run (source release | mturk | simulated) and the ingestion report.
 
@@ -299,14 +309,14 @@ def ingest(
     seen: dict[tuple, str] = {}
     if source == "release":
         df, probs = read_release(release_csv, on_error=on_error, known_images=known_images)
-        frames.append(df)
+        frames.append(with_provenance(df, release_csv))
         problems += probs
     else:
         for path, round_ in batches:
             df, probs, n_rej = read_mturk_batch(
                 path, on_error=on_error, known_images=known_images, source=source, round_=round_, seen=seen
             )
-            frames.append(df)
+            frames.append(with_provenance(df, path, (waves or {}).get(str(path), "")))
             problems += probs
             if n_rej:
                 rejected[str(path)] = n_rej
@@ -338,6 +348,7 @@ def ingest_to(
         source=source,
         release_csv=release,
         batches=[(b["path"], b.get("round", 1)) for b in batches],
+        waves={str(b["path"]): b.get("wave") or "" for b in batches},
         known_images=known,
         on_error=on_error,
         on_empty=on_empty,

@@ -151,5 +151,6 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
         pl.int_range(pl.len()).over("hit").alias("position"))
     out = long.join(keep.select("_i", "_line", "hit", "position"), on="_i", how="inner", maintain_order="left")
     seen.setdefault(SEEN_FRAMES, []).append((str(path), out.select(*KEY, "_line", "_h")))
-    judgments = out.with_columns(pl.lit(source).alias("source")).select(list(schemas.JUDGMENTS.columns))
-    return judgments.cast(schemas.JUDGMENTS.columns), problems, rejected
+    cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}
+    judgments = out.with_columns(pl.lit(source).alias("source")).select(list(cols))
+    return judgments.cast(cols), problems, rejected

@@ -174,7 +174,9 @@ def table7(
     results/judgments/high_certainty.csv as read.
     """
     from squidflow.errors import EmptyError
+    from squidflow.judgments.waves import first_wave
 
+    judgments = first_wave(judgments)  # Table 7 is the first wave's, as in the paper; next rounds are soft labels'
     excluded = report.filter(pl.col("excluded"))["annotator"].to_list()
     skipped = empty_variants(judgments, excluded, report_name)
     if skipped and on_empty != "skip":

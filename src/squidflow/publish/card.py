@@ -24,7 +24,7 @@ row names its video (`video_id`, `source`) and the decode-order frame number (`f
 list the videos as a squidflow source (`sources: [{type: urls, path: videos.csv}]`, a CSV with columns `url`, `event`
 and `video_id`) and let frame extraction read those frame numbers exactly (`frames.mode: exact`, OpenCV's decode
 order): `snakemake --configfile your.yaml results/dataset/frames.parquet`. The image `<video_id>_<frame_index>` is
-then results/dataset/images/<video_id>_<frame_index>.jpg. Videos that have been taken down cannot be rebuilt."""
+then results/dataset/images/<video_id>/<frame_index>.jpg (frames.parquet's `image_path`). Videos that have been taken down cannot be rebuilt."""
 
 
 def size_category(n: int) -> str:
@@ -40,9 +40,12 @@ def header(facts: Facts) -> dict:
             entry["default"] = True
         entry["data_files"] = [{"split": s, "path": f"data/{config}/{s}-*"} for s in SPLIT_ORDER if s in splits]
         configs.append(entry)
+    licence = {"license": facts.license}
+    if facts.license == "other":  # the Hub's way to name a licence it does not list
+        licence |= {"license_name": facts.license_name, "license_link": facts.license_link}
     return {
         "pretty_name": facts.pretty_name,
-        "license": facts.license,
+        **licence,
         "task_categories": ["image-classification"],
         "tags": ["human-judgments", "uncertainty", "soft-labels", "croissant", "squidflow"],
         "size_categories": [size_category(facts.counts.get(DEFAULT_CONFIG, 0))],
@@ -132,6 +135,14 @@ def card(facts: Facts) -> str:
         out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
     for variant, (lo, med, hi) in f.raters.items():
         out.append(f"- Raters per image, variant {md_escape(variant)}: median {med:g} (min {lo}, max {hi}).")
+    if f.annotators:
+        why = "; ".join(f"{md_escape(a)}: {md_escape(r or 'excluded')}" for a, r in f.excluded)
+        out.append(f"- Raters excluded: {len(f.excluded)} of {f.annotators}" + (f" ({why})" if why else "")
+                   + ". Their ratings stay in the `judgments` config with `excluded` true and `excluded_because`; the "
+                   "soft labels and the agreement below leave them out.")
+    if len(f.waves) > 1:
+        out.append("- Ratings per wave: " + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
+                   + " (the `wave` column; the soft labels use every wave, the agreement table the first).")
     out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
     out.append(f"- Annotators: {md_escape(f.annotator_demographics)}.")
     out += ["", "## Agreement", "", *_agreement(f), ""]
@@ -144,7 +155,7 @@ def card(facts: Facts) -> str:
     out.append(REBUILD if f.image_mode == "reference" else
                "The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature).")
     out += ["", "## Licences and terms", "",
-            f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license)}` "
+            f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
             f"({f.license_url}). {md_escape(f.terms)}", ""]
     fence = _fence(f.citation)
     out += ["## How to cite", "", "The dataset:", "", f"{fence}bibtex", f.citation.strip(), fence, "",

@@ -5,7 +5,9 @@ edited by hand). One line per problem, each naming the file and the config, fiel
   that exist;
 - every shard under data/ is a FileObject of croissant.json, and every FileObject's file exists with its sha256;
 - croissant.json validates with mlcroissant and yields records of every record set, and its RAI fields are filled;
-- `datasets.load_dataset(folder, config)` loads every config.
+- `datasets.load_dataset(folder, config)` loads every config;
+- the card's licence is a Hub licence id and croissant.json's `license` is its URL (they agree), and the LeWiDi
+  files (lewidi/) are there; a folder that holds datasets instead of being one names them (did you mean ...).
 
 It reads only files inside FOLDER and fetches nothing: a contentUrl, a FileSet's includes or a card's data_files that
 is a URL, an absolute path, a `../` or a symbolic link out of the folder is a problem named with its field, and then
@@ -21,6 +23,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from squidflow import licenses
 from squidflow.publish import card, croissant
 from squidflow.publish.shards import sha256
 
@@ -209,11 +212,45 @@ def check_loading(folder: Path, configs: list[str]) -> list[str]:
     return problems
 
 
+def datasets_below(folder: Path) -> list[Path]:
+    """The published folders one or two levels below `folder` (results/ or results/publish/ given for the dataset)."""
+    found = [p.parent for p in [*folder.glob("*/croissant.json"), *folder.glob("*/*/croissant.json")]]
+    return sorted(p for p in found if (p / "README.md").exists())
+
+
+def check_licence(folder: Path, meta: dict) -> list[str]:
+    """The card's `license` is a Hub id and croissant.json's `license` is that licence's URL (squidflow.licenses)."""
+    readme = folder / "README.md"
+    try:
+        head = card.read_header(readme.read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - check_card names an unreadable card already
+        return []
+    if not isinstance(head, dict) or not head.get("license"):
+        return []
+    hub = str(head["license"])
+    if hub not in licenses.HUB_LICENSES:
+        near = licenses.closest(hub)
+        return [f"{readme}: license {hub!r} is not a Hugging Face Hub licence id"
+                + (f" (did you mean {near!r}?)" if near else "")]
+    given = meta.get("license")
+    given = [str(g) for g in (given if isinstance(given, list) else [given]) if g]
+    want = licenses.spdx_url(hub, str(head.get("license_link") or ""))
+    if want not in given:
+        return [f"{folder / 'croissant.json'}: license {', '.join(given) or '(none)'} disagrees with the card "
+                f"({readme}: license {hub}, whose URL is {want}); publish both from the one publish.license"]
+    return []
+
+
 def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     """Every problem of a published folder (empty: it passes)."""
     folder = Path(folder)
     if not folder.is_dir():
         return [f"{folder}: not a folder"]
+    if not (folder / "README.md").exists() and not (folder / "croissant.json").exists():
+        below = datasets_below(folder)
+        if below:
+            return [f"{folder}: not a published dataset (no README.md, no croissant.json) but the folder above "
+                    f"{len(below)}: did you mean {' or '.join(str(p) for p in below)}?"]
     problems, configs = check_card(folder)
     path = folder / "croissant.json"
     try:
@@ -229,6 +266,10 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     reaching = outside_reads(folder, meta) + links_out(folder)
     problems += reaching + check_files(folder, meta)
     problems += check_rai(folder, meta)
+    problems += check_licence(folder, meta)
+    if not (folder / "lewidi").is_dir():
+        problems.append(f"{folder / 'lewidi'}: missing (the judgments in the LeWiDi format, one file per variant and "
+                        "split, and the annotators' metadata)")
     if reaching:  # mlcroissant's records and `datasets` would fetch the URL or read the file outside
         return [*problems, f"{folder}: Croissant records and datasets loading not run: the folder reaches outside "
                            "itself (above); fix those lines and check again"]

@@ -74,7 +74,7 @@ def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict
     cfg = IntervalConfig.from_config(settings.intervals)
     out = {
         "images": images,
-        "judgments": T.with_split(T.judgments_table(run.judgments, names), images),
+        "judgments": T.with_split(T.judgments_table(run.judgments, names, run.annotator_report), images),
         "soft_labels": T.with_split(T.soft_labels_table(run.scores, run.judgments, excluded, cfg), images),
     }
     if run.comparison_sets is not None:
@@ -104,7 +104,9 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
                  configs: Mapping[str, pl.DataFrame]) -> F.Facts:
     per_status, queries, languages = F.video_summary(run.videos)
     annotators = cfg.get("annotators") or {}
-    simulated = settings.judgment_source == "simulated"
+    source, present = F.judgment_source(run.judgments, settings.judgment_source)  # the rows say, not the config
+    simulated = source == "simulated"
+    platform = source if source in F.PLATFORMS else settings.platform
     limitations = []
     if simulated:
         limitations.append("The judgments come from a SIMULATED annotator panel and the videos are SYNTHETIC "
@@ -116,7 +118,10 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
     if mode == "reference":
         limitations.append("No pixels are published: frames are rebuilt from the source videos, and videos taken "
                            "down since cannot be rebuilt.")
-    if settings.judgment_source == "release":
+    if len(present) > 1:
+        limitations.append(f"The ratings come from several sources ({', '.join(present)}): the `judgments` config's "
+                           "`source` column says which for each rating.")
+    if source == "release":
         limitations.append("The SQUID-E release names no annotator: its annotator ids are the three rating positions "
                            "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant.")
     rai = dict(cfg.get("rai") or {})
@@ -131,9 +136,10 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
     name = cfg["name"]
     return F.Facts(
         name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg["version"],
-        license=cfg["license"], citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
+        license=cfg["license"], license_name=cfg.get("license_name") or "", license_link=cfg.get("license_link") or "",
+        citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
         description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
-        judgment_source=settings.judgment_source, platform=settings.platform, image_mode=mode,
+        judgment_source=source, platform=platform, image_mode=mode,
         sources=sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],
         terms=cfg.get("terms") or "", pay=cfg.get("pay") or "",
         annotator_demographics=annotators.get("demographics") or (
@@ -143,7 +149,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         timeframe=F.collection_timeframe(run.videos),
         task_wording=F.task_wording(run.task_pages.get("rating", "")),
         task_pages=[TASK_PAGES[k] for k in run.task_pages],
-        raters=F.raters_per_image(soft), agreement=run.table7,
+        raters=F.raters_per_image(soft), agreement=run.table7, **F.rater_facts(configs.get("judgments")),
         counts={c: t.height for c, t in configs.items()},
         splits={c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows()) for c, t in configs.items()},
         rai=rai,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow import licenses, own_data
 from squidflow.config import ConfigError
 
 DEMO_NAME = "squidflow-demo"
@@ -24,15 +25,6 @@ SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,
   booktitle = {Advances in Neural Information Processing Systems (NeurIPS), Datasets and Benchmarks Track},
   year      = {2022}
 }"""
-LICENSE_URLS = {
-    "cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/",
-    "cc-by-sa-4.0": "https://creativecommons.org/licenses/by-sa/4.0/",
-    "cc-by-nc-4.0": "https://creativecommons.org/licenses/by-nc/4.0/",
-    "cc-by-nc-sa-4.0": "https://creativecommons.org/licenses/by-nc-sa/4.0/",
-    "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
-    "mit": "https://opensource.org/license/mit",
-    "apache-2.0": "https://www.apache.org/licenses/LICENSE-2.0",
-}
 PLATFORMS = {"mturk": "Amazon Mechanical Turk", "label_studio": "Label Studio"}
 NOT_COLLECTED = "not collected: the annotators' demographics were not collected"
 
@@ -70,10 +62,16 @@ class Facts:
     counts: dict = field(default_factory=dict)  # config -> rows
     splits: dict = field(default_factory=dict)  # config -> {split: rows}
     rai: dict = field(default_factory=dict)
+    excluded: list = field(default_factory=list)  # (pseudonym, why) of each rater left out of soft labels and Table 7
+    annotators: int = 0  # raters in the judgments config
+    waves: dict = field(default_factory=dict)  # wave -> ratings it added (first, round2, ...)
+    license_name: str = ""  # publish.license other: the licence's short id and the URL of its text
+    license_link: str = ""
 
     @property
     def license_url(self) -> str:
-        return LICENSE_URLS.get(self.license, f"https://spdx.org/licenses/{self.license}.html")
+        """Croissant's licence: the SPDX page of the Hub id (squidflow.licenses), or `other`'s license_link."""
+        return licenses.spdx_url(self.license, self.license_link)
 
     @property
     def platform_name(self) -> str:
@@ -99,12 +97,33 @@ def required(publish: Mapping, *, demo: bool) -> dict:
             "@misc{squidflow_demo,\n  title = {squidflow offline demo dataset (synthetic videos, SIMULATED judgments)},\n"
             "  note  = {Made by the squidflow workflow's offline demo; not data about people}\n}")
         return out
-    for key, what in (("name", "the dataset's id, e.g. my-events-dataset"),
-                      ("license", "a licence id such as cc-by-4.0"), ("citation", "a BibTeX entry for the dataset")):
-        if not str(out.get(key) or "").strip():
-            raise ConfigError(f"publish.{key} is empty: a published dataset needs {what}. Set publish.{key} in your "
-                              "config (config/README.md, section publish).")
+    problems = own_data.publish_problems({"stages": ["publish"], "publish": out, "judgments": {"source": "mturk"}})
+    if problems:  # every empty key at once, and a licence that is not a Hub id (check-config says the same)
+        raise ConfigError("\n".join(problems))
     return out
+
+
+ROW_SOURCES = {"squid-e-release": "release"}  # judgments.parquet's source -> the card's judgment source
+
+
+def judgment_source(judgments: pl.DataFrame, configured: str) -> tuple[str, list[str]]:
+    """Where the published ratings came from, read from the rows, not from the config: `simulated` when a single row
+    is SIMULATED, else the rows' one source (the configured one when they carry none), and every source present."""
+    present = sorted({ROW_SOURCES.get(s, s) for s in judgments["source"].drop_nulls().unique().to_list()})
+    if "simulated" in present:
+        return "simulated", present
+    return (present[0] if len(present) == 1 else configured), present
+
+
+def rater_facts(judgments: pl.DataFrame | None) -> dict:
+    """From the published `judgments` rows: the raters excluded and why, how many raters, ratings per wave."""
+    if judgments is None or judgments.is_empty():
+        return {}
+    gone = (judgments.filter(pl.col("excluded")).group_by("annotator", maintain_order=True)
+            .agg(pl.col("excluded_because").first()).sort("annotator"))
+    waves = judgments.group_by("wave", maintain_order=True).len().sort("wave")
+    order = sorted(waves.iter_rows(), key=lambda r: (r[0] != "first", r[0]))
+    return {"excluded": list(gone.iter_rows()), "annotators": judgments["annotator"].n_unique(), "waves": dict(order)}
 
 
 def task_wording(template: str) -> str:

@@ -64,9 +64,14 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
         value = pl.col(column).cast(pl.Utf8)
         return pl.when(value.str.len_chars() > 0).then(value)
 
+    # a local file is named relative to its source's root (<root>/<event>/<file>: `<event>/<file>`), a demo video by
+    # its file name: the published folder never holds a path of the machine that made it
+    parts = pl.col("path").cast(pl.Utf8).str.replace_all("\\", "/", literal=True).str.split("/")
+    local = pl.when(pl.col("source") == "local").then(parts.list.slice(-2, 2).list.join("/")) \
+        .when(pl.col("path").cast(pl.Utf8).str.starts_with("/")).then(parts.list.last())
     return videos.select(
         "video_id",
-        pl.coalesce(given("webpage_url"), given("url"), given("path")).alias("source"),
+        pl.coalesce(given("webpage_url"), given("url"), local, given("path")).alias("source"),
         given("license").alias("license"),
         pl.col("source").alias("kind"),
     ).unique("video_id", keep="first", maintain_order=True)
@@ -120,13 +125,26 @@ def check_embeddable(images: pl.DataFrame) -> None:
             "publish.images: reference (or auto), which publishes video ids and frame numbers as the SQUID-E release did.")
 
 
-def judgments_table(judgments: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
-    """One row per rating (schemas.PUBLISH_JUDGMENTS), annotators replaced by their pseudonyms."""
-    return judgments.select(
+def judgments_table(judgments: pl.DataFrame, names: dict[str, str], report: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per rating (schemas.PUBLISH_JUDGMENTS), annotators replaced by their pseudonyms; an excluded rater's
+    ratings stay, with `excluded` and `excluded_because` (the report's flags: the rubric's, the triage's reasons)."""
+    if report is None:
+        report = pl.DataFrame(schema={"annotator": pl.Utf8, "flags": pl.List(pl.Utf8), "excluded": pl.Boolean})
+    why = report.filter(pl.col("excluded")).select(
+        "annotator", pl.lit(True).alias("excluded"),
+        pl.col("flags").list.join("; ").replace("", "excluded by the quality checks").alias("excluded_because"))
+    return with_waves(judgments).join(why, on="annotator", how="left", maintain_order="left").select(
         image_id_expr().alias("image_id"), "video_id", "frame_index", pl.col("event_prompt").alias("prompt"),
         "variant", "round", pl.col("annotator").replace_strict(names, return_dtype=pl.Utf8).alias("annotator"),
-        "hit", "position", "rating",
-    ).sort("variant", "image_id", "prompt", "round", "hit", "position")
+        "hit", "position", "rating", pl.col("excluded").fill_null(False), "excluded_because", "source", "wave",
+    ).sort("variant", "image_id", "prompt", "wave", "round", "hit", "position")
+
+
+def with_waves(judgments: pl.DataFrame) -> pl.DataFrame:
+    """judgments with `wave` (`first` where an older judgments.parquet has none)."""
+    if "wave" not in judgments.columns:
+        return judgments.with_columns(pl.lit("first").alias("wave"))
+    return judgments.with_columns(pl.col("wave").fill_null("first"))
 
 
 def rated_items(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.DataFrame:

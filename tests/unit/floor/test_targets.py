@@ -63,7 +63,8 @@ def test_squidflow_targets_lists_each_table_and_figure_with_its_rule(tmp_path):
     lines = dict(line.split(maxsplit=1) for line in res.stdout.splitlines())
     assert lines["results/tables/table3_calibration.md"].startswith("rule ")
     assert lines["results/figures/frames_spread.png"] == "rule frame_spread_figure"
-    assert all(p.startswith(("results/tables/", "results/figures/")) for p in lines), res.stdout
+    assert lines["results/publish/squidflow-demo"] == "rule publish_dataset"  # the published dataset (issue 47)
+    assert all(p.startswith(("results/tables/", "results/figures/", "results/publish/")) for p in lines), res.stdout
     assert "Traceback" not in res.stdout + res.stderr
     res = subprocess.run([str(Path(sys.executable).with_name("squidflow")), "targets", "--configfile",
                           str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip

@@ -155,7 +155,8 @@ def test_duplicates_across_batch_files_stop_unless_marked_as_a_repeat_round(tmp_
 # --- quality and aggregation ---------------------------------------------------------------------------------------
 def _judgments(rows):
     base = {"event_prompt": "parade", "variant": "A", "hit": "H", "position": 0, "round": 1, "source": "mturk"}
-    return pl.DataFrame([{**base, **r} for r in rows]).select(list(schemas.JUDGMENTS.columns)).cast(schemas.JUDGMENTS.columns)
+    cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}
+    return pl.DataFrame([{**base, **r} for r in rows]).select(list(cols)).cast(cols)
 
 
 def test_quality_flags_blank_and_control_violations_and_lists_the_excluded(tmp_path):

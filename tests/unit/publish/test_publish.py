@@ -17,6 +17,7 @@ import datasets
 import numpy as np
 import polars as pl
 import pytest
+from helpers.floats import assert_floats_close
 from helpers.publish_run import INTERVALS, ROOT, small_run
 from helpers.publish_run import annotator_report as _report
 from helpers.publish_run import settings as _settings
@@ -319,6 +320,10 @@ def test_the_demo_publishes_what_it_made(small_workflow):
         assert res.returncode == 0 and f"{{'{rs}/" in res.stdout, res.stderr[-2000:]
     assert check.check_folder(folder) == []
     assert "SIMULATED" in (folder / "README.md").read_text().split("---", 2)[2].strip().split("\n\n")[1]
+    rows = pl.concat(list(_load(folder, "judgments").values()))  # issue 47: the rows say where they came from
+    assert set(rows["source"]) == {"simulated"} and set(rows["wave"]) == {"first"}
+    assert set(own["judgments"]["wave"]) == {"first"} and own["judgments"]["source_file"].null_count() == 0
+    assert "<h2>Agreement</h2>" in (results / "report/published_dataset.html").read_text()
 
 
 @pytest.mark.slow
@@ -341,3 +346,117 @@ def test_the_release_config_publishes_and_round_trips(tmp_path, shared_data):
     alpha = {r["variant"]: r["alpha"] for r in agreement_table(back).iter_rows(named=True)}
     assert (round(alpha["A"], 3), round(alpha["B"], 3)) == (0.658, 0.696)
     assert "image" not in _load(folder, "images")["test"].columns
+
+
+def test_check_names_a_licence_disagreement_a_missing_lewidi_folder_and_a_parent_folder(small, tmp_path):
+    """A card that says mit beside a Croissant file that says CC-BY, a folder without lewidi/, and the folder above a
+    dataset given for it (issue 47)."""
+    folder, _ = small
+    meta = json.loads((folder / "croissant.json").read_text())
+    assert meta["license"] in ("https://spdx.org/licenses/CC-BY-4.0.html", ["https://spdx.org/licenses/CC-BY-4.0.html"])  # the SPDX URL of the card's cc-by-4.0
+    edited = tmp_path / "out" / "edited"
+    shutil.copytree(folder, edited)
+    card_path = edited / "README.md"
+    card_path.write_text(card_path.read_text().replace("license: cc-by-4.0", "license: mit", 1))
+    shutil.rmtree(edited / "lewidi")
+    problems = check.check_folder(edited, load=False)
+    assert any("croissant.json: license https://spdx.org/licenses/CC-BY-4.0.html disagrees with the card" in p
+               and "license mit" in p for p in problems), problems
+    assert any(p.startswith(f"{edited / 'lewidi'}: missing") for p in problems), problems
+    parent = check.check_folder(tmp_path / "out", load=False)
+    assert parent == [f"{tmp_path / 'out'}: not a published dataset (no README.md, no croissant.json) but the folder "
+                      f"above 1: did you mean {edited}?"]
+    card_path.write_text(card_path.read_text().replace("license: mit", "license: CC BY 4.0", 1))
+    assert any("license 'CC BY 4.0' is not a Hugging Face Hub licence id (did you mean 'cc-by-4.0'?)" in p
+               for p in check.check_folder(edited, load=False))
+
+
+def _published(folder: Path, config: str) -> pl.DataFrame:
+    return pl.concat([pl.read_parquet(p) for p in sorted((folder / "data" / config).glob("*.parquet"))])
+
+
+def _card_alpha(folder: Path) -> dict[str, float]:
+    """variant -> Krippendorff's α as the card prints it (its agreement table)."""
+    out = {}
+    for line in (folder / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] in ("A", "B", "A+B") and cells[2][:1] in "-0123456789":
+            out[cells[0]] = float(cells[2].split()[0])
+    return out
+
+
+def _alpha_from_rows(rows: pl.DataFrame) -> float:
+    """Krippendorff's interval α of published rows, by the `krippendorff` package: one unit per image, prompt and
+    task page (hit), one coder per position in it."""
+    import krippendorff
+
+    units = rows.select("image_id", "prompt", "hit").unique().sort("image_id", "prompt", "hit")
+    index = {k: i for i, k in enumerate(units.iter_rows())}
+    positions = sorted(rows["position"].unique().to_list())
+    data = np.full((len(positions), len(index)), np.nan)
+    for r in rows.iter_rows(named=True):
+        data[positions.index(r["position"]), index[(r["image_id"], r["prompt"], r["hit"])]] = r["rating"]
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+
+
+@pytest.mark.parametrize("excluded", [set(), {"W3"}])
+def test_the_cards_alpha_and_every_soft_label_follow_from_the_published_files(tmp_path, excluded):
+    """Issue 47: excluded raters stay in `judgments` with `excluded` and `excluded_because`; the card's α and every
+    soft label are recomputed from the published rows that are not excluded (an independent α)."""
+    run = small_run(tmp_path / "run")
+    run.annotator_report = _report(run.judgments["annotator"], excluded=excluded)
+    if excluded:
+        run.annotator_report = run.annotator_report.with_columns(
+            pl.when(pl.col("excluded")).then(pl.lit(["triage: constant ratings"])).otherwise(pl.col("flags")).alias("flags"))
+    kept = run.judgments.filter(~pl.col("annotator").is_in(list(excluded)))
+    run.scores, run.table7 = image_scores(run.judgments, list(excluded)), agreement_table(kept)
+    folder = tmp_path / "out" / "mine"
+    publish(folder, run, _settings())
+    judgments = _published(folder, "judgments")
+    assert judgments.height == run.judgments.height  # every rating published, excluded ones too
+    gone = judgments.filter(pl.col("excluded"))
+    assert gone["annotator"].n_unique() == len(excluded)
+    assert set(gone["excluded_because"]) <= {"triage: constant ratings"}
+    assert judgments.filter(~pl.col("excluded"))["excluded_because"].null_count() == judgments.filter(~pl.col("excluded")).height
+    assert set(judgments["source"]) == {"simulated"} and set(judgments["wave"]) == {"first"}
+    used = judgments.filter(~pl.col("excluded") & (pl.col("round") == 1))
+    card_alpha = _card_alpha(folder)
+    for variant in ("A", "B"):
+        assert card_alpha[variant] == pytest.approx(_alpha_from_rows(used.filter(pl.col("variant") == variant)), abs=5e-4)
+    soft = _published(folder, "soft_labels")
+    mine = used.group_by("image_id", "prompt", "variant").agg(pl.col("rating").mean().alias("m"), pl.len().alias("k"))
+    both = soft.join(mine, on=["image_id", "prompt", "variant"], how="full", coalesce=True)
+    assert both.height == soft.height == mine.height
+    assert (both["n"] == both["k"]).all()
+    assert_floats_close(both["mean"].to_numpy(), both["m"].to_numpy(), terms=int(both["k"].max()))
+    text = (folder / "README.md").read_text()
+    assert f"Raters excluded: {len(excluded)} of 3" in text
+    sources = _published(folder, "images")["source"].to_list()
+    assert sources and not any(s.startswith("/") or str(tmp_path) in s for s in sources)  # no local absolute path
+
+
+def test_one_simulated_rating_makes_the_card_say_simulated_whatever_the_config_says(tmp_path):
+    run = small_run(tmp_path / "run")
+    run.judgments = run.judgments.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("simulated")).otherwise(pl.lit("label_studio")).alias("source"))
+    settings = RunSettings(**{**_settings().__dict__, "judgment_source": "label_studio", "demo": False,
+                              "publish": {**_settings().publish, "name": "mine", "license": "mit", "citation": "@misc{m}"}})
+    publish(tmp_path / "out" / "mine", run, settings)
+    body = (tmp_path / "out" / "mine" / "README.md").read_text().split("---", 2)[2]
+    assert "SIMULATED" in body.strip().split("\n\n")[1]
+    assert "Platform: a SIMULATED annotator panel" in body
+
+
+def test_the_reports_page_shows_the_published_folder(small):
+    """The report's "Published dataset" category (issue 47): the card rendered, each config's rows, the Croissant
+    file and the LeWiDi files, read from the folder itself; data in the card is escaped."""
+    from squidflow.report.dataset_page import config_rows, dataset_page, markdown_html
+
+    folder, run = small
+    page = dataset_page(folder)
+    rows = dict(((c, s), n) for c, s, n in config_rows(folder))
+    assert sum(n for (c, _), n in rows.items() if c == "judgments") == run.judgments.height
+    assert f"<td><code>judgments</code></td><td>train</td><td>{rows[('judgments', 'train')]:,}</td>" in page
+    assert "<h2>Agreement</h2>" in page and "&quot;@context&quot;" in page and "squidflow-demo_A_train.json" in page
+    assert markdown_html("# <script>x</script>\n\n| a | <b> |\n|---|---|\n") == (
+        "<h1>&lt;script&gt;x&lt;/script&gt;</h1>\n<table><tr><td>a</td><td>&lt;b&gt;</td></tr></table>")

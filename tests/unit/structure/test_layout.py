@@ -236,6 +236,7 @@ HANDS_PATHS = {
     ("train", "open_frame_cache"): "memory-maps the whole-frame cache",
     ("comparison_hits", "hits_html"): "the HTML page's folder, to write image links relative to it (no I/O)",
     ("report_task_page", "self_contained"): "the folder the page's images are relative to (files the page names)",
+    ("publish_report_page", "dataset_page"): "reads the published folder as a reader downloads it (card, shards, files)",
     # Readers of a format people hand us (errors name the file and line).
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",

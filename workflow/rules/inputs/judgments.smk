@@ -159,13 +159,26 @@ def get_label_studio_exports():
         return []
     check = config["judgments"]["label_studio"]["check_tasks"]
     out = []
-    for e in config["judgments"]["label_studio"]["exports"]:
+    for e in config["judgments"]["label_studio"]["exports"] + get_next_round_exports():
         stem = os.path.splitext(os.path.basename(e["path"]))[0]
-        item = {"path": e["path"], "round": e.get("round", 1)}
-        if check and stem in ("A", "B"):
+        item = {"path": e["path"], "round": e.get("round", 1), "wave": e.get("wave") or ""}
+        if check and stem in ("A", "B", "A_round2", "B_round2"):
             item["expected"] = f"{LABEL_STUDIO_TASKS_DIR}/{stem}/tasks.json"
         out.append(item)
     return out
+
+
+LABEL_STUDIO_EXPORTS_DIR = "results/judgments/label_studio"
+
+
+def get_next_round_exports():
+    """The next round's exports that `squidflow label-studio pull` wrote (A_round2.json, B_round2.json), ingested as
+    wave round2 beside round 1's when judgments.label_studio.exports is left at its default (A.json, B.json)."""
+    listed = [e["path"] for e in config["judgments"]["label_studio"]["exports"]]
+    if listed != [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A", "B")]:
+        return []
+    found = [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A_round2", "B_round2")]
+    return [{"path": p} for p in found if os.path.exists(p)]
 
 
 def get_judgment_batches():
@@ -186,8 +199,21 @@ def get_release_judgments_csv():
     return get_data_path(config["squid_e_release"]["judgments_csv"])
 
 
+def check_judgment_files():
+    """Ingestion of your own judgments whose files are not there yet stops here, before any job, naming what to run
+    (switching judgments.source reruns ingestion: its source is a param; the old judgments are never relabelled)."""
+    from squidflow.judgments.command import missing_judgments_message
+
+    exports = [e["path"] for e in get_label_studio_exports()] if JUDGMENT_SOURCE == "label_studio" else []
+    batches = [b["path"] for b in get_judgment_batches()] if JUDGMENT_SOURCE == "mturk" else []
+    message = missing_judgments_message(JUDGMENT_SOURCE, [p for p in exports + batches if not os.path.exists(p)])
+    if message:
+        raise WorkflowError(message)
+
+
 def get_judgment_inputs(wildcards):
     """What ingestion reads: batch CSVs, frames (to know the images), or a local copy of the release CSV."""
+    check_judgment_files()
     inputs = get_judgment_frames(wildcards)
     batches = get_judgment_batches()
     if batches:

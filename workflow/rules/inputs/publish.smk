@@ -22,7 +22,7 @@ def get_publish_inputs(wildcards):
     keywords when those stages ran; the task pages annotators saw."""
     inputs = {
         "judgments": JUDGMENTS_TABLE,
-        "report": ANNOTATOR_REPORT_TABLE,
+        "report": EXCLUSIONS_TABLE,  # the raters judgments.quality.exclude leaves out: flagged in the published rows
         "scores": IMAGE_SCORES_TABLE,
         "table7": AGREEMENT_TABLE_CSV,
     }

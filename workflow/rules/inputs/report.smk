@@ -6,6 +6,9 @@ TASK_PAGE = "results/report/annotation/{page}.html"
 
 RUN_SUMMARY = "results/report/run_summary.html"
 
+
+PUBLISH_PAGE = "results/report/published_dataset.html"
+
 # `snakemake --report` embeds each result's params (text from the config: an event's prompt) as JSON in <script> tags
 # without escaping `</`: make that JSON inert before the report is rendered (issue 31).
 from squidflow.report.script_data import escape_report_scripts
@@ -43,6 +46,8 @@ def get_report_outputs():
     if stage_enabled("comparison"):
         outputs.append(COMPARISON_SETS_FIGURE)
     outputs += expand(TASK_PAGE, page=get_task_pages())
+    if stage_enabled("publish"):
+        outputs.append(PUBLISH_PAGE)
     return [*outputs, RUN_SUMMARY]
 
 

@@ -448,7 +448,8 @@ def comparison_ratings_table(long: pl.DataFrame) -> pl.DataFrame:
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:
-    cols = {**schemas.JUDGMENTS.columns, "_task": pl.Utf8, "_where": pl.Utf8}
+    cols = {**{c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}, "_task": pl.Utf8, "_where": pl.Utf8,
+            "_wave": pl.Utf8}
     if not rows:
         return pl.DataFrame(schema=cols)
-    return pl.DataFrame([{**r, "_task": str(r["_task"]), "_where": ""} for r in rows]).select(list(cols)).cast(cols)
+    return pl.DataFrame([{**r, "_task": str(r["_task"]), "_where": "", "_wave": ""} for r in rows]).select(list(cols)).cast(cols)

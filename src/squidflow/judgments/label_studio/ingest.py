@@ -16,6 +16,7 @@ from squidflow import schemas
 from squidflow.io import md_escape, write_text
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
+from squidflow.judgments.waves import wave_of
 from squidflow.table_format import md_table
 
 
@@ -48,7 +49,7 @@ def ingest_exports(
             known_images=known_images, expected=expected, expected_from=str(e.get("expected") or "tasks.json"),
             source=source, round_=e.get("round", 1),
         )
-        frames.append(df.with_columns(pl.lit(where).alias("_where")))
+        frames.append(df.with_columns(pl.lit(where).alias("_where"), pl.lit(e.get("wave") or wave_of(where)).alias("_wave")))
         problems += probs
         stats.add(st, where)
     out = pl.concat(frames) if frames else _frame([])
@@ -67,7 +68,8 @@ def ingest_exports(
             "to drop their judgments in both variants."
         )
     out = out.filter(~pl.col("annotator").is_in(dropped_annotators))
-    judgments = out.select(list(schemas.JUDGMENTS.columns))
+    judgments = out.with_columns(pl.col("_where").alias("source_file"), pl.col("_wave").alias("wave")
+                                 ).select(list(schemas.JUDGMENTS.columns))
     report = export_report(problems, stats, len(judgments), dropped_annotators, source)
     if judgments.is_empty() and on_empty != "skip":
         raise EmptyError(

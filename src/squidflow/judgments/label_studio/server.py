@@ -23,7 +23,7 @@ from squidflow.config import ConfigError
 from squidflow.errors import UserError
 from squidflow.fetch import PROXY_ENV
 from squidflow.io import inside
-from squidflow.judgments.label_studio.tasks import RATING_TASKS, TASKS
+from squidflow.judgments.label_studio.tasks import TASKS
 
 log = logging.getLogger(__name__)
 
@@ -104,11 +104,25 @@ def _projects(record: dict, record_path: Path, tasks) -> dict[str, int]:
     return out
 
 
-def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] = TASKS, local_files_path: str | None = None,
+def pushed(out_dir: Path, url: str) -> dict:
+    """The projects projects.json records for this server (empty when none or another server's)."""
+    try:
+        old = json.loads((Path(out_dir) / PROJECTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    ok = isinstance(old, dict) and old.get("url") == url and isinstance(old.get("projects"), dict)
+    return dict(old["projects"]) if ok else {}
+
+
+def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] | None = None, local_files_path: str | None = None,
          assignments_per_hit: int = 3) -> dict:
     """Create one project per task folder under `out_dir` (results/annotation/label_studio) and import its tasks;
-    the project ids go to `<out_dir>/projects.json` (what `pull` reads)."""
+    the project ids go to `<out_dir>/projects.json` (what `pull` reads), beside those pushed before to the same
+    server. Without `tasks`: every task folder not pushed to this server yet (so the next round's A_round2 and
+    B_round2 are pushed on their own, once the workflow has written them)."""
     out_dir = Path(out_dir)
+    if tasks is None:
+        tasks = tuple(t for t in TASKS if t not in pushed(out_dir, ls["url"]))
     projects = []
     for task in tasks:
         folder = out_dir / task
@@ -119,14 +133,16 @@ def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] = TASKS, local
             "task": task, "title": meta["title"], "tasks_file": str((folder / "tasks.json").absolute()),
             "label_config": (folder / "label_config.xml").read_text(encoding="utf-8"),
             "instructions": (folder / "instructions.html").read_text(encoding="utf-8"),
-            "maximum_annotations": assignments_per_hit if task in (*RATING_TASKS, "K") else 2,
+            "maximum_annotations": assignments_per_hit if task != "comparison" else 2,
             **({"local_files_path": str(Path(local_files_path).absolute())} if local_files_path else {}),
         })
     if not projects:
-        raise UserError(f"{out_dir}: no <task>/tasks.json to import; run the workflow with annotation.platform: "
-                        "label_studio first (rule label_studio_tasks).")
+        raise UserError(f"{out_dir}: no <task>/tasks.json to import that is not pushed to {ls['url']} already "
+                        f"({out_dir / PROJECTS_FILE}); run the workflow with annotation.platform: label_studio first "
+                        "(rule label_studio_tasks), or name a task with --task.")
     answer = _run("push", {"projects": projects}, ls, f"creating projects {[p['title'] for p in projects]}")
     record = {"url": ls["url"], "projects": {t: v["id"] for t, v in answer["projects"].items()}}
+    record["projects"] = {**pushed(out_dir, ls["url"]), **record["projects"]}  # a later push adds to this server's
     (out_dir / PROJECTS_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     for t, v in answer["projects"].items():
         log.info("task %s: project %s (%r), %d tasks imported in %.1f s", t, v["id"], v["title"], v["n_tasks"], v["seconds"])

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 PLATFORMS = ("mturk", "label_studio")
 RATING_TASKS = ("A", "B")
-TASKS = ("A", "B", "K", "comparison")
+TASKS = ("A", "B", "K", "comparison", "A_round2", "B_round2")  # A_round2, B_round2: the next round (rule next_round)
 LOCAL_FILES_PREFIX = "/data/local-files/?d="
 IMAGE_KEY = re.compile(r"^image_([0-9]+)_id\Z")  # ASCII digits, no trailing newline: one key per slot
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # written exports' timestamps count seconds from here

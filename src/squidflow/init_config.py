@@ -1,0 +1,94 @@
+"""`squidflow init FOLDER`: a config of your own for a folder of videos in event sub-folders (FOLDER/<event>/*.mp4):
+the events from the folder names, a `local` source, the annotation platform and the judgment source that goes with
+it, the `publish` keys to fill, and nothing of the demo's (no simulated component). It is read on top of
+config/config.yaml (the Snakefile's `configfile:`), so it sets every key where the demo's value would not fit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from squidflow.config import ConfigError
+from squidflow.events import check_event_id
+
+VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "avi", "mov", "m4v")
+PLATFORM_SOURCE = {"label_studio": "label_studio", "mturk": "mturk"}
+
+
+def events_in(folder: Path) -> dict[str, int]:
+    """event -> number of videos, from the sub-folders of `folder` that hold a video."""
+    out = {}
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        videos = [f for f in sub.iterdir() if f.is_file() and f.suffix.lower().lstrip(".") in VIDEO_EXTENSIONS]
+        if videos:
+            check_event_id(sub.name, where=str(sub))
+            out[sub.name] = len(videos)
+    return out
+
+
+def dataset_name(folder: Path) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder.resolve().name).strip("-._")
+    return name or "my-dataset"
+
+
+def config_for(folder: Path, *, directory: Path, platform: str = "label_studio", name: str = "", license_id: str = "",
+               citation: str = "") -> dict:
+    """The config (a dict) for `folder`, its root written relative to the run's `directory` when it is inside it."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{folder}: no such folder; give the folder that holds one sub-folder of videos per event "
+                          f"(FOLDER/<event>/*.mp4; {', '.join(VIDEO_EXTENSIONS)}).")
+    events = events_in(folder)
+    if len(events) < 2:
+        raise ConfigError(f"{folder}: {len(events)} event sub-folder(s) with videos ({', '.join(events) or 'none'}); "
+                          "squidflow needs at least two events (variant B rates an image under a similar event's "
+                          "prompt). Put each event's videos in a sub-folder named for the event.")
+    root = os.path.relpath(folder.resolve(), Path(directory).resolve())  # the run's paths are relative to it
+    if Path(root).parts[:3] == ("..", "..", ".."):  # far away: where it is
+        root = str(folder.resolve())
+    fewest = min(events.values())
+    return {
+        "stages": ["videos", "frames", "judgments", "publish"],
+        "sources": [{"type": "local", "root": root}],
+        "events": {e: {"prompt": e.replace("_", " "), "description": e.replace("_", " ")} for e in events},
+        "annotation": {
+            "platform": platform,
+            # variant A: images from different videos of the event (the paper's six), an even number (B: half each)
+            "images_per_hit": max(2, min(6, fewest) // 2 * 2),
+            "assignments_per_hit": 3,
+            "next_round": {"budget": 12},
+        },
+        "judgments": {"source": PLATFORM_SOURCE[platform], "quality": {"exclude": "triage"}},
+        "publish": {"name": name or dataset_name(folder), "license": license_id, "citation": citation,
+                    "images": "embed"},
+    }
+
+
+HEADER = """\
+# squidflow config for your own videos in {folder} (written by `squidflow init`; every key: config/README.md).
+# Events: {events} (the sub-folders). Judgments: {platform}; nothing of the offline demo (no simulated panel).
+# Check it, then run the journey of README.md, "Build your own dataset":
+#   .venv/bin/squidflow check-config {config}
+#   .venv/bin/snakemake --configfile {config} --cores 2 results/annotation/hits_A.csv
+"""
+
+
+def write_config(folder: Path, out: Path, *, directory: Path, platform: str = "label_studio", name: str = "",
+                 license_id: str = "", citation: str = "", force: bool = False) -> dict:
+    out = Path(out)
+    if out.exists() and not force:
+        raise ConfigError(f"{out} exists; give another --output or --force to replace it.")
+    config = config_for(folder, directory=directory, platform=platform, name=name, license_id=license_id,
+                        citation=citation)
+    text = HEADER.format(folder=folder, events=", ".join(config["events"]), platform=platform, config=out)
+    body = yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=110)
+    todo = [k for k in ("license", "citation") if not config["publish"][k]]
+    if todo:
+        text += ("# To fill before publishing: " + ", ".join(f"publish.{k}" for k in todo)
+                 + " (a Hugging Face Hub licence id such as cc-by-4.0; a BibTeX entry).\n")
+    out.write_text(text + body, encoding="utf-8")
+    return config
