@@ -247,15 +247,17 @@ def test_a_job_cancelled_by_someone_is_seen_as_cancelled_by_the_plugin() -> None
 
 
 def test_outside_the_tested_plugin_versions_nothing_is_patched_and_a_warning_says_so_once(monkeypatch) -> None:
-    """A plugin newer (or older) than the versions in slurm_plugin.TESTED runs as it ships: one warning per process
+    """A plugin newer (or older) than the versions in squidflow.upstream.TESTED runs as it ships: one warning per process
     names the version and the tested range, and its status query is left alone."""
     import types
 
     async def query_job_status(command, logger):
         return {"1": "CANCELLED by 0"}, 0.0
 
-    monkeypatch.setattr(slurm_plugin, "_warned", set())
-    low, high = slurm_plugin.TESTED[slurm_plugin.PLUGIN]
+    from squidflow import upstream
+
+    monkeypatch.setattr(upstream, "_warned", set())
+    low, high = upstream.TESTED[slurm_plugin.PLUGIN]
     said: list[str] = []
     for version in ("9.0.0", "9.0.1", "0.1"):
         module = types.SimpleNamespace(query_job_status=query_job_status)
