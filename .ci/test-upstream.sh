@@ -25,4 +25,4 @@ PYTHONPATH="$PWD/src" "$venv/bin/python" -c \
   'from squidflow.upstream import TESTED; [print(f"  {d} {lo} to {hi}") for d, (lo, hi) in TESTED.items()]'
 PYTHONPATH="$PWD/src" exec "$venv/bin/python" -m pytest -p no:xdist -v -rs \
   tests/unit/structure/test_upstream.py tests/unit/floor/test_slurm_profile.py \
-  tests/integration/test_slurm.py tests/integration/test_report_browser.py
+  tests/integration/test_report_browser.py tests/integration/test_slurm.py
