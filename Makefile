@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: setup system-tools test-tools demo report test test-fast lint fmt container bench bench-gpu dag docs clean help
+.PHONY: setup system-tools test-tools demo report test test-fast test-upstream lint fmt container bench bench-gpu dag docs clean help
 
 help:
 	@echo "make setup   create .venv with the pinned dependencies and check ffmpeg/ffprobe"
@@ -77,6 +77,12 @@ test: setup test-tools
 # One pytest-xdist worker per core, as in `make test`: most of these tests use one core each.
 test-fast: setup
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m "not slow" --durations=10 tests/unit tests/robustness
+
+# The Slurm and report tests on the newest releases of snakemake, snakemake-executor-plugin-slurm and
+# snakemake-executor-plugin-slurm-jobstep, in a side venv (UPSTREAM_VENV, default ~/.cache/squidflow/upstream-venv):
+# what to run before moving a bound in pyproject.toml (docs/upstream.md). Not in `make test`: it installs from PyPI.
+test-upstream: setup test-tools
+	bash .ci/test-upstream.sh $(BIN)/python
 
 # ruff (rules and complexity thresholds in pyproject.toml), ruff format --check once the tree has been formatted
 # (the formatting commit adds the marker .ruff-formatted; until then the check says it is skipped), import-linter

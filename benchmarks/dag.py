@@ -7,8 +7,13 @@ Snakefile, scripts, profiles and library (PYTHONPATH), one after the other on th
   fresh folder, wall seconds, now / release (goal: <= 120 s, 226 s before issue 34).
 - `slurm`: the same DAG with `profiles/slurm` on the local Slurm test cluster (tests/helpers/slurm_cluster.py, the
   one tests/integration/test_slurm.py starts: one node with as many cores as the local run uses), wall seconds of
-  the submitting Snakemake, over the local run of the same tree (goal: <= 1.3); the same for the release. Needs
-  root and Debian's Slurm (`make test-tools`); otherwise one line says why and the figure is left out.
+  the submitting Snakemake, and over the local run of the same tree. No goal: on a real cluster the queue decides;
+  the figure is for users to read. This checkout runs the executor plugin as it ships, with squidflow's one kept fix
+  (`CANCELLED by <uid>`, which changes nothing in a run where no job is cancelled: docs/upstream.md). With
+  `--baseline` at a commit before issue 46 removed the speed-only patches (the status back-off capped at 15 s, one
+  local Snakemake per Slurm job instead of the job-step executor, the submission order; e.g. f18bf44),
+  `now/release` is what those patches bought. Needs root and Debian's Slurm (`make test-tools`); otherwise one line says why and the figure is
+  left out.
 - `demo`: `make demo` from a fresh clone: `git clone` of this checkout's HEAD (and of the release commit), `.venv`
   linked in, then `snakemake --profile profiles/default --cores N` in the clone, wall seconds (goal: <= 150 s).
 - `startup`: from the demo runs (so it runs them if `demo` is not asked for): the share of the recorded jobs' CPU
@@ -43,7 +48,7 @@ from startup import env_for, measure, records, release_commit  # noqa: E402
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 SMALL = (Path("config") / "config.yaml", Path("tests") / "configs" / "small.yaml")  # relative to the tree
 FIGURES = ("local", "slurm", "demo", "startup")
-GOALS = {"local": "<= 120 s", "slurm": "slurm/local <= 1.3", "demo": "<= 150 s", "startup": "<= 20%"}
+GOALS = {"local": "<= 120 s", "slurm": "no goal", "demo": "<= 150 s", "startup": "<= 20%"}
 
 
 def run_dag(tree: Path, directory: Path | None, configfiles: tuple[Path, ...] = (), cores: int = 2,
@@ -177,7 +182,7 @@ def main() -> None:
     if get("local", "now") is not None:
         row("small DAG, local (wall)", get("local", "now"), get("local", "release"), "s", GOALS["local"])
     if get("slurm", "now") is not None:
-        row("small DAG, Slurm (wall)", get("slurm", "now"), get("slurm", "release"), "s", "")
+        row("small DAG, Slurm (wall)", get("slurm", "now"), get("slurm", "release"), "s", "plugin as it ships (now)")
         slurm_ratio = {side: get("slurm", side) / get("local", side) for side in sides if get("slurm", side)}
         row("small DAG, Slurm / local", slurm_ratio["now"], slurm_ratio.get("release"), "x", GOALS["slurm"])
     if get("demo", "now") is not None:

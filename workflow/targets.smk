@@ -6,6 +6,9 @@ import os
 from snakemake.exceptions import WorkflowError
 from squidflow import targets as squidflow_targets
 
+# `squidflow targets` reads the rules from here (the workflow's own rule list, a public name).
+squidflow_targets.remember_rules(workflow.rules)
+
 # Only when squidflow is the main workflow: as a module, the user's own rules make targets squidflow's do not.
 _is_main = os.path.abspath(str(workflow.main_snakefile)) == os.path.join(SQUIDFLOW_ROOT, "Snakefile")
 _unknown_targets = _is_main and squidflow_targets.unknown_targets_message(

@@ -50,18 +50,33 @@ def rule_outputs(rules) -> dict[str, str]:
             for path in expand(str(out), rule.wildcard_constraints)}  # fmt: skip
 
 
+# The rules of the workflow last read in this process, as workflow/targets.smk hands them over from the Snakefile's
+# own `workflow.rules` once every rule is defined (see workflow_rules).
+_READ: list = []
+
+
+def remember_rules(rules) -> None:
+    """Called by workflow/targets.smk with `workflow.rules`: the parsed rules, for `workflow_rules`."""
+    _READ[:] = list(rules)
+
+
 def workflow_rules(snakefile: str | os.PathLike, configfiles: list[str | os.PathLike], workdir: str | os.PathLike):
-    """The rules of the workflow as Snakemake reads it with these config files in `workdir` (no job is planned)."""
+    """The rules of the workflow as Snakemake reads it with these config files in `workdir` (no job is planned):
+    Snakemake's API reads the Snakefile (`SnakemakeApi.workflow(...).dag()`), and the Snakefile's last include,
+    workflow/targets.smk, hands its `workflow.rules` to `remember_rules` (public names only: docs/upstream.md)."""
     from pathlib import Path
 
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
+    _READ.clear()
     with SnakemakeApi(OutputSettings()) as api:
-        workflow = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path(snakefile),
-                                config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles]),
-                                workdir=Path(workdir))  # fmt: skip
-        return list(workflow._workflow.rules)  # noqa: SLF001 - the API's one way to the parsed rules
+        api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path(snakefile),
+                     config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles]),
+                     workdir=Path(workdir)).dag()  # fmt: skip
+    if not _READ:
+        raise RuntimeError(f"{snakefile} defines no rules through workflow/targets.smk (is it squidflow's Snakefile?)")
+    return list(_READ)
 
 
 def targets_text(outputs: dict[str, str]) -> str:

@@ -175,16 +175,14 @@ class SlurmCluster:
 
     def profile_env(self, **extra: str) -> dict[str, str]:
         """The environment a researcher sets for profiles/slurm (account, partitions, memory), pointed at this
-        cluster. The watch and the status checks every 2 s: on a local cluster `squeue` and `sacct` cost
-        milliseconds, and the profile's 15 s cap (SQUIDFLOW_SLURM_STATUS_SECONDS, for real clusters' slurmdbd)
-        would add up to 15 s to every step of the DAG."""
+        cluster. The watch every 2 s: on a local cluster `squeue` costs milliseconds. The plugin's status checks
+        are its own (`submit` sets only its public `--slurm-init-seconds-before-status-checks`)."""
         env = self.env | {
             "SQUIDFLOW_SLURM_ACCOUNT": self.account,
             "SQUIDFLOW_SLURM_PARTITION": self.partition,
             "SQUIDFLOW_SLURM_GPU_PARTITION": self.partition,
             "SQUIDFLOW_SLURM_MEM_MB": "1000",
             "SQUIDFLOW_SLURM_WATCH_SECONDS": "2",
-            "SQUIDFLOW_SLURM_STATUS_SECONDS": "2",
         }
         return env | extra
 
@@ -193,19 +191,25 @@ class SlurmCluster:
         """`snakemake --profile profiles/slurm` of the workflow in `tree` (a checkout) into `directory`, as the README
         shows it, with the library of `tree` (PYTHONPATH); `timeout -k` around it so that a hang fails instead of
         blocking, and snakemake in its own session, killed whole if we are interrupted."""
-        snakemake = str(Path(sys.executable).with_name("snakemake"))
-        cmd = ["timeout", "-k", "10", str(timeout), snakemake, "--profile", "profiles/slurm", "--directory",
-               str(directory), "--configfile", *map(str, configfiles), "--slurm-init-seconds-before-status-checks",
-               "1", *args]
-        proc = subprocess.Popen(cmd, cwd=tree, env=self.profile_env(PYTHONPATH=str(tree / "src"), **env),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = self.start_submit(tree, directory, configfiles, *args, timeout=timeout, **env)
         try:
             out, err = proc.communicate(timeout=timeout + 30)
         except BaseException:  # interrupted: stop snakemake too (it is in its own session), never leave it running
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise
-        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    def start_submit(self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600,
+                     **env: str) -> subprocess.Popen:
+        """`submit` without waiting: the running `timeout snakemake ...`, in a session of its own (`os.killpg` of
+        its pid stops it whole, as a lost login session would)."""
+        snakemake = str(Path(sys.executable).with_name("snakemake"))
+        cmd = ["timeout", "-k", "10", str(timeout), snakemake, "--profile", "profiles/slurm", "--directory",
+               str(directory), "--configfile", *map(str, configfiles), "--slurm-init-seconds-before-status-checks",
+               "1", *args]
+        return subprocess.Popen(cmd, cwd=tree, env=self.profile_env(PYTHONPATH=str(tree / "src"), **env),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
     def wait_until_empty(self, timeout: float = 60) -> None:
         """Until no job of this cluster is queued or running."""

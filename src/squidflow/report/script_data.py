@@ -6,12 +6,19 @@ param that holds text from the config or the data (an event's prompt or descript
 and table jobs) with `</script><script>...` in it closed the tag early and ran as script in the reader's browser.
 Here each of the report's JSON renderers is wrapped once, when the workflow is read (a `--report` run reads it too),
 so that every `<` in its JSON is written `\\u003c`: the same JSON to the page's script, no tag for the HTML parser.
+
+Why it stays (docs/upstream.md): the hole is Snakemake's (its report writes JSON into <script> with `</` as it is),
+and every config string a job receives as a param reaches that JSON; closing it on squidflow's side would mean
+escaping every such string on its way into params and back in every script. Only on the Snakemake versions it was
+tested on (squidflow.upstream.TESTED); on another one a warning says so once and the report is Snakemake's own.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+
+from squidflow.upstream import within_tested
 
 # The renderers of snakemake.report.html_reporter.data whose JSON the template puts inside a <script> tag
 RENDERERS = ("render_results", "render_categories", "render_rulegraph", "render_rules", "render_runtimes",
@@ -24,9 +31,13 @@ def script_safe_json(text: str) -> str:
     return text.replace("<", "\\u003c")
 
 
-def escape_report_scripts() -> list[str]:
+def escape_report_scripts(version: str | None = None) -> list[str]:
     """Wrap Snakemake's report renderers so that their JSON cannot close its script tag; returns the ones wrapped.
-    A Snakemake whose report is built otherwise is left as it is, and a warning names what was not found."""
+    A Snakemake outside the tested versions (`version`: the installed one unless given) or whose report is built
+    otherwise is left as it is, and a warning says so."""
+    if not within_tested("snakemake", "the report's script data made inert: config strings in a job's params are "
+                         "embedded in the report as they are", version):
+        return []
     try:
         from snakemake.report.html_reporter import data
     except ImportError:  # no Snakemake report here: nothing to make safe

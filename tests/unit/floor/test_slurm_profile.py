@@ -229,16 +229,45 @@ def test_comments_name_rule_and_wildcards(comment: str, expected: tuple[str, str
 
 
 def test_a_job_cancelled_by_someone_is_seen_as_cancelled_by_the_plugin() -> None:
-    """`sacct` says `CANCELLED by 0`; unpatched, the plugin (2.8) keeps waiting for such a job for ever."""
+    """`sacct` says `CANCELLED by 0`; the plugin as it ships (2.8.0) reads it as no failed state and keeps waiting
+    for such a job for ever (docs/upstream.md); patched, it sees CANCELLED."""
     import logging
 
     import snakemake_executor_plugin_slurm as plugin
 
+    command = "printf '12|CANCELLED by 0\\n13|COMPLETED\\n'"
+    shipped, _ = asyncio.run(plugin.query_job_status(command, logging.getLogger("test")))
+    if shipped == {"12": "CANCELLED", "13": "COMPLETED"} and not getattr(plugin.query_job_status,
+                                                                        "squidflow_normalised", False):
+        pytest.fail("the plugin reads `CANCELLED by <uid>` itself now: drop patch_plugin_states (docs/upstream.md)")
     slurm_plugin.patch_plugin_states()
     assert slurm_plugin.patch_plugin_states() is False  # once per process
-    states, _ = asyncio.run(plugin.query_job_status("printf '12|CANCELLED by 0\\n13|COMPLETED\\n'",
-                                                    logging.getLogger("test")))
+    states, _ = asyncio.run(plugin.query_job_status(command, logging.getLogger("test")))
     assert states == {"12": "CANCELLED", "13": "COMPLETED"}
+
+
+def test_outside_the_tested_plugin_versions_nothing_is_patched_and_a_warning_says_so_once(monkeypatch) -> None:
+    """A plugin newer (or older) than the versions in squidflow.upstream.TESTED runs as it ships: one warning per process
+    names the version and the tested range, and its status query is left alone."""
+    import types
+
+    async def query_job_status(command, logger):
+        return {"1": "CANCELLED by 0"}, 0.0
+
+    from squidflow import upstream
+
+    monkeypatch.setattr(upstream, "_warned", set())
+    low, high = upstream.TESTED[slurm_plugin.PLUGIN]
+    said: list[str] = []
+    for version in ("9.0.0", "9.0.1", "0.1"):
+        module = types.SimpleNamespace(query_job_status=query_job_status)
+        assert slurm_plugin.patch_plugin_states(module, version=version, warn=said.append) is False
+        assert module.query_job_status is query_job_status
+    assert len(said) == 1 and "9.0.0 is outside" in said[0] and f"({low} to {high})" in said[0], said
+    module = types.SimpleNamespace(query_job_status=query_job_status)
+    assert slurm_plugin.patch_plugin_states(module, version=high, warn=said.append) is True
+    assert asyncio.run(module.query_job_status("", None))[0] == {"1": "CANCELLED"}
+    assert len(said) == 1
 
 
 def test_a_job_stopped_with_sigterm_leaves_no_half_written_file(tmp_path: Path) -> None:
@@ -259,154 +288,3 @@ def test_a_job_stopped_with_sigterm_leaves_no_half_written_file(tmp_path: Path) 
     proc.terminate()
     assert proc.wait(timeout=30) == 128 + 15
     assert list(tmp_path.iterdir()) == []
-
-
-def test_status_back_off_is_capped() -> None:
-    """The plugin backs off by 10 s per status check that saw no job finish, up to 180 s; squidflow caps the wait."""
-
-    class PluginLike:  # the plugin's rule: +10 s while nothing finishes, the initial wait after a finish
-        next_seconds_between_status_checks = 5
-
-        async def check_active_jobs(self, active_jobs):
-            for job in active_jobs:
-                yield job
-            self.next_seconds_between_status_checks = min(self.next_seconds_between_status_checks + 10, 180)
-
-    async def checks(executor, n: int) -> list[float]:
-        waits = []
-        for _ in range(n):
-            assert [j async for j in executor.check_active_jobs(["running"])] == ["running"]
-            waits.append(executor.next_seconds_between_status_checks)
-        return waits
-
-    import inspect
-
-    import snakemake_executor_plugin_slurm as plugin
-
-    assert inspect.isasyncgenfunction(plugin.Executor.check_active_jobs)  # what on_start wraps on a Slurm run
-    assert asyncio.run(checks(PluginLike(), 4)) == [15, 25, 35, 45]
-    assert slurm_plugin.patch_plugin_backoff(15, PluginLike) is True
-    assert slurm_plugin.patch_plugin_backoff(15, PluginLike) is False  # once per class
-    assert asyncio.run(checks(PluginLike(), 4)) == [15, 15, 15, 15]
-
-
-def test_ready_jobs_are_submitted_most_waited_for_first() -> None:
-    """Slurm starts pending jobs first come, first served: of the jobs that become ready together, those that more
-    jobs wait for (transitively; a group job counts its jobs' dependents outside the group) are submitted first, each
-    rank through the plugin's own run_jobs. The small DAG's case: the training jobs, which the tables and figures
-    wait for, before publish_dataset and comparison_metrics, which only `all` waits for; the demo videos group,
-    which everything waits for, before the litmus games."""
-    import inspect
-
-    import snakemake_executor_plugin_slurm as plugin
-
-    assert list(inspect.signature(plugin.Executor.run_jobs).parameters) == ["self", "jobs"]  # what on_start wraps
-
-    class Job:
-        def __init__(self, name: str, *members: Job) -> None:
-            self.name, self.jobs = name, members
-
-        def is_group(self) -> bool:
-            return bool(self.jobs)
-
-        def __repr__(self) -> str:
-            return self.name
-
-    jobs = {n: Job(n) for n in ("train_a", "train_b", "table_a", "table_b", "figure", "publish_dataset",
-                                "comparison_metrics", "all", "make_demo_videos", "demo_corpus", "frames",
-                                "litmus_games", "litmus_soft_labels", "guesser")}
-    edges = {"train_a": ["table_a", "figure"], "train_b": ["table_b"], "table_a": ["all"], "table_b": ["all"],
-             "figure": ["all"], "publish_dataset": ["all"], "comparison_metrics": ["all"],
-             "make_demo_videos": ["demo_corpus", "frames"], "demo_corpus": ["frames"], "frames": ["train_a", "train_b"],
-             "litmus_games": ["litmus_soft_labels"], "litmus_soft_labels": ["guesser"], "guesser": ["all"]}
-    depending = {jobs[a]: {jobs[b]: {"file"} for b in bs} for a, bs in edges.items()}
-    assert slurm_plugin.jobs_downstream(depending, jobs["train_a"]) == 3
-    assert slurm_plugin.jobs_downstream(depending, jobs["publish_dataset"]) == 1
-    demo = Job("group_demo", jobs["make_demo_videos"], jobs["demo_corpus"])
-    litmus = Job("group_litmus", jobs["litmus_games"], jobs["litmus_soft_labels"])
-    assert slurm_plugin.jobs_downstream(depending, demo) == 7 and slurm_plugin.jobs_downstream(depending, litmus) == 2
-
-    class DAG:
-        pass
-
-    class ExecutorLike:
-        def __init__(self) -> None:
-            self.calls: list[list[str]] = []
-            self.workflow = type("Workflow", (), {"dag": DAG()})()
-            self.workflow.dag.depending = depending
-
-        def run_jobs(self, ready) -> None:
-            self.calls.append([job.name for job in ready])
-
-    assert slurm_plugin.patch_submission_order(ExecutorLike) is True
-    assert slurm_plugin.patch_submission_order(ExecutorLike) is False  # once per class
-    executor = ExecutorLike()
-    executor.run_jobs([jobs["publish_dataset"], jobs["train_b"], jobs["comparison_metrics"], jobs["train_a"]])
-    executor.run_jobs([litmus, demo])
-    assert executor.calls == [["train_a"], ["train_b"], ["publish_dataset", "comparison_metrics"],
-                              ["group_demo"], ["group_litmus"]]
-
-
-@pytest.mark.parametrize("as_script", [False, True])
-def test_a_slurm_job_runs_its_rules_with_one_local_snakemake_on_its_cores(as_script: bool) -> None:
-    """The plugin's own job-step arguments (as it appends them to every job's command) become `--cores <the job's
-    threads>`: the job's rules then run with the local executor inside the allocation, not one `srun` + Snakemake
-    each; array jobs keep the plugin's job steps."""
-    import snakemake_executor_plugin_slurm as plugin
-
-    class Settings:
-        pass_command_as_script = as_script
-        array_jobs = None
-
-    class Workflow:
-        executor_settings = Settings()
-
-    class Self:
-        workflow = Workflow()
-
-    step_args = plugin.Executor.additional_general_args(Self())
-    assert step_args.startswith("--executor slurm-jobstep")  # what the rewrite looks for; a new plugin may differ
-    command = f"python -m snakemake --snakefile Snakefile --target-jobs 'a:' --cores all {step_args} --mode remote"
-    rewritten = slurm_plugin.local_job_command(command, 3)
-    assert "slurm-jobstep" not in rewritten and "--jobs 1" not in rewritten
-    assert rewritten.endswith("--cores all --cores 3 --mode remote")  # argparse: the last --cores counts
-
-    class Job:
-        threads = 3
-
-    class ExecutorLike:
-        workflow = Workflow()
-
-        def format_job_exec(self, job) -> str:
-            return command
-
-    assert slurm_plugin.patch_local_execution(ExecutorLike) is True
-    assert slurm_plugin.patch_local_execution(ExecutorLike) is False  # once per class
-    assert ExecutorLike().format_job_exec(Job()) == rewritten
-    Settings.array_jobs = {"train"}
-    assert ExecutorLike().format_job_exec(Job()) == command  # array tasks are dispatched by the job-step executor
-
-
-def test_a_slurm_jobs_snakemake_starts_without_the_plugins_pandas_import(tmp_path: Path) -> None:
-    """A Slurm job starts Snakemake through squidflow.slurm_plugin.JOB_SNAKEMAKE, not `-m snakemake`: the same Snakemake
-    (its log's `Command:` names snakemake/__main__.py, as with `-m`), without the ~0.45 CPU s of pandas that the Slurm
-    plugin's efficiency report imports in every process. The command survives the plugin's `--wrap="..."` quoting,
-    and the report's function still works where it is called."""
-    command = slurm_plugin.local_job_command(f"{sys.executable} -m snakemake --version --executor slurm-jobstep --jobs 1", 2)
-    assert " -m snakemake " not in command and "$" not in command and "`" not in command
-    script = subprocess.run(["bash", "-c", 'printf "%s" "' + command.replace('"', '\\"') + '"'],
-                            capture_output=True, text=True, check=True).stdout  # what sbatch --wrap= writes
-    res = subprocess.run(["sh", "-c", script.replace(" --cores 2", "")], capture_output=True, text=True,
-                         env={"PYTHONPROFILEIMPORTTIME": "1", "PATH": "/usr/bin:/bin"})
-    assert res.returncode == 0 and res.stdout.strip()[:1].isdigit(), res.stderr[-2000:]
-    imported = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time")}
-    assert "snakemake.cli" in imported and "pandas" not in imported
-    probe = slurm_plugin.JOB_SNAKEMAKE.replace(
-        "main()", "import snakemake_executor_plugin_slurm as p; print(p.create_efficiency_report.__module__, "
-        "\"pandas\" in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["__main__", "False"]
-    real = subprocess.run([sys.executable, "-c", probe.replace("print(", "p.create_efficiency_report(); print(")],
-                          capture_output=True, text=True)  # the stand-in calls the real function (its signature)
-    assert "create_efficiency_report() missing 4 required positional arguments: 'e_threshold'" in real.stderr, (
-        real.stderr)

@@ -1,0 +1,167 @@
+"""Where squidflow touches the engine's non-public names or replaces its behaviour: only in the modules that
+docs/upstream.md declares, each on the dependency versions squidflow.upstream.TESTED names, which pyproject.toml's
+bounds repeat.
+
+A place is: a private attribute (`_name`, not `__dunder__`) read from a Snakemake object or module (`workflow._x`,
+`snakemake.<...>._x`, a name imported from `snakemake` or one of its plugins), an assignment to an attribute of such
+a module or class (`plugin.query_job_status = ...`), or `setattr` on one. Searched in the library, the scripts, the
+rules (`Snakefile`, `workflow/**/*.smk`, read as Python where they are Python) and the benchmarks."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+DOC = ROOT / "docs" / "upstream.md"
+# module -> what it changes (docs/upstream.md has a section for each)
+DECLARED = {
+    "src/squidflow/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
+    "src/squidflow/report/script_data.py": "Snakemake's report renderers (the script data made inert)",
+}
+ENGINE_PACKAGES = ("snakemake", "snakemake_executor_plugin_", "snakemake_interface_")
+ENGINE_NAMES = {"workflow", "snakemake"}  # the Snakefile's `workflow`, the scripts' injected `snakemake`
+SMK_PRIVATE = re.compile(r"\b(?:workflow|snakemake)(?:\.\w+)*\._(?!_)\w+|\bsetattr\(\s*(?:workflow|snakemake)\b")
+
+
+def _engine_names(tree: ast.AST) -> set[str]:
+    """The names a module binds to the engine: `workflow`, `snakemake`, and what it imports from Snakemake or its
+    plugins (`import snakemake_executor_plugin_slurm as plugin`, `from snakemake.report.html_reporter import data`)."""
+    names = set(ENGINE_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith(ENGINE_PACKAGES)}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ENGINE_PACKAGES):
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def places(source: str, filename: str = "<planted>") -> list[str]:
+    """Every place in `source` that touches the engine's private names or replaces its attributes."""
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError:  # a rules file: Snakemake's grammar, not Python's
+        return [f"{filename}:{source[:m.start()].count(chr(10)) + 1}: {m.group(0)}"
+                for m in SMK_PRIVATE.finditer(source)]
+    engine = _engine_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        where = f"{filename}:{getattr(node, 'lineno', 0)}"
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and _root(node.value) in engine):
+            found.append(f"{where}: private {ast.unparse(node)}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [f"{where}: assigns {ast.unparse(t)}" for t in targets
+                      if isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+              and node.args and _root(node.args[0]) in engine):
+            found.append(f"{where}: setattr on {ast.unparse(node.args[0])}")
+    return found
+
+
+def searched(root: Path) -> list[Path]:
+    files = [root / "Snakefile", *(root / "workflow").rglob("*.smk")]
+    for folder in ("src", "scripts", "benchmarks"):
+        files += (root / folder).rglob("*.py")
+    # scripts/squidflow links to src/squidflow: each file once, where it lives
+    return sorted(f for f in files if f.is_file() and not any((root / p).is_symlink() for p in f.relative_to(root).parents))
+
+
+def check(root: Path) -> list[str]:
+    """What the suite fails on in the tree at `root`: places outside DECLARED, and declared modules touching nothing."""
+    by_file = {str(f.relative_to(root)): places(f.read_text(), str(f.relative_to(root))) for f in searched(root)}
+    undeclared = [p for f, found in by_file.items() if f not in DECLARED for p in found]
+    problems = [f"undeclared: {p}" for p in undeclared]
+    return problems + [f"declared but touching nothing any more: {f}" for f in DECLARED if not by_file.get(f)]
+
+
+def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_its_behaviour() -> None:
+    problems = check(ROOT)
+    assert not problems, ("the engine's non-public names or behaviour touched outside the declared modules: use a "
+                          "public interface, or declare the place in docs/upstream.md and DECLARED here (and take "
+                          "a declaration out when its module no longer needs it):\n" + "\n".join(problems))
+
+
+@pytest.mark.parametrize(("where", "planted"), [
+    ("src/squidflow/targets.py", "def f(workflow):\n    return workflow._something\n"),
+    ("src/squidflow/targets.py", "import snakemake\nx = snakemake.report.html_reporter._render\n"),
+    ("src/squidflow/targets.py", "from snakemake.report.html_reporter import data\nsetattr(data, 'render_results', str)\n"),
+    ("src/squidflow/slurm.py", "import snakemake_executor_plugin_slurm as p\np.Executor.run_jobs = print\n"),
+    ("scripts/run_summary.py", "rules = snakemake._workflow.rules\n"),
+    ("workflow/targets.smk", "_rules = workflow._workflow.rules\n"),
+    ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
+])
+def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: Path, where: str, planted: str) -> None:
+    """The check above, on a copy of the tree with one planted place in a module nobody declared."""
+    original = (tree_copy / where).read_text()
+    try:
+        (tree_copy / where).write_text(original + "\n" + planted)
+        problems = check(tree_copy)
+    finally:
+        (tree_copy / where).write_text(original)
+    assert problems and all(p.startswith(f"undeclared: {where}:") for p in problems), problems
+
+
+@pytest.fixture(scope="module")
+def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("tree")
+    shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
+    for folder in ("src", "scripts", "benchmarks", "workflow"):
+        shutil.copytree(ROOT / folder, copy / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    assert check(copy) == []
+    return copy
+
+
+def test_public_names_are_not_counted() -> None:
+    assert not places("def f(workflow):\n    return [r.name for r in workflow.rules], workflow.__class__\n")
+    assert not places("class A:\n    def f(self):\n        return self._x\n")  # squidflow's own private names
+
+
+def _bounds() -> dict[str, str]:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    out = {}
+    for dep in deps:
+        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*(.*)", dep)
+        out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def test_every_patched_dependency_is_bounded_at_its_newest_tested_version_and_documented() -> None:
+    from squidflow.upstream import TESTED
+
+    bounds = _bounds()
+    doc = DOC.read_text()
+    for dist, (low, high) in TESTED.items():
+        assert f"<={high}" in bounds.get(dist, ""), (f"pyproject.toml: bound {dist} at its newest tested version: "
+                                                     f"'{dist}>=...,<={high}' (it says {bounds.get(dist)!r})")
+        assert f"`{dist}`" in doc and high in doc, f"docs/upstream.md: name {dist} and the version tested ({high})"
+    for module, what in DECLARED.items():
+        assert f"`{module}`" in doc, f"docs/upstream.md: a section for {module} ({what})"
+
+
+def test_outside_the_tested_versions_the_report_is_snakemakes_own_and_a_warning_says_so_once(monkeypatch) -> None:
+    """The Slurm plugin's side is tested in tests/unit/floor/test_slurm_profile.py."""
+    from snakemake.report.html_reporter import data
+
+    from squidflow import upstream
+    from squidflow.report.script_data import escape_report_scripts
+
+    monkeypatch.setattr(upstream, "_warned", set())
+    before = data.render_results
+    said: list[str] = []
+    monkeypatch.setattr(upstream.log, "warning", said.append)
+    assert escape_report_scripts(version="10.0.0") == [] and escape_report_scripts(version="10.1.0") == []
+    assert data.render_results is before
+    assert len(said) == 1 and "snakemake 10.0.0 is outside" in said[0] and "9.27.1" in said[0], said
