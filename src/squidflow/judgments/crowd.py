@@ -75,8 +75,45 @@ def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, m
     return {"labels": m.labels_, "probas": m.probas_, "skills": skills.reindex(workers).astype(float), "model": m}
 
 
-def fit_all(answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict[str, dict]:
-    return {name: fit(answers, name, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts) for name in MODELS}
+MODEL_NAMES = {"majority_vote": "majority vote", "dawid_skene": "Dawid–Skene", "glad": "GLAD", "mace": "MACE"}
+BOUNDED = ("dawid_skene", "glad", "mace")  # the EM models whose cost judgments.crowd.max_answers bounds
+
+
+def too_many_answers(n: int, max_answers: int | None) -> str:
+    """The reason the annotator models are not fit on `n` answers, or "" when they are."""
+    if max_answers is None or n <= max_answers:
+        return ""
+    return (f"{n:,} answers are more than judgments.crowd.max_answers ({max_answers:,}): Dawid–Skene, GLAD and MACE "
+            "were not fit (their cost grows faster than the answers; raise max_answers to fit them)")
+
+
+def fit_or_skip(answers: pd.DataFrame, model: str, **kw) -> tuple[dict | None, str]:
+    """`fit`, or (None, the reason in words) when crowd-kit cannot fit the model on these answers (MACE's
+    "Encountered all NA values" when items have hundreds of answers: its likelihood underflows)."""
+    try:
+        return fit(answers, model, **kw), ""
+    except (ValueError, FloatingPointError, ZeroDivisionError, np.linalg.LinAlgError) as e:
+        per_item = len(answers) / max(answers["task"].nunique(), 1)
+        log.warning("crowd-kit %s failed on %d answers: %s", model, len(answers), e)
+        return None, (f"{MODEL_NAMES.get(model, model)}: crowd-kit could not fit these answers ({e}; "
+                      f"{len(answers):,} answers, {per_item:,.0f} per item)")
+
+
+def fit_all(answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2,
+            max_answers: int | None = None) -> tuple[dict[str, dict], list[str]]:
+    """The models crowd-kit could fit, and the reasons for those it did not (judgments.crowd.max_answers, or a
+    failure of the model on these answers)."""
+    too_many = too_many_answers(len(answers), max_answers)
+    fits, skipped = {}, [too_many] if too_many else []
+    for name in MODELS:
+        if too_many and name in BOUNDED:
+            continue
+        f, why = fit_or_skip(answers, name, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
+        if f is None:
+            skipped.append(why)
+        else:
+            fits[name] = f
+    return fits, skipped
 
 
 def item_table(answers: pd.DataFrame, fits: dict[str, dict], judgments: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -146,7 +183,7 @@ def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: di
     rows = []
     rubric = report.filter(pl.col("excluded"))["annotator"].to_list()
     kmax = max(kappa_bins)
-    for name in ("mean", *MODELS):
+    for name in ("mean", *[m for m in MODELS if m in fits]):
         if name == "mean":
             excluded, same = rubric, 1.0
             agree = {"flagged_both": len(rubric), "excluded_only_squidflow": 0, "flagged_only_crowdkit": 0,
@@ -204,15 +241,18 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
 def crowd_tables(
     judgments: pl.DataFrame, report: pl.DataFrame, *, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2,
     seed: int = 0, default: str = "mean", pooling: str = "wide", kappa_bins=(3, 4, 5), intervals=None,
+    max_answers: int | None = None,
 ) -> dict[str, pl.DataFrame | str]:
     """The rule's edge: judgments + annotator report -> the three tables ("annotators", "items", "table") and the
-    table's Markdown ("markdown")."""
+    table's Markdown ("markdown"). A model crowd-kit cannot fit, or every EM model above `max_answers` answers, is
+    left out of the tables, and the Markdown says why."""
     import time
 
     answers = rating_answers(judgments)
     t0 = time.perf_counter()
-    fits = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
-    log.info("crowd-kit: 4 models on %d answers in %.1f s", len(answers), time.perf_counter() - t0)
+    fits, skipped = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts, max_answers=max_answers)
+    log.info("crowd-kit: %d models on %d answers in %.1f s%s", len(fits), len(answers), time.perf_counter() - t0,
+             "".join(f"; {s}" for s in skipped))
     items = item_table(answers, fits, judgments)
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
     table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
@@ -223,6 +263,8 @@ def crowd_tables(
         from squidflow.judgments.tables import intervals_note
 
         note = intervals_note(intervals.level, intervals.resamples)
+    if skipped:
+        note = (note + " " if note else "") + "Not in the table: " + "; ".join(skipped) + "."
     return {"annotators": annotators, "items": items, "table": table,
             "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins),
                                              note=note)}
