@@ -541,3 +541,45 @@ def test_crowd_kit_mace_failing_on_many_answers_per_item_is_a_skipped_model_with
     assert fitted is None and why.startswith("MACE: crowd-kit could not fit these answers (Encountered all NA values")
     assert "400 per item" in why
     tried("crowd-kit MACE on 400 answers per item", "degraded with a message: MACE skipped, naming crowd-kit's error")
+
+
+def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_ok(tmp_path):
+    """Issue 44 case 10 (with issue 50): three accounts that take every assignment of the same HITs and give identical
+    random answers agree perfectly with each other, so on 0.4.0's code each one's leave-one-out agreement was r = 1 and
+    all three came out `ok` (only MACE saw them). Now the identical answers are a signal of their own: `careless`,
+    with the partners named; the honest raters stay `ok`."""
+    import numpy as np
+
+    from squidflow.config import fill_defaults, load_schema
+    from squidflow.intervals import IntervalConfig
+    from squidflow.judgments.ingest import ingest
+    from squidflow.judgments.quality import QualityConfig, annotator_report
+    from squidflow.judgments.triage import TriageConfig, rater_triage
+
+    rng = np.random.default_rng(10)
+    truth = rng.integers(0, 101, (24, 6))
+    colluders, honest = ["C1", "C2", "C3"], [f"W{w}" for w in range(9)]
+    rows = []
+    for h in range(24):
+        workers = colluders if h % 3 == 0 else [honest[(h + k) % 9] for k in range(3)]
+        shared = rng.integers(0, 101, 6)  # the colluders' one random answer sheet for this HIT
+        for w in workers:
+            answers = shared if w in colluders else np.clip(truth[h] + rng.normal(0, 10, 6), 0, 100).round()
+            rows.append({"HITId": f"H{h:02d}", "WorkerId": w, "AssignmentStatus": "Approved",
+                         "Input.event_prompt": "a parade", "Input.variant": "A",
+                         **{f"Input.image_{i + 1}_id": f"vid{h:02d}_{i}" for i in range(6)},
+                         **{f"Answer.rating_{i + 1}": int(a) for i, a in enumerate(answers)}})  # fmt: skip
+    pl.DataFrame(rows).write_csv(tmp_path / "batch.csv")
+    judgments, _ = ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])
+    defaults = fill_defaults({}, load_schema(ROOT / "workflow/schemas/config.schema.yaml"))["judgments"]
+    triage = rater_triage(judgments, annotator_report(judgments, QualityConfig()),
+                          TriageConfig.from_config(defaults["triage"]), intervals=IntervalConfig(resamples=200),
+                          crowd=defaults["crowd"])  # fmt: skip
+    verdicts = dict(zip(triage["annotator"], triage["verdict"], strict=True))
+    why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    for c in colluders:
+        assert verdicts[c] == "careless" and "identical answers: 8 of their 8 HITs" in why[c], why[c]
+        assert all(other in why[c] for other in colluders if other != c), why[c]
+    assert {verdicts[w] for w in honest} == {"ok"}, {w: why[w] for w in honest}
+    tried("three colluding accounts filling HITs with identical random answers",
+          "flagged: careless, identical answers with the partners named; honest raters ok")

@@ -172,12 +172,13 @@ def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
 
 def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: dict[str, dict], items: pl.DataFrame,
                       annotators: pl.DataFrame, pooling: str = "wide", kappa_bins=(3, 4, 5),
-                      default: str = "mean", intervals=None) -> pl.DataFrame:
+                      default: str = "mean", intervals=None, table7: bool = True) -> pl.DataFrame:
     """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
     label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
     excluded and the agreement of its flags with the rubric. With `intervals` (squidflow.intervals.IntervalConfig)
     each Table 7 number has `<column>_lo` / `<column>_hi`: Table 7's own image bootstrap (agreement_intervals) over
-    the judgments that row keeps."""
+    the judgments that row keeps. `table7` False leaves Table 7's columns empty (its Spearman over every pair of
+    rating positions grows with their square: beyond judgments.crowd.max_answers it is not recomputed per row)."""
     from squidflow.judgments.agreement import agreement_table
 
     rows = []
@@ -194,7 +195,7 @@ def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: di
             agree = agreement_with_rubric(annotators, name)
         kept = judgments.filter(~pl.col("annotator").is_in(excluded))
         t7 = {r["variant"]: r for r in agreement_table(kept, pooling=pooling, kappa_bins=tuple(kappa_bins),
-                                                       intervals=intervals).to_dicts()}
+                                                       intervals=intervals).to_dicts()} if table7 else {}
         row = {"aggregation": name, "default": name == default, "annotators_excluded": len(excluded),
                "items_label_equals_mean_bin": same}
         for v in ("A", "B", "A+B"):
@@ -255,8 +256,9 @@ def crowd_tables(
              "".join(f"; {s}" for s in skipped))
     items = item_table(answers, fits, judgments)
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
+    too_many = too_many_answers(len(answers), max_answers)
     table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
-                              kappa_bins=kappa_bins, default=default, intervals=intervals)
+                              kappa_bins=kappa_bins, default=default, intervals=intervals, table7=not too_many)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     note = ""
     if intervals is not None:
@@ -265,6 +267,9 @@ def crowd_tables(
         note = intervals_note(intervals.level, intervals.resamples)
     if skipped:
         note = (note + " " if note else "") + "Not in the table: " + "; ".join(skipped) + "."
+    if too_many:
+        note += (" Table 7 is not recomputed per aggregation either (its Spearman takes every pair of rating positions "
+                 "of an item); the agreement rule's Table 7 is the rubric's.")
     return {"annotators": annotators, "items": items, "table": table,
             "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins),
                                              note=note)}

@@ -46,8 +46,15 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.intervals import IntervalConfig
-from squidflow.judgments.rater_signals import (KEY, agreement, duplicate_answers, neighbour_agreement, patterns,
-                                               with_consensus, with_slots)
+from squidflow.judgments.rater_signals import (
+    KEY,
+    agreement,
+    duplicate_answers,
+    neighbour_agreement,
+    patterns,
+    with_consensus,
+    with_slots,
+)
 from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
@@ -71,7 +78,7 @@ class TriageConfig:
     min_skill_models: int = 2
     min_shift_gain: float = 0.3
     max_duplicate_share: float = 0.5
-    max_rounds: int = 10
+    max_rounds: int = 5
     max_interval_width: float = 40.0
     min_spread: float = 20.0
 
@@ -230,6 +237,10 @@ def _round_signals(r1: pl.DataFrame, consensus: set | None, intervals: IntervalC
     return out
 
 
+MAX_CHANGES_SHOWN = 30  # verdict changes listed in the report (all are in rater_triage.csv)
+MAX_MODEL_FITS = 3  # the annotator models are fit on at most this many rounds' consensus (GLAD alone takes seconds)
+
+
 class _Skills:
     """The annotator models' skills per round, fit on the consensus raters' answers (one fit per consensus); a rater
     left out of the consensus keeps the skills of the last fit that included them."""
@@ -238,8 +249,14 @@ class _Skills:
         self.r1, self.crowd, self.probability = r1, crowd, probability
         self.last: dict[str, dict] = {}
         self.skipped: dict[str, None] = {}
+        self.fits = 0
 
     def of(self, consensus: set | None) -> dict[str, dict]:
+        if self.fits >= MAX_MODEL_FITS:
+            self.skipped[f"crowd-kit skills, CROWDLAB: fit on {MAX_MODEL_FITS} consensus rounds' raters at most (their "
+                         "cost); later rounds keep the last fit's skills"] = None
+            return self.last
+        self.fits += 1
         r1 = self.r1 if consensus is None else self.r1.filter(pl.struct(KEY).is_in(pl.Series(
             [{"annotator": a, "variant": v} for a, v in sorted(consensus)],
             dtype=pl.Struct({"annotator": pl.Utf8, "variant": pl.Utf8})).implode()))
@@ -266,7 +283,7 @@ def _names(keys, most: int = 6) -> str:
 def _change(rnd: int, old: tuple, new: tuple, left_out: set) -> str:
     """A verdict that changed between rounds, in words."""
     why = "; ".join(new[1]) if new[0] != "ok" else "no longer: " + "; ".join(old[1])
-    return (f"round {rnd}: {old[0]} -> {new[0]} against a consensus without the {len(left_out)} rater(s) round "
+    return (f"round {rnd}: {old[0]} → {new[0]} against a consensus without the {len(left_out)} rater(s) round "
             f"{rnd - 1} called careless ({_names(left_out)}): {why}")
 
 
@@ -415,4 +432,15 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
                              md_escape("; ".join(r["reasons"]))]))
     if shown.is_empty():
         lines.append("| (every rater ok) | | | | | | | | | | |")
+    changed = [(r["annotator"], c) for r in t.select("annotator", "rounds").to_dicts() for c in r["rounds"] or []]
+    if "consensus_rounds" in t.columns and len(t):
+        rounds = int(t["consensus_rounds"].max() or 1)
+        out = t.filter(~pl.col("in_consensus").fill_null(True))
+        lines += ["", f"Consensus (issue #50): {rounds} round(s); the last measured agreement and the annotator models "
+                  f"without the {out.height} rater(s) the round before called careless."]
+        if changed:
+            lines += ["", "Verdicts that changed between rounds:",
+                      *[f"- {md_escape(a)}: {md_escape(c)}" for a, c in changed[:MAX_CHANGES_SHOWN]]]
+            if len(changed) > MAX_CHANGES_SHOWN:
+                lines.append(f"- … and {len(changed) - MAX_CHANGES_SHOWN} more (rater_triage.csv, column `rounds`)")
     return "\n".join(lines) + "\n"
