@@ -23,6 +23,6 @@ source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
 log.info("verdicts: %s", dict(triage.group_by("verdict").len().iter_rows()))
 io.write_parquet(triage, out.triage, schemas.RATER_TRIAGE)
 io.write_parquet(exclusions(triage, report), out.exclusions, schemas.ANNOTATOR_REPORT)
-io.write_csv(triage.with_columns(*[triage[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped")]),
+io.write_csv(triage.with_columns(*[triage[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")]),
              out.csv, float_precision=4)
 io.write_text(out.md, triage_markdown(triage, policy=p.exclude, source=source))

@@ -276,6 +276,16 @@ RATER_TRIAGE = Schema(
         "skipped": pl.List(pl.Utf8),  # signals not computed, each with its reason
         "excluded": pl.Boolean,  # excluded from aggregation under judgments.quality.exclude
         "policy": pl.Utf8,  # rubric | triage
+        # issue #50: the consensus rounds and the signals that need no consensus or a neighbouring image
+        "neighbour_agreement": pl.Float64,  # r of the ratings with the consensus of the next/previous image of the HIT
+        "neighbour_pairs": pl.Int64,  # the images it is measured on
+        "duplicate_hits": pl.Int64,  # HITs answered image for image as another rater did (3+ answers within 6-94)
+        "n_hits_answered": pl.Int64,  # HITs with 3+ answers within 6-94
+        "duplicate_share": pl.Float64,  # duplicate_hits / n_hits_answered
+        "duplicates": pl.Utf8,  # the raters with those identical answers (the first five)
+        "in_consensus": pl.Boolean,  # in the last round's consensus (not careless the round before)
+        "consensus_rounds": pl.Int64,  # rounds until no verdict changed
+        "rounds": pl.List(pl.Utf8),  # the rater's verdict changes between rounds, in words
     },
     produced_by="rule rater_triage (workflow/rules/judgments.smk)",
 )

@@ -953,3 +953,110 @@ def test_a_proxy_password_on_the_command_line_reaches_no_snakemake_log(tmp_path)
     assert not leaked and "sqf-cli-pw" not in res.stdout, leaked
     tried("a proxy password given with --config on the command line (workflow run)",
           "redacted: Snakemake's log header and every file of the run")
+# ====================================== 8. scale (issue 44, case 9) ==================================================
+def _everyone_answers_every_hit(path: Path, *, hits: int, workers: int, slots: int = 6) -> None:
+    """The probe's MTurk batch shape (1,000,000 assignments: 24 HITs, each answered by every one of 41,667 workers,
+    at random), with `workers` workers."""
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    cols = {"HITId": np.repeat([f"H{h:02d}" for h in range(hits)], workers),
+            "WorkerId": np.tile([f"W{w:06d}" for w in range(workers)], hits),
+            "AssignmentStatus": "Approved", "Input.event_prompt": "a parade", "Input.variant": "A"}  # fmt: skip
+    for i in range(1, slots + 1):
+        cols[f"Input.image_{i}_id"] = np.repeat([f"vid{h:02d}_{i}" for h in range(hits)], workers)
+        cols[f"Answer.rating_{i}"] = rng.integers(0, 101, hits * workers)
+    pl.DataFrame(cols).write_csv(path)
+
+
+def test_a_crowd_batch_of_hundreds_of_answers_per_image_degrades_the_annotator_models_with_a_message(tmp_path):
+    """Issue 44 case 9: 1,000,000 assignments (24 HITs x 41,667 workers) made rater_triage fail "with a bug" (crowd-kit
+    MACE's `ValueError: Encountered all NA values`: its likelihood underflows with hundreds of answers per item) and
+    crowd_aggregation run past 580 s (GLAD). 400 workers per HIT (57,600 answers) already trip MACE on 0.4.0's code;
+    now both steps end in bounded time, the models skipped with the reason (judgments.crowd.max_answers)."""
+    from squidflow.config import fill_defaults, load_schema
+    from squidflow.intervals import IntervalConfig
+    from squidflow.judgments.crowd import crowd_tables
+    from squidflow.judgments.ingest import ingest
+    from squidflow.judgments.quality import QualityConfig, annotator_report
+    from squidflow.judgments.triage import TriageConfig, rater_triage
+
+    defaults = fill_defaults({}, load_schema(ROOT / "workflow/schemas/config.schema.yaml"))["judgments"]
+    _everyone_answers_every_hit(tmp_path / "batch.csv", hits=24, workers=400)
+    judgments, _ = ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])
+    assert judgments.height == 24 * 400 * 6
+    report = annotator_report(judgments, QualityConfig())
+    t0 = time.perf_counter()
+    triage = rater_triage(judgments, report, TriageConfig.from_config(defaults["triage"]),
+                          intervals=IntervalConfig(resamples=200), crowd=defaults["crowd"])  # fmt: skip
+    seconds = time.perf_counter() - t0
+    assert triage.height == 400 and set(triage["verdict"]) <= {"ok", "suspect", "careless"}
+    skipped = " ".join(triage["skipped"][0])
+    assert "57,600 answers are more than judgments.crowd.max_answers (50,000)" in skipped, skipped
+    tables = crowd_tables(judgments, report, intervals=IntervalConfig(resamples=50), **defaults["crowd"])
+    seconds_crowd = time.perf_counter() - t0 - seconds
+    assert tables["table"]["aggregation"].to_list() == ["mean", "majority_vote"]
+    assert "Not in the table: 57,600 answers are more than judgments.crowd.max_answers" in tables["markdown"]
+    assert seconds + seconds_crowd < 120, (seconds, seconds_crowd)
+    tried("an MTurk batch of 24 HITs answered by 400 workers each (the 1,000,000-assignment shape)",
+          f"degraded with a message: annotator models skipped (max_answers); triage {seconds:.0f} s, crowd "
+          f"aggregation {seconds_crowd:.0f} s")
+
+
+def test_crowd_kit_mace_failing_on_many_answers_per_item_is_a_skipped_model_with_its_reason():
+    """Issue 44 case 9, below max_answers: MACE's "Encountered all NA values" (400 answers per item) leaves MACE out
+    with crowd-kit's words, and the triage's other signals and models stand."""
+    import numpy as np
+    import pandas as pd
+
+    from squidflow.judgments.crowd import fit_or_skip
+
+    rng = np.random.default_rng(0)
+    answers = pd.DataFrame({"task": np.repeat(["t1", "t2"], 400), "worker": np.tile([f"w{i}" for i in range(400)], 2),
+                            "label": rng.integers(0, 5, 800).astype(str)})  # fmt: skip
+    fitted, why = fit_or_skip(answers, "mace", n_iter=5, mace_restarts=1)
+    assert fitted is None and why.startswith("MACE: crowd-kit could not fit these answers (Encountered all NA values")
+    assert "400 per item" in why
+    tried("crowd-kit MACE on 400 answers per item", "degraded with a message: MACE skipped, naming crowd-kit's error")
+
+
+def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_ok(tmp_path):
+    """Issue 44 case 10 (with issue 50): three accounts that take every assignment of the same HITs and give identical
+    random answers agree perfectly with each other, so on 0.4.0's code each one's leave-one-out agreement was r = 1 and
+    all three came out `ok` (only MACE saw them). Now the identical answers are a signal of their own: `careless`,
+    with the partners named; the honest raters stay `ok`."""
+    import numpy as np
+
+    from squidflow.config import fill_defaults, load_schema
+    from squidflow.intervals import IntervalConfig
+    from squidflow.judgments.ingest import ingest
+    from squidflow.judgments.quality import QualityConfig, annotator_report
+    from squidflow.judgments.triage import TriageConfig, rater_triage
+
+    rng = np.random.default_rng(10)
+    truth = rng.integers(0, 101, (24, 6))
+    colluders, honest = ["C1", "C2", "C3"], [f"W{w}" for w in range(9)]
+    rows = []
+    for h in range(24):
+        workers = colluders if h % 3 == 0 else [honest[(h + k) % 9] for k in range(3)]
+        shared = rng.integers(0, 101, 6)  # the colluders' one random answer sheet for this HIT
+        for w in workers:
+            answers = shared if w in colluders else np.clip(truth[h] + rng.normal(0, 10, 6), 0, 100).round()
+            rows.append({"HITId": f"H{h:02d}", "WorkerId": w, "AssignmentStatus": "Approved",
+                         "Input.event_prompt": "a parade", "Input.variant": "A",
+                         **{f"Input.image_{i + 1}_id": f"vid{h:02d}_{i}" for i in range(6)},
+                         **{f"Answer.rating_{i + 1}": int(a) for i, a in enumerate(answers)}})  # fmt: skip
+    pl.DataFrame(rows).write_csv(tmp_path / "batch.csv")
+    judgments, _ = ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])
+    defaults = fill_defaults({}, load_schema(ROOT / "workflow/schemas/config.schema.yaml"))["judgments"]
+    triage = rater_triage(judgments, annotator_report(judgments, QualityConfig()),
+                          TriageConfig.from_config(defaults["triage"]), intervals=IntervalConfig(resamples=200),
+                          crowd=defaults["crowd"])  # fmt: skip
+    verdicts = dict(zip(triage["annotator"], triage["verdict"], strict=True))
+    why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    for c in colluders:
+        assert verdicts[c] == "careless" and "identical answers: 8 of their 8 HITs" in why[c], why[c]
+        assert all(other in why[c] for other in colluders if other != c), why[c]
+    assert {verdicts[w] for w in honest} == {"ok"}, {w: why[w] for w in honest}
+    tried("three colluding accounts filling HITs with identical random answers",
+          "flagged: careless, identical answers with the partners named; honest raters ok")

@@ -14,7 +14,11 @@ random (the quality checks should catch them). No annotator works on both varian
 Planted faults (issue #36, the proof of the rater and image triage), each a count per variant: `constant` raters give
 one rating to everything, `extremes` raters only 0 or 100 (their careful rating pushed to the nearer end),
 `reversed` raters 100 minus their careful rating, `prior` raters copy the prompt's prior (the panel's mean evidence
-of the event, the same number for every image of a HIT); `swapped_images` pairs of images per variant have their
+of the event, the same number for every image of a HIT), `shifted` raters give each image of a HIT their careful
+rating of the next image of that HIT (the last one the first's: an answer sheet off by one line), and `colluders`
+give identical random answers (one draw per image, shared by all of them; wherever a colluder takes a HIT, another
+colluder takes one of its other assignments, as accounts of one person pick the same HITs) (issue #50);
+`swapped_images` pairs of images per variant have their
 ratings swapped with each other's. The faulty annotators are the panel's last (least active) ones; what was planted
 is returned as a table (`planted`). Their draws come from a stream of their own, so a panel without faults is the one
 the demo always had, and the noise is calibrated on the careful and `careless` raters only.
@@ -59,6 +63,8 @@ class PanelConfig:
     extremes: int
     reversed: int
     prior: int
+    shifted: int
+    colluders: int
     swapped_images: int
     repeat_annotators: int
     repeat_hits: int
@@ -107,12 +113,12 @@ def _draw(n_hits: int, n_slots: int, cfg: PanelConfig, rng: np.random.Generator)
     )
 
 
-FAULT_KINDS = ("careless", "constant", "extremes", "reversed", "prior")  # the rater faults, in PanelConfig's counts
+FAULT_KINDS = ("careless", "constant", "extremes", "reversed", "prior", "shifted", "colluders")  # PanelConfig's counts
 
 
 def faulty_raters(cfg: PanelConfig) -> dict[int, str]:
     """Annotator index (0-based) -> its planted fault: the last `careless`, before them `constant`, `extremes`,
-    `reversed` and `prior` ones (the panel's least active annotators)."""
+    `reversed`, `prior`, `shifted` and `colluders` ones (the panel's least active annotators)."""
     out, k = {}, cfg.annotators_per_variant
     for kind in reversed(FAULT_KINDS):
         for _ in range(getattr(cfg, kind)):
@@ -126,9 +132,10 @@ def faulty_raters(cfg: PanelConfig) -> dict[int, str]:
 
 def _rate(evidence: np.ndarray, black: np.ndarray, d: _Draws, noise: float, careless: set[int],
           faults: dict[int, str] | None = None, prior: np.ndarray | None = None,
-          constant: np.ndarray | None = None) -> np.ndarray:
+          constant: np.ndarray | None = None, collusion: np.ndarray | None = None) -> np.ndarray:
     """Ratings per HIT, assignment, slot (NaN where a slot has no image). `faults`: annotator -> planted fault other
-    than careless (`prior`: per HIT the prompt's prior rating; `constant`: per annotator the constant rater's rating)."""
+    than careless (`prior`: per HIT the prompt's prior rating; `constant`: per annotator the constant rater's rating;
+    `collusion`: per HIT and slot the colluders' shared random answer)."""
     w = np.asarray(d.workers)  # hits × assignments
     latent = 50 + d.scale[w][..., None] * (100 * evidence[:, None, :] - 50) + d.bias[w][..., None] + noise * d.z
     r = np.clip(np.rint(latent), 0, 100)
@@ -143,10 +150,41 @@ def _rate(evidence: np.ndarray, black: np.ndarray, d: _Draws, noise: float, care
             planted = np.where(r >= 50, 100.0, 0.0)
         elif kind == "reversed":
             planted = 100.0 - r
+        elif kind == "shifted":
+            planted = _shift_within_hits(r, evidence)
+        elif kind == "colluders":
+            planted = np.broadcast_to(collusion[:, None, :], r.shape)
         else:  # prior
             planted = np.broadcast_to(prior[:, None, None], r.shape)
         r = np.where(hit, planted, r)
     return np.where(np.isnan(evidence)[:, None, :], np.nan, r)
+
+
+def _shift_within_hits(r: np.ndarray, evidence: np.ndarray) -> np.ndarray:
+    """Each filled slot of a HIT gets the rating of the next filled slot (the last slot the first's)."""
+    out = r.copy()
+    for h in range(r.shape[0]):
+        filled = np.flatnonzero(~np.isnan(evidence[h]))
+        if len(filled) > 1:
+            out[h][:, filled] = r[h][:, np.roll(filled, -1)]
+    return out
+
+
+def _collude(d: _Draws, colluders: list[int]) -> _Draws:
+    """Wherever a colluder takes a HIT alone, another colluder takes one of its other assignments (the first other
+    colluder in turn, replacing the last non-colluding assignment), so that colluders share HITs."""
+    if len(colluders) < 2:
+        return d
+    workers = []
+    for ws in d.workers:
+        ws = list(ws)
+        mine = [w for w in ws if w in colluders]
+        if len(mine) == 1 and len(ws) > 1:
+            partner = colluders[(colluders.index(mine[0]) + 1) % len(colluders)]
+            last = max(i for i, w in enumerate(ws) if w not in colluders)
+            ws[last] = partner
+        workers.append(ws)
+    return _Draws(workers, d.bias, d.scale, d.z, d.black, d.random)
 
 
 def _by_kind(faults: dict[int, str]) -> dict[str, list[int]]:
@@ -284,6 +322,8 @@ def simulate_panel(
     faults = faulty_raters(cfg)
     careless = {a for a, kind in faults.items() if kind == "careless"}
     constant = fault_rng.integers(10, 91, cfg.annotators_per_variant).astype(float)
+    colluders = sorted(a for a, kind in faults.items() if kind == "colluders")
+    draws = {v: _collude(d, colluders) for v, d in draws.items()}
     priors = _priors(lookup)
     noise = cfg.noise_sd
     if noise is None:
@@ -295,7 +335,9 @@ def simulate_panel(
         d = draws[variant]
         prior = np.array([priors.get(unneutralise(e), 50.0) for e in hits_by_variant[variant]["event"].to_list()])
         pairs = _swap_pairs(evid[variant], blacks[variant], cfg.swapped_images, fault_rng)
-        ratings = _swap(_rate(evid[variant], blacks[variant], d, noise, careless, faults, prior, constant), pairs)
+        collusion = fault_rng.integers(0, 101, evid[variant].shape).astype(float) if colluders else None
+        ratings = _swap(_rate(evid[variant], blacks[variant], d, noise, careless, faults, prior, constant, collusion),
+                        pairs)
         planted += _planted(hits_by_variant[variant], slots_of[variant], variant, faults, pairs)
         batches.append(_batch_frame(hits_by_variant[variant], slots_of[variant], ratings, d, variant, ""))
         # repeat round: the most active annotators rate `repeat_hits` of their HITs again, fresh noise
@@ -303,7 +345,8 @@ def simulate_panel(
         top = [int(a) for a in np.argsort(-counts)[: cfg.repeat_annotators]]
         if top and cfg.repeat_hits > 0:
             again = _Draws(d.workers, d.bias, d.scale, rng.standard_normal(d.z.shape), d.black, d.random)
-            r2 = _swap(_rate(evid[variant], blacks[variant], again, noise, careless, faults, prior, constant), pairs)
+            r2 = _swap(_rate(evid[variant], blacks[variant], again, noise, careless, faults, prior, constant, collusion),
+                       pairs)
             chosen = []
             for a in top:
                 mine = [h for h, ws in enumerate(d.workers) if a in ws]

@@ -75,8 +75,45 @@ def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, m
     return {"labels": m.labels_, "probas": m.probas_, "skills": skills.reindex(workers).astype(float), "model": m}
 
 
-def fit_all(answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict[str, dict]:
-    return {name: fit(answers, name, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts) for name in MODELS}
+MODEL_NAMES = {"majority_vote": "majority vote", "dawid_skene": "Dawid–Skene", "glad": "GLAD", "mace": "MACE"}
+BOUNDED = ("dawid_skene", "glad", "mace")  # the EM models whose cost judgments.crowd.max_answers bounds
+
+
+def too_many_answers(n: int, max_answers: int | None) -> str:
+    """The reason the annotator models are not fit on `n` answers, or "" when they are."""
+    if max_answers is None or n <= max_answers:
+        return ""
+    return (f"{n:,} answers are more than judgments.crowd.max_answers ({max_answers:,}): Dawid–Skene, GLAD and MACE "
+            "were not fit (their cost grows faster than the answers; raise max_answers to fit them)")
+
+
+def fit_or_skip(answers: pd.DataFrame, model: str, **kw) -> tuple[dict | None, str]:
+    """`fit`, or (None, the reason in words) when crowd-kit cannot fit the model on these answers (MACE's
+    "Encountered all NA values" when items have hundreds of answers: its likelihood underflows)."""
+    try:
+        return fit(answers, model, **kw), ""
+    except (ValueError, FloatingPointError, ZeroDivisionError, np.linalg.LinAlgError) as e:
+        per_item = len(answers) / max(answers["task"].nunique(), 1)
+        log.warning("crowd-kit %s failed on %d answers: %s", model, len(answers), e)
+        return None, (f"{MODEL_NAMES.get(model, model)}: crowd-kit could not fit these answers ({e}; "
+                      f"{len(answers):,} answers, {per_item:,.0f} per item)")
+
+
+def fit_all(answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2,
+            max_answers: int | None = None) -> tuple[dict[str, dict], list[str]]:
+    """The models crowd-kit could fit, and the reasons for those it did not (judgments.crowd.max_answers, or a
+    failure of the model on these answers)."""
+    too_many = too_many_answers(len(answers), max_answers)
+    fits, skipped = {}, [too_many] if too_many else []
+    for name in MODELS:
+        if too_many and name in BOUNDED:
+            continue
+        f, why = fit_or_skip(answers, name, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
+        if f is None:
+            skipped.append(why)
+        else:
+            fits[name] = f
+    return fits, skipped
 
 
 def item_table(answers: pd.DataFrame, fits: dict[str, dict], judgments: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -135,18 +172,19 @@ def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
 
 def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: dict[str, dict], items: pl.DataFrame,
                       annotators: pl.DataFrame, pooling: str = "wide", kappa_bins=(3, 4, 5),
-                      default: str = "mean", intervals=None) -> pl.DataFrame:
+                      default: str = "mean", intervals=None, table7: bool = True) -> pl.DataFrame:
     """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
     label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
     excluded and the agreement of its flags with the rubric. With `intervals` (squidflow.intervals.IntervalConfig)
     each Table 7 number has `<column>_lo` / `<column>_hi`: Table 7's own image bootstrap (agreement_intervals) over
-    the judgments that row keeps."""
+    the judgments that row keeps. `table7` False leaves Table 7's columns empty (its Spearman over every pair of
+    rating positions grows with their square: beyond judgments.crowd.max_answers it is not recomputed per row)."""
     from squidflow.judgments.agreement import agreement_table
 
     rows = []
     rubric = report.filter(pl.col("excluded"))["annotator"].to_list()
     kmax = max(kappa_bins)
-    for name in ("mean", *MODELS):
+    for name in ("mean", *[m for m in MODELS if m in fits]):
         if name == "mean":
             excluded, same = rubric, 1.0
             agree = {"flagged_both": len(rubric), "excluded_only_squidflow": 0, "flagged_only_crowdkit": 0,
@@ -157,7 +195,7 @@ def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: di
             agree = agreement_with_rubric(annotators, name)
         kept = judgments.filter(~pl.col("annotator").is_in(excluded))
         t7 = {r["variant"]: r for r in agreement_table(kept, pooling=pooling, kappa_bins=tuple(kappa_bins),
-                                                       intervals=intervals).to_dicts()}
+                                                       intervals=intervals).to_dicts()} if table7 else {}
         row = {"aggregation": name, "default": name == default, "annotators_excluded": len(excluded),
                "items_label_equals_mean_bin": same}
         for v in ("A", "B", "A+B"):
@@ -204,25 +242,34 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
 def crowd_tables(
     judgments: pl.DataFrame, report: pl.DataFrame, *, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2,
     seed: int = 0, default: str = "mean", pooling: str = "wide", kappa_bins=(3, 4, 5), intervals=None,
+    max_answers: int | None = None,
 ) -> dict[str, pl.DataFrame | str]:
     """The rule's edge: judgments + annotator report -> the three tables ("annotators", "items", "table") and the
-    table's Markdown ("markdown")."""
+    table's Markdown ("markdown"). A model crowd-kit cannot fit, or every EM model above `max_answers` answers, is
+    left out of the tables, and the Markdown says why."""
     import time
 
     answers = rating_answers(judgments)
     t0 = time.perf_counter()
-    fits = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
-    log.info("crowd-kit: 4 models on %d answers in %.1f s", len(answers), time.perf_counter() - t0)
+    fits, skipped = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts, max_answers=max_answers)
+    log.info("crowd-kit: %d models on %d answers in %.1f s%s", len(fits), len(answers), time.perf_counter() - t0,
+             "".join(f"; {s}" for s in skipped))
     items = item_table(answers, fits, judgments)
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
+    too_many = too_many_answers(len(answers), max_answers)
     table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
-                              kappa_bins=kappa_bins, default=default, intervals=intervals)
+                              kappa_bins=kappa_bins, default=default, intervals=intervals, table7=not too_many)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     note = ""
     if intervals is not None:
         from squidflow.judgments.tables import intervals_note
 
         note = intervals_note(intervals.level, intervals.resamples)
+    if skipped:
+        note = (note + " " if note else "") + "Not in the table: " + "; ".join(skipped) + "."
+    if too_many:
+        note += (" Table 7 is not recomputed per aggregation either (its Spearman takes every pair of rating positions "
+                 "of an item); the agreement rule's Table 7 is the rubric's.")
     return {"annotators": annotators, "items": items, "table": table,
             "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins),
                                              note=note)}

@@ -1,20 +1,32 @@
-"""Rater triage: ambiguity or noise? Each annotator with the evidence against them (issue #36).
+"""Rater triage: ambiguity or noise? Each annotator with the evidence against them (issues #36, #50).
 
 SQUID-E reads disagreement between people as signal (§3.2, §4): an image rated 30, 70 and 55 is ambiguous. A careless
 or adversarial rater produces the same spread, so before spread is read as ambiguity each rater is checked, without
-ground truth, per annotator and variant (round 1):
+ground truth, per annotator and variant (round 1; the signals are computed in `squidflow.judgments.rater_signals`):
 
-- agreement with the others: Pearson's r of the rater's ratings with the leave-this-rater-out mean of the same items
-  (an item: an image under a prompt in one variant), with its bootstrap interval over the rater's items
-  (`squidflow.intervals`, config `intervals`); an interval wholly below 0 is a reversed scale;
+- agreement with the others: Pearson's r of the rater's ratings with the consensus of the same items (an item: an
+  image under a prompt in one variant), with its bootstrap interval over the rater's items (`squidflow.intervals`,
+  config `intervals`); an interval wholly below 0 is a reversed scale;
 - crowd-kit's skills on the certainty bins (`squidflow.judgments.crowd.fit`: MACE's P(not spamming), GLAD's σ(α),
-  Dawid–Skene's confusion diagonal);
+  Dawid–Skene's confusion diagonal), fit on the consensus raters' answers; skipped with the reason above
+  `judgments.crowd.max_answers` answers or where crowd-kit cannot fit them;
 - cleanlab's CROWDLAB annotator quality (`cleanlab.multiannotator.get_label_quality_multiannotator`) on the same
   bins, given a model's probability of each prompt's event (`model_bins`); skipped, with the reason, without one;
-- response patterns: one rating for (nearly) everything, only the extremes (0-5, 95-100) where the others are not,
-  one rating for every image of a HIT whose images the others tell apart; work time per image is not ingested
-  (judgments.parquet has no such column) and is listed as skipped;
-- the paper's rubric (`quality.annotator_report`) as it stands.
+- response patterns: one rating for (nearly) everything, only the extremes (0-5, 95-100) where the consensus is not,
+  one rating for every image of a HIT whose images the consensus tells apart, ratings that fit the neighbouring image
+  of the same HIT better than their own (shifted answers), answers identical to another rater's HIT after HIT
+  (colluders); work time per image is not ingested (judgments.parquet has no such column) and is listed as skipped;
+- the paper's rubric (`quality.annotator_report`: blank images, control images; SQUID-E §3.2 "Selecting
+  Annotators") as it stands: one signal among the others, since a dataset has blank controls only where its
+  frames happen to include them.
+
+The consensus (issue #50): round 1 measures every rater against all the others, as a leave-one-out mean. Each later
+round leaves out of the consensus the raters the round before called `careless` (its mean over the remaining raters,
+and the annotator models fit on their answers only), until no verdict changes (at most `max_rounds`; a cycle stops
+it, said in the report). So a third of careless raters no longer drag honest raters' agreement and skills below the
+thresholds; a verdict that changes between rounds says so in words (`rounds`). With three ratings per image (the
+paper's design) a median breaks down as soon as one of the two others is careless, which is why the careless are
+left out rather than outvoted.
 
 The verdict: `careless` when a pattern, a reversed scale, an agreement interval wholly below `min_agreement` or the
 rubric says so; `suspect` when the agreement itself is below `min_agreement`, or when at least two of the skill
@@ -33,7 +45,16 @@ import numpy as np
 import polars as pl
 
 from squidflow import schemas
-from squidflow.intervals import IntervalConfig, interval
+from squidflow.intervals import IntervalConfig
+from squidflow.judgments.rater_signals import (
+    KEY,
+    agreement,
+    duplicate_answers,
+    neighbour_agreement,
+    patterns,
+    with_consensus,
+    with_slots,
+)
 from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
@@ -55,6 +76,9 @@ class TriageConfig:
     min_extreme_excess: float = 0.3
     max_hit_constant_share: float = 0.5
     min_skill_models: int = 2
+    min_shift_gain: float = 0.3
+    max_duplicate_share: float = 0.5
+    max_rounds: int = 5
     max_interval_width: float = 40.0
     min_spread: float = 20.0
 
@@ -72,57 +96,23 @@ def first_round(judgments: pl.DataFrame) -> pl.DataFrame:
     return judgments.filter(pl.col("round") == 1).with_columns(item_key(judgments).alias("item"))
 
 
-def with_leave_one_out(r1: pl.DataFrame) -> pl.DataFrame:
-    """Round-1 judgments with the others' mean (`loo`) and count (`n_others`) on the same item."""
-    sums = r1.group_by("item", maintain_order=True).agg(pl.col("rating").sum().alias("_s"), pl.len().alias("_n"))
-    return (r1.join(sums, on="item", maintain_order="left").with_columns(
-        ((pl.col("_s") - pl.col("rating")) / (pl.col("_n") - 1)).alias("loo"), (pl.col("_n") - 1).alias("n_others"))
-        .drop("_s", "_n"))
+def skill_signals(r1: pl.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2,
+                  max_answers: int | None = None) -> tuple[pl.DataFrame | None, list[str]]:
+    """crowd-kit's skills per annotator on the certainty bins: MACE, GLAD and Dawid–Skene (squidflow.judgments.crowd),
+    and the reasons for the models not fit (too many answers, or crowd-kit could not fit them)."""
+    from squidflow.judgments.crowd import fit_or_skip, rating_answers, too_many_answers
 
-
-def _pearson_rows(x: np.ndarray, y: np.ndarray):
-    def stat(idx: np.ndarray) -> np.ndarray:
-        a, b = x[idx], y[idx]
-        a = a - a.mean(axis=-1, keepdims=True)
-        b = b - b.mean(axis=-1, keepdims=True)
-        den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(den > 0, (a * b).sum(axis=-1) / den, np.nan)
-    return stat
-
-
-def agreement(x: np.ndarray, loo: np.ndarray, cfg: IntervalConfig) -> tuple[float, float, float]:
-    """(r, lo, hi): Pearson's r of a rater's ratings with the leave-one-out means, bootstrap over the rater's items."""
-    if len(x) < 3:
-        return float("nan"), float("nan"), float("nan")
-    return interval(_pearson_rows(np.asarray(x, float), np.asarray(loo, float)), len(x), cfg)
-
-
-def patterns(g: pl.DataFrame) -> dict:
-    """One rater's response patterns (their round-1 rows with `loo`): modal share, extreme shares, HIT-constant share."""
-    ratings = g["rating"].to_numpy()
-    modal = float(np.bincount(ratings, minlength=101).max() / len(ratings)) if len(ratings) else float("nan")
-    extreme = float(np.mean((ratings <= 5) | (ratings >= 95))) if len(ratings) else float("nan")
-    loo = g["loo"].drop_nulls().drop_nans().to_numpy()
-    others = float(np.mean((loo <= 5) | (loo >= 95))) if len(loo) else float("nan")
-    hits = (g.group_by("hit", maintain_order=True).agg(pl.col("rating").n_unique().alias("distinct"), pl.len().alias("n"),
-                                  (pl.col("loo").max() - pl.col("loo").min()).alias("others_range"))
-            .filter((pl.col("n") >= 2) & (pl.col("others_range") >= 20)))
-    share = float((hits["distinct"] == 1).mean()) if len(hits) else float("nan")
-    return {"modal_share": modal, "extreme_share": extreme, "others_extreme_share": others, "hit_constant_share": share,
-            "n_hits_constant": int((hits["distinct"] == 1).sum()), "n_hits": len(hits)}
-
-
-def skill_signals(judgments: pl.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> pl.DataFrame:
-    """crowd-kit's skills per annotator on the certainty bins: MACE, GLAD and Dawid–Skene (squidflow.judgments.crowd)."""
-    from squidflow.judgments.crowd import fit, rating_answers
-
-    answers = rating_answers(judgments)
-    out = pl.DataFrame({"annotator": pd_unique(answers["worker"])})
+    answers = rating_answers(r1)
+    too_many = too_many_answers(len(answers), max_answers)
+    if too_many or answers.empty:
+        return None, [f"crowd-kit skills: {too_many}"] if too_many else []
+    out, skipped = pl.DataFrame({"annotator": pd_unique(answers["worker"])}), []
     for model, column in SKILL_MODELS.items():
-        skills = fit(answers, model, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)["skills"]
-        out = out.with_columns(pl.Series(column, skills.reindex(out["annotator"].to_list()).to_numpy(), pl.Float64))
-    return out
+        f, why = fit_or_skip(answers, model, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
+        skills = np.full(out.height, np.nan) if f is None else f["skills"].reindex(out["annotator"].to_list()).to_numpy()
+        skipped += [f"crowd-kit skills: {why}"] if why else []
+        out = out.with_columns(pl.Series(column, skills, pl.Float64))
+    return out, skipped
 
 
 def pd_unique(values) -> list[str]:
@@ -190,6 +180,14 @@ def verdict(row: dict, cfg: TriageConfig, min_skill: float) -> tuple[str, list[s
     if _ok(row["hit_constant_share"]) and row["hit_constant_share"] >= cfg.max_hit_constant_share:
         careless.append(f"one rating for every image of {row['hit_constant_share']:.0%} of their HITs that the others "
                         "tell apart")
+    nb = row.get("neighbour_agreement")
+    if _ok(nb) and nb >= cfg.min_agreement and nb - (r if _ok(r) else 0.0) >= cfg.min_shift_gain:
+        careless.append(f"shifted answers: their ratings fit the consensus of the neighbouring image of the same HIT "
+                        f"(r = {nb:.2f}) better than their own image's (r = {r:.2f})")
+    dup = row.get("duplicate_share")
+    if _ok(dup) and row.get("duplicate_hits", 0) >= 2 and dup >= cfg.max_duplicate_share:
+        careless.append(f"identical answers: {row['duplicate_hits']} of their {row['n_hits_answered']} HITs answered "
+                        f"image for image as {row['duplicates']} did (colluding or copied)")
     if _ok(hi) and hi < 0:
         careless.append(f"reversed scale: agreement r = {r:.2f} [{lo:.2f}, {hi:.2f}], below 0")
     elif _ok(hi) and hi < cfg.min_agreement:
@@ -218,60 +216,153 @@ def rater_identity(judgments: pl.DataFrame) -> bool:
     return "squid-e-release" not in set(judgments["source"].unique().to_list())
 
 
+SIGNALS = ["agreement", "agreement_lo", "agreement_hi", "modal_share", "extreme_share", "others_extreme_share",
+           "hit_constant_share", "neighbour_agreement", "crowdlab_quality", *SKILL_MODELS.values()]
+
+
+def _round_signals(r1: pl.DataFrame, consensus: set | None, intervals: IntervalConfig) -> dict[tuple, dict]:
+    """One round's consensus-dependent signals per (annotator, variant): agreement with its interval, the response
+    patterns and the shifted-answers pattern, against the mean of the raters in `consensus` (None: everyone)."""
+    r = with_consensus(r1, consensus)
+    out = {k: {"n_items": 0, "agreement": np.nan, "agreement_lo": np.nan, "agreement_hi": np.nan}
+           for k in r.select(KEY).unique(maintain_order=True).iter_rows()}
+    shared = r.filter(pl.col("n_others") > 0)
+    for k, g in shared.partition_by(KEY, as_dict=True, maintain_order=True).items():
+        out[k]["n_items"] = g.height
+        out[k]["agreement"], out[k]["agreement_lo"], out[k]["agreement_hi"] = agreement(
+            g["rating"].to_numpy(), g["loo"].to_numpy(), intervals)
+    for frame in (patterns(r), neighbour_agreement(r)):
+        for row in frame.iter_rows(named=True):
+            out[(row["annotator"], row["variant"])].update({c: v for c, v in row.items() if c not in KEY})
+    return out
+
+
+MAX_CHANGES_SHOWN = 30  # verdict changes listed in the report (all are in rater_triage.csv)
+MAX_MODEL_FITS = 3  # the annotator models are fit on at most this many rounds' consensus (GLAD alone takes seconds)
+
+
+class _Skills:
+    """The annotator models' skills per round, fit on the consensus raters' answers (one fit per consensus); a rater
+    left out of the consensus keeps the skills of the last fit that included them."""
+
+    def __init__(self, r1: pl.DataFrame, crowd: dict, probability: pl.DataFrame | None):
+        self.r1, self.crowd, self.probability = r1, crowd, probability
+        self.last: dict[str, dict] = {}
+        self.skipped: dict[str, None] = {}
+        self.fits = 0
+
+    def of(self, consensus: set | None) -> dict[str, dict]:
+        if self.fits >= MAX_MODEL_FITS:
+            self.skipped[f"crowd-kit skills, CROWDLAB: fit on {MAX_MODEL_FITS} consensus rounds' raters at most (their "
+                         "cost); later rounds keep the last fit's skills"] = None
+            return self.last
+        self.fits += 1
+        r1 = self.r1 if consensus is None else self.r1.filter(pl.struct(KEY).is_in(pl.Series(
+            [{"annotator": a, "variant": v} for a, v in sorted(consensus)],
+            dtype=pl.Struct({"annotator": pl.Utf8, "variant": pl.Utf8})).implode()))
+        skills, skipped = skill_signals(r1, **self.crowd)
+        self.skipped.update(dict.fromkeys(skipped))
+        if skills is not None:
+            for row in skills.iter_rows(named=True):
+                self.last.setdefault(row["annotator"], {}).update({c: row[c] for c in SKILL_MODELS.values()})
+        if self.probability is not None:
+            lab = crowdlab(r1, self.probability)
+            if "skipped" in lab:
+                self.skipped[lab["skipped"]] = None
+            else:
+                for a, q in lab["annotators"].iter_rows():
+                    self.last.setdefault(a, {})["crowdlab_quality"] = q
+        return self.last
+
+
+def _names(keys, most: int = 6) -> str:
+    names = sorted(f"{a} ({v})" for a, v in keys)
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _change(rnd: int, old: tuple, new: tuple, left_out: set) -> str:
+    """A verdict that changed between rounds, in words."""
+    why = "; ".join(new[1]) if new[0] != "ok" else "no longer: " + "; ".join(old[1])
+    return (f"round {rnd}: {old[0]} → {new[0]} against a consensus without the {len(left_out)} rater(s) round "
+            f"{rnd - 1} called careless ({_names(left_out)}): {why}")
+
+
 def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfig, *, policy: str = "rubric",
                  intervals: IntervalConfig | None = None, crowd: dict | None = None,
                  probability: pl.DataFrame | None = None, no_model_reason: str = "") -> pl.DataFrame:
     """One row per annotator and variant (schemas.RATER_TRIAGE). `probability`: the model's probability of each
     prompt's event per (video_id, frame_index, event_prompt, probability), or None (CROWDLAB skipped, with
-    `no_model_reason`)."""
+    `no_model_reason`). The consensus rounds are described in the module's docstring."""
     if policy not in POLICIES:
         raise ValueError(f"judgments.quality.exclude = {policy!r}: one of {POLICIES}")
     intervals = intervals or IntervalConfig()
     crowd = dict(crowd or {})
     min_skill = float(crowd.pop("min_skill", 0.3))
-    r1 = with_leave_one_out(first_round(judgments))
+    r1 = first_round(judgments)
     rubric = {a: (list(f), bool(e)) for a, f, e in report.select("annotator", "flags", "excluded").iter_rows()}
-    identity = rater_identity(judgments)
+    identity = rater_identity(judgments) and not r1.is_empty()
     source = ",".join(sorted(judgments["source"].unique().to_list()))
     skipped = [NO_WORK_TIME]
-    skills, lab = None, None
-    if identity and not r1.is_empty():
-        skills = skill_signals(r1, **crowd)
-        if probability is None:
-            skipped.append(f"CROWDLAB: {no_model_reason or 'no model probabilities in this run'}")
-        else:
-            lab = crowdlab(r1, probability)
-            if "skipped" in lab:
-                skipped.append(lab["skipped"])
-    elif not identity:
+    if not rater_identity(judgments):
         skipped += [NO_IDENTITY.format(source=source, signal=s) for s in
                     ("agreement with the others", "crowd-kit skills", "CROWDLAB", "response patterns")]
-    rows = []
-    for (annotator, variant), g in sorted(r1.group_by(["annotator", "variant"], maintain_order=True), key=lambda t: t[0]):
-        shared = g.filter(pl.col("n_others") > 0)
-        row = {"annotator": annotator, "variant": variant, "n_judgments": len(g), "n_items": len(shared),
-               "work_seconds_per_image": None, "skipped": list(skipped), "policy": policy}
+    elif probability is None:
+        skipped.append(f"CROWDLAB: {no_model_reason or 'no model probabilities in this run'}")
+    base = {}
+    for (annotator, variant), g in r1.group_by(KEY, maintain_order=True):
         flags, excluded = rubric.get(annotator, ([], False))
-        row |= {"rubric_flags": flags, "rubric_excluded": excluded}
-        nan = float("nan")
-        row |= dict.fromkeys(["agreement", "agreement_lo", "agreement_hi", "modal_share", "extreme_share",
-                              "others_extreme_share", "hit_constant_share", "crowdlab_quality", *SKILL_MODELS.values()],
-                             nan)
-        if identity:
-            row["agreement"], row["agreement_lo"], row["agreement_hi"] = agreement(
-                shared["rating"].to_numpy(), shared["loo"].to_numpy(), intervals)
-            row |= {k: v for k, v in patterns(g).items() if k in schemas.RATER_TRIAGE.columns}
-            if skills is not None:
-                s = skills.filter(pl.col("annotator") == annotator)
-                for c in SKILL_MODELS.values():
-                    row[c] = s[c][0] if len(s) else nan
-            if lab and "annotators" in lab:
-                s = lab["annotators"].filter(pl.col("annotator") == annotator)
-                row["crowdlab_quality"] = s["crowdlab_quality"][0] if len(s) else nan
-        row["verdict"], row["reasons"] = verdict(row, cfg, min_skill)
+        base[(annotator, variant)] = {
+            "annotator": annotator, "variant": variant, "n_judgments": g.height, "n_items": 0,
+            "work_seconds_per_image": None, "policy": policy, "rubric_flags": flags, "rubric_excluded": excluded,
+            **dict.fromkeys(SIGNALS, float("nan")), "neighbour_pairs": 0, "duplicate_share": float("nan"),
+            "duplicate_hits": 0, "n_hits_answered": 0, "duplicates": None}
+    keys = sorted(base)
+    rounds: dict[tuple, list[str]] = {k: [] for k in keys}
+    verdicts: dict[tuple, tuple] = {}
+    consensus, used, seen, n_rounds = None, None, set(), 1
+    if identity:
+        r1 = with_slots(r1)
+        for row in duplicate_answers(r1).iter_rows(named=True):
+            base[(row["annotator"], row["variant"])].update({c: v for c, v in row.items() if c not in KEY})
+        skills = _Skills(r1, crowd, probability)
+        for n_rounds in range(1, cfg.max_rounds + 1):
+            used = consensus
+            signals = _round_signals(r1, consensus, intervals)
+            fitted = skills.of(consensus)
+            new = {}
+            for k in keys:
+                base[k].update(signals.get(k, {}))
+                base[k].update(fitted.get(k[0], {}))
+                new[k] = verdict(base[k], cfg, min_skill)
+                if k in verdicts and verdicts[k][0] != new[k][0]:
+                    rounds[k].append(_change(n_rounds, verdicts[k], new[k], set(keys) - consensus))
+            verdicts = new
+            following = {k for k in keys if new[k][0] != "careless"}
+            if following == (set(keys) if consensus is None else consensus):
+                break
+            if not following:
+                skipped.append(f"consensus: round {n_rounds} calls every rater careless, so no consensus is left to "
+                               f"measure a later round against; round {n_rounds}'s verdicts are kept")
+                break
+            if frozenset(following) in seen:
+                skipped.append(f"consensus: the verdicts cycle (round {n_rounds} repeats an earlier round's "
+                               "consensus); the last round's are kept")
+                break
+            seen.add(frozenset(following))
+            consensus = following
+        else:
+            skipped.append(f"consensus: verdicts still changed after judgments.triage.max_rounds = {cfg.max_rounds} "
+                           "rounds; the last round's are kept")
+        skipped += list(skills.skipped)
+    rows = []
+    for k in keys:
+        row = base[k]
+        row["verdict"], row["reasons"] = verdicts.get(k) or verdict(row, cfg, min_skill)
         if not identity and row["verdict"] == "ok":
             row["reasons"] = ["rubric only: " + NO_IDENTITY.format(source=source, signal="the other signals")]
-        row["excluded"] = excluded or (policy == "triage" and row["verdict"] == "careless")
+        row["excluded"] = row["rubric_excluded"] or (policy == "triage" and row["verdict"] == "careless")
+        row |= {"skipped": list(skipped), "rounds": rounds[k], "consensus_rounds": n_rounds,
+                "in_consensus": used is None or k in used}
         rows.append(row)
     if not rows:
         return schemas.empty(schemas.RATER_TRIAGE)
@@ -341,4 +432,15 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
                              md_escape("; ".join(r["reasons"]))]))
     if shown.is_empty():
         lines.append("| (every rater ok) | | | | | | | | | | |")
+    changed = [(r["annotator"], c) for r in t.select("annotator", "rounds").to_dicts() for c in r["rounds"] or []]
+    if "consensus_rounds" in t.columns and len(t):
+        rounds = int(t["consensus_rounds"].max() or 1)
+        out = t.filter(~pl.col("in_consensus").fill_null(True))
+        lines += ["", f"Consensus (issue #50): {rounds} round(s); the last measured agreement and the annotator models "
+                  f"without the {out.height} rater(s) the round before called careless."]
+        if changed:
+            lines += ["", "Verdicts that changed between rounds:",
+                      *[f"- {md_escape(a)}: {md_escape(c)}" for a, c in changed[:MAX_CHANGES_SHOWN]]]
+            if len(changed) > MAX_CHANGES_SHOWN:
+                lines.append(f"- … and {len(changed) - MAX_CHANGES_SHOWN} more (rater_triage.csv, column `rounds`)")
     return "\n".join(lines) + "\n"

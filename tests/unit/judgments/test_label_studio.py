@@ -276,6 +276,7 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
 
 
 def test_crowd_kit_on_the_release_ratings_flags_nobody_at_the_default_skill(release):
-    fits = crowd.fit_all(crowd.rating_answers(release.filter(pl.col("variant") == "A")), n_iter=5, mace_restarts=1)
+    fits, skipped = crowd.fit_all(crowd.rating_answers(release.filter(pl.col("variant") == "A")), n_iter=5, mace_restarts=1)
+    assert not skipped and set(fits) == set(crowd.MODELS)
     for name, f in fits.items():
         assert f["skills"].between(0, 1).all() and (f["skills"] >= 0.3).all(), (name, f["skills"].to_dict())

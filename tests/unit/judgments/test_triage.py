@@ -35,13 +35,14 @@ def corpus(tmp_path_factory):
     return root, frames, truth, _hits_as_csv(frames, root)
 
 
-def _panel(corpus, seed: int, **planted):
+def _panel(corpus, seed: int, annotators: int = 20, blank_controls: bool = True, **planted):
     root, frames, truth, hits = corpus
-    batch, _, info = simulate_panel(hits, truth, PanelConfig(annotators_per_variant=20, seed=seed, **planted))
-    path = Path(root) / f"batch_{seed}_{len(planted)}.csv"
+    batch, _, info = simulate_panel(hits, truth, PanelConfig(annotators_per_variant=annotators, seed=seed, **planted))
+    path = Path(root) / f"batch_{seed}_{annotators}_{'_'.join(f'{k}{v}' for k, v in sorted(planted.items()))}.csv"
     write_csv(batch, path)
     judgments, _ = ingest(source="simulated", batches=[(path, 1)], known_images=set(frames["image_id"]))
-    report = annotator_report(judgments, QualityConfig(), blank_images(frames, 4.0, root=root))
+    blank = blank_images(frames, 4.0, root=root) if blank_controls else set()
+    report = annotator_report(judgments, QualityConfig(), blank)
     return judgments, report, info["planted"]
 
 
@@ -63,6 +64,63 @@ def test_planted_faulty_raters_are_found_and_honest_ones_left_alone(corpus, seed
     for annotator, fault in planted.filter(pl.col("unit") == "annotator").select("annotator", "fault").iter_rows():
         if fault in words:
             assert words[fault] in why[annotator], (annotator, fault, why[annotator])
+
+
+# issue 50: 6 of 16 raters per variant (37.5%): three colluders, one constant, one reversed, one shifted by one image
+THREE_EIGHTHS = {"colluders": 3, "constant": 1, "reversed": 1, "shifted": 1}
+WORDS = {"constant": "constant", "reversed": "reversed scale", "shifted": "shifted answers",
+         "colluders": "identical answers", "extremes": "extremes only", "prior": "one rating for every image"}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_three_eighths_faulty_without_blank_controls_every_planted_rater_flagged_honest_ones_not(corpus, seed):
+    """Issue 50's acceptance: at 37.5% faulty raters and no blank control images (the rubric sees nothing), every
+    planted rater is flagged, each with words that name its fault, and at most 5% of the honest raters are (the
+    consensus leaves the careless raters out before honest raters are measured against it)."""
+    judgments, report, planted = _panel(corpus, seed, annotators=16, blank_controls=False, **THREE_EIGHTHS)
+    assert not report["excluded"].any()
+    triage = rater_triage(judgments, report, TriageConfig(), intervals=INTERVALS)
+    faults = dict(planted.filter(pl.col("unit") == "annotator").select("annotator", "fault").iter_rows())
+    assert len(faults) == 12 and triage.height == 32
+    why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    verdicts = dict(zip(triage["annotator"], triage["verdict"], strict=True))
+    for annotator, fault in faults.items():
+        assert verdicts[annotator] != "ok" and WORDS[fault] in why[annotator], (annotator, fault, why[annotator])
+    honest = [a for a in verdicts if a not in faults]
+    flagged = [a for a in honest if verdicts[a] != "ok"]
+    print(f"seed {seed}: {len(flagged)} of {len(honest)} honest raters flagged; rounds {triage['consensus_rounds'][0]}")
+    assert len(flagged) <= 0.05 * len(honest), {a: why[a] for a in flagged}
+    # the careless raters are out of the last round's consensus, the others in it
+    out = set(triage.filter(~pl.col("in_consensus"))["annotator"])
+    assert out == {a for a, v in verdicts.items() if v == "careless"} or triage["consensus_rounds"][0] == 1
+
+
+def test_a_verdict_that_changes_between_consensus_rounds_says_why():
+    """Round 1 measures an honest rater against a consensus that, on half of their images, holds only a reversed and
+    two random raters: no agreement (careless); round 2 leaves the raters round 1 called careless out and the honest
+    rater is ok, with the change in words."""
+    rng = np.random.default_rng(50)
+    truth = rng.uniform(0, 100, 40)
+    rows = []
+    for item, t in enumerate(truth):
+        ratings = {"honest1": t + rng.normal(0, 8), "honest2": t + rng.normal(0, 8), "honest3": t + rng.normal(0, 8),
+                   "reversed": 100 - t + rng.normal(0, 5), "random1": rng.uniform(0, 100),
+                   "random2": rng.uniform(0, 100)}
+        who = ["honest1", "reversed", "random1", "random2"] if item % 2 else ["honest1", "honest2", "honest3",
+                                                                            "reversed", "random1"]
+        rows += [{"video_id": f"v{item}", "frame_index": 0, "event_prompt": "a parade", "variant": "A",
+                  "annotator": a, "position": k, "hit": f"H{item // 6}", "rating": int(np.clip(round(ratings[a]), 0, 100)),
+                  "round": 1, "source": "simulated"} for k, a in enumerate(who)]
+    judgments = pl.DataFrame(rows, schema=schemas.JUDGMENTS.columns)
+    report = annotator_report(judgments, QualityConfig())
+    triage = rater_triage(judgments, report, TriageConfig(), intervals=INTERVALS, crowd={"max_answers": 0})
+    t = {r["annotator"]: r for r in triage.to_dicts()}
+    assert t["reversed"]["verdict"] == "careless" and not t["reversed"]["in_consensus"]
+    assert t["honest1"]["verdict"] == "ok" and t["honest1"]["consensus_rounds"] >= 2
+    assert any(c.startswith("round 2: careless → ok against a consensus without") and "reversed (A)" in c
+               and "no longer: no agreement with the others" in c for c in t["honest1"]["rounds"]), t["honest1"]
+    assert "Dawid–Skene, GLAD and MACE were not fit" in " ".join(t["honest1"]["skipped"])
+    assert "round 2: careless → ok" in triage_markdown(triage, policy="rubric", source="simulated")
 
 
 def test_without_planted_faults_at_most_5_percent_are_flagged(corpus):
