@@ -23,6 +23,7 @@ from squidflow.config import ConfigError
 from squidflow.events import normalise_event, prompt_to_event
 from squidflow.image_ids import image_id_expr
 from squidflow.intervals import IntervalConfig, image_resamples, interval_from
+from squidflow.licences import is_creative_commons
 from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
@@ -110,8 +111,9 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
 def check_embeddable(images: pl.DataFrame) -> None:
     """publish.images embed copies pixels: a frame of a video-site video that is not under a Creative Commons
     licence stops the run, naming the video."""
-    foreign = images.filter(pl.col("kind").is_in(list(REFERENCE_SOURCES))
-                            & ~pl.col("license").str.to_lowercase().str.contains("creative commons|cc-by|cc by|cc0"))
+    licences = images["license"].unique(maintain_order=True).to_list()
+    shared = [t for t in licences if is_creative_commons(t)]  # the whole statement, never a word in it (issue 44)
+    foreign = images.filter(pl.col("kind").is_in(list(REFERENCE_SOURCES)) & ~pl.col("license").is_in(shared))
     if not foreign.is_empty():
         first = foreign.row(0, named=True)
         raise ConfigError(
