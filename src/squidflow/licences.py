@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 
 UNKNOWN = "unknown"
+DEMO_LICENSE = "cc-by-4.0"  # the demo's videos and frames are synthetic, made by squidflow itself
 # Creative Commons licence families, by their short ids (the version is not part of the family)
 FAMILIES = ("cc0", "cc-by", "cc-by-sa", "cc-by-nd", "cc-by-nc", "cc-by-nc-sa", "cc-by-nc-nd")
 _VERSION = r"(?:[ -]?v?(?P<version>[1-4]\.0|[1-4]))?"

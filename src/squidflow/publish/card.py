@@ -139,6 +139,10 @@ def card(facts: Facts) -> str:
     out += ["", "## Licences and terms", "",
             f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license)}` "
             f"({f.license_url}). {md_escape(f.terms)}", ""]
+    if f.licences:
+        out += ["Images by the licence of their video, as its source states it (`license` in the `images` config; "
+                "`unknown`: the source states none):", "",
+                *md_table(["Licence", "Images"], [(k, f"{n:,}") for k, n in f.licences.items()], data=(0,)), ""]
     out += ["## How to cite", "", "The dataset:", "", "```bibtex", f.citation.strip(), "```", "",
             "The method and the original SQUID-E dataset:", "", "```bibtex", SQUID_E_CITATION, "```", ""]
     return "\n".join(out)

@@ -60,8 +60,7 @@ class RunSettings:
 
 def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
     """config -> its rows (with `split`), and the pseudonyms."""
-    license_ = F.required(settings.publish, demo=settings.demo)["license"]
-    images = T.images_table(run.frames, run.videos, run.judgments, license_)
+    images = T.images_table(run.frames, run.videos, run.judgments)
     if mode == "embed":
         T.check_embeddable(images)
     names = T.pseudonyms(run.judgments["annotator"].to_list(),
@@ -142,7 +141,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         raters=F.raters_per_image(soft), agreement=run.table7,
         counts={c: t.height for c, t in configs.items()},
         splits={c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows()) for c, t in configs.items()},
-        rai=rai,
+        rai=rai, licences=F.images_by_licence(configs["images"]),
     )
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import polars as pl
 
 from squidflow.config import ConfigError
+from squidflow.licences import DEMO_LICENSE
 
 DEMO_NAME = "squidflow-demo"
-DEMO_LICENSE = "cc-by-4.0"  # the demo's frames are synthetic, made by squidflow itself
 SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,
   title     = {Ambiguous Images With Human Judgments for Robust Visual Event Classification},
   author    = {Sanders, Kate and Kriz, Reno and Liu, Anqi and Van Durme, Benjamin},
@@ -70,6 +70,7 @@ class Facts:
     counts: dict = field(default_factory=dict)  # config -> rows
     splits: dict = field(default_factory=dict)  # config -> {split: rows}
     rai: dict = field(default_factory=dict)
+    licences: dict = field(default_factory=dict)  # the videos' licence as stated -> published images
 
     @property
     def license_url(self) -> str:
@@ -151,3 +152,9 @@ def raters_per_image(soft_labels: pl.DataFrame) -> dict:
         n = g["n"]
         out[variant] = (int(n.min()), float(n.median()), int(n.max()))
     return dict(sorted(out.items()))
+
+
+def images_by_licence(images: pl.DataFrame) -> dict[str, int]:
+    """The published images per licence of their video (as its source states it), most images first."""
+    counts = images.group_by("license").len().sort(["len", "license"], descending=[True, False])
+    return {str(k): int(n) for k, n in counts.iter_rows()}

@@ -46,9 +46,13 @@ def get_video_status_files(wildcards):
     the next generation, whose job tries those videos again (older tables stay as the history).
     """
     candidates = checkpoints.video_candidates.get().output.candidates
+    todo = pl.col("status").fill_null("pending") == "pending"  # the listing settled the others (a licence)
     kinds = (
         pl.scan_parquet(candidates)
-        .select(pl.col("download").any().alias("download"), (~pl.col("download")).any().alias("on_disk"))
+        .select(
+            (pl.col("download") & todo).any().alias("download"),
+            (~pl.col("download") & todo).any().alias("on_disk"),
+        )
         .collect()
     )
     paths = []
