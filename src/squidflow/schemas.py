@@ -755,6 +755,8 @@ PUBLISH_IMAGES = Schema(
         "uploader": pl.Utf8,
         "upload_date": pl.Utf8,
         "retrieved_at": pl.Utf8,
+        # face regions blurred in the published JPEG (publish.blur_faces; null: not blurred, or no pixels published)
+        "faces_blurred": pl.Int64,
     },
     produced_by="rule publish_dataset (workflow/rules/publish.smk)",
 )

@@ -18,7 +18,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import EmptyError, UserError
 from squidflow.intervals import IntervalConfig
-from squidflow.publish import card, croissant, lewidi, shards
+from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
 
@@ -96,7 +96,7 @@ def _image_bytes(images: pl.DataFrame) -> list[bytes]:
 
 
 def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
-                 configs: Mapping[str, pl.DataFrame]) -> F.Facts:
+                 configs: Mapping[str, pl.DataFrame], blurred: list[int] | None = None) -> F.Facts:
     per_status, queries, languages = F.video_summary(run.videos)
     annotators = cfg.get("annotators") or {}
     simulated = settings.judgment_source == "simulated"
@@ -116,6 +116,9 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
                            "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant.")
     rai = dict(cfg.get("rai") or {})
     rai["data_limitations"] = limitations
+    face_note = faces.sensitive_note(blurred, mode=mode, demo=settings.demo)
+    if face_note:
+        rai["personal_sensitive_information"] = [*(rai.get("personal_sensitive_information") or []), face_note]
     if simulated:  # the demo's videos are made by ffmpeg and its ratings by a panel model: no web, no crowd
         rai["data_collection_type"] = ["Synthetic data (squidflow's offline demo videos)", "Simulated annotations"]
     description = cfg.get("description") or (
@@ -154,13 +157,18 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
     # a config without rows (every comparison set filtered out, a task nobody did) is left out, not published empty
     configs = {c: t for c, t in configs.items() if c == "images" or not t.is_empty()}
     max_bytes = shards.shard_size(cfg.get("shard_size"))
+    pixels, blurred = None, None
+    if mode == "embed":
+        pixels = _image_bytes(configs["images"])
+        if faces.blur_requested(cfg.get("blur_faces"), mode=mode, demo=settings.demo):
+            pixels, blurred = faces.blur_all(pixels)  # the published copy only: the run's frames stay as they are
+            configs["images"] = configs["images"].with_columns(pl.Series("faces_blurred", blurred, dtype=pl.Int64))
     written, feats = [], {}
     for config, table in configs.items():
         embed = config == "images" and mode == "embed"
         feats[config] = shards.features(SCHEMAS[config], image=embed)
-        written += shards.write_config(folder, config, table, feats[config], max_bytes,
-                                       _image_bytes(table) if embed else None)
-    facts = gather_facts(run, settings, cfg, mode, configs)
+        written += shards.write_config(folder, config, table, feats[config], max_bytes, pixels if embed else None)
+    facts = gather_facts(run, settings, cfg, mode, configs, blurred)
     (folder / "README.md").write_text(card.card(facts), encoding="utf-8")
     (folder / "croissant.json").write_text(json.dumps(croissant.metadata_json(facts, written, feats), indent=2,
                                                       ensure_ascii=False, default=str) + "\n", encoding="utf-8")

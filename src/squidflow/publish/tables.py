@@ -105,7 +105,8 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
         out = out.with_columns(pl.coalesce(pl.col("source"), release_url).alias("source"),
                                pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"))
     # the licence as the video's source states it (the demo's: squidflow's own), else unknown: never guessed
-    out = out.with_columns(pl.coalesce(pl.col("license"), pl.lit(UNKNOWN_LICENSE)).alias("license"))
+    out = out.with_columns(pl.coalesce(pl.col("license"), pl.lit(UNKNOWN_LICENSE)).alias("license"),
+                           pl.lit(None, pl.Int64).alias("faces_blurred"))  # set when the JPEGs are blurred
     return out.select(*schemas.PUBLISH_IMAGES.columns, "kind", "image_path").sort("split", "image_id")
 
 
