@@ -34,6 +34,7 @@ run = RunTables(
     keywords=optional("keywords", schemas.KEYWORD_JUDGMENTS),
     dropped_md=text("dropped"),
     task_pages={k: text(f"{k}_page") for k in ("rating", "keyword") if f"{k}_page" in i.keys()},
+    takedowns=pl.read_csv(i.takedown_log, infer_schema=False) if "takedown_log" in i.keys() else None,
 )
 settings = RunSettings(publish=p.publish, demo=p.demo, judgment_source=p.judgment_source, platform=p.platform,
                        sources=list(p.sources), intervals=p.intervals, frames=p.frames)

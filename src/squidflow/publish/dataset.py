@@ -21,6 +21,7 @@ from squidflow.intervals import IntervalConfig
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+from squidflow.videos.takedown import published_version, removals_by_reason
 
 TASK_PAGES = {"rating": "tasks/rating_task.html", "keyword": "tasks/keyword_task.html"}
 
@@ -43,6 +44,7 @@ class RunTables:
     keywords: pl.DataFrame | None = None
     dropped_md: str = ""
     task_pages: dict[str, str] = field(default_factory=dict)  # rating | keywords -> the page's HTML
+    takedowns: pl.DataFrame | None = None  # results/videos/takedown_log.csv (squidflow.videos.takedown)
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,13 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
         "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks).")
     name = cfg["name"]
+    changes = removals_by_reason(run.takedowns) if run.takedowns is not None and not run.takedowns.is_empty() else {}
+    removal = F.removal_requests(cfg.get("contact") or "")
+    rai["data_release_maintenance_plan"] = " ".join(x for x in (rai.get("data_release_maintenance_plan"), removal) if x)
     return F.Facts(
-        name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg["version"],
+        name=name, pretty_name=cfg.get("pretty_name") or name,
+        version=published_version(cfg["version"], sum(changes.values())), base_version=cfg["version"],
+        changes=changes, contact=cfg.get("contact") or "",
         license=cfg["license"], citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
         description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
         judgment_source=settings.judgment_source, platform=settings.platform, image_mode=mode,

@@ -71,6 +71,9 @@ class Facts:
     splits: dict = field(default_factory=dict)  # config -> {split: rows}
     rai: dict = field(default_factory=dict)
     licences: dict = field(default_factory=dict)  # the videos' licence as stated -> published images
+    base_version: str = ""  # publish.version; `version` is it raised by the removals on request
+    changes: dict = field(default_factory=dict)  # takedown reason -> videos removed (never their ids)
+    contact: str = ""  # publish.contact: where removals are asked for
 
     @property
     def license_url(self) -> str:
@@ -158,3 +161,11 @@ def images_by_licence(images: pl.DataFrame) -> dict[str, int]:
     """The published images per licence of their video (as its source states it), most images first."""
     counts = images.group_by("license").len().sort(["len", "license"], descending=[True, False])
     return {str(k): int(n) for k, n in counts.iter_rows()}
+
+
+def removal_requests(contact: str) -> str:
+    """How to ask for a removal (the card's "Removal requests" and Croissant's rai:dataReleaseMaintenancePlan)."""
+    who = f"write to {contact}" if contact else "contact the dataset's creators (no contact was given: publish.contact)"
+    return (f"To ask for a video or an image to be removed, {who}, naming its video_id or image_id. Removals are "
+            "applied by rebuilding the dataset without the video (squidflow's `takedown:` list) and published as a "
+            "new version whose card counts them by reason.")
