@@ -21,6 +21,8 @@ frames = build_dataset(
     SplitsConfig.from_config(params.splits),
     snakemake.output.images,
     annotations=params.annotations,
+    removed=pl.read_csv(inp.takedown_log, infer_schema=False).filter(pl.col("outcome") == "removed")
+    if "takedown_log" in inp.keys() else None,
 )
 log.info("%d frames from %d videos", len(frames), frames["video_id"].n_unique())
 write_parquet(frames, snakemake.output.frames, schemas.FRAMES)

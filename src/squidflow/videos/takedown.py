@@ -118,14 +118,16 @@ def delete_files(removed: pl.DataFrame) -> list[str]:
     return gone
 
 
-def log_table(takedowns: pl.DataFrame, removed_ids: Iterable[str], applied: str) -> pl.DataFrame:
-    """results/videos/takedown_log.csv: every request, whether a listed video was found, and when it was applied."""
-    found = set(removed_ids)
-    return takedowns.with_columns(
-        pl.col("video_id").is_in(list(found)).map_elements(lambda f: "removed" if f else "not in the sources",
-                                                           return_dtype=pl.Utf8).alias("outcome"),
+def log_table(takedowns: pl.DataFrame, removed: pl.DataFrame, applied: str) -> pl.DataFrame:
+    """results/videos/takedown_log.csv: every request, whether a listed video was found (and its event, which keeps
+    its place in the split shuffle), and when it was applied."""
+    events = removed.select("video_id", "event") if "event" in removed.columns else \
+        pl.DataFrame(schema={"video_id": pl.Utf8, "event": pl.Utf8})
+    return takedowns.join(events, on="video_id", how="left", maintain_order="left").with_columns(
+        pl.when(pl.col("video_id").is_in(events["video_id"].implode())).then(pl.lit("removed"))
+        .otherwise(pl.lit("not in the sources")).alias("outcome"),
         pl.lit(applied).alias("applied"),
-    )
+    ).select("video_id", "requested", "reason", "event", "outcome", "applied")
 
 
 def removals_by_reason(log: pl.DataFrame) -> dict[str, int]:
@@ -183,4 +185,4 @@ def apply_takedowns(candidates: pl.DataFrame, path: str | Path | None, *, journa
         log.info("takedown: %d videos left out (%s); %d files, %d journal lines and %d status rows deleted",
                  len(ids), path, len(gone), lines, rows)
     applied = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    return kept, log_table(takedowns, ids, applied)
+    return kept, log_table(takedowns, removed, applied)

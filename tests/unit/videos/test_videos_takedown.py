@@ -95,3 +95,17 @@ def test_the_card_and_croissant_count_removals_by_reason_name_none_and_say_how_t
     assert "write to takedown@example.org" in readme and "takedown@example.org" in meta["rai:dataReleaseMaintenancePlan"]
     text = readme + json.dumps(meta)
     assert not any(v in text for v in ("secret_vid_1", "secret_vid_2", "other_9"))
+
+
+def test_a_removed_video_keeps_its_place_in_the_split_shuffle_so_no_other_video_moves():
+    from squidflow.frames.splits import SplitsConfig, split_videos
+
+    videos = pl.DataFrame({"video_id": [f"v{i:02d}" for i in range(20)], "event": ["wedding", "parade"] * 10})
+    before = split_videos(videos, SplitsConfig())
+    for gone in ("v03", "v10"):
+        rest = videos.filter(pl.col("video_id") != gone)
+        after = split_videos(rest, SplitsConfig(), removed=videos.filter(pl.col("video_id") == gone))
+        assert after == {v: s for v, s in before.items() if v != gone}
+    # without the removed list the shuffle moves others (what the takedown log prevents)
+    moved = split_videos(videos.filter(pl.col("video_id") != "v03"), SplitsConfig())
+    assert moved != {v: s for v, s in before.items() if v != "v03"}
