@@ -869,7 +869,7 @@ def test_publish_check_croissant_mutated(data):
     import shutil
 
     from squidflow.publish import croissant
-    from squidflow.publish.check import check_files, check_rai
+    from squidflow.publish.check import check_files, check_rai, check_rai_known
 
     seed = _published_seed()
     with tempfile.TemporaryDirectory() as tmp:
@@ -883,7 +883,7 @@ def test_publish_check_croissant_mutated(data):
             meta = None
         problems = croissant.check(path)
         if isinstance(meta, dict):
-            problems += check_files(folder, meta) + check_rai(folder, meta)
+            problems += check_files(folder, meta) + check_rai(folder, meta) + check_rai_known(folder, meta)
         _check_lines("published croissant.json (squidflow publish check)", problems)
 
 
