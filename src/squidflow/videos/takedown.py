@@ -130,6 +130,17 @@ def log_table(takedowns: pl.DataFrame, removed: pl.DataFrame, applied: str) -> p
     ).select("video_id", "requested", "reason", "event", "outcome", "applied")
 
 
+def read_log(text: str) -> pl.DataFrame:
+    """results/videos/takedown_log.csv's text back into its rows: every cell a string, the apostrophe `write_csv` put
+    before an id starting with `-` (YouTube ids may) taken off again, so ids match the manifest's."""
+    import io
+
+    from squidflow.io import unneutralise
+
+    df = pl.read_csv(io.StringIO(text), infer_schema=False)
+    return df.with_columns(pl.col(c).map_elements(unneutralise, return_dtype=pl.Utf8) for c in df.columns)
+
+
 def removals_by_reason(log: pl.DataFrame) -> dict[str, int]:
     """The removed videos per reason (no id): what the card's "Changes" section says."""
     done = log.filter(pl.col("outcome") == "removed") if "outcome" in log.columns else log

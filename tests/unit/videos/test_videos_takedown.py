@@ -109,3 +109,17 @@ def test_a_removed_video_keeps_its_place_in_the_split_shuffle_so_no_other_video_
     # without the removed list the shuffle moves others (what the takedown log prevents)
     moved = split_videos(videos.filter(pl.col("video_id") != "v03"), SplitsConfig())
     assert moved != {v: s for v, s in before.items() if v != "v03"}
+
+
+def test_the_log_reads_back_ids_that_start_with_a_dash(tmp_path):
+    """YouTube ids may start with `-`: write_csv guards them with an apostrophe, read_log takes it off again."""
+    from squidflow.io import write_csv
+    from squidflow.videos.takedown import log_table, read_log
+
+    takedowns = pl.DataFrame({"video_id": ["-OMFa5uJuDk"], "requested": ["2026-11-01"], "reason": ["privacy"]})
+    removed = pl.DataFrame({"video_id": ["-OMFa5uJuDk"], "event": ["protest"]})
+    write_csv(log_table(takedowns, removed, "2026-11-28"), tmp_path / "log.csv")
+    assert "'-OMFa5uJuDk" in (tmp_path / "log.csv").read_text()
+    back = read_log((tmp_path / "log.csv").read_text())
+    assert back.row(0, named=True) == {"video_id": "-OMFa5uJuDk", "requested": "2026-11-01", "reason": "privacy",
+                                       "event": "protest", "outcome": "removed", "applied": "2026-11-28"}
