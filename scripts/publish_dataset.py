@@ -11,6 +11,7 @@ import polars as pl
 
 from squidflow import io, schemas
 from squidflow.publish.dataset import RunSettings, RunTables, publish
+from squidflow.videos.takedown import read_log
 
 i, p = snakemake.input, snakemake.params
 
@@ -34,6 +35,7 @@ run = RunTables(
     keywords=optional("keywords", schemas.KEYWORD_JUDGMENTS),
     dropped_md=text("dropped"),
     task_pages={k: text(f"{k}_page") for k in ("rating", "keyword") if f"{k}_page" in i.keys()},
+    takedowns=read_log(text("takedown_log")) if "takedown_log" in i.keys() else None,
 )
 settings = RunSettings(publish=p.publish, demo=p.demo, judgment_source=p.judgment_source, platform=p.platform,
                        sources=list(p.sources), intervals=p.intervals, frames=p.frames)

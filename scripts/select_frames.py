@@ -4,12 +4,15 @@ from squidflow.logs import setup
 
 log = setup(snakemake)
 
+from pathlib import Path
+
 import polars as pl
 
 from squidflow import schemas
 from squidflow.frames.selection import SelectionConfig, build_dataset
 from squidflow.frames.splits import SplitsConfig
 from squidflow.io import read_parquet, write_parquet
+from squidflow.videos.takedown import read_log
 
 inp, params = snakemake.input, snakemake.params
 frames = build_dataset(
@@ -21,6 +24,8 @@ frames = build_dataset(
     SplitsConfig.from_config(params.splits),
     snakemake.output.images,
     annotations=params.annotations,
+    removed=read_log(Path(inp.takedown_log).read_text(encoding="utf-8")).filter(pl.col("outcome") == "removed")
+    if "takedown_log" in inp.keys() else None,
 )
 log.info("%d frames from %d videos", len(frames), frames["video_id"].n_unique())
 write_parquet(frames, snakemake.output.frames, schemas.FRAMES)

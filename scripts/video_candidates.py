@@ -1,13 +1,15 @@
-"""Checkpoint video_candidates: list every configured source's videos (see squidflow.videos.sources)."""
+"""Checkpoint video_candidates: list every configured source's videos (see squidflow.videos.sources), less the videos
+of the takedown list (squidflow.videos.takedown)."""
 
 from squidflow.logs import setup
 
 log = setup(snakemake)
 
 from squidflow import schemas
-from squidflow.io import write_parquet, write_text
+from squidflow.io import write_csv, write_parquet, write_text
 from squidflow.videos.download import DownloadOptions, network_params
 from squidflow.videos.sources import list_candidates
+from squidflow.videos.takedown import apply_takedowns
 
 params = snakemake.params
 candidates, notes = list_candidates(
@@ -17,8 +19,11 @@ candidates, notes = list_candidates(
     cache_dir=snakemake.params.cache_dir,
     ydl_params=network_params(DownloadOptions.from_config(params.search_network)),
 )
+candidates, takedown_log = apply_takedowns(candidates, params.takedown, journal_dirs=params.journal_dirs,
+                                           status_dir=params.status_dir)
 for note in notes:
     log.info("source note: %s", note)
 log.info("%d candidate videos (%d to download)", len(candidates), candidates["download"].sum())
 write_parquet(candidates, snakemake.output.candidates, schemas.VIDEO_CANDIDATES)
 write_text(snakemake.output.notes, "".join(n.replace("\n", " ") + "\n" for n in notes))
+write_csv(takedown_log, snakemake.output.takedown_log)

@@ -106,9 +106,12 @@ VIDEOS = Schema(
         # are the stream's coded size
         "stored_width": pl.Int64,
         "stored_height": pl.Int64,
+        # provenance (issue 48): when the download finished (ISO 8601 UTC; null for files already on disk). With
+        # `uploader` (the channel), `upload_date`, `license` (as the source states it) and `webpage_url` above.
+        "retrieved_at": pl.Utf8,
     },
     produced_by="rule video_manifest (workflow/rules/videos.smk)",
-    optional=("reason", "subtitles", "stored_width", "stored_height"),
+    optional=("reason", "subtitles", "stored_width", "stored_height", "retrieved_at"),
 )
 
 VIDEO_STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
@@ -117,8 +120,10 @@ VIDEO_STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 # fetches (youtube, urls, squid-e-release YouTube ids) as opposed to files already on disk (demo, local, UCF).
 VIDEO_CANDIDATES = Schema(
     "video_candidates",
-    {**VIDEOS.columns, "download": pl.Boolean},
+    # `licenses`: the licence families its source asks for (sources[].licenses; null = any), for the download's filter
+    {**VIDEOS.columns, "download": pl.Boolean, "licenses": pl.List(pl.Utf8)},
     produced_by="checkpoint video_candidates (workflow/rules/videos.smk)",
+    optional=(*VIDEOS.optional, "licenses"),
 )
 
 # The outcome of each video of a download shard (one table per shard and retry generation, see videos.smk);
@@ -127,6 +132,7 @@ VIDEO_STATUS = Schema(
     "video_status",
     {**VIDEOS.columns, "retry_generation": pl.Int64},
     produced_by="rule acquire_videos (workflow/rules/videos.smk)",
+    optional=("retrieved_at",),
 )
 
 # A `urls` source's list (CSV or Parquet, config sources[].path), conformed to this whatever its file type, so an id
@@ -756,7 +762,14 @@ PUBLISH_IMAGES = Schema(
         "split": pl.Utf8,  # train | validation | test
         "cluster": pl.Int64,  # the frame's k-means cluster within its video (null for the release)
         "source": pl.Utf8,  # the video's URL or local path as published
-        "license": pl.Utf8,  # the video's licence as its source states it
+        "license": pl.Utf8,  # the video's licence as its source states it ("unknown" when it states none)
+        # provenance (issue 48): the video's channel or uploader, its upload date (YYYYMMDD, as the site gives it) and
+        # when squidflow retrieved it (ISO 8601 UTC; null for files that were already on disk)
+        "uploader": pl.Utf8,
+        "upload_date": pl.Utf8,
+        "retrieved_at": pl.Utf8,
+        # face regions blurred in the published JPEG (publish.blur_faces; null: not blurred, or no pixels published)
+        "faces_blurred": pl.Int64,
     },
     produced_by="rule publish_dataset (workflow/rules/publish.smk)",
 )

@@ -20,7 +20,6 @@ import pytest
 import yaml
 from helpers.faults import (
     ROOT,
-    SNAKEMAKE,
     STARTS,
     TINY,
     TRACEBACK,

@@ -1060,3 +1060,27 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
     assert {verdicts[w] for w in honest} == {"ok"}, {w: why[w] for w in honest}
     tried("three colluding accounts filling HITs with identical random answers",
           "flagged: careless, identical answers with the partners named; honest raters ok")
+# ====================================== issue 44 case 10: a licence that only mentions Creative Commons =============
+@pytest.mark.parametrize("stated", ["Standard YouTube License; NOT creative commons", "not cc-by",
+                                    "Creative Commons? No: all rights reserved", "cc-by is what we do not grant"])
+def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stated):
+    """A YouTube row whose licence text says "NOT creative commons" was read as Creative Commons by a substring match
+    and its pixels embedded; the statement is now read as a whole (squidflow.licences), so embed refuses it."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.config import ConfigError
+    from squidflow.licences import cc_family
+    from squidflow.publish.dataset import publish
+
+    assert cc_family(stated) is None
+    run = small_run(tmp_path / "run")
+    run.videos = run.videos.with_columns(pl.lit("youtube").alias("source"), pl.lit(stated).alias("license"))
+    with pytest.raises(ConfigError, match="embed would copy the pixels of 2 videos that are not yours to share"):
+        publish(tmp_path / "out" / "x", run, settings(images="embed"))
+    assert not (tmp_path / "out" / "x").exists()
+    # a whole Creative Commons statement still embeds
+    run.videos = run.videos.with_columns(pl.lit("Creative Commons Attribution license (reuse allowed)").alias("license"))
+    publish(tmp_path / "out" / "y", run, settings(images="embed"))
+    assert (tmp_path / "out" / "y" / "croissant.json").exists()
+    tried(f"a YouTube video whose licence reads {stated!r} (publish.images: embed)",
+          "not Creative Commons: embed refuses its pixels, naming the video")

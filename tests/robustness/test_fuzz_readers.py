@@ -871,7 +871,7 @@ def test_publish_check_croissant_mutated(data):
     import shutil
 
     from squidflow.publish import croissant
-    from squidflow.publish.check import check_files, check_rai
+    from squidflow.publish.check import check_files, check_rai, check_rai_known
 
     seed = _published_seed()
     with tempfile.TemporaryDirectory() as tmp:
@@ -885,5 +885,42 @@ def test_publish_check_croissant_mutated(data):
             meta = None
         problems = croissant.check(path)
         if isinstance(meta, dict):
-            problems += check_files(folder, meta) + check_rai(folder, meta)
+            problems += check_files(folder, meta) + check_rai(folder, meta) + check_rai_known(folder, meta)
         _check_lines("published croissant.json (squidflow publish check)", problems)
+
+
+# --- takedown lists (config `takedown`, squidflow.videos.takedown; issue 48) -----------------------------------------
+TAKEDOWN_ROWS = st.lists(st.fixed_dictionaries({
+    "video_id": WORD, "requested": st.dates().map(lambda d: d.isoformat()).filter(lambda s: len(s) == 10),
+    "reason": WORD}), max_size=6)  # fmt: skip
+TAKEDOWN_SEED = b"video_id,requested,reason\r\nabc123,2026-11-01,privacy\r\nxyz,2026-10-30,copyright\r\n"
+
+
+def _read_takedowns(path):
+    from squidflow.videos.takedown import read_takedowns
+
+    return read_takedowns(path)
+
+
+@given(TAKEDOWN_ROWS)
+def test_takedown_list_round_trip(rows):
+    tmp, path = in_tmp("takedown.csv", csv_bytes(["video_id", "requested", "reason"],
+                                                 [[r["video_id"], r["requested"], r["reason"]] for r in rows]))
+    with tmp:
+        df = attempt("takedown list", path, lambda: _read_takedowns(path))
+    if df is None:  # a blank-only cell (a word of format characters) is refused, naming the line
+        assert any(not v.strip() for r in rows for v in r.values())
+        return
+    want, seen = [], set()
+    for r in rows:
+        if r["video_id"].strip() not in seen:
+            seen.add(r["video_id"].strip())
+            want.append((r["video_id"].strip(), r["requested"], " ".join(r["reason"].lower().split())))
+    assert df.rows() == want
+
+
+@given(mutated(TAKEDOWN_SEED))
+def test_takedown_list_mutated(data):
+    tmp, path = in_tmp("takedown.csv", data)
+    with tmp:
+        attempt("takedown list", path, lambda: _read_takedowns(path))

@@ -88,6 +88,8 @@ rule select_frames:
         frames=expand(FRAME_SHARD_TABLE, shard=get_frame_shards()),
         status=expand(FRAME_SHARD_STATUS_TABLE, shard=get_frame_shards()),
         videos=VIDEOS_CHECKED,
+        # videos taken down on request keep their place in the split shuffle (no other video changes split)
+        takedown_log=TAKEDOWN_LOG,
     output:
         frames=FRAMES_TABLE,
         images=directory("results/dataset/images"),

@@ -54,6 +54,7 @@ checkpoint video_candidates:
     output:
         candidates=VIDEO_CANDIDATES,
         notes=CANDIDATES_NOTES,
+        takedown_log=TAKEDOWN_LOG,
     log:
         "logs/video_candidates/video_candidates.log",
     conda:
@@ -66,6 +67,10 @@ checkpoint video_candidates:
         cache_dir=DOWNLOADS_DIR,
         # the files of local folders (and the UCF-Crime folder): one added or removed lists the sources again
         local_files=get_local_video_files(),
+        # the takedown list (an input too): its videos are left out, their downloads and journal lines deleted
+        takedown=config["takedown"],
+        journal_dirs=[JOURNAL_DIR, JOURNAL_LOCAL_DIR],
+        status_dir=STATUS_DIR,
     script:
         "../../scripts/video_candidates.py"
 
@@ -98,7 +103,7 @@ rule acquire_videos:
     resources:
         downloads=1,
     params:
-        journal_dir="results/videos/journal",
+        journal_dir=JOURNAL_DIR,
         brake_dir=BRAKE_DIR,
     script:
         "../../scripts/acquire_videos.py"
@@ -120,7 +125,7 @@ rule check_local_videos:
     threads: 2
     params:
         decode_frames=config["download"]["decode_frames"],
-        journal_dir="results/videos/journal_local",
+        journal_dir=JOURNAL_LOCAL_DIR,
         fingerprints=get_local_video_fingerprints(),
     script:
         "../../scripts/check_local_videos.py"

@@ -131,11 +131,12 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
 
 def build_dataset(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.DataFrame, videos: pl.DataFrame,
                   cfg: SelectionConfig, splits_cfg, image_dir: str | Path, *, annotations: str | None = None,
-                  download_dir: str | Path = DOWNLOADS_DIR) -> pl.DataFrame:
+                  download_dir: str | Path = DOWNLOADS_DIR, removed: pl.DataFrame | None = None) -> pl.DataFrame:
     """Selection, published images and splits: the rows of results/dataset/frames.parquet.
 
     `annotations` (the release's huj_annotations.csv, URL or path) is read only when a video was extracted in exact
-    (release) mode and `splits.release_test` is on: its videos form the test split.
+    (release) mode and `splits.release_test` is on: its videos form the test split. `removed`: the videos taken
+    down on request (video_id, event), which keep their place in the split shuffle so no other video moves.
     """
     from squidflow.frames.splits import assign_splits, read_annotated_videos
 
@@ -147,4 +148,4 @@ def build_dataset(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.Da
         from squidflow.fetch import fetch
 
         test_videos = read_annotated_videos(str(fetch(annotations, download_dir)))
-    return assign_splits(frames, splits_cfg, test_videos=test_videos)
+    return assign_splits(frames, splits_cfg, test_videos=test_videos, removed=removed)

@@ -42,8 +42,14 @@ def _cut(n: int, fractions: dict[str, float]) -> list[str]:
     return [s for s, c in zip(names, counts, strict=True) for _ in range(c)]
 
 
-def split_videos(videos: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None) -> dict[str, str]:
-    """video_id -> split for `videos` (columns video_id, event)."""
+def split_videos(videos: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None,
+                 removed: pl.DataFrame | None = None) -> dict[str, str]:
+    """video_id -> split for `videos` (columns video_id, event). `removed`: videos taken down on request (video_id,
+    event; squidflow.videos.takedown) still hold their place in the shuffle, so every other video keeps its split."""
+    if removed is not None and not removed.is_empty():
+        gone = removed.select("video_id", "event").filter(~pl.col("video_id").is_in(videos["video_id"].implode()))
+        mapping = split_videos(pl.concat([videos.select("video_id", "event"), gone]), cfg, test_videos=test_videos)
+        return {v: s for v, s in mapping.items() if v not in set(gone["video_id"].to_list())}
     out: dict[str, str] = {}
     fractions = dict(cfg.fractions)
     if test_videos:
@@ -64,7 +70,8 @@ def read_annotated_videos(path: str) -> set[str]:
     return {v.strip().strip('"') for v in df["vid_ID"].to_list() if v}
 
 
-def assign_splits(frames: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None) -> pl.DataFrame:
-    """schemas.FRAMES rows with `split` filled in by video."""
-    mapping = split_videos(frames.select("video_id", "event"), cfg, test_videos=test_videos)
+def assign_splits(frames: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None,
+                  removed: pl.DataFrame | None = None) -> pl.DataFrame:
+    """schemas.FRAMES rows with `split` filled in by video (`removed`: see split_videos)."""
+    mapping = split_videos(frames.select("video_id", "event"), cfg, test_videos=test_videos, removed=removed)
     return frames.with_columns(pl.col("video_id").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("split"))

@@ -133,7 +133,9 @@ def make_hits(
                 raise ValueError(f"variant B needs a similar event for {e!r}; set annotation.pairs in the config")
             targets, others = _chunks(own[e], half), _chunks(lent[p], half)
             for k, target in enumerate(targets):
-                other = others[k % len(others)] if others else []
+                # the partner's images are lent once: a partner with fewer images leaves the last HITs short rather
+                # than showing the same images twice under one prompt (a worker would rate them twice)
+                other = others[k] if k < len(others) else []
                 chunk = target + other[: len(target)]
                 rng.shuffle(chunk)
                 hits.append((e, chunk))

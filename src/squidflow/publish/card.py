@@ -11,7 +11,7 @@ import yaml
 
 from squidflow.bounds import load_bounded
 from squidflow.io import md_escape
-from squidflow.publish.facts import SQUID_E_CITATION, Facts
+from squidflow.publish.facts import SQUID_E_CITATION, Facts, removal_requests
 from squidflow.publish.tables import SPLIT_ORDER
 from squidflow.table_format import md_row, md_rule, md_table
 
@@ -157,6 +157,18 @@ def card(facts: Facts) -> str:
     out += ["", "## Licences and terms", "",
             f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
             f"({f.license_url}). {md_escape(f.terms)}", ""]
+    if f.licences:
+        out += ["Images by the licence of their video, as its source states it (`license` in the `images` config; "
+                "`unknown`: the source states none):", "",
+                *md_table(["Licence", "Images"], [(k, f"{n:,}") for k, n in f.licences.items()], data=(0,)), ""]
+    out += ["## Removal requests", "", md_escape(removal_requests(f.contact)), ""]
+    if f.changes:
+        n = sum(f.changes.values())
+        out += ["## Changes", "",
+                f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
+                f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
+                "from them. By reason:", "",
+                *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)), ""]
     fence = _fence(f.citation)
     out += ["## How to cite", "", "The dataset:", "", f"{fence}bibtex", f.citation.strip(), fence, "",
             "The method and the original SQUID-E dataset:", "", "```bibtex", SQUID_E_CITATION, "```", ""]

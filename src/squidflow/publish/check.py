@@ -4,7 +4,8 @@ edited by hand). One line per problem, each naming the file and the config, fiel
 - the card (README.md) has the Hub's YAML header, and its `configs` name every config under data/ with data files
   that exist;
 - every shard under data/ is a FileObject of croissant.json, and every FileObject's file exists with its sha256;
-- croissant.json validates with mlcroissant and yields records of every record set, and its RAI fields are filled;
+- croissant.json validates with mlcroissant and yields records of every record set, and its RAI fields are filled,
+  never "not collected" where the folder shows the answer (faces blurred, licences, annotation platform and pay);
 - `datasets.load_dataset(folder, config)` loads every config;
 - the card's licence is a Hub licence id and croissant.json's `license` is its URL (they agree), and the LeWiDi
   files (lewidi/) are there; a folder that holds datasets instead of being one names them (did you mean ...).
@@ -185,6 +186,79 @@ def shard_rows(folder: Path, config: str) -> int:
     return sum(pq.read_metadata(shard).num_rows for shard in sorted((folder / "data" / config).glob("*.parquet")))
 
 
+# A value that says nothing: where the folder itself shows the answer, a field holding only this fails (issue 48).
+PLACEHOLDER = re.compile(r"^\W*(not collected|not known|unknown|n/?a|none|tbd|todo|not stated|-)\b", re.IGNORECASE)
+
+
+def _texts(meta: dict, key: str) -> list[str]:
+    """Every text of a Croissant field, in any of its spellings (a list, a string, or absent)."""
+    out = []
+    for k in croissant.RAI_KEYS.get(key, (key,)):
+        value = meta.get(k)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v.strip():
+                out.append(v.strip())
+    return out
+
+
+def _images_columns(folder: Path, columns: tuple[str, ...]) -> dict[str, list]:
+    """The values of `columns` of the images config's shards (inside the folder only; a column absent: no key)."""
+    import pyarrow.parquet as pq
+
+    out: dict[str, list] = {}
+    root = folder.resolve()
+    for shard in sorted((folder / "data" / "images").glob("*.parquet")):
+        try:
+            if root not in shard.resolve().parents:
+                continue
+            names = pq.read_schema(shard).names
+            table = pq.read_table(shard, columns=[c for c in columns if c in names])
+        except Exception:  # an unreadable shard is told by check_files and mlcroissant, not here
+            continue
+        for name in table.column_names:
+            out.setdefault(name, []).extend(table.column(name).to_pylist())
+    return out
+
+
+def check_rai_known(folder: Path, meta: dict) -> list[str]:
+    """RAI fields that say nothing ("not collected", "unknown", empty) where the folder shows what the run knew: faces
+    blurred (the images config's faces_blurred), the videos' licences (its license column), the annotation platform
+    (a judgments config) and the pay (the card's "Pay:" line). One line per field, naming it and what the folder shows."""
+    path = folder / "croissant.json"
+    problems = []
+    cols = _images_columns(folder, ("faces_blurred", "license"))
+    blurred = [n for n in cols.get("faces_blurred", []) if n is not None]
+    if blurred:
+        said = _texts(meta, "rai:personalSensitiveInformation")
+        if not any("blur" in t.lower() and not PLACEHOLDER.match(t) for t in said):
+            problems.append(f"{path}: rai:personalSensitiveInformation does not say that faces were blurred, though "
+                            f"the images config's faces_blurred counts {sum(blurred):,} regions in "
+                            f"{sum(1 for n in blurred if n):,} images; say so (squidflow publish writes it)")
+    if any(v for v in cols.get("license", []) if v):
+        stated = [t for t in _texts(meta, "license") if not PLACEHOLDER.match(t)]
+        if not stated:
+            problems.append(f"{path}: license is empty or says nothing, though the images config's license column "
+                            "states each video's licence; name the dataset's licence (publish.license)")
+    if (folder / "data" / "judgments").is_dir():
+        for key in ("rai:annotationPlatform", "rai:annotationProtocol"):
+            said = _texts(meta, key)
+            if said and all(PLACEHOLDER.match(t) for t in said):
+                problems.append(f"{path}: {key} says {said[0][:60]!r}, though the folder holds judgments (a "
+                                "judgments config): say who rated them, on which platform, how")
+    try:
+        readme = (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        readme = ""
+    pay = re.search(r"^- Pay: (.+?)\.?$", readme, flags=re.MULTILINE)
+    if pay and not PLACEHOLDER.match(pay.group(1)) and not pay.group(1).startswith("not stated"):
+        protocol = " ".join(_texts(meta, "rai:annotationProtocol"))
+        if not re.search(r"\bpay\b|\bpaid\b", protocol, flags=re.IGNORECASE) or \
+                re.search(r"pay:\s*(not collected|unknown|n/?a)", protocol, flags=re.IGNORECASE):
+            problems.append(f"{path}: rai:annotationProtocol does not say what annotators were paid, though the card "
+                            f"does ({pay.group(1)[:60]!r}); say it there too")
+    return problems
+
+
 def check_loading(folder: Path, configs: list[str]) -> list[str]:
     """`datasets.load_dataset(folder, config)` for every config, each into a cache of its own made for this check, and
     the rows it yields against the rows of the folder's shards. `datasets` keys a local folder's cache by the folder's
@@ -267,6 +341,7 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     problems += reaching + check_files(folder, meta)
     problems += check_rai(folder, meta)
     problems += check_licence(folder, meta)
+    problems += check_rai_known(folder, meta)
     if not (folder / "lewidi").is_dir():
         problems.append(f"{folder / 'lewidi'}: missing (the judgments in the LeWiDi format, one file per variant and "
                         "split, and the annotators' metadata)")

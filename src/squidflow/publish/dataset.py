@@ -20,9 +20,10 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import EmptyError, UserError
 from squidflow.intervals import IntervalConfig
-from squidflow.publish import card, croissant, lewidi, shards
+from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+from squidflow.videos.takedown import published_version, removals_by_reason
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class RunTables:
     keywords: pl.DataFrame | None = None
     dropped_md: str = ""
     task_pages: dict[str, str] = field(default_factory=dict)  # rating | keywords -> the page's HTML
+    takedowns: pl.DataFrame | None = None  # results/videos/takedown_log.csv (squidflow.videos.takedown)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,7 @@ class RunSettings:
 
 def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
     """config -> its rows (with `split`), and the pseudonyms."""
-    license_ = F.required(settings.publish, demo=settings.demo)["license"]
-    images = T.images_table(run.frames, run.videos, run.judgments, license_)
+    images = T.images_table(run.frames, run.videos, run.judgments)
     if mode == "embed":
         T.check_embeddable(images)
     names = T.pseudonyms(run.judgments["annotator"].to_list(),
@@ -101,7 +102,7 @@ def _image_bytes(images: pl.DataFrame) -> list[bytes]:
 
 
 def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
-                 configs: Mapping[str, pl.DataFrame]) -> F.Facts:
+                 configs: Mapping[str, pl.DataFrame], blurred: list[int] | None = None) -> F.Facts:
     per_status, queries, languages = F.video_summary(run.videos)
     annotators = cfg.get("annotators") or {}
     source, present = F.judgment_source(run.judgments, settings.judgment_source)  # the rows say, not the config
@@ -126,6 +127,9 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
                            "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant.")
     rai = dict(cfg.get("rai") or {})
     rai["data_limitations"] = limitations
+    face_note = faces.sensitive_note(blurred, mode=mode, demo=settings.demo)
+    if face_note:
+        rai["personal_sensitive_information"] = [*(rai.get("personal_sensitive_information") or []), face_note]
     if simulated:  # the demo's videos are made by ffmpeg and its ratings by a panel model: no web, no crowd
         rai["data_collection_type"] = ["Synthetic data (squidflow's offline demo videos)", "Simulated annotations"]
     description = cfg.get("description") or (
@@ -134,8 +138,13 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
         "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks).")
     name = cfg["name"]
+    changes = removals_by_reason(run.takedowns) if run.takedowns is not None and not run.takedowns.is_empty() else {}
+    removal = F.removal_requests(cfg.get("contact") or "")
+    rai["data_release_maintenance_plan"] = " ".join(x for x in (rai.get("data_release_maintenance_plan"), removal) if x)
     return F.Facts(
-        name=name, pretty_name=cfg.get("pretty_name") or name, version=cfg["version"],
+        name=name, pretty_name=cfg.get("pretty_name") or name,
+        version=published_version(cfg["version"], sum(changes.values())), base_version=cfg["version"],
+        changes=changes, contact=cfg.get("contact") or "",
         license=cfg["license"], license_name=cfg.get("license_name") or "", license_link=cfg.get("license_link") or "",
         citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
         description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
@@ -152,7 +161,7 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         raters=F.raters_per_image(soft), agreement=run.table7, **F.rater_facts(configs.get("judgments")),
         counts={c: t.height for c, t in configs.items()},
         splits={c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows()) for c, t in configs.items()},
-        rai=rai,
+        rai=rai, licences=F.images_by_licence(configs["images"]),
     )
 
 
@@ -166,13 +175,18 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
     # a config without rows (every comparison set filtered out, a task nobody did) is left out, not published empty
     configs = {c: t for c, t in configs.items() if c == "images" or not t.is_empty()}
     max_bytes = shards.shard_size(cfg.get("shard_size"))
+    pixels, blurred = None, None
+    if mode == "embed":
+        pixels = _image_bytes(configs["images"])
+        if faces.blur_requested(cfg.get("blur_faces"), mode=mode, demo=settings.demo):
+            pixels, blurred = faces.blur_all(pixels)  # the published copy only: the run's frames stay as they are
+            configs["images"] = configs["images"].with_columns(pl.Series("faces_blurred", blurred, dtype=pl.Int64))
     written, feats = [], {}
     for config, table in configs.items():
         embed = config == "images" and mode == "embed"
         feats[config] = shards.features(SCHEMAS[config], image=embed)
-        written += shards.write_config(folder, config, table, feats[config], max_bytes,
-                                       _image_bytes(table) if embed else None)
-    facts = gather_facts(run, settings, cfg, mode, configs)
+        written += shards.write_config(folder, config, table, feats[config], max_bytes, pixels if embed else None)
+    facts = gather_facts(run, settings, cfg, mode, configs, blurred)
     (folder / "README.md").write_text(card.card(facts), encoding="utf-8")
     (folder / "croissant.json").write_text(json.dumps(croissant.metadata_json(facts, written, feats), indent=2,
                                                       ensure_ascii=False, default=str) + "\n", encoding="utf-8")

@@ -16,9 +16,9 @@ import polars as pl
 
 from squidflow import licenses, own_data
 from squidflow.config import ConfigError
+from squidflow.licences import DEMO_LICENSE
 
 DEMO_NAME = "squidflow-demo"
-DEMO_LICENSE = "cc-by-4.0"  # the demo's frames are synthetic, made by squidflow itself
 SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,
   title     = {Ambiguous Images With Human Judgments for Robust Visual Event Classification},
   author    = {Sanders, Kate and Kriz, Reno and Liu, Anqi and Van Durme, Benjamin},
@@ -67,6 +67,10 @@ class Facts:
     waves: dict = field(default_factory=dict)  # wave -> ratings it added (first, round2, ...)
     license_name: str = ""  # publish.license other: the licence's short id and the URL of its text
     license_link: str = ""
+    licences: dict = field(default_factory=dict)  # the videos' licence as stated -> published images
+    base_version: str = ""  # publish.version; `version` is it raised by the removals on request
+    changes: dict = field(default_factory=dict)  # takedown reason -> videos removed (never their ids)
+    contact: str = ""  # publish.contact: where removals are asked for
 
     @property
     def license_url(self) -> str:
@@ -174,3 +178,17 @@ def raters_per_image(soft_labels: pl.DataFrame) -> dict:
         n = g["n"]
         out[variant] = (int(n.min()), float(n.median()), int(n.max()))
     return dict(sorted(out.items()))
+
+
+def images_by_licence(images: pl.DataFrame) -> dict[str, int]:
+    """The published images per licence of their video (as its source states it), most images first."""
+    counts = images.group_by("license").len().sort(["len", "license"], descending=[True, False])
+    return {str(k): int(n) for k, n in counts.iter_rows()}
+
+
+def removal_requests(contact: str) -> str:
+    """How to ask for a removal (the card's "Removal requests" and Croissant's rai:dataReleaseMaintenancePlan)."""
+    who = f"write to {contact}" if contact else "contact the dataset's creators (no contact was given: publish.contact)"
+    return (f"To ask for a video or an image to be removed, {who}, naming its video_id or image_id. Removals are "
+            "applied by rebuilding the dataset without the video (squidflow's `takedown:` list) and published as a "
+            "new version whose card counts them by reason.")

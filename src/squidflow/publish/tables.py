@@ -23,6 +23,7 @@ from squidflow.config import ConfigError
 from squidflow.events import normalise_event, prompt_to_event
 from squidflow.image_ids import image_id_expr
 from squidflow.intervals import IntervalConfig, image_resamples, interval_from
+from squidflow.licences import UNKNOWN, is_creative_commons
 from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
@@ -30,7 +31,8 @@ SPLIT_ORDER = ("train", "validation", "test")
 # Sources whose videos belong to someone else on a video site: `auto` publishes them by reference.
 REFERENCE_SOURCES = frozenset({"youtube", "urls", "squid-e-release"})
 YOUTUBE_URL = "https://www.youtube.com/watch?v={}"
-UNKNOWN_LICENSE = "unknown: see the source's terms"
+UNKNOWN_LICENSE = UNKNOWN  # a video whose source states no licence
+PROVENANCE = ("uploader", "upload_date", "retrieved_at")  # per video, from the manifest (schemas.PUBLISH_IMAGES)
 
 
 def image_mode(requested: str, source_types: Iterable[str], judgment_source: str) -> str:
@@ -58,7 +60,8 @@ def dataset_split(split: pl.Expr) -> pl.Expr:
 def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
     """video_id -> the video's source as published (its URL, else its local path) and its licence."""
     if videos is None or videos.is_empty():
-        return pl.DataFrame(schema={"video_id": pl.Utf8, "source": pl.Utf8, "license": pl.Utf8, "kind": pl.Utf8})
+        return pl.DataFrame(schema={"video_id": pl.Utf8, "source": pl.Utf8, "license": pl.Utf8, "kind": pl.Utf8,
+                                    **{c: pl.Utf8 for c in PROVENANCE}})
 
     def given(column: str) -> pl.Expr:  # an empty string says nothing
         value = pl.col(column).cast(pl.Utf8)
@@ -74,11 +77,11 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(given("webpage_url"), given("url"), local, given("path")).alias("source"),
         given("license").alias("license"),
         pl.col("source").alias("kind"),
+        *(given(c).alias(c) if c in videos.columns else pl.lit(None, pl.Utf8).alias(c) for c in PROVENANCE),
     ).unique("video_id", keep="first", maintain_order=True)
 
 
-def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgments: pl.DataFrame,
-                 default_license: str = "") -> pl.DataFrame:
+def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgments: pl.DataFrame) -> pl.DataFrame:
     """One row per image (schemas.PUBLISH_IMAGES), with `kind` (the video's source type) and `image_path` beside it
     for the pixels of embed mode. Without frames (the release's judgments): the rated images, event from their
     variant-A prompt, source the YouTube URL (UCF-Crime ids: the dataset's name)."""
@@ -106,17 +109,18 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
                        .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid))
         out = out.with_columns(pl.coalesce(pl.col("source"), release_url).alias("source"),
                                pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"))
-    # the demo's and a local source's videos are the researcher's own: the dataset's licence unless they say otherwise
-    own = pl.when(pl.col("kind").is_in(["demo", "local"])).then(pl.lit(default_license or None, pl.Utf8))
-    out = out.with_columns(pl.coalesce(pl.col("license"), own, pl.lit(UNKNOWN_LICENSE)).alias("license"))
+    # the licence as the video's source states it (the demo's: squidflow's own), else unknown: never guessed
+    out = out.with_columns(pl.coalesce(pl.col("license"), pl.lit(UNKNOWN_LICENSE)).alias("license"),
+                           pl.lit(None, pl.Int64).alias("faces_blurred"))  # set when the JPEGs are blurred
     return out.select(*schemas.PUBLISH_IMAGES.columns, "kind", "image_path").sort("split", "image_id")
 
 
 def check_embeddable(images: pl.DataFrame) -> None:
     """publish.images embed copies pixels: a frame of a video-site video that is not under a Creative Commons
     licence stops the run, naming the video."""
-    foreign = images.filter(pl.col("kind").is_in(list(REFERENCE_SOURCES))
-                            & ~pl.col("license").str.to_lowercase().str.contains("creative commons|cc-by|cc by|cc0"))
+    licences = images["license"].unique(maintain_order=True).to_list()
+    shared = [t for t in licences if is_creative_commons(t)]  # the whole statement, never a word in it (issue 44)
+    foreign = images.filter(pl.col("kind").is_in(list(REFERENCE_SOURCES)) & ~pl.col("license").is_in(shared))
     if not foreign.is_empty():
         first = foreign.row(0, named=True)
         raise ConfigError(

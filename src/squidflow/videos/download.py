@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from squidflow.config import defaults_from_schema, from_section
+from squidflow.licences import licence_refusal
 from squidflow.videos import direct as direct_fetch
 from squidflow.videos.brake import Brake, SiteStopped, site_of
 from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of
@@ -154,6 +155,15 @@ METADATA_KEYS = ("title", "description", "tags", "language", "uploader", "upload
                  "duration", "channel", "view_count", "categories")  # fmt: skip
 
 
+def info_metadata(info: dict[str, Any]) -> dict[str, Any]:
+    """What a video's row keeps of yt-dlp's info dict: its text and provenance (`license` as the watch page states
+    it, `uploader`, `upload_date`, `webpage_url`); the channel's name stands for a missing uploader."""
+    out = {k: info.get(k) for k in METADATA_KEYS if info.get(k) is not None}
+    if not out.get("uploader") and info.get("channel"):
+        out["uploader"] = info["channel"]
+    return out
+
+
 class _Replay(io.RawIOBase):
     """An error page already read (to look for "captcha" in it), handed back to yt-dlp as if unread."""
 
@@ -248,7 +258,7 @@ class Session:
         self._ydl: Any = None
         self._attempt: Any = None
 
-    def fetch(self, url: str, outtmpl: str) -> dict[str, Any]:
+    def fetch(self, url: str, outtmpl: str, licenses: list[str] | None = None) -> dict[str, Any]:
         """Download `url` to `outtmpl`; yt-dlp's info dict, or the download's exception (or SiteStopped).
 
         A direct media link skips yt-dlp (its ~1,800 extractor patterns, a sniffing GET and a new connection per
@@ -267,6 +277,9 @@ class Session:
             self._ydl.brake = self.brake
         ydl = self._attempt = self._ydl
         ydl.params["outtmpl"] = {"default": outtmpl}
+        from squidflow.videos.youtube import ytdlp_licence_params
+
+        ydl.params["match_filter"] = ytdlp_licence_params(licenses).get("match_filter")  # per video: its source's
         ydl.start_attempt()
         info = ydl.process_ie_result(direct, download=True) if direct else ydl.extract_info(url, download=True)
         return ydl.sanitize_info(info) or {}
@@ -324,6 +337,7 @@ def download(
     sleep: Callable[[float], None] = time.sleep,
     first_attempt: int = 1,
     hand_back_refusals: bool = False,
+    licenses: list[str] | None = None,
 ) -> DownloadResult:
     """Fetch `url` into `dest` (an .mp4 path) and check it decodes. Never raises for a bad video.
 
@@ -331,6 +345,8 @@ def download(
     `session` is the worker's yt-dlp session (a new one per call when None); `brake` the run's shared site state.
     With `hand_back_refusals`, a refusal with attempts left returns at once with `requeue` set, so that the worker
     is free for other sites while this one is paused (the shard scheduler asks again from `first_attempt`).
+    `licenses`: the source's licence wish (sources[].licenses): yt-dlp's --match-filter skips a video whose page
+    states another licence before fetching a byte, and the video ends `unavailable` with reason `licence`.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -344,20 +360,22 @@ def download(
     own = session is None
     session = session or Session(opts, brake)
     try:
-        return _download(url, dest, opts, session, brake, sleep, first_attempt, hand_back_refusals)
+        return _download(url, dest, opts, session, brake, sleep, first_attempt, hand_back_refusals, licenses)
     finally:
         if own:
             session.close()
 
 
 def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, brake: Brake | None, sleep,
-              first_attempt: int, hand_back: bool) -> DownloadResult:  # fmt: skip
+              first_attempt: int, hand_back: bool, licenses: list[str] | None = None) -> DownloadResult:  # fmt: skip
     site = site_of(url)
     outtmpl = str(dest.with_suffix("")) + ".%(ext)s"
     last_error, last_reason = "", "unknown"
     metadata: dict[str, Any] = {}
     notes: list[str] = []
     attempts = opts.retries + 1
+    if licenses and direct_media_info(url):  # a bare media file states no licence: not fetched at all
+        return failure("licence", licence_refusal(None, licenses) or "", 0)
     for attempt in range(first_attempt, attempts + 1):
         if attempt > first_attempt and (last_reason in RETRY_REASONS or (brake is None and last_reason in BRAKE_REASONS)):
             wait = min(opts.backoff_s * 2 ** (attempt - 2), opts.max_backoff_s)
@@ -365,8 +383,13 @@ def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, bra
             sleep(wait)
         started = time.time()
         try:
-            info = session.fetch(url, outtmpl)
-            metadata = {k: info.get(k) for k in METADATA_KEYS if info.get(k) is not None}
+            info = session.fetch(url, outtmpl, licenses) if licenses else session.fetch(url, outtmpl)
+            metadata = info_metadata(info)
+            refused = licence_refusal(metadata.get("license"), licenses)
+            if refused:  # yt-dlp's match filter skipped the download (a direct link states no licence at all)
+                if brake is not None:
+                    brake.answered(site)
+                return failure("licence", refused, attempt, metadata=metadata)
         except SiteStopped as stop:
             if attempt == first_attempt and first_attempt == 1:
                 return failure("not_attempted", stop.note, 0)

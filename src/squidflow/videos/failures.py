@@ -86,6 +86,11 @@ REASONS: dict[str, Reason] = {
                         "re-encode it at a lower resolution (ffmpeg -vf scale=-2:1080), or drop it from the source"),
     "unknown": Reason("failed", "retry", "an error none of the patterns knows (the raw message is in `error`)",
                       "read `error`; update yt-dlp if an extractor broke"),
+    # the source asks for other licences (sources[].licenses): decided from the declared licence at listing, or from
+    # the licence the watch page states (yt-dlp's --match-filter, before any byte of the video is fetched)
+    "licence": Reason("unavailable", "stop", "left out for its licence: the source asks for Creative Commons "
+                      "licences (sources[].licenses) and the video states another, or none",
+                      "none (the source's wish); widen sources[].licenses if you may use it"),
     # the brake ended this site's downloads for the run before this video's turn
     "not_attempted": Reason("failed", "stop", "not asked: the brake stopped downloads from this site in this run",
                             "retry_failed later, with cookies or a slower pace"),
@@ -101,6 +106,7 @@ LOCAL_REMEDIES: dict[str, str] = {
     "frames_undecodable": "replace or re-encode the file: the next run checks it again",
     "too_large": "re-encode it at a lower resolution (ffmpeg -vf scale=-2:1080): the next run checks it again",
     "unknown": "read `error`; retry_failed checks the file again",
+    "licence": "declare the folder's licence (sources[].license), or widen sources[].licenses",
 }
 LOCAL_SOURCES = frozenset({"local", "demo"})  # and squid-e-release's UCF-Crime files (no url)
 

@@ -28,7 +28,7 @@ from squidflow.videos.download import DownloadOptions, DownloadResult, download,
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
 from squidflow.videos.shards import outcome_record, shard_of, status_row
-from squidflow.videos.sources import SKIPPED
+from squidflow.videos.sources import SKIPPED, pending
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generatio
     """Download (or just probe) one candidate; a one-row VIDEO_STATUS frame. Never raises for a bad video."""
     try:
         if candidate.get("download"):
-            result = download(candidate["url"], candidate["path"], opts)
+            result = download(candidate["url"], candidate["path"], opts, licenses=candidate.get("licenses"))
         else:
             result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames)
     except Exception as exc:  # a bug or a full disk must not fail the workflow either: it is this video's status
@@ -112,7 +112,7 @@ def check_local(candidates: pl.DataFrame, opts: DownloadOptions, *, journal_dir:
     from squidflow.videos.shards import Journal, read_journals
     from squidflow.videos.sources import file_fingerprint
 
-    todo = candidates.filter(~pl.col("download")).to_dicts()
+    todo = candidates.filter(~pl.col("download") & pending(candidates)).to_dicts()
     if not todo:
         return schemas.empty(schemas.VIDEO_STATUS)
     journal = Journal(journal_dir, "local")
@@ -156,7 +156,7 @@ def local_status_path(status_dir: str | Path, *, retry_failed: bool, started: fl
 
 def probe_local_candidates(candidates: pl.DataFrame, opts: DownloadOptions, *, workers: int = 2) -> pl.DataFrame:
     """Status rows for the candidates that need no download (demo, local, UCF), probed in parallel."""
-    todo = candidates.filter(~pl.col("download")).to_dicts()
+    todo = candidates.filter(~pl.col("download") & pending(candidates)).to_dicts()
     if not todo:
         return schemas.empty(schemas.VIDEO_STATUS)
     from tqdm import tqdm
@@ -168,18 +168,22 @@ def probe_local_candidates(candidates: pl.DataFrame, opts: DownloadOptions, *, w
 
 def build_manifest(candidates: pl.DataFrame, statuses: Iterable[pl.DataFrame]) -> pl.DataFrame:
     """Gather status rows into the manifest, one row per candidate, in candidate order (VIDEOS schema)."""
+    settled = candidates.filter(~pending(candidates))  # left out at listing (a licence): their row is as listed
     parts = [s for s in statuses if len(s)]
+    if len(settled):
+        parts.append(conform(settled.with_columns(pl.lit(0).alias("retry_generation"), pl.lit(0).alias("attempts")),
+                             schemas.VIDEO_STATUS))
     status = pl.concat(parts, how="vertical") if parts else schemas.empty(schemas.VIDEO_STATUS)
     order = candidates.select("video_id").with_row_index("_order")
     missing = order.join(status.select("video_id"), on="video_id", how="anti", maintain_order="left")
     if len(missing):
-        pending = candidates.join(missing.select("video_id"), on="video_id", maintain_order="left").with_columns(
+        unsettled = candidates.join(missing.select("video_id"), on="video_id", maintain_order="left").with_columns(
             pl.lit("failed").alias("status"),
             pl.lit("unknown").alias("reason"),
             pl.lit("no status record was written for this video").alias("error"),
             pl.lit(0).alias("retry_generation"),
         )
-        status = pl.concat([status, conform(pending, schemas.VIDEO_STATUS)], how="vertical")
+        status = pl.concat([status, conform(unsettled, schemas.VIDEO_STATUS)], how="vertical")
     out = order.join(status, on="video_id", how="left", maintain_order="left").sort("_order").drop("_order")
     return conform(out.unique("video_id", keep="first", maintain_order=True), schemas.VIDEOS)
 

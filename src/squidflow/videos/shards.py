@@ -38,6 +38,7 @@ from squidflow.io import conform
 from squidflow.videos.brake import Brake, site_of
 from squidflow.videos.download import DownloadOptions, DownloadResult, Session, download, failure
 from squidflow.videos.failures import BRAKE_REASONS
+from squidflow.videos.sources import pending
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def shard_of(video_id: str, shards: int) -> int:
 
 def shard_candidates(candidates: pl.DataFrame, shard: int, shards: int) -> pl.DataFrame:
     """The download candidates (`download` true) of one shard, in candidate order."""
-    todo = candidates.filter(pl.col("download"))
+    todo = candidates.filter(pl.col("download") & pending(candidates))
     keep = [shard_of(v, shards) == shard for v in todo["video_id"].to_list()]
     return todo.filter(pl.Series(keep, dtype=pl.Boolean))
 
@@ -133,13 +134,24 @@ def is_finished(record: dict[str, Any] | None, generation: int) -> bool:
 
 
 # --- status rows -----------------------------------------------------------------------------------------------------
+def retrieved_at(finished_at: float) -> str:
+    """When a download finished, as ISO 8601 UTC to the second (the provenance the published images carry)."""
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(float(finished_at), dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
 def status_row(candidate: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
     """A VIDEO_STATUS row: the candidate's listing, overlaid with what its download found."""
     row = {c: None for c in schemas.VIDEO_STATUS.columns}
     row.update({k: v for k, v in candidate.items() if k in schemas.VIDEO_STATUS.columns})
     for key in TEXT_FROM_DOWNLOAD:
+        if key == "license" and row.get("license"):
+            continue  # the licence the source declares in the config is the one it gives the videos
         if record.get(key) not in (None, "", []):
             row[key] = record[key]
+    if candidate.get("download") and record.get("status") == "ok" and record.get("finished_at"):
+        row["retrieved_at"] = retrieved_at(record["finished_at"])
     if record.get("status") == "ok" or record.get("width") is not None:
         row.update({k: record.get(k) for k in PROBE_FIELDS})
     notes = list(candidate.get("notes") or []) + list(record.get("notes") or [])
@@ -176,7 +188,8 @@ def _acquire_one(candidate: dict[str, Any], opts: DownloadOptions, brake: Brake 
     """One video by one worker; never raises (a bug or a full disk is this video's status, not the job's end)."""
     try:
         return download(candidate["url"], candidate["path"], opts, session=_worker_session(opts, brake), brake=brake,
-                        first_attempt=candidate.get("_attempt", 1), hand_back_refusals=brake is not None)  # fmt: skip
+                        first_attempt=candidate.get("_attempt", 1), hand_back_refusals=brake is not None,
+                        licenses=candidate.get("licenses"))  # fmt: skip
     except Exception as exc:
         log.exception("%s: unexpected error", candidate.get("video_id"))
         return failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 1)

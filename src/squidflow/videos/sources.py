@@ -33,6 +33,7 @@ from squidflow import schemas
 from squidflow.errors import EmptyError, InputError
 from squidflow.events import check_event_id
 from squidflow.io import conform, read_csv_strings, read_parquet
+from squidflow.licences import DEMO_LICENSE, licence_refusal
 from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
@@ -110,9 +111,10 @@ def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 # --- the sources ---------------------------------------------------------------------------------------------------
 def demo_source(catalog: pl.DataFrame) -> SourceListing:
+    """The demo's synthetic videos, made by squidflow itself: their licence is squidflow's (licences.DEMO_LICENSE)."""
     rows = [
         {**{k: r.get(k) for k in ("video_id", "event", "path", "title", "description", "language", "tags")},
-         "source": "demo", "download": False}
+         "source": "demo", "download": False, "license": DEMO_LICENSE}
         for r in catalog.iter_rows(named=True)
     ]  # fmt: skip
     return SourceListing("demo", _frame(rows))
@@ -140,9 +142,11 @@ def walk_local(root: Path, exts: set[str]) -> tuple[list[tuple[str, Path]], list
     return videos, skipped
 
 
-def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS) -> SourceListing:
+def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS,
+                 license: str | None = None) -> SourceListing:
     """`<root>/<event>/*.<ext>`: the folder names the event, the file stem the video id (made job-safe). Every other
-    file (not a video, not in an event folder) is named in a note starting with SKIPPED, for the report."""
+    file (not a video, not in an event folder) is named in a note starting with SKIPPED, for the report. `license`:
+    what the source declares for its videos (None: nothing, published as "unknown")."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(
@@ -156,7 +160,7 @@ def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VID
         if vid != f.stem:
             notes.append(f"{f}: id '{vid}' (the file name has characters job names cannot hold)")
         rows.append({"video_id": vid, "event": event, "source": "local", "path": str(f),
-                     "title": f.stem, "download": False})  # fmt: skip
+                     "title": f.stem, "download": False, "license": license})  # fmt: skip
         origins.append(f"local file {f}")
     notes += [f"{SKIPPED} {f}: {why}" for f, why in skipped]
     if not rows:
@@ -250,7 +254,9 @@ def read_url_list(path: str | Path) -> pl.DataFrame:
     return out.with_columns(pl.Series("_row", where, dtype=pl.Utf8))
 
 
-def urls_source(table: pl.DataFrame, where: str) -> SourceListing:
+def urls_source(table: pl.DataFrame, where: str, license: str | None = None) -> SourceListing:
+    """A URL list's rows as download candidates; `license` is what the source declares (None: what the download's
+    page states, else "unknown")."""
     rows, notes, origins = [], [], []
     positions = table["_row"].to_list() if "_row" in table.columns else [f"row {i}" for i in range(1, len(table) + 1)]
     for pos, r in zip(positions, table.iter_rows(named=True), strict=True):
@@ -263,7 +269,8 @@ def urls_source(table: pl.DataFrame, where: str) -> SourceListing:
         if given and vid != given:
             notes.append(f"{where} {pos}: video_id {given!r} made job-safe as {vid!r}")
         rows.append({"video_id": vid, "event": event, "source": "urls", "url": url, "webpage_url": url,
-                     "path": download_path("urls", vid), "title": r.get("title"), "download": True})  # fmt: skip
+                     "path": download_path("urls", vid), "title": r.get("title"), "download": True,
+                     "license": license})  # fmt: skip
         origins.append(f"{where} {pos}")
     if not len(table):
         notes.append(f"{where}: the list has no rows (a header only)")
@@ -278,7 +285,8 @@ def youtube_source(source: dict[str, Any], results=None, ydl_params: dict[str, A
     if results is None:
         results = []
         for event, spec in (source.get("events") or {}).items():
-            results += youtube.search(event, spec.get("queries") or {}, settings, ydl_params or {})
+            results += youtube.search(event, spec.get("queries") or {}, settings, ydl_params or {},
+                                      source.get("licenses"))
     df, dropped = youtube.select_entries(results, settings)
     notes = [f"youtube search: {len(results)} queries, {len(df)} videos kept; dropped " +
              ", ".join(f"{k}={v}" for k, v in dropped.items())]  # fmt: skip
@@ -336,6 +344,36 @@ def _identity(row: dict[str, Any]) -> str:
     return os.path.realpath(row["path"]) if row.get("path") else ""
 
 
+def licence_filter(listing: SourceListing, source: dict[str, Any]) -> SourceListing:
+    """A source's `licenses` wish on its candidates: each carries the wish (a download checks the licence its page
+    states); a candidate whose licence is declared (a local or urls source's `license`) or cannot be stated (a local
+    file) is settled here: status `unavailable`, reason `licence`, no probe, no download."""
+    wish = source.get("licenses")
+    if not wish:
+        return listing
+    df = listing.candidates.with_columns(pl.lit(list(wish), pl.List(pl.Utf8)).alias("licenses"))
+    declared = source["type"] == "local" or bool(source.get("license"))
+    if declared:
+        why = [licence_refusal(r["license"], wish) for r in df.iter_rows(named=True)]
+        refused = pl.Series("_why", why, dtype=pl.Utf8)
+        df = df.with_columns(
+            pl.when(refused.is_not_null()).then(pl.lit("unavailable")).otherwise(pl.col("status")).alias("status"),
+            pl.when(refused.is_not_null()).then(pl.lit("licence")).otherwise(pl.col("reason")).alias("reason"),
+            pl.coalesce(refused, pl.col("error")).alias("error"),
+            (pl.col("download") & refused.is_null()).alias("download"),
+        )
+        n = int(refused.is_not_null().sum())
+        if n:
+            listing.notes.append(f"{n} videos left out for their licence (sources[].licenses: {', '.join(wish)})")
+    listing.candidates = conform(df, schemas.VIDEO_CANDIDATES)
+    return listing
+
+
+def pending(candidates: pl.DataFrame) -> pl.Expr:
+    """The candidates acquisition still has to settle (the listing settled the others: a licence left out)."""
+    return pl.col("status").fill_null("pending") == "pending" if "status" in candidates.columns else pl.lit(True)
+
+
 def combine(listings: list[SourceListing]) -> tuple[pl.DataFrame, list[str]]:
     """Stack the sources' candidates. The same video listed again under its id is dropped and reported; a different
     video under an id already taken is an InputError naming both rows (never two videos merged into one)."""
@@ -387,19 +425,20 @@ def list_candidates(
         if kind == "demo":
             if demo_catalog is None:
                 raise ValueError("sources: a demo source needs the demo catalog (rule make_demo_videos)")
-            listings.append(demo_source(read_parquet(demo_catalog, schemas.DEMO_CATALOG)))
+            listing = demo_source(read_parquet(demo_catalog, schemas.DEMO_CATALOG))
         elif kind == "local":
-            listings.append(local_source(src["root"], src.get("extensions") or VIDEO_EXTENSIONS))
+            listing = local_source(src["root"], src.get("extensions") or VIDEO_EXTENSIONS, src.get("license"))
         elif kind == "urls":
-            listings.append(urls_source(read_url_list(src["path"]), str(src["path"])))
+            listing = urls_source(read_url_list(src["path"]), str(src["path"]), src.get("license"))
         elif kind == "youtube":
-            listings.append(youtube_source(src, ydl_params=ydl_params))
+            listing = youtube_source(src, ydl_params=ydl_params)
         elif kind == "squid-e-release":
             cfg = release_cfg or {}
             table = read_dataset_csv(fetch(cfg["dataset_csv"], cache_dir))
-            listings.append(release_source(table, cfg.get("ucf_dir", "data/ucf-crime"), src.get("events")))
+            listing = release_source(table, cfg.get("ucf_dir", "data/ucf-crime"), src.get("events"))
         else:  # the config schema rejects unknown types; this guards library callers
             raise ValueError(f"sources[{i}]: unknown type {kind!r}")
+        listings.append(licence_filter(listing, src))
     candidates, notes = combine(listings)
     if candidates.is_empty():
         listed = "; ".join(f"{lst.name}: 0 videos" + (f" ({'; '.join(lst.notes)})" if lst.notes else "") for lst in listings)

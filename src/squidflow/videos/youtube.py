@@ -55,12 +55,16 @@ def search_term(query: str, n: int) -> str:
 
 
 def search(
-    event: str, queries: dict[str, list[str]], settings: SearchSettings, ydl_params: dict[str, Any]
+    event: str, queries: dict[str, list[str]], settings: SearchSettings, ydl_params: dict[str, Any],
+    licenses: list[str] | None = None,
 ) -> list[SearchResult]:
-    """Run every query of one event through yt-dlp (flat: metadata only). Needs the network."""
+    """Run every query of one event through yt-dlp (flat: metadata only). Needs the network. `licenses` (a source's
+    sources[].licenses) becomes yt-dlp's --match-filter: a result whose licence is known and not wanted is left out
+    here, one whose flat entry states none is decided by its download (which passes the same filter)."""
     import yt_dlp
 
-    params = {**ydl_params, "extract_flat": "in_playlist", "skip_download": True, "quiet": True}
+    params = {**ydl_params, "extract_flat": "in_playlist", "skip_download": True, "quiet": True,
+              **ytdlp_licence_params(licenses)}
     out = []
     with yt_dlp.YoutubeDL(params) as ydl:
         for lang, qs in queries.items():
@@ -72,6 +76,18 @@ def search(
                     continue
                 out.append(SearchResult(event, lang, q, ydl.sanitize_info(info)))
     return out
+
+
+def ytdlp_licence_params(licenses: list[str] | None) -> dict[str, Any]:
+    """yt-dlp's `match_filter` option for a source's licence wish (empty: no wish), from squidflow.licences."""
+    from squidflow.licences import ytdlp_match_filter
+
+    expr = ytdlp_match_filter(licenses)
+    if expr is None:
+        return {}
+    from yt_dlp.utils import match_filter_func
+
+    return {"match_filter": match_filter_func(expr)}
 
 
 def _is_live(entry: dict[str, Any]) -> bool:

@@ -58,6 +58,21 @@ def test_variant_b_shows_three_images_of_the_event_and_three_of_its_pair():
     assert sorted(shown) == sorted(frames["image_id"])
 
 
+def test_variant_b_never_shows_a_partners_image_twice_under_one_prompt_when_events_differ_in_size():
+    """An event with fewer images (a video taken down, issue 48) has fewer images to lend: its partner's last HITs are
+    short instead of showing the same lent images again under the same prompt (one worker would rate them twice,
+    and ingestion stops on the duplicate judgment)."""
+    frames = frames_fixture({"birthday": 2, "wedding": 6})
+    hits = make_hits(frames, "B", pairs={"birthday": "wedding", "wedding": "birthday"})
+    for prompt, grp in hits.group_by("event"):
+        shown = [i for hit in grp.iter_rows(named=True) for i in _images(hit)]
+        assert len(shown) == len(set(shown)), (prompt, shown)
+    shown = [i for hit in hits.iter_rows(named=True) for i in _images(hit)]
+    assert len(shown) == len(set(shown))  # no image twice in variant B (the larger partner's extra images: none)
+    event_of = dict(frames.select("image_id", "event").iter_rows())
+    assert {i for i in frames["image_id"] if event_of[i] == "birthday"} <= set(shown)
+
+
 def test_events_without_a_configured_pair_are_paired_by_sbert_similarity():
     events = ["soccer", "tennis", "wedding", "birthday_party"]
     descriptions = {

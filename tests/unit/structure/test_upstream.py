@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 import re
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "upstream.md"
@@ -143,7 +143,7 @@ def test_every_patched_dependency_is_bounded_at_its_newest_tested_version_and_do
 
     bounds = _bounds()
     doc = DOC.read_text()
-    for dist, (low, high) in TESTED.items():
+    for dist, (_low, high) in TESTED.items():
         assert f"<={high}" in bounds.get(dist, ""), (f"pyproject.toml: bound {dist} at its newest tested version: "
                                                      f"'{dist}>=...,<={high}' (it says {bounds.get(dist)!r})")
         assert f"`{dist}`" in doc and high in doc, f"docs/upstream.md: name {dist} and the version tested ({high})"

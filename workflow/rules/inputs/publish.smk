@@ -28,6 +28,7 @@ def get_publish_inputs(wildcards):
     }
     if JUDGMENT_SOURCE != "release":
         inputs |= {"frames": FRAMES_TABLE, "videos": VIDEOS_CHECKED, "dropped": DROPPED_REPORT}
+        inputs["takedown_log"] = TAKEDOWN_LOG  # removals on request: the version and the card's "Changes"
         inputs["rating_page"] = HIT_TEMPLATE
     if stage_enabled("comparison"):
         inputs["comparison_sets"] = COMPARISON_SETS_TABLE

@@ -7,6 +7,9 @@ BRAKE_DIR = "results/videos/brake"
 VIDEOS_STATUS_FIGURE = "results/figures/videos_status.png"
 
 VIDEO_CANDIDATES = "results/videos/candidates.parquet"
+TAKEDOWN_LOG = "results/videos/takedown_log.csv"
+JOURNAL_DIR = "results/videos/journal"  # each finished download, one JSON line (squidflow.videos.shards)
+JOURNAL_LOCAL_DIR = "results/videos/journal_local"  # each probe of a file on disk
 CANDIDATES_NOTES = "results/videos/candidates_notes.txt"
 
 
@@ -26,6 +29,8 @@ def get_video_candidate_inputs(wildcards):
         # just happen to (on a cluster make_demo_subtitles may still be queued when the manifest is written)
         inputs["demo_subtitles"] = rules.make_demo_subtitles.output.vtt
     inputs["url_lists"] = [s["path"] for s in config["sources"] if s["type"] == "urls"]
+    if config["takedown"]:  # a video added to the list lists the sources again, and so reruns all after it
+        inputs["takedown"] = config["takedown"]
     return inputs
 
 
@@ -46,9 +51,13 @@ def get_video_status_files(wildcards):
     the next generation, whose job tries those videos again (older tables stay as the history).
     """
     candidates = checkpoints.video_candidates.get().output.candidates
+    todo = pl.col("status").fill_null("pending") == "pending"  # the listing settled the others (a licence)
     kinds = (
         pl.scan_parquet(candidates)
-        .select(pl.col("download").any().alias("download"), (~pl.col("download")).any().alias("on_disk"))
+        .select(
+            (pl.col("download") & todo).any().alias("download"),
+            (~pl.col("download") & todo).any().alias("on_disk"),
+        )
         .collect()
     )
     paths = []
