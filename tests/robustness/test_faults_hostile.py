@@ -1065,11 +1065,11 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
                                     "Creative Commons? No: all rights reserved", "cc-by is what we do not grant"])
 def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stated):
     """A YouTube row whose licence text says "NOT creative commons" was read as Creative Commons by a substring match
-    and its pixels embedded; the statement is now read as a whole (squidflow.licences), so embed refuses it."""
+    and its pixels embedded; the statement is now read as a whole (squidflow.licenses), so embed refuses it."""
     from helpers.publish_run import settings, small_run
 
     from squidflow.config import ConfigError
-    from squidflow.licences import cc_family
+    from squidflow.licenses import cc_family
     from squidflow.publish.dataset import publish
 
     assert cc_family(stated) is None

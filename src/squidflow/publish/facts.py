@@ -16,7 +16,7 @@ import polars as pl
 
 from squidflow import licenses, own_data
 from squidflow.config import ConfigError
-from squidflow.licences import DEMO_LICENSE
+from squidflow.licenses import DEMO_LICENSE
 
 DEMO_NAME = "squidflow-demo"
 SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,

@@ -23,7 +23,7 @@ from squidflow.config import ConfigError
 from squidflow.events import normalise_event, prompt_to_event
 from squidflow.image_ids import image_id_expr
 from squidflow.intervals import IntervalConfig, image_resamples, interval_from
-from squidflow.licences import UNKNOWN, is_creative_commons
+from squidflow.licenses import UNKNOWN, is_creative_commons
 from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}

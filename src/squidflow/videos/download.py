@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from squidflow.config import defaults_from_schema, from_section
-from squidflow.licences import licence_refusal
+from squidflow.licenses import licence_refusal
 from squidflow.videos import direct as direct_fetch
 from squidflow.videos.brake import Brake, SiteStopped, site_of
 from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of

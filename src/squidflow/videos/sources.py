@@ -33,7 +33,7 @@ from squidflow import schemas
 from squidflow.errors import EmptyError, InputError
 from squidflow.events import check_event_id
 from squidflow.io import conform, read_csv_strings, read_parquet
-from squidflow.licences import DEMO_LICENSE, licence_refusal
+from squidflow.licenses import DEMO_LICENSE, licence_refusal
 from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)

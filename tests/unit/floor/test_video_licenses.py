@@ -1,11 +1,11 @@
-"""A licence statement is read as a whole (squidflow.licences): Creative Commons only when all of it says so."""
+"""A licence statement is read as a whole (squidflow.licenses): Creative Commons only when all of it says so."""
 
 from __future__ import annotations
 
 import pytest
 from yt_dlp.utils import match_filter_func
 
-from squidflow.licences import YOUTUBE_CC_BY, allowed, cc_family, licence_refusal, wanted_families, ytdlp_match_filter
+from squidflow.licenses import YOUTUBE_CC_BY, allowed, cc_family, licence_refusal, wanted_families, ytdlp_match_filter
 
 
 @pytest.mark.parametrize(("stated", "family"), [
