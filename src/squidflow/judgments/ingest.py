@@ -259,9 +259,9 @@ def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[st
 
 
 def judgments_frame(rows: list[dict]) -> pl.DataFrame:
-    if not rows:
-        return schemas.empty(schemas.JUDGMENTS)
     cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}
+    if not rows:  # the same columns as a frame with rows: the provenance columns come with `with_provenance`
+        return schemas.empty(schemas.JUDGMENTS).select(list(cols))
     return pl.DataFrame(rows).select(list(cols)).cast(cols)
 
 
