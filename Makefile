@@ -84,21 +84,20 @@ test-fast: setup
 test-upstream: setup test-tools
 	bash .ci/test-upstream.sh $(BIN)/python
 
-# ruff (rules and complexity thresholds in pyproject.toml), ruff format --check once the tree has been formatted
-# (the formatting commit adds the marker .ruff-formatted; until then the check says it is skipped), import-linter
+# ruff (rules and complexity thresholds in pyproject.toml), ruff format --check, import-linter
 # (the library's floors: pyproject.toml's contract), snakefmt and Snakemake's own lint. .ci/run runs it before the
 # tests.
 LINTED := src scripts tests benchmarks tools
 lint: setup
 	$(BIN)/ruff check $(LINTED)
-	@if [ -f .ruff-formatted ]; then $(BIN)/ruff format --check $(LINTED); \
-	else echo "ruff format --check: skipped (no .ruff-formatted: the tree has not had its one ruff format commit)"; fi
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint
 
 # snakefmt (pinned in requirements.lock) at the line length in pyproject.toml's [tool.snakefmt].
 fmt: setup
+	$(BIN)/ruff format $(LINTED)
 	$(BIN)/snakefmt Snakefile workflow/
 
 # Every rule's conda env in one image (README, "Containers"). Where conda is not installed, containers/no-conda answers

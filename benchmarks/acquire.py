@@ -131,7 +131,7 @@ def run_squidflow(urls: list[str], workdir: Path, cores: int, workers: int) -> t
 
 
 # --- video2dataset -----------------------------------------------------------------------------------------------
-V2D_RUNNER = '''
+V2D_RUNNER = """
 import importlib.machinery, os, sys, time, types
 # video2dataset imports its audio decoder (torchaudio) at import time; downloading never calls it, and no PyPI
 # torchaudio matches this environment's torch: an empty module stands in for it.
@@ -157,7 +157,7 @@ def main():  # video2dataset starts its workers with `spawn`: the script's work 
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def ensure_video2dataset(cache: Path) -> tuple[Path | None, str]:
@@ -218,9 +218,11 @@ def plan(n: int, workdir: Path) -> tuple[float, float, str]:
 
     workdir.mkdir(parents=True)
     pl.DataFrame({"url": [f"http://127.0.0.1:9/v/{i}.mp4" for i in range(n)], "event": ["bench"] * n}).write_csv(
-        workdir / "urls.csv")
-    (workdir / "config.yaml").write_text(yaml.safe_dump({"stages": ["videos"], "sources": [{"type": "urls",
-                                                                                          "path": "urls.csv"}]}))
+        workdir / "urls.csv"
+    )
+    (workdir / "config.yaml").write_text(
+        yaml.safe_dump({"stages": ["videos"], "sources": [{"type": "urls", "path": "urls.csv"}]})
+    )
     base = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir),
             "--configfile", str(workdir / "config.yaml"), "--cores", "1"]  # fmt: skip
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -290,6 +292,7 @@ def throughput(n: int, base: str, work: Path, cores: int, workers: int, py: Path
     goal = f" (goal >= 1 at 3,000: {verdict})" if n >= 3000 else ""
     print(f"ratio squidflow / video2dataset at {n}: {sf_rate / v2d_rate:.2f} end to end{goal}, "
           f"{sf_steady / v2d_steady:.2f} after start-up")  # fmt: skip
+
 
 if __name__ == "__main__":
     main()

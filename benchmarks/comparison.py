@@ -32,8 +32,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-DEFAULT_SHERLOCK = (Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "sherlock"
-                    / "sherlock_val_with_split_idxs_v1_1.json.zip")  # the offline mirror (README)
+DEFAULT_SHERLOCK = (
+    Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data"))
+    / "sherlock"
+    / "sherlock_val_with_split_idxs_v1_1.json.zip"
+)  # the offline mirror (README)
 
 
 def _phase_construct(args) -> dict:
@@ -50,8 +53,15 @@ def _phase_construct(args) -> dict:
     t_pool = time.perf_counter() - t0 - t_embed
     sets = comparison.build_sets(corpus, pool, emb, emb.inference, cfg, progress=False)
     total = time.perf_counter() - t0
-    return {"total_s": total, "load_embed_s": t_embed, "pool_s": t_pool, "sets_s": total - t_embed - t_pool,
-            "n_sets": sets["query_id"].n_unique(), "pool": len(pool), "clusters": int(pool["n_clusters"][0])}
+    return {
+        "total_s": total,
+        "load_embed_s": t_embed,
+        "pool_s": t_pool,
+        "sets_s": total - t_embed - t_pool,
+        "n_sets": sets["query_id"].n_unique(),
+        "pool": len(pool),
+        "clusters": int(pool["n_clusters"][0]),
+    }
 
 
 def _synthetic(n: int, d: int = 384, seed: int = 0):
@@ -140,11 +150,30 @@ PHASES = {
 
 def run_phase(name: str, args, extra: list[str] | None = None) -> dict:
     """Run one phase in a fresh process (2 threads) and return its result with its peak RSS in GB."""
-    cmd = [sys.executable, __file__, "--phase", name, "--sherlock", str(args.sherlock), "--cache", str(args.cache),
-           "--n-synthetic", str(args.n_synthetic), "--exact-subset", str(args.exact_subset),
-           "--exact-max", str(args.exact_max), *(extra or [])]
-    env = {**os.environ, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1"}
+    cmd = [
+        sys.executable,
+        __file__,
+        "--phase",
+        name,
+        "--sherlock",
+        str(args.sherlock),
+        "--cache",
+        str(args.cache),
+        "--n-synthetic",
+        str(args.n_synthetic),
+        "--exact-subset",
+        str(args.exact_subset),
+        "--exact-max",
+        str(args.exact_max),
+        *(extra or []),
+    ]
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "2",
+        "MKL_NUM_THREADS": "2",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
     t0 = time.perf_counter()
     with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
         proc = subprocess.Popen([*cmd, "--out", out.name], env=env)
@@ -169,10 +198,14 @@ def compare_batching(args) -> None:
             runs[batching]["emb"] = np.load(path)
     st, ours = runs["sentence-transformers"], runs["tokens"]
     cos = np.sum(st["emb"] * ours["emb"], axis=1)
-    print(f"baseline: SBERT encoding of {st['n']} distinct texts ({st['tokens']} tokens, longest {st['max_tokens']}) "
-          f"with sentence-transformers batching (256, by characters): {st['total_s']:.1f} s, peak {st['peak_gb']:.2f} GB")
-    print(f"SBERT encoding, token-count batches (text_embed.encode): {ours['total_s']:.1f} s, "
-          f"peak {ours['peak_gb']:.2f} GB; largest 1 - cosine between the two: {1 - cos.min():.1e}")
+    print(
+        f"baseline: SBERT encoding of {st['n']} distinct texts ({st['tokens']} tokens, longest {st['max_tokens']}) "
+        f"with sentence-transformers batching (256, by characters): {st['total_s']:.1f} s, peak {st['peak_gb']:.2f} GB"
+    )
+    print(
+        f"SBERT encoding, token-count batches (text_embed.encode): {ours['total_s']:.1f} s, "
+        f"peak {ours['peak_gb']:.2f} GB; largest 1 - cosine between the two: {1 - cos.min():.1e}"
+    )
     print(f"  ratio token-count / sentence-transformers batching: {ours['total_s'] / st['total_s']:.2f}")
 
 
@@ -185,8 +218,11 @@ def main() -> None:
     ap.add_argument("--exact-max", type=int, default=8000)
     ap.add_argument("--skip-cold", action="store_true", help="keep the SBERT cache (only the warm run)")
     ap.add_argument("--construct-only", action="store_true", help="only the Sherlock construction (1.), cold + warm")
-    ap.add_argument("--compare-batching", action="store_true",
-                    help="also time SBERT encoding with token-count vs sentence-transformers batching (4.)")
+    ap.add_argument(
+        "--compare-batching",
+        action="store_true",
+        help="also time SBERT encoding with token-count vs sentence-transformers batching (4.)",
+    )
     ap.add_argument("--phase", choices=sorted(PHASES))
     ap.add_argument("--batching", choices=["tokens", "sentence-transformers"], default="tokens")
     ap.add_argument("--emb-out")
@@ -208,13 +244,17 @@ def main() -> None:
         cold = run_phase("construct", args)
         base = cold["load_embed_s"]
         print(f"baseline: loading + SBERT-encoding the corpus (cold cache): {base:.1f} s")
-        print(f"Sherlock val construction, cold cache: {cold['wall_s']:.1f} s wall ({cold['cpu_s']:.0f} s CPU), "
-              f"peak {cold['peak_gb']:.2f} GB; {cold['n_sets']} sets, pool {cold['pool']}, {cold['clusters']} clusters")
+        print(
+            f"Sherlock val construction, cold cache: {cold['wall_s']:.1f} s wall ({cold['cpu_s']:.0f} s CPU), "
+            f"peak {cold['peak_gb']:.2f} GB; {cold['n_sets']} sets, pool {cold['pool']}, {cold['clusters']} clusters"
+        )
         print(f"  ratio cold construction / its SBERT encoding: {cold['total_s'] / base:.2f}")
     warm = run_phase("construct", args)
-    print(f"Sherlock val construction, warm cache: {warm['wall_s']:.1f} s wall ({warm['cpu_s']:.0f} s CPU), "
-          f"peak {warm['peak_gb']:.2f} GB (load+embed {warm['load_embed_s']:.1f} s, pool {warm['pool_s']:.1f} s, "
-          f"sets {warm['sets_s']:.1f} s); targets: <= 120 s, <= 4 GB")
+    print(
+        f"Sherlock val construction, warm cache: {warm['wall_s']:.1f} s wall ({warm['cpu_s']:.0f} s CPU), "
+        f"peak {warm['peak_gb']:.2f} GB (load+embed {warm['load_embed_s']:.1f} s, pool {warm['pool_s']:.1f} s, "
+        f"sets {warm['sets_s']:.1f} s); targets: <= 120 s, <= 4 GB"
+    )
     if base:
         print(f"  ratio warm construction / cold SBERT encoding: {warm['total_s'] / base:.2f}")
     if args.compare_batching:
@@ -225,12 +265,18 @@ def main() -> None:
     ex = run_phase("dedup_exact_subset", args)
     syn = run_phase("dedup_synthetic", args)
     per_point_exact = ex["total_s"] / ex["n"] ** 2
-    print(f"baseline: exact agglomerative clustering of {ex['n']} points: {ex['total_s']:.1f} s, "
-          f"peak {ex['peak_gb']:.2f} GB (O(n^2): {per_point_exact * syn['n'] ** 2 / 3600:.1f} h and "
-          f"{syn['n'] ** 2 * 8 / 2 / 1e9:.0f} GB for {syn['n']} points)")
-    print(f"soft dedup of {syn['n']} synthetic 384-d embeddings -> {syn['clusters']} clusters (round(0.8 N) = "
-          f"{syn['k']}): {syn['wall_s']:.1f} s wall, peak {syn['peak_gb']:.2f} GB; target <= 4 GB")
-    print(f"  ratio partitioned time / extrapolated exact time: {syn['total_s'] / (per_point_exact * syn['n'] ** 2):.4f}")
+    print(
+        f"baseline: exact agglomerative clustering of {ex['n']} points: {ex['total_s']:.1f} s, "
+        f"peak {ex['peak_gb']:.2f} GB (O(n^2): {per_point_exact * syn['n'] ** 2 / 3600:.1f} h and "
+        f"{syn['n'] ** 2 * 8 / 2 / 1e9:.0f} GB for {syn['n']} points)"
+    )
+    print(
+        f"soft dedup of {syn['n']} synthetic 384-d embeddings -> {syn['clusters']} clusters (round(0.8 N) = "
+        f"{syn['k']}): {syn['wall_s']:.1f} s wall, peak {syn['peak_gb']:.2f} GB; target <= 4 GB"
+    )
+    print(
+        f"  ratio partitioned time / extrapolated exact time: {syn['total_s'] / (per_point_exact * syn['n'] ** 2):.4f}"
+    )
     agr = run_phase("agreement", args)
     aris = ", ".join(f"{k.split('_of_')[1]}-point parts: ARI {v:.3f}" for k, v in agr.items() if k.startswith("ari"))
     print(f"agreement with exact clustering on {agr['n']} real Sherlock inferences ({agr['k']} clusters): {aris}")

@@ -51,8 +51,9 @@ FIGURES = ("local", "slurm", "demo", "startup")
 GOALS = {"local": "<= 120 s", "slurm": "no goal", "demo": "<= 150 s", "startup": "<= 20%"}
 
 
-def run_dag(tree: Path, directory: Path | None, configfiles: tuple[Path, ...] = (), cores: int = 2,
-            *extra: str) -> tuple[float, float]:
+def run_dag(
+    tree: Path, directory: Path | None, configfiles: tuple[Path, ...] = (), cores: int = 2, *extra: str
+) -> tuple[float, float]:
     """Wall and CPU seconds (Snakemake and every job) of the whole DAG of the workflow in `tree` with profiles/default,
     from nothing, into `directory` (None: the tree itself, as `make demo` runs), with `tree`'s library."""
     cmd = [SNAKEMAKE, "--profile", "profiles/default", "--cores", str(cores)]
@@ -106,8 +107,11 @@ def slurm_run(cluster, tree: Path, directory: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", choices=FIGURES, default=list(FIGURES), help="only these figures")
-    ap.add_argument("--quick", action="store_true",
-                    help="this checkout's side only (no release runs): the figures without their ratios")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="this checkout's side only (no release runs): the figures without their ratios",
+    )
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--baseline", help="git ref to compare with (default: the previous release's commit)")
     ap.add_argument("--keep", type=Path, help="keep the runs under this folder to inspect")
@@ -144,8 +148,10 @@ def main() -> None:
                 cluster = start_cluster()
                 try:
                     if cluster.cpus != args.cores:
-                        notes.append(f"slurm: the test cluster's node has {cluster.cpus} cores, the local runs "
-                                     f"--cores {args.cores}")
+                        notes.append(
+                            f"slurm: the test cluster's node has {cluster.cpus} cores, the local runs "
+                            f"--cores {args.cores}"
+                        )
                     for side, tree in sides.items():
                         seconds["slurm", side] = slurm_run(cluster, tree, fresh("slurm", side))
                         print(f"slurm  {side:8s} {seconds['slurm', side]:6.0f} s", flush=True)
@@ -163,8 +169,10 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
 
-    print(f"\nissue 34 item 4: this checkout (now) against {ref[:10]} (release), --cores {args.cores}, one after the "
-          f"other (load on the machine: {os.getloadavg()[0]:.1f})")
+    print(
+        f"\nissue 34 item 4: this checkout (now) against {ref[:10]} (release), --cores {args.cores}, one after the "
+        f"other (load on the machine: {os.getloadavg()[0]:.1f})"
+    )
     print(f"{'figure':34s} {'now':>8s} {'release':>8s} {'now/release':>11s}  goal")
 
     def shown(value: float | None, unit: str) -> str:
@@ -188,8 +196,7 @@ def main() -> None:
     if get("demo", "now") is not None:
         row("make demo, fresh clone (wall)", get("demo", "now"), get("demo", "release"), "s", GOALS["demo"])
     if get("startup", "now") is not None:
-        row("demo: start-up share of job CPU", get("startup", "now"), get("startup", "release"), "%",
-            GOALS["startup"])
+        row("demo: start-up share of job CPU", get("startup", "now"), get("startup", "release"), "%", GOALS["startup"])
     for note in notes:
         print(note)
 

@@ -90,7 +90,11 @@ def run_squidflow(probs, ratings, correct, cfg: iv.IntervalConfig, bins: int) ->
             p_values[m, j] = iv.bootstrap_p_value(points[m, :, j].mean() - points[0, :, j].mean(), diff)
     adjusted = np.stack([iv.holm(p_values[1:, j]) for j in range(len(names))], axis=1)
     ceiling = iv.intervals_table(u.people_ceiling(ratings), cfg, index=index)
-    return time.perf_counter() - start, time.process_time() - cpu, {"table": table, "holm": adjusted, "ceiling": ceiling}
+    return (
+        time.perf_counter() - start,
+        time.process_time() - cpu,
+        {"table": table, "holm": adjusted, "ceiling": ceiling},
+    )
 
 
 def run_scipy(probs, ratings, correct, cells: int, resamples: int, bins: int) -> dict[str, float]:
@@ -121,12 +125,14 @@ def run_scipy(probs, ratings, correct, cells: int, resamples: int, bins: int) ->
             start = time.process_time()
             if name in paired:
                 data, stat = paired[name]
-                bootstrap(data, stat, paired=True, vectorized=False, n_resamples=resamples, method="percentile",
-                          rng=cell)
+                bootstrap(
+                    data, stat, paired=True, vectorized=False, n_resamples=resamples, method="percentile", rng=cell
+                )
             else:
                 v = per_image[name]
-                bootstrap((v[np.isfinite(v)],), np.mean, vectorized=True, n_resamples=resamples,
-                          method="percentile", rng=cell)
+                bootstrap(
+                    (v[np.isfinite(v)],), np.mean, vectorized=True, n_resamples=resamples, method="percentile", rng=cell
+                )
             seconds[name] += time.process_time() - start
     return seconds
 
@@ -154,21 +160,31 @@ def main() -> None:
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"Table 3 shape: {args.images} images x {args.methods} methods x {args.seeds} seeds = {cells} cells, "
-          f"{len(u.MODEL_MEASURES)} measures each + people ceiling ({len(u.SOFT_LABEL_MEASURES)}), "
-          f"{args.resamples} resamples; {cores} cores, load average {load:.1f}")
-    print(f"squidflow (one index matrix, all measures, seed means, paired tests, Holm, ceiling): {ours:8.2f} s CPU "
-          f"({wall:.2f} s wall)")
-    print(f"scipy.stats.bootstrap per measure, measured on {base_cells} cell(s) x {args.baseline_resamples} "
-          f"resamples and extrapolated x{scale:g}: {baseline:10.1f} s CPU")
+    print(
+        f"Table 3 shape: {args.images} images x {args.methods} methods x {args.seeds} seeds = {cells} cells, "
+        f"{len(u.MODEL_MEASURES)} measures each + people ceiling ({len(u.SOFT_LABEL_MEASURES)}), "
+        f"{args.resamples} resamples; {cores} cores, load average {load:.1f}"
+    )
+    print(
+        f"squidflow (one index matrix, all measures, seed means, paired tests, Holm, ceiling): {ours:8.2f} s CPU "
+        f"({wall:.2f} s wall)"
+    )
+    print(
+        f"scipy.stats.bootstrap per measure, measured on {base_cells} cell(s) x {args.baseline_resamples} "
+        f"resamples and extrapolated x{scale:g}: {baseline:10.1f} s CPU"
+    )
     for name, sec in base.items():
         print(f"    {name:18s} {sec * scale:10.1f} s")
     print(f"ratio (CPU time): {baseline / ours:.1f}x  (goal >= 20x; squidflow goal < 60 s on 2 cores)")
-    print(f"ratio with the baseline's smooth ECE at the full sample's bandwidth, as squidflow resamples it "
-          f"(relplot.smECE_sigma): {fixed / ours:.1f}x")
+    print(
+        f"ratio with the baseline's smooth ECE at the full sample's bandwidth, as squidflow resamples it "
+        f"(relplot.smECE_sigma): {fixed / ours:.1f}x"
+    )
     first = result["table"][(0, "brier")]
-    print(f"e.g. method 0 HUJ MSE (Brier) seed mean: {iv.format_interval(*first, digits=4)}; "
-          f"Holm-adjusted p of method 1 vs 0: {result['holm'][0, u.MODEL_MEASURES.index('brier')]:.3g}")
+    print(
+        f"e.g. method 0 HUJ MSE (Brier) seed mean: {iv.format_interval(*first, digits=4)}; "
+        f"Holm-adjusted p of method 1 vs 0: {result['holm'][0, u.MODEL_MEASURES.index('brier')]:.3g}"
+    )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,14 @@ def photographs() -> list[np.ndarray]:
     from skimage.color import gray2rgb
     from skimage.transform import resize
 
-    pics = [data.coffee(), data.rocket(), data.chelsea(), data.hubble_deep_field(), data.immunohistochemistry(),
-            data.stereo_motorcycle()[0]]
+    pics = [
+        data.coffee(),
+        data.rocket(),
+        data.chelsea(),
+        data.hubble_deep_field(),
+        data.immunohistochemistry(),
+        data.stereo_motorcycle()[0],
+    ]
     out = []
     for p in pics:
         p = gray2rgb(p) if p.ndim == 2 else p[..., :3]
@@ -71,7 +77,7 @@ def pasted(background: np.ndarray, crop: np.ndarray, size: int, rng) -> tuple[np
     top = int(rng.integers(0, FRAME[0] - size))
     left = int(rng.integers(0, FRAME[1] - size))
     out = background.copy()
-    out[top:top + size, left:left + size] = (resize(crop, (size, size)) * 255).astype(np.uint8)[..., None]
+    out[top : top + size, left : left + size] = (resize(crop, (size, size)) * 255).astype(np.uint8)[..., None]
     return out, (top, left)
 
 
@@ -79,8 +85,6 @@ def inside(box, at, size) -> bool:
     t, lf, h, w = box
     cy, cx = t + h / 2, lf + w / 2
     return at[0] <= cy < at[0] + size and at[1] <= cx < at[1] + size
-
-
 
 
 def detect_baseline(rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
@@ -135,8 +139,11 @@ def main() -> None:
             for key, v in row.items():
                 t[key] += v
             t["frames"] += len(frames)
-            print(f"{name:10} {size:5d} {row['hits'] / row['faces']:7.2f} {row['fp'] / row['others']:8.2f} "
-                  f"{row['stray'] / len(frames):12.3f}", flush=True)
+            print(
+                f"{name:10} {size:5d} {row['hits'] / row['faces']:7.2f} {row['fp'] / row['others']:8.2f} "
+                f"{row['stray'] / len(frames):12.3f}",
+                flush=True,
+            )
     # the whole published-image step (detect + blur + encode) on one frame per background
     jpegs = []
     for bg in backgrounds:
@@ -150,14 +157,20 @@ def main() -> None:
         step.append(time.perf_counter() - started)
     print()
     for name, t in totals.items():
-        print(f"{name:10}   all {t['hits'] / t['faces']:7.2f} {t['fp'] / t['others']:8.2f} {t['stray'] / t['frames']:12.3f}"
-              f"   detect {1000 * statistics.median(times[name]):.0f} ms per 640x360 frame (median)")
+        print(
+            f"{name:10}   all {t['hits'] / t['faces']:7.2f} {t['fp'] / t['others']:8.2f} {t['stray'] / t['frames']:12.3f}"
+            f"   detect {1000 * statistics.median(times[name]):.0f} ms per 640x360 frame (median)"
+        )
     s, b = totals["squidflow"], totals["baseline"]
     ratio = (s["hits"] / s["faces"]) / max(b["hits"] / b["faces"], 1e-9)
-    print(f"\nrecall ratio squidflow / baseline: {ratio:.2f}x; detect time ratio: "
-          f"{statistics.median(times['squidflow']) / statistics.median(times['baseline']):.2f}x")
-    print(f"blur_faces (detect + blur + JPEG encode), 640x360: {1000 * statistics.median(step):.0f} ms per image "
-          "(median, one core)")
+    print(
+        f"\nrecall ratio squidflow / baseline: {ratio:.2f}x; detect time ratio: "
+        f"{statistics.median(times['squidflow']) / statistics.median(times['baseline']):.2f}x"
+    )
+    print(
+        f"blur_faces (detect + blur + JPEG encode), 640x360: {1000 * statistics.median(step):.0f} ms per image "
+        "(median, one core)"
+    )
 
 
 if __name__ == "__main__":

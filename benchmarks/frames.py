@@ -60,9 +60,33 @@ def make_video(cache: Path) -> Path:
         print(f"generating {path} (once; about a minute)...", flush=True)
         tmp = path.with_suffix(".tmp.mp4")
         subprocess.run(
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-t", "600",
-             "-c:v", "libx264", "-preset", "ultrafast", "-g", "250", "-keyint_min", "250", "-sc_threshold", "0",
-             "-bf", "2", "-pix_fmt", "yuv420p", str(tmp)],
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=1280x720:rate=25",
+                "-t",
+                "600",
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-g",
+                "250",
+                "-keyint_min",
+                "250",
+                "-sc_threshold",
+                "0",
+                "-bf",
+                "2",
+                "-pix_fmt",
+                "yuv420p",
+                str(tmp),
+            ],
             check=True,
         )
         tmp.rename(path)
@@ -104,8 +128,9 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
 def same_frames(ranks: list[int], got: list[np.ndarray], ref: dict[int, np.ndarray]) -> bool:
     for k, g in zip(ranks, got, strict=True):
         own = psnr(g, ref[k])
-        if own < 40 or any(j in ref and not np.array_equal(ref[j], ref[k]) and psnr(g, ref[j]) >= own
-                           for j in (k - 1, k + 1)):
+        if own < 40 or any(
+            j in ref and not np.array_equal(ref[j], ref[k]) and psnr(g, ref[j]) >= own for j in (k - 1, k + 1)
+        ):
             return False
     return True
 
@@ -137,7 +162,9 @@ def torchcodec_peer(path: Path, ranks: list[int], seek_mode: str, threads: int) 
 def decoding_methods() -> dict[str, Callable[[Path, list[int]], list[np.ndarray]]]:
     methods: dict[str, Callable[[Path, list[int]], list[np.ndarray]]] = {
         "squidflow": lambda v, r: decode_ranks(frame_table(v), r),
-        "squidflow, ffmpeg CLI decoder": lambda v, r: decode_ranks(frame_table(v, decoder="ffmpeg"), r, decoder="ffmpeg"),
+        "squidflow, ffmpeg CLI decoder": lambda v, r: decode_ranks(
+            frame_table(v, decoder="ffmpeg"), r, decoder="ffmpeg"
+        ),
     }
     for seek in ("exact", "approximate"):
         for threads, label in ((1, "1 thread"), (0, "FFmpeg threads")):
@@ -157,16 +184,35 @@ def correctness_videos(cache: Path) -> dict[str, Path]:
     if not out["vfr"].exists():
         make_video(demo, vfr_video_id(demo), out["vfr"])
     specs = {
-        "offset 5 s": ("offset.mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-bf", "3",
-                                      "-output_ts_offset", "5"]),
+        "offset 5 s": (
+            "offset.mp4",
+            ["-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-bf", "3", "-output_ts_offset", "5"],
+        ),
         "Matroska": ("bframes.mkv", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-bf", "3"]),
         "VP9 WebM": ("vp9.webm", ["-c:v", "libvpx-vp9", "-g", "45", "-deadline", "realtime", "-cpu-used", "8"]),
     }
     for name, (file, encode) in specs.items():
         out[name] = d / file
         if not out[name].exists():
-            subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t",
-                            "5", *encode, "-pix_fmt", "yuv420p", str(out[name])], check=True)
+            subprocess.run(
+                [
+                    "ffmpeg",
+                    "-v",
+                    "error",
+                    "-y",
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    "testsrc2=size=96x64:rate=30",
+                    "-t",
+                    "5",
+                    *encode,
+                    "-pix_fmt",
+                    "yuv420p",
+                    str(out[name]),
+                ],
+                check=True,
+            )
     return out
 
 
@@ -205,17 +251,21 @@ def decoding_side_by_side(video: Path, cache: Path, rounds: int) -> list[Path]:
     rng = np.random.default_rng(0)
     six = sorted(int(k) for k in rng.choice(table.n_frames, 6, replace=False))
     modes = {"even": even, "exact_times": exact_times, "exact": six}
-    print(f"video: {video.name} — {table.n_frames} frames, {len(table.keyframe_ranks)} keyframes, "
-          f"{table.width}x{table.height}; even mode: {int(table.is_key[even].sum())} of 36 targets are keyframes; "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run")
+    print(
+        f"video: {video.name} — {table.n_frames} frames, {len(table.keyframe_ranks)} keyframes, "
+        f"{table.width}x{table.height}; even mode: {int(table.is_key[even].sum())} of 36 targets are keyframes; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run"
+    )
     decode_ranks(frame_table(video), [0])  # load torchcodec's libraries once, outside every clock
     methods = decoding_methods()
     wrong = correct_everywhere(methods, correctness_videos(cache))
 
     wanted = {k + d for ranks in modes.values() for k in ranks for d in (-1, 0, 1)}
     base_s, seq_s, n_read, ref = opencv_pass(video, wanted, upto=max(six))
-    print(f"baseline  OpenCV reads every frame ({n_read}, the SQUID-E release script): {base_s:.2f} s; "
-          f"up to frame {max(six)}: {seq_s:.2f} s")
+    print(
+        f"baseline  OpenCV reads every frame ({n_read}, the SQUID-E release script): {base_s:.2f} s; "
+        f"up to frame {max(six)}: {seq_s:.2f} s"
+    )
 
     # rounds interleave the methods, and the best round counts: on a shared machine this keeps a burst of someone
     # else's load from landing on one method only. exact_times decodes ~4,500 frames per method: fewer rounds.
@@ -238,8 +288,10 @@ def decoding_side_by_side(video: Path, cache: Path, rounds: int) -> list[Path]:
                         keep = frames
                 del frames
 
-    print(f"\n{'mode':12s} {'method':34s} {'wall s':>7s} {'CPU s':>6s}  same frames as OpenCV (this video; the "
-          "VFR, offset, MKV and WebM videos)")
+    print(
+        f"\n{'mode':12s} {'method':34s} {'wall s':>7s} {'CPU s':>6s}  same frames as OpenCV (this video; the "
+        "VFR, offset, MKV and WebM videos)"
+    )
     for mode in modes:
         for name in methods:
             others = "all" if not wrong[name] else "wrong on " + ", ".join(wrong[name])
@@ -247,12 +299,16 @@ def decoding_side_by_side(video: Path, cache: Path, rounds: int) -> list[Path]:
     print()
     for mode in modes:
         ours = wall[mode]["squidflow"]
-        exact_peers = {n: wall[mode][n] for n in methods if n.startswith("torchcodec") and same[mode][n] and not wrong[n]}
+        exact_peers = {
+            n: wall[mode][n] for n in methods if n.startswith("torchcodec") and same[mode][n] and not wrong[n]
+        }
         any_peers = {n: wall[mode][n] for n in methods if n.startswith("torchcodec") and same[mode][n]}
         best = min(exact_peers, key=exact_peers.get)
         fastest = min(any_peers, key=any_peers.get)
-        line = (f"{mode:12s} squidflow {ours:.2f} s vs the fastest peer giving OpenCV's frames on every video ({best}) "
-                f"{exact_peers[best]:.2f} s -> {exact_peers[best] / ours:.2f}x (goal >= 1.0x)")
+        line = (
+            f"{mode:12s} squidflow {ours:.2f} s vs the fastest peer giving OpenCV's frames on every video ({best}) "
+            f"{exact_peers[best]:.2f} s -> {exact_peers[best] / ours:.2f}x (goal >= 1.0x)"
+        )
         if fastest != best:
             line += f"; vs {fastest} (right on this video only) {any_peers[fastest] / ours:.2f}x"
         if mode == "even":
@@ -303,16 +359,20 @@ def featurization_cpu(paths: list[str], threads: int, batch: int) -> None:
         l_s, _ = timed(lambda: one_at_a_time(paths, bb, cfg.image_size))  # noqa: B023
         d_s, _ = timed(lambda: embed_images(paths, cfg, backbone=bb, decode="device"))  # noqa: B023
         n = len(paths)
-        print(f"featurize {name} CPU ({threads} thread, batch {batch}, 1280x720 JPEG decode included): squidflow "
-              f"{n / b_s:.1f} images/s vs one at a time {n / l_s:.1f} -> {l_s / b_s:.2f}x; the GPU path's decoding "
-              f"(full-size decode, antialiased resize) run on the CPU {n / d_s:.1f} images/s -> {b_s / d_s:.2f}x of "
-              "squidflow's CPU path")
+        print(
+            f"featurize {name} CPU ({threads} thread, batch {batch}, 1280x720 JPEG decode included): squidflow "
+            f"{n / b_s:.1f} images/s vs one at a time {n / l_s:.1f} -> {l_s / b_s:.2f}x; the GPU path's decoding "
+            f"(full-size decode, antialiased resize) run on the CPU {n / d_s:.1f} images/s -> {b_s / d_s:.2f}x of "
+            "squidflow's CPU path"
+        )
 
 
 def featurization_gpu(paths: list[str]) -> None:
     if not torch.cuda.is_available():
-        print("featurize resnet50 GPU: not measured — no CUDA device here (goals: >= 2,000 images/s including "
-              "decoding on one H100, GPU busy > 90%)")
+        print(
+            "featurize resnet50 GPU: not measured — no CUDA device here (goals: >= 2,000 images/s including "
+            "decoding on one H100, GPU busy > 90%)"
+        )
         return
     bb = backbone_or_random("resnet50")
     gpaths = (paths * (4096 // len(paths) + 1))[:4096]
@@ -326,9 +386,11 @@ def featurization_gpu(paths: list[str]) -> None:
     base: dict = {}
     embed_images(gpaths, cfg, device="cuda", backbone=bb, decode="pil", stats=base)
     rate, base_rate = ours["images"] / ours["seconds"], base["images"] / base["seconds"]
-    print(f"featurize resnet50 GPU {name}, 224 px, AMP, channels_last, batch 256: decoding on the GPU {rate:.0f} "
-          f"images/s (goal >= 2,000 on one H100), GPU busy in the model {100 * ours.get('busy_share', 0):.0f}% "
-          f"(goal > 90%) vs DataLoader with {workers} PIL workers {base_rate:.0f} images/s -> {rate / base_rate:.2f}x")
+    print(
+        f"featurize resnet50 GPU {name}, 224 px, AMP, channels_last, batch 256: decoding on the GPU {rate:.0f} "
+        f"images/s (goal >= 2,000 on one H100), GPU busy in the model {100 * ours.get('busy_share', 0):.0f}% "
+        f"(goal > 90%) vs DataLoader with {workers} PIL workers {base_rate:.0f} images/s -> {rate / base_rate:.2f}x"
+    )
 
 
 def main() -> None:
@@ -336,7 +398,9 @@ def main() -> None:
     ap.add_argument("--cache-dir", default="results/benchmark_cache", help="where the test video is kept")
     ap.add_argument("--images", type=int, default=64, help="images for the CPU featurization figures")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--cpu-batch", type=int, default=4, help="batch size on CPU (small batches keep activations in cache)")
+    ap.add_argument(
+        "--cpu-batch", type=int, default=4, help="batch size on CPU (small batches keep activations in cache)"
+    )
     ap.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds (the best counts)")
     args = ap.parse_args()
     cache = Path(args.cache_dir)

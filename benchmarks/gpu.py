@@ -53,8 +53,11 @@ def featurization(folder: Path, n: int) -> list[tuple[str, str, str]]:
     rate, base_rate = ours["images"] / ours["seconds"], base["images"] / base["seconds"]
     busy = ours.get("busy_share", 0.0)
     return [
-        ("featurize resnet50, images/s incl. JPEG decode", f"{rate:,.0f} ({rate / base_rate:.2f}x PIL workers)",
-         f">= 2,000: {'met' if rate >= 2000 else 'NOT met'}"),
+        (
+            "featurize resnet50, images/s incl. JPEG decode",
+            f"{rate:,.0f} ({rate / base_rate:.2f}x PIL workers)",
+            f">= 2,000: {'met' if rate >= 2000 else 'NOT met'}",
+        ),
         ("featurize resnet50, GPU busy share", f"{100 * busy:.0f}%", f"> 90%: {'met' if busy > 0.9 else 'NOT met'}"),
     ]
 
@@ -73,8 +76,14 @@ def training_input(folder: Path, steps: int) -> list[tuple[str, str, str]]:
                               folder / "frames.npy", 512)  # fmt: skip
     cache, frames = open_cache(folder / "cache.npy"), open_frame_cache(folder / "frames.npy", index)
     figures = gpu_step_benchmark(cache, frames, 256, ["SD", "PA", "GA", "NM", "AU", "AM"], steps=steps)
-    return [(f"training step {v}, input wait share", f"{100 * wait:.1f}% at {rate:,.0f} images/s",
-             f"< 10%: {'met' if wait < 0.1 else 'NOT met'}") for v, (rate, wait) in figures.items()]
+    return [
+        (
+            f"training step {v}, input wait share",
+            f"{100 * wait:.1f}% at {rate:,.0f} images/s",
+            f"< 10%: {'met' if wait < 0.1 else 'NOT met'}",
+        )
+        for v, (rate, wait) in figures.items()
+    ]
 
 
 def faiss_kmeans(points: int) -> list[tuple[str, str, str]]:
@@ -97,11 +106,19 @@ def faiss_kmeans(points: int) -> list[tuple[str, str, str]]:
             lab[p] = k
         labels[device] = lab
     agree = _rand_index(labels["cpu"], labels["cuda:0"])
-    return [(f"faiss k-means partition, {points:,} x 384", f"{seconds['cuda:0']:.1f} s on the GPU "
-             f"({seconds['cpu'] / seconds['cuda:0']:.1f}x the CPU's {seconds['cpu']:.1f} s)", "faster than the CPU: "
-             f"{'met' if seconds['cuda:0'] < seconds['cpu'] else 'NOT met'}"),
-            ("faiss k-means, GPU vs CPU partition", f"Rand index {agree:.4f}",
-             f">= {GPU_CPU_RAND_INDEX}: {'met' if agree >= GPU_CPU_RAND_INDEX else 'NOT met'}")]
+    return [
+        (
+            f"faiss k-means partition, {points:,} x 384",
+            f"{seconds['cuda:0']:.1f} s on the GPU "
+            f"({seconds['cpu'] / seconds['cuda:0']:.1f}x the CPU's {seconds['cpu']:.1f} s)",
+            f"faster than the CPU: {'met' if seconds['cuda:0'] < seconds['cpu'] else 'NOT met'}",
+        ),
+        (
+            "faiss k-means, GPU vs CPU partition",
+            f"Rand index {agree:.4f}",
+            f">= {GPU_CPU_RAND_INDEX}: {'met' if agree >= GPU_CPU_RAND_INDEX else 'NOT met'}",
+        ),
+    ]
 
 
 def gpu_tests() -> list[tuple[str, str, str]]:

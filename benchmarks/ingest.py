@@ -71,8 +71,10 @@ def main() -> None:
         full, part = Path(tmp) / "batch.csv", Path(tmp) / "baseline.csv"
         batch(full, args.rows)
         (new, problems, rejected), t_new, c_new = timed(lambda: read_mturk_batch(full, on_error="skip"))
-        print(f"polars reader: {args.rows:,} rows ({full.stat().st_size / 1e6:.0f} MB) -> {len(new):,} judgments, "
-              f"{len(problems)} bad rows, {rejected:,} rejected in {t_new:.1f} s ({c_new:.1f} s CPU; target < 30 s)")
+        print(
+            f"polars reader: {args.rows:,} rows ({full.stat().st_size / 1e6:.0f} MB) -> {len(new):,} judgments, "
+            f"{len(problems)} bad rows, {rejected:,} rejected in {t_new:.1f} s ({c_new:.1f} s CPU; target < 30 s)"
+        )
         if base_rows < args.rows:
             with open(full, encoding="utf-8") as src, open(part, "w", encoding="utf-8") as dst:
                 for n, line in enumerate(src):
@@ -83,7 +85,9 @@ def main() -> None:
             part = full
         fast, sio.FAST_CSV_BYTES = sio.FAST_CSV_BYTES, 1 << 62  # 0.3.0 read every CSV with Python's csv module
         try:
-            (old, old_problems, old_rejected), t_old, c_old = timed(lambda: read_mturk_batch_rows(part, on_error="skip"))
+            (old, old_problems, old_rejected), t_old, c_old = timed(
+                lambda: read_mturk_batch_rows(part, on_error="skip")
+            )
         finally:
             sio.FAST_CSV_BYTES = fast
         if part is not full:
@@ -92,10 +96,18 @@ def main() -> None:
             ref, ref_problems, ref_rejected = new, problems, rejected
         same = ref.equals(old) and ref_problems == old_problems and ref_rejected == old_rejected
         scale = args.rows / base_rows
-        print(f"0.3.0 reader (csv module, a loop per row): {base_rows:,} rows in {t_old:.1f} s ({c_old:.1f} s CPU)"
-              + (f", {t_old * scale:.0f} s ({c_old * scale:.0f} s CPU) scaled linearly to {args.rows:,}" if scale > 1 else ""))
-        print(f"speed-up: {t_old * scale / t_new:.1f}x wall, {c_old * scale / c_new:.1f}x CPU; same judgments and "
-              f"problems: {same}")
+        print(
+            f"0.3.0 reader (csv module, a loop per row): {base_rows:,} rows in {t_old:.1f} s ({c_old:.1f} s CPU)"
+            + (
+                f", {t_old * scale:.0f} s ({c_old * scale:.0f} s CPU) scaled linearly to {args.rows:,}"
+                if scale > 1
+                else ""
+            )
+        )
+        print(
+            f"speed-up: {t_old * scale / t_new:.1f}x wall, {c_old * scale / c_new:.1f}x CPU; same judgments and "
+            f"problems: {same}"
+        )
         if not same:
             raise SystemExit("the two readers disagree")
 

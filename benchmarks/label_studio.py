@@ -30,14 +30,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))
-DEFAULT_RELEASE = Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
+DEFAULT_RELEASE = (
+    Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
+)
 
 
 def cli(srv, work: Path, *args: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": srv.token}
     t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "label-studio", *args, str(work / "config.yaml"),
-                          "--directory", str(work)], capture_output=True, text=True, env=env, timeout=1800)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "squidflow.cli",
+            "label-studio",
+            *args,
+            str(work / "config.yaml"),
+            "--directory",
+            str(work),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
     if res.returncode:
         raise SystemExit(res.stderr[-3000:])
     return time.perf_counter() - t0
@@ -69,18 +85,25 @@ def server_phase(release_csv: Path, out: dict) -> None:
         images = release.select("video_id", "frame_index", "variant").unique()
         for variant in ("A", "B"):
             v = images.filter(pl.col("variant") == variant)
-            frames = v.with_columns((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"),
-                                    pl.col("video_id").alias("event"))
+            frames = v.with_columns(
+                (pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"),
+                pl.col("video_id").alias("event"),
+            )
             # one "event" per video keeps make_hits' variant-A rule (six videos per task) trivially satisfiable: the
             # grouping is not what is measured here, the tasks' number and size are
             frames = frames.with_columns(pl.lit("release").alias("event"))
             write_csv(make_hits(frames, "A", base_url="https://images.example/squid-e"), work / f"hits_{variant}.csv")
-            hits = pl.read_csv(work / f"hits_{variant}.csv", infer_schema_length=0).with_columns(pl.lit(variant).alias("variant"))
+            hits = pl.read_csv(work / f"hits_{variant}.csv", infer_schema_length=0).with_columns(
+                pl.lit(variant).alias("variant")
+            )
             write_csv(hits, work / f"hits_{variant}.csv")
-        counts = ls.build_label_studio_tasks(work / "results/annotation/label_studio", frames_path=None,
-                                             hits={v: work / f"hits_{v}.csv" for v in ("A", "B")},
-                                             images={"mode": "url", "base_url": "https://images.example/squid-e"},
-                                             images_per_hit=6)
+        counts = ls.build_label_studio_tasks(
+            work / "results/annotation/label_studio",
+            frames_path=None,
+            hits={v: work / f"hits_{v}.csv" for v in ("A", "B")},
+            images={"mode": "url", "base_url": "https://images.example/squid-e"},
+            images_per_hit=6,
+        )
         out["push_tasks"] = counts
         s = requests.Session()
         s.headers["Authorization"] = f"Token {srv.token}"
@@ -88,8 +111,14 @@ def server_phase(release_csv: Path, out: dict) -> None:
         out["push_s"] = round(cli(srv, work, "push"), 2)
         t0 = time.perf_counter()
         for v in ("A", "B"):
-            p = s.post(f"{srv.url}/api/projects/", json={"title": f"baseline {v}", "label_config": (
-                work / f"results/annotation/label_studio/{v}/label_config.xml").read_text()}, timeout=600).json()
+            p = s.post(
+                f"{srv.url}/api/projects/",
+                json={
+                    "title": f"baseline {v}",
+                    "label_config": (work / f"results/annotation/label_studio/{v}/label_config.xml").read_text(),
+                },
+                timeout=600,
+            ).json()
             tasks = json.loads((work / f"results/annotation/label_studio/{v}/tasks.json").read_text())
             s.post(f"{srv.url}/api/projects/{p['id']}/import", json=tasks, timeout=600).raise_for_status()
         out["push_baseline_s"] = round(time.perf_counter() - t0, 2)
@@ -97,28 +126,41 @@ def server_phase(release_csv: Path, out: dict) -> None:
         named = release.with_columns((pl.col("annotator") + "@" + pl.col("variant") + ".example").alias("annotator"))
         users = {}
         for who in sorted(named["annotator"].unique()):
-            users[who] = s.post(f"{srv.url}/api/users/", json={"username": who.split(".")[0], "email": who,
-                                                                "password": "bench-" + who}, timeout=60).json()["id"]
+            users[who] = s.post(
+                f"{srv.url}/api/users/",
+                json={"username": who.split(".")[0], "email": who, "password": "bench-" + who},
+                timeout=60,
+            ).json()["id"]
         ids = {}
         for v in ("A", "B"):
             export = ls.export_from_judgments(named.filter(pl.col("variant") == v))
             for t in export:  # what an import takes: data, and annotations with their results and annotator
                 t.pop("id"), t.pop("drafts"), t.pop("predictions"), t.pop("meta")
-                t["annotations"] = [{"result": a["result"], "completed_by": users[a["completed_by"]["email"]],
-                                     "was_cancelled": False} for a in t["annotations"]]
-            p = s.post(f"{srv.url}/api/projects/", json={"title": f"release {v}", "label_config": ls.rating_config(1)},
-                       timeout=600).json()
+                t["annotations"] = [
+                    {"result": a["result"], "completed_by": users[a["completed_by"]["email"]], "was_cancelled": False}
+                    for a in t["annotations"]
+                ]
+            p = s.post(
+                f"{srv.url}/api/projects/",
+                json={"title": f"release {v}", "label_config": ls.rating_config(1)},
+                timeout=600,
+            ).json()
             s.post(f"{srv.url}/api/projects/{p['id']}/import", json=export, timeout=1800).raise_for_status()
             ids[v] = p["id"]
-        (work / "results/annotation/label_studio/projects.json").write_text(json.dumps({"url": srv.url, "projects": ids}))
+        (work / "results/annotation/label_studio/projects.json").write_text(
+            json.dumps({"url": srv.url, "projects": ids})
+        )
         out["pull_s"] = round(cli(srv, work, "pull"), 2)
         t0 = time.perf_counter()
         for pid in ids.values():
-            s.get(f"{srv.url}/api/projects/{pid}/export?exportType=JSON&download_all_tasks=true", timeout=1800).raise_for_status()
+            s.get(
+                f"{srv.url}/api/projects/{pid}/export?exportType=JSON&download_all_tasks=true", timeout=1800
+            ).raise_for_status()
         out["pull_baseline_s"] = round(time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
-        got, _ = ingest_exports([{"path": work / f"results/judgments/label_studio/{v}.json"} for v in ("A", "B")],
-                                on_error="skip")
+        got, _ = ingest_exports(
+            [{"path": work / f"results/judgments/label_studio/{v}.json"} for v in ("A", "B")], on_error="skip"
+        )
         out["ingest_s"] = round(time.perf_counter() - t0, 2)
         key = ["video_id", "frame_index", "event_prompt", "variant", "annotator", "position", "rating"]
         got = got.with_columns(pl.col("annotator").str.replace(r"@[AB]\.example$", ""))
@@ -159,10 +201,15 @@ def main() -> None:
         out["pull_ratio"] = round(out["pull_s"] / out["pull_baseline_s"], 2)
     if not args.skip_crowd:
         crowd_phase(args.release, out)
-        out["crowd_ratio_vs_majority_vote"] = round(out["crowd_all_s"] / max(out["crowd_baseline_majority_vote_s"], 1e-3), 1)
+        out["crowd_ratio_vs_majority_vote"] = round(
+            out["crowd_all_s"] / max(out["crowd_baseline_majority_vote_s"], 1e-3), 1
+        )
     print(json.dumps(out, indent=1))
-    ok = (out.get("push_s", 0) < 60 and out.get("pull_s", 0) < 60 and out.get("crowd_all_s", 0) < 30)
-    print("targets (push < 60 s, pull < 60 s, crowd-kit < 30 s):", "met" if ok else "NOT met (see the figures; under load?)")
+    ok = out.get("push_s", 0) < 60 and out.get("pull_s", 0) < 60 and out.get("crowd_all_s", 0) < 30
+    print(
+        "targets (push < 60 s, pull < 60 s, crowd-kit < 30 s):",
+        "met" if ok else "NOT met (see the figures; under load?)",
+    )
 
 
 if __name__ == "__main__":

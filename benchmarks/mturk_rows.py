@@ -53,8 +53,19 @@ def read_mturk_batch_rows(
         positions[hit] = position + 1
         for key, vid, frame, rating in row_judgments:
             seen[key] = f"{path}:{rec['_line']}"
-            rows.append({"video_id": vid, "frame_index": frame, "event_prompt": key[3], "variant": key[4],
-                         "annotator": key[0], "position": position, "hit": hit, "rating": rating, "round": round_,
-                         "source": source})
+            rows.append(
+                {
+                    "video_id": vid,
+                    "frame_index": frame,
+                    "event_prompt": key[3],
+                    "variant": key[4],
+                    "annotator": key[0],
+                    "position": position,
+                    "hit": hit,
+                    "rating": rating,
+                    "round": round_,
+                    "source": source,
+                }
+            )
     fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
     return judgments_frame(rows), problems, rejected

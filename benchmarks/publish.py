@@ -65,39 +65,70 @@ def make_images(cache: Path, n: int, size: tuple[int, int]) -> list[Path]:
 def run_tables(paths: list[Path], tmp: Path) -> RunTables:
     rng = np.random.default_rng(1)
     n = len(paths)
-    frames = pl.DataFrame({
-        "image_id": [p.stem for p in paths], "video_id": [p.stem.rsplit("_", 1)[0] for p in paths],
-        "event": [EVENTS[(i // 6) % len(EVENTS)] for i in range(n)], "frame_index": [int(p.stem.rsplit("_", 1)[1]) for p in paths],
-        "pts_s": [float(i % 6) for i in range(n)], "cluster": [i % 6 for i in range(n)], "distance": [0.1] * n,
-        "image_path": [str(p) for p in paths], "split": [("train", "val", "test")[(i // 6) % 3] for i in range(n)],
-    }, schema=dict(schemas.FRAMES.columns))
+    frames = pl.DataFrame(
+        {
+            "image_id": [p.stem for p in paths],
+            "video_id": [p.stem.rsplit("_", 1)[0] for p in paths],
+            "event": [EVENTS[(i // 6) % len(EVENTS)] for i in range(n)],
+            "frame_index": [int(p.stem.rsplit("_", 1)[1]) for p in paths],
+            "pts_s": [float(i % 6) for i in range(n)],
+            "cluster": [i % 6 for i in range(n)],
+            "distance": [0.1] * n,
+            "image_path": [str(p) for p in paths],
+            "split": [("train", "val", "test")[(i // 6) % 3] for i in range(n)],
+        },
+        schema=dict(schemas.FRAMES.columns),
+    )
     rated = frames.head(n // 2)
     rows = []
     for variant in ("A", "B"):
         for r in rated.iter_rows(named=True):
             for k in range(3):
-                rows.append({"video_id": r["video_id"], "frame_index": r["frame_index"], "event_prompt": r["event"],
-                             "variant": variant, "annotator": f"W{(hash(r['video_id']) + k) % 40}", "position": k,
-                             "hit": f"{variant}-{r['video_id']}", "rating": int(rng.integers(0, 101)), "round": 1,
-                             "source": "simulated"})
+                rows.append(
+                    {
+                        "video_id": r["video_id"],
+                        "frame_index": r["frame_index"],
+                        "event_prompt": r["event"],
+                        "variant": variant,
+                        "annotator": f"W{(hash(r['video_id']) + k) % 40}",
+                        "position": k,
+                        "hit": f"{variant}-{r['video_id']}",
+                        "rating": int(rng.integers(0, 101)),
+                        "round": 1,
+                        "source": "simulated",
+                    }
+                )
     j = pl.DataFrame(rows, schema=dict(schemas.JUDGMENTS.columns))
     ids = sorted(set(j["annotator"]))
-    report = pl.DataFrame({"annotator": ids, "n_judgments": [1] * len(ids), "flags": [[] for _ in ids],
-                           "excluded": [False] * len(ids)}, schema=dict(schemas.ANNOTATOR_REPORT.columns))
-    videos = pl.DataFrame([{c: None for c in schemas.VIDEOS.columns} | {"video_id": v, "event": e, "source": "local",
-                                                                        "status": "ok", "path": str(tmp / "none")}
-                           for v, e in frames.select("video_id", "event").unique().iter_rows()],
-                          schema=dict(schemas.VIDEOS.columns))
-    return RunTables(judgments=j, annotator_report=report, scores=image_scores(j), table7=agreement_table(j),
-                     frames=frames, videos=videos)
+    report = pl.DataFrame(
+        {"annotator": ids, "n_judgments": [1] * len(ids), "flags": [[] for _ in ids], "excluded": [False] * len(ids)},
+        schema=dict(schemas.ANNOTATOR_REPORT.columns),
+    )
+    videos = pl.DataFrame(
+        [
+            {c: None for c in schemas.VIDEOS.columns}
+            | {"video_id": v, "event": e, "source": "local", "status": "ok", "path": str(tmp / "none")}
+            for v, e in frames.select("video_id", "event").unique().iter_rows()
+        ],
+        schema=dict(schemas.VIDEOS.columns),
+    )
+    return RunTables(
+        judgments=j,
+        annotator_report=report,
+        scores=image_scores(j),
+        table7=agreement_table(j),
+        frames=frames,
+        videos=videos,
+    )
 
 
 def plain_pyarrow(run: RunTables, folder: Path) -> None:
     """The baseline: the same three tables, images with their JPEG bytes, one Parquet file each with pyarrow."""
     folder.mkdir(parents=True)
     images = run.frames.to_arrow()
-    images = images.append_column("image", pa.array([Path(p).read_bytes() for p in run.frames["image_path"].to_list()],
-                                                    type=pa.binary()))
+    images = images.append_column(
+        "image", pa.array([Path(p).read_bytes() for p in run.frames["image_path"].to_list()], type=pa.binary())
+    )
     pq.write_table(images, folder / "images.parquet")
     pq.write_table(run.judgments.to_arrow(), folder / "judgments.parquet")
     pq.write_table(run.scores.to_arrow(), folder / "soft_labels.parquet")
@@ -122,15 +153,23 @@ def main() -> None:
     size = tuple(int(x) for x in args.size.split("x"))
     paths = make_images(args.cache_dir, args.images, size)
     defaults = load_config(ROOT / "config" / "config.yaml", check_paths=False)
-    settings = RunSettings(publish={**defaults["publish"], "images": "embed"}, demo=True, judgment_source="simulated",
-                           platform="mturk", sources=["local"], intervals=defaults["intervals"],
-                           frames={"n": 36, "k": 6, "backbone": "resnet50"})
+    settings = RunSettings(
+        publish={**defaults["publish"], "images": "embed"},
+        demo=True,
+        judgment_source="simulated",
+        platform="mturk",
+        sources=["local"],
+        intervals=defaults["intervals"],
+        frames={"n": 36, "k": 6, "backbone": "resnet50"},
+    )
     with tempfile.TemporaryDirectory(prefix="squidflow-bench-publish-") as tmp_dir:
         tmp = Path(tmp_dir)
         run = run_tables(paths, tmp)
         jpeg_mb = sum(p.stat().st_size for p in paths) / 1e6
-        print(f"dataset: {run.frames.height:,} images ({jpeg_mb:.0f} MB of JPEG), {run.judgments.height:,} ratings, "
-              f"{run.scores.height:,} soft labels")
+        print(
+            f"dataset: {run.frames.height:,} images ({jpeg_mb:.0f} MB of JPEG), {run.judgments.height:,} ratings, "
+            f"{run.scores.height:,} soft labels"
+        )
         counter = iter(range(1000))
 
         def squidflow_publish():
@@ -165,8 +204,10 @@ def main() -> None:
         shutil.rmtree(tmp / "hf", ignore_errors=True)
     print(f"plain pyarrow (3 Parquet files, JPEG bytes inline): {t_base:6.2f} s")
     print(f"squidflow publish (embed, card, croissant, LeWiDi, mlcroissant checks): {t_pub:6.2f} s")
-    print(f"  of which: the configs' rows {t_tables:.2f} s, every file written {t_write:.2f} s, "
-          f"mlcroissant validation + records {t_check:.2f} s")
+    print(
+        f"  of which: the configs' rows {t_tables:.2f} s, every file written {t_write:.2f} s, "
+        f"mlcroissant validation + records {t_check:.2f} s"
+    )
     print(f"ratio squidflow / plain pyarrow: {t_pub / t_base:.2f}x (goal < 3x)")
     print(f"for reference: datasets.load_dataset(folder, 'images') {t_load:.2f} s")
 

@@ -45,11 +45,21 @@ def cancelled_run(cluster, folder: Path, patched: bool, give_up: float) -> tuple
     folder.mkdir(parents=True)
     (folder / "Snakefile").write_text(SNAKEFILE.format(patched=patched, src=str(ROOT / "src")))
     env = cluster.profile_env(PYTHONPATH=str(ROOT / "src"))
-    cmd = [str(Path(sys.executable).with_name("snakemake")), "--executor", "slurm", "--jobs", "1",
-           "--slurm-init-seconds-before-status-checks", "1", "--default-resources",
-           f"slurm_account={cluster.account}", f"slurm_partition={cluster.partition}"]
-    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    cmd = [
+        str(Path(sys.executable).with_name("snakemake")),
+        "--executor",
+        "slurm",
+        "--jobs",
+        "1",
+        "--slurm-init-seconds-before-status-checks",
+        "1",
+        "--default-resources",
+        f"slurm_account={cluster.account}",
+        f"slurm_partition={cluster.partition}",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 300
         while not any(row["State"] == "RUNNING" for row in cluster.queue()):
@@ -85,15 +95,19 @@ def main() -> None:
     cluster = start_cluster(gpus=0)
     base = Path(tempfile.mkdtemp(prefix="squidflow-cancelled-"))
     try:
-        results = {name: cancelled_run(cluster, base / name, patched, args.give_up)
-                   for name, patched in (("plugin as it ships", False), ("with squidflow's fix", True))}
+        results = {
+            name: cancelled_run(cluster, base / name, patched, args.give_up)
+            for name, patched in (("plugin as it ships", False), ("with squidflow's fix", True))
+        }
     finally:
         cluster.stop()
         shutil.rmtree(cluster.root, ignore_errors=True)
         shutil.rmtree(base, ignore_errors=True)
-    print(f"a running job cancelled with scancel: seconds until the submitting Snakemake ends "
-          f"(snakemake-executor-plugin-slurm {version('snakemake-executor-plugin-slurm')}, "
-          f"load {os.getloadavg()[0]:.1f})")
+    print(
+        f"a running job cancelled with scancel: seconds until the submitting Snakemake ends "
+        f"(snakemake-executor-plugin-slurm {version('snakemake-executor-plugin-slurm')}, "
+        f"load {os.getloadavg()[0]:.1f})"
+    )
     for name, (seconds, out) in results.items():
         said = "reported failed" if "Error in rule all" in out else ""
         shown = f"{seconds:6.1f} s {said}" if seconds is not None else f"still waiting after {args.give_up:.0f} s"

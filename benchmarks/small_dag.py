@@ -55,27 +55,43 @@ def main() -> None:
                 directory = base / dag / mode
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir(parents=True)
-                wall, cpu = run_dag(ROOT, directory, DAGS[dag], args.cores, "--config",
-                                    f'training={{"runs_per_job": "{mode}"}}')
+                wall, cpu = run_dag(
+                    ROOT, directory, DAGS[dag], args.cores, "--config", f'training={{"runs_per_job": "{mode}"}}'
+                )
                 share = startup_share(ROOT, directory)
                 figures[label] = (wall, cpu, share)
-                print(f"{dag:6s} {label:16s} wall {wall:6.0f} s  CPU {cpu:6.0f} s  start-up {100 * share:4.1f}% of "
-                      "the recorded jobs' CPU", flush=True)
-            diff = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_results.py"),
-                                   str(base / dag / "seeds"), str(base / dag / "experiment")],
-                                  cwd=ROOT, capture_output=True, text=True)
+                print(
+                    f"{dag:6s} {label:16s} wall {wall:6.0f} s  CPU {cpu:6.0f} s  start-up {100 * share:4.1f}% of "
+                    "the recorded jobs' CPU",
+                    flush=True,
+                )
+            diff = subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "tools" / "compare_results.py"),
+                    str(base / dag / "seeds"),
+                    str(base / dag / "experiment"),
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
             rows.append((dag, figures, diff.returncode, (diff.stdout + diff.stderr).strip().splitlines()[-1:]))
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"\nbatched / one job per method, --cores {args.cores}, profiles/default (load on the machine: "
-          f"{os.getloadavg()[0]:.1f})")
+    print(
+        f"\nbatched / one job per method, --cores {args.cores}, profiles/default (load on the machine: "
+        f"{os.getloadavg()[0]:.1f})"
+    )
     print(f"{'DAG':6s} {'wall':>16s} {'CPU':>16s} {'start-up share':>20s}  results")
     for dag, f, rc, last in rows:
         (w0, c0, s0), (w1, c1, s1) = f["one job per method"], f["batched"]
-        print(f"{dag:6s} {w1:5.0f}/{w0:4.0f} = {w1 / w0:4.2f} {c1:5.0f}/{c0:4.0f} = {c1 / c0:4.2f} "
-              f"{100 * s1:6.1f}%/{100 * s0:4.1f}% = {s1 / s0:4.2f}  "
-              f"{'identical' if rc == 0 else 'DIFFER'}: {' '.join(last)}")
+        print(
+            f"{dag:6s} {w1:5.0f}/{w0:4.0f} = {w1 / w0:4.2f} {c1:5.0f}/{c0:4.0f} = {c1 / c0:4.2f} "
+            f"{100 * s1:6.1f}%/{100 * s0:4.1f}% = {s1 / s0:4.2f}  "
+            f"{'identical' if rc == 0 else 'DIFFER'}: {' '.join(last)}"
+        )
 
 
 if __name__ == "__main__":

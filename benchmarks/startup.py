@@ -56,14 +56,18 @@ def release_commit() -> str:
     """The previous release: the tag `v<version>` of pyproject.toml's version, else the commit "Release <version>",
     else (a clone without tags) the commit that dated `## [<version>] - ` in CHANGELOG.md."""
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), flags=re.M).group(1)
-    for cmd in (["git", "rev-parse", "-q", "--verify", f"v{version}^{{commit}}"],
-                ["git", "log", "-1", "--format=%H", "--fixed-strings", f"--grep=Release {version}"],
-                ["git", "log", "-1", "--format=%H", f"-S## [{version}] - ", "--", "CHANGELOG.md"]):
+    for cmd in (
+        ["git", "rev-parse", "-q", "--verify", f"v{version}^{{commit}}"],
+        ["git", "log", "-1", "--format=%H", "--fixed-strings", f"--grep=Release {version}"],
+        ["git", "log", "-1", "--format=%H", f"-S## [{version}] - ", "--", "CHANGELOG.md"],
+    ):
         out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout.strip()
         if out:
             return out
-    raise SystemExit(f"no tag v{version}, no commit 'Release {version}' and no dated [{version}] in CHANGELOG.md; "
-                     "name the baseline with --baseline REF")
+    raise SystemExit(
+        f"no tag v{version}, no commit 'Release {version}' and no dated [{version}] in CHANGELOG.md; "
+        "name the baseline with --baseline REF"
+    )
 
 
 def measure(tree: Path, rules: list[str], repeat: int) -> dict[str, float]:
@@ -92,8 +96,12 @@ def records(run: Path) -> list[tuple[str, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", help="git ref to compare with (default: the previous release's commit)")
-    ap.add_argument("--run", type=Path, default=Path("."),
-                    help="a finished run's folder whose Snakemake benchmark records to read (default: ., after make demo)")
+    ap.add_argument(
+        "--run",
+        type=Path,
+        default=Path("."),
+        help="a finished run's folder whose Snakemake benchmark records to read (default: ., after make demo)",
+    )
     ap.add_argument("--rules", nargs="*", help="only these rules (default: every scripts/<rule>.py)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per figure; the least CPU time is kept")
     args = ap.parse_args()
@@ -105,25 +113,35 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         old_tree = Path(tmp) / "baseline"  # the release's files (git archive: no worktree to register and remove)
         old_tree.mkdir()
-        archive = subprocess.run(["git", "archive", ref, "scripts", "src", "workflow/schemas", "pyproject.toml"],
-                                 cwd=ROOT, capture_output=True, check=True)
+        archive = subprocess.run(
+            ["git", "archive", ref, "scripts", "src", "workflow/schemas", "pyproject.toml"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
         subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive.stdout, check=True)
         before = measure(old_tree, rules, args.repeat)
     now = measure(ROOT, rules, args.repeat)
     heavy = {rule: sorted(run_imports(ROOT / "scripts" / f"{rule}.py", env)) for rule in now}
 
-    print(f"start-up CPU seconds (user + system) from process start to the library call; baseline {ref[:10]}; "
-          f"`python -c pass`: {floor:.2f} s")
-    print("(a library the call itself uses is imported inside it, as the work's cost: make_training_cache still loads "
-          "torchvision to resize, agreement_table scipy.stats for Spearman's rho; a job whose call never reaches it "
-          "no longer pays for it)")
+    print(
+        f"start-up CPU seconds (user + system) from process start to the library call; baseline {ref[:10]}; "
+        f"`python -c pass`: {floor:.2f} s"
+    )
+    print(
+        "(a library the call itself uses is imported inside it, as the work's cost: make_training_cache still loads "
+        "torchvision to resize, agreement_table scipy.stats for Spearman's rho; a job whose call never reaches it "
+        "no longer pays for it)"
+    )
     print(f"{'rule':32s} {'before':>7s} {'now':>7s} {'now/before':>10s}  heavy modules now")
     for rule in rules:
         if rule in now:
             b = before.get(rule)
             ratio = f"{now[rule] / b:10.2f}" if b else f"{'(new)':>10s}"
-            print(f"{rule:32s} {b if b is not None else float('nan'):7.2f} {now[rule]:7.2f} {ratio}  "
-                  f"{', '.join(heavy[rule]) or '-'}")
+            print(
+                f"{rule:32s} {b if b is not None else float('nan'):7.2f} {now[rule]:7.2f} {ratio}  "
+                f"{', '.join(heavy[rule]) or '-'}"
+            )
     common = [r for r in now if r in before]
     tb, tn = sum(before[r] for r in common), sum(now[r] for r in common)
     print(f"{'sum over rules':32s} {tb:7.2f} {tn:7.2f} {tn / tb:10.2f}")
@@ -131,19 +149,25 @@ def main() -> None:
     if args.run:
         recs = records(args.run)
         if not recs:
-            print(f"\nno Snakemake benchmark records under {args.run / 'results' / 'benchmarks'}: the start-up share of "
-                  "a run's job CPU time needs a finished run there (make demo) or --run DIR")
+            print(
+                f"\nno Snakemake benchmark records under {args.run / 'results' / 'benchmarks'}: the start-up share of "
+                "a run's job CPU time needs a finished run there (make demo) or --run DIR"
+            )
             return
         total = sum(cpu for _, cpu in recs)
         print(f"\n{len(recs)} jobs with benchmark records in {args.run}: {total:.1f} CPU s in all")
         for label, figures in (("baseline", before), ("now", now)):
             startup = sum(figures.get(rule, 0.0) for rule, _ in recs)
-            print(f"  start-up ({label} figures) {startup:7.1f} CPU s = {100 * startup / total:5.1f}% of the jobs' CPU time")
+            print(
+                f"  start-up ({label} figures) {startup:7.1f} CPU s = {100 * startup / total:5.1f}% of the jobs' CPU time"
+            )
         per_rule: dict[str, list[float]] = {}
         for rule, cpu in recs:
             per_rule.setdefault(rule, []).append(cpu)
         for rule, cpus in sorted(per_rule.items(), key=lambda kv: -sum(kv[1])):
-            print(f"  {rule:30s} {len(cpus):4d} jobs  {sum(cpus):7.1f} CPU s  start-up now {now.get(rule, 0.0):5.2f} s/job")
+            print(
+                f"  {rule:30s} {len(cpus):4d} jobs  {sum(cpus):7.1f} CPU s  start-up now {now.get(rule, 0.0):5.2f} s/job"
+            )
 
 
 if __name__ == "__main__":

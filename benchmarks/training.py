@@ -69,10 +69,15 @@ class DecodeEachItem(Dataset):
         else:
             aug = build_augmentation(method, size)
             pil_steps, tensor_steps = [v2.Resize(size), v2.CenterCrop(size), *([aug] if aug else [])], []
-        self.transform = v2.Compose([
-            *pil_steps, v2.ToImage(), v2.ToDtype(torch.float32, scale=True), *tensor_steps,
-            v2.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-        ])
+        self.transform = v2.Compose(
+            [
+                *pil_steps,
+                v2.ToImage(),
+                v2.ToDtype(torch.float32, scale=True),
+                *tensor_steps,
+                v2.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+            ]
+        )
         self.paths = paths
 
     def __len__(self) -> int:
@@ -97,12 +102,15 @@ def throughput(loader: DataLoader, to_float=None, epochs: int = 1, per_batch=Non
     return n / (time.perf_counter() - start), n / max(time.process_time() - cpu, 1e-9)
 
 
-def gpu_step_benchmark(cache: np.ndarray, frames, size: int, methods: list[str], steps: int = 60,
-                       batch: int = 64) -> dict[str, tuple[float, float]]:
+def gpu_step_benchmark(
+    cache: np.ndarray, frames, size: int, methods: list[str], steps: int = 60, batch: int = 64
+) -> dict[str, tuple[float, float]]:
     """Per method: (images/s per training step, share of step time spent waiting for input); printed too."""
     if not torch.cuda.is_available():
-        print("GPU step benchmark: not measured — no CUDA device on this machine (goal: input wait < 10% of step "
-              "time on one H100, every method)")
+        print(
+            "GPU step benchmark: not measured — no CUDA device on this machine (goal: input wait < 10% of step "
+            "time on one H100, every method)"
+        )
         return {}
     figures = {}
     from squidflow.training.models import Classifier, load_backbone
@@ -119,8 +127,15 @@ def gpu_step_benchmark(cache: np.ndarray, frames, size: int, methods: list[str],
         per_item, per_batch = build_batch_augmentation(method, size)
         source = frames if frame_short_side(method, size) else cache
         ds = CachedImages(source, rows, np.zeros(len(rows)), per_item)
-        loader = DataLoader(ds, batch_size=batch, shuffle=True, num_workers=workers, pin_memory=True,
-                            persistent_workers=workers > 0, drop_last=True)
+        loader = DataLoader(
+            ds,
+            batch_size=batch,
+            shuffle=True,
+            num_workers=workers,
+            pin_memory=True,
+            persistent_workers=workers > 0,
+            drop_last=True,
+        )
         wait = total = 0.0
         n = done = 0
         while done < steps:
@@ -150,9 +165,11 @@ def gpu_step_benchmark(cache: np.ndarray, frames, size: int, methods: list[str],
                     total += t2 - t0
                     n += len(images)
                 done += 1
-        print(f"GPU {torch.cuda.get_device_name(0)} resnet50 {size}px AMP bf16, batch {batch}, {workers} workers, {method} "
-              f"augmented on the GPU: {n / total:.0f} images/s per training step, input wait {100 * wait / total:.1f}% "
-              "of step time (goal < 10%)")
+        print(
+            f"GPU {torch.cuda.get_device_name(0)} resnet50 {size}px AMP bf16, batch {batch}, {workers} workers, {method} "
+            f"augmented on the GPU: {n / total:.0f} images/s per training step, input wait {100 * wait / total:.1f}% "
+            "of step time (goal < 10%)"
+        )
         figures[method] = (n / total, wait / total)
     return figures
 
@@ -175,26 +192,41 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         paths = make_jpegs(tmp, args.images)
-        images = pl.DataFrame({"image_id": [p.stem for p in paths], "source_path": [str(p) for p in paths],
-                               "frame_index": [None] * len(paths)}, schema_overrides={"frame_index": pl.Int64})
+        images = pl.DataFrame(
+            {
+                "image_id": [p.stem for p in paths],
+                "source_path": [str(p) for p in paths],
+                "frame_index": [None] * len(paths),
+            },
+            schema_overrides={"frame_index": pl.Int64},
+        )
         t0 = time.perf_counter()
         build_cache(images, tmp / "cache.npy", args.size, args.size)
-        print(f"{args.images} JPEGs 640x480 -> cache at {args.size}px in {time.perf_counter() - t0:.2f}s (once per pool)")
+        print(
+            f"{args.images} JPEGs 640x480 -> cache at {args.size}px in {time.perf_counter() - t0:.2f}s (once per pool)"
+        )
         cache = open_cache(tmp / "cache.npy")
         frames = None
         if any(frame_short_side(v, args.size) for v in args.methods):
             t0 = time.perf_counter()
-            index = build_frame_cache(images.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)),
-                                      tmp / "frames.npy", 2 * args.size)
-            print(f"{args.images} JPEGs -> whole-frame cache at a {2 * args.size}px short side in "
-                  f"{time.perf_counter() - t0:.2f}s (once per pool, GA/AU only)")
+            index = build_frame_cache(
+                images.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)),
+                tmp / "frames.npy",
+                2 * args.size,
+            )
+            print(
+                f"{args.images} JPEGs -> whole-frame cache at a {2 * args.size}px short side in "
+                f"{time.perf_counter() - t0:.2f}s (once per pool, GA/AU only)"
+            )
             frames = open_frame_cache(tmp / "frames.npy", index)
         mean, std = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1), torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
         rows, labels = np.arange(len(paths)), np.zeros(len(paths), dtype=int)
         to_float = lambda b: normalize(b, mean, std)  # noqa: E731
 
-        print(f"{'method':8s} {'decode per item':>16s} {'squidflow':>14s} {'ratio':>6s}  {'per-item augmentation':>22s}"
-              "   ratio by CPU time")
+        print(
+            f"{'method':8s} {'decode per item':>16s} {'squidflow':>14s} {'ratio':>6s}  {'per-item augmentation':>22s}"
+            "   ratio by CPU time"
+        )
         for method in args.methods:
             source = frames if frame_short_side(method, args.size) else cache
             per_item, per_batch = build_batch_augmentation(method, args.size)
@@ -210,9 +242,11 @@ def main() -> None:
                 torch.manual_seed(0)
                 old = CachedImages(source, rows, labels, build_augmentation(method, args.size))
                 old_rate = max(old_rate, throughput(DataLoader(old, batch_size=16), to_float)[0])
-            print(f"{method:8s} {base:11.0f} im/s {fast:9.0f} im/s {fast / base:5.1f}x  {old_rate:9.0f} im/s "
-                  f"(squidflow {fast / old_rate:.1f}x)  {fast_cpu / base_cpu:5.1f}x  "
-                  f"goal >= 5x: {'met' if fast / base >= 5 else 'NOT met'}")
+            print(
+                f"{method:8s} {base:11.0f} im/s {fast:9.0f} im/s {fast / base:5.1f}x  {old_rate:9.0f} im/s "
+                f"(squidflow {fast / old_rate:.1f}x)  {fast_cpu / base_cpu:5.1f}x  "
+                f"goal >= 5x: {'met' if fast / base >= 5 else 'NOT met'}"
+            )
         gpu_step_benchmark(cache, frames, args.size, args.methods)
 
 

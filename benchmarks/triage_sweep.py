@@ -93,8 +93,10 @@ def main() -> None:
         hits = _hits_as_csv(frames, root)
         blank_ids = blank_images(frames, 4.0, root=root)
         print(f"{args.annotators} raters per variant, seeds {args.seeds}; {len(blank_ids)} blank frames")
-        print(f"{'share':>6} {'faulty':>6} {'blank':>6}  {'verdict ROC AUC':<24} {'recall':<24} {'honest flagged':<24} "
-              f"{'rubric ROC AUC (baseline)':<26} {'ratio':>5} {'rounds':>6} {'seconds':>8}")
+        print(
+            f"{'share':>6} {'faulty':>6} {'blank':>6}  {'verdict ROC AUC':<24} {'recall':<24} {'honest flagged':<24} "
+            f"{'rubric ROC AUC (baseline)':<26} {'ratio':>5} {'rounds':>6} {'seconds':>8}"
+        )
         for share in args.shares:
             for with_blank in blanks:
                 t0 = time.perf_counter()
@@ -104,14 +106,20 @@ def main() -> None:
                 kinds = ", ".join(f"{k} {v}" for k, v in kinds_for(n_faulty).items() if v) or "none"
                 yes = "yes" if with_blank else "no"
                 if n_faulty == 0:
-                    print(f"{share:>6.1%} {0:>6} {yes:>6}  (none planted: raters flagged {fmt(res['flagged'])})"
-                          f"{'':>52} {fmt(res['rounds'])[:5]:>6} {seconds:>8.1f}", flush=True)
+                    print(
+                        f"{share:>6.1%} {0:>6} {yes:>6}  (none planted: raters flagged {fmt(res['flagged'])})"
+                        f"{'':>52} {fmt(res['rounds'])[:5]:>6} {seconds:>8.1f}",
+                        flush=True,
+                    )
                     continue
                 rubric = np.nanmean(res["rubric"]) if np.isfinite(res["rubric"]).any() else float("nan")
                 ratio = np.nanmean(res["auc"]) / rubric if np.isfinite(rubric) and rubric else float("nan")
-                print(f"{share:>6.1%} {n_faulty:>6} {yes:>6}  {fmt(res['auc']):<24} {fmt(res['recall']):<24} "
-                      f"{fmt(res['honest']):<24} {fmt(res['rubric']):<26} {ratio:>5.2f} {fmt(res['rounds'])[:5]:>6} "
-                      f"{seconds:>8.1f}   ({kinds})", flush=True)
+                print(
+                    f"{share:>6.1%} {n_faulty:>6} {yes:>6}  {fmt(res['auc']):<24} {fmt(res['recall']):<24} "
+                    f"{fmt(res['honest']):<24} {fmt(res['rubric']):<26} {ratio:>5.2f} {fmt(res['rounds'])[:5]:>6} "
+                    f"{seconds:>8.1f}   ({kinds})",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

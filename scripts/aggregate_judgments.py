@@ -11,6 +11,8 @@ from squidflow.judgments.scores import high_certainty_share, image_scores
 
 judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)
 report = io.read_parquet(snakemake.input.report, schemas.ANNOTATOR_REPORT)
-scores = image_scores(judgments, report.filter(pl.col("excluded"))["annotator"].to_list(), snakemake.params.high_certainty)
+scores = image_scores(
+    judgments, report.filter(pl.col("excluded"))["annotator"].to_list(), snakemake.params.high_certainty
+)
 io.write_parquet(scores, snakemake.output.scores, schemas.IMAGE_SCORES)
 io.write_csv(high_certainty_share(scores), snakemake.output.high_certainty)

@@ -11,5 +11,13 @@ from squidflow.evaluation.points import points_from_frame
 p = snakemake.params
 points, people, _ = points_from_frame(io.read_parquet(snakemake.input.points, schemas.PER_IMAGE_POINTS))
 note = "SIMULATED judgments, synthetic videos (demo)" if p.source == "simulated" else ""
-saturation_figure(points, people, snakemake.output[0], repeats=p.repeats, seed=p.intervals["seed"],
-                  level=p.intervals["level"], title="Annotation saturation: raters per image", note=note)
+saturation_figure(
+    points,
+    people,
+    snakemake.output[0],
+    repeats=p.repeats,
+    seed=p.intervals["seed"],
+    level=p.intervals["level"],
+    title="Annotation saturation: raters per image",
+    note=note,
+)

@@ -12,5 +12,11 @@ judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)
 frames = snakemake.input.get("frames")
 blank = blank_images(io.read_parquet(frames, schemas.FRAMES), qc.blank_max_std) if frames else set()
 report = annotator_report(judgments, qc, blank)
-log.info("%d blank images; %d of %d annotators excluded: %s", len(blank), report["excluded"].sum(), len(report), excluded(report))
+log.info(
+    "%d blank images; %d of %d annotators excluded: %s",
+    len(blank),
+    report["excluded"].sum(),
+    len(report),
+    excluded(report),
+)
 io.write_parquet(report, snakemake.output.report, schemas.ANNOTATOR_REPORT)

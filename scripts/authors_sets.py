@@ -16,7 +16,9 @@ from squidflow.training.authors_sets import (
 )
 
 cache = snakemake.params.cache_dir
-files = read_experiment_files({name: fetch(src, cache) for name, src in experiment_file_sources(snakemake.params.experiments).items()})
+files = read_experiment_files(
+    {name: fetch(src, cache) for name, src in experiment_file_sources(snakemake.params.experiments).items()}
+)
 judgments, _ = read_release(fetch(snakemake.params.judgments_csv, cache))
 sets, notes = authors_sets(files, judgments, fetch(snakemake.params.dataset_csv, cache))
 io.write_parquet(sets, snakemake.output[0], schemas.AUTHORS_SETS)

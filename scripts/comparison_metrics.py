@@ -15,7 +15,9 @@ corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))
 ratings = read_comparison_ratings(snakemake.input.ratings) if "ratings" in snakemake.input.keys() else None
 proposals = (
-    io.read_parquet(snakemake.input.proposals, schemas.COMPARISON_PROPOSALS) if "proposals" in snakemake.input.keys() else None
+    io.read_parquet(snakemake.input.proposals, schemas.COMPARISON_PROPOSALS)
+    if "proposals" in snakemake.input.keys()
+    else None
 )
 metrics = evaluate(corpus, emb, ratings, proposals)
 log.info("metrics: %s", metrics)

@@ -12,6 +12,7 @@ from squidflow.text_embed import TableEncoder
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())
 with slot_for_job(snakemake) as slot:  # a GPU only when the rule asks for one (a Sherlock-scale corpus)
-    pool = build_pool(corpus, sbert, ComparisonConfig.from_config(snakemake.params.comparison),
-                      device=slot.torch_device)
+    pool = build_pool(
+        corpus, sbert, ComparisonConfig.from_config(snakemake.params.comparison), device=slot.torch_device
+    )
 io.write_parquet(pool, snakemake.output[0], schemas.COMPARISON_POOL)

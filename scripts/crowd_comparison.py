@@ -9,7 +9,11 @@ from squidflow.comparison.crowd import comparison_oracles, crowd_comparison_mark
 from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
 
 crowd = snakemake.params.crowd
-table = comparison_oracles(read_comparison_ratings(snakemake.input.ratings), n_iter=crowd["n_iter"], seed=crowd["seed"],
-                           mace_restarts=crowd["mace_restarts"])
+table = comparison_oracles(
+    read_comparison_ratings(snakemake.input.ratings),
+    n_iter=crowd["n_iter"],
+    seed=crowd["seed"],
+    mace_restarts=crowd["mace_restarts"],
+)
 io.write_csv(table, snakemake.output.csv, float_precision=4)
 io.write_text(snakemake.output.md, crowd_comparison_markdown(table))

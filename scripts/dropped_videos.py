@@ -12,5 +12,9 @@ videos = read_parquet(snakemake.input.videos, schemas.VIDEOS)
 with open(snakemake.input.notes, encoding="utf-8") as fh:
     notes = [line.rstrip("\n") for line in fh if line.strip()]
 log.info("%s", dropped_line(videos, notes))
-write_text(snakemake.output[0], dropped_report(videos, notes, frame_shards=snakemake.params.frame_shards,
-                                              manifest_path=snakemake.params.manifest_path))
+write_text(
+    snakemake.output[0],
+    dropped_report(
+        videos, notes, frame_shards=snakemake.params.frame_shards, manifest_path=snakemake.params.manifest_path
+    ),
+)

@@ -12,8 +12,11 @@ cfg = FramesConfig.from_config(snakemake.params.frames)
 videos = shard_videos(read_parquet(snakemake.input.videos, schemas.VIDEOS), int(snakemake.wildcards.shard), cfg.shards)
 log.info("shard %s/%d: %d videos", snakemake.wildcards.shard, cfg.shards, len(videos))
 frames, status = extract_videos(
-    videos, cfg, snakemake.output.images,
-    image_format=snakemake.params.image_format, quality=snakemake.params.image_quality,
+    videos,
+    cfg,
+    snakemake.output.images,
+    image_format=snakemake.params.image_format,
+    quality=snakemake.params.image_quality,
     workers=snakemake.threads,
 )
 write_parquet(frames, snakemake.output.frames, schemas.EXTRACTED_FRAMES)

@@ -9,6 +9,7 @@ from squidflow.frames.figures import frame_spread
 
 frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
 videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
-panels = frame_spread(frames, videos, snakemake.output[0], max_videos=snakemake.params.max_videos,
-                      note=snakemake.params.note)
+panels = frame_spread(
+    frames, videos, snakemake.output[0], max_videos=snakemake.params.max_videos, note=snakemake.params.note
+)
 log.info("wrote %s (%d panels)", snakemake.output[0], panels)

@@ -18,8 +18,14 @@ if snakemake.input.get("predictions"):
     predictions = io.read_parquet(snakemake.input.predictions, schemas.PREDICTIONS)
     probability = event_probabilities(predictions, judgments, p.events, p.events_config)
     consensus = crowdlab(first_round(judgments), probability).get("items")
-images = image_triage(judgments, triage, cfg, intervals=IntervalConfig.from_config(p.intervals),
-                      probability=probability, consensus=consensus)
+images = image_triage(
+    judgments,
+    triage,
+    cfg,
+    intervals=IntervalConfig.from_config(p.intervals),
+    probability=probability,
+    consensus=consensus,
+)
 source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
 log.info("image triage: %s", dict(images.group_by("triage").len().iter_rows()))
 io.write_parquet(images, out.images, schemas.IMAGE_TRIAGE)

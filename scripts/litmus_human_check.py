@@ -14,9 +14,22 @@ games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 source = snakemake.params.annotations
 annotations = read_annotations(fetch(source, snakemake.params.cache_dir), games, name=source)
-table = sample_check(annotations, games, soft_labels, snakemake.params.normalisation,
-                     IntervalConfig.from_config(snakemake.params.intervals))
+table = sample_check(
+    annotations,
+    games,
+    soft_labels,
+    snakemake.params.normalisation,
+    IntervalConfig.from_config(snakemake.params.intervals),
+)
 io.write_csv(table, snakemake.output.csv)
-io.write_text(snakemake.output.md, markdown(table, note=snakemake.params.note, title=(
-    "Human sample check: agreement and Pearson's r between human and rule soft labels (§3.1, §5.1) "
-    "[bootstrap interval over QA pairs, each with its annotators]")))
+io.write_text(
+    snakemake.output.md,
+    markdown(
+        table,
+        note=snakemake.params.note,
+        title=(
+            "Human sample check: agreement and Pearson's r between human and rule soft labels (§3.1, §5.1) "
+            "[bootstrap interval over QA pairs, each with its annotators]"
+        ),
+    ),
+)

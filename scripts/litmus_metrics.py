@@ -12,8 +12,10 @@ from squidflow.litmus.metrics import metric_intervals, metrics_of_models
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 runs = [io.read_parquet(p, schemas.LITMUS_PROBABILITIES) for p in snakemake.input.probabilities]
 taus, split = snakemake.params.taus, snakemake.params.eval_split
-io.write_parquet(metrics_of_models(soft_labels, runs, taus, eval_split=split), snakemake.output.metrics,
-                 schemas.LITMUS_METRICS)
-intervals = metric_intervals(soft_labels, runs, taus, IntervalConfig.from_config(snakemake.params.intervals),
-                             eval_split=split)
+io.write_parquet(
+    metrics_of_models(soft_labels, runs, taus, eval_split=split), snakemake.output.metrics, schemas.LITMUS_METRICS
+)
+intervals = metric_intervals(
+    soft_labels, runs, taus, IntervalConfig.from_config(snakemake.params.intervals), eval_split=split
+)
 io.write_parquet(intervals, snakemake.output.intervals, schemas.LITMUS_METRIC_INTERVALS)

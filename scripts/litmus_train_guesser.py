@@ -31,8 +31,14 @@ with slot_for_job(snakemake) as slot:
             if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
                 log_slot(slot, k + 1, len(runs))
             probabilities, lines = train_guesser(
-                games, soft_labels, method=method, seed=seed, cfg=cfg, train_split=snakemake.params.train_split,
-                eval_split=snakemake.params.eval_split, device=slot.torch_device,
+                games,
+                soft_labels,
+                method=method,
+                seed=seed,
+                cfg=cfg,
+                train_split=snakemake.params.train_split,
+                eval_split=snakemake.params.eval_split,
+                device=slot.torch_device,
             )
             io.write_parquet(probabilities, out.probabilities[k], schemas.LITMUS_PROBABILITIES)
             io.write_text(out.train_log[k], "\n".join(lines) + "\n")

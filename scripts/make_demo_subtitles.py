@@ -17,6 +17,8 @@ for path in map(Path, snakemake.output.vtt):
     video_id = path.name.removesuffix(".en.vtt")
     rows = truth.filter(pl.col("video_id") == video_id)
     if rows.height == 0:
-        raise ValueError(f"{snakemake.input.truth}: no truth rows for {video_id}, so {path} cannot be written; "
-                         "rerun rule demo_corpus")
+        raise ValueError(
+            f"{snakemake.input.truth}: no truth rows for {video_id}, so {path} cannot be written; "
+            "rerun rule demo_corpus"
+        )
     io.write_text(path, demo_subtitles(rows, seed=snakemake.params.seed))

@@ -18,5 +18,6 @@ for k, video in enumerate(out.video):
     with log_to(snakemake.log[k]):
         truth = make_video(cfg, video_id, out.video[k], progress=True)
         io.write_parquet(truth, out.truth[k], schemas.TRUTH)
-        log.info("%s: %d frames, conditions %s", video_id, truth.height,
-                 dict(truth["condition"].value_counts().iter_rows()))
+        log.info(
+            "%s: %d frames, conditions %s", video_id, truth.height, dict(truth["condition"].value_counts().iter_rows())
+        )

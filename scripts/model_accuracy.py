@@ -13,9 +13,18 @@ p = snakemake.params
 scores = io.read_parquet(snakemake.input.scores, schemas.IMAGE_SCORES)
 frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES) if "frames" in snakemake.input.keys() else None
 accuracy, summary = evaluate_model(
-    p.model["predictions"], scores, name=p.model["name"], variant=p.variant, top_k=p.top_k, label_map=p.label_map,
-    events_config=p.events, vocabulary=p.vocabulary, image_table=p.model["images"], frames=frames,
-    cache_dir=p.cache_dir, intervals=p.intervals,
+    p.model["predictions"],
+    scores,
+    name=p.model["name"],
+    variant=p.variant,
+    top_k=p.top_k,
+    label_map=p.label_map,
+    events_config=p.events,
+    vocabulary=p.vocabulary,
+    image_table=p.model["images"],
+    frames=frames,
+    cache_dir=p.cache_dir,
+    intervals=p.intervals,
 )
 io.write_parquet(accuracy, snakemake.output.accuracy, schemas.MODEL_ACCURACY)
 io.write_text(snakemake.output.summary, json.dumps(summary, indent=2) + "\n")

@@ -13,5 +13,11 @@ from squidflow.intervals import IntervalConfig
 p = snakemake.params
 points, _, _ = points_from_frame(io.read_parquet(snakemake.input.points, schemas.PER_IMAGE_POINTS))
 note = "SIMULATED judgments, synthetic videos (demo)" if p.source == "simulated" else ""
-reliability_figure(points, snakemake.output[0], from_section(IntervalConfig, p.intervals), n_bins=p.ece_bins,
-                   title="Reliability of each model's rank-1 score", note=note)
+reliability_figure(
+    points,
+    snakemake.output[0],
+    from_section(IntervalConfig, p.intervals),
+    n_bins=p.ece_bins,
+    title="Reliability of each model's rank-1 score",
+    note=note,
+)

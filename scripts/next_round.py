@@ -16,13 +16,24 @@ images = io.read_parquet(snakemake.input.images, schemas.IMAGE_TRIAGE)
 hits = {v: pl.read_csv(snakemake.input[f"hits_{v}"], infer_schema=False) for v in ("A", "B")}
 probability = None
 if snakemake.input.get("predictions"):
-    probability = event_probabilities(io.read_parquet(snakemake.input.predictions, schemas.PREDICTIONS), judgments,
-                                      p.events, p.events_config)
-chosen, round2 = next_round(images, judgments, hits, budget=p.next_round["budget"],
-                            strategy=p.next_round["strategy"], images_per_hit=p.images_per_hit,
-                            probability=probability)
-log.info("next round (%s): %d images and prompts; HITs %s", p.next_round["strategy"], len(chosen),
-         {v: len(h) for v, h in round2.items()})
+    probability = event_probabilities(
+        io.read_parquet(snakemake.input.predictions, schemas.PREDICTIONS), judgments, p.events, p.events_config
+    )
+chosen, round2 = next_round(
+    images,
+    judgments,
+    hits,
+    budget=p.next_round["budget"],
+    strategy=p.next_round["strategy"],
+    images_per_hit=p.images_per_hit,
+    probability=probability,
+)
+log.info(
+    "next round (%s): %d images and prompts; HITs %s",
+    p.next_round["strategy"],
+    len(chosen),
+    {v: len(h) for v, h in round2.items()},
+)
 for v in ("A", "B"):
     io.write_csv(round2[v], out[f"hits_{v}"])
 io.write_csv(chosen, out.chosen, float_precision=4)

@@ -37,8 +37,19 @@ run = RunTables(
     task_pages={k: text(f"{k}_page") for k in ("rating", "keyword") if f"{k}_page" in i.keys()},
     takedowns=read_log(text("takedown_log")) if "takedown_log" in i.keys() else None,
 )
-settings = RunSettings(publish=p.publish, demo=p.demo, judgment_source=p.judgment_source, platform=p.platform,
-                       sources=list(p.sources), intervals=p.intervals, frames=p.frames)
+settings = RunSettings(
+    publish=p.publish,
+    demo=p.demo,
+    judgment_source=p.judgment_source,
+    platform=p.platform,
+    sources=list(p.sources),
+    intervals=p.intervals,
+    frames=p.frames,
+)
 facts = publish(snakemake.output[0], run, settings)
-log.info("published %s: %s (images: %s)", snakemake.output[0],
-         ", ".join(f"{c} {n:,} rows" for c, n in facts.counts.items()), facts.image_mode)
+log.info(
+    "published %s: %s (images: %s)",
+    snakemake.output[0],
+    ", ".join(f"{c} {n:,} rows" for c, n in facts.counts.items()),
+    facts.image_mode,
+)

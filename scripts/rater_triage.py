@@ -14,15 +14,26 @@ report = io.read_parquet(snakemake.input.report, schemas.ANNOTATOR_REPORT)
 predictions = snakemake.input.get("predictions")
 probability = None
 if predictions:
-    probability = event_probabilities(io.read_parquet(predictions, schemas.PREDICTIONS), judgments, p.events,
-                                      p.events_config)
-triage = rater_triage(judgments, report, TriageConfig.from_config(p.triage), policy=p.exclude,
-                      intervals=IntervalConfig.from_config(p.intervals), crowd=p.crowd, probability=probability,
-                      no_model_reason="no model probabilities configured (judgments.triage.predictions is empty)")
+    probability = event_probabilities(
+        io.read_parquet(predictions, schemas.PREDICTIONS), judgments, p.events, p.events_config
+    )
+triage = rater_triage(
+    judgments,
+    report,
+    TriageConfig.from_config(p.triage),
+    policy=p.exclude,
+    intervals=IntervalConfig.from_config(p.intervals),
+    crowd=p.crowd,
+    probability=probability,
+    no_model_reason="no model probabilities configured (judgments.triage.predictions is empty)",
+)
 source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
 log.info("verdicts: %s", dict(triage.group_by("verdict").len().iter_rows()))
 io.write_parquet(triage, out.triage, schemas.RATER_TRIAGE)
 io.write_parquet(exclusions(triage, report), out.exclusions, schemas.ANNOTATOR_REPORT)
-io.write_csv(triage.with_columns(*[triage[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")]),
-             out.csv, float_precision=4)
+io.write_csv(
+    triage.with_columns(*[triage[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")]),
+    out.csv,
+    float_precision=4,
+)
 io.write_text(out.md, triage_markdown(triage, policy=p.exclude, source=source))

@@ -16,8 +16,9 @@ choices = dict(p.choices)
 sets = json.loads(Path(snakemake.input.sets).read_text(encoding="utf-8"))
 predictions = {path: io.read_parquet(path, schemas.RUN_PREDICTIONS) for path in snakemake.input.predictions}
 metrics = {path: json.loads(Path(path).read_text(encoding="utf-8")) for path in snakemake.input.metrics}
-table = table_with_intervals(runs_table(metrics), predictions, spec, p.order, p.intervals,
-                             ece_bins=p.ece_bins, kl_eps=p.kl_eps, choices=choices)
+table = table_with_intervals(
+    runs_table(metrics), predictions, spec, p.order, p.intervals, ece_bins=p.ece_bins, kl_eps=p.kl_eps, choices=choices
+)
 table = io.conform(table, schemas.RESULT_TABLE)
 io.write_csv(table, snakemake.output.csv)
 io.write_text(snakemake.output.md, to_markdown(table, spec, p.order, p.ece_bins, choices, sets, p.intervals))

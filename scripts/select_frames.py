@@ -25,7 +25,8 @@ frames = build_dataset(
     snakemake.output.images,
     annotations=params.annotations,
     removed=read_log(Path(inp.takedown_log).read_text(encoding="utf-8")).filter(pl.col("outcome") == "removed")
-    if "takedown_log" in inp.keys() else None,
+    if "takedown_log" in inp.keys()
+    else None,
 )
 log.info("%d frames from %d videos", len(frames), frames["video_id"].n_unique())
 write_parquet(frames, snakemake.output.frames, schemas.FRAMES)

@@ -12,6 +12,7 @@ from squidflow.demo.panel import PanelConfig, simulate_panel
 hits = {v: pl.read_csv(snakemake.input[f"hits_{v}"], infer_schema=False) for v in ("A", "B")}
 hits = {v: h for v, h in hits.items() if len(h)}
 truth = io.read_parquet(snakemake.input.truth, schemas.TRUTH)
-batch, _, _ = simulate_panel(hits, truth, PanelConfig.from_config(snakemake.params.panel,
-                                                                  snakemake.params.assignments_per_hit))
+batch, _, _ = simulate_panel(
+    hits, truth, PanelConfig.from_config(snakemake.params.panel, snakemake.params.assignments_per_hit)
+)
 io.write_csv(batch, snakemake.output.batch)

@@ -20,10 +20,26 @@ cooc = io.read_parquet(snakemake.input.cooccurring, schemas.COOCCURRING)
 videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
 subs = io.read_parquet(snakemake.input.subtitles, schemas.SUBTITLES)
 # the labels are config `events` (or, when it is empty, the events of frames.parquet)
-events = sorted(p.events) if p.events else sorted(io.read_parquet(snakemake.input.frames, schemas.FRAMES)["event"].unique())
-preds = text_baseline(cooc, videos, subs, method, events, Preprocessing.from_config(p.setting), events_config=p.events,
-                      default_language=p.default_language, seed=p.seed)
+events = (
+    sorted(p.events) if p.events else sorted(io.read_parquet(snakemake.input.frames, schemas.FRAMES)["event"].unique())
+)
+preds = text_baseline(
+    cooc,
+    videos,
+    subs,
+    method,
+    events,
+    Preprocessing.from_config(p.setting),
+    events_config=p.events,
+    default_language=p.default_language,
+    seed=p.seed,
+)
 top = preds.filter(pl.col("rank") == 1)
-log.info("text baseline %s: %d frames, %d labels; top-1 label counts %s", method, top.height, len(events),
-         dict(top.group_by("label").len().iter_rows()))
+log.info(
+    "text baseline %s: %d frames, %d labels; top-1 label counts %s",
+    method,
+    top.height,
+    len(events),
+    dict(top.group_by("label").len().iter_rows()),
+)
 io.write_parquet(preds, snakemake.output.predictions, schemas.PREDICTIONS)

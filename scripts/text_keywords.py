@@ -12,6 +12,13 @@ p = snakemake.params
 cooc = io.read_parquet(snakemake.input.cooccurring, schemas.COOCCURRING)
 videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)
 subs = io.read_parquet(snakemake.input.subtitles, schemas.SUBTITLES)
-keywords = keyword_baselines(cooc, videos, subs, settings_from_config(p.settings), top_k=p.top_k, seed=p.seed,
-                             default_language=p.default_language)
+keywords = keyword_baselines(
+    cooc,
+    videos,
+    subs,
+    settings_from_config(p.settings),
+    top_k=p.top_k,
+    seed=p.seed,
+    default_language=p.default_language,
+)
 io.write_parquet(keywords, snakemake.output.keywords, schemas.TEXT_KEYWORDS)

@@ -34,8 +34,10 @@ out = snakemake.output
 predictions_files, metrics_files, train_logs = (as_list(out.predictions), as_list(out.metrics), as_list(out.train_log))
 logs = list(snakemake.log)
 # the runs from their folders (…/{train_set}/{method}/seed<k>/), not from params: the job's runs are its outputs
-runs = [(t, m, int(s)) for t, m, s in (re.search(r"/([^/]+)/([^/]+)/seed(\d+)/[^/]+$", path).groups()
-                                        for path in predictions_files)]
+runs = [
+    (t, m, int(s))
+    for t, m, s in (re.search(r"/([^/]+)/([^/]+)/seed(\d+)/[^/]+$", path).groups() for path in predictions_files)
+]
 sets = io.read_parquet(snakemake.input.sets, schemas.TRAINING_SETS)
 caches = {"SD": open_cache(snakemake.input.sd), "SE": open_cache(snakemake.input.se)}
 for pool in ("SD", "SE"):  # GA/AU on whole frames: their training pool's whole-frame cache
@@ -50,11 +52,25 @@ with slot_for_job(snakemake) as slot:
                 log_slot(slot, k + 1, len(runs))
             start, cpu = time.perf_counter(), time.process_time()
             predictions, metrics, lines = train_run(
-                sets, caches, experiment=w.experiment, train_set=train_set, method=method, seed=seed, cfg=cfg,
+                sets,
+                caches,
+                experiment=w.experiment,
+                train_set=train_set,
+                method=method,
+                seed=seed,
+                cfg=cfg,
                 device=slot.torch_device,
             )
             io.write_parquet(predictions, predictions_files[k], schemas.RUN_PREDICTIONS)
             io.write_text(metrics_files[k], json.dumps(metrics, indent=2, allow_nan=True) + "\n")
             io.write_text(train_logs[k], "\n".join(lines) + "\n")
-            log.info("run %d of %d (%s/%s/seed%d): %.1f s, %.1f CPU s", k + 1, len(runs), train_set, method, seed,
-                     time.perf_counter() - start, time.process_time() - cpu)
+            log.info(
+                "run %d of %d (%s/%s/seed%d): %.1f s, %.1f CPU s",
+                k + 1,
+                len(runs),
+                train_set,
+                method,
+                seed,
+                time.perf_counter() - start,
+                time.process_time() - cpu,
+            )

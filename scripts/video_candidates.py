@@ -19,8 +19,9 @@ candidates, notes = list_candidates(
     cache_dir=snakemake.params.cache_dir,
     ydl_params=network_params(DownloadOptions.from_config(params.search_network)),
 )
-candidates, takedown_log = apply_takedowns(candidates, params.takedown, journal_dirs=params.journal_dirs,
-                                           status_dir=params.status_dir)
+candidates, takedown_log = apply_takedowns(
+    candidates, params.takedown, journal_dirs=params.journal_dirs, status_dir=params.status_dir
+)
 for note in notes:
     log.info("source note: %s", note)
 log.info("%d candidate videos (%d to download)", len(candidates), candidates["download"].sum())

@@ -18,8 +18,14 @@ frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
 labels = read_vocabulary(fetch(p.vocabulary, p.cache_dir))
 with slot_for_job(snakemake) as slot:
     predictions = zero_shot_predictions(
-        frames, labels, model_name=p.zero_shot["model"], pretrained=p.zero_shot["pretrained"],
-        prompt=p.zero_shot["prompt"], cache_dir=p.zero_shot["cache_dir"], batch_size=p.zero_shot["batch_size"],
-        ranks=p.zero_shot["ranks"], device=str(slot.torch_device),
+        frames,
+        labels,
+        model_name=p.zero_shot["model"],
+        pretrained=p.zero_shot["pretrained"],
+        prompt=p.zero_shot["prompt"],
+        cache_dir=p.zero_shot["cache_dir"],
+        batch_size=p.zero_shot["batch_size"],
+        ranks=p.zero_shot["ranks"],
+        device=str(slot.torch_device),
     )
 io.write_parquet(predictions, snakemake.output[0], schemas.PREDICTIONS)

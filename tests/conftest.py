@@ -50,9 +50,11 @@ def _find_shared_data() -> Path | None:
 SHARED_DATA = _find_shared_data()
 if SHARED_DATA is not None:  # the workflow runs the tests start read the public files' local copies there
     os.environ["SQUIDFLOW_DATA"] = str(SHARED_DATA)
-DATA_MISSING = ("the real public data (SQUID-E release, Sherlock, imSitu verbs) is not here: set SQUIDFLOW_DATA to "
-                "a folder holding its local copies (README, \"Offline copies of the public data\"), or put it beside "
-                "the clone as ../shared/data")
+DATA_MISSING = (
+    "the real public data (SQUID-E release, Sherlock, imSitu verbs) is not here: set SQUIDFLOW_DATA to "
+    'a folder holding its local copies (README, "Offline copies of the public data"), or put it beside '
+    "the clone as ../shared/data"
+)
 
 
 def _shared_data() -> Path:
@@ -89,12 +91,15 @@ class WorkflowRun:
     def results(self) -> Path:
         return self.directory / "results"
 
-    def snakemake(self, *args: str, timeout: int = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def snakemake(
+        self, *args: str, timeout: int = 600, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         """snakemake with this run's directory and config files (plus `args`), output captured; `env` adds to
         the environment."""
         cmd = [SNAKEMAKE, "--directory", str(self.directory), "--configfile", *map(str, self.configfiles), *args]
-        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, **env} if env else None)
+        return subprocess.run(
+            cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env={**os.environ, **env} if env else None
+        )
 
 
 SMALL_CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
@@ -160,8 +165,10 @@ def _wall_time(terminalreporter) -> str:
     ran = sum(len(terminalreporter.stats.get(k, [])) for k in ("passed", "failed", "skipped", "error", "xfailed",
                                                                  "xpassed"))  # fmt: skip
     marks = terminalreporter.config.getoption("markexpr", "") or "all tests"
-    return (f"wall time of this test run: {int(seconds // 60)} min {seconds % 60:.0f} s ({ran} tests, {marks}, "
-            f"{os.cpu_count()} cores)")
+    return (
+        f"wall time of this test run: {int(seconds // 60)} min {seconds % 60:.0f} s ({ran} tests, {marks}, "
+        f"{os.cpu_count()} cores)"
+    )
 
 
 # What the tests measured on the way (helpers/figures.py) and the faults they tried (helpers/faults.py), for the
@@ -171,8 +178,11 @@ _WORKERS: dict[str, list] = {"figures": [], "cases": [], "fuzzed": []}
 
 def _own_summary() -> dict:
     faults = sys.modules.get("helpers.faults")
-    return {"figures": list(getattr(sys.modules.get("helpers.figures"), "FIGURES", [])),
-            "cases": list(getattr(faults, "CASES", [])), "fuzzed": dict(getattr(faults, "FUZZED", {}))}
+    return {
+        "figures": list(getattr(sys.modules.get("helpers.figures"), "FIGURES", [])),
+        "cases": list(getattr(faults, "CASES", [])),
+        "fuzzed": dict(getattr(faults, "FUZZED", {})),
+    }
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

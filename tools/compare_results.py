@@ -26,8 +26,11 @@ VOLATILE = ("train.log", "run_summary.html")
 def result_files(run: Path) -> list[Path]:
     base = run / "results"
     return sorted(
-        p.relative_to(run) for p in base.rglob("*")
-        if p.is_file() and not SKIP_PARTS & set(p.relative_to(run).parts) and p.name not in VOLATILE
+        p.relative_to(run)
+        for p in base.rglob("*")
+        if p.is_file()
+        and not SKIP_PARTS & set(p.relative_to(run).parts)
+        and p.name not in VOLATILE
         and (p.suffix in TEXT or p.suffix == ".parquet")
     )
 
@@ -59,8 +62,7 @@ def compare(a: Path, b: Path, tolerance: float = 0.0, *, ignore_row_order: bool 
                 fa, fb = pl.read_parquet(a / rel), pl.read_parquet(b / rel)
                 if ignore_row_order:
                     fa, fb = _sorted(fa), _sorted(fb)
-                assert_frame_equal(fa, fb, check_exact=tolerance == 0,
-                                   abs_tol=tolerance, rel_tol=0)
+                assert_frame_equal(fa, fb, check_exact=tolerance == 0, abs_tol=tolerance, rel_tol=0)
             except AssertionError as exc:
                 problems.append(f"{rel}: {str(exc).splitlines()[0]}")
         elif _text(a / rel) != _text(b / rel):

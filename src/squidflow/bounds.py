@@ -40,9 +40,11 @@ def gzip_allowance(path: str | os.PathLike) -> int:
 
 
 def _gzip_bomb(where: str, path: str | os.PathLike, limit: int, error: type[Exception]) -> Exception:
-    return error(f"{where}: unpacks to more than {limit:,} bytes, over {MAX_GZIP_RATIO} times its "
-                 f"{os.path.getsize(path):,} bytes (a gzip bomb, or not this kind of file); give the file unpacked if "
-                 "it is real.")
+    return error(
+        f"{where}: unpacks to more than {limit:,} bytes, over {MAX_GZIP_RATIO} times its "
+        f"{os.path.getsize(path):,} bytes (a gzip bomb, or not this kind of file); give the file unpacked if "
+        "it is real."
+    )
 
 
 def gzip_read(path: str | os.PathLike, where: str, error: type[Exception]) -> bytes:
@@ -154,10 +156,14 @@ def url_passwords(config: Any, path: str = "") -> list[str]:
     elif isinstance(config, list):
         for i, v in enumerate(config):
             out += url_passwords(v, f"{path}[{i}]")
-    elif isinstance(config, str) and path not in URL_PASSWORD_KEYS and (safe := redact_url_credentials(config)) != config:
-        out.append(f"{path} = {shown(safe)} holds a password in its URL, which squidflow would record with the run "
-                   "(results/report/run_config.yaml, .snakemake/metadata): give a URL without user:password@, or "
-                   "download the file and point the key at the local copy.")
+    elif (
+        isinstance(config, str) and path not in URL_PASSWORD_KEYS and (safe := redact_url_credentials(config)) != config
+    ):
+        out.append(
+            f"{path} = {shown(safe)} holds a password in its URL, which squidflow would record with the run "
+            "(results/report/run_config.yaml, .snakemake/metadata): give a URL without user:password@, or "
+            "download the file and point the key at the local copy."
+        )
     return out
 
 
@@ -207,16 +213,20 @@ def yaml_depth(text: str, loader_class=None) -> int:
 def refuse_deep(text: str, where, error: type[Exception], loader_class=None) -> None:
     """`error` naming `where` when the YAML in `text` nests deeper than MAX_DEPTH (see `yaml_depth`)."""
     if yaml_depth(text, loader_class) > MAX_DEPTH:
-        raise error(f"{where}: the YAML is nested deeper than {MAX_DEPTH} levels; a config is far flatter. Write the "
-                    "values out at a shallower level.")
+        raise error(
+            f"{where}: the YAML is nested deeper than {MAX_DEPTH} levels; a config is far flatter. Write the "
+            "values out at a shallower level."
+        )
 
 
 def load_bounded(text: str, where: str, error: type[Exception] = ValueError) -> Any:
     """YAML someone hands us (a dataset card's header), parsed safely within the config's bounds: nested at most
     MAX_DEPTH deep, at most MAX_EXPANDED_NODES values with aliases expanded; else `error` naming `where`."""
     loader_class = _safe_loader()
-    too_much = (f"{where}: the YAML stands for more than {MAX_EXPANDED_NODES:,} values or is nested deeper than "
-                f"{MAX_DEPTH} levels (aliases *name expanded); write the values out instead of nesting aliases.")
+    too_much = (
+        f"{where}: the YAML stands for more than {MAX_EXPANDED_NODES:,} values or is nested deeper than "
+        f"{MAX_DEPTH} levels (aliases *name expanded); write the values out instead of nesting aliases."
+    )
     if yaml_depth(text, loader_class) > MAX_DEPTH:
         raise error(too_much)
     loader = loader_class(text)

@@ -33,14 +33,23 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from squidflow.init_config import write_config
 
     try:
-        config = write_config(args.folder, args.output, directory=args.directory, platform=args.platform,
-                              name=args.name or "", license_id=args.license or "", citation=args.citation or "",
-                              force=args.force)
+        config = write_config(
+            args.folder,
+            args.output,
+            directory=args.directory,
+            platform=args.platform,
+            name=args.name or "",
+            license_id=args.license or "",
+            citation=args.citation or "",
+            force=args.force,
+        )
     except UserError as exc:
         print(exc, file=sys.stderr)
         return 2
-    print(f"{args.output}: events {', '.join(config['events'])}; source local ({config['sources'][0]['root']}); "
-          f"judgments from {args.platform}; dataset {config['publish']['name']}")
+    print(
+        f"{args.output}: events {', '.join(config['events'])}; source local ({config['sources'][0]['root']}); "
+        f"judgments from {args.platform}; dataset {config['publish']['name']}"
+    )
     return 0
 
 
@@ -52,8 +61,10 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     root = Path(__file__).resolve().parents[2]
     snakefile = args.snakefile or root / "Snakefile"
     if not snakefile.is_file():
-        print(f"squidflow targets: no Snakefile at {snakefile}; give --snakefile (the squidflow clone's Snakefile)",
-              file=sys.stderr)
+        print(
+            f"squidflow targets: no Snakefile at {snakefile}; give --snakefile (the squidflow clone's Snakefile)",
+            file=sys.stderr,
+        )
         return 2
     configfiles = args.configfile or [snakefile.parent / "config" / "config.yaml"]
     missing = [str(f) for f in configfiles if not Path(f).is_file()]
@@ -81,7 +92,10 @@ def _cmd_gpu_slots(args: argparse.Namespace) -> int:
 
 
 STAGE_COMMANDS = (  # label-studio, evaluate, publish
-    "squidflow.judgments.command", "squidflow.evaluation.command", "squidflow.publish.command")
+    "squidflow.judgments.command",
+    "squidflow.evaluation.command",
+    "squidflow.publish.command",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,13 +108,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("configfile", type=Path, nargs="+", help="config files, later ones on top (as --configfile)")
     p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
     p.set_defaults(func=_cmd_check_config)
-    p = sub.add_parser("init", help="write a config for your own folder of videos (FOLDER/<event>/*.mp4)",
-                       description=_cmd_init.__doc__)
+    p = sub.add_parser(
+        "init",
+        help="write a config for your own folder of videos (FOLDER/<event>/*.mp4)",
+        description=_cmd_init.__doc__,
+    )
     p.add_argument("folder", type=Path, help="the folder holding one sub-folder of videos per event")
-    p.add_argument("--output", "-o", type=Path, default=Path("mine.yaml"), help="the config to write (default: mine.yaml)")
+    p.add_argument(
+        "--output", "-o", type=Path, default=Path("mine.yaml"), help="the config to write (default: mine.yaml)"
+    )
     p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
-    p.add_argument("--platform", choices=["label_studio", "mturk"], default="label_studio",
-                   help="where people rate the images (default: label_studio)")
+    p.add_argument(
+        "--platform",
+        choices=["label_studio", "mturk"],
+        default="label_studio",
+        help="where people rate the images (default: label_studio)",
+    )
     p.add_argument("--name", default=None, help="the dataset's id (default: the folder's name)")
     p.add_argument("--license", default=None, help="a Hugging Face Hub licence id, e.g. cc-by-4.0 (publish.license)")
     p.add_argument("--citation", default=None, help="a BibTeX entry for the dataset (publish.citation)")
@@ -109,10 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     # Commands that belong to a stage live in it and are loaded by name: the floor imports no stage.
     for name in STAGE_COMMANDS:
         importlib.import_module(name).add_parser(sub)
-    p = sub.add_parser("targets", help="list the tables and figures the workflow makes, and the rule that makes each",
-                       description=_cmd_targets.__doc__)
-    p.add_argument("--configfile", type=Path, nargs="+", default=None,
-                   help="config files, later ones on top (as snakemake --configfile; default: config/config.yaml)")
+    p = sub.add_parser(
+        "targets",
+        help="list the tables and figures the workflow makes, and the rule that makes each",
+        description=_cmd_targets.__doc__,
+    )
+    p.add_argument(
+        "--configfile",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="config files, later ones on top (as snakemake --configfile; default: config/config.yaml)",
+    )
     p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
     p.add_argument("--snakefile", type=Path, default=None, help="the workflow (default: this squidflow's Snakefile)")
     p.set_defaults(func=_cmd_targets)

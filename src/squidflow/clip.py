@@ -13,8 +13,15 @@ class ClipWeightsUnavailable(RuntimeError):
     """open_clip could not load the configured model/pretrained weights (offline, or a wrong tag)."""
 
 
-def load_clip(model_name: str, pretrained: str | None, *, cache_dir: str | None = None, device: str = "cpu",
-              config_key: str = "comparison.clip", alternative: str = "use comparison.scorer: text (image-free) or probe"):
+def load_clip(
+    model_name: str,
+    pretrained: str | None,
+    *,
+    cache_dir: str | None = None,
+    device: str = "cpu",
+    config_key: str = "comparison.clip",
+    alternative: str = "use comparison.scorer: text (image-free) or probe",
+):
     """open_clip model, eval transform and tokenizer; a clear error when the weights cannot be had.
 
     `config_key` is the config section that chose the model (named in the error), `alternative` what else to do;

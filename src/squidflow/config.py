@@ -95,9 +95,11 @@ def load_yaml(path: str | Path) -> Any:
                 return None
             size, depth = expanded_size(node)
             if size > MAX_EXPANDED_NODES or depth > MAX_DEPTH:
-                raise ConfigError(f"{path}: the YAML stands for more than {MAX_EXPANDED_NODES:,} values or is nested "
-                                  f"deeper than {MAX_DEPTH} levels (aliases *name expanded); a config is far smaller. "
-                                  "Write the values out instead of nesting aliases.")
+                raise ConfigError(
+                    f"{path}: the YAML stands for more than {MAX_EXPANDED_NODES:,} values or is nested "
+                    f"deeper than {MAX_DEPTH} levels (aliases *name expanded); a config is far smaller. "
+                    "Write the values out instead of nesting aliases."
+                )
             return loader.construct_document(node)
         finally:
             loader.dispose()
@@ -108,14 +110,19 @@ def load_yaml(path: str | Path) -> Any:
         lines = text.splitlines()
         line_text = lines[mark.line] if mark and mark.line < len(lines) else ""
         tab = "\t" in problem or "\t" in line_text
-        hint = " YAML cannot indent with tabs: replace the tab with spaces." if tab else " Check the indentation and quoting there."
+        hint = (
+            " YAML cannot indent with tabs: replace the tab with spaces."
+            if tab
+            else " Check the indentation and quoting there."
+        )
         raise ConfigError(f"{where}: {problem}.{hint}") from None
     except yaml.YAMLError as exc:  # a reader error (a control character, a NUL byte) carries no mark of its own
         pos = getattr(exc, "position", None)
         line = text[:pos].count("\n") + 1 if isinstance(pos, int) else None
         where = f"{path} line {line}" if line else str(path)
-        raise ConfigError(f"{where}: not valid YAML ({' '.join(str(exc).split())}). Remove the character or fix the "
-                          "line.") from None
+        raise ConfigError(
+            f"{where}: not valid YAML ({' '.join(str(exc).split())}). Remove the character or fix the line."
+        ) from None
 
 
 def check_config_files(paths) -> None:
@@ -124,7 +131,9 @@ def check_config_files(paths) -> None:
         if os.path.exists(path):
             data = load_yaml(path)
             if data is not None and not isinstance(data, dict):
-                raise ConfigError(f"{path}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
+                raise ConfigError(
+                    f"{path}: a config file must be a mapping of keys (`key: value` lines) at the top level."
+                )
 
 
 def load_schema(path: str | Path) -> dict:
@@ -150,8 +159,10 @@ _UNRELEASED = "after squidflow 0.4.0 (CHANGELOG.md, Unreleased)"
 # (key, old value) -> (the value to use, what happened and when)
 MOVED_VALUES = {
     ("stages", "tables"): ("training", f"was renamed to 'training' {_MIGRATE}"),  # the stage is named for itself
-    ("training.runs_per_job", "run"): ("seeds", f"was dropped {_UNRELEASED}: 'seeds' trains the same runs, the same "
-                                                "bytes, one job per method and training set"),
+    ("training.runs_per_job", "run"): (
+        "seeds",
+        f"was dropped {_UNRELEASED}: 'seeds' trains the same runs, the same bytes, one job per method and training set",
+    ),
 }
 
 
@@ -175,7 +186,9 @@ def _explain(error: jsonschema.ValidationError) -> str:
         for u in unknown:
             where = f"{key}.{u}" if key != "<top level>" else u
             if where in MOVED_KEYS:
-                lines.append(f"key {shown(where)} moved to {shown(MOVED_KEYS[where])} {_MIGRATE}: rename it in your config.")
+                lines.append(
+                    f"key {shown(where)} moved to {shown(MOVED_KEYS[where])} {_MIGRATE}: rename it in your config."
+                )
                 continue
             close = difflib.get_close_matches(u, allowed, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
@@ -197,7 +210,9 @@ def _explain(error: jsonschema.ValidationError) -> str:
     desc = error.schema.get("description")
     if "propertyNames" in error.schema_path:
         return f"{key}: the key {shown(error.instance)} is not allowed: it must be {what}."
-    return f"{key} = {shown(error.instance)} is not allowed: it must be {what}." + (f" ({desc.strip()})" if desc else "")
+    return f"{key} = {shown(error.instance)} is not allowed: it must be {what}." + (
+        f" ({desc.strip()})" if desc else ""
+    )
 
 
 def _coerce_scalars(config: dict[str, Any], schema: dict) -> None:
@@ -209,7 +224,11 @@ def _coerce_scalars(config: dict[str, Any], schema: dict) -> None:
     validator = jsonschema.Draft202012Validator(schema)
     for error in validator.iter_errors(config):
         want = error.schema.get("type") if error.validator == "type" else None
-        if want not in ("integer", "number", "boolean") or not isinstance(error.instance, str) or not error.absolute_path:
+        if (
+            want not in ("integer", "number", "boolean")
+            or not isinstance(error.instance, str)
+            or not error.absolute_path
+        ):
             continue
         value: Any
         if want == "boolean":
@@ -315,10 +334,16 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path 
         ok = p.is_file() if kind == "file" else p.is_dir() if kind == "folder" else p.exists()
         if ok:
             readable = os.access(p, os.R_OK | (os.X_OK if p.is_dir() else 0))
-            return None if readable else f"{key} = '{value}': {p} exists but cannot be read by this user; make it readable."
+            return (
+                None
+                if readable
+                else f"{key} = '{value}': {p} exists but cannot be read by this user; make it readable."
+            )
     found = next((p for p in tried if p.exists()), None)
     if found is not None:
-        return f"{key} = '{value}': {found} is a {'folder' if found.is_dir() else 'file'}, but a {want} is expected here."
+        return (
+            f"{key} = '{value}': {found} is a {'folder' if found.is_dir() else 'file'}, but a {want} is expected here."
+        )
     hint = ""
     parent = tried[0].parent
     if parent.is_dir():
@@ -329,8 +354,11 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path 
     download = ""
     if spec.get("x-input-url"):  # a local copy of public data: the download is the other way
         default = str(spec.get("default") or "")
-        download = (f" Or remove {key} from the config to download it from {default} instead." if _is_url(default)
-                    else " Or give its URL instead, to download it.")
+        download = (
+            f" Or remove {key} from the config to download it from {default} instead."
+            if _is_url(default)
+            else " Or give its URL instead, to download it."
+        )
     return (
         f"{key} = '{value}': no such {want} (looked for {looked}).{hint} Fix the path (a relative path is relative "
         "to the working directory) or create the " + want + "." + download
@@ -338,7 +366,11 @@ def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path 
 
 
 def check_inputs(
-    config: Mapping[str, Any], schema: dict, *, base_dir: str | Path = ".", named: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any],
+    schema: dict,
+    *,
+    base_dir: str | Path = ".",
+    named: Mapping[str, Any] | None = None,
     repo_root: str | Path | None = REPO_ROOT,
 ) -> list[str]:
     """One line per local path the config names (`x-input` in the schema) that does not exist or cannot be read.
@@ -432,7 +464,10 @@ def fill_defaults(config: dict[str, Any], schema: dict) -> dict[str, Any]:
 
 
 def validate_config(
-    config: dict[str, Any], schema_path: str | Path = SCHEMA_PATH, *, inputs_base: str | Path | None = None,
+    config: dict[str, Any],
+    schema_path: str | Path = SCHEMA_PATH,
+    *,
+    inputs_base: str | Path | None = None,
     repo_root: str | Path | None = REPO_ROOT,
 ) -> dict[str, Any]:
     """Check `config` (raising ConfigError that names each bad key), then fill defaults in place via Snakemake.
@@ -445,7 +480,8 @@ def validate_config(
     problems = check_config(config, schema)
     if problems:
         raise ConfigError(
-            "invalid squidflow config (schema: workflow/schemas/config.schema.yaml):\n  - " + "\n  - ".join(problems)
+            "invalid squidflow config (schema: workflow/schemas/config.schema.yaml):\n  - "
+            + "\n  - ".join(problems)
             + "\nEach key is documented in config/README.md."
         )
     named = copy.deepcopy(config)
@@ -469,7 +505,11 @@ def merge_configs(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, 
 
 
 def load_config(
-    path: str | Path, schema_path: str | Path | None = None, *, extra: tuple = (), check_paths: bool = True,
+    path: str | Path,
+    schema_path: str | Path | None = None,
+    *,
+    extra: tuple = (),
+    check_paths: bool = True,
     base_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Load and validate config files outside Snakemake (tests, the CLI): `path`, then each of `extra` on top of it
@@ -534,8 +574,10 @@ def schema_default(dotted: str) -> Any:
         raise KeyError(f"{dotted}: the schema gives it no default")
     value = copy.deepcopy(spec["default"])
     if isinstance(value, dict) and "properties" in spec:
-        value = {**{k: schema_default(f"{dotted}.{k}") for k, v in spec["properties"].items() if "default" in v},
-                 **value}
+        value = {
+            **{k: schema_default(f"{dotted}.{k}") for k, v in spec["properties"].items() if "default" in v},
+            **value,
+        }
     return value
 
 

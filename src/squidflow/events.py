@@ -32,8 +32,10 @@ def check_event_id(event, where: str) -> str:
     shown = repr(text[:60]) + (f"... ({len(text)} characters)" if len(text) > 60 else "")
     why = (f"is longer than {EVENT_ID_MAX} characters" if len(text) > EVENT_ID_MAX
            else "is empty" if not text else "has characters other than letters, digits, '_' and '-'")  # fmt: skip
-    raise InputError(f"{where}: event {shown} {why}; an event id names files and jobs. Write it as e.g. "
-                     "'birthday_party' (the wording annotators see goes in config events.<id>.prompt).")
+    raise InputError(
+        f"{where}: event {shown} {why}; an event id names files and jobs. Write it as e.g. "
+        "'birthday_party' (the wording annotators see goes in config events.<id>.prompt)."
+    )
 
 
 def normalise_event(text: str) -> str:

@@ -65,12 +65,14 @@ def local_copy(url: str, data_dir: str | Path | None = None) -> str | None:
         return None
     for prefix, place in MIRROR_LAYOUT.items():
         if url == prefix or (url.startswith(prefix) and (prefix.endswith("/") or url[len(prefix)] == "/")):
-            path = Path(data_dir, place, url[len(prefix):].strip("/"))
+            path = Path(data_dir, place, url[len(prefix) :].strip("/"))
             return str(path) if path.exists() else None
     return None
 
 
-def fetch(source: str | Path, cache_dir: str | Path, *, retries: int = 3, backoff_s: float = 2.0, timeout_s: float = 60) -> Path:
+def fetch(
+    source: str | Path, cache_dir: str | Path, *, retries: int = 3, backoff_s: float = 2.0, timeout_s: float = 60
+) -> Path:
     """Return a local path for `source`: a local file as is, a URL downloaded once into `cache_dir`."""
     from squidflow.io import atomic_path  # here, not at the top: `is_url` serves `squidflow check-config`, which
     # runs where only PyYAML and jsonschema are installed (squidflow.io needs polars)

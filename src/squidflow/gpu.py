@@ -58,7 +58,10 @@ def detect_devices(configured: Sequence[int | str] | None = None) -> list[str]:
         try:
             out = subprocess.run(
                 ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                capture_output=True, text=True, timeout=30, check=True,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
             ).stdout
             return [line.strip() for line in out.splitlines() if line.strip()]
         except (subprocess.SubprocessError, OSError):
@@ -156,8 +159,11 @@ def _logged(slot_cm: contextlib.AbstractContextManager[Slot]) -> Iterator[Slot]:
     with slot_cm as slot:
         torch = sys.modules.get("torch")
         if slot.is_gpu and torch is not None and not torch.cuda.is_available():
-            log.warning("GPU slot: device %s, but this torch cannot use CUDA (torch %s): running on the CPU",
-                        slot.device_id, torch.__version__)
+            log.warning(
+                "GPU slot: device %s, but this torch cannot use CUDA (torch %s): running on the CPU",
+                slot.device_id,
+                torch.__version__,
+            )
             slot = Slot(slot.device_id, "cpu")
         log_slot(slot)
         yield slot
@@ -168,11 +174,18 @@ def log_slot(slot: Slot, run: int | None = None, runs: int | None = None) -> Non
     with a log of its own, says it again in each run's log (`run` of `runs`), so that every log names its device."""
     of = f", the job's, run {run} of {runs}" if run is not None else ""
     logging.getLogger("squidflow.gpu").info(
-        "GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s%s", slot.device_id,
-        os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SLURM_JOB_ID", "none"), slot.torch_device, of)
+        "GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s%s",
+        slot.device_id,
+        os.environ.get("CUDA_VISIBLE_DEVICES"),
+        os.environ.get("SLURM_JOB_ID", "none"),
+        slot.torch_device,
+        of,
+    )
 
 
-def slot_status(lock_dir: str | os.PathLike = DEFAULT_LOCK_DIR, devices: Sequence[int | str] | None = None) -> dict[str, bool]:
+def slot_status(
+    lock_dir: str | os.PathLike = DEFAULT_LOCK_DIR, devices: Sequence[int | str] | None = None
+) -> dict[str, bool]:
     """Which devices are taken right now (True = taken); for `squidflow gpu-slots`."""
     lock_dir = Path(lock_dir)
     lock_dir.mkdir(parents=True, exist_ok=True)

@@ -36,8 +36,15 @@ HINTS = 5  # the unknown ids of one message that get the closest-id hint (each o
 
 def id_expr(column: str) -> pl.Expr:
     """A text column of ids as written -> the ids: surrounding whitespace and quotes stripped ("" -> null)."""
-    return (pl.col(column).cast(pl.Utf8).str.strip_chars().str.strip_chars(QUOTES).str.strip_chars()
-            .replace("", None).alias(column))
+    return (
+        pl.col(column)
+        .cast(pl.Utf8)
+        .str.strip_chars()
+        .str.strip_chars(QUOTES)
+        .str.strip_chars()
+        .replace("", None)
+        .alias(column)
+    )
 
 
 def clean_id(written: object) -> tuple[str, str]:
@@ -45,8 +52,11 @@ def clean_id(written: object) -> tuple[str, str]:
     text = "" if written is None else str(written)
     once = text.strip()
     bare = once.strip(QUOTES).strip()
-    parts = [p for p, changed in (("quotes", bare != once), ("whitespace", once != text or bare != once.strip(QUOTES)))
-             if changed]
+    parts = [
+        p
+        for p, changed in (("quotes", bare != once), ("whitespace", once != text or bare != once.strip(QUOTES)))
+        if changed
+    ]
     return bare, " and ".join(parts)
 
 

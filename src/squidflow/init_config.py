@@ -35,18 +35,29 @@ def dataset_name(folder: Path) -> str:
     return name or "my-dataset"
 
 
-def config_for(folder: Path, *, directory: Path, platform: str = "label_studio", name: str = "", license_id: str = "",
-               citation: str = "") -> dict:
+def config_for(
+    folder: Path,
+    *,
+    directory: Path,
+    platform: str = "label_studio",
+    name: str = "",
+    license_id: str = "",
+    citation: str = "",
+) -> dict:
     """The config (a dict) for `folder`, its root written relative to the run's `directory` when it is inside it."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"{folder}: no such folder; give the folder that holds one sub-folder of videos per event "
-                          f"(FOLDER/<event>/*.mp4; {', '.join(VIDEO_EXTENSIONS)}).")
+        raise ConfigError(
+            f"{folder}: no such folder; give the folder that holds one sub-folder of videos per event "
+            f"(FOLDER/<event>/*.mp4; {', '.join(VIDEO_EXTENSIONS)})."
+        )
     events = events_in(folder)
     if len(events) < 2:
-        raise ConfigError(f"{folder}: {len(events)} event sub-folder(s) with videos ({', '.join(events) or 'none'}); "
-                          "squidflow needs at least two events (variant B rates an image under a similar event's "
-                          "prompt). Put each event's videos in a sub-folder named for the event.")
+        raise ConfigError(
+            f"{folder}: {len(events)} event sub-folder(s) with videos ({', '.join(events) or 'none'}); "
+            "squidflow needs at least two events (variant B rates an image under a similar event's "
+            "prompt). Put each event's videos in a sub-folder named for the event."
+        )
     root = os.path.relpath(folder.resolve(), Path(directory).resolve())  # the run's paths are relative to it
     if Path(root).parts[:3] == ("..", "..", ".."):  # far away: where it is
         root = str(folder.resolve())
@@ -63,8 +74,12 @@ def config_for(folder: Path, *, directory: Path, platform: str = "label_studio",
             "next_round": {"budget": 12},
         },
         "judgments": {"source": PLATFORM_SOURCE[platform], "quality": {"exclude": "triage"}},
-        "publish": {"name": name or dataset_name(folder), "license": license_id, "citation": citation,
-                    "images": "embed"},
+        "publish": {
+            "name": name or dataset_name(folder),
+            "license": license_id,
+            "citation": citation,
+            "images": "embed",
+        },
     }
 
 
@@ -77,18 +92,31 @@ HEADER = """\
 """
 
 
-def write_config(folder: Path, out: Path, *, directory: Path, platform: str = "label_studio", name: str = "",
-                 license_id: str = "", citation: str = "", force: bool = False) -> dict:
+def write_config(
+    folder: Path,
+    out: Path,
+    *,
+    directory: Path,
+    platform: str = "label_studio",
+    name: str = "",
+    license_id: str = "",
+    citation: str = "",
+    force: bool = False,
+) -> dict:
     out = Path(out)
     if out.exists() and not force:
         raise ConfigError(f"{out} exists; give another --output or --force to replace it.")
-    config = config_for(folder, directory=directory, platform=platform, name=name, license_id=license_id,
-                        citation=citation)
+    config = config_for(
+        folder, directory=directory, platform=platform, name=name, license_id=license_id, citation=citation
+    )
     text = HEADER.format(folder=folder, events=", ".join(config["events"]), platform=platform, config=out)
     body = yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=110)
     todo = [k for k in ("license", "citation") if not config["publish"][k]]
     if todo:
-        text += ("# To fill before publishing: " + ", ".join(f"publish.{k}" for k in todo)
-                 + " (a Hugging Face Hub licence id such as cc-by-4.0; a BibTeX entry).\n")
+        text += (
+            "# To fill before publishing: "
+            + ", ".join(f"publish.{k}" for k in todo)
+            + " (a Hugging Face Hub licence id such as cc-by-4.0; a BibTeX entry).\n"
+        )
     out.write_text(text + body, encoding="utf-8")
     return config

@@ -62,8 +62,12 @@ class IntervalConfig:
     @classmethod
     def from_config(cls, section: Mapping) -> IntervalConfig:
         """From the `intervals` mapping (keys level, resamples, seed, method; defaults in the schema)."""
-        return cls(level=float(section["level"]), resamples=int(section["resamples"]), seed=int(section["seed"]),
-                   method=str(section["method"]))
+        return cls(
+            level=float(section["level"]),
+            resamples=int(section["resamples"]),
+            seed=int(section["seed"]),
+            method=str(section["method"]),
+        )
 
 
 def _rng(cfg: IntervalConfig, stream: int) -> np.random.Generator:
@@ -101,8 +105,9 @@ def from_counts(stat_w: Callable[[np.ndarray], np.ndarray], n: int) -> Callable[
     return lambda idx: stat_w(counts(idx, n))
 
 
-def rater_resamples(ratings: np.ndarray, cfg: IntervalConfig, index: np.ndarray, *,
-                    replace: bool = False) -> np.ndarray:
+def rater_resamples(
+    ratings: np.ndarray, cfg: IntervalConfig, index: np.ndarray, *, replace: bool = False
+) -> np.ndarray:
     """(n, R) ratings with NaN, (B, n) image index -> (B, n, R): row b holds image index[b, j]'s ratings, redrawn
     over that image's own raters (as many as it has ratings, NaN after them).
 
@@ -150,8 +155,9 @@ def _jackknife(stat: Callable[[np.ndarray], np.ndarray], n: int) -> np.ndarray:
     return replicates(stat, index)
 
 
-def interval_from(point: float, values: np.ndarray, cfg: IntervalConfig, *,
-                  jackknife: np.ndarray | None = None) -> tuple[float, float, float]:
+def interval_from(
+    point: float, values: np.ndarray, cfg: IntervalConfig, *, jackknife: np.ndarray | None = None
+) -> tuple[float, float, float]:
     """(point, lo, hi) from the B resampled values (NaN ones dropped): percentile, or BCa given the jackknife values."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
@@ -168,8 +174,9 @@ def interval_from(point: float, values: np.ndarray, cfg: IntervalConfig, *,
         d = jack.mean() - jack
         denom = 6 * (d**2).sum() ** 1.5
         accel = (d**3).sum() / denom if denom > 0 else 0.0
-        quantiles = np.array([normal.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
-                              for z in (normal.inv_cdf(q) for q in quantiles)])
+        quantiles = np.array(
+            [normal.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z))) for z in (normal.inv_cdf(q) for q in quantiles)]
+        )
     lo, hi = np.quantile(values, quantiles)
     return float(point), float(lo), float(hi)
 
@@ -192,8 +199,9 @@ def method_of(measure: str, biased: tuple[str, ...], cfg: IntervalConfig) -> str
     return BIAS_ADJUSTED if measure in biased else cfg.method
 
 
-def interval(stat: Callable[[np.ndarray], np.ndarray], n: int, cfg: IntervalConfig, *,
-             index: np.ndarray | None = None) -> tuple[float, float, float]:
+def interval(
+    stat: Callable[[np.ndarray], np.ndarray], n: int, cfg: IntervalConfig, *, index: np.ndarray | None = None
+) -> tuple[float, float, float]:
     """(point, lo, hi) of a statistic over n images: `stat` maps a (b, n) index matrix to b values; the point is
     stat on the images as they are, the interval from the rows of `index` (default: image_resamples(n, cfg))."""
     index = image_resamples(n, cfg) if index is None else np.asarray(index)
@@ -213,14 +221,21 @@ def _nanmean_rows(values: np.ndarray):
     return stat
 
 
-def mean_interval(values: np.ndarray, cfg: IntervalConfig, index: np.ndarray | None = None) -> tuple[float, float, float]:
+def mean_interval(
+    values: np.ndarray, cfg: IntervalConfig, index: np.ndarray | None = None
+) -> tuple[float, float, float]:
     """Per-image values (NaN = no value) -> (mean, lo, hi), the mean over the images that have a value."""
     values = np.asarray(values, dtype=float)
     return interval(_nanmean_rows(values), len(values), cfg, index=index)
 
 
-def paired_test(stat_a: Callable[[np.ndarray], np.ndarray], stat_b: Callable[[np.ndarray], np.ndarray], n: int,
-                cfg: IntervalConfig, index: np.ndarray | None = None) -> dict[str, float]:
+def paired_test(
+    stat_a: Callable[[np.ndarray], np.ndarray],
+    stat_b: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    cfg: IntervalConfig,
+    index: np.ndarray | None = None,
+) -> dict[str, float]:
     """Paired bootstrap of a - b on the same resampled images: diff (on the images as they are), lo, hi (interval
     of the difference, `cfg.method`) and p_value (two-sided, the percentile interval inverted: bootstrap_p_value)."""
     index = image_resamples(n, cfg) if index is None else np.asarray(index)
@@ -263,7 +278,7 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 
 def format_interval(value: float, lo: float, hi: float, digits: int = 2) -> str:
-    """"0.61 [0.57, 0.65]"; the value alone when the interval is missing, "–" when the value is."""
+    """ "0.61 [0.57, 0.65]"; the value alone when the interval is missing, "–" when the value is."""
     if value is None or not np.isfinite(value):
         return "–"
     if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
@@ -271,7 +286,9 @@ def format_interval(value: float, lo: float, hi: float, digits: int = 2) -> str:
     return f"{value:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def intervals_table(values: Mapping[str, np.ndarray], cfg: IntervalConfig, index: np.ndarray | None = None) -> pl.DataFrame:
+def intervals_table(
+    values: Mapping[str, np.ndarray], cfg: IntervalConfig, index: np.ndarray | None = None
+) -> pl.DataFrame:
     """{measure: per-image values} -> long table measure, value, lo, hi: each measure's mean with its interval, all
     measures on the same resamples (one index matrix)."""
     names = list(values)

@@ -48,8 +48,10 @@ def inside(folder: str | os.PathLike, name: str | os.PathLike, *, what: str = "a
     bad = "\0" in text or not text.strip()
     path = base if bad else (base / text).resolve()
     if bad or path == base or not path.is_relative_to(base):
-        raise InputError(f"{what} {text[:80]!r} would make a path outside {folder} ({str(path)[:120]}); "
-                         "only plain names are accepted there: rename it.")
+        raise InputError(
+            f"{what} {text[:80]!r} would make a path outside {folder} ({str(path)[:120]}); "
+            "only plain names are accepted there: rename it."
+        )
     return path
 
 
@@ -97,8 +99,10 @@ def write_json_lines(path: str | os.PathLike, records: Iterable[dict]) -> None:
     """One JSON object a line, atomically; gzip-compressed when `path` ends in .gz (the GuessWhat?! games format)."""
     import gzip
 
-    with atomic_path(path) as tmp, (gzip.open(tmp, "wt", encoding="utf-8") if str(path).endswith(".gz")
-                                    else open(tmp, "w", encoding="utf-8")) as fh:
+    with (
+        atomic_path(path) as tmp,
+        gzip.open(tmp, "wt", encoding="utf-8") if str(path).endswith(".gz") else open(tmp, "w", encoding="utf-8") as fh,
+    ):
         for record in records:
             fh.write(json.dumps(record) + "\n")
 
@@ -242,7 +246,11 @@ def html_text(value) -> str:
 
 # --- CSVs people hand us ----------------------------------------------------------------------------------------
 def read_csv_strings(
-    path: str | os.PathLike, *, what: str = "CSV file", fix: str = "", line_column: str | None = None,
+    path: str | os.PathLike,
+    *,
+    what: str = "CSV file",
+    fix: str = "",
+    line_column: str | None = None,
     data: bytes | None = None,
 ) -> pl.DataFrame:
     """Read a CSV someone made (every column as strings), with errors that name the file and the line.
@@ -274,7 +282,11 @@ def read_csv_strings(
         raise InputError(f"{path}: the {what} is empty (not even a header line).{tail}")
     fast = _read_csv_fast(text)
     if fast is not None:  # the same frame, from polars' reader (a million-row MTurk batch in seconds)
-        return fast.with_columns(pl.int_range(2, fast.height + 2, dtype=pl.Int64).alias(line_column)) if line_column else fast
+        return (
+            fast.with_columns(pl.int_range(2, fast.height + 2, dtype=pl.Int64).alias(line_column))
+            if line_column
+            else fast
+        )
     reader = csv.reader(io.StringIO(text, newline=""))  # csv handles \r\n and quoted line breaks itself
     try:
         header = [h.strip() for h in next(reader)]
@@ -297,7 +309,9 @@ def read_csv_strings(
     if duplicated:
         raise InputError(f"{path} line 1: column(s) {duplicated} appear more than once in the header.{tail}")
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in header]
-    df = pl.DataFrame({h: list(col) for h, col in zip(header, columns, strict=True)}, schema={h: pl.Utf8 for h in header})
+    df = pl.DataFrame(
+        {h: list(col) for h, col in zip(header, columns, strict=True)}, schema={h: pl.Utf8 for h in header}
+    )
     return df.with_columns(pl.Series(line_column, lines, dtype=pl.Int64)) if line_column else df
 
 
@@ -314,28 +328,42 @@ def _read_csv_fast(text: str) -> pl.DataFrame | None:
     if ("," + lines + ",").str.contains(r'[^,]"[^,\r]').any():  # a quote that neither opens nor closes a field
         return None
     try:
-        df = pl.read_csv(io.StringIO(text), infer_schema=False, has_header=True, quote_char='"',
-                         empty_string_is_null=False, raise_if_empty=True, truncate_ragged_lines=False)
+        df = pl.read_csv(
+            io.StringIO(text),
+            infer_schema=False,
+            has_header=True,
+            quote_char='"',
+            empty_string_is_null=False,
+            raise_if_empty=True,
+            truncate_ragged_lines=False,
+        )
     except Exception:  # noqa: BLE001 - any doubt: the careful reader decides
         return None
     first = text.split("\n", 1)[0].removesuffix("\r")
     header = [h.strip() for h in next(csv.reader([first]))]  # polars renames duplicates and keeps "" in names
-    if header != [h.strip() for h in df.columns] or len(set(header)) != len(header) or len(lines) != df.height + 1 \
-            or not df.height:
+    if (
+        header != [h.strip() for h in df.columns]
+        or len(set(header)) != len(header)
+        or len(lines) != df.height + 1
+        or not df.height
+    ):
         return None
     # every line as many fields as the header (polars fills a short row with empty strings)
     if (lines.str.replace_all(r'"[^"]*"', "").str.count_matches(",") + 1 != len(header)).any():
         return None
     df.columns = header
     stripped = [pl.col(c).str.strip_chars() == "" for c in header]
-    if df.select(pl.any_horizontal(pl.col(c).is_null() for c in header).any()).item() or \
-            df.select(pl.all_horizontal(stripped).any()).item():
+    if (
+        df.select(pl.any_horizontal(pl.col(c).is_null() for c in header).any()).item()
+        or df.select(pl.all_horizontal(stripped).any()).item()
+    ):
         return None
     return df
 
 
-def json_lines(lines: Iterable[str | bytes], where: str, *, what: str,
-               error: type[Exception] = InputError) -> Iterator[tuple[int, dict]]:
+def json_lines(
+    lines: Iterable[str | bytes], where: str, *, what: str, error: type[Exception] = InputError
+) -> Iterator[tuple[int, dict]]:
     """(line number, object) for every non-blank line of a JSON Lines file (the one reader of the format people hand
     us: GuessWhat?! games, predictions). A line that is not one JSON object raises `error` naming `where`, the line,
     what is wrong, and `what` each line must hold. `lines` may be bytes (a file opened "rb", plain or gzip): a byte
@@ -353,17 +381,22 @@ def json_lines(lines: Iterable[str | bytes], where: str, *, what: str,
             try:
                 line = line.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise error(f"{where}, line {line_no}: byte 0x{line[exc.start:exc.start + 1].hex()} is not UTF-8; save "
-                            "the file as UTF-8") from None
+                raise error(
+                    f"{where}, line {line_no}: byte 0x{line[exc.start : exc.start + 1].hex()} is not UTF-8; save "
+                    "the file as UTF-8"
+                ) from None
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise error(f"{where}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be "
-                        f"{what}") from exc
+            raise error(
+                f"{where}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno}); each line must be {what}"
+            ) from exc
         except RecursionError:
             raise error(f"{where}, line {line_no}: JSON nested too deeply; each line must be {what}") from None
         if not isinstance(rec, dict):
-            raise error(f"{where}, line {line_no}: a JSON {type(rec).__name__}, not an object; each line must be {what}")
+            raise error(
+                f"{where}, line {line_no}: a JSON {type(rec).__name__}, not an object; each line must be {what}"
+            )
         yield line_no, rec

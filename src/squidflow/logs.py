@@ -33,11 +33,18 @@ def install_excepthook(rule: str = "", log_path: str | None = None, outputs: tup
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         message = user_message(exc, outputs)
         log_failed = getattr(sys.stderr, "failed", False)  # a LogStream that could not write its file
-        log_hint = (" (traceback above: its log could not be written)" if log_failed
-                    else f" (traceback in {log_path})" if log_path else "")
+        log_hint = (
+            " (traceback above: its log could not be written)"
+            if log_failed
+            else f" (traceback in {log_path})"
+            if log_path
+            else ""
+        )
         if message is None:
-            line = (f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that "
-                    f"{'traceback' if log_failed else 'log'}.")
+            line = (
+                f"{where} failed with a bug, {exc_type.__name__}: {exc}{log_hint}. Please report it with that "
+                f"{'traceback' if log_failed else 'log'}."
+            )
         else:
             line = f"{where}: {message}"
         if sys.stderr is not _console():
@@ -71,8 +78,10 @@ class LogStream(io.TextIOBase):
             pass
         console = _console()
         if console is not None:
-            console.write(f"squidflow warning: cannot write the log {self._path} ({reason}); this job's log goes to "
-                          "the console from here\n")
+            console.write(
+                f"squidflow warning: cannot write the log {self._path} ({reason}); this job's log goes to "
+                "the console from here\n"
+            )
             console.flush()
 
     def write(self, text: str) -> int:
@@ -130,7 +139,9 @@ def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
         handlers.append(logging.StreamHandler(sys.stderr))
     for handler in handlers:
         handler.addFilter(_redact_record)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers, force=True)
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers, force=True
+    )
     rule = str(getattr(snakemake_obj, "rule", "") or "") if snakemake_obj is not None else ""
     outputs = tuple(map(str, getattr(snakemake_obj, "output", []) or [])) if snakemake_obj is not None else ()
     install_excepthook(rule, log_path, outputs)

@@ -19,13 +19,16 @@ from squidflow import licenses
 
 # Stages whose jobs read the judgments (or, with the demo's source, the demo's SIMULATED panels)
 JUDGMENT_STAGES = ("judgments", "training", "evaluation", "publish", "text")
-PUBLISH_KEYS = (("name", "the dataset's id, e.g. my-events-dataset"),
-                ("license", "a Hugging Face Hub licence id such as cc-by-4.0"),
-                ("citation", "a BibTeX entry for the dataset"))
+PUBLISH_KEYS = (
+    ("name", "the dataset's id, e.g. my-events-dataset"),
+    ("license", "a Hugging Face Hub licence id such as cc-by-4.0"),
+    ("citation", "a BibTeX entry for the dataset"),
+)
 JUDGMENT_SOURCES_HELP = (
     "label_studio (your Label Studio exports: `squidflow label-studio pull` writes them to "
     "results/judgments/label_studio/A.json and B.json), mturk (your MTurk batch-results CSVs in judgments.batches) "
-    "or release (the SQUID-E release's judgments)")
+    "or release (the SQUID-E release's judgments)"
+)
 
 
 def source_types(config: Mapping[str, Any]) -> list[str]:
@@ -70,12 +73,16 @@ def judgment_source_problems(config: Mapping[str, Any], named: Mapping[str, Any]
     types = ", ".join(sorted(set(source_types(config)))) or "none"
     needing = ", ".join(s for s in JUDGMENT_STAGES if s in stages)
     if not _set_by_user(named, "judgments", "source"):
-        return [f"judgments.source is not set, and its default (simulated: the offline demo's SIMULATED annotator "
-                f"panel, which rates the demo's synthetic videos) cannot rate videos from your sources ({types}), "
-                f"which stages {needing} need. Set judgments.source: {JUDGMENT_SOURCES_HELP}."]
-    return [f"judgments.source is 'simulated' (the offline demo's SIMULATED annotator panel), which rates only the "
-            f"demo's synthetic videos, but your sources are {types}. Set judgments.source: {JUDGMENT_SOURCES_HELP}; "
-            "or add {type: demo} to sources for a demo run."]
+        return [
+            f"judgments.source is not set, and its default (simulated: the offline demo's SIMULATED annotator "
+            f"panel, which rates the demo's synthetic videos) cannot rate videos from your sources ({types}), "
+            f"which stages {needing} need. Set judgments.source: {JUDGMENT_SOURCES_HELP}."
+        ]
+    return [
+        f"judgments.source is 'simulated' (the offline demo's SIMULATED annotator panel), which rates only the "
+        f"demo's synthetic videos, but your sources are {types}. Set judgments.source: {JUDGMENT_SOURCES_HELP}; "
+        "or add {type: demo} to sources for a demo run."
+    ]
 
 
 def training_problems(config: Mapping[str, Any], base_dir: str | Path = ".") -> list[str]:
@@ -85,26 +92,32 @@ def training_problems(config: Mapping[str, Any], base_dir: str | Path = ".") -> 
     out = []
     training = config.get("training") or {}
     if not str((config.get("standard_data") or {}).get("path") or "").strip():
-        out.append("stage training needs standard_data.path (the standard, high-certainty images SD of SQUID-E §5.1: "
-                   "a folder <path>/<event>/*.jpg or a Parquet file with image_path and event); its default, empty, "
-                   "means the demo videos' clean frames, which a run without the demo source does not make. Set "
-                   "standard_data.path, or remove training from stages.")
+        out.append(
+            "stage training needs standard_data.path (the standard, high-certainty images SD of SQUID-E §5.1: "
+            "a folder <path>/<event>/*.jpg or a Parquet file with image_path and event); its default, empty, "
+            "means the demo videos' clean frames, which a run without the demo source does not make. Set "
+            "standard_data.path, or remove training from stages."
+        )
     events = run_events(config, base_dir)
     if "squid-e-release" in source_types(config) or not events:
         return out  # the release's events are its own (squidflow.release); a URL list's are in its rows
     classification = list((training.get("classification") or {}).get("events") or [])
     unknown = [e for e in classification if e not in events]
     if unknown:
-        out.append(f"training.classification.events = {classification} names events this run has no videos of "
-                   f"({', '.join(unknown)}); the run's events are {events}. Set training.classification.events to "
-                   f"those you train on, e.g. {events[:4]}.")
+        out.append(
+            f"training.classification.events = {classification} names events this run has no videos of "
+            f"({', '.join(unknown)}); the run's events are {events}. Set training.classification.events to "
+            f"those you train on, e.g. {events[:4]}."
+        )
     calibration = training.get("calibration") or {}
     pool = [e for e in classification if e in events] or events
     for key in ("target_event", "similar_event"):
         value = calibration.get(key)
         if value is not None and value not in pool:
-            out.append(f"training.calibration.{key} = {value!r} is not one of the run's training events {pool}; set "
-                       f"training.calibration.{key} to one of them (SQUID-E §5.3's target and similar event).")
+            out.append(
+                f"training.calibration.{key} = {value!r} is not one of the run's training events {pool}; set "
+                f"training.calibration.{key} to one of them (SQUID-E §5.3's target and similar event)."
+            )
     return out
 
 
@@ -123,12 +136,16 @@ def publish_problems(config: Mapping[str, Any]) -> list[str]:
     if missing:
         what = "; ".join(f"publish.{k}: {w}" for k, w in PUBLISH_KEYS if k in missing)
         one = len(missing) == 1
-        out.append(f"publish.{', publish.'.join(missing)} {'is' if one else 'are'} empty: a published dataset needs "
-                   f"{'it' if one else 'them'} ({what}). Set {'it' if one else 'them'} in your config (config/README.md, "
-                   "section publish).")
+        out.append(
+            f"publish.{', publish.'.join(missing)} {'is' if one else 'are'} empty: a published dataset needs "
+            f"{'it' if one else 'them'} ({what}). Set {'it' if one else 'them'} in your config (config/README.md, "
+            "section publish)."
+        )
     return out + licenses.problems(dict(publish))
 
 
-def problems(config: Mapping[str, Any], named: Mapping[str, Any] | None = None, base_dir: str | Path = ".") -> list[str]:
+def problems(
+    config: Mapping[str, Any], named: Mapping[str, Any] | None = None, base_dir: str | Path = "."
+) -> list[str]:
     """One line per key a config for your own data must set (see the module's docstring)."""
     return [*judgment_source_problems(config, named), *training_problems(config, base_dir), *publish_problems(config)]

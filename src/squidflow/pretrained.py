@@ -76,7 +76,9 @@ def load_efficientnet_lite0() -> nn.Module:
     mapped = {}
     for (skey, sval), (dkey, dval) in zip(src.items(), dst.items(), strict=True):
         if sval.shape != dval.shape:
-            raise WeightsError(f"{path}: tensor {skey} {tuple(sval.shape)} does not fit timm's {dkey} {tuple(dval.shape)}")
+            raise WeightsError(
+                f"{path}: tensor {skey} {tuple(sval.shape)} does not fit timm's {dkey} {tuple(dval.shape)}"
+            )
         mapped[dkey] = sval
     model.load_state_dict(mapped)
     return model
@@ -89,7 +91,9 @@ def load_resnet50(weights: str = "IMAGENET1K_V1") -> nn.Module:
     try:
         w = ResNet50_Weights[weights]
     except KeyError as exc:
-        raise WeightsError(f"features.weights = {weights!r} is not one of {[x.name for x in ResNet50_Weights]}") from exc
+        raise WeightsError(
+            f"features.weights = {weights!r} is not one of {[x.name for x in ResNet50_Weights]}"
+        ) from exc
     cache = Path(torch.hub.get_dir()) / "checkpoints"
     file = cache / Path(w.url).name
     try:

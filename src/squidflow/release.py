@@ -67,14 +67,17 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
         text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path} line {line}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; the release's "
-                         "dataset.csv is UTF-8: download it again (squid_e_release.dataset_csv)") from None
+        raise InputError(
+            f"{path} line {line}: byte 0x{raw[exc.start : exc.start + 1].hex()} is not UTF-8; the release's "
+            "dataset.csv is UTF-8: download it again (squid_e_release.dataset_csv)"
+        ) from None
     reader = csv.reader(io.StringIO(text))
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:
-        raise InputError(f"{path} line 1: not valid CSV ({exc}); point squid_e_release.dataset_csv at the release's "
-                         "dataset.csv") from None
+        raise InputError(
+            f"{path} line 1: not valid CSV ({exc}); point squid_e_release.dataset_csv at the release's dataset.csv"
+        ) from None
     if header[:2] != ["video_ID", "event"] or header[2:8] != FRAME_COLUMNS:
         raise InputError(
             f"{path} line 1: header is {header}, expected video_ID,event,frame0..frame5 (the SQUID-E release's dataset.csv); "
@@ -87,8 +90,10 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
         for rec in reader:
             records.append((reader.line_num, rec))
     except csv.Error as exc:
-        raise InputError(f"{path} line {reader.line_num}: not valid CSV ({exc}); fix the line or download the release's "
-                         "dataset.csv again") from None
+        raise InputError(
+            f"{path} line {reader.line_num}: not valid CSV ({exc}); fix the line or download the release's "
+            "dataset.csv again"
+        ) from None
     for line, rec in records:
         if not rec or all(not c.strip() for c in rec):
             continue

@@ -41,8 +41,13 @@ def current(configfiles: Sequence[str | os.PathLike], repo_root: str | os.PathLi
     files = []
     for f in dict.fromkeys(os.path.normpath(str(f)) for f in configfiles):
         data = Path(f).read_bytes() if os.path.exists(f) else b""
-        files.append({"file": _name(f, repo_root), "sha256": hashlib.sha256(data).hexdigest(),
-                      "text": redact_url_credentials(data.decode("utf-8", errors="replace"))})
+        files.append(
+            {
+                "file": _name(f, repo_root),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "text": redact_url_credentials(data.decode("utf-8", errors="replace")),
+            }
+        )
     return {"configfiles": files}
 
 
@@ -66,10 +71,12 @@ def conflict(recorded: dict | None, now: dict, *, folder: str | os.PathLike = ".
     was, new = " + ".join(names(recorded)) or "(none)", " + ".join(names(now))
     when = f" on {recorded['recorded']}" if recorded.get("recorded") else ""
     suggestion = Path(names(now)[-1]).stem if names(now) else "other-config"
-    return (f"{os.path.abspath(folder)}/results holds the results of another configuration: {was} (recorded{when} in "
-            f"{record}); this run reads {new}, and would overwrite them. Run each configuration in its own folder: add "
-            f"`--directory runs/{suggestion}` (snakemake ... --directory DIR), or, to replace these results on purpose, "
-            "add `--config replace_other_config=true`.")
+    return (
+        f"{os.path.abspath(folder)}/results holds the results of another configuration: {was} (recorded{when} in "
+        f"{record}); this run reads {new}, and would overwrite them. Run each configuration in its own folder: add "
+        f"`--directory runs/{suggestion}` (snakemake ... --directory DIR), or, to replace these results on purpose, "
+        "add `--config replace_other_config=true`."
+    )
 
 
 def write(now: dict, path: str | os.PathLike = RECORD) -> None:
@@ -79,11 +86,16 @@ def write(now: dict, path: str | os.PathLike = RECORD) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    header = ("# The configuration that made this results/ folder (squidflow.run_record): a run whose first config "
-              "file is another one stops before its first job.\n")
+    header = (
+        "# The configuration that made this results/ folder (squidflow.run_record): a run whose first config "
+        "file is another one stops before its first job.\n"
+    )
     with atomic_path(path) as tmp:
-        Path(tmp).write_text(header + yaml.dump({"recorded": stamp, **now}, Dumper=_Readable, sort_keys=False,
-                                                allow_unicode=True, width=120), encoding="utf-8")
+        Path(tmp).write_text(
+            header
+            + yaml.dump({"recorded": stamp, **now}, Dumper=_Readable, sort_keys=False, allow_unicode=True, width=120),
+            encoding="utf-8",
+        )
 
 
 class _Readable(yaml.SafeDumper):
@@ -97,8 +109,13 @@ def _text(dumper: yaml.SafeDumper, value: str):
 _Readable.add_representer(str, _text)
 
 
-def check_and_record(configfiles: Sequence[str | os.PathLike], *, replace: bool = False,
-                     repo_root: str | os.PathLike | None = None, folder: str | os.PathLike = ".") -> str | None:
+def check_and_record(
+    configfiles: Sequence[str | os.PathLike],
+    *,
+    replace: bool = False,
+    repo_root: str | os.PathLike | None = None,
+    folder: str | os.PathLike = ".",
+) -> str | None:
     """Before the first job: the stopping message when the folder holds another configuration's results (and
     `replace` is off); else record this configuration and return None."""
     record = os.path.join(folder, RECORD)

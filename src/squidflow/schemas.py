@@ -570,8 +570,7 @@ RESULT_TABLE = Schema(
         "p_holm": pl.Float64,  # Holm-corrected over the methods of the measure (and training set)
     },
     produced_by="rule result_table (workflow/rules/training.smk)",
-    optional=("lo", "hi", "bias", "interval_method", "diff", "diff_lo", "diff_hi", "diff_bias", "p_value",
-              "p_holm"),
+    optional=("lo", "hi", "bias", "interval_method", "diff", "diff_lo", "diff_hi", "diff_bias", "p_value", "p_holm"),
 )
 
 # --- evaluation: any model against human judgments (SQUID-E §5.2, supplement D.2–D.4) --------------------------------
@@ -836,56 +835,61 @@ PUBLISH_KEYWORDS = Schema(
 )
 
 # Every artifact by name (io's errors and the docs look schemas up here).
-ALL: dict[str, Schema] = {s.name: s for s in (
-    TRUTH,
-    DEMO_CATALOG,
-    VIDEOS,
-    VIDEO_CANDIDATES,
-    VIDEO_STATUS,
-    URL_LIST,
-    EXTRACTED_FRAMES,
-    EXTRACTION_STATUS,
-    FEATURES,
-    FRAMES,
-    JUDGMENTS,
-    ANNOTATOR_REPORT,
-    IMAGE_SCORES,
-    RATER_TRIAGE,
-    IMAGE_TRIAGE,
-    PLANTED_FAULTS,
-    KEYWORD_JUDGMENTS,
-    SUBTITLES,
-    COOCCURRING,
-    TEXT_KEYWORDS,
-    COMPARISON_CORPUS,
-    COMPARISON_EMBEDDINGS,
-    COMPARISON_SBERT,
-    COMPARISON_POOL,
-    COMPARISON_SETS,
-    COMPARISON_PROPOSALS,
-    RUN_PREDICTIONS,
-    TRAINING_IMAGES,
-    TRAINING_FRAMES,
-    TRAINING_SETS,
-    AUTHORS_SETS,
-    RESULT_TABLE,
-    PREDICTIONS,
-    MODEL_ACCURACY,
-    RUN_EVALUATION,
-    PER_IMAGE_POINTS,
-    LITMUS_GAMES,
-    LITMUS_SOFT_LABELS,
-    LITMUS_PROBABILITIES,
-    LITMUS_METRICS,
-    LITMUS_METRIC_INTERVALS,
-    PUBLISH_IMAGES,
-    PUBLISH_JUDGMENTS,
-    PUBLISH_SOFT_LABELS,
-    PUBLISH_COMPARISON_SETS,
-    PUBLISH_KEYWORDS,
-)}
+ALL: dict[str, Schema] = {
+    s.name: s
+    for s in (
+        TRUTH,
+        DEMO_CATALOG,
+        VIDEOS,
+        VIDEO_CANDIDATES,
+        VIDEO_STATUS,
+        URL_LIST,
+        EXTRACTED_FRAMES,
+        EXTRACTION_STATUS,
+        FEATURES,
+        FRAMES,
+        JUDGMENTS,
+        ANNOTATOR_REPORT,
+        IMAGE_SCORES,
+        RATER_TRIAGE,
+        IMAGE_TRIAGE,
+        PLANTED_FAULTS,
+        KEYWORD_JUDGMENTS,
+        SUBTITLES,
+        COOCCURRING,
+        TEXT_KEYWORDS,
+        COMPARISON_CORPUS,
+        COMPARISON_EMBEDDINGS,
+        COMPARISON_SBERT,
+        COMPARISON_POOL,
+        COMPARISON_SETS,
+        COMPARISON_PROPOSALS,
+        RUN_PREDICTIONS,
+        TRAINING_IMAGES,
+        TRAINING_FRAMES,
+        TRAINING_SETS,
+        AUTHORS_SETS,
+        RESULT_TABLE,
+        PREDICTIONS,
+        MODEL_ACCURACY,
+        RUN_EVALUATION,
+        PER_IMAGE_POINTS,
+        LITMUS_GAMES,
+        LITMUS_SOFT_LABELS,
+        LITMUS_PROBABILITIES,
+        LITMUS_METRICS,
+        LITMUS_METRIC_INTERVALS,
+        PUBLISH_IMAGES,
+        PUBLISH_JUDGMENTS,
+        PUBLISH_SOFT_LABELS,
+        PUBLISH_COMPARISON_SETS,
+        PUBLISH_KEYWORDS,
+    )
+}
 
 
 def empty(schema: Schema) -> pl.DataFrame:
     """A zero-row frame with the schema's columns, for stages that legitimately have nothing (all videos failed)."""
-    return pl.DataFrame(schema={c: (pl.Array(pl.Float32, 1) if t == ANY_WIDTH_F32 else t) for c, t in schema.columns.items()})
+    return pl.DataFrame(
+        schema={c: (pl.Array(pl.Float32, 1) if t == ANY_WIDTH_F32 else t) for c, t in schema.columns.items()}
+    )

@@ -91,8 +91,11 @@ def parse_squeue(text: str) -> list[QueuedJob]:
 def never_starting(jobs: Iterable[QueuedJob], workdir: str | os.PathLike) -> list[QueuedJob]:
     """This run's jobs (submitted by the plugin from `workdir`) that are PENDING for a reason that never clears."""
     here = os.path.realpath(workdir)
-    return [j for j in jobs if j.rule and j.state == "PENDING" and j.reason in NEVER_STARTS
-            and os.path.realpath(j.workdir) == here]
+    return [
+        j
+        for j in jobs
+        if j.rule and j.state == "PENDING" and j.reason in NEVER_STARTS and os.path.realpath(j.workdir) == here
+    ]
 
 
 def parse_scontrol(text: str) -> list[dict[str, str]]:
@@ -123,9 +126,12 @@ def job_request(job: dict[str, str]) -> dict[str, int | str]:
     """What a job (a `scontrol show job -o` record) asks for: cores, memory (MB), GPUs, partition."""
     tres = job.get("TRES", "") or job.get("ReqTRES", "")
     mem = re.search(r"mem=([\d.]+[KMGT]?)", tres)
-    return {"cores": int(job.get("NumCPUs", "0") or 0), "memory": _mem_mb(mem.group(1)) if mem else 0,
-            "gpus": _gpus(tres + " " + job.get("TresPerJob", "") + " " + job.get("TresPerNode", "")),
-            "partition": job.get("Partition", "")}
+    return {
+        "cores": int(job.get("NumCPUs", "0") or 0),
+        "memory": _mem_mb(mem.group(1)) if mem else 0,
+        "gpus": _gpus(tres + " " + job.get("TresPerJob", "") + " " + job.get("TresPerNode", "")),
+        "partition": job.get("Partition", ""),
+    }
 
 
 def largest_node(nodes: list[dict[str, str]], partition: str) -> dict[str, int]:
@@ -142,8 +148,10 @@ def _fix_for(rule: str, what: str) -> str:
     """How a user lowers one kind of request of `rule`."""
     key = CONFIG_KEYS.get(rule, {}).get(what)
     if what == "gpus":
-        return ("set SQUIDFLOW_SLURM_GPU_PARTITION to a partition with GPUs, or SQUIDFLOW_SLURM_GPUS=0 to run the "
-                "GPU rules on CPUs")
+        return (
+            "set SQUIDFLOW_SLURM_GPU_PARTITION to a partition with GPUs, or SQUIDFLOW_SLURM_GPUS=0 to run the "
+            "GPU rules on CPUs"
+        )
     if what == "cores":
         where = f"`{key}` in your config" if key else f"`cpus_per_task` of {rule} under set-resources in {PROFILE}"
         return f"lower {where}"
@@ -159,11 +167,14 @@ def stuck_message(job: QueuedJob, request: dict, node: dict) -> str:
     has = f"{node['cores']} cores, {node['memory']} MB, {node['gpus']} GPU(s)"
     too_big = [w for w in ("cores", "memory", "gpus") if request[w] > node[w]]
     fixes = "; ".join(_fix_for(job.rule, w) for w in too_big) or (
-        f"ask your cluster's admins, or change the rule's requests in {PROFILE}")
-    return (f"rule {job.rule}{where}: Slurm job {job.job_id} can never start: it is PENDING with reason "
-            f"{job.reason} ({NEVER_STARTS[job.reason]}). It asks for {asks} in partition "
-            f"{request['partition'] or '(default)'}, whose largest node has {has}. Fix: {fixes}. "
-            "Cancelled it so that this run ends instead of waiting.")
+        f"ask your cluster's admins, or change the rule's requests in {PROFILE}"
+    )
+    return (
+        f"rule {job.rule}{where}: Slurm job {job.job_id} can never start: it is PENDING with reason "
+        f"{job.reason} ({NEVER_STARTS[job.reason]}). It asks for {asks} in partition "
+        f"{request['partition'] or '(default)'}, whose largest node has {has}. Fix: {fixes}. "
+        "Cancelled it so that this run ends instead of waiting."
+    )
 
 
 Runner = Callable[[list[str]], str]
@@ -196,8 +207,14 @@ class PendingWatch(threading.Thread):
     A job is cancelled when two checks in a row see it pending for such a reason, so a reason Slurm sets for a
     moment while it re-reads its configuration is not enough."""
 
-    def __init__(self, workdir: str | os.PathLike, interval: float = 20.0, report: Callable[[str], None] | None = None,
-                 run: Runner = _run, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None) -> None:
+    def __init__(
+        self,
+        workdir: str | os.PathLike,
+        interval: float = 20.0,
+        report: Callable[[str], None] | None = None,
+        run: Runner = _run,
+        log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None,
+    ) -> None:
         super().__init__(name="squidflow-slurm-pending-watch", daemon=True)
         self.workdir, self.interval, self.run_cmd = str(workdir), interval, run
         self.report = report or log.error
@@ -257,7 +274,9 @@ class PendingWatch(threading.Thread):
 
 _SBATCH_FAILED = re.compile(
     r"Error in rule (?P<rule>\w+):\s*\n\s*message: SLURM sbatch failed\. The error message was '(?P<error>.*?)'\.\s*\n"
-    r"\s*sbatch call:\s*\n\s*(?P<call>sbatch [^\n]*)", re.S)
+    r"\s*sbatch call:\s*\n\s*(?P<call>sbatch [^\n]*)",
+    re.S,
+)
 
 
 def sbatch_request(call: str) -> dict[str, int | str]:
@@ -287,22 +306,29 @@ def refusal_hint(rule: str, error: str, call: str, nodes: list[dict[str, str]] |
     has = ""
     if nodes:
         node = largest_node(nodes, str(req["partition"]))
-        has = (f" (the largest node of partition {req['partition'] or '(default)'} has {node['cores']} cores, "
-               f"{node['memory']} MB, {node['gpus']} GPU(s))")
+        has = (
+            f" (the largest node of partition {req['partition'] or '(default)'} has {node['cores']} cores, "
+            f"{node['memory']} MB, {node['gpus']} GPU(s))"
+        )
     if "account" in low:
-        fix = ("set SQUIDFLOW_SLURM_ACCOUNT to one of your accounts "
-               "(`sacctmgr show assoc user=$USER format=account`)")
+        fix = "set SQUIDFLOW_SLURM_ACCOUNT to one of your accounts (`sacctmgr show assoc user=$USER format=account`)"
     elif "partition" in low:
-        fix = ("set SQUIDFLOW_SLURM_PARTITION (CPU jobs) or SQUIDFLOW_SLURM_GPU_PARTITION (featurize, train) to a "
-               "partition `sinfo -s` lists")
+        fix = (
+            "set SQUIDFLOW_SLURM_PARTITION (CPU jobs) or SQUIDFLOW_SLURM_GPU_PARTITION (featurize, train) to a "
+            "partition `sinfo -s` lists"
+        )
     elif "time limit" in low:
         fix = f"lower `runtime` of {rule} in {PROFILE} to the partition's limit (`sinfo -o '%P %l'`)"
     elif req["gpus"] and ("gres" in low or "node configuration" in low):
-        fix = (f"{rule} asks for {req['gpus']} GPU(s) per job{has}: lower SQUIDFLOW_SLURM_GPUS, "
-               f"{_fix_for(rule, 'gpus')} (`sinfo -o '%P %G'` shows the GPUs of each partition)")
+        fix = (
+            f"{rule} asks for {req['gpus']} GPU(s) per job{has}: lower SQUIDFLOW_SLURM_GPUS, "
+            f"{_fix_for(rule, 'gpus')} (`sinfo -o '%P %G'` shows the GPUs of each partition)"
+        )
     elif "memory" in low or "node configuration" in low:
-        fix = (f"{rule} asks for {req['cores']} cores and {req['memory']} MB{has}: {_fix_for(rule, 'cores')} or "
-               f"{_fix_for(rule, 'memory')} to fit a node (`sinfo -o '%P %c %m %G'`)")
+        fix = (
+            f"{rule} asks for {req['cores']} cores and {req['memory']} MB{has}: {_fix_for(rule, 'cores')} or "
+            f"{_fix_for(rule, 'memory')} to fit a node (`sinfo -o '%P %c %m %G'`)"
+        )
     else:
         fix = f"change {rule}'s request in {PROFILE} (the sbatch call is in the log above)"
     return f"rule {rule}: sbatch refused the job: {error}. Fix: {fix}."
@@ -319,6 +345,7 @@ def failure_hints(log_text: str, nodes: list[dict[str, str]] | None = None) -> l
 
 # ------------------------------------------------------------------------------------------- workflow hooks
 
+
 def _is_slurm_run(workflow) -> bool:
     plugin = getattr(workflow, "executor_plugin", None)
     return getattr(plugin, "name", None) == "slurm"
@@ -327,21 +354,22 @@ def _is_slurm_run(workflow) -> bool:
 def _snakemake_logger():
     try:
         from snakemake.logging import logger
+
         return logger
     except ImportError:  # pragma: no cover - snakemake is what calls us
         return log
 
 
-def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None
-             ) -> PendingWatch | None:
+def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None) -> PendingWatch | None:
     """`onstart` of a run: on Slurm, start the watch in the submitting process (jobs run with --no-hooks), and at
     exit report the refusals it has not reported yet (a run can end between two checks). The executor plugin runs as
     it ships, but for the one fix of squidflow.slurm_plugin (within the plugin versions it was tested on)."""
     if not _is_slurm_run(workflow):
         return None
     patch_plugin_states(warn=_snakemake_logger().warning)  # the plugin as it ships, but for `CANCELLED by <uid>`
-    watch = PendingWatch(Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")),
-                         report=_snakemake_logger().error, log_file=log_file)
+    watch = PendingWatch(
+        Path.cwd(), float(os.environ.get(WATCH_SECONDS_ENV, "20")), report=_snakemake_logger().error, log_file=log_file
+    )
     watch.start()
     atexit.register(watch.check_refusals, report=lambda hint: print(hint, file=sys.stderr))
     return watch

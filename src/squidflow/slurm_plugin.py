@@ -17,8 +17,10 @@ from __future__ import annotations
 from squidflow.upstream import within_tested
 
 PLUGIN = "snakemake-executor-plugin-slurm"
-WHAT = ("a job sacct reports as `CANCELLED by <uid>` is seen as cancelled; without it such a job keeps the run "
-        "waiting: stop Snakemake and run the same command again")
+WHAT = (
+    "a job sacct reports as `CANCELLED by <uid>` is seen as cancelled; without it such a job keeps the run "
+    "waiting: stop Snakemake and run the same command again"
+)
 
 
 def normalise_states(states: dict[str, str]) -> dict[str, str]:

@@ -116,8 +116,7 @@ def note(fig, text: str) -> None:
 JUDGMENT_STAGES = ("judgments", "comparison", "training", "evaluation")
 
 
-def report_note(kinds: tuple[str, ...], *, source_types: list[str], judgment_source: str,
-                stages: list[str]) -> str:
+def report_note(kinds: tuple[str, ...], *, source_types: list[str], judgment_source: str, stages: list[str]) -> str:
     """What a figure or page says about its data, empty for real data: `videos` -> SYNTHETIC demo videos (a `demo`
     source); `judgments` (a figure of judgments) -> a SIMULATED annotator panel when they are simulated;
     `run_judgments` (a page about the whole run: the run summary) -> the same, only when the run makes or reads

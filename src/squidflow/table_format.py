@@ -20,12 +20,35 @@ RIGHT = "---:"  # a right-aligned Markdown column's rule (counts)
 
 # LaTeX's ten special characters, then the typographic characters the tables' captions and headers use, as pdflatex
 # without extra packages writes them; one pass (str.translate), so a replacement is never escaped again.
-_TEX = str.maketrans({
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-    "‖": r"$\|$", "ρ": r"$\rho$", "σ": r"$\sigma$", "·": r"$\cdot$", "²": "$^2$", "±": r"$\pm$", "×": r"$\times$",
-    "†": r"$\dagger$", "→": r"$\rightarrow$", "…": r"\dots{}", "−": "-", "–": "--", "—": "---",
-})
+_TEX = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "_": r"\_",
+        "#": r"\#",
+        "$": r"\$",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
+        "‖": r"$\|$",
+        "ρ": r"$\rho$",
+        "σ": r"$\sigma$",
+        "·": r"$\cdot$",
+        "²": "$^2$",
+        "±": r"$\pm$",
+        "×": r"$\times$",
+        "†": r"$\dagger$",
+        "→": r"$\rightarrow$",
+        "…": r"\dots{}",
+        "−": "-",
+        "–": "--",
+        "—": "---",
+    }
+)
 
 
 def tex_escape(text: object) -> str:
@@ -44,13 +67,21 @@ def md_rule(columns: int | Sequence[str]) -> str:
     return "|" + "|".join(marks) + "|"
 
 
-def md_table(header: Sequence[object], rows: Iterable[Sequence[object]], *, align: Sequence[str] | None = None,
-             data: Iterable[int] = ()) -> list[str]:
+def md_table(
+    header: Sequence[object],
+    rows: Iterable[Sequence[object]],
+    *,
+    align: Sequence[str] | None = None,
+    data: Iterable[int] = (),
+) -> list[str]:
     """A Markdown table's lines: header, rule, rows; the cells at the positions in `data` hold text from users or
     videos and are escaped (md_escape), the others are written as they are."""
     escaped = set(data)
-    return [md_row(header), md_rule(align if align is not None else len(header)),
-            *[md_row(md_escape(c) if i in escaped else c for i, c in enumerate(row)) for row in rows]]
+    return [
+        md_row(header),
+        md_rule(align if align is not None else len(header)),
+        *[md_row(md_escape(c) if i in escaped else c for i, c in enumerate(row)) for row in rows],
+    ]
 
 
 def tex_row(cells: Iterable[object]) -> str:
@@ -58,12 +89,31 @@ def tex_row(cells: Iterable[object]) -> str:
     return " & ".join(str(c) for c in cells) + r" \\"
 
 
-def latex_table(*, caption: str, label: str, columns: str, head: Sequence[str], body: Iterable[str],
-                small: bool = False, fit_width: bool = False) -> str:
+def latex_table(
+    *,
+    caption: str,
+    label: str,
+    columns: str,
+    head: Sequence[str],
+    body: Iterable[str],
+    small: bool = False,
+    fit_width: bool = False,
+) -> str:
     """A booktabs table float: `caption` (plain text, escaped here), `label` (tab:<label>), the tabular's `columns`
     spec, its `head` and `body` lines (rows already written with tex_row), \\small or scaled to the text width."""
-    lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else []),
-             r"\caption{" + tex_escape(caption) + "}", r"\label{tab:" + label + "}",
-             *([r"\resizebox{\textwidth}{!}{%"] if fit_width else []), r"\begin{tabular}{" + columns + "}",
-             r"\toprule", *head, *body, r"\bottomrule", r"\end{tabular}" + ("}" if fit_width else ""), r"\end{table}"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        *([r"\small"] if small else []),
+        r"\caption{" + tex_escape(caption) + "}",
+        r"\label{tab:" + label + "}",
+        *([r"\resizebox{\textwidth}{!}{%"] if fit_width else []),
+        r"\begin{tabular}{" + columns + "}",
+        r"\toprule",
+        *head,
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}" + ("}" if fit_width else ""),
+        r"\end{table}",
+    ]
     return "\n".join(lines) + "\n"

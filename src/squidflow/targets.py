@@ -86,13 +86,16 @@ def targets_text(outputs: dict[str, str]) -> str:
     return "\n".join(f"{p:<{width}}  rule {outputs[p]}" for p in paths)
 
 
-def listed(paths: Iterable[str], folders: tuple[str, ...] = ("results/tables/", "results/figures/", "results/publish/")) -> list[str]:
+def listed(
+    paths: Iterable[str], folders: tuple[str, ...] = ("results/tables/", "results/figures/", "results/publish/")
+) -> list[str]:
     """The outputs under `folders` that people ask for (tables, figures, the published dataset), sorted, each once."""
     return sorted({p for p in paths if p.startswith(folders)})
 
 
-def unknown_targets(targets: Iterable[str], makes: Callable[[str], bool], rule_names: Iterable[str],
-                    workdir: str = ".") -> list[str]:
+def unknown_targets(
+    targets: Iterable[str], makes: Callable[[str], bool], rule_names: Iterable[str], workdir: str = "."
+) -> list[str]:
     """The targets under results/ that no rule makes (`makes(path)`: some rule's output matches it, wildcard
     constraints included); rule names and other paths are left to Snakemake."""
     names = set(rule_names)
@@ -106,8 +109,13 @@ def unknown_targets(targets: Iterable[str], makes: Callable[[str], bool], rule_n
     return out
 
 
-def unknown_targets_message(targets: Iterable[str], makes: Callable[[str], bool], outputs: Iterable[str],
-                            rule_names: Iterable[str], workdir: str = ".") -> str | None:
+def unknown_targets_message(
+    targets: Iterable[str],
+    makes: Callable[[str], bool],
+    outputs: Iterable[str],
+    rule_names: Iterable[str],
+    workdir: str = ".",
+) -> str | None:
     """One message for the targets no rule makes: each with the closest output, then the tables and figures."""
     outputs = list(outputs)
     unknown = unknown_targets(targets, makes, rule_names, workdir)
@@ -117,6 +125,8 @@ def unknown_targets_message(targets: Iterable[str], makes: Callable[[str], bool]
     for target in unknown:
         near = difflib.get_close_matches(target, outputs, n=1, cutoff=0.5)
         lines.append(f"no rule makes {target}" + (f" (did you mean {near[0]}?)" if near else ""))
-    return ("; ".join(lines) + ". The tables and figures squidflow makes (a stage not in `stages` still makes its "
-            "files when named; {name}: one per configured method; `squidflow targets` lists them with the rule that "
-            "makes each): " + ", ".join(listed(outputs)))
+    return (
+        "; ".join(lines) + ". The tables and figures squidflow makes (a stage not in `stages` still makes its "
+        "files when named; {name}: one per configured method; `squidflow targets` lists them with the rule that "
+        "makes each): " + ", ".join(listed(outputs))
+    )

@@ -85,9 +85,12 @@ def encode(
         start = 0
         while start < len(order):
             step = max(1, min(batch_size, max_batch_tokens // int(lengths[order[start]])))
-            idx = order[start:start + step]
+            idx = order[start : start + step]
             out[idx] = model.encode(
-                [texts[i] for i in idx], batch_size=len(idx), show_progress_bar=False, convert_to_numpy=True,
+                [texts[i] for i in idx],
+                batch_size=len(idx),
+                show_progress_bar=False,
+                convert_to_numpy=True,
                 normalize_embeddings=True,
             )
             bar.update(len(idx))
@@ -100,8 +103,12 @@ def token_lengths(texts: Sequence[str], *, device: str = "cpu") -> np.ndarray:
     model's max_seq_length), i.e. the sequence length of its row in a padding-free batch."""
     model = load_sbert(device)
     ids = model.tokenizer(
-        list(texts), add_special_tokens=True, truncation=True, max_length=model.max_seq_length,
-        return_attention_mask=False, return_token_type_ids=False,
+        list(texts),
+        add_special_tokens=True,
+        truncation=True,
+        max_length=model.max_seq_length,
+        return_attention_mask=False,
+        return_token_type_ids=False,
     )["input_ids"]
     return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
 
@@ -136,8 +143,13 @@ def encode_cached(
     missing = [(k, t) for k, t in zip(keys, unique, strict=True) if k not in known]
     if missing:
         log.info("SBERT: encoding %d new texts (%d found in the cache)", len(missing), len(unique) - len(missing))
-        new = encode([t for _, t in missing], batch_size=batch_size, max_batch_tokens=max_batch_tokens, device=device,
-                     progress=progress)
+        new = encode(
+            [t for _, t in missing],
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            device=device,
+            progress=progress,
+        )
         known.update({k: e for (k, _), e in zip(missing, new, strict=True)})
         if cache is not None:
             add = pl.DataFrame(

@@ -38,8 +38,7 @@ def installed_version(dist: str) -> str | None:
         return None
 
 
-def within_tested(dist: str, what: str, version: str | None = None,
-                  warn: Callable[[str], None] | None = None) -> bool:
+def within_tested(dist: str, what: str, version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:
     """Whether `dist` (at `version`, else the installed one) is within the versions squidflow's change `what` was
     tested on. Outside them: one warning per process and dependency (through `warn`, default this module's logger)
     naming the version, the tested range and what runs as it ships; returns False."""
@@ -51,5 +50,6 @@ def within_tested(dist: str, what: str, version: str | None = None,
         _warned.add(dist)
         (warn or log.warning)(
             f"squidflow: {dist} {version or '(not installed)'} is outside the versions squidflow was tested on "
-            f"({low} to {high}): it runs as it ships, without squidflow's change ({what}; docs/upstream.md).")
+            f"({low} to {high}): it runs as it ships, without squidflow's change ({what}; docs/upstream.md)."
+        )
     return False

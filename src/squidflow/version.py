@@ -56,8 +56,12 @@ CHECKOUT: Path | None = CHECKOUT_PYPROJECT.parent if _pyproject_version(CHECKOUT
 def git_describe(root: str | Path) -> str:
     """`git describe --tags --always --dirty` of the checkout at `root`; '' outside a git checkout or without git."""
     try:
-        out = subprocess.run(["git", "-C", str(root), "describe", "--tags", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["git", "-C", str(root), "describe", "--tags", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""

@@ -12,8 +12,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def copy_checkout(dest: Path, *, tag: str | None = None) -> Path:
     """The checkout's tracked and untracked-but-not-ignored files (links kept as links) copied to `dest`; with `tag`,
     committed in a repository of their own and tagged like a release."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, files):
         src = ROOT / name
         if name == ".venv" or not (src.exists() or src.is_symlink()) or (src.is_dir() and not src.is_symlink()):

@@ -19,24 +19,24 @@ ROOT = layering.ROOT
 
 # idea -> (its one home under src/squidflow/, the patterns of its code)
 DEFINITIONS: dict[str, tuple[str, tuple[re.Pattern, ...]]] = {
-    "the equal-width bin index": ("calibration.py", (
-        re.compile(r"clip\(\s*(?:np\.)?searchsorted\([^)]*\)\s*-\s*1"),
-        re.compile(r"linspace\(\s*0(?:\.0)?\s*,\s*1(?:\.0)?\s*,\s*\w+\s*\+\s*1\s*\)"),
-    )),
-    "a LaTeX escaper": ("table_format.py", (
-        re.compile(r"""r["']\\[&%_#$]["']|["']\\\\[&%_#$]["']"""),
-    )),
-    "a LaTeX table written by hand": ("table_format.py", (
-        re.compile(r"\\{1,2}begin\{tabular\}"),
-    )),
-    "a Markdown escaper": ("io.py", (
-        re.compile(r"""replace\(\s*["']\|["']"""),
-    )),
-    "a Markdown table written by hand": ("table_format.py", (
-        re.compile(r"""["']\|\s*-{3}"""),
-        re.compile(r"""["']-{3}:?\|["']"""),
-        re.compile(r"""join\(\s*["']-{3}["']"""),
-    )),
+    "the equal-width bin index": (
+        "calibration.py",
+        (
+            re.compile(r"clip\(\s*(?:np\.)?searchsorted\([^)]*\)\s*-\s*1"),
+            re.compile(r"linspace\(\s*0(?:\.0)?\s*,\s*1(?:\.0)?\s*,\s*\w+\s*\+\s*1\s*\)"),
+        ),
+    ),
+    "a LaTeX escaper": ("table_format.py", (re.compile(r"""r["']\\[&%_#$]["']|["']\\\\[&%_#$]["']"""),)),
+    "a LaTeX table written by hand": ("table_format.py", (re.compile(r"\\{1,2}begin\{tabular\}"),)),
+    "a Markdown escaper": ("io.py", (re.compile(r"""replace\(\s*["']\|["']"""),)),
+    "a Markdown table written by hand": (
+        "table_format.py",
+        (
+            re.compile(r"""["']\|\s*-{3}"""),
+            re.compile(r"""["']-{3}:?\|["']"""),
+            re.compile(r"""join\(\s*["']-{3}["']"""),
+        ),
+    ),
 }
 
 

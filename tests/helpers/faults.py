@@ -35,6 +35,8 @@ def fuzzed(reader: str, outcome: str) -> None:
     """Count one generated input a reader of user files handled as required (read, or a user error naming it)."""
     counts = FUZZED.setdefault(reader, {})
     counts[outcome] = counts.get(outcome, 0) + 1
+
+
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TRACEBACK = "Traceback (most recent call last)"
 

@@ -59,8 +59,9 @@ def assert_floats_close(
         )
 
 
-def assert_frames_close(actual: pl.DataFrame, expected: pl.DataFrame, *, terms: int = 1,
-                        row_scale: tuple[str, ...] = (), what: str = "") -> None:
+def assert_frames_close(
+    actual: pl.DataFrame, expected: pl.DataFrame, *, terms: int = 1, row_scale: tuple[str, ...] = (), what: str = ""
+) -> None:
     """Two tables computed two ways: the same columns in the same order, every non-float column equal, every float
     column equal up to float64 rounding over `terms` summed terms (the longest sum behind a value, e.g. the number
     of images a mean or an interval is computed over). `row_scale`: columns whose largest absolute value in a row is
@@ -70,8 +71,9 @@ def assert_frames_close(actual: pl.DataFrame, expected: pl.DataFrame, *, terms: 
     assert actual.height == expected.height, f"{what} {actual.height} rows against {expected.height}"
     size = None
     if row_scale:
-        size = np.nanmax(np.abs(np.column_stack([expected[c].cast(pl.Float64).fill_null(0.0).to_numpy()
-                                                 for c in row_scale])), axis=1)
+        size = np.nanmax(
+            np.abs(np.column_stack([expected[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in row_scale])), axis=1
+        )
     for name in actual.columns:
         a, e = actual[name], expected[name]
         if a.dtype.is_float() or e.dtype.is_float():
@@ -81,7 +83,14 @@ def assert_frames_close(actual: pl.DataFrame, expected: pl.DataFrame, *, terms: 
             if size is not None:
                 both = np.maximum(np.abs(a.fill_null(0.0).to_numpy()), np.abs(e.fill_null(0.0).to_numpy()))
                 scale = np.maximum(size, both)[keep.to_numpy()]
-            assert_floats_close(a.filter(keep).to_numpy(), e.filter(keep).to_numpy(), dtype=np.float64, terms=terms,
-                                scale=scale, equal_nan=True, what=f"{what} column {name}:")
+            assert_floats_close(
+                a.filter(keep).to_numpy(),
+                e.filter(keep).to_numpy(),
+                dtype=np.float64,
+                terms=terms,
+                scale=scale,
+                equal_nan=True,
+                what=f"{what} column {name}:",
+            )
         else:
             assert a.equals(e), f"{what} column {name} differs"

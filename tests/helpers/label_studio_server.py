@@ -37,8 +37,13 @@ def ensure_venv() -> str | None:
     try:
         VENV.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, capture_output=True, timeout=300)
-        subprocess.run([str(venv_python()), "-m", "pip", "install", "-q", f"label-studio=={LABEL_STUDIO_VERSION}"],
-                       check=True, capture_output=True, text=True, timeout=1200)
+        subprocess.run(
+            [str(venv_python()), "-m", "pip", "install", "-q", f"label-studio=={LABEL_STUDIO_VERSION}"],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
     except (subprocess.SubprocessError, OSError) as exc:
         tail = getattr(exc, "stderr", "") or ""
         return f"label-studio {LABEL_STUDIO_VERSION} could not be installed into {VENV}: {exc} {str(tail)[-500:]}"
@@ -78,7 +83,10 @@ def _env(data_dir: Path, document_root: Path) -> dict:
         LABEL_STUDIO_BASE_DATA_DIR=str(data_dir),
         LOCAL_FILES_SERVING_ENABLED="true",
         LOCAL_FILES_DOCUMENT_ROOT=str(document_root),
-        SENTRY_DSN="", FRONTEND_SENTRY_DSN="", COLLECT_ANALYTICS="false", LABEL_STUDIO_DISABLE_TELEMETRY="true",
+        SENTRY_DSN="",
+        FRONTEND_SENTRY_DSN="",
+        COLLECT_ANALYTICS="false",
+        LABEL_STUDIO_DISABLE_TELEMETRY="true",
         PYTHONUNBUFFERED="1",
     )
     return env
@@ -92,16 +100,37 @@ def start(data_dir: Path, document_root: Path) -> Server:
     email, password, token = "squidflow-test@localhost", secrets.token_hex(12), secrets.token_hex(20)
     log_path = data_dir / "label-studio.log"
     common = ["--data-dir", str(data_dir), "--enable-legacy-api-token"]
-    init = subprocess.run([exe, "init", "squidflow-test", *common, "--username", email, "--password", password,
-                           "--user-token", token, "--no-browser"],
-                          env=env, cwd=data_dir, capture_output=True, text=True, timeout=600)
+    init = subprocess.run(
+        [
+            exe,
+            "init",
+            "squidflow-test",
+            *common,
+            "--username",
+            email,
+            "--password",
+            password,
+            "--user-token",
+            token,
+            "--no-browser",
+        ],
+        env=env,
+        cwd=data_dir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if init.returncode != 0:
         raise RuntimeError(f"label-studio init failed ({init.returncode}): {init.stdout[-2000:]} {init.stderr[-2000:]}")
     port = free_port()
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             [exe, "start", "squidflow-test", *common, "--no-browser", "--internal-host", "127.0.0.1", "-p", str(port)],
-            env=env, cwd=data_dir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env=env,
+            cwd=data_dir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     server = Server(f"http://127.0.0.1:{port}", token, email, password, data_dir, document_root, process, log_path)
     deadline = time.monotonic() + START_TIMEOUT
@@ -118,7 +147,9 @@ def start(data_dir: Path, document_root: Path) -> Server:
     raise RuntimeError(f"label-studio did not answer /health in {START_TIMEOUT:.0f} s: {log_path.read_text()[-3000:]}")
 
 
-if __name__ == "__main__":  # python tests/helpers/label_studio_server.py DIR: a server to try things against, until Ctrl-C
+if (
+    __name__ == "__main__"
+):  # python tests/helpers/label_studio_server.py DIR: a server to try things against, until Ctrl-C
     d = Path(sys.argv[1])
     s = start(d / "data", d)
     print(s.url, s.token, s.email, s.password, s.process.pid, flush=True)

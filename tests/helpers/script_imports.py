@@ -126,8 +126,9 @@ while running:
 """
 
 
-def run_imports_of(paths: list[Path], env: dict[str, str] | None = None,
-                   jobs: int = os.cpu_count() or 1) -> dict[str, dict[str, list[str]]]:
+def run_imports_of(
+    paths: list[Path], env: dict[str, str] | None = None, jobs: int = os.cpu_count() or 1
+) -> dict[str, dict[str, list[str]]]:
     """{script name: `run_imports` of it} for every path, `jobs` at a time: each script's imports run in a fork of
     one process that imported only the light modules every job imports (`_PRELOAD`), so the heavy modules and their
     chains are the same as in a fresh interpreter; where a preloaded module pulls in a heavy one, fresh interpreters."""

@@ -80,14 +80,18 @@ def why_unavailable() -> str | None:
     if os.name != "posix" or not hasattr(os, "geteuid"):
         return "a Slurm test cluster needs Linux"
     if os.geteuid() != 0:
-        return ("a Slurm test cluster needs root (munged runs as user munge, slurmd starts jobs as their user); "
-                "run the tests as root, e.g. in CI")
+        return (
+            "a Slurm test cluster needs root (munged runs as user munge, slurmd starts jobs as their user); "
+            "run the tests as root, e.g. in CI"
+        )
     if missing_packages():
         res = subprocess.run(["bash", str(ENSURE_SCRIPT)], capture_output=True, text=True, timeout=900)
         still = missing_packages()
         if still:
-            return (f"the Debian packages {still} are missing and could not be installed "
-                    f"({ENSURE_SCRIPT.relative_to(ROOT)} said: {(res.stdout + res.stderr).strip()[-500:]})")
+            return (
+                f"the Debian packages {still} are missing and could not be installed "
+                f"({ENSURE_SCRIPT.relative_to(ROOT)} said: {(res.stdout + res.stderr).strip()[-500:]})"
+            )
     return None
 
 
@@ -158,10 +162,34 @@ class SlurmCluster:
 
     def jobs(self, *extra: str) -> list[dict[str, str]]:
         """Every job this cluster has accounted for (one row per job, not per step), as `sacct` reports it."""
-        fields = ["JobIDRaw", "JobName", "State", "ExitCode", "Comment", "Partition", "Account", "AllocTRES",
-                  "ReqTRES", "Start", "End", "Elapsed", "TotalCPU", "NodeList", "Reason"]
-        res = self.cmd("sacct", "-X", "--allusers", "--parsable2", "--noheader", "--starttime", "now-1days",
-                       "--format=" + ",".join(fields), *extra)
+        fields = [
+            "JobIDRaw",
+            "JobName",
+            "State",
+            "ExitCode",
+            "Comment",
+            "Partition",
+            "Account",
+            "AllocTRES",
+            "ReqTRES",
+            "Start",
+            "End",
+            "Elapsed",
+            "TotalCPU",
+            "NodeList",
+            "Reason",
+        ]
+        res = self.cmd(
+            "sacct",
+            "-X",
+            "--allusers",
+            "--parsable2",
+            "--noheader",
+            "--starttime",
+            "now-1days",
+            "--format=" + ",".join(fields),
+            *extra,
+        )
         return [dict(zip(fields, line.split("|"), strict=True)) for line in res.stdout.splitlines() if line]
 
     def queue(self) -> list[dict[str, str]]:
@@ -186,8 +214,9 @@ class SlurmCluster:
         }
         return env | extra
 
-    def submit(self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600,
-               **env: str) -> subprocess.CompletedProcess:
+    def submit(
+        self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600, **env: str
+    ) -> subprocess.CompletedProcess:
         """`snakemake --profile profiles/slurm` of the workflow in `tree` (a checkout) into `directory`, as the README
         shows it, with the library of `tree` (PYTHONPATH); `timeout -k` around it so that a hang fails instead of
         blocking, and snakemake in its own session, killed whole if we are interrupted."""
@@ -200,16 +229,37 @@ class SlurmCluster:
             raise
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
-    def start_submit(self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600,
-                     **env: str) -> subprocess.Popen:
+    def start_submit(
+        self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600, **env: str
+    ) -> subprocess.Popen:
         """`submit` without waiting: the running `timeout snakemake ...`, in a session of its own (`os.killpg` of
         its pid stops it whole, as a lost login session would)."""
         snakemake = str(Path(sys.executable).with_name("snakemake"))
-        cmd = ["timeout", "-k", "10", str(timeout), snakemake, "--profile", "profiles/slurm", "--directory",
-               str(directory), "--configfile", *map(str, configfiles), "--slurm-init-seconds-before-status-checks",
-               "1", *args]
-        return subprocess.Popen(cmd, cwd=tree, env=self.profile_env(PYTHONPATH=str(tree / "src"), **env),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cmd = [
+            "timeout",
+            "-k",
+            "10",
+            str(timeout),
+            snakemake,
+            "--profile",
+            "profiles/slurm",
+            "--directory",
+            str(directory),
+            "--configfile",
+            *map(str, configfiles),
+            "--slurm-init-seconds-before-status-checks",
+            "1",
+            *args,
+        ]
+        return subprocess.Popen(
+            cmd,
+            cwd=tree,
+            env=self.profile_env(PYTHONPATH=str(tree / "src"), **env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
 
     def wait_until_empty(self, timeout: float = 60) -> None:
         """Until no job of this cluster is queued or running."""
@@ -248,16 +298,20 @@ class SlurmCluster:
         self.root.joinpath("log").mkdir(exist_ok=True)
         out = open(self.root / "log" / f"{name}.out", "w")  # noqa: SIM115 - closed in stop()
         self.__dict__.setdefault("_logs", []).append(out)
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, **kwargs)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, **kwargs
+        )
         self.daemons[name] = proc
         return proc
 
 
 def _node_memory_mb() -> int:
     """RealMemory for the node: below what is free now (slurmd drains a node that has less than declared)."""
-    avail_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                    if line.startswith("MemAvailable:"))
+    avail_kb = next(
+        int(line.split()[1])
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemAvailable:")
+    )
     return max(4000, min(16000, avail_kb // 1024 - 2000))
 
 
@@ -302,66 +356,145 @@ def _start(c: SlurmCluster) -> None:
     shutil.chown(key, "munge", "munge")
     key.chmod(0o400)
     sock = munge_run / "munge.socket"
-    munged = c._spawn("munged", [_which("munged"), "--foreground", f"--key-file={key}", f"--socket={sock}",
-                                 f"--pid-file={munge_run / 'munged.pid'}", f"--log-file={munge_etc / 'munged.log'}",
-                                 f"--seed-file={munge_etc / 'munged.seed'}"], user="munge", group="munge")
+    munged = c._spawn(
+        "munged",
+        [
+            _which("munged"),
+            "--foreground",
+            f"--key-file={key}",
+            f"--socket={sock}",
+            f"--pid-file={munge_run / 'munged.pid'}",
+            f"--log-file={munge_etc / 'munged.log'}",
+            f"--seed-file={munge_etc / 'munged.seed'}",
+        ],
+        user="munge",
+        group="munge",
+    )
     _wait("munged", sock.exists, 15, log / "munged.out", munged)
 
     # MariaDB for slurmdbd, on a private port and socket
     data = root / "mysql"
-    subprocess.run([_which("mariadb-install-db"), "--no-defaults", f"--datadir={data}", f"--user={user}",
-                    "--auth-root-authentication-method=socket", "--skip-test-db"],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            _which("mariadb-install-db"),
+            "--no-defaults",
+            f"--datadir={data}",
+            f"--user={user}",
+            "--auth-root-authentication-method=socket",
+            "--skip-test-db",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     my_sock = root / "mysqld.sock"
-    mysqld = c._spawn("mariadbd", [_which("mariadbd"), "--no-defaults", f"--datadir={data}", f"--user={user}",
-                                   f"--socket={my_sock}", f"--port={ports['mysql']}", "--bind-address=127.0.0.1",
-                                   f"--pid-file={root / 'mysqld.pid'}", f"--log-error={log / 'mariadbd.log'}",
-                                   "--skip-log-bin", "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M"])
+    mysqld = c._spawn(
+        "mariadbd",
+        [
+            _which("mariadbd"),
+            "--no-defaults",
+            f"--datadir={data}",
+            f"--user={user}",
+            f"--socket={my_sock}",
+            f"--port={ports['mysql']}",
+            "--bind-address=127.0.0.1",
+            f"--pid-file={root / 'mysqld.pid'}",
+            f"--log-error={log / 'mariadbd.log'}",
+            "--skip-log-bin",
+            "--innodb-buffer-pool-size=32M",
+            "--innodb-log-file-size=16M",
+        ],
+    )
     sql = [_which("mariadb"), "--no-defaults", f"--socket={my_sock}", "-u", "root"]
 
     def db_ready() -> bool:
         return subprocess.run([*sql, "-e", "SELECT 1"], capture_output=True, timeout=10).returncode == 0
 
     _wait("mariadbd", db_ready, 60, log / "mariadbd.log", mysqld)
-    subprocess.run([*sql, "-e",
-                    "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurm-test';"
-                    "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            *sql,
+            "-e",
+            "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurm-test';"
+            "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';",
+        ],
+        check=True,
+        capture_output=True,
+    )
 
-    _write(etc / "slurmdbd.conf", "\n".join([
-        "AuthType=auth/munge", f"AuthInfo=socket={sock}",
-        "DbdHost=localhost", f"DbdPort={ports['dbd']}", f"SlurmUser={user}",
-        f"LogFile={log / 'slurmdbd.log'}", f"PidFile={state / 'slurmdbd.pid'}",
-        "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1", f"StoragePort={ports['mysql']}",
-        "StorageUser=slurm", "StoragePass=slurm-test", "StorageLoc=slurm_acct_db", "",
-    ]), mode=0o600)
+    _write(
+        etc / "slurmdbd.conf",
+        "\n".join(
+            [
+                "AuthType=auth/munge",
+                f"AuthInfo=socket={sock}",
+                "DbdHost=localhost",
+                f"DbdPort={ports['dbd']}",
+                f"SlurmUser={user}",
+                f"LogFile={log / 'slurmdbd.log'}",
+                f"PidFile={state / 'slurmdbd.pid'}",
+                "StorageType=accounting_storage/mysql",
+                "StorageHost=127.0.0.1",
+                f"StoragePort={ports['mysql']}",
+                "StorageUser=slurm",
+                "StoragePass=slurm-test",
+                "StorageLoc=slurm_acct_db",
+                "",
+            ]
+        ),
+        mode=0o600,
+    )
     gpu_files = []
     for i in range(c.gpus):
         dev_file = dev / f"nvidia{i}"
         os.mknod(dev_file, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # like /dev/null: c 1 3
         gpu_files.append(dev_file)
     gres = f" Gres=gpu:{c.gpus}" if c.gpus else ""
-    _write(etc / "slurm.conf", "\n".join([
-        f"ClusterName={CLUSTER}", f"SlurmctldHost={host}(127.0.0.1)",
-        f"SlurmctldPort={ports['ctld']}", f"SlurmdPort={ports['slurmd']}",
-        "AuthType=auth/munge", f"AuthInfo=socket={sock}", f"SlurmUser={user}", f"SlurmdUser={user}",
-        f"StateSaveLocation={state / 'ctld'}", f"SlurmdSpoolDir={state / 'slurmd'}",
-        f"SlurmctldPidFile={state / 'slurmctld.pid'}", f"SlurmdPidFile={state / 'slurmd.pid'}",
-        f"SlurmctldLogFile={log / 'slurmctld.log'}", f"SlurmdLogFile={log / 'slurmd.log'}",
-        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity", "MpiDefault=none",
-        "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory", "DefMemPerCPU=1024",
-        "SlurmdParameters=config_overrides", "ReturnToService=2", "KillWait=5", "MinJobAge=300",
-        "GresTypes=gpu",
-        "AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageHost=localhost",
-        f"AccountingStoragePort={ports['dbd']}", f"AccountingStoragePass={sock}",
-        "AccountingStorageEnforce=associations", "AccountingStorageTRES=gres/gpu",
-        "AccountingStoreFlags=job_comment", "JobAcctGatherType=jobacct_gather/linux",
-        f"NodeName={c.node} NodeAddr=127.0.0.1 NodeHostname={host} Sockets=1 CoresPerSocket={c.cpus} "
-        f"ThreadsPerCore=1 RealMemory={c.mem_mb}{gres} State=UNKNOWN",
-        f"PartitionName={c.partition} Nodes={c.node} Default=YES MaxTime=INFINITE State=UP",
-        "",
-    ]))
-    _write(etc / "gres.conf", "AutoDetect=off\n" + "".join(
-        f"NodeName={c.node} Name=gpu File={f}\n" for f in gpu_files))
+    _write(
+        etc / "slurm.conf",
+        "\n".join(
+            [
+                f"ClusterName={CLUSTER}",
+                f"SlurmctldHost={host}(127.0.0.1)",
+                f"SlurmctldPort={ports['ctld']}",
+                f"SlurmdPort={ports['slurmd']}",
+                "AuthType=auth/munge",
+                f"AuthInfo=socket={sock}",
+                f"SlurmUser={user}",
+                f"SlurmdUser={user}",
+                f"StateSaveLocation={state / 'ctld'}",
+                f"SlurmdSpoolDir={state / 'slurmd'}",
+                f"SlurmctldPidFile={state / 'slurmctld.pid'}",
+                f"SlurmdPidFile={state / 'slurmd.pid'}",
+                f"SlurmctldLogFile={log / 'slurmctld.log'}",
+                f"SlurmdLogFile={log / 'slurmd.log'}",
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/affinity",
+                "MpiDefault=none",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core_Memory",
+                "DefMemPerCPU=1024",
+                "SlurmdParameters=config_overrides",
+                "ReturnToService=2",
+                "KillWait=5",
+                "MinJobAge=300",
+                "GresTypes=gpu",
+                "AccountingStorageType=accounting_storage/slurmdbd",
+                "AccountingStorageHost=localhost",
+                f"AccountingStoragePort={ports['dbd']}",
+                f"AccountingStoragePass={sock}",
+                "AccountingStorageEnforce=associations",
+                "AccountingStorageTRES=gres/gpu",
+                "AccountingStoreFlags=job_comment",
+                "JobAcctGatherType=jobacct_gather/linux",
+                f"NodeName={c.node} NodeAddr=127.0.0.1 NodeHostname={host} Sockets=1 CoresPerSocket={c.cpus} "
+                f"ThreadsPerCore=1 RealMemory={c.mem_mb}{gres} State=UNKNOWN",
+                f"PartitionName={c.partition} Nodes={c.node} Default=YES MaxTime=INFINITE State=UP",
+                "",
+            ]
+        ),
+    )
+    _write(etc / "gres.conf", "AutoDetect=off\n" + "".join(f"NodeName={c.node} Name=gpu File={f}\n" for f in gpu_files))
     # The Slurm executor plugin's job step clears every SLURM_* variable, SLURM_CONF too, before its inner `srun`;
     # real clusters keep slurm.conf where srun looks by default (/etc/slurm) or serve it configless, this one is in
     # a temporary folder: an `srun` first on the jobs' PATH names it again.
@@ -369,17 +502,22 @@ def _start(c: SlurmCluster) -> None:
     env = c.env
 
     dbd = c._spawn("slurmdbd", [_which("slurmdbd"), "-D"], env=env)
-    _wait("slurmdbd", lambda: c.cmd("sacctmgr", "--noheader", "list", "cluster", check=False).returncode == 0,
-          30, log / "slurmdbd.log", dbd)
-    for args in (["add", "cluster", CLUSTER],
-                 ["add", "account", c.account, f"Cluster={CLUSTER}", "Description=squidflow tests",
-                  "Organization=squidflow"],
-                 ["add", "user", user, f"Account={c.account}", f"Cluster={CLUSTER}"]):
+    _wait(
+        "slurmdbd",
+        lambda: c.cmd("sacctmgr", "--noheader", "list", "cluster", check=False).returncode == 0,
+        30,
+        log / "slurmdbd.log",
+        dbd,
+    )
+    for args in (
+        ["add", "cluster", CLUSTER],
+        ["add", "account", c.account, f"Cluster={CLUSTER}", "Description=squidflow tests", "Organization=squidflow"],
+        ["add", "user", user, f"Account={c.account}", f"Cluster={CLUSTER}"],
+    ):
         c.cmd("sacctmgr", "--immediate", *args)
 
     ctld = c._spawn("slurmctld", [_which("slurmctld"), "-D", "-i"], env=env)
-    _wait("slurmctld", lambda: "UP" in c.cmd("scontrol", "ping", check=False).stdout, 30,
-          log / "slurmctld.log", ctld)
+    _wait("slurmctld", lambda: "UP" in c.cmd("scontrol", "ping", check=False).stdout, 30, log / "slurmctld.log", ctld)
     slurmd = c._spawn("slurmd", [_which("slurmd"), "-D", "-N", c.node], env=env)
 
     def node_idle() -> bool:

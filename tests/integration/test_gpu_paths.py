@@ -25,8 +25,11 @@ from squidflow.pretrained import load_backbone
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine (torch.cuda.is_available() "
-                       "is False): the GPU paths are tested where one is"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(),
+        reason="no CUDA device on this machine (torch.cuda.is_available() "
+        "is False): the GPU paths are tested where one is",
+    ),
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,22 +87,52 @@ def test_featurize_and_train_rules_run_on_the_gpu_slot(tmp_path):
     """`--resources gpu=1`: each GPU rule takes device 0 through the slot allocator and runs on cuda:0; its features
     equal the CPU path's within tolerance."""
     cfg = tmp_path / "tiny.yaml"
-    cfg.write_text(yaml.safe_dump({
-        "demo": {"events": ["birthday_party", "wedding", "parade", "protest"], "videos_per_event": 2, "seconds": 3,
-                 "width": 160, "height": 120, "fps": 15, "seed": 2},
-        "frames": {"n": 12, "shards": 1},
-        "gpu": {"lock_dir": str(tmp_path / "slots")},
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "demo": {
+                    "events": ["birthday_party", "wedding", "parade", "protest"],
+                    "videos_per_event": 2,
+                    "seconds": 3,
+                    "width": 160,
+                    "height": 120,
+                    "fps": 15,
+                    "seed": 2,
+                },
+                "frames": {"n": 12, "shards": 1},
+                "gpu": {"lock_dir": str(tmp_path / "slots")},
+            }
+        )
+    )
     work = tmp_path / "work"
     features = "results/features/efficientnet_lite0.parquet"
     env = {k: v for k, v in os.environ.items() if k not in ("SQUIDFLOW_GPU_DEVICES", "CUDA_VISIBLE_DEVICES")}
     res = subprocess.run(
-        [SNAKEMAKE, features, f"{TRAIN_RUN}/metrics.json", "--directory", str(work), "--configfile",
-         str(ROOT / "config" / "config.yaml"), str(cfg), "--cores", "4", "--resources", "gpu=1"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+        [
+            SNAKEMAKE,
+            features,
+            f"{TRAIN_RUN}/metrics.json",
+            "--directory",
+            str(work),
+            "--configfile",
+            str(ROOT / "config" / "config.yaml"),
+            str(cfg),
+            "--cores",
+            "4",
+            "--resources",
+            "gpu=1",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
-    logs = [*sorted((work / "logs" / "featurize").glob("*.log")), work / "logs" / "train" / (TRAIN_RUN.split("runs/")[1] + ".log")]
+    logs = [
+        *sorted((work / "logs" / "featurize").glob("*.log")),
+        work / "logs" / "train" / (TRAIN_RUN.split("runs/")[1] + ".log"),
+    ]
     for log in logs:
         text = log.read_text()
         assert "GPU slot: device 0" in text and "-> cuda:0" in text, f"{log}: {text[-2000:]}"

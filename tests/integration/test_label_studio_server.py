@@ -70,8 +70,19 @@ def make_run(work: Path) -> dict[str, Path]:
             im = Image.new("RGB", (160, 120), colour)
             ImageDraw.Draw(im).rectangle([20 + 10 * v, 30, 60 + 10 * v, 90], fill=(40, 40, 40))
             im.save(path, quality=90)
-            rows.append({"image_id": f"{vid}_12", "video_id": vid, "event": e, "frame_index": 12, "pts_s": 0.5,
-                         "cluster": 0, "distance": 0.0, "image_path": str(path.relative_to(work)), "split": "test"})
+            rows.append(
+                {
+                    "image_id": f"{vid}_12",
+                    "video_id": vid,
+                    "event": e,
+                    "frame_index": 12,
+                    "pts_s": 0.5,
+                    "cluster": 0,
+                    "distance": 0.0,
+                    "image_path": str(path.relative_to(work)),
+                    "split": "test",
+                }
+            )
     frames = pl.DataFrame(rows)
     write_parquet(frames, work / "results/dataset/frames.parquet", schemas.FRAMES)
     hits = {}
@@ -81,14 +92,30 @@ def make_run(work: Path) -> dict[str, Path]:
     hits["K"] = work / "results/annotation/hits_K.csv"
     write_csv(make_keyword_hits(frames), hits["K"])
     hits["comparison"] = work / "results/annotation/comparison_hits.csv"
-    comp = [{"query_id": f"q{k}", "split": "test", "set_rank": k, "image": rows[k]["image_path"],
-             "width": "160", "height": "120", "bboxes": json.dumps([{"left": 20, "top": 30, "width": 40, "height": 60}]),
-             **{f"inference_{i}": f"statement {i} about set {k}" for i in (1, 2, 3)},
-             **{f"candidate_id_{i}": f"c{k}{i}" for i in (1, 2, 3)}} for k in range(2)]
+    comp = [
+        {
+            "query_id": f"q{k}",
+            "split": "test",
+            "set_rank": k,
+            "image": rows[k]["image_path"],
+            "width": "160",
+            "height": "120",
+            "bboxes": json.dumps([{"left": 20, "top": 30, "width": 40, "height": 60}]),
+            **{f"inference_{i}": f"statement {i} about set {k}" for i in (1, 2, 3)},
+            **{f"candidate_id_{i}": f"c{k}{i}" for i in (1, 2, 3)},
+        }
+        for k in range(2)
+    ]
     write_csv(pl.DataFrame(comp), hits["comparison"])
     counts = ls.build_label_studio_tasks(
-        work / "results/annotation/label_studio", frames_path=work / "results/dataset/frames.parquet", hits=hits,
-        images={"mode": "local_files"}, images_per_hit=6, keywords_per_image=3, project_prefix="squidflow test")
+        work / "results/annotation/label_studio",
+        frames_path=work / "results/dataset/frames.parquet",
+        hits=hits,
+        images={"mode": "local_files"},
+        images_per_hit=6,
+        keywords_per_image=3,
+        project_prefix="squidflow test",
+    )
     assert counts == {"A": 2, "B": 2, "K": 2, "comparison": 2}, counts
     config = work / "config.yaml"
     config.write_text("annotation:\n  platform: label_studio\n  label_studio: {url: SERVER, images: local_files}\n")
@@ -96,12 +123,31 @@ def make_run(work: Path) -> dict[str, Path]:
 
 
 def cli(srv, work: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": srv.token,
-           "SQUIDFLOW_LABEL_STUDIO_VENV": str(lss.VENV)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "LABEL_STUDIO_API_KEY": srv.token,
+        "SQUIDFLOW_LABEL_STUDIO_VENV": str(lss.VENV),
+    }
     cfg = (work / "config.yaml").read_text().replace("SERVER", srv.url)
     (work / "config.yaml").write_text(cfg)
-    return subprocess.run([sys.executable, "-m", "squidflow.cli", "label-studio", *args, str(work / "config.yaml"),
-                           "--directory", str(work)], capture_output=True, text=True, timeout=900, env=env, cwd=work)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "squidflow.cli",
+            "label-studio",
+            *args,
+            str(work / "config.yaml"),
+            "--directory",
+            str(work),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=work,
+    )
 
 
 class Api:
@@ -119,8 +165,10 @@ class Api:
 
 
 def ratings_result(n: int, values: list[int]) -> list[dict]:
-    return [{"from_name": f"rating_{i}", "to_name": f"image_{i}", "type": "number", "value": {"number": v}}
-            for i, v in zip(range(1, n + 1), values, strict=True)]
+    return [
+        {"from_name": f"rating_{i}", "to_name": f"image_{i}", "type": "number", "value": {"number": v}}
+        for i, v in zip(range(1, n + 1), values, strict=True)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +189,14 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     # the token appears nowhere squidflow wrote or said
     said = pushed["push"].stdout + pushed["push"].stderr
     assert server.token not in said and "2 tasks imported" in said
-    assert not [p for p in (work / "results").rglob("*") if p.is_file() and server.token in p.read_text(errors="ignore")]
+    assert not [
+        p for p in (work / "results").rglob("*") if p.is_file() and server.token in p.read_text(errors="ignore")
+    ]
     users = {}
     for name in ("ann1", "ann2", "ann3", "bnn1"):
-        users[name] = api("POST", "/api/users/", json={"username": name, "email": f"{name}@lab.example",
-                                                       "password": "pw-" + name * 3})["id"]
+        users[name] = api(
+            "POST", "/api/users/", json={"username": name, "email": f"{name}@lab.example", "password": "pw-" + name * 3}
+        )["id"]
     a_tasks, b_tasks = api.tasks(projects["A"]), api.tasks(projects["B"])
     assert len(a_tasks) == 2 and len(b_tasks) == 2
     submitted = {}  # (annotator, hit, image) -> rating that must come back
@@ -169,8 +220,11 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     api("PATCH", f"/api/annotations/{first['id']}/", json={"result": ratings_result(len(changed), changed)})
     for i, v in enumerate(changed, start=1):
         submitted[("ann3@lab.example", a_tasks[0]["data"]["hit"], a_tasks[0]["data"][f"image_{i}_id"])] = v
-    api("POST", f"/api/tasks/{a_tasks[1]['id']}/annotations/",  # ann3 skips the second task
-        json={"result": [], "was_cancelled": True, "completed_by": users["ann3"]})
+    api(
+        "POST",
+        f"/api/tasks/{a_tasks[1]['id']}/annotations/",  # ann3 skips the second task
+        json={"result": [], "was_cancelled": True, "completed_by": users["ann3"]},
+    )
     api("POST", f"/api/tasks/{a_tasks[1]['id']}/drafts", json={"result": ratings_result(1, [77]), "lead_time": 2.0})
     for t in b_tasks:  # variant B: another annotator group
         submit(t, "bnn1")
@@ -179,16 +233,30 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     res = cli(server, work, "pull")
     assert res.returncode == 0, res.stderr[-3000:]
     assert server.token not in res.stdout + res.stderr
-    exports = [{"path": work / f"results/judgments/label_studio/{v}.json",
-                "expected": work / f"results/annotation/label_studio/{v}/tasks.json"} for v in ("A", "B")]
+    exports = [
+        {
+            "path": work / f"results/judgments/label_studio/{v}.json",
+            "expected": work / f"results/annotation/label_studio/{v}/tasks.json",
+        }
+        for v in ("A", "B")
+    ]
     judgments, report = ingest_exports(exports, known_images={k[2] for k in submitted})
-    got = {(r["annotator"], r["hit"], f"{r['video_id']}_{r['frame_index']}"): r["rating"] for r in judgments.iter_rows(named=True)}
+    got = {
+        (r["annotator"], r["hit"], f"{r['video_id']}_{r['frame_index']}"): r["rating"]
+        for r in judgments.iter_rows(named=True)
+    }
     assert got == submitted
-    assert set(judgments["source"]) == {"label_studio"} and set(judgments.filter(pl.col("annotator") == "bnn1@lab.example")["variant"]) == {"B"}
+    assert set(judgments["source"]) == {"label_studio"} and set(
+        judgments.filter(pl.col("annotator") == "bnn1@lab.example")["variant"]
+    ) == {"B"}
     a_row = next(line for line in report.splitlines() if line.startswith(f"| {exports[0]['path']} |"))
-    assert a_row.strip(" |").split(" | ")[1:] == ["2", "6", "1", "1", "1", "0", "2", "0"], a_row  # 2 tasks, 6 annotations, 1 skip, 1 draft, 1 update
-    figure(f"Label Studio server: push {pushed['push_s']:.1f} s, pull {time.perf_counter() - t0:.1f} s (the test's small "
-           "project; the release's size is benchmarks/label_studio.py)")
+    assert a_row.strip(" |").split(" | ")[1:] == ["2", "6", "1", "1", "1", "0", "2", "0"], (
+        a_row
+    )  # 2 tasks, 6 annotations, 1 skip, 1 draft, 1 update
+    figure(
+        f"Label Studio server: push {pushed['push_s']:.1f} s, pull {time.perf_counter() - t0:.1f} s (the test's small "
+        "project; the release's size is benchmarks/label_studio.py)"
+    )
 
     # an annotator of variant A answers in B too: ingestion stops naming both exports and tasks, and the fix
     submit(b_tasks[0], "ann1")
@@ -202,16 +270,37 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
 
 def test_a_refused_token_names_the_server_and_the_fix(server, pushed, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": "not-a-token"}
-    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "label-studio", "pull",
-                          str(pushed["work"] / "config.yaml"), "--directory", str(pushed["work"])],
-                         capture_output=True, text=True, timeout=600, env=env)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "squidflow.cli",
+            "label-studio",
+            "pull",
+            str(pushed["work"] / "config.yaml"),
+            "--directory",
+            str(pushed["work"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert res.returncode == 2
-    assert f"Label Studio at {server.url}" in res.stderr and "HTTP 401" in res.stderr and "LABEL_STUDIO_API_KEY" in res.stderr
+    assert (
+        f"Label Studio at {server.url}" in res.stderr
+        and "HTTP 401" in res.stderr
+        and "LABEL_STUDIO_API_KEY" in res.stderr
+    )
     assert "not-a-token" not in res.stderr + res.stdout
 
 
-CONTROLS = {"A": ("input[type=number]", 6, 6), "B": ("input[type=number]", 6, 6), "K": ("input", 6, 6),
-            "comparison": ("input[type=radio]", 9, 1)}  # control, how many, images
+CONTROLS = {
+    "A": ("input[type=number]", 6, 6),
+    "B": ("input[type=number]", 6, 6),
+    "K": ("input", 6, 6),
+    "comparison": ("input[type=radio]", 9, 1),
+}  # control, how many, images
 # The open-source server's frontend asks for tips at /heidi-tips, which only the Enterprise edition serves: that one
 # 404 (and its console line) is Label Studio's own, not the task's, and is the only one tolerated.
 LABEL_STUDIO_OWN_404 = "/heidi-tips"
@@ -226,8 +315,14 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
     with chromium_page(viewport={"width": 1400, "height": 1100}) as page:
         page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-        page.on("response", lambda r: (own_404 if r.url.endswith(LABEL_STUDIO_OWN_404) else errors).append(
-            f"HTTP {r.status} {r.url}") if r.status >= 400 else None)
+        page.on(
+            "response",
+            lambda r: (
+                (own_404 if r.url.endswith(LABEL_STUDIO_OWN_404) else errors).append(f"HTTP {r.status} {r.url}")
+                if r.status >= 400
+                else None
+            ),
+        )
         page.goto(f"{server.url}/user/login/")
         page.fill("input[name=email]", server.email)
         page.fill("input[name=password]", server.password)
@@ -241,10 +336,14 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
             page.wait_for_function(  # every image of the task decoded, with its real size
                 "n => { const im = Array.from(document.querySelectorAll('.lsf-main-view img'));"
                 " return im.length === n && im.every(i => i.complete && i.naturalWidth === 160) }",
-                arg=n_images, timeout=120_000)
+                arg=n_images,
+                timeout=120_000,
+            )
             page.wait_for_function(  # the task's controls (the editor may re-render once an annotation is shown)
-                "([s, n]) => document.querySelectorAll('.lsf-main-view ' + s).length === n", arg=[selector, n],
-                timeout=60_000)
+                "([s, n]) => document.querySelectorAll('.lsf-main-view ' + s).length === n",
+                arg=[selector, n],
+                timeout=60_000,
+            )
             if task in ("A", "B"):
                 assert page.get_by_text(f"Event type: {first['data']['event_prompt']}").count() >= 1
             elif task == "comparison":
@@ -266,19 +365,43 @@ def test_keyword_and_comparison_answers_come_back(server, pushed):
     ids = {u["email"]: u["id"] for u in api("GET", "/api/users/")}
     for name in ("kw1", "cmp1", "cmp2"):
         if f"{name}@lab.example" not in ids:
-            ids[f"{name}@lab.example"] = api("POST", "/api/users/", json={"username": name, "email": f"{name}@lab.example",
-                                                                          "password": "pw-" + name * 3})["id"]
+            ids[f"{name}@lab.example"] = api(
+                "POST",
+                "/api/users/",
+                json={"username": name, "email": f"{name}@lab.example", "password": "pw-" + name * 3},
+            )["id"]
     k_task = api.tasks(projects["K"])[0]
     words = {i: [f"cake{i}", "crowd"] for i in range(1, 7)}
-    api("POST", f"/api/tasks/{k_task['id']}/annotations/", json={"completed_by": ids["kw1@lab.example"], "result": [
-        {"from_name": f"keywords_{i}", "to_name": f"image_{i}", "type": "textarea", "value": {"text": w}}
-        for i, w in words.items()]})
+    api(
+        "POST",
+        f"/api/tasks/{k_task['id']}/annotations/",
+        json={
+            "completed_by": ids["kw1@lab.example"],
+            "result": [
+                {"from_name": f"keywords_{i}", "to_name": f"image_{i}", "type": "textarea", "value": {"text": w}}
+                for i, w in words.items()
+            ],
+        },
+    )
     c_task = api.tasks(projects["comparison"])[0]
     given = {"cmp1@lab.example": [3, 1, 2], "cmp2@lab.example": [2, 1, 3]}
     for who, values in given.items():
-        api("POST", f"/api/tasks/{c_task['id']}/annotations/", json={"completed_by": ids[who], "result": [
-            {"from_name": f"plausibility_{i}", "to_name": "image", "type": "choices", "value": {"choices": [str(v)]}}
-            for i, v in enumerate(values, start=1)]})
+        api(
+            "POST",
+            f"/api/tasks/{c_task['id']}/annotations/",
+            json={
+                "completed_by": ids[who],
+                "result": [
+                    {
+                        "from_name": f"plausibility_{i}",
+                        "to_name": "image",
+                        "type": "choices",
+                        "value": {"choices": [str(v)]},
+                    }
+                    for i, v in enumerate(values, start=1)
+                ],
+            },
+        )
     res = cli(server, work, "pull", "--task", "K", "--task", "comparison")
     assert res.returncode == 0, res.stderr[-3000:]
     kw, problems, _ = read_keyword_export(work / "results/judgments/label_studio/K.json")

@@ -28,10 +28,15 @@ from helpers import label_studio_server as lss
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-CLIPS = {"concert": [("stage a.mp4", 0), ("crowd.mkv", 20), ("lights.webm", 40)],
-         "market": [("stalls.mp4", 180), ("fruit stand.mkv", 200), ("awning.webm", 220)]}
-ENCODE = {".mp4": ["-c:v", "libx264", "-pix_fmt", "yuv420p"], ".mkv": ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
-          ".webm": ["-c:v", "libvpx", "-b:v", "200k"]}
+CLIPS = {
+    "concert": [("stage a.mp4", 0), ("crowd.mkv", 20), ("lights.webm", 40)],
+    "market": [("stalls.mp4", 180), ("fruit stand.mkv", 200), ("awning.webm", 220)],
+}
+ENCODE = {
+    ".mp4": ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+    ".mkv": ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+    ".webm": ["-c:v", "libvpx", "-b:v", "200k"],
+}
 CAREFUL = ("a1", "a2", "b1", "b2", "b3")
 CARELESS = "a3"  # one rating for every image: constant, the triage's clearest careless rater
 GROUPS = {"A": ("a1", "a2", "a3"), "B": ("b1", "b2", "b3")}  # the paper's disjoint annotator groups
@@ -42,9 +47,22 @@ def make_clips(root: Path) -> None:
         (root / event).mkdir(parents=True, exist_ok=True)
         for name, hue in clips:
             out = root / event / name
-            subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-                            f"testsrc2=s=96x72:r=12:d=3,hue=h={hue}", *ENCODE[out.suffix], str(out)],
-                           check=True, timeout=120)
+            subprocess.run(
+                [
+                    "ffmpeg",
+                    "-v",
+                    "error",
+                    "-y",
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    f"testsrc2=s=96x72:r=12:d=3,hue=h={hue}",
+                    *ENCODE[out.suffix],
+                    str(out),
+                ],
+                check=True,
+                timeout=120,
+            )
 
 
 @pytest.fixture(scope="module")
@@ -64,19 +82,40 @@ def server(tmp_path_factory):
 
 
 def squidflow(work: Path, srv, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": srv.token,
-           "SQUIDFLOW_LABEL_STUDIO_VENV": str(lss.VENV)}
-    res = subprocess.run([sys.executable, "-m", "squidflow.cli", *args], capture_output=True, text=True, timeout=900,
-                         env=env, cwd=work)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "LABEL_STUDIO_API_KEY": srv.token,
+        "SQUIDFLOW_LABEL_STUDIO_VENV": str(lss.VENV),
+    }
+    res = subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", *args], capture_output=True, text=True, timeout=900, env=env, cwd=work
+    )
     assert not check or res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return res
 
 
 def snakemake(work: Path, *targets: str, check: bool = True) -> subprocess.CompletedProcess:
-    res = subprocess.run([SNAKEMAKE, "--directory", str(work), "--configfile", str(ROOT / "config" / "config.yaml"),
-                          str(work / "mine.yaml"), str(work / "test.yaml"), "--cores", "2", *targets],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=3000,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    res = subprocess.run(
+        [
+            SNAKEMAKE,
+            "--directory",
+            str(work),
+            "--configfile",
+            str(ROOT / "config" / "config.yaml"),
+            str(work / "mine.yaml"),
+            str(work / "test.yaml"),
+            "--cores",
+            "2",
+            *targets,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=3000,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert not check or res.returncode == 0, res.stdout[-6000:]
     return res
 
@@ -103,19 +142,27 @@ def answer(api: Api, users: dict, project: int, who: tuple[str, ...], event_of: 
         data = task["data"]
         slots = sorted(k for k in data if k.startswith("image_") and k.endswith("_id") and data[k])
         for person in who:
-            values = [50 if person == CARELESS else
-                      int(np.clip((78 if event_of[data[k]] == data["event"] else 22) + rng.normal(0, 6), 8, 92))
-                      for k in slots]
-            result = [{"from_name": f"rating_{i}", "to_name": f"image_{i}", "type": "number", "value": {"number": v}}
-                      for i, v in enumerate(values, start=1)]
+            values = [
+                50
+                if person == CARELESS
+                else int(np.clip((78 if event_of[data[k]] == data["event"] else 22) + rng.normal(0, 6), 8, 92))
+                for k in slots
+            ]
+            result = [
+                {"from_name": f"rating_{i}", "to_name": f"image_{i}", "type": "number", "value": {"number": v}}
+                for i, v in enumerate(values, start=1)
+            ]
             api("POST", f"/api/tasks/{task['id']}/annotations/", json={"result": result, "completed_by": users[person]})
             n += 1
     return n
 
 
 def checksums(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def published(folder: Path, config: str) -> pl.DataFrame:
@@ -146,11 +193,32 @@ def card_alpha(card: str) -> dict[str, float]:
 def test_own_videos_and_raters_to_a_published_dataset(server):
     work, api, rng = server.document_root, Api(server), np.random.default_rng(0)
     make_clips(work / "my videos")
-    squidflow(work, server, "init", "my videos", "--output", "mine.yaml", "--name", "my-events", "--license",
-              "cc-by-4.0", "--citation", "@misc{myevents, title={My events}}")
-    (work / "test.yaml").write_text(yaml.safe_dump({  # the test's small sizes and its server
-        "frames": {"n": 12, "shards": 1}, "selection": {"k": 2}, "annotation": {
-            "next_round": {"budget": 6}, "label_studio": {"url": server.url, "images": "local_files"}}}))
+    squidflow(
+        work,
+        server,
+        "init",
+        "my videos",
+        "--output",
+        "mine.yaml",
+        "--name",
+        "my-events",
+        "--license",
+        "cc-by-4.0",
+        "--citation",
+        "@misc{myevents, title={My events}}",
+    )
+    (work / "test.yaml").write_text(
+        yaml.safe_dump(
+            {  # the test's small sizes and its server
+                "frames": {"n": 12, "shards": 1},
+                "selection": {"k": 2},
+                "annotation": {
+                    "next_round": {"budget": 6},
+                    "label_studio": {"url": server.url, "images": "local_files"},
+                },
+            }
+        )
+    )
     configs = [str(ROOT / "config" / "config.yaml"), "mine.yaml", "test.yaml"]
     assert "valid" in squidflow(work, server, "check-config", *configs).stdout
 
@@ -159,8 +227,12 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
     squidflow(work, server, "label-studio", "push", *configs)
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     assert set(projects) == {"A", "B"}
-    users = {p: api("POST", "/api/users/", json={"username": p, "email": f"{p}@lab.example",
-                                                 "password": f"pw-{p}-{p}-{p}"})["id"] for p in (*CAREFUL, CARELESS)}
+    users = {
+        p: api("POST", "/api/users/", json={"username": p, "email": f"{p}@lab.example", "password": f"pw-{p}-{p}-{p}"})[
+            "id"
+        ]
+        for p in (*CAREFUL, CARELESS)
+    }
     frames = pl.read_parquet(work / "results/dataset/frames.parquet")
     event_of = dict(zip(frames["image_id"], frames["event"], strict=True))
     for variant, who in GROUPS.items():
@@ -197,16 +269,21 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
     assert "Raters excluded: 1 of 6" in card and "Ratings per wave: first" in card
     rows = published(folder, "judgments")
     assert rows.height == judgments.height and set(rows["source"]) == {"label_studio"}
-    assert set(rows.filter(pl.col("excluded"))["annotator"].unique()) == {
-        rows.filter(pl.col("excluded"))["annotator"][0]} and rows.filter(pl.col("excluded"))["excluded_because"][0]
+    assert (
+        set(rows.filter(pl.col("excluded"))["annotator"].unique()) == {rows.filter(pl.col("excluded"))["annotator"][0]}
+        and rows.filter(pl.col("excluded"))["excluded_because"][0]
+    )
     first = rows.filter(~pl.col("excluded") & (pl.col("round") == 1) & (pl.col("wave") == "first"))
     alphas = card_alpha(card)
     for variant in ("A", "B"):
         assert alphas[variant] == pytest.approx(alpha_from_rows(first.filter(pl.col("variant") == variant)), abs=5e-4)
     used = rows.filter(~pl.col("excluded") & (pl.col("round") == 1))  # soft labels: every wave
-    mine_soft = used.group_by("image_id", "prompt", "variant").agg(pl.col("rating").mean().alias("m"), pl.len().alias("k"))
-    soft = published(folder, "soft_labels").join(mine_soft, on=["image_id", "prompt", "variant"], how="full",
-                                                 coalesce=True)
+    mine_soft = used.group_by("image_id", "prompt", "variant").agg(
+        pl.col("rating").mean().alias("m"), pl.len().alias("k")
+    )
+    soft = published(folder, "soft_labels").join(
+        mine_soft, on=["image_id", "prompt", "variant"], how="full", coalesce=True
+    )
     assert soft["n"].to_list() == soft["k"].to_list()
     assert (soft["mean"] - soft["m"]).abs().max() < 1e-9
     images = published(folder, "images")

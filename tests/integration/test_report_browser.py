@@ -19,8 +19,17 @@ from helpers.browser import chromium_page, playwright_or_skip
 from squidflow.style import figure_facts
 
 # One category per stage of the small config (every stage is enabled there), and the run summary.
-CATEGORIES = ["Acquisition", "Frames", "Human judgments", "Comparison sets", "Training", "Evaluation",
-              "Litmus test (GuessWhat?!)", "Text baselines (Apples to Oranges)", "Run"]
+CATEGORIES = [
+    "Acquisition",
+    "Frames",
+    "Human judgments",
+    "Comparison sets",
+    "Training",
+    "Evaluation",
+    "Litmus test (GuessWhat?!)",
+    "Text baselines (Apples to Oranges)",
+    "Run",
+]
 
 
 def results_table(results: dict, paths: list[str]) -> tuple[dict[tuple, str], str | None]:
@@ -50,7 +59,7 @@ def results_table(results: dict, paths: list[str]) -> tuple[dict[tuple, str], st
         assert key not in rows, f"{path} and {rows[key]} have the same labels {key}: the report shows only one"
         rows[key] = path
     if toggles:
-        (label, values), = toggles.items()
+        ((label, values),) = toggles.items()
         for key in {k[:-1] for k in rows}:
             for v in values:
                 assert key + (v,) in rows, f"{paths}: row {key} has no result for {label}={v}; the page breaks"
@@ -61,9 +70,12 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
     """Open the report in Chromium and check it; returns what was opened (for the caller's summary)."""
     report_dir = report_html.parent
     workdir = results_dir.parent
-    expected = sorted(str(p.relative_to(workdir)) for folder in ("tables", "figures")
-                      for p in (results_dir / folder).rglob("*")
-                      if p.is_file() and not p.name.startswith("."))  # not Snakemake's .snakemake_timestamp
+    expected = sorted(
+        str(p.relative_to(workdir))
+        for folder in ("tables", "figures")
+        for p in (results_dir / folder).rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    )  # not Snakemake's .snakemake_timestamp
     assert expected, f"nothing under {results_dir}/tables or figures"
     errors: list[str] = []
     opened: dict[str, str] = {}
@@ -116,7 +128,8 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
                             continue
                         view.click()
                         content, uri, shown = page.evaluate(
-                            "[app.state.content, app.state.contentPath, app.state.resultPath]")
+                            "[app.state.content, app.state.contentPath, app.state.resultPath]"
+                        )
                         if content == "img":
                             img = page.locator(f'img[src="{uri}"]')
                             img.wait_for()
@@ -132,8 +145,10 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
                             frame.wait_for_load_state("load")
                             assert frame.inner_text("body").strip(), f"{uri} shows nothing"
                             if "annotation" in uri:  # task pages: every image inlined and decoded
-                                broken = frame.evaluate("[...document.images].filter(i => i.naturalWidth === 0 "
-                                                        "&& getComputedStyle(i).display !== 'none').length")
+                                broken = frame.evaluate(
+                                    "[...document.images].filter(i => i.naturalWidth === 0 "
+                                    "&& getComputedStyle(i).display !== 'none').length"
+                                )
                                 assert broken == 0, f"{uri}: {broken} images do not load"
                         else:
                             raise AssertionError(f"{cat} / {subcat}: row {i} opened {content!r}")
@@ -221,10 +236,16 @@ def test_a_report_with_hostile_display_strings_runs_no_script(small_workflow, tm
     # without the wrap (the wrap's one change, every `<` of their JSON written `\\u003c`, undone; json.dumps itself
     # never writes `\\u003c`) runs the payload as the page loads.
     unwrapped = tmp_path / "unzipped" / "report" / "unwrapped.html"
-    data = re.compile(r'(<script id="(?:results|categories|rulegraph|runtimes|timeline|rules|metadata)">)(.*?)(</script>)',
-                      flags=re.S)  # the renderers' JSON (the libraries' scripts beside it are left as they are)
-    unwrapped.write_text(data.sub(lambda m: m.group(1) + m.group(2).replace("\\u003c", "<") + m.group(3),
-                                  report_html.read_text(encoding="utf-8")), encoding="utf-8")
+    data = re.compile(
+        r'(<script id="(?:results|categories|rulegraph|runtimes|timeline|rules|metadata)">)(.*?)(</script>)', flags=re.S
+    )  # the renderers' JSON (the libraries' scripts beside it are left as they are)
+    unwrapped.write_text(
+        data.sub(
+            lambda m: m.group(1) + m.group(2).replace("\\u003c", "<") + m.group(3),
+            report_html.read_text(encoding="utf-8"),
+        ),
+        encoding="utf-8",
+    )
     assert PAYLOAD in unwrapped.read_text(encoding="utf-8")
     assert dialogs_on_load(unwrapped), "the unwrapped report ran no script: the wrap may go (docs/upstream.md)"
 

@@ -70,7 +70,9 @@ def test_typo_in_url_list_path_stops_before_any_job_even_with_old_results(tmp_pa
     res = dry_run(tmp_path, "sources:\n  - {type: urls, path: lists/url.csv}\n")
     assert_one_clear_stop(res, "sources[0].path", "lists/url.csv", "Did you mean 'lists/urls.csv'")
     assert "Nothing to be done" not in res.stdout
-    tried("typo in a URL list path, old results present", "stopped with a message: key, path and the closest file named")
+    tried(
+        "typo in a URL list path, old results present", "stopped with a message: key, path and the closest file named"
+    )
 
 
 def test_typo_in_mturk_batch_path_stops_before_any_job(tmp_path):
@@ -161,7 +163,9 @@ def url_list(tmp_path: Path, name: str, content: str | bytes) -> list[dict]:
 
 
 def test_ids_that_differ_only_in_non_ascii_characters_stay_two_videos(tmp_path):
-    sources = url_list(tmp_path, "u.csv", "video_id,url,event\nä1,https://a.example/1.mp4,parade\nö1,https://a.example/2.mp4,parade\n")
+    sources = url_list(
+        tmp_path, "u.csv", "video_id,url,event\nä1,https://a.example/1.mp4,parade\nö1,https://a.example/2.mp4,parade\n"
+    )
     cands, notes = list_candidates(sources)
     ids = cands["video_id"].to_list()
     assert len(ids) == 2 and len(set(ids)) == 2 and all(i.startswith("1-") for i in ids)
@@ -170,7 +174,11 @@ def test_ids_that_differ_only_in_non_ascii_characters_stay_two_videos(tmp_path):
 
 
 def test_one_id_for_two_different_videos_names_both_rows(tmp_path):
-    sources = url_list(tmp_path, "u.csv", "video_id,url,event\nabc,https://a.example/1.mp4,parade\n\nabc,https://a.example/2.mp4,parade\n")
+    sources = url_list(
+        tmp_path,
+        "u.csv",
+        "video_id,url,event\nabc,https://a.example/1.mp4,parade\n\nabc,https://a.example/2.mp4,parade\n",
+    )
     with pytest.raises(InputError) as err:
         list_candidates(sources)
     assert "u.csv line 2" in str(err.value) and "u.csv line 4" in str(err.value) and "own video_id" in str(err.value)
@@ -178,7 +186,11 @@ def test_one_id_for_two_different_videos_names_both_rows(tmp_path):
 
 
 def test_the_same_video_listed_twice_is_kept_once(tmp_path):
-    sources = url_list(tmp_path, "u.csv", "url,event\nhttps://youtu.be/HpLQCPkGLhs,parade\nhttps://www.youtube.com/watch?v=HpLQCPkGLhs,parade\n")
+    sources = url_list(
+        tmp_path,
+        "u.csv",
+        "url,event\nhttps://youtu.be/HpLQCPkGLhs,parade\nhttps://www.youtube.com/watch?v=HpLQCPkGLhs,parade\n",
+    )
     cands, notes = list_candidates(sources)
     assert cands["video_id"].to_list() == ["HpLQCPkGLhs"] and any("already listed" in n for n in notes)
     tried("the same video listed twice", "kept apart: the same video kept once, reported")
@@ -197,11 +209,21 @@ def test_parquet_url_list_with_integer_ids_reads_them_as_strings(tmp_path):
     ("name", "content", "needles"),
     [
         ("empty.csv", b"", ["empty.csv: the URL list is empty", "url,event"]),
-        ("ragged.csv", b"url,event\nhttps://a.example/1.mp4,parade\nhttps://a.example/2.mp4,parade,extra\n",
-         ["ragged.csv line 3: 3 fields, but the header has 2"]),
-        ("latin1.csv", "url,event,title\nhttps://a.example/1.mp4,parade,Fête\n".encode("latin-1"),
-         ["latin1.csv line 2: byte 0xea is not UTF-8", "iconv"]),
-        ("nocolumn.csv", b"link,event\nhttps://a.example/1.mp4,parade\n", ["nocolumn.csv", "missing required column(s) ['url']"]),
+        (
+            "ragged.csv",
+            b"url,event\nhttps://a.example/1.mp4,parade\nhttps://a.example/2.mp4,parade,extra\n",
+            ["ragged.csv line 3: 3 fields, but the header has 2"],
+        ),
+        (
+            "latin1.csv",
+            "url,event,title\nhttps://a.example/1.mp4,parade,Fête\n".encode("latin-1"),
+            ["latin1.csv line 2: byte 0xea is not UTF-8", "iconv"],
+        ),
+        (
+            "nocolumn.csv",
+            b"link,event\nhttps://a.example/1.mp4,parade\n",
+            ["nocolumn.csv", "missing required column(s) ['url']"],
+        ),
     ],
     ids=["empty", "ragged", "latin-1", "wrong-header"],
 )
@@ -225,13 +247,20 @@ BATCH_HEADER = "HITId,WorkerId,AssignmentStatus,Input.event_prompt,Input.variant
 
 def test_same_image_twice_in_one_assignment_names_the_line_and_skip_skips_it(tmp_path):
     path = tmp_path / "batch.csv"
-    path.write_text(BATCH_HEADER + "H1,W1,Approved,parade,A,vidA_10,vidB_20,40,90\nH1,W2,Approved,parade,A,vidA_10,vidA_10,35,36\n")
+    path.write_text(
+        BATCH_HEADER + "H1,W1,Approved,parade,A,vidA_10,vidB_20,40,90\nH1,W2,Approved,parade,A,vidA_10,vidA_10,35,36\n"
+    )
     with pytest.raises(JudgmentError) as err:
         read_mturk_batch(path)
-    assert f"{path}:3:" in str(err.value) and "Input.image_2_id repeats image vidA_10 of Input.image_1_id" in str(err.value)
+    assert f"{path}:3:" in str(err.value) and "Input.image_2_id repeats image vidA_10 of Input.image_1_id" in str(
+        err.value
+    )
     df, problems, _ = read_mturk_batch(path, on_error="skip")
     assert len(df) == 2 and [p.row for p in problems] == [3]
-    tried("the same image twice in one MTurk assignment", "stopped with a message: the line named; skipped and listed under on_error: skip")
+    tried(
+        "the same image twice in one MTurk assignment",
+        "stopped with a message: the line named; skipped and listed under on_error: skip",
+    )
 
 
 def test_an_assignment_in_two_batch_files_names_both_places_and_skip_skips_it(tmp_path):
@@ -245,7 +274,10 @@ def test_an_assignment_in_two_batch_files_names_both_places_and_skip_skips_it(tm
     assert "round: 2" in str(err.value)
     df, report = ingest(source="mturk", batches=batches, on_error="skip")
     assert len(df) == 2 and "b.csv" in report
-    tried("the same assignment in two batch files", "stopped with a message: both files and lines named; skipped under on_error: skip")
+    tried(
+        "the same assignment in two batch files",
+        "stopped with a message: both files and lines named; skipped under on_error: skip",
+    )
 
 
 def test_latin1_batch_file_names_file_and_line(tmp_path):
@@ -283,8 +315,9 @@ def test_a_variant_whose_every_rater_is_excluded_stops_or_is_a_note(tmp_path):
     j = judgments_frame()
     report = pl.DataFrame({"annotator": ["a1", "a2", "a3", "b1", "b2", "b3"], "n_judgments": [6] * 6,
                            "flags": [[]] * 3 + [["control: x"]] * 3, "excluded": [False] * 3 + [True] * 3})  # fmt: skip
-    share = pl.DataFrame(schema={"variant": pl.Utf8, "n_images": pl.Int64, "n_high_certainty": pl.Int64,
-                                 "share": pl.Float64})
+    share = pl.DataFrame(
+        schema={"variant": pl.Utf8, "n_images": pl.Int64, "n_high_certainty": pl.Int64, "share": pl.Float64}
+    )
     where = "results/judgments/annotator_report.parquet"
     with pytest.raises(EmptyError) as err:
         table7(j, report, share, report_name=where)
@@ -292,7 +325,10 @@ def test_a_variant_whose_every_rater_is_excluded_stops_or_is_a_note(tmp_path):
     assert where in str(err.value)
     _, md = table7(j, report, share, report_name=where, on_empty="skip")
     assert "Variant B skipped" in md
-    tried("quality checks exclude every rater of a variant", "stopped with a message: annotator_report.parquet named; a note under skip")
+    tried(
+        "quality checks exclude every rater of a variant",
+        "stopped with a message: annotator_report.parquet named; a note under skip",
+    )
 
 
 def test_a_pool_too_small_for_one_comparison_set_stops(tmp_path):
@@ -385,7 +421,10 @@ def test_a_failing_job_shows_one_line_and_keeps_the_traceback_in_its_log(tmp_pat
     for needle in needles:
         assert needle in shown[0], shown[0]
     assert TRACEBACK in log.read_text()
-    tried(f"a job that fails with {kind}", "stopped with a message: one line on the console, the traceback in the job's log")
+    tried(
+        f"a job that fails with {kind}",
+        "stopped with a message: one line on the console, the traceback in the job's log",
+    )
 
 
 FULL_LOG_SCRIPT = """
@@ -426,7 +465,9 @@ def test_a_log_that_cannot_be_written_is_said_once_and_the_job_goes_on(tmp_path)
     errors = [line for line in res.stderr.splitlines() if "failed with a bug" in line]
     assert errors == ["squidflow error: rule demo_rule failed with a bug, ZeroDivisionError: a bug (traceback above: "
                       "its log could not be written). Please report it with that traceback."], res.stderr  # fmt: skip
-    tried("a job whose log is on a full disk", "warned: one line naming the log and the error; the job's outputs written")
+    tried(
+        "a job whose log is on a full disk", "warned: one line naming the log and the error; the job's outputs written"
+    )
 
 
 # ====================================== 6. whole workflow: empty, kills, full disk, two runs at once ==================
@@ -442,7 +483,9 @@ def test_header_only_url_list_stops_the_run_at_listing(tmp_path):
 
 @pytest.mark.slow
 def test_every_download_failing_stops_at_frame_extraction_naming_the_report(tmp_path):
-    (tmp_path / "urls.csv").write_text("url,event\nfile:///nonexistent/a.mp4,parade\nfile:///nonexistent/b.mp4,protest\n")
+    (tmp_path / "urls.csv").write_text(
+        "url,event\nfile:///nonexistent/a.mp4,parade\nfile:///nonexistent/b.mp4,protest\n"
+    )
     conf = write_config(tmp_path, "stages: [videos, frames]\nsources:\n  - {type: urls, path: urls.csv}\n"
                                   "download: {retries: 0, decode_frames: 0}\n")  # fmt: skip
     res = run(snakemake_args(tmp_path, conf), timeout=600)
@@ -502,7 +545,9 @@ def test_kill_9_of_a_job_then_of_snakemake_and_a_rerun_give_the_clean_results(re
 def test_a_full_disk_stops_with_a_message_and_a_rerun_recovers(reference, tmp_path):
     results = tmp_path / "results"
     results.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=700k", "tmpfs", str(results)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=700k", "tmpfs", str(results)], capture_output=True
+    ).returncode:
         pytest.skip("mounting a tmpfs is not permitted here")
     try:
         conf = write_config(tmp_path, TINY)
@@ -515,7 +560,10 @@ def test_a_full_disk_stops_with_a_message_and_a_rerun_recovers(reference, tmp_pa
         assert differences(reference, tmp_path) == [] and partial_files(tmp_path) == []
     finally:
         subprocess.run(["umount", "-l", str(results)], capture_output=True)
-    tried("a full disk (700 KB tmpfs results folder)", "recovered: stopped naming the path and no space left, rerun identical to a clean run")
+    tried(
+        "a full disk (700 KB tmpfs results folder)",
+        "recovered: stopped naming the path and no space left, rerun identical to a clean run",
+    )
 
 
 # ====================================== 7. hostile text in every field a source carries ===============================
@@ -523,7 +571,15 @@ def hostile_config(stages: list[str], judgments: dict | None = None) -> str:
     events = ["birthday_party", "wedding", "parade", "protest"]
     cfg = {
         "stages": stages,
-        "demo": {"events": events, "videos_per_event": 2, "seconds": 3, "width": 96, "height": 72, "fps": 12, "seed": 1},
+        "demo": {
+            "events": events,
+            "videos_per_event": 2,
+            "seconds": 3,
+            "width": 96,
+            "height": 72,
+            "fps": 12,
+            "seed": 1,
+        },
         "events": {e: {"prompt": hostile(f"prompt{i}", STARTS[i])} for i, e in enumerate(events)},
     }
     if judgments:
@@ -547,12 +603,21 @@ def hostile_batches(work: Path) -> tuple[list[dict], dict]:
         if round_ == 1:
             first = df.row(0, named=True)
             image = first["Input.image_1_id"].lstrip("'")
-            prompt = first["Input.event_prompt"][1:] if first["Input.event_prompt"].startswith("'") else first["Input.event_prompt"]
-            same = (pl.col("Input.image_1_id") == first["Input.image_1_id"]) & (pl.col("Input.event_prompt") == first["Input.event_prompt"])
+            prompt = (
+                first["Input.event_prompt"][1:]
+                if first["Input.event_prompt"].startswith("'")
+                else first["Input.event_prompt"]
+            )
+            same = (pl.col("Input.image_1_id") == first["Input.image_1_id"]) & (
+                pl.col("Input.event_prompt") == first["Input.event_prompt"]
+            )
             df = df.with_columns(
                 pl.when(same).then(pl.lit("0")).otherwise(pl.col("Answer.rating_1")).alias("Answer.rating_1")
             ).with_columns(
-                pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("100")).otherwise(pl.col("Answer.rating_1")).alias("Answer.rating_1")
+                pl.when(pl.int_range(pl.len()) == 0)
+                .then(pl.lit("100"))
+                .otherwise(pl.col("Answer.rating_1"))
+                .alias("Answer.rating_1")
             )
             control = {"image_id": image, "event_prompt": prompt, "min": 0, "max": 50}
             bad = df.head(1).with_columns(pl.lit("=1+2").alias("Answer.rating_2"), pl.lit("HX").alias("HITId"))
@@ -577,8 +642,10 @@ def test_hostile_text_in_every_field_never_reaches_an_output_raw(tmp_path):
     cat = pl.read_parquet(catalog)
     cat = cat.with_columns(
         pl.Series("title", [hostile(f"title{i}", STARTS[i % 6]) + "\n# SQFHEAD" for i in range(len(cat))]),
-        pl.Series("description", [" ".join(hostile(f"d{i}s{j}", STARTS[(i + j) % 6]) + "." for j in range(3))
-                                  for i in range(len(cat))]),  # fmt: skip
+        pl.Series(
+            "description",
+            [" ".join(hostile(f"d{i}s{j}", STARTS[(i + j) % 6]) + "." for j in range(3)) for i in range(len(cat))],
+        ),  # fmt: skip
         pl.Series("tags", [[hostile(f"tag{i}", "@"), hostile(f"tag{i}b", "-")] for i in range(len(cat))]),
     )
     write_parquet(cat, catalog, schemas.DEMO_CATALOG)
@@ -604,5 +671,7 @@ def test_hostile_text_in_every_field_never_reaches_an_output_raw(tmp_path):
     live = [hit for p in outputs for hit in raw_payloads(p)]
     assert live == [], "\n".join(live[:20])
     for p in carrying:
-        tried(f"hostile text in {p.relative_to(tmp_path / 'results')}", "no live payload: formulas neutralised, markup and links escaped")
-
+        tried(
+            f"hostile text in {p.relative_to(tmp_path / 'results')}",
+            "no live payload: formulas neutralised, markup and links escaped",
+        )

@@ -56,8 +56,10 @@ def nothing_written_outside(tmp_path_factory):
     base = tmp_path_factory.getbasetemp()
     new = written_since(marker, [Path("/tmp"), base.parent, ROOT.parent, Path.home()])
     assert not new, f"written outside the run folders by the hostile cases: {new}"
-    tried("every hostile case above (find over /tmp, the temporary folders, the clone's parent, home)",
-          "nothing written outside: no attack's target made since the module started")
+    tried(
+        "every hostile case above (find over /tmp, the temporary folders, the clone's parent, home)",
+        "nothing written outside: no attack's target made since the module started",
+    )
 
 
 # ====================================== 1. names checked where they enter ============================================
@@ -154,7 +156,6 @@ def test_the_reports_script_data_cannot_close_its_tag():
     tried("markup in a job's params, embedded by the Snakemake report", "inert: the JSON written with `<` escaped")
 
 
-
 @pytest.mark.parametrize("where", ["absolute", "parent", "file-url"])
 def test_a_task_page_inlines_no_file_from_outside_results(tmp_path, where):
     from squidflow.report.pages import self_contained
@@ -170,7 +171,11 @@ def test_a_task_page_inlines_no_file_from_outside_results(tmp_path, where):
     import base64
 
     assert SECRET not in out and base64.b64encode(SECRET.encode()).decode()[:20] not in out
-    assert refused == [src] and missing == [] and "not inlined" in base64.b64decode(out.split("base64,")[1].split('"')[0]).decode()
+    assert (
+        refused == [src]
+        and missing == []
+        and "not inlined" in base64.b64decode(out.split("base64,")[1].split('"')[0]).decode()
+    )
     tried(f"a Sherlock image url that is a local file ({where})", "refused: not inlined, named in the log")
 
 
@@ -186,7 +191,9 @@ def test_the_task_page_rule_logs_what_it_refused(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "outside results/; not inlined" in log.read_text() and "/etc/hostname" in log.read_text()
-    tried("a task page naming /etc/hostname, through the rule's script", "refused: a tile in the page, the log names it")
+    tried(
+        "a task page naming /etc/hostname, through the rule's script", "refused: a tile in the page, the log names it"
+    )
 
 
 def test_report_labels_and_captions_take_only_constrained_wildcards():
@@ -198,7 +205,9 @@ def test_report_labels_and_captions_take_only_constrained_wildcards():
     used = set(re.findall(r'labels=\{[^}]*?"\{(\w+)\}"', rules, re.S))
     captions = "\n".join(p.read_text() for p in (ROOT / "workflow" / "report").rglob("*.rst"))
     used |= set(re.findall(r"snakemake\.wildcards\.(\w+)", captions))
-    constraints = dict(re.findall(r'^\s+(\w+)=r?"([^"]+)",', rules + (ROOT / "workflow/rules/common.smk").read_text(), re.M))
+    constraints = dict(
+        re.findall(r'^\s+(\w+)=r?"([^"]+)",', rules + (ROOT / "workflow/rules/common.smk").read_text(), re.M)
+    )
     assert "event" in used
     for name in used:
         assert name in constraints, f"wildcard {name} reaches the report without a constraint"
@@ -227,7 +236,10 @@ def test_label_studio_pull_takes_only_known_tasks_and_integer_ids(tmp_path, monk
     assert "projects.json" in str(err.value) and TRACEBACK not in str(err.value)
     assert not Path("/tmp/sqf-pulled-abs.json").exists()
     assert {p for p in files_under(tmp_path.parent) - before if not p.is_relative_to(tmp_path)} == set()
-    tried(f"a projects.json key or id that is {list(projects.items())[0]!r}", "stopped with a message: file named, nothing written")
+    tried(
+        f"a projects.json key or id that is {list(projects.items())[0]!r}",
+        "stopped with a message: file named, nothing written",
+    )
 
 
 def test_a_server_error_echoing_the_token_is_shown_redacted(tmp_path, monkeypatch):
@@ -289,8 +301,10 @@ def test_a_proxy_password_reaches_no_snakemake_record(tmp_path):
     assert not leaked and "sqf-proxy-pw" not in res.stdout, leaked
     assert any(p.is_file() for p in (tmp_path / ".snakemake" / "metadata").iterdir())  # the params were recorded
     assert "sqfuser:***@proxy.example" in (tmp_path / "results" / "report" / "run_config.yaml").read_text()
-    tried("a proxy password in download.proxy (workflow run)",
-          "redacted: .snakemake/metadata, Snakemake's log and the run's config record")
+    tried(
+        "a proxy password in download.proxy (workflow run)",
+        "redacted: .snakemake/metadata, Snakemake's log and the run's config record",
+    )
 
 
 # ====================================== 4. a bounded config =========================================================
@@ -327,7 +341,9 @@ def test_an_alias_bomb_in_a_configfile_stops_snakemake_before_validation(tmp_pat
     res = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", str(tmp_path),
                           "--configfile", str(ROOT / "config" / "config.yaml"), str(conf), "--cores", "1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert res.returncode != 0 and "aliases *name expanded" in res.stdout + res.stderr, (res.stdout + res.stderr)[-2000:]
+    assert res.returncode != 0 and "aliases *name expanded" in res.stdout + res.stderr, (res.stdout + res.stderr)[
+        -2000:
+    ]
     assert time.monotonic() - t0 < 120
     tried("a YAML alias bomb given to snakemake --configfile", "stopped with a message: before validation")
 
@@ -337,7 +353,9 @@ def test_a_list_typed_label_column_names_the_predictions_file(tmp_path):
     from squidflow.evaluation.predictions import PredictionsError, read_predictions
 
     path = tmp_path / "preds.parquet"
-    pl.DataFrame({"video_id": ["v"], "frame_index": [1], "rank": [1], "label": [["a", "b"]], "score": [0.5]}).write_parquet(path)
+    pl.DataFrame(
+        {"video_id": ["v"], "frame_index": [1], "rank": [1], "label": [["a", "b"]], "score": [0.5]}
+    ).write_parquet(path)
     with pytest.raises(PredictionsError, match=r"preds\.parquet: column\(s\) label \(List"):
         read_predictions(path, cache_dir=tmp_path)
     tried("a predictions file whose label column holds lists", "stopped with a message: file and column named")
@@ -351,7 +369,10 @@ def test_an_empty_predictions_file_is_an_error_naming_it(tmp_path, content):
     path.write_text(content)
     with pytest.raises(PredictionsError, match=r"preds\.csv: the predictions (file has no rows|CSV is empty)"):
         read_predictions(path, cache_dir=tmp_path)
-    tried(f"a predictions file that is {'empty' if not content else 'a header only'}", "stopped with a message: file named")
+    tried(
+        f"a predictions file that is {'empty' if not content else 'a header only'}",
+        "stopped with a message: file named",
+    )
 
 
 def test_a_deeply_nested_label_studio_export_names_the_file(tmp_path):
@@ -381,7 +402,9 @@ def test_a_sherlock_zip_bomb_is_refused_fast_and_an_empty_file_says_so(tmp_path)
         zf.writestr("sherlock.json", "[]")
     with pytest.raises(EmptyError, match=r"empty\.json\.zip: the Sherlock annotation file holds no instance"):
         read_sherlock_json(empty)
-    tried("a Sherlock zip that unpacks 1,000:1, and one with no instance", "stopped with a message: file and member named")
+    tried(
+        "a Sherlock zip that unpacks 1,000:1, and one with no instance", "stopped with a message: file and member named"
+    )
 
 
 def test_a_video_over_the_resolution_cap_is_refused_with_its_reason(tmp_path):
@@ -425,7 +448,10 @@ def test_the_polars_batch_reader_gives_the_row_readers_judgments_and_problems(tm
         assert df1.equals(df2), (df1, df2)
         assert p1 == p2 and r1 == r2
     assert len(results[0][0][1]) >= 4 and len(results[0][1][1]) == 1
-    tried("the polars MTurk reader against the row reader (duplicates, bad rows, rejects)", "read correctly: the same judgments and messages")
+    tried(
+        "the polars MTurk reader against the row reader (duplicates, bad rows, rejects)",
+        "read correctly: the same judgments and messages",
+    )
 
 
 # ====================================== 6. the workflow, end to end ================================================
@@ -455,7 +481,10 @@ def test_a_run_with_hostile_events_stops_at_listing_and_writes_nothing_outside(t
     outside = subprocess.run(["find", str(tmp_path.parent), "-maxdepth", "3", "-newer", str(marker), "-not", "-path",
                               f"{work}*", "-not", "-path", str(tmp_path)], capture_output=True, text=True).stdout.split()  # fmt: skip
     assert not [p for p in outside if Path(p).name.startswith("sqf-") or "/sqf-" in p], outside
-    tried("a run whose URL list has path and markup events (workflow)", "stopped with a message: at listing, nothing written outside")
+    tried(
+        "a run whose URL list has path and markup events (workflow)",
+        "stopped with a message: at listing, nothing written outside",
+    )
 
 
 # ====================================== 7. the suite itself =========================================================
@@ -473,8 +502,10 @@ def test_the_hostile_cases_are_counted_in_the_summary_and_none_can_be_skipped(tm
                          cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:]
     # 7 parametrized cases, and the module's find over the folders the attacks aim at
-    assert "fault-injection suite: 8 faults and bad inputs tried and handled as required (7 tests passed, 0 failed, " \
-           "0 skipped)" in res.stdout, res.stdout[-3000:]
+    assert (
+        "fault-injection suite: 8 faults and bad inputs tried and handled as required (7 tests passed, 0 failed, "
+        "0 skipped)" in res.stdout
+    ), res.stdout[-3000:]
 
 
 # ====================================== 8. the second pass (issue 44) ==============================================
@@ -523,8 +554,10 @@ def test_a_sherlock_image_that_is_a_local_file_is_not_drawn_into_the_comparison_
     assert _pixels_like(png, (255, 0, 255)) == 0, "the private image was drawn into the figure"
     assert _pixels_like(png, (0, 200, 200)) > 100, "the run's own image (under results/) is still drawn"
     assert not files_under(downloads), files_under(downloads)
-    tried(f"a Sherlock image url that is a local file outside the run ({where})",
-          "inert: not drawn into the comparison figure, not copied into downloads/")
+    tried(
+        f"a Sherlock image url that is a local file outside the run ({where})",
+        "inert: not drawn into the comparison figure, not copied into downloads/",
+    )
 
 
 MTURK_PROMPT = "</script><script>alert(1)</script><img src=x onerror=alert(11)>"
@@ -567,8 +600,10 @@ def test_a_prompt_with_markup_runs_no_script_on_the_mturk_workers_page(tmp_path)
             browser.close()
     assert not dialogs, dialogs
     assert shown_prompt == MTURK_PROMPT  # the worker reads the prompt as text
-    tried("a prompt and an image base URL with markup, filled into the MTurk page as MTurk does (Chromium)",
-          "inert: no dialog, the prompt shown as text")
+    tried(
+        "a prompt and an image base URL with markup, filled into the MTurk page as MTurk does (Chromium)",
+        "inert: no dialog, the prompt shown as text",
+    )
 
 
 @pytest.mark.parametrize(("text", "key"), [
@@ -655,8 +690,10 @@ def test_publish_check_fetches_no_url_and_reads_no_file_outside_the_folder(tmp_p
     assert res.returncode == 1 and f"FileObject remote: contentUrl {url!r} is not a path inside the folder" in out, out
     assert "records and datasets loading not run" in out and TRACEBACK not in out, out
     assert not files_under(tmp_path / "home" / ".cache"), files_under(tmp_path / "home" / ".cache")
-    tried(f"a Croissant contentUrl that is {where} (publish check)",
-          "refused: the field named, nothing fetched or read outside the folder")
+    tried(
+        f"a Croissant contentUrl that is {where} (publish check)",
+        "refused: the field named, nothing fetched or read outside the folder",
+    )
 
 
 def test_publish_check_refuses_a_shard_that_links_outside_the_folder(tmp_path, published_folder):
@@ -675,8 +712,10 @@ def test_publish_check_refuses_a_shard_that_links_outside_the_folder(tmp_path, p
     out = res.stdout + res.stderr
     assert res.returncode == 1 and f"{shard}: a symbolic link to" in out and "outside the folder" in out, out
     assert "records and datasets loading not run" in out and TRACEBACK not in out, out
-    tried("a published shard that is a symbolic link out of the folder (publish check)",
-          "refused: the link named, nothing read through it")
+    tried(
+        "a published shard that is a symbolic link out of the folder (publish check)",
+        "refused: the link named, nothing read through it",
+    )
 
 
 def test_publish_check_says_in_its_help_that_it_never_fetches():
@@ -703,8 +742,10 @@ def test_annotator_meta_that_names_the_person_is_refused_before_publishing(tmp_p
     msg = str(err.value)
     assert msg.startswith(key + ":") and "pseudonym" in msg and "\n" not in msg, msg
     assert not target.exists() and [p.name for p in target.parent.iterdir()] == [], list(target.parent.iterdir())
-    tried(f"publish.annotators.meta naming the annotator ({next(iter(meta.values()))})",
-          "refused: before publishing, the key named, nothing written")
+    tried(
+        f"publish.annotators.meta naming the annotator ({next(iter(meta.values()))})",
+        "refused: before publishing, the key named, nothing written",
+    )
 
 
 def test_an_alias_bomb_in_a_card_header_stops_publish_check_at_once(tmp_path, published_folder):
@@ -760,7 +801,10 @@ def test_a_gzip_bomb_of_guesswhat_games_stops_with_a_message(tmp_path):
     with pytest.raises(GameFileError, match=r"guesswhat\.test\.jsonl\.gz: unpacks to more than 67,108,864 bytes"):
         read_games_file(bomb, "test")
     assert time.monotonic() - t0 < 60
-    tried("a gzip bomb as a GuessWhat?! .jsonl.gz (one endless line)", "stopped with a message: file named, unpacking bounded")
+    tried(
+        "a gzip bomb as a GuessWhat?! .jsonl.gz (one endless line)",
+        "stopped with a message: file named, unpacking bounded",
+    )
 
 
 def test_a_config_nested_100000_deep_stops_check_config_with_a_message(tmp_path):
@@ -770,7 +814,10 @@ def test_a_config_nested_100000_deep_stops_check_config_with_a_message(tmp_path)
     res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
                          text=True, timeout=120)  # fmt: skip
     out = res.stdout + res.stderr
-    assert res.returncode == 2 and f"{conf}: the YAML is nested deeper than 64 levels" in out, (res.returncode, out[-2000:])
+    assert res.returncode == 2 and f"{conf}: the YAML is nested deeper than 64 levels" in out, (
+        res.returncode,
+        out[-2000:],
+    )
     assert TRACEBACK not in out and len(out) < 2000, out[-2000:]
     tried("a config nested 100,000 deep (check-config)", "stopped with a message: file named, no crash")
 
@@ -787,9 +834,14 @@ def test_a_published_file_nested_100000_deep_stops_publish_check_with_a_message(
     (folder / part).write_text(deep if part == "croissant.json" else f"---\nconfigs: {deep}\n---\n# card\n")
     res = _publish_check(folder, tmp_path / "home", "--no-load")
     out = res.stdout + res.stderr
-    needle = {"croissant.json": "croissant.json: JSON nested too deeply",
-              "README.md": "README.md: the YAML header does not parse: the card's YAML header: the YAML stands for"}[part]
-    assert res.returncode == 1 and needle in out and TRACEBACK not in out and len(out) < 5000, (res.returncode, out[-2000:])
+    needle = {
+        "croissant.json": "croissant.json: JSON nested too deeply",
+        "README.md": "README.md: the YAML header does not parse: the card's YAML header: the YAML stands for",
+    }[part]
+    assert res.returncode == 1 and needle in out and TRACEBACK not in out and len(out) < 5000, (
+        res.returncode,
+        out[-2000:],
+    )
     tried(f"a published {part} nested 100,000 deep (publish check)", "stopped with a message: file named, no crash")
 
 
@@ -831,8 +883,10 @@ def test_a_citation_and_a_description_stay_inert_in_the_card(tmp_path):
     assert "<script>" not in page and 'href="javascript:' not in page, page
     assert "<h2>Injected section</h2>" not in page and "<h1>Injected heading</h1>" not in page, page
     assert "alert(7)" in page and "Injected heading" in page  # shown as text, not dropped
-    tried("a citation that closes the card's code fence and a description that starts with #",
-          "inert: the card shows them as text (CommonMark rendering)")
+    tried(
+        "a citation that closes the card's code fence and a description that starts with #",
+        "inert: the card shows them as text (CommonMark rendering)",
+    )
 
 
 def test_a_javascript_url_for_the_dataset_is_refused(tmp_path):
@@ -851,7 +905,9 @@ def test_a_javascript_url_for_the_dataset_is_refused(tmp_path):
                          text=True, timeout=120)  # fmt: skip
     out = res.stdout + res.stderr
     assert res.returncode == 2 and "publish.url = 'javascript:alert(10)' is not allowed" in out, out
-    tried("publish.url that is a javascript: link", "stopped with a message: key named (check-config and the publish job)")
+    tried(
+        "publish.url that is a javascript: link", "stopped with a message: key named (check-config and the publish job)"
+    )
 
 
 def test_a_token_straddling_the_cut_of_a_server_error_is_not_shown_in_part(tmp_path, monkeypatch):
@@ -878,10 +934,12 @@ def test_a_token_straddling_the_cut_of_a_server_error_is_not_shown_in_part(tmp_p
         _pull(tmp_path, {"url": "http://127.0.0.1:9", "projects": {"A": 1}})
     msg = str(err.value)
     assert "HTTP 401" in msg and "xxxx" in msg, msg[:300]
-    shown_parts = [token[i:i + 6] for i in range(len(token) - 5) if token[i:i + 6] in msg]
+    shown_parts = [token[i : i + 6] for i in range(len(token) - 5) if token[i : i + 6] in msg]
     assert not shown_parts, shown_parts
-    tried("a server error echoing the API token across the client's 1,500-character cut",
-          "redacted: no part of the token in the message")
+    tried(
+        "a server error echoing the API token across the client's 1,500-character cut",
+        "redacted: no part of the token in the message",
+    )
 
 
 @pytest.mark.parametrize("score", ["nan", "NaN", "inf", "-inf"])
@@ -934,7 +992,9 @@ def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_d
     with pytest.raises(OSError) as err:
         fetch(url, tmp_path / "downloads", retries=1, timeout_s=5)
     assert "sqf-url-pw" not in str(err.value) and "sqfuser:***@127.0.0.1" in str(err.value), str(err.value)
-    tried("a password in squid_e_release.dataset_csv's URL", "stopped with a message: key named, the password never shown")
+    tried(
+        "a password in squid_e_release.dataset_csv's URL", "stopped with a message: key named, the password never shown"
+    )
 
 
 @pytest.mark.slow  # runs a Snakemake job
@@ -951,8 +1011,12 @@ def test_a_proxy_password_on_the_command_line_reaches_no_snakemake_log(tmp_path)
     assert logs and "Command:" in logs[0].read_text() and "sqfuser:***@proxy.example" in logs[0].read_text()
     leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"sqf-cli-pw" in p.read_bytes()]
     assert not leaked and "sqf-cli-pw" not in res.stdout, leaked
-    tried("a proxy password given with --config on the command line (workflow run)",
-          "redacted: Snakemake's log header and every file of the run")
+    tried(
+        "a proxy password given with --config on the command line (workflow run)",
+        "redacted: Snakemake's log header and every file of the run",
+    )
+
+
 # ====================================== 8. scale (issue 44, case 9) ==================================================
 def _everyone_answers_every_hit(path: Path, *, hits: int, workers: int, slots: int = 6) -> None:
     """The probe's MTurk batch shape (1,000,000 assignments: 24 HITs, each answered by every one of 41,667 workers,
@@ -998,9 +1062,11 @@ def test_a_crowd_batch_of_hundreds_of_answers_per_image_degrades_the_annotator_m
     assert tables["table"]["aggregation"].to_list() == ["mean", "majority_vote"]
     assert "Not in the table: 57,600 answers are more than judgments.crowd.max_answers" in tables["markdown"]
     assert seconds + seconds_crowd < 120, (seconds, seconds_crowd)
-    tried("an MTurk batch of 24 HITs answered by 400 workers each (the 1,000,000-assignment shape)",
-          f"degraded with a message: annotator models skipped (max_answers); triage {seconds:.0f} s, crowd "
-          f"aggregation {seconds_crowd:.0f} s")
+    tried(
+        "an MTurk batch of 24 HITs answered by 400 workers each (the 1,000,000-assignment shape)",
+        f"degraded with a message: annotator models skipped (max_answers); triage {seconds:.0f} s, crowd "
+        f"aggregation {seconds_crowd:.0f} s",
+    )
 
 
 def test_crowd_kit_mace_failing_on_many_answers_per_item_is_a_skipped_model_with_its_reason():
@@ -1058,11 +1124,22 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
         assert verdicts[c] == "careless" and "identical answers: 8 of their 8 HITs" in why[c], why[c]
         assert all(other in why[c] for other in colluders if other != c), why[c]
     assert {verdicts[w] for w in honest} == {"ok"}, {w: why[w] for w in honest}
-    tried("three colluding accounts filling HITs with identical random answers",
-          "flagged: careless, identical answers with the partners named; honest raters ok")
+    tried(
+        "three colluding accounts filling HITs with identical random answers",
+        "flagged: careless, identical answers with the partners named; honest raters ok",
+    )
+
+
 # ====================================== issue 44 case 10: a licence that only mentions Creative Commons =============
-@pytest.mark.parametrize("stated", ["Standard YouTube License; NOT creative commons", "not cc-by",
-                                    "Creative Commons? No: all rights reserved", "cc-by is what we do not grant"])
+@pytest.mark.parametrize(
+    "stated",
+    [
+        "Standard YouTube License; NOT creative commons",
+        "not cc-by",
+        "Creative Commons? No: all rights reserved",
+        "cc-by is what we do not grant",
+    ],
+)
 def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stated):
     """A YouTube row whose licence text says "NOT creative commons" was read as Creative Commons by a substring match
     and its pixels embedded; the statement is now read as a whole (squidflow.licenses), so embed refuses it."""
@@ -1079,8 +1156,12 @@ def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stat
         publish(tmp_path / "out" / "x", run, settings(images="embed"))
     assert not (tmp_path / "out" / "x").exists()
     # a whole Creative Commons statement still embeds
-    run.videos = run.videos.with_columns(pl.lit("Creative Commons Attribution license (reuse allowed)").alias("license"))
+    run.videos = run.videos.with_columns(
+        pl.lit("Creative Commons Attribution license (reuse allowed)").alias("license")
+    )
     publish(tmp_path / "out" / "y", run, settings(images="embed"))
     assert (tmp_path / "out" / "y" / "croissant.json").exists()
-    tried(f"a YouTube video whose licence reads {stated!r} (publish.images: embed)",
-          "not Creative Commons: embed refuses its pixels, naming the video")
+    tried(
+        f"a YouTube video whose licence reads {stated!r} (publish.images: embed)",
+        "not Creative Commons: embed refuses its pixels, naming the video",
+    )

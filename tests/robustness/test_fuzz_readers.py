@@ -31,8 +31,36 @@ from squidflow.errors import UserError
 # --- generated values and mutations ---------------------------------------------------------------------------------
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # any Unicode, controls and blanks included
 WORD = st.text(st.characters(exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=10)
-SPICE = [b",", b'"', b"\n", b"\r\n", b"\r", b"\x00", b"\xff", b"\xef\xbb\xbf", b"{", b"}", b"[", b":", b"-->", b"\t",
-         b" ", b"0", b"-1", b"1e308", b"NaN", b"null", b"true", b"\\", b"'", b"#", b"- ", b"&a", b"*a", b"!!python/"]
+SPICE = [
+    b",",
+    b'"',
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"\x00",
+    b"\xff",
+    b"\xef\xbb\xbf",
+    b"{",
+    b"}",
+    b"[",
+    b":",
+    b"-->",
+    b"\t",
+    b" ",
+    b"0",
+    b"-1",
+    b"1e308",
+    b"NaN",
+    b"null",
+    b"true",
+    b"\\",
+    b"'",
+    b"#",
+    b"- ",
+    b"&a",
+    b"*a",
+    b"!!python/",
+]
 
 
 @st.composite
@@ -71,8 +99,9 @@ def attempt(reader: str, path: Path, read, *, line: bool = True):
         msg = str(exc)
         assert path.name in msg, f"{reader}: the error does not name the file: {msg}"
         if line:
-            assert re.search(r"\b(line|row|rows|lines|column|columns|header|empty|not UTF-8|Parquet|key)\b|:\d+:", msg), (
-                f"{reader}: the error names no line, row or part of the file: {msg}")
+            assert re.search(
+                r"\b(line|row|rows|lines|column|columns|header|empty|not UTF-8|Parquet|key)\b|:\d+:", msg
+            ), f"{reader}: the error names no line, row or part of the file: {msg}"
         fuzzed(reader, "stopped with a user error naming the file")
         return None
     fuzzed(reader, "read")
@@ -101,8 +130,9 @@ HOSTILE_NAME = st.sampled_from([
 ]) | TEXT  # fmt: skip
 
 # --- URL lists: CSV, Parquet, JSON Lines ---------------------------------------------------------------------------
-URL_ROWS = st.lists(st.fixed_dictionaries({"url": TEXT, "event": HOSTILE_NAME, "video_id": HOSTILE_NAME, "title": TEXT}),
-                    max_size=6)
+URL_ROWS = st.lists(
+    st.fixed_dictionaries({"url": TEXT, "event": HOSTILE_NAME, "video_id": HOSTILE_NAME, "title": TEXT}), max_size=6
+)
 
 
 def _read_url_list(path):
@@ -120,8 +150,12 @@ def assert_url_round_trip(rows, df):
 
 @given(URL_ROWS)
 def test_url_list_csv_round_trip(rows):
-    tmp, path = in_tmp("urls.csv", csv_bytes(["url", "event", "video_id", "title"],
-                                             [[r[k] for k in ("url", "event", "video_id", "title")] for r in rows]))
+    tmp, path = in_tmp(
+        "urls.csv",
+        csv_bytes(
+            ["url", "event", "video_id", "title"], [[r[k] for k in ("url", "event", "video_id", "title")] for r in rows]
+        ),
+    )
     with tmp:
         df = attempt("URL list CSV", path, lambda: _read_url_list(path))
         if df is not None:
@@ -146,9 +180,13 @@ def test_url_list_parquet_round_trip(rows):
         assert df is not None and df.select("url", "event", "video_id", "title").to_dicts() == rows
 
 
-URL_SEED_CSV = b'url,event,video_id,title\nhttps://example.org/a.mp4,parade,a1,"A, parade"\nhttps://youtu.be/x,fire,,t\n'
-URL_SEED_JSONL = (b'{"url": "https://example.org/a.mp4", "event": "parade", "video_id": "a1"}\n'
-                  b'{"url": "https://youtu.be/x", "event": "fire", "title": "t"}\n')
+URL_SEED_CSV = (
+    b'url,event,video_id,title\nhttps://example.org/a.mp4,parade,a1,"A, parade"\nhttps://youtu.be/x,fire,,t\n'
+)
+URL_SEED_JSONL = (
+    b'{"url": "https://example.org/a.mp4", "event": "parade", "video_id": "a1"}\n'
+    b'{"url": "https://youtu.be/x", "event": "fire", "title": "t"}\n'
+)
 
 
 @given(mutated(URL_SEED_CSV))
@@ -181,11 +219,22 @@ def test_url_list_parquet_of_any_types_and_damaged(rows, damage):
 
 # --- MTurk batch (HITs) and batch-results CSVs ---------------------------------------------------------------------
 MTURK_SEED = csv_bytes(
-    ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant", "Input.image_1_id",
-     "Input.image_2_id", "Answer.rating_1", "Answer.rating_2"],
-    [["H1", "W1", "Approved", "a wedding", "A", "vid_1_3", "vid_1_7", "80", "20"],
-     ["H1", "W2", "Submitted", "a wedding", "B", "vid_1_3", "vid_1_7", "55", "0"],
-     ["H2", "W1", "Rejected", "a parade", "A", "v2_0", "v2_9", "100", "x"]],
+    [
+        "HITId",
+        "WorkerId",
+        "AssignmentStatus",
+        "Input.event_prompt",
+        "Input.variant",
+        "Input.image_1_id",
+        "Input.image_2_id",
+        "Answer.rating_1",
+        "Answer.rating_2",
+    ],
+    [
+        ["H1", "W1", "Approved", "a wedding", "A", "vid_1_3", "vid_1_7", "80", "20"],
+        ["H1", "W2", "Submitted", "a wedding", "B", "vid_1_3", "vid_1_7", "55", "0"],
+        ["H2", "W1", "Rejected", "a parade", "A", "v2_0", "v2_9", "100", "x"],
+    ],
 )
 
 
@@ -208,10 +257,20 @@ def _read_csv_rows(data: bytes) -> list[list[str]]:
 
 
 KEYWORD_SEED = csv_bytes(
-    ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant", "Input.image_1_id",
-     "Answer.keyword_1_1", "Answer.keyword_1_2"],
-    [["H1", "W1", "Approved", "a wedding", "A", "vid_1_3", "cake", "dress"],
-     ["H1", "W2", "Approved", "a wedding", "A", "vid_1_3", "", "veil"]],
+    [
+        "HITId",
+        "WorkerId",
+        "AssignmentStatus",
+        "Input.event_prompt",
+        "Input.variant",
+        "Input.image_1_id",
+        "Answer.keyword_1_1",
+        "Answer.keyword_1_2",
+    ],
+    [
+        ["H1", "W1", "Approved", "a wedding", "A", "vid_1_3", "cake", "dress"],
+        ["H1", "W2", "Approved", "a wedding", "A", "vid_1_3", "", "veil"],
+    ],
 )
 
 
@@ -225,8 +284,13 @@ def test_mturk_keyword_results_mutated(data):
 
 
 # --- prediction files ----------------------------------------------------------------------------------------------
-PRED_ROWS = st.lists(st.fixed_dictionaries({"video_id": WORD, "frame_index": st.integers(0, 10**6),
-                                            "label": WORD, "score": st.floats(-1e6, 1e6)}), min_size=1, max_size=6)
+PRED_ROWS = st.lists(
+    st.fixed_dictionaries(
+        {"video_id": WORD, "frame_index": st.integers(0, 10**6), "label": WORD, "score": st.floats(-1e6, 1e6)}
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 @given(PRED_ROWS)
@@ -250,8 +314,9 @@ def test_predictions_round_trip(rows):
         if want:
             assert df is not None and len(df) == len(want)
             got = {(r["video_id"], r["frame_index"]): (r["label"], r["score"]) for r in df.iter_rows(named=True)}
-            assert got == {(clean_id(r["video_id"])[0], r["frame_index"]): (r["label"].strip(), r["score"])
-                           for r in want}
+            assert got == {
+                (clean_id(r["video_id"])[0], r["frame_index"]): (r["label"].strip(), r["score"]) for r in want
+            }
 
 
 PRED_SEED = b"video_id,frame_index,rank,label,score\nv1,3,1,wedding,0.9\nv1,3,2,parade,0.1\nv2,0,1,fire,1\n"
@@ -279,10 +344,17 @@ def test_predictions_jsonl_mutated(data):
 
 
 # --- GuessWhat?! games (JSON Lines) ---------------------------------------------------------------------------------
-GAME = {"id": 7, "image": {"width": 640, "height": 480, "file_name": "a.jpg", "id": 3},
-        "objects": [{"id": 1, "bbox": [1, 2, 30, 40], "category": "dog", "category_id": 18},
-                    {"id": 2, "bbox": [50, 60, 10, 10], "category": "cat", "category_id": 17}],
-        "object_id": 1, "qas": [{"question": "is it a dog?", "answer": "Yes", "id": 1}], "status": "success"}
+GAME = {
+    "id": 7,
+    "image": {"width": 640, "height": 480, "file_name": "a.jpg", "id": 3},
+    "objects": [
+        {"id": 1, "bbox": [1, 2, 30, 40], "category": "dog", "category_id": 18},
+        {"id": 2, "bbox": [50, 60, 10, 10], "category": "cat", "category_id": 17},
+    ],
+    "object_id": 1,
+    "qas": [{"question": "is it a dog?", "answer": "Yes", "id": 1}],
+    "status": "success",
+}
 GAMES_SEED = (json.dumps(GAME) + "\n" + json.dumps({**GAME, "id": 8, "object_id": 2}) + "\n").encode()
 
 
@@ -296,11 +368,14 @@ def test_guesswhat_games_mutated(data):
 
 
 # --- WebVTT and SubRip subtitles ------------------------------------------------------------------------------------
-VTT_SEED = (b"WEBVTT\n\n00:00:01.000 --> 00:00:02.500\nHello <b>there</b>\n\n"
-            b"00:00:03.000 --> 00:00:04.000 align:start\nsecond\nline\n")
+VTT_SEED = (
+    b"WEBVTT\n\n00:00:01.000 --> 00:00:02.500\nHello <b>there</b>\n\n"
+    b"00:00:03.000 --> 00:00:04.000 align:start\nsecond\nline\n"
+)
 SRT_SEED = b"1\n00:00:01,000 --> 00:00:02,500\nHello\n\n2\n00:00:03,000 --> 00:00:04,000\nsecond\n"
-CUE_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp"), exclude_characters="<>&-"),
-                   max_size=15).filter(lambda t: t.strip() and "-->" not in t)
+CUE_TEXT = st.text(
+    st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp"), exclude_characters="<>&-"), max_size=15
+).filter(lambda t: t.strip() and "-->" not in t)
 
 
 @given(mutated(VTT_SEED), st.booleans())
@@ -321,7 +396,9 @@ def test_subtitles_round_trip(texts, vtt):
     def stamp(s: float) -> str:
         return f"00:00:{int(s):02d}{'.' if vtt else ','}{int(s * 1000) % 1000:03d}"
 
-    blocks = [("" if vtt else f"{i + 1}\n") + f"{stamp(2 * i)} --> {stamp(2 * i + 1.5)}\n{t}\n" for i, t in enumerate(texts)]
+    blocks = [
+        ("" if vtt else f"{i + 1}\n") + f"{stamp(2 * i)} --> {stamp(2 * i + 1.5)}\n{t}\n" for i, t in enumerate(texts)
+    ]
     data = (("WEBVTT\n\n" if vtt else "") + "\n".join(blocks)).encode()
     tmp, path = in_tmp("v.en." + ("vtt" if vtt else "srt"), data)
     with tmp:
@@ -338,7 +415,9 @@ RATING_ROWS = st.lists(st.tuples(WORD, WORD, st.sampled_from("123"), st.sampled_
 def test_comparison_ratings_round_trip(rows):
     from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
 
-    tmp, path = in_tmp("ratings.csv", csv_bytes(["query_id", "candidate_id", "annot1", "annot2"], [list(r) for r in rows]))
+    tmp, path = in_tmp(
+        "ratings.csv", csv_bytes(["query_id", "candidate_id", "annot1", "annot2"], [list(r) for r in rows])
+    )
     with tmp:
         df = attempt("comparison ratings CSV", path, lambda: read_comparison_ratings(path))
         assert df is not None
@@ -355,8 +434,10 @@ def test_comparison_ratings_mutated(data):
 
 
 # --- config YAML ----------------------------------------------------------------------------------------------------
-CONFIG_SEED = (b"stages: [videos, frames]\nretry_failed: false\ndemo:\n  videos_per_event: 2\n  seconds: 4\n"
-               b"sources:\n  - {type: demo}\nframes:\n  n: 12\n  mode: even\n")
+CONFIG_SEED = (
+    b"stages: [videos, frames]\nretry_failed: false\ndemo:\n  videos_per_event: 2\n  seconds: 4\n"
+    b"sources:\n  - {type: demo}\nframes:\n  n: 12\n  mode: even\n"
+)
 
 
 @given(mutated(CONFIG_SEED))
@@ -369,8 +450,10 @@ def test_config_yaml_mutated(data):
 
 
 # --- the SQUID-E release's files (dataset.csv, huj_annotations.csv) and label vocabularies -------------------------
-DATASET_SEED = (b'video_ID,event,frame0,frame1,frame2,frame3,frame4,frame5\r\n-5VIQPJ8YOA,birthday,190,950,1900,3990,'
-                b'5700,6460\r\n"""-OMFa5uJuDk""",birthday,0,835,2171,2505,3340,4843\r\nbanner01,fire,,,,,,\r\n')
+DATASET_SEED = (
+    b"video_ID,event,frame0,frame1,frame2,frame3,frame4,frame5\r\n-5VIQPJ8YOA,birthday,190,950,1900,3990,"
+    b'5700,6460\r\n"""-OMFa5uJuDk""",birthday,0,835,2171,2505,3340,4843\r\nbanner01,fire,,,,,,\r\n'
+)
 
 
 @given(mutated(DATASET_SEED))
@@ -393,8 +476,10 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
-HUJ_SEED = (b"vid_ID,frame_num,task_var,event,huj_0,huj_1,huj_2\nnnqZqPuPQ7E,2755,a,COVID test,1,12,5\n"
-            b"RvGDhjkZ_Gg,1749,b,COVID test,61,70,100\n")
+HUJ_SEED = (
+    b"vid_ID,frame_num,task_var,event,huj_0,huj_1,huj_2\nnnqZqPuPQ7E,2755,a,COVID test,1,12,5\n"
+    b"RvGDhjkZ_Gg,1749,b,COVID test,61,70,100\n"
+)
 
 
 @given(mutated(HUJ_SEED))
@@ -406,7 +491,9 @@ def test_release_judgments_csv_mutated(data):
         attempt("SQUID-E release judgments CSV", path, lambda: read_release(path, on_error="skip"))
 
 
-@given(mutated(b'{"verbs": {"jumping": {}, "eating": {}}}'), st.sampled_from(["space.json", "verb_id.tab", "labels.txt"]))
+@given(
+    mutated(b'{"verbs": {"jumping": {}, "eating": {}}}'), st.sampled_from(["space.json", "verb_id.tab", "labels.txt"])
+)
 def test_label_vocabulary_mutated(data, name):
     from squidflow.evaluation.labels import read_vocabulary
 
@@ -472,12 +559,30 @@ def rating_judgments(draw) -> pl.DataFrame:
             continue
         seen_hits.add(hit)
         variant, prompt = draw(st.sampled_from("AB")), draw(LS_WORD)
-        images = draw(st.lists(st.tuples(LS_VIDEO.filter(lambda v: v.isprintable()), st.integers(0, 10**6)), min_size=1,
-                               max_size=6, unique_by=lambda t: f"{t[0]}_{t[1]}"))
+        images = draw(
+            st.lists(
+                st.tuples(LS_VIDEO.filter(lambda v: v.isprintable()), st.integers(0, 10**6)),
+                min_size=1,
+                max_size=6,
+                unique_by=lambda t: f"{t[0]}_{t[1]}",
+            )
+        )
         for pos, who in enumerate(draw(st.lists(LS_WORD, min_size=1, max_size=3, unique=True))):
-            rows += [{"video_id": v, "frame_index": f, "event_prompt": prompt, "variant": variant, "annotator": who,
-                      "position": pos, "hit": hit, "rating": draw(st.integers(0, 100)), "round": 1,
-                      "source": "label_studio"} for v, f in images]
+            rows += [
+                {
+                    "video_id": v,
+                    "frame_index": f,
+                    "event_prompt": prompt,
+                    "variant": variant,
+                    "annotator": who,
+                    "position": pos,
+                    "hit": hit,
+                    "rating": draw(st.integers(0, 100)),
+                    "round": 1,
+                    "source": "label_studio",
+                }
+                for v, f in images
+            ]
     return pl.DataFrame(rows, schema=schemas_judgments()) if rows else pl.DataFrame(schema=schemas_judgments())
 
 
@@ -524,10 +629,23 @@ def test_label_studio_ratings_export_round_trip(judgments):
 def _ratings_seed() -> list:
     from squidflow.judgments.label_studio.tasks import export_from_judgments
 
-    rows = [{"video_id": v, "frame_index": f, "event_prompt": "a wedding", "variant": "A", "annotator": who,
-             "position": p, "hit": h, "rating": r, "round": 1, "source": "label_studio"}
-            for h, imgs in (("A-0", [("v1", 3), ("v_2", 7)]), ("A-1", [("v3", 0)]))
-            for p, who in enumerate(["ann@x.org", "bob"]) for (v, f), r in zip(imgs, [80, 20], strict=False)]
+    rows = [
+        {
+            "video_id": v,
+            "frame_index": f,
+            "event_prompt": "a wedding",
+            "variant": "A",
+            "annotator": who,
+            "position": p,
+            "hit": h,
+            "rating": r,
+            "round": 1,
+            "source": "label_studio",
+        }
+        for h, imgs in (("A-0", [("v1", 3), ("v_2", 7)]), ("A-1", [("v3", 0)]))
+        for p, who in enumerate(["ann@x.org", "bob"])
+        for (v, f), r in zip(imgs, [80, 20], strict=False)
+    ]
     return export_from_judgments(pl.DataFrame(rows, schema=schemas_judgments()))
 
 
@@ -542,14 +660,22 @@ def test_label_studio_ratings_export_mutated(data, with_expected):
     with tmp:
         expected = {t["data"]["hit"]: _images_of(t["data"]) for t in RATINGS_SEED} if with_expected else None
         known = {"v1_3", "v_2_7", "v3_0"} if with_expected else None
-        out = _ls_read("Label Studio ratings export", path,
-                       lambda: read_export(path, on_error="skip", expected=expected, known_images=known))
+        out = _ls_read(
+            "Label Studio ratings export",
+            path,
+            lambda: read_export(path, on_error="skip", expected=expected, known_images=known),
+        )
         if out is not None:
             df, problems, stats = out
             assert df["_task"].n_unique() + len(problems) + stats.unannotated >= stats.tasks
             assert df["rating"].is_between(0, 100).all()
-            numbers = {r["value"]["number"] for _, r in _nodes(json.loads(data)) if isinstance(r, dict)
-                       and isinstance(r.get("value"), dict) and type(r["value"].get("number")) in (int, float)}
+            numbers = {
+                r["value"]["number"]
+                for _, r in _nodes(json.loads(data))
+                if isinstance(r, dict)
+                and isinstance(r.get("value"), dict)
+                and type(r["value"].get("number")) in (int, float)
+            }
             assert set(df["rating"].to_list()) <= numbers, "a rating read that is no number in the file (true?)"
         _ls_stop("Label Studio ratings export", path, lambda: read_export(path))
 
@@ -565,10 +691,24 @@ def keyword_export(tasks: list[tuple[str, list[str], list[tuple[str, list[list[s
         anns = []
         for who, words in by_annotator:
             aid += 1
-            anns.append({"id": aid, "completed_by": {"id": aid, "email": who}, "was_cancelled": False,
-                         "created_at": f"2026-01-01T10:00:{aid:02d}.000000Z", "updated_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
-                         "result": [{"from_name": f"keywords_{i}", "to_name": f"image_{i}", "type": "textarea",
-                                     "value": {"text": w}} for i, w in enumerate(words, start=1)]})
+            anns.append(
+                {
+                    "id": aid,
+                    "completed_by": {"id": aid, "email": who},
+                    "was_cancelled": False,
+                    "created_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
+                    "updated_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
+                    "result": [
+                        {
+                            "from_name": f"keywords_{i}",
+                            "to_name": f"image_{i}",
+                            "type": "textarea",
+                            "value": {"text": w},
+                        }
+                        for i, w in enumerate(words, start=1)
+                    ],
+                }
+            )
         out.append({"id": tid, "data": data, "annotations": anns, "drafts": []})
     return out
 
@@ -586,9 +726,21 @@ def test_label_studio_keyword_export_round_trip(spec):
         for who in annotators:
             words = [data.draw(st.lists(KEYWORD_WORD, min_size=1, max_size=3)) for _ in images]
             anns.append((who, words))
-            want += [{"video_id": v, "frame_index": f, "annotator": who, "hit": hit, "position": j, "keyword": w,
-                      "normalised": normalise_keyword(w), "round": 1, "source": "label_studio"}
-                     for (v, f), ws in zip(images, words, strict=True) for j, w in enumerate(ws, start=1)]
+            want += [
+                {
+                    "video_id": v,
+                    "frame_index": f,
+                    "annotator": who,
+                    "hit": hit,
+                    "position": j,
+                    "keyword": w,
+                    "normalised": normalise_keyword(w),
+                    "round": 1,
+                    "source": "label_studio",
+                }
+                for (v, f), ws in zip(images, words, strict=True)
+                for j, w in enumerate(ws, start=1)
+            ]
         tasks.append((hit, [f"{v}_{f}" for v, f in images], anns))
     tmp, path = in_tmp("K.json", json.dumps(keyword_export(tasks)).encode())
     with tmp:
@@ -597,9 +749,12 @@ def test_label_studio_keyword_export_round_trip(spec):
         assert df.to_dicts() == want
 
 
-KEYWORD_EXPORT_SEED = keyword_export([("K-0", ["v1_3", "v_2_7"], [("ann", [["cake", "dress"], ["veil"]]),
-                                                                   ("bob", [["a b"], ["c"]])]),
-                                      ("K-1", ["v3_0", ""], [("ann", [["fire"], []])])])
+KEYWORD_EXPORT_SEED = keyword_export(
+    [
+        ("K-0", ["v1_3", "v_2_7"], [("ann", [["cake", "dress"], ["veil"]]), ("bob", [["a b"], ["c"]])]),
+        ("K-1", ["v3_0", ""], [("ann", [["fire"], []])]),
+    ]
+)
 
 
 @given(json_mutated(KEYWORD_EXPORT_SEED))
@@ -608,8 +763,11 @@ def test_label_studio_keyword_export_mutated(data):
 
     tmp, path = in_tmp("K.json", data)
     with tmp:
-        _ls_read("Label Studio keyword export", path,
-                 lambda: read_keyword_export(path, on_error="skip", known_images={"v1_3", "v_2_7", "v3_0"}))
+        _ls_read(
+            "Label Studio keyword export",
+            path,
+            lambda: read_keyword_export(path, on_error="skip", known_images={"v1_3", "v_2_7", "v3_0"}),
+        )
         _ls_stop("Label Studio keyword export", path, lambda: read_keyword_export(path))
 
 
@@ -623,26 +781,53 @@ def comparison_export(sets: list[tuple[str, list[str], list[tuple[str, list[int]
         anns = []
         for who, ratings in by_annotator:
             aid += 1
-            anns.append({"id": aid, "completed_by": {"id": aid, "email": who}, "was_cancelled": False,
-                         "created_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
-                         "result": [{"from_name": f"plausibility_{i}", "to_name": "image", "type": "choices",
-                                     "value": {"choices": [str(r)]}} for i, r in enumerate(ratings, start=1)]})
+            anns.append(
+                {
+                    "id": aid,
+                    "completed_by": {"id": aid, "email": who},
+                    "was_cancelled": False,
+                    "created_at": f"2026-01-01T10:00:{aid:02d}.000000Z",
+                    "result": [
+                        {
+                            "from_name": f"plausibility_{i}",
+                            "to_name": "image",
+                            "type": "choices",
+                            "value": {"choices": [str(r)]},
+                        }
+                        for i, r in enumerate(ratings, start=1)
+                    ],
+                }
+            )
         out.append({"id": tid, "data": data, "annotations": anns, "predictions": []})
     return out
 
 
-@given(st.lists(st.tuples(LS_WORD, st.lists(LS_WORD, min_size=1, max_size=4, unique=True),
-                          st.lists(LS_WORD, min_size=1, max_size=3, unique=True), st.data()), max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            LS_WORD,
+            st.lists(LS_WORD, min_size=1, max_size=4, unique=True),
+            st.lists(LS_WORD, min_size=1, max_size=3, unique=True),
+            st.data(),
+        ),
+        max_size=3,
+    )
+)
 def test_label_studio_comparison_export_round_trip(spec):
     from squidflow.judgments.label_studio.export import read_comparison_export
 
     sets, want = [], []
     for qid, candidates, annotators, data in spec:
-        anns = [(who, data.draw(st.lists(st.integers(1, 3), min_size=len(candidates), max_size=len(candidates))))
-                for who in annotators]
+        anns = [
+            (who, data.draw(st.lists(st.integers(1, 3), min_size=len(candidates), max_size=len(candidates))))
+            for who in annotators
+        ]
         sets.append((qid, candidates, anns))
-        want += [{"query_id": qid, "candidate_id": c, "annotator": who, "rating": r}
-                 for who, ratings in anns for c, r in zip(candidates, ratings, strict=True)]
+        want += [
+            {"query_id": qid, "candidate_id": c, "annotator": who, "rating": r}
+            for who, ratings in anns
+            for c, r in zip(candidates, ratings, strict=True)
+        ]
     tmp, path = in_tmp("comparison.json", json.dumps(comparison_export(sets)).encode())
     with tmp:
         df, problems, stats = _ls_read("Label Studio comparison export", path, lambda: read_comparison_export(path))
@@ -650,8 +835,9 @@ def test_label_studio_comparison_export_round_trip(spec):
         assert df.to_dicts() == want
 
 
-COMPARISON_EXPORT_SEED = comparison_export([("q1", ["c1", "c2"], [("ann", [1, 3]), ("bob", [2, 2])]),
-                                            ("q2", ["c9"], [("ann", [3])])])
+COMPARISON_EXPORT_SEED = comparison_export(
+    [("q1", ["c1", "c2"], [("ann", [1, 3]), ("bob", [2, 2])]), ("q2", ["c9"], [("ann", [3])])]
+)
 
 
 @given(json_mutated(COMPARISON_EXPORT_SEED))
@@ -683,16 +869,35 @@ def test_label_studio_ingest_exports_mutated(data, on_error):
     from squidflow.judgments.label_studio.ingest import ingest_exports
     from squidflow.judgments.label_studio.tasks import export_from_judgments
 
-    b_rows = [{"video_id": "v9", "frame_index": 1, "event_prompt": "a parade", "variant": "B", "annotator": "carol",
-               "position": 0, "hit": "B-0", "rating": 35, "round": 1, "source": "label_studio"}]
+    b_rows = [
+        {
+            "video_id": "v9",
+            "frame_index": 1,
+            "event_prompt": "a parade",
+            "variant": "B",
+            "annotator": "carol",
+            "position": 0,
+            "hit": "B-0",
+            "rating": 35,
+            "round": 1,
+            "source": "label_studio",
+        }
+    ]
     tmp, path = in_tmp("A.json", data)
     with tmp:
         b, tasks_json = path.with_name("B.json"), path.with_name("tasks.json")
-        b.write_text(json.dumps(export_from_judgments(pl.DataFrame(b_rows, schema=schemas_judgments()),
-                                                      first_task_id=100)))
+        b.write_text(
+            json.dumps(export_from_judgments(pl.DataFrame(b_rows, schema=schemas_judgments()), first_task_id=100))
+        )
         tasks_json.write_text(json.dumps([{"data": t["data"]} for t in RATINGS_SEED]))
-        out = attempt("Label Studio exports (ingest_judgments)", path, lambda: ingest_exports(
-            [{"path": str(path), "expected": str(tasks_json)}, {"path": str(b)}], on_error=on_error), line=False)
+        out = attempt(
+            "Label Studio exports (ingest_judgments)",
+            path,
+            lambda: ingest_exports(
+                [{"path": str(path), "expected": str(tasks_json)}, {"path": str(b)}], on_error=on_error
+            ),
+            line=False,
+        )
         if out is not None:
             judgments, report = out
             assert dict(judgments.schema) == schemas.JUDGMENTS.columns
@@ -827,6 +1032,8 @@ def test_the_polars_mturk_reader_reads_what_the_row_reader_reads(rows, data):
         for (j1, p1, r1), (j2, p2, r2) in zip(*outs, strict=True):
             assert j1.equals(j2) and p1 == p2 and r1 == r2, (j1, j2, p1, p2)
         fuzzed("MTurk batch results, polars against the row reader", "read")
+
+
 # --- a published dataset folder someone hands us (squidflow publish check) -----------------------------------------
 _PUBLISHED: dict[str, Path] = {}
 
@@ -904,8 +1111,10 @@ def _read_takedowns(path):
 
 @given(TAKEDOWN_ROWS)
 def test_takedown_list_round_trip(rows):
-    tmp, path = in_tmp("takedown.csv", csv_bytes(["video_id", "requested", "reason"],
-                                                 [[r["video_id"], r["requested"], r["reason"]] for r in rows]))
+    tmp, path = in_tmp(
+        "takedown.csv",
+        csv_bytes(["video_id", "requested", "reason"], [[r["video_id"], r["requested"], r["reason"]] for r in rows]),
+    )
     with tmp:
         df = attempt("takedown list", path, lambda: _read_takedowns(path))
     if df is None:  # a blank-only cell (a word of format characters) is refused, naming the line

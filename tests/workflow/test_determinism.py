@@ -37,8 +37,12 @@ sys.stdout.write(table.write_csv() + table7_markdown(table, source="release", po
 
 def _table7(shared_data: Path, seed: str) -> bytes:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    res = subprocess.run([sys.executable, "-c", TABLE7, str(shared_data / "squid-e" / "huj_annotations.csv")],
-                         capture_output=True, env=env, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-c", TABLE7, str(shared_data / "squid-e" / "huj_annotations.csv")],
+        capture_output=True,
+        env=env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr.decode()[-3000:]
     return res.stdout
 
@@ -55,9 +59,13 @@ def test_table7_and_its_intra_annotator_spearman_do_not_depend_on_the_judgments_
     judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
     rng = np.random.default_rng(0)
     repeat = judgments.group_by("annotator", maintain_order=True).head(5).select(judgments.columns)
-    repeat = repeat.with_columns(pl.lit(2, dtype=judgments["round"].dtype).alias("round"),
-                                 (pl.col("rating") + pl.Series(rng.integers(-5, 6, len(repeat)))).clip(0, 100)
-                                 .cast(judgments["rating"].dtype).alias("rating"))
+    repeat = repeat.with_columns(
+        pl.lit(2, dtype=judgments["round"].dtype).alias("round"),
+        (pl.col("rating") + pl.Series(rng.integers(-5, 6, len(repeat))))
+        .clip(0, 100)
+        .cast(judgments["rating"].dtype)
+        .alias("rating"),
+    )
     both = pl.concat([judgments, repeat])
     cfg = IntervalConfig(resamples=100, seed=3)
     table, rhos = agreement_table(both, intervals=cfg).write_csv(), intra_annotator_rhos(both)
@@ -69,21 +77,37 @@ def test_table7_and_its_intra_annotator_spearman_do_not_depend_on_the_judgments_
 
 
 def _tables(results: Path) -> dict[str, bytes]:
-    return {p.relative_to(results).as_posix(): p.read_bytes() for p in sorted((results / "tables").rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(results).as_posix(): p.read_bytes()
+        for p in sorted((results / "tables").rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.slow
 def test_the_runs_interval_tables_are_the_same_bytes_when_made_again_under_another_hash_seed(
-        small_workflow, tmp_path: Path) -> None:
+    small_workflow, tmp_path: Path
+) -> None:
     before = _tables(small_workflow.results)
     assert any(name.endswith("table7_agreement.csv") for name in before)
     copy = type(small_workflow)(tmp_path / "run", small_workflow.configfiles)
     shutil.copytree(small_workflow.directory, copy.directory, symlinks=True)
-    res = copy.snakemake("--cores", "2", "--forcerun", *TABLE_RULES, "--allowed-rules", *TABLE_RULES,
-                         env={"PYTHONHASHSEED": "1"}, timeout=1200)
+    res = copy.snakemake(
+        "--cores",
+        "2",
+        "--forcerun",
+        *TABLE_RULES,
+        "--allowed-rules",
+        *TABLE_RULES,
+        env={"PYTHONHASHSEED": "1"},
+        timeout=1200,
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    remade = {line.split("rule ", 1)[1].rstrip(":") for line in res.stdout.splitlines() + res.stderr.splitlines()
-              if line.startswith(("rule ", "localrule "))}
+    remade = {
+        line.split("rule ", 1)[1].rstrip(":")
+        for line in res.stdout.splitlines() + res.stderr.splitlines()
+        if line.startswith(("rule ", "localrule "))
+    }
     assert {"agreement_table", "result_table", "evaluation_table"} <= remade, remade
     after = _tables(copy.results)
     assert after.keys() == before.keys()

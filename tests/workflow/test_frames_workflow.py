@@ -15,8 +15,11 @@ from squidflow import schemas
 from squidflow.io import read_parquet
 
 RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
-TARGETS = ["results/dataset/frames.parquet", "results/features/efficientnet_lite0.parquet",
-           "results/videos/videos_checked.parquet"]
+TARGETS = [
+    "results/dataset/frames.parquet",
+    "results/features/efficientnet_lite0.parquet",
+    "results/videos/videos_checked.parquet",
+]
 
 
 @pytest.mark.slow
@@ -42,7 +45,10 @@ def test_frames_stage_on_the_small_demo(small_workflow, tmp_path: Path) -> None:
     # the three targets alone, in an empty folder: the plan is the demo's videos and the frames stage, nothing else
     alone = replace(small_workflow, directory=tmp_path).snakemake("-n", "--cores", "2", *TARGETS, timeout=300)
     assert alone.returncode == 0, alone.stdout[-3000:] + alone.stderr[-3000:]
-    stage_rules = {r for smk in ("demo", "videos", "frames")
-                   for r in re.findall(r"^(?:rule|checkpoint) (\w+):", (RULES / f"{smk}.smk").read_text(), re.M)}
+    stage_rules = {
+        r
+        for smk in ("demo", "videos", "frames")
+        for r in re.findall(r"^(?:rule|checkpoint) (\w+):", (RULES / f"{smk}.smk").read_text(), re.M)
+    }
     planned = set(planned_jobs(alone.stdout))
     assert "extract_frames" in planned and planned <= stage_rules, sorted(planned - stage_rules)

@@ -39,8 +39,12 @@ TABLE7 = "results/tables/table7_agreement.csv"
 
 def deploy(repo: Path, dest: Path) -> None:
     """`snakedeploy deploy-workflow` of the local repository, then the module's Snakefile as an absolute path."""
-    res = subprocess.run([str(BIN / "snakedeploy"), "deploy-workflow", str(repo), str(dest), "--branch", "main",
-                          "--name", "squidflow"], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [str(BIN / "snakedeploy"), "deploy-workflow", str(repo), str(dest), "--branch", "main", "--name", "squidflow"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     snakefile = dest / "workflow" / "Snakefile"
     text = snakefile.read_text()
@@ -55,16 +59,20 @@ def deploy(repo: Path, dest: Path) -> None:
 def snakemake(folder: Path, *args: str) -> subprocess.CompletedProcess:
     """snakemake run in the user's folder, as the user runs it there (no PYTHONPATH: the module brings its library)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([str(BIN / "snakemake"), *args], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [str(BIN / "snakemake"), *args], cwd=folder, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_workflow_files_do_not_locate_themselves_from_the_main_snakefile():
     """`workflow.basedir` is the folder of the main Snakefile: the user's, when squidflow is a module. The workflow's
     own files are found from SQUIDFLOW_ROOT (workflow/checks.smk) or by paths relative to the rules file."""
-    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in [ROOT / "Snakefile", *sorted((ROOT / "workflow").rglob("*.smk"))]
-                 for n, line in enumerate(p.read_text().splitlines(), 1)
-                 if "workflow.basedir" in line.split("#", 1)[0]]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in [ROOT / "Snakefile", *sorted((ROOT / "workflow").rglob("*.smk"))]
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if "workflow.basedir" in line.split("#", 1)[0]
+    ]
     assert not offenders, f"use SQUIDFLOW_ROOT instead of workflow.basedir: {offenders}"
 
 
@@ -98,8 +106,15 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
 
     # the user's folder holds their Snakefile, config (and what snakedeploy copies with it), results and logs;
     # the workflow's folder is left exactly as committed
-    assert {p.name for p in user.iterdir()} <= {"workflow", "config", "profiles", "LICENSE", "results", "logs",
-                                                ".snakemake"}
+    assert {p.name for p in user.iterdir()} <= {
+        "workflow",
+        "config",
+        "profiles",
+        "LICENSE",
+        "results",
+        "logs",
+        ".snakemake",
+    }
     assert [p.name for p in (user / "workflow").iterdir()] == ["Snakefile"]
     assert sorted(p.name for p in (user / "config").iterdir()) == sorted(p.name for p in (ROOT / "config").iterdir())
     status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True)
@@ -119,12 +134,18 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     shutil.copytree(user / "config", prefixed / "config")
     (prefixed / "workflow").mkdir()
     (prefixed / "workflow" / "Snakefile").write_text(
-        (user / "workflow" / "Snakefile").read_text().replace("use rule * from squidflow",
-                                                              "use rule * from squidflow as squidflow_*"))
+        (user / "workflow" / "Snakefile")
+        .read_text()
+        .replace("use rule * from squidflow", "use rule * from squidflow as squidflow_*")
+    )
     res = snakemake(prefixed, "-n", TABLE7)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert planned_jobs(res.stdout) == {"squidflow_ingest_judgments": 1, "squidflow_annotator_quality": 1,
-                                        "squidflow_aggregate_judgments": 1, "squidflow_agreement_table": 1}
+    assert planned_jobs(res.stdout) == {
+        "squidflow_ingest_judgments": 1,
+        "squidflow_annotator_quality": 1,
+        "squidflow_aggregate_judgments": 1,
+        "squidflow_agreement_table": 1,
+    }
     # and the whole demo plans there under the prefixed names (input functions, checkpoints, `rules.` references)
     shutil.copy2(repo / "config" / "config.yaml", prefixed / "config" / "config.yaml")
     res = snakemake(prefixed, "-n")

@@ -19,9 +19,9 @@ MARK = "<!-- journey:"
 
 def journey() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = text[text.index(MARK):]
-    block = block[block.index("```bash\n") + 8:]
-    return [ln for ln in block[:block.index("```")].splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    block = text[text.index(MARK) :]
+    block = block[block.index("```bash\n") + 8 :]
+    return [ln for ln in block[: block.index("```")].splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
 
 def clone_like(tmp: Path) -> Path:
@@ -35,22 +35,40 @@ def clone_like(tmp: Path) -> Path:
         (clone / "my-videos" / event).mkdir(parents=True)
         for k, ext in enumerate(("mp4", "mkv", "webm")):
             codec = ["-c:v", "libvpx"] if ext == "webm" else ["-c:v", "libx264", "-pix_fmt", "yuv420p"]
-            subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x48:r=6:d=1", *codec,
-                            str(clone / "my-videos" / event / f"clip {k}.{ext}")], check=True, timeout=120)
+            subprocess.run(
+                [
+                    "ffmpeg",
+                    "-v",
+                    "error",
+                    "-y",
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    "testsrc2=s=64x48:r=6:d=1",
+                    *codec,
+                    str(clone / "my-videos" / event / f"clip {k}.{ext}"),
+                ],
+                check=True,
+                timeout=120,
+            )
     return clone
 
 
 def test_the_journey_runs_as_printed(tmp_path):
     lines = journey()
     assert [ln.split()[0] for ln in lines if not ln.startswith("export ")] == [".venv/bin/squidflow"] * 2 + [
-        ".venv/bin/snakemake"] + [".venv/bin/squidflow"] * 2 + [".venv/bin/snakemake"] + [".venv/bin/squidflow"] * 2 + [
-        ".venv/bin/snakemake", ".venv/bin/squidflow", ".venv/bin/hf"]
+        ".venv/bin/snakemake"
+    ] + [".venv/bin/squidflow"] * 2 + [".venv/bin/snakemake"] + [".venv/bin/squidflow"] * 2 + [
+        ".venv/bin/snakemake",
+        ".venv/bin/squidflow",
+        ".venv/bin/hf",
+    ]
     clone = clone_like(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     said = []
     for line in lines:
         if line.startswith("export "):
-            name, value = line[len("export "):].split("=", 1)
+            name, value = line[len("export ") :].split("=", 1)
             env[name] = value
             continue
         argv = shlex.split(line)
@@ -66,13 +84,18 @@ def test_the_journey_runs_as_printed(tmp_path):
     (init, check, tasks, push, pull, run, push2, pull2, run2, publish_check) = said
     assert init[1] == 0 and check[1] == 0 and "valid" in check[2], init[2] + check[2]
     mine = yaml.safe_load((clone / "mine.yaml").read_text())
-    assert mine["sources"] == [{"type": "local", "root": "../../my-videos"}] and list(mine["events"]) == ["concert", "market"]
+    assert mine["sources"] == [{"type": "local", "root": "../../my-videos"}] and list(mine["events"]) == [
+        "concert",
+        "market",
+    ]
     assert tasks[1] == 0 and "label_studio_tasks" in tasks[2], tasks[2][-3000:]
     for cmd in (push, push2):  # no task folder yet (a dry run made none): the message says what to run first
         assert cmd[1] == 2 and "no <task>/tasks.json to import" in cmd[2], cmd[2]
     for cmd in (pull, pull2):
         assert cmd[1] == 2 and "squidflow label-studio push" in cmd[2], cmd[2]
     for cmd in (run, run2):  # nothing pulled: ingestion's files are named with the command that makes them
-        assert cmd[1] != 0 and re.search(r"its files are not there: results/judgments/label_studio/A\.json", cmd[2]), cmd[2][-3000:]
+        assert cmd[1] != 0 and re.search(r"its files are not there: results/judgments/label_studio/A\.json", cmd[2]), (
+            cmd[2][-3000:]
+        )
         assert "squidflow label-studio pull" in cmd[2]
     assert publish_check[1] == 1 and "not a folder" in publish_check[2]

@@ -36,7 +36,9 @@ def mentions(path: Path, video_id: str) -> bool:
         return video_id in path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".parquet":
         table = pq.read_table(path)
-        texty = [f.name for f in table.schema if "string" in str(f.type) or "list" in str(f.type) or "struct" in str(f.type)]
+        texty = [
+            f.name for f in table.schema if "string" in str(f.type) or "list" in str(f.type) or "struct" in str(f.type)
+        ]
         return any(video_id in str(v) for name in texty for v in table.column(name).to_pylist())
     return False
 
@@ -50,8 +52,10 @@ def test_a_takedown_removes_the_video_from_everything_the_run_made(small_workflo
     frames = pl.read_parquet(results / "dataset" / "frames.parquet")
     video = sorted(frames["video_id"].unique().to_list())[0]
     theirs = {sha256(p) for p in results.rglob("*") if p.suffix in IMAGES and video in p.name}
-    theirs |= {sha256(Path(copy.directory / p) if not Path(p).is_absolute() else Path(p))
-               for p in frames.filter(pl.col("video_id") == video)["image_path"].to_list()}
+    theirs |= {
+        sha256(Path(copy.directory / p) if not Path(p).is_absolute() else Path(p))
+        for p in frames.filter(pl.col("video_id") == video)["image_path"].to_list()
+    }
     assert theirs
     publish = next((results / "publish").iterdir())
     before = published_images(publish)

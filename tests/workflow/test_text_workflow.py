@@ -11,9 +11,22 @@ import pytest
 from squidflow import schemas
 from squidflow.io import read_parquet
 
-SCORE_COLUMNS = ["best_normal_p", "best_normal_r", "best_mode_p", "best_mode_r", "oot_normal_p", "oot_normal_r",
-                 "oot_mode_p", "oot_mode_r"]
-INTERVAL_TABLE_COLUMNS = ["system", "setting", "n_items", *[x for c in SCORE_COLUMNS for x in (c, f"{c}_lo", f"{c}_hi")]]
+SCORE_COLUMNS = [
+    "best_normal_p",
+    "best_normal_r",
+    "best_mode_p",
+    "best_mode_r",
+    "oot_normal_p",
+    "oot_normal_r",
+    "oot_mode_p",
+    "oot_mode_r",
+]
+INTERVAL_TABLE_COLUMNS = [
+    "system",
+    "setting",
+    "n_items",
+    *[x for c in SCORE_COLUMNS for x in (c, f"{c}_lo", f"{c}_hi")],
+]
 TEXT_MODELS = ["text-tfidf (co-occurring text)", "text-sbert (co-occurring text)"]
 
 
@@ -32,9 +45,14 @@ def check_text_outputs(results: Path, settings: list[str]) -> None:
     assert (gold["source"] == "simulated").all() and gold.select("video_id", "frame_index").n_unique() == frames.height
     table = pl.read_csv(results / "tables" / "text_keywords.csv")
     assert table.columns == INTERVAL_TABLE_COLUMNS  # every score with its bootstrap interval over images
-    assert all((table[f'{c}_lo'] <= table[c]).all() and (table[c] <= table[f'{c}_hi']).all() for c in SCORE_COLUMNS
-               if table[c].null_count() == 0)
-    assert table.select("system", "setting").rows() == [(s, t) for t in settings for s in ("tf", "tfidf", "random", "human")]
+    assert all(
+        (table[f"{c}_lo"] <= table[c]).all() and (table[c] <= table[f"{c}_hi"]).all()
+        for c in SCORE_COLUMNS
+        if table[c].null_count() == 0
+    )
+    assert table.select("system", "setting").rows() == [
+        (s, t) for t in settings for s in ("tf", "tfidf", "random", "human")
+    ]
     tf = {r["setting"]: r for r in table.filter(pl.col("system") == "tf").iter_rows(named=True)}
     rnd = {r["setting"]: r for r in table.filter(pl.col("system") == "random").iter_rows(named=True)}
     # the text says what the frames show: tf beats random on the stemmed full text

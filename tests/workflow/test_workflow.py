@@ -45,8 +45,15 @@ def test_dry_run_of_every_config(config: Path, tmp_path: Path) -> None:
 
 
 def test_invalid_value_fails_naming_the_key(tmp_path: Path) -> None:
-    res = snakemake("-n", "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "config.yaml"),
-                    "--config", 'demo={"videos_per_event": -1}')
+    res = snakemake(
+        "-n",
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(ROOT / "config" / "config.yaml"),
+        "--config",
+        'demo={"videos_per_event": -1}',
+    )
     assert res.returncode != 0
     assert "demo.videos_per_event" in res.stdout + res.stderr
 
@@ -58,9 +65,15 @@ def test_small_demo_end_to_end(small_workflow) -> None:
     videos = read_parquet(results / "videos" / "videos.parquet", schemas.VIDEOS)
     assert videos.height == 24 and (videos["status"] == "ok").all()
     for f in [
-        "dataset/frames.parquet", "judgments/judgments.parquet", "judgments/image_scores.parquet",
-        "tables/table7_agreement.csv", "figures/fig3_judgments.png", "comparison/sets.parquet",
-        "tables/table1_training.md", "tables/table3_calibration.md", "tables/table9_kl.md",
+        "dataset/frames.parquet",
+        "judgments/judgments.parquet",
+        "judgments/image_scores.parquet",
+        "tables/table7_agreement.csv",
+        "figures/fig3_judgments.png",
+        "comparison/sets.parquet",
+        "tables/table1_training.md",
+        "tables/table3_calibration.md",
+        "tables/table9_kl.md",
     ]:
         assert (results / f).exists(), f"missing {f}"
     frames = read_parquet(results / "dataset" / "frames.parquet", schemas.FRAMES)
@@ -94,8 +107,15 @@ def _planned_jobs(res: subprocess.CompletedProcess) -> dict[str, int]:
 def test_changing_a_judgment_key_reruns_exactly_what_depends_on_it(small_workflow) -> None:
     jobs = _planned_jobs(small_workflow.snakemake("-n", "--config", 'judgments={"quality": {"max_violations": 3}}'))
     assert "annotator_quality" in jobs and "aggregate_judgments" in jobs and "agreement_table" in jobs, jobs
-    for upstream in ("make_demo_videos", "extract_frames", "featurize", "select_frames", "ingest_judgments",
-                     "comparison_sbert", "make_training_cache"):
+    for upstream in (
+        "make_demo_videos",
+        "extract_frames",
+        "featurize",
+        "select_frames",
+        "ingest_judgments",
+        "comparison_sbert",
+        "make_training_cache",
+    ):
         assert upstream not in jobs, f"{upstream} does not read judgments.quality but would rerun: {jobs}"
 
 
@@ -110,11 +130,15 @@ def test_scheduling_keys_and_more_seeds_rerun_no_existing_run(small_workflow) ->
     # one job per method, on runs the default's experiment jobs made: a job's params and inputs are its own method's,
     # not the experiment's (config.schema.yaml, training.runs_per_job), so the runs retrain (the same bytes), the new
     # seed among them; nothing upstream
-    res = small_workflow.snakemake("-n", "--config",
-                                   f'training={{"classification": {{"seeds": {seeds + 1}}}, "runs_per_job": "seeds"}}')
+    res = small_workflow.snakemake(
+        "-n", "--config", f'training={{"classification": {{"seeds": {seeds + 1}}}, "runs_per_job": "seeds"}}'
+    )
     jobs = _planned_jobs(res)
-    trained = [m.group(1) for out in planned_outputs(res.stdout + res.stderr, "train_classification")
-               if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))]
+    trained = [
+        m.group(1)
+        for out in planned_outputs(res.stdout + res.stderr, "train_classification")
+        if (m := re.fullmatch(r"results/runs/classification/\w+/\w+/seed(\d+)/metrics.json", out))
+    ]
     assert set(trained) == {str(s) for s in range(seeds + 1)}, f"classification seeds planned: {sorted(set(trained))}"
     assert "make_training_cache" not in jobs and "training_sets" not in jobs, jobs
     # every run of an experiment per job (the default): the job is the experiment's runs, so the new seed retrains

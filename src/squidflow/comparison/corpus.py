@@ -30,14 +30,17 @@ def _read_member(zf: zipfile.ZipFile, name: str, path: Path) -> bytes:
     """The member's bytes, read at most MAX_MEMBER_BYTES (the size the zip claims is checked, and not trusted)."""
     info = zf.getinfo(name)
     if info.file_size > MAX_MEMBER_BYTES or info.file_size > MAX_RATIO * max(info.compress_size, 1) + 2**20:
-        raise InputError(f"{path}: member {name} unpacks to {info.file_size:,} bytes from {info.compress_size:,} "
-                         f"(at most {MAX_MEMBER_BYTES:,} bytes and {MAX_RATIO}:1 are read); not a Sherlock annotation "
-                         "file. Download it again from the Sherlock release.")
+        raise InputError(
+            f"{path}: member {name} unpacks to {info.file_size:,} bytes from {info.compress_size:,} "
+            f"(at most {MAX_MEMBER_BYTES:,} bytes and {MAX_RATIO}:1 are read); not a Sherlock annotation "
+            "file. Download it again from the Sherlock release."
+        )
     with zf.open(name) as fh:
         data = fh.read(MAX_MEMBER_BYTES + 1)
     if len(data) > MAX_MEMBER_BYTES:
-        raise InputError(f"{path}: member {name} unpacks to more than {MAX_MEMBER_BYTES:,} bytes; not a Sherlock "
-                         "annotation file.")
+        raise InputError(
+            f"{path}: member {name} unpacks to more than {MAX_MEMBER_BYTES:,} bytes; not a Sherlock annotation file."
+        )
     return data
 
 
@@ -50,19 +53,24 @@ def read_sherlock_json(path: str | Path) -> list[dict]:
             with zipfile.ZipFile(path) as zf:
                 names = [n for n in zf.namelist() if n.endswith(".json")]
                 if len(names) != 1:
-                    raise InputError(f"{path}: expected one .json inside the zip, found {(names or zf.namelist())[:10]}")
+                    raise InputError(
+                        f"{path}: expected one .json inside the zip, found {(names or zf.namelist())[:10]}"
+                    )
                 data = json.loads(_read_member(zf, names[0], path))
         else:
             data = json.loads(path.read_text(encoding="utf-8"))
     except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-        raise InputError(f"{path}: not a Sherlock annotation file ({why}). Download it again from the Sherlock "
-                         "release.") from None
+        raise InputError(
+            f"{path}: not a Sherlock annotation file ({why}). Download it again from the Sherlock release."
+        ) from None
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of Sherlock instances, got {type(data).__name__}")
     if not data:
-        raise EmptyError(f"{path}: the Sherlock annotation file holds no instance (an empty list); point "
-                         "comparison.corpus at the release's annotation file.")
+        raise EmptyError(
+            f"{path}: the Sherlock annotation file holds no instance (an empty list); point "
+            "comparison.corpus at the release's annotation file."
+        )
     return data
 
 
@@ -73,19 +81,21 @@ def sherlock_corpus(instances: list[dict], *, split: str = "val", source: str = 
         try:
             inputs = inst["inputs"]
             image = inputs["image"]
-            rows.append({
-                "instance_id": str(inst["instance_id"]),
-                "image_id": image["url"].rsplit("/", 1)[-1].rsplit(".", 1)[0] if "url" in image else None,
-                "image": image["url"],
-                "width": int(image["width"]),
-                "height": int(image["height"]),
-                "bboxes": [{k: float(b[k]) for k in ("left", "top", "width", "height")} for b in inputs["bboxes"]],
-                "clue": inputs["clue"],
-                "inference": inst["targets"]["inference"],
-                "split": split,
-                "confidence": float(inputs.get("confidence")) if inputs.get("confidence") is not None else None,
-                "chunk": int(inst["split_idx"]) if inst.get("split_idx") is not None else None,
-            })
+            rows.append(
+                {
+                    "instance_id": str(inst["instance_id"]),
+                    "image_id": image["url"].rsplit("/", 1)[-1].rsplit(".", 1)[0] if "url" in image else None,
+                    "image": image["url"],
+                    "width": int(image["width"]),
+                    "height": int(image["height"]),
+                    "bboxes": [{k: float(b[k]) for k in ("left", "top", "width", "height")} for b in inputs["bboxes"]],
+                    "clue": inputs["clue"],
+                    "inference": inst["targets"]["inference"],
+                    "split": split,
+                    "confidence": float(inputs.get("confidence")) if inputs.get("confidence") is not None else None,
+                    "chunk": int(inst["split_idx"]) if inst.get("split_idx") is not None else None,
+                }
+            )
         except (KeyError, TypeError, ValueError) as exc:
             iid = inst.get("instance_id", "?") if isinstance(inst, dict) else repr(inst)[:40]
             raise ValueError(
@@ -151,19 +161,21 @@ def frames_corpus(frames: pl.DataFrame, videos: pl.DataFrame, *, max_sentences: 
                 ) from exc
         w, h = sizes[path]
         for j, sent in enumerate(sents):
-            rows.append({
-                "instance_id": f"{fr['image_id']}-{j}",
-                "image_id": fr["image_id"],
-                "image": path,
-                "width": w,
-                "height": h,
-                "bboxes": [{"left": 0.0, "top": 0.0, "width": float(w), "height": float(h)}],
-                "clue": clue,
-                "inference": sent,
-                "split": fr["split"],
-                "confidence": None,
-                "chunk": None,
-            })
+            rows.append(
+                {
+                    "instance_id": f"{fr['image_id']}-{j}",
+                    "image_id": fr["image_id"],
+                    "image": path,
+                    "width": w,
+                    "height": h,
+                    "bboxes": [{"left": 0.0, "top": 0.0, "width": float(w), "height": float(h)}],
+                    "clue": clue,
+                    "inference": sent,
+                    "split": fr["split"],
+                    "confidence": None,
+                    "chunk": None,
+                }
+            )
     df = pl.DataFrame(rows, schema={**COMPARISON_CORPUS.columns, "chunk": pl.Int64})
     return assign_chunks(df)
 

@@ -128,8 +128,9 @@ def _split_budget(sizes: list[int], k: int) -> list[int]:
     return alloc
 
 
-def kmeans_partition(x: np.ndarray, max_part: int, *, seed: int = 0, niter: int = 20,
-                     device: str = "cpu") -> list[np.ndarray]:
+def kmeans_partition(
+    x: np.ndarray, max_part: int, *, seed: int = 0, niter: int = 20, device: str = "cpu"
+) -> list[np.ndarray]:
     """Index arrays partitioning the rows of `x` into parts of at most `max_part` rows (faiss k-means, recursive;
     on the GPU where `faiss_uses_gpu` says so)."""
     import faiss
@@ -143,9 +144,16 @@ def kmeans_partition(x: np.ndarray, max_part: int, *, seed: int = 0, niter: int 
             parts.append(idx)
             continue
         n_parts = math.ceil(len(idx) / (max_part / 2))
-        km = faiss.Kmeans(x.shape[1], n_parts, niter=niter, seed=seed, verbose=False, min_points_per_centroid=1,
-                          max_points_per_centroid=max(256, math.ceil(200_000 / n_parts)),
-                          gpu=faiss_uses_gpu(len(idx), device))
+        km = faiss.Kmeans(
+            x.shape[1],
+            n_parts,
+            niter=niter,
+            seed=seed,
+            verbose=False,
+            min_points_per_centroid=1,
+            max_points_per_centroid=max(256, math.ceil(200_000 / n_parts)),
+            gpu=faiss_uses_gpu(len(idx), device),
+        )
         km.train(x[idx])
         _, assign = km.index.search(x[idx], 1)
         assign = assign[:, 0]
@@ -175,8 +183,14 @@ def soft_dedup_labels(
         return agglomerative_labels(x, k, method)
     parts = kmeans_partition(x, exact_max, seed=seed, device=device)
     budget = _split_budget([len(p) for p in parts], k)
-    log.info("soft dedup: %d points > exact_max=%d, %d k-means parts of %d..%d points", n, exact_max, len(parts),
-             min(map(len, parts)), max(map(len, parts)))
+    log.info(
+        "soft dedup: %d points > exact_max=%d, %d k-means parts of %d..%d points",
+        n,
+        exact_max,
+        len(parts),
+        min(map(len, parts)),
+        max(map(len, parts)),
+    )
     labels = np.empty(n, dtype=np.int64)
     offset = 0
     for idx, kp in tqdm(list(zip(parts, budget, strict=True)), desc="soft dedup parts", disable=not progress):

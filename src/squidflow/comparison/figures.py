@@ -26,7 +26,8 @@ def chosen_sets(sets: pl.DataFrame, n: int) -> list[str]:
     """The `n` query ids to draw: set_rank 1 of every split, then set_rank 2, …, splits in test, val, train order."""
     order = {"test": 0, "val": 1, "train": 2}
     queries = (
-        sets.group_by("query_id", maintain_order=True).agg(pl.col("split").first(), pl.col("set_rank").first())
+        sets.group_by("query_id", maintain_order=True)
+        .agg(pl.col("split").first(), pl.col("set_rank").first())
         .with_columns(pl.col("split").replace_strict(order, default=3).alias("_split"))
         .sort(["set_rank", "_split", "query_id"])
     )
@@ -66,16 +67,29 @@ def _load_image(source: str | None, cache_dir: str | Path | None, root: str | Pa
         return None
 
 
-def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n_sets: int = 3,
-                cache_dir: str | Path | None = None, note: str = "", image_root: str | Path = "results") -> int:
+def sets_figure(
+    sets: pl.DataFrame,
+    corpus: pl.DataFrame,
+    path: str | Path,
+    *,
+    n_sets: int = 3,
+    cache_dir: str | Path | None = None,
+    note: str = "",
+    image_root: str | Path = "results",
+) -> int:
     """Write `n_sets` comparison sets, one row each (image with region | ranked inferences); returns the panel count.
     Local images are drawn only from under `image_root` (the run's results/; see `_load_image`)."""
     from matplotlib.patches import Rectangle
 
     queries = chosen_sets(sets, n_sets)
     info = corpus.select("instance_id", "image_id", "image", "width", "height", "bboxes", "clue")
-    fig, axes = style.figure(max(len(queries), 1), 2, width=style.PAGE_WIDTH_IN,
-                             height=max(2.4, 2.3 * len(queries)), gridspec_kw={"width_ratios": [2, 3]})
+    fig, axes = style.figure(
+        max(len(queries), 1),
+        2,
+        width=style.PAGE_WIDTH_IN,
+        height=max(2.4, 2.3 * len(queries)),
+        gridspec_kw={"width_ratios": [2, 3]},
+    )
     if not queries:
         axes[0][0].set_visible(False)
         axes[0][1].axis("off")
@@ -93,11 +107,27 @@ def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n
             sx = image.shape[1] / float(row.get("width") or image.shape[1])
             sy = image.shape[0] / float(row.get("height") or image.shape[0])
             for box in row.get("bboxes") or []:
-                ax_img.add_patch(Rectangle((box["left"] * sx, box["top"] * sy), box["width"] * sx, box["height"] * sy,
-                                           fill=False, edgecolor=style.VERMILLION, linewidth=2.5))
+                ax_img.add_patch(
+                    Rectangle(
+                        (box["left"] * sx, box["top"] * sy),
+                        box["width"] * sx,
+                        box["height"] * sy,
+                        fill=False,
+                        edgecolor=style.VERMILLION,
+                        linewidth=2.5,
+                    )
+                )
         else:
-            ax_img.text(0.5, 0.5, f"image not available\n{row.get('image', '')}", ha="center", va="center",
-                        fontsize=style.FONT_SIZE - 2, transform=ax_img.transAxes, wrap=True)
+            ax_img.text(
+                0.5,
+                0.5,
+                f"image not available\n{row.get('image', '')}",
+                ha="center",
+                va="center",
+                fontsize=style.FONT_SIZE - 2,
+                transform=ax_img.transAxes,
+                wrap=True,
+            )
         ax_img.set_xticks([])
         ax_img.set_yticks([])
         ax_img.grid(False)
@@ -109,15 +139,34 @@ def sets_figure(sets: pl.DataFrame, corpus: pl.DataFrame, path: str | Path, *, n
             same = image_of.get(m["candidate_id"]) == row.get("image_id")
             mark = " ★" if same else ""
             text = textwrap.shorten(m["inference"] or "", 150, placeholder=" …")
-            lines.append(textwrap.fill(f"{m['rank']:>2}. [{m['plausibility']:+.2f}]{mark} {text}", 78,
-                                       subsequent_indent="      "))
-        ax_txt.text(0.0, 1.0, "\n".join(lines), ha="left", va="top", fontsize=style.FONT_SIZE - 1,
-                    transform=ax_txt.transAxes, family="DejaVu Sans")
+            lines.append(
+                textwrap.fill(
+                    f"{m['rank']:>2}. [{m['plausibility']:+.2f}]{mark} {text}", 78, subsequent_indent="      "
+                )
+            )
+        ax_txt.text(
+            0.0,
+            1.0,
+            "\n".join(lines),
+            ha="left",
+            va="top",
+            fontsize=style.FONT_SIZE - 1,
+            transform=ax_txt.transAxes,
+            family="DejaVu Sans",
+        )
         # `rank` is the order the greedy selection picked them in (plausibility traded against diversity), not an
         # order by plausibility: the title says so (issue 32)
-        ax_txt.set_title("inferences to rate, in the order picked (plausible yet diverse); [scorer's plausibility]; "
-                         "★ written for this image", fontsize=style.FONT_SIZE - 1, loc="left")
+        ax_txt.set_title(
+            "inferences to rate, in the order picked (plausible yet diverse); [scorer's plausibility]; "
+            "★ written for this image",
+            fontsize=style.FONT_SIZE - 1,
+            loc="left",
+        )
     fig.suptitle("Comparison sets as the annotators see them: the region (outlined) and the inferences to rate")
     style.note(fig, note)
-    return style.save(fig, path, title="Comparison sets as annotators see them",
-                      description=f"{len(queries)} sets: {', '.join(queries)}")
+    return style.save(
+        fig,
+        path,
+        title="Comparison sets as annotators see them",
+        description=f"{len(queries)} sets: {', '.join(queries)}",
+    )

@@ -106,9 +106,7 @@ class ProbeConfig:
 
 def image_features_for(corpus: pl.DataFrame, features: pl.DataFrame) -> np.ndarray:
     """The frozen image feature of each corpus instance (image_id = f"{video_id}_{frame_index}")."""
-    feats = features.select(
-        image_id_expr(), pl.col("feature")
-    ).unique("image_id", keep="first", maintain_order=True)
+    feats = features.select(image_id_expr(), pl.col("feature")).unique("image_id", keep="first", maintain_order=True)
     joined = corpus.select("instance_id", "image_id").join(feats, on="image_id", how="left", maintain_order="left")
     missing = joined.filter(pl.col("feature").is_null())
     if len(missing):
@@ -137,14 +135,16 @@ def train_probe(image_feats: np.ndarray, text_feats: np.ndarray, cfg: ProbeConfi
     for _epoch in range(cfg.epochs):
         perm = torch.randperm(n, generator=gen)
         for start in range(0, n, cfg.batch_size):
-            idx = perm[start:start + cfg.batch_size]
+            idx = perm[start : start + cfg.batch_size]
             if len(idx) < 2:
                 continue
             zi = torch.nn.functional.normalize(img_head(xi[idx]), dim=1)
             zt = torch.nn.functional.normalize(txt_head(xt[idx]), dim=1)
             logits = zi @ zt.T / cfg.temperature
             target = torch.arange(len(idx))
-            loss = (torch.nn.functional.cross_entropy(logits, target) + torch.nn.functional.cross_entropy(logits.T, target)) / 2
+            loss = (
+                torch.nn.functional.cross_entropy(logits, target) + torch.nn.functional.cross_entropy(logits.T, target)
+            ) / 2
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -189,8 +189,12 @@ def draw_region(image, bboxes: list[dict]):
     draw = ImageDraw.Draw(overlay, "RGBA")
     for b in bboxes:
         x, y = float(b["left"]), float(b["top"])
-        draw.rectangle([(x, y), (x + float(b["width"]), y + float(b["height"]))],
-                       fill=REGION_FILL, outline=REGION_OUTLINE, width=REGION_OUTLINE_WIDTH)
+        draw.rectangle(
+            [(x, y), (x + float(b["width"]), y + float(b["height"]))],
+            fill=REGION_FILL,
+            outline=REGION_OUTLINE,
+            width=REGION_OUTLINE_WIDTH,
+        )
     return Image.alpha_composite(base, overlay).convert("RGB")
 
 
@@ -225,8 +229,12 @@ def clip_scorer(
     with torch.no_grad():
         for start in tqdm(range(0, len(rows), batch_size), desc="clip images"):
             batch, owners = [], []
-            for j, r in enumerate(rows[start:start + batch_size]):
-                path = Path(image_root) / r["image"] if image_root and not Path(r["image"]).is_absolute() else Path(r["image"])
+            for j, r in enumerate(rows[start : start + batch_size]):
+                path = (
+                    Path(image_root) / r["image"]
+                    if image_root and not Path(r["image"]).is_absolute()
+                    else Path(r["image"])
+                )
                 if not path.exists():
                     raise FileNotFoundError(
                         f"clip scorer: image {path} (corpus row {start + j}) not found; Sherlock images come from "
@@ -245,9 +253,11 @@ def clip_scorer(
         texts = corpus["inference"].to_list()
         inf = []
         for start in tqdm(range(0, len(texts), 256), desc="clip texts"):
-            tok = tokenizer(texts[start:start + 256]).to(device)
+            tok = tokenizer(texts[start : start + 256]).to(device)
             inf.append(model.encode_text(tok).float().cpu().numpy())
-    return DualEmbeddings(corpus["instance_id"].to_list(), _normalise(np.stack(regions)), _normalise(np.concatenate(inf)))
+    return DualEmbeddings(
+        corpus["instance_id"].to_list(), _normalise(np.stack(regions)), _normalise(np.concatenate(inf))
+    )
 
 
 # --- scoring without the n×n matrix --------------------------------------------------------------------------------
@@ -325,7 +335,12 @@ def score_corpus(
         return probe_scorer(corpus, features, train_split=train_split, cfg=ProbeConfig(**probe), encode=encode)
     if scorer == "clip":
         clip = dict(clip or {})
-        return clip_scorer(corpus, model_name=clip["model"], pretrained=clip["pretrained"],
-                           cache_dir=clip.get("cache_dir") or None, image_root=clip.get("image_root") or None,
-                           device=device)
+        return clip_scorer(
+            corpus,
+            model_name=clip["model"],
+            pretrained=clip["pretrained"],
+            cache_dir=clip.get("cache_dir") or None,
+            image_root=clip.get("image_root") or None,
+            device=device,
+        )
     raise ValueError(f"comparison.scorer = {scorer!r}: must be one of {SCORERS}")

@@ -62,8 +62,9 @@ class ComparisonConfig:
 
 
 # --- 1. global filters -----------------------------------------------------------------------------------------
-def build_pool(corpus: pl.DataFrame, sbert: np.ndarray, cfg: ComparisonConfig, *, progress: bool = True,
-               device: str = "cpu") -> pl.DataFrame:
+def build_pool(
+    corpus: pl.DataFrame, sbert: np.ndarray, cfg: ComparisonConfig, *, progress: bool = True, device: str = "cpu"
+) -> pl.DataFrame:
     """schemas.COMPARISON_POOL: the corpus instances whose inference survives soft and hard dedup.
 
     `sbert` holds the SBERT embedding of each corpus row's inference (corpus order). Distinct strings are clustered
@@ -78,14 +79,24 @@ def build_pool(corpus: pl.DataFrame, sbert: np.ndarray, cfg: ComparisonConfig, *
     first_rows = np.fromiter(uniq.values(), dtype=np.int64, count=len(uniq))
     strings = list(uniq)
     k = dedup.n_soft_clusters(len(strings), cfg.soft_dedup_ratio)
-    labels = dedup.soft_dedup_labels(sbert[first_rows], k, exact_max=cfg.soft_dedup_exact_max,
-                                     method=cfg.soft_dedup_linkage, seed=cfg.seed, progress=progress, device=device)
+    labels = dedup.soft_dedup_labels(
+        sbert[first_rows],
+        k,
+        exact_max=cfg.soft_dedup_exact_max,
+        method=cfg.soft_dedup_linkage,
+        seed=cfg.seed,
+        progress=progress,
+        device=device,
+    )
     kept = dedup.pick_one_per_cluster(labels, seed=cfg.seed)
     log.info("soft dedup: %d distinct inferences -> %d clusters, one string kept per cluster", len(strings), k)
-    kept_strings = pl.DataFrame({"inference": [strings[i] for i in kept], "cluster": labels[kept]},
-                                schema={"inference": pl.Utf8, "cluster": pl.Int64})
-    pool = corpus.select("instance_id", "inference").join(kept_strings, on="inference", how="inner",
-                                                          maintain_order="left")
+    kept_strings = pl.DataFrame(
+        {"inference": [strings[i] for i in kept], "cluster": labels[kept]},
+        schema={"inference": pl.Utf8, "cluster": pl.Int64},
+    )
+    pool = corpus.select("instance_id", "inference").join(
+        kept_strings, on="inference", how="inner", maintain_order="left"
+    )
     pool = dedup.hard_dedup(pool, column="inference", max_copies=cfg.max_verbatim, seed=cfg.seed)
     log.info("hard dedup: pool of %d instances (at most %d copies of a string)", len(pool), cfg.max_verbatim)
     return pool.with_columns(pl.lit(k, dtype=pl.Int64).alias("n_clusters"))
@@ -108,23 +119,34 @@ def plausible_candidates(
     c_ids = pool["instance_id"].to_list()
     c_idx = np.array([pos[i] for i in c_ids], dtype=np.int64)
     text_codes: dict[str, int] = {}
-    q_text = np.array([text_codes.setdefault(t, len(text_codes)) for t in corpus["inference"].to_list()], dtype=np.int64)
+    q_text = np.array(
+        [text_codes.setdefault(t, len(text_codes)) for t in corpus["inference"].to_list()], dtype=np.int64
+    )
     c_text = np.array([text_codes.setdefault(t, len(text_codes)) for t in pool["inference"].to_list()], dtype=np.int64)
     split_codes: dict[str, int] = {}
     q_group = np.array([split_codes.setdefault(s, len(split_codes)) for s in corpus["split"].to_list()], dtype=np.int64)
     c_group = np.array([split_codes.setdefault(split_of[i], len(split_codes)) for i in c_ids], dtype=np.int64)
     gold = emb.gold()[q_idx]
     qi, ci, score = candidates_above_gold(
-        emb.region[q_idx], emb.inference[c_idx], gold,
-        query_group=q_group, cand_group=c_group, query_text=q_text, cand_text=c_text,
-        max_per_query=cfg.max_candidates_per_query, progress=progress,
+        emb.region[q_idx],
+        emb.inference[c_idx],
+        gold,
+        query_group=q_group,
+        cand_group=c_group,
+        query_text=q_text,
+        cand_text=c_text,
+        max_per_query=cfg.max_candidates_per_query,
+        progress=progress,
     )
     q_ids = corpus["instance_id"].to_numpy()
-    return pl.DataFrame({
-        "query_id": q_ids[qi] if len(qi) else np.array([], dtype=str),
-        "candidate_id": np.asarray(c_ids, dtype=object)[ci] if len(ci) else np.array([], dtype=str),
-        "plausibility": score.astype(np.float64),
-    }, schema={"query_id": pl.Utf8, "candidate_id": pl.Utf8, "plausibility": pl.Float64})
+    return pl.DataFrame(
+        {
+            "query_id": q_ids[qi] if len(qi) else np.array([], dtype=str),
+            "candidate_id": np.asarray(c_ids, dtype=object)[ci] if len(ci) else np.array([], dtype=str),
+            "plausibility": score.astype(np.float64),
+        },
+        schema={"query_id": pl.Utf8, "candidate_id": pl.Utf8, "plausibility": pl.Float64},
+    )
 
 
 # --- 3. local selection ----------------------------------------------------------------------------------------
@@ -158,9 +180,11 @@ def select_sets(
     """
     text_of = dict(zip(pool["instance_id"].to_list(), pool["inference"].to_list(), strict=True))
     used: set[str] = set()
-    grouped = candidates.sort("query_id", "plausibility", descending=[False, True]).group_by(
-        "query_id", maintain_order=True
-    ).agg("candidate_id", "plausibility")
+    grouped = (
+        candidates.sort("query_id", "plausibility", descending=[False, True])
+        .group_by("query_id", maintain_order=True)
+        .agg("candidate_id", "plausibility")
+    )
     order = np.random.default_rng(cfg.seed).permutation(len(grouped))
     q_ids = grouped["query_id"].to_list()
     cand_lists = grouped["candidate_id"].to_list()
@@ -183,10 +207,27 @@ def select_sets(
         qid = q_ids[gi]
         for r, j in enumerate(picks, start=1):
             used.add(ids[j])
-            rows.append({"query_id": qid, "split": splits[qid], "rank": r, "candidate_id": ids[j],
-                         "inference": text_of[ids[j]], "plausibility": float(pl_[j])})
-    return pl.DataFrame(rows, schema={"query_id": pl.Utf8, "split": pl.Utf8, "rank": pl.Int64,
-                                      "candidate_id": pl.Utf8, "inference": pl.Utf8, "plausibility": pl.Float64})
+            rows.append(
+                {
+                    "query_id": qid,
+                    "split": splits[qid],
+                    "rank": r,
+                    "candidate_id": ids[j],
+                    "inference": text_of[ids[j]],
+                    "plausibility": float(pl_[j]),
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "query_id": pl.Utf8,
+            "split": pl.Utf8,
+            "rank": pl.Int64,
+            "candidate_id": pl.Utf8,
+            "inference": pl.Utf8,
+            "plausibility": pl.Float64,
+        },
+    )
 
 
 # --- 4. ranking --------------------------------------------------------------------------------------------------
@@ -198,15 +239,25 @@ def set_statistics(sets: pl.DataFrame, sbert_by_instance: dict[str, np.ndarray])
         sim = emb @ emb.T
         n = len(emb)
         div = float((sim.sum() - np.trace(sim)) / (n * (n - 1))) if n > 1 else 1.0
-        rows.append({
-            "query_id": qid,
-            "split": part["split"][0],
-            "length": float(np.mean([len(t.split()) for t in part["inference"].to_list()])),
-            "diversity": div,
-            "plausibility": float(part["plausibility"].mean()),
-        })
-    return pl.DataFrame(rows, schema={"query_id": pl.Utf8, "split": pl.Utf8, "length": pl.Float64,
-                                      "diversity": pl.Float64, "plausibility": pl.Float64})
+        rows.append(
+            {
+                "query_id": qid,
+                "split": part["split"][0],
+                "length": float(np.mean([len(t.split()) for t in part["inference"].to_list()])),
+                "diversity": div,
+                "plausibility": float(part["plausibility"].mean()),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "query_id": pl.Utf8,
+            "split": pl.Utf8,
+            "length": pl.Float64,
+            "diversity": pl.Float64,
+            "plausibility": pl.Float64,
+        },
+    )
 
 
 def rank_sets(sets: pl.DataFrame, sbert_by_instance: dict[str, np.ndarray], cfg: ComparisonConfig) -> pl.DataFrame:
@@ -243,8 +294,9 @@ def build_sets(
     A pool too small for a single set is an EmptyError saying how far it is from one (unless `on_empty="skip"`).
     """
     cands = plausible_candidates(corpus, pool, emb, cfg, progress=progress)
-    log.info("plausibility: %d (query, candidate) pairs above gold for %d queries", len(cands),
-             cands["query_id"].n_unique())
+    log.info(
+        "plausibility: %d (query, candidate) pairs above gold for %d queries", len(cands), cands["query_id"].n_unique()
+    )
     sbert_by_instance = dict(zip(corpus["instance_id"].to_list(), sbert, strict=True))
     splits = dict(zip(corpus["instance_id"].to_list(), corpus["split"].to_list(), strict=True))
     sets = select_sets(cands, pool, sbert_by_instance, splits, cfg, progress=progress)
@@ -276,8 +328,10 @@ def hits_table(sets: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:
     if sets.is_empty():
         cols = ["query_id", "split", "set_rank", "image", "width", "height", "bboxes"]
         return pl.DataFrame(schema={c: pl.Utf8 for c in cols})
-    wide = sets.sort("query_id", "rank").group_by("query_id", maintain_order=True).agg(
-        pl.col("split").first(), pl.col("set_rank").first(), pl.col("candidate_id"), pl.col("inference")
+    wide = (
+        sets.sort("query_id", "rank")
+        .group_by("query_id", maintain_order=True)
+        .agg(pl.col("split").first(), pl.col("set_rank").first(), pl.col("candidate_id"), pl.col("inference"))
     )
     info = corpus.filter(pl.col("instance_id").is_in(wide["query_id"].implode())).select(
         pl.col("instance_id").alias("query_id"), "image", "width", "height", "bboxes"
@@ -309,7 +363,8 @@ def hits_html(hits: pl.DataFrame, *, max_hits: int | None = 20, html_dir: str | 
         w, hgt = float(h["width"] or 1), float(h["height"] or 1)
         regions = "".join(  # numbers only (float() refuses anything else): the style attribute cannot carry markup
             f'<div class="region" style="left:{100 * float(b["left"]) / w:.3f}%;top:{100 * float(b["top"]) / hgt:.3f}%;'
-            f'width:{100 * float(b["width"]) / w:.3f}%;height:{100 * float(b["height"]) / hgt:.3f}%"></div>' for b in boxes
+            f'width:{100 * float(b["width"]) / w:.3f}%;height:{100 * float(b["height"]) / hgt:.3f}%"></div>'
+            for b in boxes
         )
         items = []
         for i in range(1, 100):
@@ -319,13 +374,16 @@ def hits_html(hits: pl.DataFrame, *, max_hits: int | None = 20, html_dir: str | 
             name = f"{h['query_id']}__{h[f'candidate_id_{i}']}"
             scale = "".join(
                 f'<label title="{html.escape(LIKERT[v])}"><input type="radio" name="{html.escape(name)}" value="{v}" '
-                f'required> {v}</label>' for v in (1, 2, 3)
+                f"required> {v}</label>"
+                for v in (1, 2, 3)
             )
-            items.append(f'<li><span class="inference">{html.escape(h[key])}</span><span class="scale">{scale}</span></li>')
+            items.append(
+                f'<li><span class="inference">{html.escape(h[key])}</span><span class="scale">{scale}</span></li>'
+            )
         blocks.append(
             f'<section class="hit" data-query="{html.escape(h["query_id"])}"><div class="frame">'
             f'<img src="{html.escape(_image_src(h["image"], html_dir))}" alt="image {html.escape(h["query_id"])}">{regions}</div>'
-            f'<ol>{"".join(items)}</ol></section>'
+            f"<ol>{''.join(items)}</ol></section>"
         )
     scale_text = "".join(f"<li><b>{k}</b>: {html.escape(v)}</li>" for k, v in LIKERT.items())
     return template.replace("{{SCALE}}", scale_text).replace("{{HITS}}", "\n".join(blocks))

@@ -67,8 +67,10 @@ def simulate_keywords(hits: pl.DataFrame, truth: pl.DataFrame, cfg: KeywordPanel
     lookup = truth_lookup(truth)
     rng = np.random.default_rng([cfg.seed, ord(VARIANT)])
     if cfg.assignments_per_hit > cfg.annotators:
-        raise ValueError(f"keyword panel: {cfg.assignments_per_hit} assignments per HIT need at least as many annotators "
-                         f"(have {cfg.annotators})")
+        raise ValueError(
+            f"keyword panel: {cfg.assignments_per_hit} assignments per HIT need at least as many annotators "
+            f"(have {cfg.annotators})"
+        )
     events = sorted({e for _, ev in lookup.values() for e in ev})
     vocab = {e: event_vocabulary(e) for e in events}
     # each annotator's own taste: a log-normal preference per word on top of the words' shared salience
@@ -82,20 +84,29 @@ def simulate_keywords(hits: pl.DataFrame, truth: pl.DataFrame, cfg: KeywordPanel
         hit_id = f"SIMULATED-K-{int(rec['hit_index']):05d}"
         for a in workers:
             worker = f"SIMULATED-K-{int(a) + 1:02d}"
-            row = {"HITId": hit_id, "AssignmentId": f"{hit_id}-{worker}", "WorkerId": worker, "AssignmentStatus": "Approved"}
+            row = {
+                "HITId": hit_id,
+                "AssignmentId": f"{hit_id}-{worker}",
+                "WorkerId": worker,
+                "AssignmentStatus": "Approved",
+            }
             row |= {f"Input.{k}": ("" if v is None else str(v)) for k, v in rec.items()}
             for i in slots:
                 img = unneutralise(rec[f"image_{i}_id"] or "")
                 if img and img not in lookup:
                     raise KeyError(f"keyword panel: image {img} of HIT {rec['hit_index']} has no row in truth.parquet")
                 words = _annotate(lookup[img], vocab, taste[int(a)], cfg, rng) if img else []
-                row |= {f"Answer.keyword_{i}_{j}": (words[j - 1] if j <= len(words) else "")
-                        for j in range(1, cfg.keywords_per_image + 1)}
+                row |= {
+                    f"Answer.keyword_{i}_{j}": (words[j - 1] if j <= len(words) else "")
+                    for j in range(1, cfg.keywords_per_image + 1)
+                }
             rows.append(row)
     return pl.DataFrame(rows)
 
 
-def _annotate(seen: tuple[str, dict[str, float]], vocab, taste, cfg: KeywordPanelConfig, rng: np.random.Generator) -> list[str]:
+def _annotate(
+    seen: tuple[str, dict[str, float]], vocab, taste, cfg: KeywordPanelConfig, rng: np.random.Generator
+) -> list[str]:
     """One annotator's keywords for one frame, most salient first."""
     condition, evidence = seen
     visible = {e: w for e, w in evidence.items() if w > 0}

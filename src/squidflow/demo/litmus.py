@@ -29,16 +29,41 @@ import polars as pl
 from squidflow.litmus.questions import COCO_CATEGORIES, classify
 from squidflow.litmus.soft_labels import RULES, Boxes
 
-DEMO_CATEGORIES = ("person", "dog", "cat", "horse", "car", "bus", "bicycle", "pizza", "banana", "cake", "chair",
-                   "couch")
+DEMO_CATEGORIES = (
+    "person",
+    "dog",
+    "cat",
+    "horse",
+    "car",
+    "bus",
+    "bicycle",
+    "pizza",
+    "banana",
+    "cake",
+    "chair",
+    "couch",
+)
 # The words the synthetic questioner uses for each category, and the groups it asks about.
 CATEGORY_WORDS = {
-    "person": ("person", "man", "woman", "human"), "dog": ("dog",), "cat": ("cat",), "horse": ("horse",),
-    "car": ("car",), "bus": ("bus",), "bicycle": ("bicycle", "bike"), "pizza": ("pizza",), "banana": ("banana",),
-    "cake": ("cake",), "chair": ("chair",), "couch": ("couch", "sofa"),
+    "person": ("person", "man", "woman", "human"),
+    "dog": ("dog",),
+    "cat": ("cat",),
+    "horse": ("horse",),
+    "car": ("car",),
+    "bus": ("bus",),
+    "bicycle": ("bicycle", "bike"),
+    "pizza": ("pizza",),
+    "banana": ("banana",),
+    "cake": ("cake",),
+    "chair": ("chair",),
+    "couch": ("couch", "sofa"),
 }
-GROUP_WORDS = {"animal": ("dog", "cat", "horse"), "vehicle": ("car", "bus", "bicycle"),
-               "food": ("pizza", "banana", "cake"), "furniture": ("chair", "couch")}
+GROUP_WORDS = {
+    "animal": ("dog", "cat", "horse"),
+    "vehicle": ("car", "bus", "bicycle"),
+    "food": ("pizza", "banana", "cake"),
+    "furniture": ("chair", "couch"),
+}
 CATEGORY_TEMPLATES = ("is it a {w}?", "is it the {w}?", "{w}?", "is it a kind of {w}?", "is this a {w}?")
 SPATIAL_TEMPLATES = {
     "left": ("is it on the left?", "is it on the left side of the picture?", "left?"),
@@ -53,9 +78,16 @@ SPATIAL_TEMPLATES = {
     "bottom_left": ("is it in the bottom left corner?", "lower left?"),
     "bottom_right": ("is it in the bottom right corner?", "lower right?"),
 }
-OTHER_QUESTIONS = ("is it red?", "is it white?", "is it the one in front?", "is it something you can eat?",
-                   "is it near the window?", "is it the person on the left?", "is it made of wood?",
-                   "is it partially visible?")
+OTHER_QUESTIONS = (
+    "is it red?",
+    "is it white?",
+    "is it the one in front?",
+    "is it something you can eat?",
+    "is it near the window?",
+    "is it the person on the left?",
+    "is it made of wood?",
+    "is it partially visible?",
+)
 IMAGE_SIZES = ((640, 480), (480, 640), (640, 427), (500, 375), (612, 612))
 FIRST_TURN_MIX = {"category": 0.5, "spatial": 0.35, "other": 0.15}
 
@@ -120,40 +152,63 @@ def synthetic_games(n_games: int, *, split: str, seed: int, target_area_bias: fl
         for t in range(int(rng.integers(1, 6))):
             kind = None if t == 0 else str(rng.choice(list(FIRST_TURN_MIX)))
             question = _question(rng, cats, area / area.sum(), kind=kind)
-            qas.append({"question": question, "answer": _oracle(question, target, cats, boxes, rng),
-                        "id": game_id * 10 + t})
-        games.append({
-            "id": game_id,
-            "synthetic": True,
-            "status": str(rng.choice(["success", "failure", "incomplete"], p=[0.85, 0.1, 0.05])),
-            "picture_id": game_id,
-            "image": {"id": game_id, "width": W, "height": H, "file_name": f"SYNTHETIC_{split}_{game_id:07d}.jpg",
-                      "coco_url": "", "flickr_url": ""},
-            "object_id": object_ids[target],
-            "objects": [
-                {"id": oid, "category": cat, "category_id": COCO_CATEGORIES.index(cat) + 1,
-                 "bbox": [float(v) for v in bb], "area": float(bb[2] * bb[3]), "iscrowd": False, "segment": []}
-                for oid, cat, bb in zip(object_ids, cats, bboxes, strict=True)
-            ],
-            "qas": qas,
-            "questioner_id": 0,
-            "timestamp": "2017-01-01 00:00:00",
-        })
+            qas.append(
+                {"question": question, "answer": _oracle(question, target, cats, boxes, rng), "id": game_id * 10 + t}
+            )
+        games.append(
+            {
+                "id": game_id,
+                "synthetic": True,
+                "status": str(rng.choice(["success", "failure", "incomplete"], p=[0.85, 0.1, 0.05])),
+                "picture_id": game_id,
+                "image": {
+                    "id": game_id,
+                    "width": W,
+                    "height": H,
+                    "file_name": f"SYNTHETIC_{split}_{game_id:07d}.jpg",
+                    "coco_url": "",
+                    "flickr_url": "",
+                },
+                "object_id": object_ids[target],
+                "objects": [
+                    {
+                        "id": oid,
+                        "category": cat,
+                        "category_id": COCO_CATEGORIES.index(cat) + 1,
+                        "bbox": [float(v) for v in bb],
+                        "area": float(bb[2] * bb[3]),
+                        "iscrowd": False,
+                        "segment": [],
+                    }
+                    for oid, cat, bb in zip(object_ids, cats, bboxes, strict=True)
+                ],
+                "qas": qas,
+                "questioner_id": 0,
+                "timestamp": "2017-01-01 00:00:00",
+            }
+        )
     return games
 
 
-def demo_games(*, train_games: int, test_games: int, target_area_bias: float, seed: int) -> tuple[list[dict], list[dict]]:
+def demo_games(
+    *, train_games: int, test_games: int, target_area_bias: float, seed: int
+) -> tuple[list[dict], list[dict]]:
     """The demo's two SYNTHETIC games splits, train and test (game ids 1.. and 1,000,001..), as GuessWhat?! records."""
-    return (synthetic_games(train_games, split="train", seed=seed, target_area_bias=target_area_bias),
-            synthetic_games(test_games, split="test", seed=seed, target_area_bias=target_area_bias, first_id=1_000_001))
+    return (
+        synthetic_games(train_games, split="train", seed=seed, target_area_bias=target_area_bias),
+        synthetic_games(test_games, split="test", seed=seed, target_area_bias=target_area_bias, first_id=1_000_001),
+    )
 
 
-def simulate_annotations(games: pl.DataFrame, *, n_qa: int, annotators: int, noise: float, seed: int,
-                         split: str = "train") -> pl.DataFrame:
+def simulate_annotations(
+    games: pl.DataFrame, *, n_qa: int, annotators: int, noise: float, seed: int, split: str = "train"
+) -> pl.DataFrame:
     """SIMULATED human reference sets for `n_qa` first turns of `split`: qa_id, annotator, selected_object_ids
     (space-separated), in the CSV format of litmus.human_annotations."""
     rng = np.random.default_rng(seed)
-    pool = games.filter((pl.col("split") == split) & pl.col("answer").is_in(["yes", "no"]) & pl.col("qa_id").is_not_null())
+    pool = games.filter(
+        (pl.col("split") == split) & pl.col("answer").is_in(["yes", "no"]) & pl.col("qa_id").is_not_null()
+    )
     pool = pool.sort("game_id").sample(n=min(n_qa, pool.height), seed=seed) if pool.height else pool
     rows = []
     for qa_id, question, answer, target_id, W, H, objects in pool.select(
@@ -176,6 +231,11 @@ def simulate_annotations(games: pl.DataFrame, *, n_qa: int, annotators: int, noi
             if rng.random() < noise:
                 j = int(rng.integers(len(ids)))
                 member[j] = ~member[j]
-            rows.append({"qa_id": qa_id, "annotator": f"simulated_{a + 1:02d}",
-                         "selected_object_ids": " ".join(str(i) for i, m in zip(ids, member, strict=True) if m)})
+            rows.append(
+                {
+                    "qa_id": qa_id,
+                    "annotator": f"simulated_{a + 1:02d}",
+                    "selected_object_ids": " ".join(str(i) for i, m in zip(ids, member, strict=True) if m),
+                }
+            )
     return pl.DataFrame(rows, schema={"qa_id": pl.Int64, "annotator": pl.Utf8, "selected_object_ids": pl.Utf8})

@@ -98,7 +98,9 @@ class _Draws:
 def _draw(n_hits: int, n_slots: int, cfg: PanelConfig, rng: np.random.Generator) -> _Draws:
     n_ann = cfg.annotators_per_variant
     if cfg.assignments_per_hit > n_ann:
-        raise ValueError(f"panel: {cfg.assignments_per_hit} assignments per HIT need at least as many annotators (have {n_ann})")
+        raise ValueError(
+            f"panel: {cfg.assignments_per_hit} assignments per HIT need at least as many annotators (have {n_ann})"
+        )
     weights = 1.0 / np.arange(1, n_ann + 1) ** 0.7  # a few annotators do most HITs, as on MTurk
     weights /= weights.sum()
     workers = [list(rng.choice(n_ann, size=cfg.assignments_per_hit, replace=False, p=weights)) for _ in range(n_hits)]
@@ -124,15 +126,25 @@ def faulty_raters(cfg: PanelConfig) -> dict[int, str]:
         for _ in range(getattr(cfg, kind)):
             k -= 1
             if k < 0:
-                raise ValueError(f"panel: {sum(getattr(cfg, f) for f in FAULT_KINDS)} faulty raters planted in a panel of "
-                                 f"{cfg.annotators_per_variant} per variant; raise judgments.panel.annotators_per_variant")
+                raise ValueError(
+                    f"panel: {sum(getattr(cfg, f) for f in FAULT_KINDS)} faulty raters planted in a panel of "
+                    f"{cfg.annotators_per_variant} per variant; raise judgments.panel.annotators_per_variant"
+                )
             out[k] = kind
     return out
 
 
-def _rate(evidence: np.ndarray, black: np.ndarray, d: _Draws, noise: float, careless: set[int],
-          faults: dict[int, str] | None = None, prior: np.ndarray | None = None,
-          constant: np.ndarray | None = None, collusion: np.ndarray | None = None) -> np.ndarray:
+def _rate(
+    evidence: np.ndarray,
+    black: np.ndarray,
+    d: _Draws,
+    noise: float,
+    careless: set[int],
+    faults: dict[int, str] | None = None,
+    prior: np.ndarray | None = None,
+    constant: np.ndarray | None = None,
+    collusion: np.ndarray | None = None,
+) -> np.ndarray:
     """Ratings per HIT, assignment, slot (NaN where a slot has no image). `faults`: annotator -> planted fault other
     than careless (`prior`: per HIT the prompt's prior rating; `constant`: per annotator the constant rater's rating;
     `collusion`: per HIT and slot the colluders' shared random answer)."""
@@ -195,8 +207,9 @@ def _by_kind(faults: dict[int, str]) -> dict[str, list[int]]:
     return out
 
 
-def _swap_pairs(evidence: np.ndarray, black: np.ndarray, n_pairs: int,
-                rng: np.random.Generator) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def _swap_pairs(
+    evidence: np.ndarray, black: np.ndarray, n_pairs: int, rng: np.random.Generator
+) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """`n_pairs` pairs of (HIT, slot) cells whose evidence differs by at least 0.5, each cell in one pair at most; no
     black frame (its swapped ratings would be the rubric's blank violations, charged to careful raters)."""
     cells = [tuple(c) for c in np.argwhere(~np.isnan(evidence) & ~black)]
@@ -271,8 +284,16 @@ def _batch_frame(hits: pl.DataFrame, slots, ratings, d: _Draws, variant: str, ta
     for h in hit_rows:
         rec = recs[h]
         for a, worker in enumerate(d.workers[h]):
-            hit_id, worker_id = f"SIMULATED-{tag}{variant}-{int(rec['hit_index']):05d}", f"SIMULATED-{variant}-{worker + 1:02d}"
-            row = {"HITId": hit_id, "AssignmentId": f"{hit_id}-{worker_id}", "WorkerId": worker_id, "AssignmentStatus": "Approved"}
+            hit_id, worker_id = (
+                f"SIMULATED-{tag}{variant}-{int(rec['hit_index']):05d}",
+                f"SIMULATED-{variant}-{worker + 1:02d}",
+            )
+            row = {
+                "HITId": hit_id,
+                "AssignmentId": f"{hit_id}-{worker_id}",
+                "WorkerId": worker_id,
+                "AssignmentStatus": "Approved",
+            }
             row |= {f"Input.{k}": ("" if v is None else str(v)) for k, v in rec.items()}
             row |= {
                 f"Answer.rating_{i}": ("" if np.isnan(ratings[h, a, k]) else str(int(ratings[h, a, k])))
@@ -292,14 +313,30 @@ def _priors(truth: dict) -> dict[str, float]:
 
 
 def _planted(hits: pl.DataFrame, slots, variant: str, faults: dict[int, str], pairs) -> list[dict]:
-    rows = [{"unit": "annotator", "annotator": f"SIMULATED-{variant}-{a + 1:02d}", "variant": variant, "image_id": None,
-             "event_prompt": None, "fault": kind} for a, kind in sorted(faults.items())]
+    rows = [
+        {
+            "unit": "annotator",
+            "annotator": f"SIMULATED-{variant}-{a + 1:02d}",
+            "variant": variant,
+            "image_id": None,
+            "event_prompt": None,
+            "fault": kind,
+        }
+        for a, kind in sorted(faults.items())
+    ]
     recs = hits.rows(named=True)
     for pair in pairs:
         for h, k in pair:
-            rows.append({"unit": "image", "annotator": None, "variant": variant,
-                         "image_id": unneutralise(recs[h][f"image_{slots[k]}_id"]),
-                         "event_prompt": unneutralise(recs[h]["event_prompt"]), "fault": "swapped"})
+            rows.append(
+                {
+                    "unit": "image",
+                    "annotator": None,
+                    "variant": variant,
+                    "image_id": unneutralise(recs[h][f"image_{slots[k]}_id"]),
+                    "event_prompt": unneutralise(recs[h]["event_prompt"]),
+                    "fault": "swapped",
+                }
+            )
     return rows
 
 
@@ -316,7 +353,9 @@ def simulate_panel(
     fault_rng = np.random.default_rng([cfg.seed, 36])  # the planted faults' own stream: no faults, the demo's panel
     draws, evid, blacks, slots_of = {}, {}, {}, {}
     for variant, hits in sorted(hits_by_variant.items()):
-        slots_of[variant] = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
+        slots_of[variant] = sorted(
+            int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id")
+        )
         evid[variant], blacks[variant] = _evidence(hits, slots_of[variant], lookup, cfg.visible_min)
         draws[variant] = _draw(len(hits), len(slots_of[variant]), cfg, rng)
     faults = faulty_raters(cfg)
@@ -336,8 +375,9 @@ def simulate_panel(
         prior = np.array([priors.get(unneutralise(e), 50.0) for e in hits_by_variant[variant]["event"].to_list()])
         pairs = _swap_pairs(evid[variant], blacks[variant], cfg.swapped_images, fault_rng)
         collusion = fault_rng.integers(0, 101, evid[variant].shape).astype(float) if colluders else None
-        ratings = _swap(_rate(evid[variant], blacks[variant], d, noise, careless, faults, prior, constant, collusion),
-                        pairs)
+        ratings = _swap(
+            _rate(evid[variant], blacks[variant], d, noise, careless, faults, prior, constant, collusion), pairs
+        )
         planted += _planted(hits_by_variant[variant], slots_of[variant], variant, faults, pairs)
         batches.append(_batch_frame(hits_by_variant[variant], slots_of[variant], ratings, d, variant, ""))
         # repeat round: the most active annotators rate `repeat_hits` of their HITs again, fresh noise
@@ -345,8 +385,9 @@ def simulate_panel(
         top = [int(a) for a in np.argsort(-counts)[: cfg.repeat_annotators]]
         if top and cfg.repeat_hits > 0:
             again = _Draws(d.workers, d.bias, d.scale, rng.standard_normal(d.z.shape), d.black, d.random)
-            r2 = _swap(_rate(evid[variant], blacks[variant], again, noise, careless, faults, prior, constant, collusion),
-                       pairs)
+            r2 = _swap(
+                _rate(evid[variant], blacks[variant], again, noise, careless, faults, prior, constant, collusion), pairs
+            )
             chosen = []
             for a in top:
                 mine = [h for h, ws in enumerate(d.workers) if a in ws]
@@ -358,10 +399,20 @@ def simulate_panel(
             hits_sel = hits_by_variant[variant][idx].with_row_index("_r")
             frame = _batch_frame(hits_sel.drop("_r"), slots_of[variant], r_sel, sub, variant, "REPEAT-")
             repeats.append(frame)
-    log.info("simulated panel: noise level %.2f (targets α %.3f, Spearman %.3f); planted %d faulty raters, %d swapped "
-             "images", noise, cfg.target_alpha, cfg.target_spearman, len(faults) * len(draws),
-             sum(r["unit"] == "image" for r in planted))
+    log.info(
+        "simulated panel: noise level %.2f (targets α %.3f, Spearman %.3f); planted %d faulty raters, %d swapped "
+        "images",
+        noise,
+        cfg.target_alpha,
+        cfg.target_spearman,
+        len(faults) * len(draws),
+        sum(r["unit"] == "image" for r in planted),
+    )
     batch = pl.concat(batches, how="diagonal") if batches else pl.DataFrame()
     repeat = pl.concat(repeats, how="diagonal") if repeats else batch.clear()
-    planted_frame = pl.DataFrame(planted, schema=schemas.PLANTED_FAULTS.columns) if planted else schemas.empty(schemas.PLANTED_FAULTS)
+    planted_frame = (
+        pl.DataFrame(planted, schema=schemas.PLANTED_FAULTS.columns)
+        if planted
+        else schemas.empty(schemas.PLANTED_FAULTS)
+    )
     return batch, repeat, {"noise_sd": noise, "planted": planted_frame}

@@ -164,7 +164,8 @@ def scene_filter(scene: Scene, width: int, height: int, fps: float, n_frames: in
     caption = (
         f"drawtext=text='{scene.label}':fontsize={fontsize}:fontcolor=white@0.9:"
         f"x='(w-tw)/2+0.2*w*sin(0.4*t+{scene.text_phase:.3f})':y='h*0.08+0.04*h*sin(0.3*t)',"
-        if drawtext_available() else ""
+        if drawtext_available()
+        else ""
     )
     chains.append(
         f"[{last}]{caption}"
@@ -182,12 +183,30 @@ def drawtext_available() -> bool:
     without fonts, so compare corpora made on machines with the same ffmpeg and fonts.)
     """
     res = subprocess.run(
-        [ffmpeg_binary(), "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=s=64x32,drawtext=text=A",
-         "-frames:v", "1", "-f", "null", "-"], capture_output=True, check=False,
+        [
+            ffmpeg_binary(),
+            "-nostdin",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=s=64x32,drawtext=text=A",
+            "-frames:v",
+            "1",
+            "-f",
+            "null",
+            "-",
+        ],
+        capture_output=True,
+        check=False,
     )
     if res.returncode != 0:
-        log.warning("ffmpeg cannot draw text (%s); demo scenes are rendered without their caption. Install fonts "
-                    "(e.g. apt install fonts-dejavu-core) to get captions.", res.stderr.decode(errors="replace").strip())
+        log.warning(
+            "ffmpeg cannot draw text (%s); demo scenes are rendered without their caption. Install fonts "
+            "(e.g. apt install fonts-dejavu-core) to get captions.",
+            res.stderr.decode(errors="replace").strip(),
+        )
     return res.returncode == 0
 
 
@@ -204,8 +223,24 @@ def ffmpeg_binary() -> str:
 def render_frames(scene: Scene, width: int, height: int, fps: float, n_frames: int, seed: int) -> Iterator[np.ndarray]:
     """Yield the scene's frames (H x W x 3 RGB uint8) one at a time, streamed from an ffmpeg process."""
     graph = scene_filter(scene, width, height, fps, n_frames, seed)
-    cmd = [ffmpeg_binary(), "-nostdin", "-hide_banner", "-loglevel", "error", "-filter_threads", "1",
-           "-f", "lavfi", "-i", graph, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
+    cmd = [
+        ffmpeg_binary(),
+        "-nostdin",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-filter_threads",
+        "1",
+        "-f",
+        "lavfi",
+        "-i",
+        graph,
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "-",
+    ]
     size = width * height * 3
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None

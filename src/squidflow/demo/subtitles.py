@@ -32,8 +32,15 @@ from squidflow.demo.text import EN, GENERIC
 MAX_CUE_S = 2.5
 FALLBACK_FRAME_S = 0.04
 
-CLEAN = ["Look, {clue}!", "There is {clue} right here.", "Can you see {clue}?", "{Action}.", "Oh wow, {action}.",
-         "And now {action}.", "Over here: {clue}."]
+CLEAN = [
+    "Look, {clue}!",
+    "There is {clue} right here.",
+    "Can you see {clue}?",
+    "{Action}.",
+    "Oh wow, {action}.",
+    "And now {action}.",
+    "Over here: {clue}.",
+]
 CLEAN_SECOND = ["That is the best part of the {name}.", "Typical {name}!", "What a {name}.", "I love this bit."]
 CROSSFADE = ["<i>[the picture fades into another clip]</i>", "<i>[fading over to a different video]</i>"]
 CUT = ["<i>[cut to a different video]</i>", "<i>[a clip from somewhere else]</i>"]
@@ -85,8 +92,12 @@ def demo_subtitles(truth: pl.DataFrame, *, seed: int = 0) -> str:
 
     def slots(bank: dict[str, list[str]]) -> dict[str, str]:
         action = pick(bank["actions"])
-        return {"clue": pick(bank["clues"]), "action": action, "Action": action[:1].upper() + action[1:],
-                "name": pick(bank["name"])}
+        return {
+            "clue": pick(bank["clues"]),
+            "action": action,
+            "Action": action[:1].upper() + action[1:],
+            "name": pick(bank["name"]),
+        }
 
     cues: list[tuple[float, float, str]] = []
     for cond, other, start, end in stretches(truth):

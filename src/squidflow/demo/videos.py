@@ -150,7 +150,11 @@ def _ramp(n: int, peak: float, rng: np.random.Generator) -> list[float]:
     hold = n - up - down
     if hold < 0:
         up, down, hold = (n + 1) // 2, n // 2, 0
-    vals = [peak * (i + 1) / (up + 1) for i in range(up)] + [peak] * hold + [peak * (down - i) / (down + 1) for i in range(down)]
+    vals = (
+        [peak * (i + 1) / (up + 1) for i in range(up)]
+        + [peak] * hold
+        + [peak * (down - i) / (down + 1) for i in range(down)]
+    )
     return vals[:n]
 
 
@@ -165,7 +169,9 @@ def _stretch_lengths(n_frames: int, fps: float, rng: np.random.Generator) -> lis
     return [(k, lengths[k]) for k in order]
 
 
-def _ops_for(kind: str, n: int, others: Sequence[str], width: int, height: int, rng: np.random.Generator) -> list[FrameOp]:
+def _ops_for(
+    kind: str, n: int, others: Sequence[str], width: int, height: int, rng: np.random.Generator
+) -> list[FrameOp]:
     if kind == "clean":
         return [FrameOp("clean")] * n
     if kind == "black":
@@ -180,8 +186,10 @@ def _ops_for(kind: str, n: int, others: Sequence[str], width: int, height: int, 
         side = str(rng.choice(["left", "right", "bottom"]))
         full = height if side == "bottom" else width
         peak = float(rng.uniform(0.4, 0.85))
-        return [FrameOp("occlusion", amount=max(1, round(f * full)) / full, occluder=(side, max(1, round(f * full))))
-                for f in _ramp(n, peak, rng)]
+        return [
+            FrameOp("occlusion", amount=max(1, round(f * full)) / full, occluder=(side, max(1, round(f * full))))
+            for f in _ramp(n, peak, rng)
+        ]
     if kind == "blur":
         return [FrameOp("blur", amount=b) for b in _ramp(n, float(rng.uniform(0.6, 1.0)), rng)]
     if kind == "dark":
@@ -236,9 +244,19 @@ def plan_video(cfg: DemoConfig, video_id: str) -> VideoPlan:
     seeds = {e: int(scene_rng.integers(0, 2**31 - 1)) for e in needed}
     vfr = video_id == vfr_video_id(cfg)
     return VideoPlan(
-        video_id=video_id, event=event, events=cfg.events, width=cfg.width, height=cfg.height, fps=cfg.fps,
-        gop=cfg.gop, crf=cfg.crf, pts_s=tuple(_pts(n_frames, cfg.fps, vfr)), ops=tuple(ops), scenes=plan_scenes,
-        scene_seeds=seeds, vfr=vfr,
+        video_id=video_id,
+        event=event,
+        events=cfg.events,
+        width=cfg.width,
+        height=cfg.height,
+        fps=cfg.fps,
+        gop=cfg.gop,
+        crf=cfg.crf,
+        pts_s=tuple(_pts(n_frames, cfg.fps, vfr)),
+        ops=tuple(ops),
+        scenes=plan_scenes,
+        scene_seeds=seeds,
+        vfr=vfr,
     )
 
 
@@ -267,14 +285,16 @@ def truth_table(plan: VideoPlan, pts_s: Sequence[float] | None = None) -> pl.Dat
     rows = []
     for i, op in enumerate(plan.ops):
         ev = evidence(op, plan.event)
-        rows.append({
-            "video_id": plan.video_id,
-            "event": plan.event,
-            "frame_index": i,
-            "pts_s": float(pts[i]),
-            "condition": op.condition,
-            "evidence": [{"event": e, "weight": float(round(ev.get(e, 0.0), 6))} for e in plan.events],
-        })
+        rows.append(
+            {
+                "video_id": plan.video_id,
+                "event": plan.event,
+                "frame_index": i,
+                "pts_s": float(pts[i]),
+                "condition": op.condition,
+                "evidence": [{"event": e, "weight": float(round(ev.get(e, 0.0), 6))} for e in plan.events],
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -296,9 +316,9 @@ def compose(op: FrameOp, own: np.ndarray, others: dict[str, np.ndarray], sigma_m
         if side == "left":
             out[:, :size] = OCCLUDER_RGB
         elif side == "right":
-            out[:, out.shape[1] - size:] = OCCLUDER_RGB
+            out[:, out.shape[1] - size :] = OCCLUDER_RGB
         else:
-            out[out.shape[0] - size:, :] = OCCLUDER_RGB
+            out[out.shape[0] - size :, :] = OCCLUDER_RGB
         return out
     if op.condition == "blur":
         import cv2
@@ -311,9 +331,24 @@ def compose(op: FrameOp, own: np.ndarray, others: dict[str, np.ndarray], sigma_m
 
 
 def _encoder_cmd(plan: VideoPlan, out: Path) -> list[str]:
-    cmd = [scenes.ffmpeg_binary(), "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-           "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{plan.width}x{plan.height}", "-framerate", f"{plan.fps}",
-           "-i", "-"]
+    cmd = [
+        scenes.ffmpeg_binary(),
+        "-nostdin",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-y",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "-s",
+        f"{plan.width}x{plan.height}",
+        "-framerate",
+        f"{plan.fps}",
+        "-i",
+        "-",
+    ]
     if plan.vfr:
         # piecewise-constant rates as one setpts expression (nested ifs over the segment bounds); times on a 1/90000
         # grid, which the encoder time base and the mp4 track timescale keep exactly
@@ -322,12 +357,47 @@ def _encoder_cmd(plan: VideoPlan, out: Path) -> list[str]:
         for seg in reversed(range(len(VFR_RATE_FACTORS))):
             piece = f"({starts[seg]!r}+(N-{bounds[seg]})/{plan.fps * VFR_RATE_FACTORS[seg]!r})"
             expr = f"if(lt(N,{bounds[seg + 1]}),{piece},{expr})" if expr else piece
-        cmd += ["-vf", f"settb=1/{PTS_TIMESCALE},setpts='round(({expr})*{PTS_TIMESCALE})'",
-                "-fps_mode", "vfr", "-enc_time_base", f"1/{PTS_TIMESCALE}", "-video_track_timescale", str(PTS_TIMESCALE)]
-    cmd += ["-c:v", "libx264", "-preset", "fast", "-crf", str(plan.crf), "-threads", "1",
-            "-g", str(plan.gop), "-keyint_min", str(plan.gop), "-sc_threshold", "0", "-bf", "2",
-            "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-map_metadata", "-1", "-fflags", "+bitexact",
-            "-flags:v", "+bitexact", "-f", "mp4", str(out)]
+        cmd += [
+            "-vf",
+            f"settb=1/{PTS_TIMESCALE},setpts='round(({expr})*{PTS_TIMESCALE})'",
+            "-fps_mode",
+            "vfr",
+            "-enc_time_base",
+            f"1/{PTS_TIMESCALE}",
+            "-video_track_timescale",
+            str(PTS_TIMESCALE),
+        ]
+    cmd += [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "fast",
+        "-crf",
+        str(plan.crf),
+        "-threads",
+        "1",
+        "-g",
+        str(plan.gop),
+        "-keyint_min",
+        str(plan.gop),
+        "-sc_threshold",
+        "0",
+        "-bf",
+        "2",
+        "-pix_fmt",
+        "yuv420p",
+        "-movflags",
+        "+faststart",
+        "-map_metadata",
+        "-1",
+        "-fflags",
+        "+bitexact",
+        "-flags:v",
+        "+bitexact",
+        "-f",
+        "mp4",
+        str(out),
+    ]
     return cmd
 
 
@@ -335,12 +405,26 @@ def probe_pts(path: str | Path) -> list[float]:
     """Presentation times (s) of every frame of a video, in decoder output order (OpenCV's frame counting)."""
     ffprobe = shutil.which("ffprobe")
     if ffprobe is None:
-        raise FileNotFoundError("ffprobe was not found on PATH; it comes with ffmpeg (apt install ffmpeg, or conda "
-                                "install -c conda-forge ffmpeg) and reads back the frame times of the demo videos")
+        raise FileNotFoundError(
+            "ffprobe was not found on PATH; it comes with ffmpeg (apt install ffmpeg, or conda "
+            "install -c conda-forge ffmpeg) and reads back the frame times of the demo videos"
+        )
     res = subprocess.run(
-        [ffprobe, "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time,best_effort_timestamp_time",
-         "-of", "json", str(path)],
-        capture_output=True, text=True, check=False,
+        [
+            ffprobe,
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "frame=pts_time,best_effort_timestamp_time",
+            "-of",
+            "json",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if res.returncode != 0:
         raise RuntimeError(f"{path}: ffprobe could not read the video it just wrote: {res.stderr.strip()}")
@@ -359,7 +443,9 @@ def render_video(plan: VideoPlan, out: str | Path, progress: bool = False) -> pl
         if op.other:
             last_needed[op.other] = i
     streams = {
-        e: scenes.render_frames(plan.scenes[e], plan.width, plan.height, plan.fps, last_needed[e] + 1, plan.scene_seeds[e])
+        e: scenes.render_frames(
+            plan.scenes[e], plan.width, plan.height, plan.fps, last_needed[e] + 1, plan.scene_seeds[e]
+        )
         for e in plan.scenes
     }
     frames_iter = range(plan.n_frames)
@@ -425,6 +511,8 @@ def gather_truth(parts: Sequence[pl.DataFrame], cfg: DemoConfig) -> pl.DataFrame
     if missing:
         raise ValueError(f"demo truth: no rows for {missing}; rerun rule make_demo_videos for them")
     order = {v: i for i, v in enumerate(video_ids(cfg))}
-    return (df.with_columns(pl.col("video_id").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
-            .sort("_o", "frame_index").drop("_o"))
-
+    return (
+        df.with_columns(pl.col("video_id").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
+        .sort("_o", "frame_index")
+        .drop("_o")
+    )

@@ -20,8 +20,9 @@ def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
     if len(values) == 1 and "=" not in values[0] and Path(values[0]).is_file():
         data = load_yaml(values[0])
         if not isinstance(data, dict) or not all(isinstance(v, list) and v for v in data.values()):
-            raise ConfigError(f"{values[0]}: --label-map file must map each event id to a list of labels, e.g. "
-                              "`parade: [parading]`")
+            raise ConfigError(
+                f"{values[0]}: --label-map file must map each event id to a list of labels, e.g. `parade: [parading]`"
+            )
         return {str(k): [str(x) for x in v] for k, v in data.items()}
     out: dict[str, list[str]] = {}
     for item in values:
@@ -43,35 +44,66 @@ def run(args: argparse.Namespace) -> int:
     from squidflow.io import SchemaError
 
     try:
-        config = (load_config(args.config[0], extra=tuple(args.config[1:]), check_paths=False) if args.config
-                  else validate_config({}))
+        config = (
+            load_config(args.config[0], extra=tuple(args.config[1:]), check_paths=False)
+            if args.config
+            else validate_config({})
+        )
         overrides: dict = {"evaluation": {}}
         label_map = label_map_of(args.label_map)
-        for key, value in (("variant", args.variant), ("top_k", args.top_k), ("label_map", label_map),
-                           ("ece_bins", args.ece_bins)):
+        for key, value in (
+            ("variant", args.variant),
+            ("top_k", args.top_k),
+            ("label_map", label_map),
+            ("ece_bins", args.ece_bins),
+        ):
             if value is not None:
                 overrides["evaluation"][key] = value
-        intervals = {k: v for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
-                     if v is not None}
+        intervals = {
+            k: v
+            for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
+            if v is not None
+        }
         if intervals:
             overrides["intervals"] = intervals
         config = validate_config(merge_configs(config, overrides))
         ev = config["evaluation"]
         names = args.name or []
         if names and len(names) != len(args.predictions):
-            raise UserError(f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
-                            "give one --name per file, in the same order, or none")
-        models = [{"name": names[i] if names else Path(p).name.split(".")[0], "predictions": str(p),
-                   "images": args.images, "reference_accuracy": None} for i, p in enumerate(args.predictions)]
+            raise UserError(
+                f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
+                "give one --name per file, in the same order, or none"
+            )
+        models = [
+            {
+                "name": names[i] if names else Path(p).name.split(".")[0],
+                "predictions": str(p),
+                "images": args.images,
+                "reference_accuracy": None,
+            }
+            for i, p in enumerate(args.predictions)
+        ]
         judgments, excluded = read_judgments(args.judgments, report=args.annotator_report)
         frames = io.read_parquet(args.frames, schemas.FRAMES) if args.frames else None
-        source = "release" if Path(args.judgments).suffix.lower() == ".csv" else (
-            judgments["source"][0] if len(judgments) else "mturk")
+        source = (
+            "release"
+            if Path(args.judgments).suffix.lower() == ".csv"
+            else (judgments["source"][0] if len(judgments) else "mturk")
+        )
         source = {"squid-e-release": "release"}.get(source, source)
-        how = Scoring(variant=ev["variant"], top_k=ev["top_k"], label_map=ev["label_map"],
-                      intervals=config["intervals"], ece_bins=ev["ece_bins"], binary_bins=ev["binary_ece_bins"],
-                      source=source, events_config=config["events"], vocabulary=args.vocabulary,
-                      cache_dir=args.out / "downloads", frames=frames)
+        how = Scoring(
+            variant=ev["variant"],
+            top_k=ev["top_k"],
+            label_map=ev["label_map"],
+            intervals=config["intervals"],
+            ece_bins=ev["ece_bins"],
+            binary_bins=ev["binary_ece_bins"],
+            source=source,
+            events_config=config["events"],
+            vocabulary=args.vocabulary,
+            cache_dir=args.out / "downloads",
+            frames=frames,
+        )
         tables = evaluate_predictions(models, judgments, excluded, how)
     except (UserError, PredictionsError, SchemaError, ValueError) as exc:
         print(f"squidflow evaluate: {exc}", file=sys.stderr)
@@ -82,8 +114,6 @@ def run(args: argparse.Namespace) -> int:
         io.write_text(args.out / f"{name}.tex", latex)
         print(f"{args.out / name}.{{csv,md,tex}}")
     return 0
-
-
 
 
 PREDICTIONS_FORMAT = """\
@@ -109,30 +139,62 @@ def add_parser(sub) -> None:
     """The `evaluate` sub-command's arguments."""
     import argparse
 
-    p = sub.add_parser("evaluate", help="score predictions files against human judgments: Tables 2, 8 and the "
-                       "soft-label measures with intervals", description=run.__doc__, epilog=PREDICTIONS_FORMAT,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("predictions", type=Path, nargs="+",
-                   help="predictions files (Parquet, CSV or JSON Lines; README, 'Evaluate your own model')")
-    p.add_argument("--judgments", type=Path, required=True,
-                   help="the SQUID-E release CSV (huj_annotations.csv) or squidflow's results/judgments/judgments.parquet")
-    p.add_argument("--annotator-report", type=Path, default=None,
-                   help="results/judgments/annotator_report.parquet: leave out its excluded annotators, as the workflow does")
-    p.add_argument("--label-map", nargs="+", default=None, metavar="EVENT=LABELS",
-                   help="event -> correct labels: EVENT=LABEL[,LABEL...] (repeatable) or a YAML/JSON file "
-                   "(default: evaluation.label_map)")
-    p.add_argument("--config", type=Path, nargs="+", default=None,
-                   help="squidflow config files whose evaluation section (and events) to use; flags override them")
+    p = sub.add_parser(
+        "evaluate",
+        help="score predictions files against human judgments: Tables 2, 8 and the soft-label measures with intervals",
+        description=run.__doc__,
+        epilog=PREDICTIONS_FORMAT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "predictions",
+        type=Path,
+        nargs="+",
+        help="predictions files (Parquet, CSV or JSON Lines; README, 'Evaluate your own model')",
+    )
+    p.add_argument(
+        "--judgments",
+        type=Path,
+        required=True,
+        help="the SQUID-E release CSV (huj_annotations.csv) or squidflow's results/judgments/judgments.parquet",
+    )
+    p.add_argument(
+        "--annotator-report",
+        type=Path,
+        default=None,
+        help="results/judgments/annotator_report.parquet: leave out its excluded annotators, as the workflow does",
+    )
+    p.add_argument(
+        "--label-map",
+        nargs="+",
+        default=None,
+        metavar="EVENT=LABELS",
+        help="event -> correct labels: EVENT=LABEL[,LABEL...] (repeatable) or a YAML/JSON file "
+        "(default: evaluation.label_map)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="squidflow config files whose evaluation section (and events) to use; flags override them",
+    )
     p.add_argument("--name", action="append", default=None, help="a model's name in the tables (one per file)")
     p.add_argument("--images", default=None, help="mapping table image,video_id,frame_index for files keyed by `image`")
     p.add_argument("--vocabulary", default=None, help="label list to check the predicted labels against")
-    p.add_argument("--frames", type=Path, default=None,
-                   help="results/dataset/frames.parquet: predictions may also name unjudged frames (not scored)")
+    p.add_argument(
+        "--frames",
+        type=Path,
+        default=None,
+        help="results/dataset/frames.parquet: predictions may also name unjudged frames (not scored)",
+    )
     p.add_argument("--variant", choices=["A", "B"], default=None)
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--ece-bins", type=int, default=None)
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (intervals.resamples)")
     p.add_argument("--level", type=float, default=None, help="interval level (intervals.level)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (intervals.seed)")
-    p.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder (default: results/evaluate)")
+    p.add_argument(
+        "--out", type=Path, default=Path("results/evaluate"), help="output folder (default: results/evaluate)"
+    )
     p.set_defaults(func=run)

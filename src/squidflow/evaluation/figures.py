@@ -65,8 +65,15 @@ def smooth_curve(m: ModelPoints, mesh: int = 200) -> tuple[np.ndarray, np.ndarra
     return t, curve, sigma
 
 
-def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: IntervalConfig, *, n_bins: int,
-                       title: str = "", note: str = "") -> int:
+def reliability_figure(
+    models: Sequence[ModelPoints],
+    path: str | Path,
+    cfg: IntervalConfig,
+    *,
+    n_bins: int,
+    title: str = "",
+    note: str = "",
+) -> int:
     cols = min(3, max(1, len(models)))
     rows = max(1, -(-len(models) // cols))
     width = style.COLUMN_WIDTH_IN if cols == 1 else style.PAGE_WIDTH_IN
@@ -82,14 +89,27 @@ def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: Int
             ok = bins["count"] > 0
             acc, conf = bins["accuracy"][ok], bins["confidence"][ok]
             style.interval_bars(ax, conf, bins["lo"][ok], bins["hi"][ok], color=style.SKY_BLUE, linewidth=3)
-            ax.plot(conf, acc, marker=style.MARKERS[0], color=style.BLUE, linestyle="none",
-                    label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval")
+            ax.plot(
+                conf,
+                acc,
+                marker=style.MARKERS[0],
+                color=style.BLUE,
+                linestyle="none",
+                label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval",
+            )
             ece = U.ece_equal_width(m.confidence, m.correct, n_bins)
             t, curve, sigma = smooth_curve(m)
             smece = U.smooth_ece(m.confidence, m.correct, sigma=sigma)
             ax.plot(t, curve, color=style.VERMILLION, label="smooth reliability curve (at σ*)")
-            ax.text(0.98, 0.02, f"ECE {ece:.3f}\nsmECE {smece:.3f}\nσ* {sigma:.3f}", transform=ax.transAxes,
-                    ha="right", va="bottom", fontsize=style.FONT_SIZE - 1)
+            ax.text(
+                0.98,
+                0.02,
+                f"ECE {ece:.3f}\nsmECE {smece:.3f}\nσ* {sigma:.3f}",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=style.FONT_SIZE - 1,
+            )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_xlabel("confidence (rank-1 score)")
@@ -99,13 +119,20 @@ def reliability_figure(models: Sequence[ModelPoints], path: str | Path, cfg: Int
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside upper center", ncols=min(3, len(labels)), frameon=False)
     style.note(fig, note)  # the title goes into the PNG's metadata: the legend holds the top
-    return style.save(fig, path, title=title or "reliability diagrams", description=(
-        f"Per model: accuracy per {n_bins} equal-width confidence bins with the {cfg.level:.0%} image-bootstrap band "
-        "and the smooth-ECE reliability curve."))
+    return style.save(
+        fig,
+        path,
+        title=title or "reliability diagrams",
+        description=(
+            f"Per model: accuracy per {n_bins} equal-width confidence bins with the {cfg.level:.0%} image-bootstrap band "
+            "and the smooth-ECE reliability curve."
+        ),
+    )
 
 
-def saturation(models: Sequence[ModelPoints], people: np.ndarray, *, repeats: int, seed: int,
-               level: float) -> dict[str, dict[str, np.ndarray]]:
+def saturation(
+    models: Sequence[ModelPoints], people: np.ndarray, *, repeats: int, seed: int, level: float
+) -> dict[str, dict[str, np.ndarray]]:
     """{series: {measure: (max_raters, 3) mean, lo, hi over the draws}} for k = 1..max raters per image (an image
     with fewer ratings than k keeps all of its own); series are the models, "people" (the leave-one-rater-out
     ceiling, k >= 2) and "alpha" (Krippendorff's α, interval level, k >= 2)."""
@@ -138,12 +165,22 @@ def saturation(models: Sequence[ModelPoints], people: np.ndarray, *, repeats: in
         for (series, measure), v in draws.items():
             v = np.asarray(v)
             out.setdefault(series, {}).setdefault(measure, []).append(
-                (k, v.mean(), *np.quantile(v, [alpha_q, 1 - alpha_q])))
+                (k, v.mean(), *np.quantile(v, [alpha_q, 1 - alpha_q]))
+            )
     return {s: {meas: np.asarray(v) for meas, v in d.items()} for s, d in out.items()}
 
 
-def saturation_figure(models: Sequence[ModelPoints], people: np.ndarray, path: str | Path, *, repeats: int = 20,
-                      seed: int = 0, level: float = 0.95, title: str = "", note: str = "") -> int:
+def saturation_figure(
+    models: Sequence[ModelPoints],
+    people: np.ndarray,
+    path: str | Path,
+    *,
+    repeats: int = 20,
+    seed: int = 0,
+    level: float = 0.95,
+    title: str = "",
+    note: str = "",
+) -> int:
     curves = saturation(models, people, repeats=repeats, seed=seed, level=level)
     panels = [*SATURATION_MEASURES, "alpha"]
     cols = 4
@@ -157,37 +194,56 @@ def saturation_figure(models: Sequence[ModelPoints], people: np.ndarray, path: s
             if c is None or not len(c):
                 continue
             colour = style.BLACK if name in ("people", "alpha") else style.SERIES[j % len(style.SERIES)]
-            label = "people (leave-one-rater-out)" if name == "people" else (
-                "Krippendorff's α (interval)" if name == "alpha" else name)
+            label = (
+                "people (leave-one-rater-out)"
+                if name == "people"
+                else ("Krippendorff's α (interval)" if name == "alpha" else name)
+            )
             if len(c) >= 3:  # a band where it has a shape; two or fewer sizes: error bars (no grey triangles)
                 ax.fill_between(c[:, 0], c[:, 2], c[:, 3], color=colour, alpha=0.2)
             else:
                 style.interval_bars(ax, c[:, 0], c[:, 2], c[:, 3], color=colour, cap=0.15)
-            ax.plot(c[:, 0], c[:, 1], marker=style.MARKERS[j % len(style.MARKERS)], color=colour, label=label,
-                    linestyle="--" if name == "people" else "-")
+            ax.plot(
+                c[:, 0],
+                c[:, 1],
+                marker=style.MARKERS[j % len(style.MARKERS)],
+                color=colour,
+                label=label,
+                linestyle="--" if name == "people" else "-",
+            )
         ax.set_xlabel("raters per image")
         ax.set_title("Krippendorff's α" if measure == "alpha" else HEADERS[measure])
         ax.xaxis.get_major_locator().set_params(integer=True)
         style.panel_letter(ax, i)
     handles = {}
-    for ax in axes.ravel()[:len(panels)]:
+    for ax in axes.ravel()[: len(panels)]:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
     from matplotlib.patches import Patch
 
-    handles[f"band / bars: central {level:.0%}\nof {repeats} draws per size"] = Patch(
-        color=style.BLACK, alpha=0.2)
-    spare = axes.ravel()[len(panels):]
+    handles[f"band / bars: central {level:.0%}\nof {repeats} draws per size"] = Patch(color=style.BLACK, alpha=0.2)
+    spare = axes.ravel()[len(panels) :]
     for ax in spare:
         ax.set_visible(False)
     if spare.size:  # the legend in the first empty panel's place
         x0, y0, w, h = spare[0].get_position().bounds  # left-aligned, clear of the last panel's markers
-        spare[0].figure.legend(list(handles.values()), list(handles), loc="center left",
-                               bbox_to_anchor=(x0 + 0.04, y0, w, h), frameon=False)
+        spare[0].figure.legend(
+            list(handles.values()),
+            list(handles),
+            loc="center left",
+            bbox_to_anchor=(x0 + 0.04, y0, w, h),
+            frameon=False,
+        )
     else:
         axes.ravel()[0].legend(list(handles.values()), list(handles), loc="best")
     fig.suptitle(title or "How the measures change as raters per image are subsampled (more raters: flatter curves)")
     style.note(fig, note)
-    return style.save(fig, path, title=title or "annotation saturation", description=(
-        "Each human-vs-model measure, the people ceiling and Krippendorff's alpha as raters per image are subsampled "
-        f"from 1 to all ({repeats} draws per size)."))
+    return style.save(
+        fig,
+        path,
+        title=title or "annotation saturation",
+        description=(
+            "Each human-vs-model measure, the people ceiling and Krippendorff's alpha as raters per image are subsampled "
+            f"from 1 to all ({repeats} draws per size)."
+        ),
+    )

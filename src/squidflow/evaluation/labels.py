@@ -27,7 +27,9 @@ from squidflow.events import normalise_event, prompt_to_event
 log = logging.getLogger(__name__)
 
 
-def judged_events(prompts: pl.Series, label_map: Mapping[str, list[str]], events_config: Mapping | None = None) -> pl.Series:
+def judged_events(
+    prompts: pl.Series, label_map: Mapping[str, list[str]], events_config: Mapping | None = None
+) -> pl.Series:
     """The label_map key each judgment prompt names (null when the prompt's event is not in the map)."""
     mapping = prompt_to_event(label_map, events_config)
     return prompts.map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8)
@@ -47,19 +49,25 @@ def read_vocabulary(path: str | Path) -> list[str]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise VocabularyError(f"{path} line {line}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; save the "
-                              "label list as UTF-8") from None
+        raise VocabularyError(
+            f"{path} line {line}: byte 0x{raw[exc.start : exc.start + 1].hex()} is not UTF-8; save the "
+            "label list as UTF-8"
+        ) from None
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
             exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
-            raise VocabularyError(f"{path}: not valid JSON ({exc}); expected imsitu_space.json or a JSON list of labels") from exc
+            raise VocabularyError(
+                f"{path}: not valid JSON ({exc}); expected imsitu_space.json or a JSON list of labels"
+            ) from exc
         if isinstance(data, dict) and isinstance(data.get("verbs"), dict):
             return list(data["verbs"])
         if isinstance(data, list) and all(isinstance(x, str) for x in data):
             return list(data)
-        raise VocabularyError(f"{path}: expected an object with a `verbs` object (imsitu_space.json) or a list of strings")
+        raise VocabularyError(
+            f"{path}: expected an object with a `verbs` object (imsitu_space.json) or a list of strings"
+        )
     labels = []
     for line_no, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
@@ -67,8 +75,10 @@ def read_vocabulary(path: str | Path) -> list[str]:
             continue
         fields = line.split("\t")
         if len(fields) > 2:
-            raise VocabularyError(f"{path}: line {line_no} has {len(fields)} tab-separated fields; expected "
-                                  "`id<TAB>label` or one label per line")
+            raise VocabularyError(
+                f"{path}: line {line_no} has {len(fields)} tab-separated fields; expected "
+                "`id<TAB>label` or one label per line"
+            )
         labels.append(fields[-1].strip())
     if not labels:
         raise VocabularyError(f"{path}: no labels in it")
@@ -93,8 +103,9 @@ class VocabularyReport:
         }
 
 
-def check_vocabulary(predicted: pl.Series, label_map: Mapping[str, list[str]], vocabulary: list[str] | None,
-                     *, where: str = "") -> VocabularyReport | None:
+def check_vocabulary(
+    predicted: pl.Series, label_map: Mapping[str, list[str]], vocabulary: list[str] | None, *, where: str = ""
+) -> VocabularyReport | None:
     """Count the labels of the map and of the predictions that the vocabulary lacks; None without a vocabulary."""
     if vocabulary is None:
         return None
@@ -104,9 +115,19 @@ def check_vocabulary(predicted: pl.Series, label_map: Mapping[str, list[str]], v
     predicted_outside = sorted(set(predicted.filter(outside_mask).to_list()))
     report = VocabularyReport(len(known), map_outside, predicted_outside, int(outside_mask.sum()))
     if map_outside:
-        log.warning("evaluation.label_map: %d label(s) not in the vocabulary (%d labels): %s — they can never be "
-                    "predicted by a model of that vocabulary", len(map_outside), len(known), map_outside)
+        log.warning(
+            "evaluation.label_map: %d label(s) not in the vocabulary (%d labels): %s — they can never be "
+            "predicted by a model of that vocabulary",
+            len(map_outside),
+            len(known),
+            map_outside,
+        )
     if predicted_outside:
-        log.warning("%s: %d prediction row(s) carry %d label(s) not in the vocabulary: %s", where or "predictions",
-                    report.predicted_outside_rows, len(predicted_outside), predicted_outside[:20])
+        log.warning(
+            "%s: %d prediction row(s) carry %d label(s) not in the vocabulary: %s",
+            where or "predictions",
+            report.predicted_outside_rows,
+            len(predicted_outside),
+            predicted_outside[:20],
+        )
     return report

@@ -30,7 +30,9 @@ def hits(predictions: pl.DataFrame, targets: pl.DataFrame, k: int) -> pl.DataFra
     if k < 1:
         raise ValueError(f"top_k = {k}: must be at least 1")
     point = [*KEY, "event"] if "event" in targets.columns else KEY
-    joined = predictions.select(*KEY, "rank", "label").join(targets.select(*point, "targets"), on=KEY, how="inner", maintain_order="left")
+    joined = predictions.select(*KEY, "rank", "label").join(
+        targets.select(*point, "targets"), on=KEY, how="inner", maintain_order="left"
+    )
     right = joined.with_columns(pl.col("label").is_in(pl.col("targets")).alias("_right"))
     return (
         right.group_by(point, maintain_order=True)
@@ -44,20 +46,29 @@ def hits(predictions: pl.DataFrame, targets: pl.DataFrame, k: int) -> pl.DataFra
 
 def accuracy_by_bin(points: pl.DataFrame, correct: str = "correct") -> pl.DataFrame:
     """points (bin, `correct`) -> bin, accuracy, n for the five bins in order, then `avg` over all points."""
-    per_bin = points.group_by("bin", maintain_order=True).agg(pl.col(correct).cast(pl.Float64).mean().alias("accuracy"), pl.len().alias("n"))
+    per_bin = points.group_by("bin", maintain_order=True).agg(
+        pl.col(correct).cast(pl.Float64).mean().alias("accuracy"), pl.len().alias("n")
+    )
     order = pl.DataFrame({"bin": [*CERTAINTY_BINS]})
     out = order.join(per_bin, on="bin", how="left", maintain_order="left").with_columns(pl.col("n").fill_null(0))
-    avg = pl.DataFrame({
-        "bin": [AVERAGE],
-        "accuracy": [float(points[correct].cast(pl.Float64).mean()) if len(points) else None],
-        "n": [len(points)],
-    })
-    return pl.concat([out.select("bin", "accuracy", pl.col("n").cast(pl.Int64)),
-                      avg.with_columns(pl.col("accuracy").cast(pl.Float64), pl.col("n").cast(pl.Int64))])
+    avg = pl.DataFrame(
+        {
+            "bin": [AVERAGE],
+            "accuracy": [float(points[correct].cast(pl.Float64).mean()) if len(points) else None],
+            "n": [len(points)],
+        }
+    )
+    return pl.concat(
+        [
+            out.select("bin", "accuracy", pl.col("n").cast(pl.Int64)),
+            avg.with_columns(pl.col("accuracy").cast(pl.Float64), pl.col("n").cast(pl.Int64)),
+        ]
+    )
 
 
-def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: str, top_k: int,
-                   intervals=None) -> pl.DataFrame:
+def model_accuracy(
+    predictions: pl.DataFrame, images: pl.DataFrame, *, model: str, top_k: int, intervals=None
+) -> pl.DataFrame:
     """Tables 2 and 8 rows of one model (schemas.MODEL_ACCURACY): top-1 and top-k accuracy per bin, mean and alt.
 
     `images`: the judged images to score, one row each, with `targets` (correct labels), `certainty_bin` and
@@ -70,16 +81,27 @@ def model_accuracy(predictions: pl.DataFrame, images: pl.DataFrame, *, model: st
     missing = len(images) - len(scored)
     if missing:
         log.warning("%s: %d of %d judged images have no prediction and are left out", model, missing, len(images))
-    shallow = predictions.group_by(KEY, maintain_order=True).agg(pl.col("rank").max().alias("deepest")).filter(pl.col("deepest") < top_k)
+    shallow = (
+        predictions.group_by(KEY, maintain_order=True)
+        .agg(pl.col("rank").max().alias("deepest"))
+        .filter(pl.col("deepest") < top_k)
+    )
     if len(shallow.join(images.select(KEY), on=KEY, how="semi", maintain_order="left")):
-        log.warning("%s: some images rank fewer than %d labels; top-%d accuracy counts the labels given", model, top_k, top_k)
+        log.warning(
+            "%s: some images rank fewer than %d labels; top-%d accuracy counts the labels given", model, top_k, top_k
+        )
     tops = [(1, "top1")] + ([(top_k, "topk")] if top_k != 1 else [])
     parts = []
     for binning in BINNINGS:
         points = data_points(scored, binning)
         for top, column in tops:
-            parts.append(accuracy_by_bin(points, column).with_columns(
-                pl.lit(model).alias("model"), pl.lit(top, dtype=pl.Int64).alias("top"), pl.lit(binning).alias("binning")))
+            parts.append(
+                accuracy_by_bin(points, column).with_columns(
+                    pl.lit(model).alias("model"),
+                    pl.lit(top, dtype=pl.Int64).alias("top"),
+                    pl.lit(binning).alias("binning"),
+                )
+            )
     out = pl.concat(parts).select("model", "top", "binning", "bin", "accuracy", "n")
     if intervals is None:
         return out.with_columns(pl.lit(None, dtype=pl.Float64).alias("lo"), pl.lit(None, dtype=pl.Float64).alias("hi"))
@@ -97,8 +119,9 @@ def accuracy_intervals(table: pl.DataFrame, scored: pl.DataFrame, tops: list[tup
     alt = scored["alt_bins"].to_list()
     counts = {
         "mean": {b: (mean_bin == b).astype(float) if b != AVERAGE else np.ones(n) for b in bins},
-        "alt": {b: np.asarray([sum(x == b for x in a) if b != AVERAGE else len(a) for a in alt], dtype=float)
-                for b in bins},
+        "alt": {
+            b: np.asarray([sum(x == b for x in a) if b != AVERAGE else len(a) for a in alt], dtype=float) for b in bins
+        },
     }
     bounds = {}
     for top, column in tops:
@@ -129,14 +152,26 @@ def probability_by_bin(points: pl.DataFrame, *, eps: float = 1e-6) -> pl.DataFra
         sel = points if b == AVERAGE else points.filter(pl.col("bin") == b)
         h, p = sel["human_mean"].to_numpy().astype(float), sel["prob"].to_numpy().astype(float)
         empty = len(sel) == 0
-        rows.append({
-            "bin": b,
-            "n": len(sel),
-            "accuracy": None if empty else float(sel["correct"].cast(pl.Float64).mean()),
-            "mean_human": None if empty else float(np.mean(h) / 100.0),
-            "mean_prob": None if empty else float(np.mean(p)),
-            "mse": None if empty else huj_mse(p, h),
-            "kl": None if empty else bernoulli_kl(p, h, eps),
-        })
-    return pl.DataFrame(rows, schema={"bin": pl.Utf8, "n": pl.Int64, "accuracy": pl.Float64, "mean_human": pl.Float64,
-                                      "mean_prob": pl.Float64, "mse": pl.Float64, "kl": pl.Float64})
+        rows.append(
+            {
+                "bin": b,
+                "n": len(sel),
+                "accuracy": None if empty else float(sel["correct"].cast(pl.Float64).mean()),
+                "mean_human": None if empty else float(np.mean(h) / 100.0),
+                "mean_prob": None if empty else float(np.mean(p)),
+                "mse": None if empty else huj_mse(p, h),
+                "kl": None if empty else bernoulli_kl(p, h, eps),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "bin": pl.Utf8,
+            "n": pl.Int64,
+            "accuracy": pl.Float64,
+            "mean_human": pl.Float64,
+            "mean_prob": pl.Float64,
+            "mse": pl.Float64,
+            "kl": pl.Float64,
+        },
+    )

@@ -54,23 +54,50 @@ def evaluate_model(
     (config `intervals`) adds each accuracy's image-bootstrap interval (lo, hi).
     """
     preds = read_model_predictions(predictions, scores, image_table=image_table, frames=frames, cache_dir=cache_dir)
-    return model_accuracy_of(preds, scores, name=name, predictions=predictions, variant=variant, top_k=top_k,
-                             label_map=label_map, events_config=events_config, vocabulary=vocabulary,
-                             cache_dir=cache_dir, intervals=intervals)
+    return model_accuracy_of(
+        preds,
+        scores,
+        name=name,
+        predictions=predictions,
+        variant=variant,
+        top_k=top_k,
+        label_map=label_map,
+        events_config=events_config,
+        vocabulary=vocabulary,
+        cache_dir=cache_dir,
+        intervals=intervals,
+    )
 
 
-def read_model_predictions(predictions: str | Path, scores: pl.DataFrame, *, image_table: str | Path | None = None,
-                           frames: pl.DataFrame | None = None, cache_dir: str | Path = DOWNLOADS_DIR) -> pl.DataFrame:
+def read_model_predictions(
+    predictions: str | Path,
+    scores: pl.DataFrame,
+    *,
+    image_table: str | Path | None = None,
+    frames: pl.DataFrame | None = None,
+    cache_dir: str | Path = DOWNLOADS_DIR,
+) -> pl.DataFrame:
     """A model's predictions file (and its image table), checked against the images a prediction may name."""
     table = read_image_table(image_table, cache_dir) if image_table else None
-    return read_predictions(predictions, cache_dir=cache_dir, image_table=table,
-                            known_images=known_images(scores, frames))
+    return read_predictions(
+        predictions, cache_dir=cache_dir, image_table=table, known_images=known_images(scores, frames)
+    )
 
 
-def model_accuracy_of(preds: pl.DataFrame, scores: pl.DataFrame, *, name: str, predictions: str | Path, variant: str,
-                      top_k: int, label_map: Mapping[str, list[str]], events_config: Mapping | None = None,
-                      vocabulary: str | Path | None = None, cache_dir: str | Path = DOWNLOADS_DIR,
-                      intervals: Mapping | None = None) -> tuple[pl.DataFrame, dict]:
+def model_accuracy_of(
+    preds: pl.DataFrame,
+    scores: pl.DataFrame,
+    *,
+    name: str,
+    predictions: str | Path,
+    variant: str,
+    top_k: int,
+    label_map: Mapping[str, list[str]],
+    events_config: Mapping | None = None,
+    vocabulary: str | Path | None = None,
+    cache_dir: str | Path = DOWNLOADS_DIR,
+    intervals: Mapping | None = None,
+) -> tuple[pl.DataFrame, dict]:
     """`evaluate_model` of predictions already read (`predictions` names their file in the summary)."""
     images = judged_images(scores, variant=variant, label_map=label_map, events_config=events_config)
     vocab = read_vocabulary(fetch(vocabulary, cache_dir)) if vocabulary else None
@@ -98,5 +125,7 @@ def model_id(name: str) -> str:
     """A model's name as a file name (results/evaluation/models/{id}.parquet): runs of other characters become `_`."""
     slug = re.sub(r"[^A-Za-z0-9.-]+", "_", name.strip()).strip("_.")
     if not slug:
-        raise ValueError(f"evaluation.models: the model name {name!r} has no letter or digit; give it a name like 'JSL'")
+        raise ValueError(
+            f"evaluation.models: the model name {name!r} has no letter or digit; give it a name like 'JSL'"
+        )
     return slug

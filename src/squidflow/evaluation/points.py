@@ -32,10 +32,16 @@ def points_frame(points: Sequence[ModelPoints], people: pl.DataFrame | None, ski
         if len(m.prob) == 0:
             parts.append(pl.DataFrame({"role": [NO_IMAGES], "model": [m.name]}))
             continue
-        parts.append(m.images.select(*KEY, "ratings").with_columns(
-            role=pl.lit(MODEL), model=pl.lit(m.name), prob=pl.Series(m.prob, dtype=pl.Float64),
-            confidence=pl.Series(m.confidence, dtype=pl.Float64), correct=pl.Series(m.correct, dtype=pl.Float64),
-            target=pl.Series(m.target, dtype=pl.Float64)))
+        parts.append(
+            m.images.select(*KEY, "ratings").with_columns(
+                role=pl.lit(MODEL),
+                model=pl.lit(m.name),
+                prob=pl.Series(m.prob, dtype=pl.Float64),
+                confidence=pl.Series(m.confidence, dtype=pl.Float64),
+                correct=pl.Series(m.correct, dtype=pl.Float64),
+                target=pl.Series(m.target, dtype=pl.Float64),
+            )
+        )
     if people is not None and len(people):
         parts.append(people.select(*KEY, "ratings").with_columns(role=pl.lit(PEOPLE)))
     parts += [pl.DataFrame({"role": [LEFT_OUT], "model": [name]}) for name in skipped]
@@ -53,8 +59,9 @@ def points_from_frame(table: pl.DataFrame) -> tuple[list[ModelPoints], np.ndarra
     """schemas.PER_IMAGE_POINTS -> (the models' points in table order, the people's ratings matrix or None, the
     models left out): what the soft-label table is computed from (scoring.soft_label_outputs_of)."""
     models = table.filter(pl.col("role").is_in([MODEL, NO_IMAGES]))["model"].unique(maintain_order=True).to_list()
-    points = [_model_points(name, table.filter((pl.col("role") == MODEL) & (pl.col("model") == name)))
-              for name in models]
+    points = [
+        _model_points(name, table.filter((pl.col("role") == MODEL) & (pl.col("model") == name))) for name in models
+    ]
     people = table.filter(pl.col("role") == PEOPLE)
     skipped = table.filter(pl.col("role") == LEFT_OUT)["model"].to_list()
     return points, (ratings_matrix(people["ratings"].to_list()) if len(people) else None), skipped

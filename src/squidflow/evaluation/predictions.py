@@ -34,7 +34,14 @@ from squidflow.paths import DOWNLOADS_DIR
 log = logging.getLogger(__name__)
 
 KEY = ["video_id", "frame_index"]
-FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
 SHOW = 10
 IMAGE_NAME = re.compile(r"^(?P<video_id>.+)_(?P<frame_index>\d+)(?:\.[A-Za-z0-9]+)?$")  # squidflow's {video}_{frame}
 
@@ -56,8 +63,10 @@ def file_format(source: str | Path) -> tuple[str, bool]:
     stem = name[:-3] if gz else name
     fmt = FORMATS.get(Path(stem).suffix)
     if fmt is None or (gz and fmt == "parquet"):
-        raise PredictionsError(f"{source}: unknown predictions file type; name it .parquet, .csv, .jsonl (or .csv.gz, "
-                               ".jsonl.gz) and write one row per (image, rank) with rank, label, score and the image key")
+        raise PredictionsError(
+            f"{source}: unknown predictions file type; name it .parquet, .csv, .jsonl (or .csv.gz, "
+            ".jsonl.gz) and write one row per (image, rank) with rank, label, score and the image key"
+        )
     return fmt, gz
 
 
@@ -88,8 +97,9 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
     try:
         with contextlib.ExitStack() as stack:
             fh = gzip_lines(path, where, PredictionsError) if gz else stack.enter_context(open(path, "rb"))
-            for line_no, rec in json_lines(fh, where, what="one JSON object with rank, label, score and the image key",
-                                           error=PredictionsError):
+            for line_no, rec in json_lines(
+                fh, where, what="one JSON object with rank, label, score and the image key", error=PredictionsError
+            ):
                 records.append({k: None if v is None else str(v) for k, v in rec.items()})
                 lines.append(line_no)
     except OSError as exc:
@@ -114,7 +124,9 @@ def _fail(where: str, problems: list[Problem], total: int | None = None) -> None
         unit = "row" if file_format(where)[0] == "parquet" else "line"
     except PredictionsError:
         unit = "row"
-    shown = "\n  ".join(f"{where}: {unit} {p.row}: {p.problem}" if p.row else f"{where}: {p.problem}" for p in problems[:SHOW])
+    shown = "\n  ".join(
+        f"{where}: {unit} {p.row}: {p.problem}" if p.row else f"{where}: {p.problem}" for p in problems[:SHOW]
+    )
     n = total if total is not None else len(problems)
     more = f"\n  ... and {n - SHOW} more" if n > SHOW else ""
     raise PredictionsError(
@@ -131,18 +143,27 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
     if missing or not has_key:
         need = missing + ([] if has_key else ["video_id + frame_index, or image"])
         has = [c for c in raw.columns if not c.startswith("_")]  # not the reader's own line/row columns
-        raise PredictionsError(f"{where}: missing column(s) {need} (has {has}). Predictions need one row per "
-                               "(image, rank) with rank, label, score and the image key (README, 'Evaluate your own model').")
-    nested = [f"{c} ({raw.schema[c]})" for c in ("video_id", "image", "label", "frame_index", "rank", "score")
-              if c in raw.columns and (raw.schema[c].is_nested() or raw.schema[c] in (pl.Binary, pl.Object, pl.Null))]
+        raise PredictionsError(
+            f"{where}: missing column(s) {need} (has {has}). Predictions need one row per "
+            "(image, rank) with rank, label, score and the image key (README, 'Evaluate your own model')."
+        )
+    nested = [
+        f"{c} ({raw.schema[c]})"
+        for c in ("video_id", "image", "label", "frame_index", "rank", "score")
+        if c in raw.columns and (raw.schema[c].is_nested() or raw.schema[c] in (pl.Binary, pl.Object, pl.Null))
+    ]
     if nested:
-        raise PredictionsError(f"{where}: column(s) {', '.join(nested)} hold lists, structs or bytes; each row needs "
-                               "one text label, one numeric score and rank, and a text image key. Write one row per "
-                               "(image, rank) instead of a list per image.")
+        raise PredictionsError(
+            f"{where}: column(s) {', '.join(nested)} hold lists, structs or bytes; each row needs "
+            "one text label, one numeric score and rank, and a text image key. Write one row per "
+            "(image, rank) instead of a list per image."
+        )
     if raw.is_empty():
-        raise PredictionsError(f"{where}: the predictions file has no rows (a header only, or nothing); export the "
-                               "model's predictions again: one row per (image, rank) with rank, label, score and the "
-                               "image key.")
+        raise PredictionsError(
+            f"{where}: the predictions file has no rows (a header only, or nothing); export the "
+            "model's predictions again: one row per (image, rank) with rank, label, score and the "
+            "image key."
+        )
     if "_row" not in raw.columns:
         raw = raw.with_row_index("_row", offset=first_row).with_columns(pl.col("_row").cast(pl.Int64))
     df = raw.select(
@@ -156,21 +177,41 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
     rank_f = pl.col("rank").cast(pl.Float64, strict=False)
     frame_f = pl.col("frame_index").cast(pl.Float64, strict=False)
     df = df.with_columns(
-        pl.when(rank_f.is_finite() & (rank_f == rank_f.floor()) & (rank_f >= 1)).then(rank_f).cast(pl.Int64).alias("_rank"),
-        pl.when(frame_f.is_finite() & (frame_f == frame_f.floor()) & (frame_f >= 0)).then(frame_f).cast(pl.Int64).alias("_frame"),
+        pl.when(rank_f.is_finite() & (rank_f == rank_f.floor()) & (rank_f >= 1))
+        .then(rank_f)
+        .cast(pl.Int64)
+        .alias("_rank"),
+        pl.when(frame_f.is_finite() & (frame_f == frame_f.floor()) & (frame_f >= 0))
+        .then(frame_f)
+        .cast(pl.Int64)
+        .alias("_frame"),
         pl.col("score").cast(pl.Float64, strict=False).alias("_score"),
     )
     checks = [
         (pl.col("rank").is_null(), lambda r: "rank is empty"),
-        (pl.col("rank").is_not_null() & pl.col("_rank").is_null(), lambda r: f"rank {r['rank']!r} is not a positive integer"),
+        (
+            pl.col("rank").is_not_null() & pl.col("_rank").is_null(),
+            lambda r: f"rank {r['rank']!r} is not a positive integer",
+        ),
         (pl.col("label").is_null(), lambda r: "label is empty"),
         (pl.col("score").is_null(), lambda r: "score is empty (non-numeric)"),
         (pl.col("score").is_not_null() & pl.col("_score").is_null(), lambda r: f"score {r['score']!r} is not a number"),
-        (pl.col("_score").is_not_null() & ~pl.col("_score").is_finite(),
-         lambda r: f"score {r['score']!r} is not a finite number"),
-        (pl.col("video_id").is_null() & pl.col("image").is_null(), lambda r: "no image: video_id and image are both empty"),
-        (pl.col("video_id").is_not_null() & pl.col("_frame").is_null(),
-         lambda r: f"frame_index {r['frame_index']!r} is not a non-negative integer" if r["frame_index"] else "frame_index is empty"),
+        (
+            pl.col("_score").is_not_null() & ~pl.col("_score").is_finite(),
+            lambda r: f"score {r['score']!r} is not a finite number",
+        ),
+        (
+            pl.col("video_id").is_null() & pl.col("image").is_null(),
+            lambda r: "no image: video_id and image are both empty",
+        ),
+        (
+            pl.col("video_id").is_not_null() & pl.col("_frame").is_null(),
+            lambda r: (
+                f"frame_index {r['frame_index']!r} is not a non-negative integer"
+                if r["frame_index"]
+                else "frame_index is empty"
+            ),
+        ),
     ]
     problems: list[Problem] = []
     total = 0
@@ -182,8 +223,14 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
         problems.sort(key=lambda p: p.row)
         _fail(where, problems, total)
     return df.select(
-        "_row", "_written", "video_id", pl.col("_frame").alias("frame_index"), "image",
-        pl.col("_rank").alias("rank"), "label", pl.col("_score").alias("score"),
+        "_row",
+        "_written",
+        "video_id",
+        pl.col("_frame").alias("frame_index"),
+        "image",
+        pl.col("_rank").alias("rank"),
+        "label",
+        pl.col("_score").alias("score"),
     )
 
 
@@ -196,7 +243,8 @@ def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: s
     names = by_image.select("image").unique(maintain_order=True)
     if image_table is not None:
         mapping = image_table.select(
-            pl.col("image").cast(pl.Utf8), pl.col("video_id").cast(pl.Utf8).alias("_vid"),
+            pl.col("image").cast(pl.Utf8),
+            pl.col("video_id").cast(pl.Utf8).alias("_vid"),
             pl.col("frame_index").cast(pl.Int64).alias("_fi"),
         ).unique("image", keep="first", maintain_order=True)
     else:
@@ -209,18 +257,32 @@ def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: s
             elif m:
                 rows.append({"image": name, "_vid": m["video_id"], "_fi": int(m["frame_index"])})
         mapping = pl.DataFrame(rows, schema={"image": pl.Utf8, "_vid": pl.Utf8, "_fi": pl.Int64})
-    out = df.join(mapping, on="image", how="left", maintain_order="left").with_columns(
-        pl.coalesce("video_id", "_vid").alias("video_id"), pl.coalesce("frame_index", "_fi").alias("frame_index"),
-    ).drop("_vid", "_fi")
+    out = (
+        df.join(mapping, on="image", how="left", maintain_order="left")
+        .with_columns(
+            pl.coalesce("video_id", "_vid").alias("video_id"),
+            pl.coalesce("frame_index", "_fi").alias("frame_index"),
+        )
+        .drop("_vid", "_fi")
+    )
     unresolved = out.filter(pl.col("video_id").is_null())
     if not unresolved.is_empty():
-        how = ("not in the model's image mapping table" if image_table is not None else
-               "not a squidflow image name ({video_id}_{frame_index} or {video_id}/{frame_index}.jpg) and the model "
-               "has no mapping table (evaluation.models[].images)")
+        how = (
+            "not in the model's image mapping table"
+            if image_table is not None
+            else "not a squidflow image name ({video_id}_{frame_index} or {video_id}/{frame_index}.jpg) and the model "
+            "has no mapping table (evaluation.models[].images)"
+        )
         first = unresolved.unique("image", keep="first", maintain_order=True)
         names = mapping["image"].to_list()
-        _fail(where, [Problem(r["_row"], f"unknown image {r['image']!r}: {how}{unknown_id_hint(r['_written'], names)}")
-                      for r in first.head(SHOW).iter_rows(named=True)], len(first))
+        _fail(
+            where,
+            [
+                Problem(r["_row"], f"unknown image {r['image']!r}: {how}{unknown_id_hint(r['_written'], names)}")
+                for r in first.head(SHOW).iter_rows(named=True)
+            ],
+            len(first),
+        )
     return out
 
 
@@ -229,8 +291,12 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
     problems: list[Problem] = []
     total = 0
     if known_images is not None:
-        known = known_images.select(pl.col("video_id").cast(pl.Utf8), pl.col("frame_index").cast(pl.Int64)).unique(maintain_order=True)
-        unknown = df.join(known, on=KEY, how="anti", maintain_order="left").unique(KEY, keep="first", maintain_order=True)
+        known = known_images.select(pl.col("video_id").cast(pl.Utf8), pl.col("frame_index").cast(pl.Int64)).unique(
+            maintain_order=True
+        )
+        unknown = df.join(known, on=KEY, how="anti", maintain_order="left").unique(
+            KEY, keep="first", maintain_order=True
+        )
         total += len(unknown)
         videos = known["video_id"].unique(maintain_order=True).to_list()
         for r in unknown.head(SHOW).iter_rows(named=True):
@@ -239,23 +305,38 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
                 hint = f"; that video's judged frames: {frames[:10]}{' ...' if len(frames) > 10 else ''}"
             else:
                 hint = unknown_id_hint(r.get("_written") or r["video_id"], videos)
-            problems.append(Problem(r["_row"], f"unknown image: video_id {r['video_id']!r}, frame_index "
-                                    f"{r['frame_index']} is not among the judged images or the dataset's frames{hint}"))
-    dup = (
-        df.with_columns(pl.col("_row").min().over([*KEY, "rank"]).alias("_first"))
-        .filter(pl.col("_row") != pl.col("_first"))
+            problems.append(
+                Problem(
+                    r["_row"],
+                    f"unknown image: video_id {r['video_id']!r}, frame_index "
+                    f"{r['frame_index']} is not among the judged images or the dataset's frames{hint}",
+                )
+            )
+    dup = df.with_columns(pl.col("_row").min().over([*KEY, "rank"]).alias("_first")).filter(
+        pl.col("_row") != pl.col("_first")
     )
     total += len(dup)
-    problems += [Problem(r["_row"], f"duplicate rank {r['rank']} for image ({r['video_id']}, {r['frame_index']}) "
-                         f"(first given at {r['_first']})") for r in dup.head(SHOW).iter_rows(named=True)]
+    problems += [
+        Problem(
+            r["_row"],
+            f"duplicate rank {r['rank']} for image ({r['video_id']}, {r['frame_index']}) "
+            f"(first given at {r['_first']})",
+        )
+        for r in dup.head(SHOW).iter_rows(named=True)
+    ]
     no_top = (
-        df.group_by(KEY, maintain_order=True).agg(pl.col("_row").min(), (pl.col("rank") == 1).any().alias("has_top"),
-                             pl.col("rank").min().alias("lowest"))
-        .filter(~pl.col("has_top")).sort("_row")
+        df.group_by(KEY, maintain_order=True)
+        .agg(pl.col("_row").min(), (pl.col("rank") == 1).any().alias("has_top"), pl.col("rank").min().alias("lowest"))
+        .filter(~pl.col("has_top"))
+        .sort("_row")
     )
     total += len(no_top)
-    problems += [Problem(r["_row"], f"image ({r['video_id']}, {r['frame_index']}) has no rank 1 (its best rank is "
-                         f"{r['lowest']})") for r in no_top.head(SHOW).iter_rows(named=True)]
+    problems += [
+        Problem(
+            r["_row"], f"image ({r['video_id']}, {r['frame_index']}) has no rank 1 (its best rank is {r['lowest']})"
+        )
+        for r in no_top.head(SHOW).iter_rows(named=True)
+    ]
     if problems:
         problems.sort(key=lambda p: p.row)
         _fail(where, problems, total)
@@ -265,13 +346,17 @@ def read_image_table(source: str | Path, cache_dir: str | Path) -> pl.DataFrame:
     """A mapping table image -> video_id, frame_index (CSV or Parquet, local or URL)."""
     path = fetch(source, cache_dir)
     try:
-        table = pl.read_parquet(path) if str(path).endswith((".parquet", ".pq")) else pl.read_csv(path, infer_schema=False)
+        table = (
+            pl.read_parquet(path) if str(path).endswith((".parquet", ".pq")) else pl.read_csv(path, infer_schema=False)
+        )
     except Exception as exc:  # noqa: BLE001
         raise PredictionsError(f"{source}: cannot read the image mapping table ({exc})") from exc
     missing = [c for c in ("image", "video_id", "frame_index") if c not in table.columns]
     if missing:
-        raise PredictionsError(f"{source}: the image mapping table lacks column(s) {missing} (has {table.columns}); it "
-                               "maps each image file name to the video_id and frame_index of the judged frame")
+        raise PredictionsError(
+            f"{source}: the image mapping table lacks column(s) {missing} (has {table.columns}); it "
+            "maps each image file name to the video_id and frame_index of the judged frame"
+        )
     return table
 
 
@@ -291,6 +376,7 @@ def read_predictions(
     df = _parse_rows(raw, first_row, where)
     df = _resolve_images(df, image_table, where)
     check_predictions(df, known_images, where)
-    log.info("%s: %d rows, %d images, ranks up to %d", where, len(df), df.select(KEY).n_unique(),
-             int(df["rank"].max() or 0))
+    log.info(
+        "%s: %d rows, %d images, ranks up to %d", where, len(df), df.select(KEY).n_unique(), int(df["rank"].max() or 0)
+    )
     return df.drop("_row").sort([*KEY, "rank"]).select(list(schemas.PREDICTIONS.columns))

@@ -64,8 +64,16 @@ def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tup
     return judgments, excluded_annotators(io.read_parquet(report, schemas.ANNOTATOR_REPORT) if report else None)
 
 
-def model_points_of(name: str, preds: pl.DataFrame, scores: pl.DataFrame, ratings: pl.DataFrame, *, variant: str,
-                    label_map: Mapping, events_config: Mapping | None) -> ModelPoints | None:
+def model_points_of(
+    name: str,
+    preds: pl.DataFrame,
+    scores: pl.DataFrame,
+    ratings: pl.DataFrame,
+    *,
+    variant: str,
+    label_map: Mapping,
+    events_config: Mapping | None,
+) -> ModelPoints | None:
     """One model's predictions (read: `read_model_predictions`) on the judged images; None when its scores are not
     probabilities."""
     if not scores_are_probabilities(preds):
@@ -75,20 +83,31 @@ def model_points_of(name: str, preds: pl.DataFrame, scores: pl.DataFrame, rating
     return model_points(name, preds, images, ratings)
 
 
-def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], *, variant: str,
-                     label_map: Mapping, events_config: Mapping | None, cache_dir: str | Path = DOWNLOADS_DIR,
-                     frames: pl.DataFrame | None = None) -> pl.DataFrame:
+def per_image_points(
+    models: Sequence[Mapping],
+    judgments: pl.DataFrame,
+    excluded: Sequence[str],
+    *,
+    variant: str,
+    label_map: Mapping,
+    events_config: Mapping | None,
+    cache_dir: str | Path = DOWNLOADS_DIR,
+    frames: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """Every model's points on the judged images and the people's ratings of them (schemas.PER_IMAGE_POINTS): what
     rule per_image_points writes once for the soft-label table and its two figures."""
     scores = image_scores(judgments, list(excluded))
-    ratings = image_ratings(judgments, variant=variant, label_map=label_map, events_config=events_config,
-                            excluded=excluded)
+    ratings = image_ratings(
+        judgments, variant=variant, label_map=label_map, events_config=events_config, excluded=excluded
+    )
     points, skipped = [], []
     for model in models:
-        preds = read_model_predictions(model["predictions"], scores, image_table=model.get("images"), frames=frames,
-                                       cache_dir=cache_dir)
-        p = model_points_of(model["name"], preds, scores, ratings, variant=variant, label_map=label_map,
-                            events_config=events_config)
+        preds = read_model_predictions(
+            model["predictions"], scores, image_table=model.get("images"), frames=frames, cache_dir=cache_dir
+        )
+        p = model_points_of(
+            model["name"], preds, scores, ratings, variant=variant, label_map=label_map, events_config=events_config
+        )
         if p is None:
             skipped.append(model["name"])
         else:
@@ -96,15 +115,31 @@ def per_image_points(models: Sequence[Mapping], judgments: pl.DataFrame, exclude
     return points_frame(points, ratings, skipped)
 
 
-def soft_label_outputs_of(points: Sequence[ModelPoints], people: np.ndarray | None, skipped: Sequence[str], *,
-                          variant: str, intervals: Mapping, ece_bins: int, binary_bins: int,
-                          source: str) -> tuple[pl.DataFrame, str, str]:
+def soft_label_outputs_of(
+    points: Sequence[ModelPoints],
+    people: np.ndarray | None,
+    skipped: Sequence[str],
+    *,
+    variant: str,
+    intervals: Mapping,
+    ece_bins: int,
+    binary_bins: int,
+    source: str,
+) -> tuple[pl.DataFrame, str, str]:
     """(long CSV frame, Markdown, LaTeX) of the soft-label measures table of points already computed (rule
     soft_label_table reads them from per_image_points.parquet: points_from_frame)."""
-    table = soft_label_table(points, people, from_section(IntervalConfig, intervals), ece_bins=ece_bins,
-                             binary_bins=binary_bins)
-    text = caption(table, intervals, variant=variant, source=SOURCES.get(source, source), ece_bins=ece_bins,
-                   binary_bins=binary_bins, skipped=skipped)
+    table = soft_label_table(
+        points, people, from_section(IntervalConfig, intervals), ece_bins=ece_bins, binary_bins=binary_bins
+    )
+    text = caption(
+        table,
+        intervals,
+        variant=variant,
+        source=SOURCES.get(source, source),
+        ece_bins=ece_bins,
+        binary_bins=binary_bins,
+        skipped=skipped,
+    )
     return table, to_markdown(table, text), to_latex(table, text)
 
 
@@ -127,26 +162,45 @@ class Scoring:
     frames: pl.DataFrame | None = None
 
 
-def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str],
-                         how: Scoring) -> dict[str, tuple[pl.DataFrame, str, str]]:
+def evaluate_predictions(
+    models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], how: Scoring
+) -> dict[str, tuple[pl.DataFrame, str, str]]:
     """Tables 2 and 8 and the soft-label table of `models` (each {name, predictions, images, reference_accuracy})
     against `judgments`, computed as the workflow's rules model_accuracy, evaluation_table, per_image_points and
     soft_label_table compute them: the people's image scores once, each predictions file read once."""
     scores = image_scores(judgments, list(excluded))
-    ratings = image_ratings(judgments, variant=how.variant, label_map=how.label_map, events_config=how.events_config,
-                            excluded=excluded)
+    ratings = image_ratings(
+        judgments, variant=how.variant, label_map=how.label_map, events_config=how.events_config, excluded=excluded
+    )
     accuracies, summaries, points, skipped = [], [], [], []
     for m in models:
-        preds = read_model_predictions(m["predictions"], scores, image_table=m.get("images"), frames=how.frames,
-                                       cache_dir=how.cache_dir)
-        acc, summary = model_accuracy_of(preds, scores, name=m["name"], predictions=m["predictions"],
-                                         variant=how.variant, top_k=how.top_k, label_map=how.label_map,
-                                         events_config=how.events_config, vocabulary=how.vocabulary,
-                                         cache_dir=how.cache_dir, intervals=how.intervals)
+        preds = read_model_predictions(
+            m["predictions"], scores, image_table=m.get("images"), frames=how.frames, cache_dir=how.cache_dir
+        )
+        acc, summary = model_accuracy_of(
+            preds,
+            scores,
+            name=m["name"],
+            predictions=m["predictions"],
+            variant=how.variant,
+            top_k=how.top_k,
+            label_map=how.label_map,
+            events_config=how.events_config,
+            vocabulary=how.vocabulary,
+            cache_dir=how.cache_dir,
+            intervals=how.intervals,
+        )
         accuracies.append(io.conform(acc, schemas.MODEL_ACCURACY))
         summaries.append(summary)
-        p = model_points_of(m["name"], preds, scores, ratings, variant=how.variant, label_map=how.label_map,
-                            events_config=how.events_config)
+        p = model_points_of(
+            m["name"],
+            preds,
+            scores,
+            ratings,
+            variant=how.variant,
+            label_map=how.label_map,
+            events_config=how.events_config,
+        )
         if p is None:
             skipped.append(m["name"])
         else:
@@ -154,12 +208,28 @@ def evaluate_predictions(models: Sequence[Mapping], judgments: pl.DataFrame, exc
     infos = [ModelInfo(m["name"], m.get("reference_accuracy"), bool(m.get("demo"))) for m in models]
     out = {}
     for table in ("table2_verbs", "table8_alt_bins"):
-        df, md, tex = build_table(accuracies, summaries, infos, table, variant=how.variant, top_k=how.top_k,
-                                  label_map=dict(how.label_map), source=how.source, intervals=dict(how.intervals))
+        df, md, tex = build_table(
+            accuracies,
+            summaries,
+            infos,
+            table,
+            variant=how.variant,
+            top_k=how.top_k,
+            label_map=dict(how.label_map),
+            source=how.source,
+            intervals=dict(how.intervals),
+        )
         out[table] = (io.conform(df, schemas.MODEL_ACCURACY), md, tex)
     # through the table rule per_image_points writes, as rule soft_label_table reads it
     model_points_read, people, left_out = points_from_frame(points_frame(points, ratings, skipped))
-    out[SOFT_LABEL_TABLE] = soft_label_outputs_of(model_points_read, people, left_out, variant=how.variant,
-                                                  intervals=how.intervals, ece_bins=how.ece_bins,
-                                                  binary_bins=how.binary_bins, source=how.source)
+    out[SOFT_LABEL_TABLE] = soft_label_outputs_of(
+        model_points_read,
+        people,
+        left_out,
+        variant=how.variant,
+        intervals=how.intervals,
+        ece_bins=how.ece_bins,
+        binary_bins=how.binary_bins,
+        source=how.source,
+    )
     return out

@@ -54,10 +54,19 @@ CORRELATIONS = ("entropy_pearson", "entropy_spearman")
 CALIBRATION = ("ece_equal_width", "ece_equal_mass", "smooth_ece", "ece_binary")
 MEASURES = (*SOFT, *CORRELATIONS, *CALIBRATION)
 HEADERS = {
-    "cross_entropy": "CE", "kl_human_model": "KL(h‖m)", "kl_model_human": "KL(m‖h)", "js_divergence": "JSD",
-    "total_variation": "TV", "brier": "Brier", "wasserstein": "W1 (0–100)", "entropy_pearson": "H corr. (r)",
-    "entropy_spearman": "H corr. (ρ)", "ece_equal_width": "ECE (width)", "ece_equal_mass": "ECE (mass)",
-    "smooth_ece": "smECE", "ece_binary": "Binary ECE",
+    "cross_entropy": "CE",
+    "kl_human_model": "KL(h‖m)",
+    "kl_model_human": "KL(m‖h)",
+    "js_divergence": "JSD",
+    "total_variation": "TV",
+    "brier": "Brier",
+    "wasserstein": "W1 (0–100)",
+    "entropy_pearson": "H corr. (r)",
+    "entropy_spearman": "H corr. (ρ)",
+    "ece_equal_width": "ECE (width)",
+    "ece_equal_mass": "ECE (mass)",
+    "smooth_ece": "smECE",
+    "ece_binary": "Binary ECE",
 }
 PEOPLE = "people (leave-one-rater-out)"
 POINT = [*KEY, "event"]
@@ -77,24 +86,33 @@ class ModelPoints:
 
 
 # --- inputs -----------------------------------------------------------------------------------------------------
-def image_ratings(judgments: pl.DataFrame, *, variant: str, label_map: Mapping[str, list[str]],
-                  events_config: Mapping | None = None, excluded: Sequence[str] = ()) -> pl.DataFrame:
+def image_ratings(
+    judgments: pl.DataFrame,
+    *,
+    variant: str,
+    label_map: Mapping[str, list[str]],
+    events_config: Mapping | None = None,
+    excluded: Sequence[str] = (),
+) -> pl.DataFrame:
     """judgments (schemas.JUDGMENTS) -> per judged image (video_id, frame_index, event) its `ratings` (list of
     first-round ratings of annotators not excluded), as image_scores averages them."""
     j = judgments.filter((pl.col("variant") == variant) & ~pl.col("annotator").is_in(list(excluded)))
     if "round" in j.columns:
         j = j.filter(pl.col("round") == 1)
     j = j.with_columns(judged_events(j["event_prompt"], label_map, events_config).alias("event"))
-    return (j.filter(pl.col("event").is_not_null())
-            .group_by(POINT, maintain_order=True).agg(pl.col("rating").sort_by("position", "annotator").cast(pl.Float64).alias("ratings"))
-            .sort(POINT))
+    return (
+        j.filter(pl.col("event").is_not_null())
+        .group_by(POINT, maintain_order=True)
+        .agg(pl.col("rating").sort_by("position", "annotator").cast(pl.Float64).alias("ratings"))
+        .sort(POINT)
+    )
 
 
 def ratings_matrix(lists: Sequence[Sequence[float]]) -> np.ndarray:
     width = max((len(r) for r in lists), default=1)
     out = np.full((len(lists), max(width, 1)), np.nan)
     for i, r in enumerate(lists):
-        out[i, :len(r)] = r
+        out[i, : len(r)] = r
     return out
 
 
@@ -102,12 +120,20 @@ def model_points(name: str, predictions: pl.DataFrame, images: pl.DataFrame, rat
     """A model's predictions (schemas.PREDICTIONS) on the judged images (judged.judged_images: targets per image)
     joined with the images' ratings (image_ratings) -> its ModelPoints. Images without prediction or rating drop."""
     top = hits(predictions, images, 1).select(*POINT, "top1")
-    scored = (predictions.select(*KEY, "rank", "label", "score")
-              .join(images.select(*POINT, "targets"), on=KEY, how="inner", maintain_order="left")
-              .group_by(POINT, maintain_order=True)
-              .agg((pl.col("score") * pl.col("label").is_in(pl.col("targets")).cast(pl.Float64)).sum().alias("prob"),
-                   pl.col("score").sort_by("rank").first().alias("confidence")))
-    rows = scored.join(top, on=POINT, maintain_order="left").join(ratings, on=POINT, how="inner", maintain_order="left").sort(POINT)
+    scored = (
+        predictions.select(*KEY, "rank", "label", "score")
+        .join(images.select(*POINT, "targets"), on=KEY, how="inner", maintain_order="left")
+        .group_by(POINT, maintain_order=True)
+        .agg(
+            (pl.col("score") * pl.col("label").is_in(pl.col("targets")).cast(pl.Float64)).sum().alias("prob"),
+            pl.col("score").sort_by("rank").first().alias("confidence"),
+        )
+    )
+    rows = (
+        scored.join(top, on=POINT, maintain_order="left")
+        .join(ratings, on=POINT, how="inner", maintain_order="left")
+        .sort(POINT)
+    )
     return ModelPoints(
         name=name,
         prob=np.clip(rows["prob"].to_numpy().astype(float), 0.0, 1.0),
@@ -160,17 +186,28 @@ def people_rows(ratings: np.ndarray, cfg: IntervalConfig) -> list[dict]:
     return [{**r, "n": len(ratings)} for r in table.iter_rows(named=True)]
 
 
-def soft_label_table(models: Sequence[ModelPoints], people: np.ndarray | None, cfg: IntervalConfig, *,
-                     ece_bins: int, binary_bins: int) -> pl.DataFrame:
+def soft_label_table(
+    models: Sequence[ModelPoints], people: np.ndarray | None, cfg: IntervalConfig, *, ece_bins: int, binary_bins: int
+) -> pl.DataFrame:
     """Long table: model, measure, value, lo, hi, n (images). `people`: the ratings matrix (n, R) of the judged
     images for the leave-one-rater-out row, or None."""
-    rows = [{"model": m.name, **r} for m in models for r in model_rows(m, cfg, ece_bins=ece_bins,
-                                                                         binary_bins=binary_bins)]
+    rows = [
+        {"model": m.name, **r} for m in models for r in model_rows(m, cfg, ece_bins=ece_bins, binary_bins=binary_bins)
+    ]
     if people is not None and len(people):
         rows += [{"model": PEOPLE, **r} for r in people_rows(people, cfg)]
     rows = [{**r, "value": _num(r["value"]), "lo": _num(r["lo"]), "hi": _num(r["hi"])} for r in rows]
-    return pl.DataFrame(rows, schema={"model": pl.Utf8, "measure": pl.Utf8, "value": pl.Float64, "lo": pl.Float64,
-                                      "hi": pl.Float64, "n": pl.Int64})
+    return pl.DataFrame(
+        rows,
+        schema={
+            "model": pl.Utf8,
+            "measure": pl.Utf8,
+            "value": pl.Float64,
+            "lo": pl.Float64,
+            "hi": pl.Float64,
+            "n": pl.Int64,
+        },
+    )
 
 
 def _num(v) -> float | None:
@@ -179,8 +216,16 @@ def _num(v) -> float | None:
 
 
 # --- Markdown and LaTeX -------------------------------------------------------------------------------------------
-def caption(table: pl.DataFrame, cfg: Mapping, *, variant: str, source: str, ece_bins: int, binary_bins: int,
-            skipped: Sequence[str] = ()) -> str:
+def caption(
+    table: pl.DataFrame,
+    cfg: Mapping,
+    *,
+    variant: str,
+    source: str,
+    ece_bins: int,
+    binary_bins: int,
+    skipped: Sequence[str] = (),
+) -> str:
     level = round(100 * cfg["level"])
     parts = [
         "Soft-label measures: each model's probability of the judged event against the people's ratings "
@@ -241,6 +286,11 @@ def to_markdown(table: pl.DataFrame, text: str) -> str:
 
 def to_latex(table: pl.DataFrame, text: str) -> str:
     header, body = _rows(table)
-    return latex_table(caption=text, label="soft_label_measures", columns="l" + "c" * (len(header) - 1),
-                       head=[tex_row(map(tex_escape, header)), r"\midrule"],
-                       body=[tex_row(map(tex_escape, row)) for row in body], fit_width=True)
+    return latex_table(
+        caption=text,
+        label="soft_label_measures",
+        columns="l" + "c" * (len(header) - 1),
+        head=[tex_row(map(tex_escape, header)), r"\midrule"],
+        body=[tex_row(map(tex_escape, row)) for row in body],
+        fit_width=True,
+    )

@@ -49,18 +49,23 @@ def run_predictions(run: pl.DataFrame, classes: Sequence[str]) -> pl.DataFrame:
     se = _se_rows(run)
     probs = np.asarray(se["probs"].to_list(), dtype=float).reshape(len(se), -1)
     if probs.shape[1] != len(classes):
-        raise ValueError(f"the run has {probs.shape[1]} class probabilities per image but {len(classes)} class names "
-                         f"{list(classes)} were given (training.classification.events)")
+        raise ValueError(
+            f"the run has {probs.shape[1]} class probabilities per image but {len(classes)} class names "
+            f"{list(classes)} were given (training.classification.events)"
+        )
     order = np.argsort(-probs, axis=1, kind="stable")
     n, k = order.shape
-    return pl.DataFrame({
-        "video_id": np.repeat(se["video_id"].to_numpy(), k),
-        "frame_index": np.repeat(se["frame_index"].to_numpy(), k),
-        "image": [None] * (n * k),
-        "rank": np.tile(np.arange(1, k + 1), n),
-        "label": np.asarray(classes, dtype=object)[order.ravel()],
-        "score": np.take_along_axis(probs, order, axis=1).ravel(),
-    }, schema=schemas.PREDICTIONS.columns)
+    return pl.DataFrame(
+        {
+            "video_id": np.repeat(se["video_id"].to_numpy(), k),
+            "frame_index": np.repeat(se["frame_index"].to_numpy(), k),
+            "image": [None] * (n * k),
+            "rank": np.tile(np.arange(1, k + 1), n),
+            "label": np.asarray(classes, dtype=object)[order.ravel()],
+            "score": np.take_along_axis(probs, order, axis=1).ravel(),
+        },
+        schema=schemas.PREDICTIONS.columns,
+    )
 
 
 def run_key(path: str | Path) -> dict:
@@ -68,8 +73,15 @@ def run_key(path: str | Path) -> dict:
     p = Path(path)
     seed = p.parent.name
     if not seed.startswith("seed") or not seed[4:].isdigit():
-        raise ValueError(f"{path}: not a run's predictions (expected …/{{experiment}}/{{train_set}}/{{method}}/seed{{N}}/predictions.parquet)")
-    return {"experiment": p.parents[3].name, "train_set": p.parents[2].name, "method": p.parents[1].name, "seed": int(seed[4:])}
+        raise ValueError(
+            f"{path}: not a run's predictions (expected …/{{experiment}}/{{train_set}}/{{method}}/seed{{N}}/predictions.parquet)"
+        )
+    return {
+        "experiment": p.parents[3].name,
+        "train_set": p.parents[2].name,
+        "method": p.parents[1].name,
+        "seed": int(seed[4:]),
+    }
 
 
 def evaluate_run(
@@ -102,7 +114,11 @@ def evaluate_run(
     mapping = prompt_to_event([c for c in classes], events_config)
     judged = (
         scores.filter(pl.col("variant") == variant)
-        .with_columns(pl.col("event_prompt").map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8).alias("event"))
+        .with_columns(
+            pl.col("event_prompt")
+            .map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8)
+            .alias("event")
+        )
         .filter(pl.col("event").is_not_null())
         .select(*KEY, "event", "people_mean", "certainty_bin", "alt_bins")
         .unique([*KEY, "event"], keep="first", maintain_order=True)
@@ -111,14 +127,19 @@ def evaluate_run(
     unmatched = points.filter(pl.col("people_mean").is_null())
     if len(unmatched):
         first = unmatched.row(0, named=True)
-        raise ValueError(f"{len(unmatched)} evaluation image(s) of the run have no variant {variant} judgment for their "
-                         f"judged event in results/judgments/image_scores.parquet (first: {first['video_id']} frame "
-                         f"{first['frame_index']}, event {first['event']}); the run is older than the judgments — rerun it")
+        raise ValueError(
+            f"{len(unmatched)} evaluation image(s) of the run have no variant {variant} judgment for their "
+            f"judged event in results/judgments/image_scores.parquet (first: {first['video_id']} frame "
+            f"{first['frame_index']}, event {first['event']}); the run is older than the judgments — rerun it"
+        )
     drift = (points["people_mean"] - points["human_mean"]).abs().max() if len(points) else 0.0
     if drift and drift > 1e-9:
         log.warning("the run's human_mean differs from image_scores.parquet by up to %.3g; using image_scores", drift)
     points = points.with_columns(pl.col("people_mean").alias("human_mean"))
-    parts = [probability_by_bin(data_points(points, b), eps=kl_eps).with_columns(pl.lit(b).alias("binning")) for b in BINNINGS]
+    parts = [
+        probability_by_bin(data_points(points, b), eps=kl_eps).with_columns(pl.lit(b).alias("binning"))
+        for b in BINNINGS
+    ]
     return pl.concat(parts)
 
 
@@ -135,9 +156,14 @@ def evaluate_runs(
     parts = []
     for path, run in runs.items():
         key = run_key(path)
-        classes = (list(classification_events) if key["experiment"] == "classification"
-                   else [f"not {calibration_target}", calibration_target])
-        rows = evaluate_run(run, scores, experiment=key["experiment"], classes=classes, events_config=events_config, kl_eps=kl_eps)
+        classes = (
+            list(classification_events)
+            if key["experiment"] == "classification"
+            else [f"not {calibration_target}", calibration_target]
+        )
+        rows = evaluate_run(
+            run, scores, experiment=key["experiment"], classes=classes, events_config=events_config, kl_eps=kl_eps
+        )
         keys = [pl.lit(v, dtype=pl.Int64 if k == "seed" else pl.Utf8).alias(k) for k, v in key.items()]
         parts.append(rows.with_columns(*keys))
     if not parts:

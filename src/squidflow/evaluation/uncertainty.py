@@ -84,8 +84,15 @@ from squidflow.calibration import equal_width_bin
 from squidflow.evaluation.bootstrap_weights import _result, _weighted_pearson, _weighted_spearman, _weights
 
 EPS = 1e-6
-SOFT_LABEL_MEASURES = ("cross_entropy", "kl_human_model", "kl_model_human", "js_divergence", "total_variation",
-                       "brier", "wasserstein")
+SOFT_LABEL_MEASURES = (
+    "cross_entropy",
+    "kl_human_model",
+    "kl_model_human",
+    "js_divergence",
+    "total_variation",
+    "brier",
+    "wasserstein",
+)
 
 
 # --- soft labels ---------------------------------------------------------------------------------------------------
@@ -117,7 +124,8 @@ def _distribution_measures(h: np.ndarray, p: np.ndarray, hc: np.ndarray, pc: np.
         "cross_entropy": -(xlogy(h, pc)).sum(axis=-1),
         "kl_human_model": (xlogy(hc, hc) - xlogy(hc, pc)).sum(axis=-1),
         "kl_model_human": (xlogy(pc, pc) - xlogy(pc, hc)).sum(axis=-1),
-        "js_divergence": 0.5 * (xlogy(h, h) - xlogy(h, m)).sum(axis=-1) + 0.5 * (xlogy(p, p) - xlogy(p, m)).sum(axis=-1),
+        "js_divergence": 0.5 * (xlogy(h, h) - xlogy(h, m)).sum(axis=-1)
+        + 0.5 * (xlogy(p, p) - xlogy(p, m)).sum(axis=-1),
         "total_variation": 0.5 * np.abs(h - p).sum(axis=-1),
     }
 
@@ -205,8 +213,9 @@ def entropy_correlation(prob: np.ndarray, ratings: np.ndarray, *, weights: np.nd
 
 
 # --- calibration -----------------------------------------------------------------------------------------------------
-def ece_equal_width(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10,
-                    weights: np.ndarray | None = None) -> float | np.ndarray:
+def ece_equal_width(
+    confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10, weights: np.ndarray | None = None
+) -> float | np.ndarray:
     """Top-label (or binary) ECE over `n_bins` equal-width bins (module docstring). Float, or (B,) with weights."""
     c = np.asarray(confidence, dtype=float).ravel()
     y = np.asarray(correct, dtype=float).ravel()
@@ -229,8 +238,9 @@ def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray) -> np.nda
     return flat.reshape(values.shape) - np.arange(n_rows)[:, None] * sorted_rows.shape[1]
 
 
-def ece_equal_mass(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10,
-                   weights: np.ndarray | None = None) -> float | np.ndarray:
+def ece_equal_mass(
+    confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10, weights: np.ndarray | None = None
+) -> float | np.ndarray:
     """ECE over `n_bins` bins of (nearly) equal count (module docstring). Float, or (B,) with weights, which here
     must be counts (whole numbers: the copies of each point that the bins cut)."""
     c = np.asarray(confidence, dtype=float).ravel()
@@ -270,7 +280,7 @@ def _smooth_mesh(sigma: float) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
     t = np.linspace(0, 1, mesh)
     g = max(2000, round(20 / sigma)) // 2 + 1
     grid = np.linspace(0, 1, g)
-    kernel = np.exp(-(grid - 0.5) ** 2 / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    kernel = np.exp(-((grid - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
     inds = (t * (g - 1)).astype(int).clip(0, g - 2)
     residual = (t - inds / (g - 1)) * (g - 1)
     return g, kernel, t, inds, residual
@@ -311,7 +321,7 @@ def _smooth_apply(grid_values: np.ndarray, sigma: float) -> np.ndarray:
         from scipy import signal  # its import alone pulls in scipy.stats
 
         smoothed = signal.fftconvolve(padded, kernel[None], mode="valid", axes=1)
-    smoothed = smoothed[:, g // 2: g // 2 + g]
+    smoothed = smoothed[:, g // 2 : g // 2 + g]
     return smoothed[:, inds] * (1 - residual) + smoothed[:, inds + 1] * residual
 
 
@@ -351,8 +361,9 @@ def _row_chunks(b: int, width: int, elements: int = 2_000_000):
     return [slice(i, min(i + step, b)) for i in range(0, b, step)]
 
 
-def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
-                  weights: np.ndarray | None = None) -> float | np.ndarray:
+def smooth_ece_at(
+    confidence: np.ndarray, correct: np.ndarray, sigma: float, weights: np.ndarray | None = None
+) -> float | np.ndarray:
     """Smooth ECE at a fixed bandwidth `sigma` (relplot.smECE_sigma). Float, or (B,) with weights (for more than
     one resample the kernel product runs in single precision: relative error ~1e-6)."""
     c = np.asarray(confidence, dtype=float).ravel()
@@ -372,8 +383,10 @@ def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
         cols, where = np.unique(np.r_[bins, bins + 1], return_inverse=True)
         from scipy import sparse
 
-        split = sparse.csr_matrix((np.r_[(1 - frac) * (c - y), frac * (c - y)],
-                                   (np.r_[np.arange(len(c)), np.arange(len(c))], where)), shape=(len(c), len(cols)))
+        split = sparse.csr_matrix(
+            (np.r_[(1 - frac) * (c - y), frac * (c - y)], (np.r_[np.arange(len(c)), np.arange(len(c))], where)),
+            shape=(len(c), len(cols)),
+        )
         on_grid = len(cols) < len(c)
         smoother = (operator[:, cols].T if on_grid else _image_operator(c, sigma) * (c - y)[:, None]).astype(np.float32)
         column_mass = operator.sum(axis=0)
@@ -393,6 +406,7 @@ def smooth_ece_at(confidence: np.ndarray, correct: np.ndarray, sigma: float,
 
 def smooth_ece_bandwidth(confidence: np.ndarray, correct: np.ndarray, *, eps: float = 0.001) -> float:
     """σ* of smooth ECE: relplot's bisection (10 steps from 1) for the smallest σ with σ < smECE_σ."""
+
     def fits(sigma: float) -> bool:
         return sigma < eps or sigma < smooth_ece_at(confidence, correct, sigma)
 
@@ -408,8 +422,9 @@ def smooth_ece_bandwidth(confidence: np.ndarray, correct: np.ndarray, *, eps: fl
     return start
 
 
-def smooth_ece(confidence: np.ndarray, correct: np.ndarray, weights: np.ndarray | None = None, *,
-               sigma: float | None = None) -> float | np.ndarray:
+def smooth_ece(
+    confidence: np.ndarray, correct: np.ndarray, weights: np.ndarray | None = None, *, sigma: float | None = None
+) -> float | np.ndarray:
     """Smooth ECE (Błasiok & Nakkiran 2023; module docstring), equal to `relplot.smECE(confidence, correct)`.
 
     With `weights` (B, n) every resample gets the bandwidth σ* of the full sample (chosen once, as a kernel bandwidth
@@ -426,13 +441,28 @@ def smooth_ece(confidence: np.ndarray, correct: np.ndarray, weights: np.ndarray 
 
 
 # --- every measure of one model at once ------------------------------------------------------------------------------
-MODEL_MEASURES = (*SOFT_LABEL_MEASURES, "accuracy", "entropy_pearson", "entropy_spearman", "ece_equal_width",
-                  "ece_equal_mass", "smooth_ece")
+MODEL_MEASURES = (
+    *SOFT_LABEL_MEASURES,
+    "accuracy",
+    "entropy_pearson",
+    "entropy_spearman",
+    "ece_equal_width",
+    "ece_equal_mass",
+    "smooth_ece",
+)
 
 
-def model_measures(prob: np.ndarray, ratings: np.ndarray, correct: np.ndarray, *, confidence: np.ndarray | None = None,
-                   n_bins: int = 15, weights: np.ndarray | None = None, sigma: float | None = None,
-                   chunk: int = 500) -> dict[str, float | np.ndarray]:
+def model_measures(
+    prob: np.ndarray,
+    ratings: np.ndarray,
+    correct: np.ndarray,
+    *,
+    confidence: np.ndarray | None = None,
+    n_bins: int = 15,
+    weights: np.ndarray | None = None,
+    sigma: float | None = None,
+    chunk: int = 500,
+) -> dict[str, float | np.ndarray]:
     """Every measure of one model on n images (MODEL_MEASURES), for the images as they are or for B resamples at
     once (`weights` (B, n), in chunks of `chunk` resamples): the soft-label measures' means over the rated images,
     accuracy (mean of `correct`), the entropy correlation, and top-label calibration of `confidence` (default: the

@@ -27,7 +27,9 @@ CONFIG_KEY = "evaluation.zero_shot"
 def prompts_for(labels: Sequence[str], template: str) -> list[str]:
     """One text prompt per label; the template holds `{label}` (imSitu verbs are written with spaces for `_`)."""
     if "{label}" not in template:
-        raise ValueError(f"{CONFIG_KEY}.prompt = {template!r}: must contain {{label}}, e.g. 'a photo of people {{label}}.'")
+        raise ValueError(
+            f"{CONFIG_KEY}.prompt = {template!r}: must contain {{label}}, e.g. 'a photo of people {{label}}.'"
+        )
     return [template.format(label=str(lab).replace("_", " ")) for lab in labels]
 
 
@@ -50,10 +52,16 @@ def zero_shot_predictions(
 
     labels = list(dict.fromkeys(labels))
     if not labels:
-        raise ValueError(f"{CONFIG_KEY}: the label list is empty; set evaluation.vocabulary to a label list (the imSitu verbs)")
+        raise ValueError(
+            f"{CONFIG_KEY}: the label list is empty; set evaluation.vocabulary to a label list (the imSitu verbs)"
+        )
     ranks = min(ranks, len(labels))
     model, preprocess, tokenizer = load_clip(
-        model_name, pretrained or None, cache_dir=cache_dir or None, device=device, config_key=CONFIG_KEY,
+        model_name,
+        pretrained or None,
+        cache_dir=cache_dir or None,
+        device=device,
+        config_key=CONFIG_KEY,
         alternative=f"set {CONFIG_KEY}.enabled: false",
     )
     texts = prompts_for(labels, prompt)
@@ -62,16 +70,18 @@ def zero_shot_predictions(
     with torch.no_grad():
         text_feats = []
         for start in range(0, len(texts), 256):
-            text_feats.append(model.encode_text(tokenizer(texts[start:start + 256]).to(device)).float())
+            text_feats.append(model.encode_text(tokenizer(texts[start : start + 256]).to(device)).float())
         text_feats = torch.nn.functional.normalize(torch.cat(text_feats), dim=1)
         scale = float(model.logit_scale.exp()) if hasattr(model, "logit_scale") else 100.0
         for start in tqdm(range(0, len(rows), batch_size), desc="zero-shot CLIP", mininterval=10):
             batch = []
-            for j, r in enumerate(rows[start:start + batch_size]):
+            for j, r in enumerate(rows[start : start + batch_size]):
                 path = Path(r["image_path"])
                 if not path.exists():
-                    raise FileNotFoundError(f"{CONFIG_KEY}: frame image {path} (frames.parquet row {start + j + 1}) not "
-                                            "found; rerun the frames stage (results/dataset/frames.parquet)")
+                    raise FileNotFoundError(
+                        f"{CONFIG_KEY}: frame image {path} (frames.parquet row {start + j + 1}) not "
+                        "found; rerun the frames stage (results/dataset/frames.parquet)"
+                    )
                 with Image.open(path) as im:
                     batch.append(preprocess(im.convert("RGB")))
             feats = torch.nn.functional.normalize(model.encode_image(torch.stack(batch).to(device)).float(), dim=1)
@@ -82,12 +92,22 @@ def zero_shot_predictions(
     n = len(rows)
     p = np.concatenate(top_p) if top_p else np.zeros((0, ranks))
     i = np.concatenate(top_i) if top_i else np.zeros((0, ranks), dtype=int)
-    log.info("zero-shot CLIP %s (%s): %d frames against %d labels, top %d kept", model_name, pretrained, n, len(labels), ranks)
-    return pl.DataFrame({
-        "video_id": np.repeat(np.asarray([r["video_id"] for r in rows], dtype=object), ranks),
-        "frame_index": np.repeat(np.asarray([r["frame_index"] for r in rows], dtype=np.int64), ranks),
-        "image": [None] * (n * ranks),
-        "rank": np.tile(np.arange(1, ranks + 1), n),
-        "label": np.asarray(labels, dtype=object)[i.ravel()] if n else np.asarray([], dtype=object),
-        "score": p.ravel().astype(float),
-    }, schema=schemas.PREDICTIONS.columns)
+    log.info(
+        "zero-shot CLIP %s (%s): %d frames against %d labels, top %d kept",
+        model_name,
+        pretrained,
+        n,
+        len(labels),
+        ranks,
+    )
+    return pl.DataFrame(
+        {
+            "video_id": np.repeat(np.asarray([r["video_id"] for r in rows], dtype=object), ranks),
+            "frame_index": np.repeat(np.asarray([r["frame_index"] for r in rows], dtype=np.int64), ranks),
+            "image": [None] * (n * ranks),
+            "rank": np.tile(np.arange(1, ranks + 1), n),
+            "label": np.asarray(labels, dtype=object)[i.ravel()] if n else np.asarray([], dtype=object),
+            "score": p.ravel().astype(float),
+        },
+        schema=schemas.PREDICTIONS.columns,
+    )

@@ -84,8 +84,10 @@ MAX_PIXELS = 4096 * 4096  # a decoded frame above this (8K and up) takes gigabyt
 def check_resolution(table: FrameTable) -> None:
     """An ExtractionError naming the video and its size when a frame has more than MAX_PIXELS pixels."""
     if table.width * table.height > MAX_PIXELS:
-        raise ExtractionError(f"{table.path}: resolution {table.width}x{table.height} is above the decoding cap of "
-                              f"{MAX_PIXELS:,} pixels per frame; re-encode the video at a lower resolution")
+        raise ExtractionError(
+            f"{table.path}: resolution {table.width}x{table.height} is above the decoding cap of "
+            f"{MAX_PIXELS:,} pixels per frame; re-encode the video at a lower resolution"
+        )
 
 
 def decode_ranks(
@@ -106,7 +108,9 @@ def decode_ranks(
     ranks = [int(r) for r in ranks]
     bad = [r for r in ranks if not 0 <= r < table.n_frames]
     if bad:
-        raise ExtractionError(f"{table.path}: frame number(s) {bad} out of range (the video has {table.n_frames} frames)")
+        raise ExtractionError(
+            f"{table.path}: frame number(s) {bad} out of range (the video has {table.n_frames} frames)"
+        )
     check_resolution(table)
     unique = sorted(set(ranks))  # each frame decoded once, in presentation order
     if not unique:
@@ -221,8 +225,14 @@ def _decode_played_at(table: FrameTable, seconds: np.ndarray, ranks: list[int], 
     gaps = np.diff(seconds, append=seconds[-1] + 1.0)
     at = [float(seconds[k] + min(1e-6, gaps[k] / 4)) for k in ranks]  # inside frame k's display interval
     try:
-        dec = VideoDecoder(table.path, stream_index=table.stream_index, seek_mode="approximate", device="cpu",
-                           dimension_order="NHWC", num_ffmpeg_threads=threads)
+        dec = VideoDecoder(
+            table.path,
+            stream_index=table.stream_index,
+            seek_mode="approximate",
+            device="cpu",
+            dimension_order="NHWC",
+            num_ffmpeg_threads=threads,
+        )
         batch = dec.get_frames_played_at(at)
     except (RuntimeError, ValueError, IndexError) as exc:
         log.info("%s: approximate-mode decoding failed (%s); decoding frame by frame", table.path, _first_line(exc))
@@ -231,8 +241,9 @@ def _decode_played_at(table: FrameTable, seconds: np.ndarray, ranks: list[int], 
     return {k: frames[i] for i, k in enumerate(ranks) if _rank_at(seconds, float(batch.pts_seconds[i])) == k}
 
 
-def _decode_blocks(table: FrameTable, seconds: np.ndarray, keyframes_alone: dict[int, list[int]], ranks: list[int],
-                   threads: int) -> dict[int, np.ndarray]:
+def _decode_blocks(
+    table: FrameTable, seconds: np.ndarray, keyframes_alone: dict[int, list[int]], ranks: list[int], threads: int
+) -> dict[int, np.ndarray]:
     """Frames by torchcodec's blocks (demuxer, packet decoder, colour converter), matched to the table by pts: the
     keyframes of `keyframes_alone` one packet each, and `ranks` by decoding forward from their keyframes."""
     from torchcodec.decoders import ColorConverter, Demuxer
@@ -270,7 +281,7 @@ def _decode_blocks(table: FrameTable, seconds: np.ndarray, keyframes_alone: dict
     try:
         for key in sorted(gops):
             wanted = sorted(set(gops[key]))
-            for only_first in ((True, False) if wanted == [key] else (False,)):
+            for only_first in (True, False) if wanted == [key] else (False,):
                 missing = set(wanted)
                 for raw in frames_from(key, only_first):
                     rank = _rank_at(seconds, raw.pts_seconds)
@@ -283,16 +294,21 @@ def _decode_blocks(table: FrameTable, seconds: np.ndarray, keyframes_alone: dict
                     break
             if missing:
                 why = f" ({len(bad_packets)} damaged packets, e.g. {bad_packets[0]})" if bad_packets else ""
-                raise ExtractionError(f"{table.path}: the decoder never delivered frame(s) {sorted(missing)}{why}; "
-                                      "the file may be truncated or corrupt")
+                raise ExtractionError(
+                    f"{table.path}: the decoder never delivered frame(s) {sorted(missing)}{why}; "
+                    "the file may be truncated or corrupt"
+                )
     except RuntimeError as exc:
         if isinstance(exc, ExtractionError):
             raise
-        raise ExtractionError(f"{table.path}: torchcodec could not decode frames {sorted(out)}: {_first_line(exc)}; "
-                              "the file may be truncated or corrupt") from exc
+        raise ExtractionError(
+            f"{table.path}: torchcodec could not decode frames {sorted(out)}: {_first_line(exc)}; "
+            "the file may be truncated or corrupt"
+        ) from exc
     if bad_packets:
-        log.warning("%s: %d damaged packets skipped while decoding (e.g. %s)", table.path, len(bad_packets),
-                    bad_packets[0])
+        log.warning(
+            "%s: %d damaged packets skipped while decoding (e.g. %s)", table.path, len(bad_packets), bad_packets[0]
+        )
     return out
 
 
@@ -304,7 +320,9 @@ def _decode_call(table: FrameTable, ranks: Sequence[int]) -> list[np.ndarray]:
         seek, threshold = _seek_args(table, r)
         opts = {"ss": f"{seek:.6f}", "seek_timestamp": 1} if seek > 0 else {}
         inp = ffmpeg.input(table.path, noaccurate_seek=None, threads=1, **opts)
-        chains.append(inp.video.filter("select", f"gte(t,{threshold:.6f})").filter("trim", end_frame=1).filter("setpts", "N"))
+        chains.append(
+            inp.video.filter("select", f"gte(t,{threshold:.6f})").filter("trim", end_frame=1).filter("setpts", "N")
+        )
     stream = chains[0] if len(chains) == 1 else ffmpeg.concat(*chains, v=1, a=0)
     cmd = stream.output("pipe:", format="rawvideo", pix_fmt="rgb24", vsync="passthrough").global_args(
         "-copyts", "-nostdin", "-loglevel", "error"
@@ -340,8 +358,10 @@ def decode_in_output_order(table: FrameTable, ranks: Sequence[int], *, decoder: 
         out = _output_order_ffmpeg(table, wanted)
     missing = [k for k in wanted if k not in out]
     if missing:
-        raise ExtractionError(f"{table.path}: several frames share a timestamp, and decoding from the start delivered "
-                              f"no frame(s) {missing[:10]}; the file may be truncated or corrupt")
+        raise ExtractionError(
+            f"{table.path}: several frames share a timestamp, and decoding from the start delivered "
+            f"no frame(s) {missing[:10]}; the file may be truncated or corrupt"
+        )
     return out
 
 
@@ -375,8 +395,9 @@ def _output_order_torchcodec(table: FrameTable, wanted: list[int]) -> dict[int, 
     except RuntimeError as exc:
         raise ExtractionError(f"{table.path}: torchcodec could not decode the stream: {_first_line(exc)}") from exc
     if bad_packets:
-        log.warning("%s: %d damaged packets skipped while decoding (e.g. %s)", table.path, len(bad_packets),
-                    bad_packets[0])
+        log.warning(
+            "%s: %d damaged packets skipped while decoding (e.g. %s)", table.path, len(bad_packets), bad_packets[0]
+        )
     return out
 
 

@@ -35,7 +35,9 @@ def read_encoded(path: str | Path) -> torch.Tensor:
     return torch.frombuffer(bytearray(data), dtype=torch.uint8)
 
 
-def decode_images(encoded: Sequence[torch.Tensor], device: torch.device | str, paths: Sequence[str] = ()) -> list[torch.Tensor]:
+def decode_images(
+    encoded: Sequence[torch.Tensor], device: torch.device | str, paths: Sequence[str] = ()
+) -> list[torch.Tensor]:
     """RGB uint8 CHW tensors on `device`: the JPEGs in one batched decode (nvJPEG on CUDA), other formats (PNG)
     decoded on the CPU and moved."""
     from torchcodec.decoders import decode_image, decode_jpeg
@@ -56,8 +58,9 @@ def decode_images(encoded: Sequence[torch.Tensor], device: torch.device | str, p
                 out[i] = decode_image(e, mode="RGB").to(device, non_blocking=True)
     except RuntimeError as exc:
         names = ", ".join(str(p) for p in list(paths)[:3]) + (" ..." if len(paths) > 3 else "")
-        raise ValueError(f"cannot decode the image(s) of this batch ({names}): {exc}; rerun extract_frames for "
-                         "their videos") from exc
+        raise ValueError(
+            f"cannot decode the image(s) of this batch ({names}): {exc}; rerun extract_frames for their videos"
+        ) from exc
     return out  # type: ignore[return-value]
 
 
@@ -97,8 +100,18 @@ class DeviceImageBatches:
     On the CPU the same steps run in the caller's thread.
     """
 
-    def __init__(self, paths: Sequence[str], *, size: int, batch_size: int, device: torch.device | str,
-                 mean: Sequence[float], std: Sequence[float], read_workers: int = 4, prefetch: int = 2):
+    def __init__(
+        self,
+        paths: Sequence[str],
+        *,
+        size: int,
+        batch_size: int,
+        device: torch.device | str,
+        mean: Sequence[float],
+        std: Sequence[float],
+        read_workers: int = 4,
+        prefetch: int = 2,
+    ):
         self.paths = [str(p) for p in paths]
         self.size, self.batch_size = size, max(1, batch_size)
         self.device = torch.device(device)

@@ -173,8 +173,18 @@ def extract_videos(
             frames = decode_ranks(table, ranks, frames_per_call=cfg.frames_per_call, workers=workers, decoder=decoder)
         except (ExtractionError, OSError) as exc:
             log.warning("video %s (%s) cannot be used: %s", vid, path, exc)
-            status.append({"video_id": vid, "status": "corrupt", "error": str(exc), "mode": None, "n_frames": 0,
-                           "video_frames": None, "width": None, "height": None})
+            status.append(
+                {
+                    "video_id": vid,
+                    "status": "corrupt",
+                    "error": str(exc),
+                    "mode": None,
+                    "n_frames": 0,
+                    "video_frames": None,
+                    "width": None,
+                    "height": None,
+                }
+            )
             continue
         outs = [image_dir / vid / f"{rank}.{image_format}" for rank in ranks]
         if pending is not None:
@@ -191,17 +201,45 @@ def extract_videos(
                 }
             )
         width, height = table.display_size
-        status.append({"video_id": vid, "status": "ok", "error": None, "mode": mode, "n_frames": len(ranks),
-                       "video_frames": table.n_frames, "width": width, "height": height})
+        status.append(
+            {
+                "video_id": vid,
+                "status": "ok",
+                "error": None,
+                "mode": mode,
+                "n_frames": len(ranks),
+                "video_frames": table.n_frames,
+                "width": width,
+                "height": height,
+            }
+        )
         log.info("%s: %d frames (%s mode, %d keyframes)", vid, len(ranks), mode, int(table.is_key[ranks].sum()))
     if pending is not None:
         pending.result()
     writer.shutdown()
-    frames_df = pl.DataFrame(rows, schema={"video_id": pl.Utf8, "frame_index": pl.Int64, "pts_s": pl.Float64,
-                                            "is_keyframe": pl.Boolean, "image_path": pl.Utf8})
-    status_df = pl.DataFrame(status, schema={"video_id": pl.Utf8, "status": pl.Utf8, "error": pl.Utf8,
-                                              "mode": pl.Utf8, "n_frames": pl.Int64, "video_frames": pl.Int64,
-                                              "width": pl.Int64, "height": pl.Int64})
+    frames_df = pl.DataFrame(
+        rows,
+        schema={
+            "video_id": pl.Utf8,
+            "frame_index": pl.Int64,
+            "pts_s": pl.Float64,
+            "is_keyframe": pl.Boolean,
+            "image_path": pl.Utf8,
+        },
+    )
+    status_df = pl.DataFrame(
+        status,
+        schema={
+            "video_id": pl.Utf8,
+            "status": pl.Utf8,
+            "error": pl.Utf8,
+            "mode": pl.Utf8,
+            "n_frames": pl.Int64,
+            "video_frames": pl.Int64,
+            "width": pl.Int64,
+            "height": pl.Int64,
+        },
+    )
     return frames_df, status_df
 
 
@@ -217,7 +255,9 @@ def shard_videos(videos, shard: int, n_shards: int, *, report: str = DOWNLOAD_RE
 
     ok = videos.filter(pl.col("status") == "ok")
     if ok.is_empty():
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(videos.group_by("status", maintain_order=True).len().iter_rows()))
+        counts = ", ".join(
+            f"{n} {s}" for s, n in sorted(videos.group_by("status", maintain_order=True).len().iter_rows())
+        )
         raise EmptyError(
             f"no video is ok ({len(videos)} listed" + (f": {counts}" if counts else "") + "), so there is nothing to "
             f"extract frames from. Why each one failed: {report}. Fix the sources (or the network), then rerun: a "
@@ -244,8 +284,12 @@ def checked_manifest(videos, statuses):
     updates = [
         pl.when(bad).then(pl.lit("corrupt")).otherwise(pl.col("status")).alias("status"),
         pl.when(bad).then(pl.format("frame extraction: {}", pl.col("_err"))).otherwise(pl.col("error")).alias("error"),
-        pl.when(bad & pl.col("_err").str.contains("above the decoding cap", literal=True)).then(pl.lit("too_large"))
-        .when(bad).then(pl.lit("frames_undecodable")).otherwise(pl.col("reason")).alias("reason"),
+        pl.when(bad & pl.col("_err").str.contains("above the decoding cap", literal=True))
+        .then(pl.lit("too_large"))
+        .when(bad)
+        .then(pl.lit("frames_undecodable"))
+        .otherwise(pl.col("reason"))
+        .alias("reason"),
     ]
     if "video_frames" in facts and "n_frames" in videos.columns:
         updates.append(pl.coalesce(pl.col("_video_frames"), pl.col("n_frames")).alias("n_frames"))

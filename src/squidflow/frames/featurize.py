@@ -120,8 +120,9 @@ def embed_images(
     return _embed_decoding_with_pil(paths, cfg, dev, backbone, width, stats)
 
 
-def _embed_decoding_with_pil(paths, cfg: FeaturesConfig, dev: torch.device, backbone: Backbone, width: int,
-                             stats: dict | None) -> np.ndarray:
+def _embed_decoding_with_pil(
+    paths, cfg: FeaturesConfig, dev: torch.device, backbone: Backbone, width: int, stats: dict | None
+) -> np.ndarray:
     import time
 
     from squidflow.logs import progress
@@ -152,8 +153,9 @@ def _embed_decoding_with_pil(paths, cfg: FeaturesConfig, dev: torch.device, back
     return out
 
 
-def _embed_decoding_on_device(paths, cfg: FeaturesConfig, dev: torch.device, backbone: Backbone, width: int,
-                              stats: dict | None) -> np.ndarray:
+def _embed_decoding_on_device(
+    paths, cfg: FeaturesConfig, dev: torch.device, backbone: Backbone, width: int, stats: dict | None
+) -> np.ndarray:
     """The GPU path (module docstring); on the CPU the same steps run inline (tests, and `decode="device"`)."""
     import time
 
@@ -162,8 +164,15 @@ def _embed_decoding_on_device(paths, cfg: FeaturesConfig, dev: torch.device, bac
 
     on_gpu = dev.type == "cuda"
     t0 = time.perf_counter()
-    batches = DeviceImageBatches(paths, size=cfg.image_size, batch_size=cfg.batch_size, device=dev,
-                                 mean=backbone.mean, std=backbone.std, read_workers=max(1, cfg.num_workers))
+    batches = DeviceImageBatches(
+        paths,
+        size=cfg.image_size,
+        batch_size=cfg.batch_size,
+        device=dev,
+        mean=backbone.mean,
+        std=backbone.std,
+        read_workers=max(1, cfg.num_workers),
+    )
     out = np.empty((len(paths), width), np.float32)
     in_flight: list[tuple[int, torch.Tensor, object]] = []  # (first row, pinned host copy, copy-done event)
     spans: list[tuple[object, object]] = []  # CUDA events around each forward

@@ -61,17 +61,34 @@ def sheet_rows(frames: pl.DataFrame, event: str, max_videos: int) -> pl.DataFram
     return frames.filter(pl.col("video_id").is_in(videos)).sort(["video_id", "pts_s"])
 
 
-def contact_sheet(frames: pl.DataFrame, event: str, path: str | Path, *, scores: pl.DataFrame | None = None,
-                  events_config: dict | None = None, max_videos: int = 12, note: str = "") -> int:
+def contact_sheet(
+    frames: pl.DataFrame,
+    event: str,
+    path: str | Path,
+    *,
+    scores: pl.DataFrame | None = None,
+    events_config: dict | None = None,
+    max_videos: int = 12,
+    note: str = "",
+) -> int:
     """Write the contact sheet of one event to `path`; returns its panel count (one per frame drawn)."""
     rows = sheet_rows(frames, event, max_videos)
-    rows = rows.join(judged_certainty(scores, event, events_config), on=["video_id", "frame_index"], how="left", maintain_order="left")
+    rows = rows.join(
+        judged_certainty(scores, event, events_config),
+        on=["video_id", "frame_index"],
+        how="left",
+        maintain_order="left",
+    )
     videos = rows["video_id"].unique(maintain_order=True).to_list()
     per_video = max(rows.group_by("video_id", maintain_order=True).len()["len"].max() or 1, 1)
     n_all = frames.filter(pl.col("event") == event)["video_id"].n_unique()
     thumb_h = style.PAGE_WIDTH_IN / per_video * 0.75
-    fig, axes = style.figure(max(len(videos), 1), per_video, width=style.PAGE_WIDTH_IN,
-                             height=min(40.0, 0.5 + len(videos) * (thumb_h + 0.35)))
+    fig, axes = style.figure(
+        max(len(videos), 1),
+        per_video,
+        width=style.PAGE_WIDTH_IN,
+        height=min(40.0, 0.5 + len(videos) * (thumb_h + 0.35)),
+    )
     for r, video_id in enumerate(videos):
         video_rows = rows.filter(pl.col("video_id") == video_id)
         for c in range(per_video):
@@ -97,25 +114,44 @@ def contact_sheet(frames: pl.DataFrame, event: str, path: str | Path, *, scores:
                 label += f"\njudged {row['people_mean']:.0f} ({row['certainty_bin']})"
             ax.set_xlabel(label, fontsize=style.FONT_SIZE - 2, labelpad=2)
             if c == 0:
-                ax.set_ylabel(video_id, fontsize=style.FONT_SIZE - 1, rotation=0, ha="right", va="center",
-                              labelpad=4)
+                ax.set_ylabel(video_id, fontsize=style.FONT_SIZE - 1, rotation=0, ha="right", va="center", labelpad=4)
     judged = int(rows["people_mean"].is_not_null().sum())
     shown = f"{len(videos)} of {n_all} videos" if n_all > len(videos) else f"{len(videos)} videos"
-    fig.suptitle(f"Selected frames of {event}: {shown}, {rows.height} frames, {judged} judged "
-                 f"(frame border: split — blue train, orange val, green test)")
+    fig.suptitle(
+        f"Selected frames of {event}: {shown}, {rows.height} frames, {judged} judged "
+        f"(frame border: split — blue train, orange val, green test)"
+    )
     style.note(fig, note)
-    return style.save(fig, path, title=f"Contact sheet: {event}",
-                      description=f"{len(videos)} videos, {rows.height} frames, {judged} judged")
+    return style.save(
+        fig,
+        path,
+        title=f"Contact sheet: {event}",
+        description=f"{len(videos)} videos, {rows.height} frames, {judged} judged",
+    )
 
 
-def contact_sheets(frames: pl.DataFrame, folder: str | Path, *, scores: pl.DataFrame | None = None,
-                   events_config: dict | None = None, max_videos: int = 12, note: str = "") -> dict[str, int]:
+def contact_sheets(
+    frames: pl.DataFrame,
+    folder: str | Path,
+    *,
+    scores: pl.DataFrame | None = None,
+    events_config: dict | None = None,
+    max_videos: int = 12,
+    note: str = "",
+) -> dict[str, int]:
     """One contact sheet per event, `folder`/{event}.png; returns event -> panel count."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     return {
-        event: contact_sheet(frames, event, inside(folder, f"{event}.png", what="event"), scores=scores, events_config=events_config,
-                             max_videos=max_videos, note=note)
+        event: contact_sheet(
+            frames,
+            event,
+            inside(folder, f"{event}.png", what="event"),
+            scores=scores,
+            events_config=events_config,
+            max_videos=max_videos,
+            note=note,
+        )
         for event in sorted(frames["event"].unique().to_list())
     }
 
@@ -126,13 +162,15 @@ def relative_positions(frames: pl.DataFrame, videos: pl.DataFrame) -> pl.DataFra
     The duration is the manifest's (the stream's, else the container's: squidflow.videos.probe.best_duration);
     where it is missing or 0, n_frames / fps; failing both, the last selected frame's timestamp (which then reads
     as 1)."""
+
     def known(column: pl.Expr) -> pl.Expr:
         return pl.when(column > 0).then(column)
 
     meta = videos.select(
         "video_id",
-        pl.coalesce(known(pl.col("duration_s")), known(pl.col("n_frames").cast(pl.Float64) / pl.col("fps")))
-        .alias("duration_s"),
+        pl.coalesce(known(pl.col("duration_s")), known(pl.col("n_frames").cast(pl.Float64) / pl.col("fps"))).alias(
+            "duration_s"
+        ),
     )
     out = frames.join(meta, on="video_id", how="left", maintain_order="left").with_columns(
         pl.coalesce("duration_s", pl.col("pts_s").max().over("video_id")).alias("duration_s")
@@ -142,8 +180,9 @@ def relative_positions(frames: pl.DataFrame, videos: pl.DataFrame) -> pl.DataFra
     ).sort(["event", "video_id", "pts_s"])
 
 
-def frame_spread(frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *, max_videos: int = 12,
-                 note: str = "") -> int:
+def frame_spread(
+    frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *, max_videos: int = 12, note: str = ""
+) -> int:
     """Write the spread figure: one strip panel per event and the pooled distribution; returns its panel count."""
     positions = relative_positions(frames, videos)
     events = sorted(positions["event"].unique().to_list())
@@ -162,8 +201,15 @@ def frame_spread(frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *
         for y, video_id in enumerate(shown):
             x = ev.filter(pl.col("video_id") == video_id)["position"].to_numpy()
             ax.hlines(y, 0, 1, color=style.GREY, linewidth=0.6)
-            ax.plot(x, np.full_like(x, y), linestyle="none", marker="|", markersize=8, markeredgewidth=1.5,
-                    color=style.SERIES[i % len(style.SERIES)])
+            ax.plot(
+                x,
+                np.full_like(x, y),
+                linestyle="none",
+                marker="|",
+                markersize=8,
+                markeredgewidth=1.5,
+                color=style.SERIES[i % len(style.SERIES)],
+            )
         ax.set_yticks(range(len(shown)), shown, fontsize=style.FONT_SIZE - 2)
         ax.invert_yaxis()
         ax.set_xlim(-0.02, 1.02)
@@ -174,8 +220,13 @@ def frame_spread(frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *
         style.panel_letter(ax, i)
         counts, _ = np.histogram(ev["position"].to_numpy(), bins=bins)
         share = counts / max(counts.sum(), 1)
-        hist_ax.plot((bins[:-1] + bins[1:]) / 2, share, marker=style.MARKERS[i % len(style.MARKERS)],
-                     color=style.SERIES[i % len(style.SERIES)], label=f"{event} ({ev.height} frames)")
+        hist_ax.plot(
+            (bins[:-1] + bins[1:]) / 2,
+            share,
+            marker=style.MARKERS[i % len(style.MARKERS)],
+            color=style.SERIES[i % len(style.SERIES)],
+            label=f"{event} ({ev.height} frames)",
+        )
     hist_ax.axhline(0.1, color=style.GREY, linestyle="--", linewidth=1, label="uniform")
     hist_ax.set_xlim(0, 1)
     hist_ax.set_ylim(bottom=0)
@@ -188,6 +239,9 @@ def frame_spread(frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *
         ax.set_visible(False)
     fig.suptitle("Where the selected frames fall in their videos")
     style.note(fig, note)
-    return style.save(fig, path, title="Spread of the selected frames over each video's duration",
-                      description=f"{len(events)} events, {positions['video_id'].n_unique()} videos, "
-                                  f"{positions.height} frames")
+    return style.save(
+        fig,
+        path,
+        title="Spread of the selected frames over each video's duration",
+        description=f"{len(events)} events, {positions['video_id'].n_unique()} videos, {positions.height} frames",
+    )

@@ -90,9 +90,11 @@ def resolve_decoder(decoder: str = "auto") -> str:
     if why is None:
         return "torchcodec"
     if decoder == "torchcodec":
-        raise ExtractionError(f"frames.decoder is 'torchcodec' but torchcodec cannot load ({why}); install the pinned "
-                              "torchcodec (requirements.lock) and an FFmpeg 4-8 with shared libraries, or set "
-                              "frames.decoder: ffmpeg")
+        raise ExtractionError(
+            f"frames.decoder is 'torchcodec' but torchcodec cannot load ({why}); install the pinned "
+            "torchcodec (requirements.lock) and an FFmpeg 4-8 with shared libraries, or set "
+            "frames.decoder: ffmpeg"
+        )
     log.info("torchcodec unavailable (%s): frames are decoded by the ffmpeg CLI", why)
     return "ffmpeg"
 
@@ -108,15 +110,31 @@ def frame_table(path: str | Path, *, decoder: str = "auto") -> FrameTable:
     return _frame_table_ffprobe(path)
 
 
-def _table(path, pts: np.ndarray, key: np.ndarray, time_base: Fraction, width: int, height: int, stream_index: int,
-           rotation: float | None) -> FrameTable:
+def _table(
+    path,
+    pts: np.ndarray,
+    key: np.ndarray,
+    time_base: Fraction,
+    width: int,
+    height: int,
+    stream_index: int,
+    rotation: float | None,
+) -> FrameTable:
     if not len(pts):
         raise ExtractionError(f"{path}: the video stream has no frames")
     order = np.argsort(pts, kind="stable")
     pts, key = pts[order], key[order]
-    return FrameTable(path=str(path), pts=pts, is_key=key, time_base=time_base, width=width, height=height,
-                      keyframe_ranks=np.flatnonzero(key), stream_index=stream_index,
-                      rotation=int(round(rotation or 0)) % 360)
+    return FrameTable(
+        path=str(path),
+        pts=pts,
+        is_key=key,
+        time_base=time_base,
+        width=width,
+        height=height,
+        keyframe_ranks=np.flatnonzero(key),
+        stream_index=stream_index,
+        rotation=int(round(rotation or 0)) % 360,
+    )
 
 
 def _frame_table_torchcodec(path: str | Path) -> FrameTable:
@@ -137,14 +155,16 @@ def _frame_table_torchcodec(path: str | Path) -> FrameTable:
     width, height = int(meta.width or 0), int(meta.height or 0)  # torchcodec reports the displayed (turned) size
     if rotation % 180 == 90:
         width, height = height, width
-    return _table(path, pts, index.is_key_frame.numpy().astype(bool), time_base, width, height,
-                  int(meta.stream_index), rotation)
+    return _table(
+        path, pts, index.is_key_frame.numpy().astype(bool), time_base, width, height, int(meta.stream_index), rotation
+    )
 
 
 def _frame_table_ffprobe(path: str | Path) -> FrameTable:
     try:
         info = ffmpeg.probe(
-            str(path), select_streams="v:0",
+            str(path),
+            select_streams="v:0",
             show_entries="packet=pts,flags:stream=index,width,height,time_base:stream_tags=rotate:stream_side_data=rotation",
         )
     except ffmpeg.Error as exc:
@@ -163,8 +183,16 @@ def _frame_table_ffprobe(path: str | Path) -> FrameTable:
     rotation = next((float(d["rotation"]) for d in st.get("side_data_list") or [] if "rotation" in d), None)
     if rotation is None and (st.get("tags") or {}).get("rotate"):
         rotation = float(st["tags"]["rotate"])
-    return _table(path, np.asarray(pts, dtype=np.int64), np.asarray(key, dtype=bool), Fraction(st["time_base"]),
-                  int(st["width"]), int(st["height"]), int(st.get("index", 0)), rotation)
+    return _table(
+        path,
+        np.asarray(pts, dtype=np.int64),
+        np.asarray(key, dtype=bool),
+        Fraction(st["time_base"]),
+        int(st["width"]),
+        int(st["height"]),
+        int(st.get("index", 0)),
+        rotation,
+    )
 
 
 def _first_line(exc: BaseException) -> str:

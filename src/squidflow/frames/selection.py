@@ -69,8 +69,9 @@ def kmeans_select(
     return out
 
 
-def select_frames(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.DataFrame, videos: pl.DataFrame,
-                  cfg: SelectionConfig) -> pl.DataFrame:
+def select_frames(
+    features: pl.DataFrame, extracted: pl.DataFrame, status: pl.DataFrame, videos: pl.DataFrame, cfg: SelectionConfig
+) -> pl.DataFrame:
     """Chosen frames (schemas.FRAMES columns, `image_path` = the extracted image, no split yet).
 
     `status` (schemas.EXTRACTION_STATUS) says per video whether it was extracted in exact mode (release frames:
@@ -88,14 +89,30 @@ def select_frames(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.Da
             picks = kmeans_select(grp["feature"].to_numpy(), cfg.k, seed=cfg.seed, niter=cfg.niter, nredo=cfg.nredo)
         for row, cluster, dist in picks:
             fi = int(grp["frame_index"][row])
-            rows.append({
-                "image_id": f"{vid}_{fi}", "video_id": vid, "event": events.get(vid), "frame_index": fi,
-                "pts_s": float(grp["pts_s"][row]), "cluster": cluster, "distance": dist,
-                "image_path": paths[(vid, fi)], "split": None,
-            })
-    schema = {"image_id": pl.Utf8, "video_id": pl.Utf8, "event": pl.Utf8, "frame_index": pl.Int64,
-              "pts_s": pl.Float64, "cluster": pl.Int64, "distance": pl.Float64, "image_path": pl.Utf8,
-              "split": pl.Utf8}
+            rows.append(
+                {
+                    "image_id": f"{vid}_{fi}",
+                    "video_id": vid,
+                    "event": events.get(vid),
+                    "frame_index": fi,
+                    "pts_s": float(grp["pts_s"][row]),
+                    "cluster": cluster,
+                    "distance": dist,
+                    "image_path": paths[(vid, fi)],
+                    "split": None,
+                }
+            )
+    schema = {
+        "image_id": pl.Utf8,
+        "video_id": pl.Utf8,
+        "event": pl.Utf8,
+        "frame_index": pl.Int64,
+        "pts_s": pl.Float64,
+        "cluster": pl.Int64,
+        "distance": pl.Float64,
+        "image_path": pl.Utf8,
+        "split": pl.Utf8,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -123,15 +140,26 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
                 shutil.copyfile(src, dst)
         else:
             with Image.open(src) as img:
-                save_image(np.asarray(img.convert("RGB")), dst, image_format=cfg.image_format,
-                           quality=cfg.image_quality)
+                save_image(
+                    np.asarray(img.convert("RGB")), dst, image_format=cfg.image_format, quality=cfg.image_quality
+                )
         new_paths.append(str(dst))
     return frames.with_columns(pl.Series("image_path", new_paths, dtype=pl.Utf8))
 
 
-def build_dataset(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.DataFrame, videos: pl.DataFrame,
-                  cfg: SelectionConfig, splits_cfg, image_dir: str | Path, *, annotations: str | None = None,
-                  download_dir: str | Path = DOWNLOADS_DIR, removed: pl.DataFrame | None = None) -> pl.DataFrame:
+def build_dataset(
+    features: pl.DataFrame,
+    extracted: pl.DataFrame,
+    status: pl.DataFrame,
+    videos: pl.DataFrame,
+    cfg: SelectionConfig,
+    splits_cfg,
+    image_dir: str | Path,
+    *,
+    annotations: str | None = None,
+    download_dir: str | Path = DOWNLOADS_DIR,
+    removed: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """Selection, published images and splits: the rows of results/dataset/frames.parquet.
 
     `annotations` (the release's huj_annotations.csv, URL or path) is read only when a video was extracted in exact
@@ -141,7 +169,9 @@ def build_dataset(features: pl.DataFrame, extracted: pl.DataFrame, status: pl.Da
     from squidflow.frames.splits import assign_splits, read_annotated_videos
 
     ok = status.filter(pl.col("status") == "ok")
-    frames = select_frames(features.filter(pl.col("video_id").is_in(ok["video_id"].implode())), extracted, ok, videos, cfg)
+    frames = select_frames(
+        features.filter(pl.col("video_id").is_in(ok["video_id"].implode())), extracted, ok, videos, cfg
+    )
     frames = publish_images(frames, image_dir, cfg)
     test_videos = None
     if splits_cfg.release_test and annotations and (ok["mode"] == "exact").any():

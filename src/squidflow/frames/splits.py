@@ -42,8 +42,9 @@ def _cut(n: int, fractions: dict[str, float]) -> list[str]:
     return [s for s, c in zip(names, counts, strict=True) for _ in range(c)]
 
 
-def split_videos(videos: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None,
-                 removed: pl.DataFrame | None = None) -> dict[str, str]:
+def split_videos(
+    videos: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None, removed: pl.DataFrame | None = None
+) -> dict[str, str]:
     """video_id -> split for `videos` (columns video_id, event). `removed`: videos taken down on request (video_id,
     event; squidflow.videos.takedown) still hold their place in the shuffle, so every other video keeps its split."""
     if removed is not None and not removed.is_empty():
@@ -70,8 +71,11 @@ def read_annotated_videos(path: str) -> set[str]:
     return {v.strip().strip('"') for v in df["vid_ID"].to_list() if v}
 
 
-def assign_splits(frames: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None,
-                  removed: pl.DataFrame | None = None) -> pl.DataFrame:
+def assign_splits(
+    frames: pl.DataFrame, cfg: SplitsConfig, *, test_videos: set[str] | None = None, removed: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """schemas.FRAMES rows with `split` filled in by video (`removed`: see split_videos)."""
     mapping = split_videos(frames.select("video_id", "event"), cfg, test_videos=test_videos, removed=removed)
-    return frames.with_columns(pl.col("video_id").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("split"))
+    return frames.with_columns(
+        pl.col("video_id").replace_strict(mapping, default=None, return_dtype=pl.Utf8).alias("split")
+    )

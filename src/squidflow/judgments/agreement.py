@@ -203,8 +203,9 @@ def _weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     what scipy's rankdata gives on the resample written out (ties share their mean rank)."""
     values, vidx = np.unique(x, return_inverse=True)
     n_b, n_v = len(w), len(values)
-    hist = np.bincount((vidx[None, :] + n_v * np.arange(n_b)[:, None]).ravel(), weights=w.ravel(),
-                       minlength=n_b * n_v).reshape(n_b, n_v)  # B × values: weighted count of each value
+    hist = np.bincount(
+        (vidx[None, :] + n_v * np.arange(n_b)[:, None]).ravel(), weights=w.ravel(), minlength=n_b * n_v
+    ).reshape(n_b, n_v)  # B × values: weighted count of each value
     below = np.cumsum(hist, axis=1) - hist
     return below[:, vidx] + (hist[:, vidx] + 1) / 2
 
@@ -227,12 +228,17 @@ def _spearman_replicates(m: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.full(len(weights), np.nan)
     stacked = np.stack(rhos, axis=1)
     finite = np.isfinite(stacked)
-    return np.where(finite.any(axis=1), np.where(finite, stacked, 0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1),
-                    np.nan)
+    return np.where(
+        finite.any(axis=1), np.where(finite, stacked, 0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1), np.nan
+    )
 
 
 def agreement_replicates(
-    matrix: np.ndarray, weights: np.ndarray, kappa_bins: tuple[int, ...] = (3, 4, 5), *, chunk: int = 128,
+    matrix: np.ndarray,
+    weights: np.ndarray,
+    kappa_bins: tuple[int, ...] = (3, 4, 5),
+    *,
+    chunk: int = 128,
 ) -> dict[str, np.ndarray]:
     """Every Table 7 measure (`measures(kappa_bins)`) for each of B resamples, `weights` B × items (draws per item).
     Vectorised over resamples, in chunks of `chunk` resamples to bound memory."""
@@ -240,7 +246,7 @@ def agreement_replicates(
     weights = np.asarray(weights, dtype=float)
     out: dict[str, list[np.ndarray]] = {name: [] for name in measures(kappa_bins)}
     for start in range(0, len(weights), chunk):
-        w = weights[start:start + chunk]
+        w = weights[start : start + chunk]
         if m.size == 0:
             for name in out:
                 out[name].append(np.full(len(w), np.nan))
@@ -308,7 +314,11 @@ def variant_items(judgments: pl.DataFrame, pooling: str = "wide") -> dict[str, t
 
 
 def agreement_table(
-    judgments: pl.DataFrame, *, pooling: str = "wide", kappa_bins: tuple[int, ...] = (3, 4, 5), intervals=None,
+    judgments: pl.DataFrame,
+    *,
+    pooling: str = "wide",
+    kappa_bins: tuple[int, ...] = (3, 4, 5),
+    intervals=None,
 ) -> pl.DataFrame:
     """Table 7: one row per variant (A, B, A+B) with Spearman, α and κ for each number of bins, and α at the ordinal
     and interval levels (the `krippendorff` package).
@@ -329,8 +339,9 @@ def agreement_table(
     return table.join(bounds, on="variant", how="left", maintain_order="left").select(*cols, "n_items")
 
 
-def agreement_intervals(items: dict[str, tuple[pl.DataFrame, np.ndarray]], points: dict[str, dict], cfg,
-                        kappa_bins=(3, 4, 5)) -> pl.DataFrame:
+def agreement_intervals(
+    items: dict[str, tuple[pl.DataFrame, np.ndarray]], points: dict[str, dict], cfg, kappa_bins=(3, 4, 5)
+) -> pl.DataFrame:
     """`<measure>_lo` / `<measure>_hi` for every row of Table 7 (`points`: variant -> its agreement_row) from one
     index matrix over the images of the table.
 
@@ -355,8 +366,10 @@ def agreement_intervals(items: dict[str, tuple[pl.DataFrame, np.ndarray]], point
             _, lo, hi = interval_from(points[variant][name], values, cfg)
             row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
         rows.append(row)
-    return pl.DataFrame(rows, schema={"variant": pl.Utf8, **{f"{n}_{e}": pl.Float64 for n in measures(kappa_bins)
-                                                                for e in ("lo", "hi")}})
+    return pl.DataFrame(
+        rows,
+        schema={"variant": pl.Utf8, **{f"{n}_{e}": pl.Float64 for n in measures(kappa_bins) for e in ("lo", "hi")}},
+    )
 
 
 def intra_annotator_rhos(judgments: pl.DataFrame, *, min_items: int = 3) -> np.ndarray:
@@ -367,7 +380,9 @@ def intra_annotator_rhos(judgments: pl.DataFrame, *, min_items: int = 3) -> np.n
     keys = ["annotator", *ITEM]
     first = judgments.filter(pl.col("round") == 1).select([*keys, pl.col("rating").alias("r1")])
     again = judgments.filter(pl.col("round") > 1).select([*keys, pl.col("rating").alias("r2")])
-    pairs = first.join(again, on=keys, maintain_order="left").sort(keys)  # a join's row order is not fixed; the bootstrap reads this order
+    pairs = first.join(again, on=keys, maintain_order="left").sort(
+        keys
+    )  # a join's row order is not fixed; the bootstrap reads this order
     from scipy.stats import spearmanr
 
     rhos = []

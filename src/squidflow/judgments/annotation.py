@@ -57,7 +57,9 @@ def event_pairs(
             partner[a], partner[b] = b, a
     rest = [e for e in events if e not in partner]
     if rest and len(events) > 1:
-        texts = [((events_config or {}).get(e) or {}).get("description") or event_prompt(e, events_config) for e in events]
+        texts = [
+            ((events_config or {}).get(e) or {}).get("description") or event_prompt(e, events_config) for e in events
+        ]
         vectors = np.asarray((embed or sbert_embed)(texts), dtype=float)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         sim = vectors @ vectors.T
@@ -148,7 +150,12 @@ def make_hits(
     }
     rows = []
     for k, (e, chunk) in enumerate(hits):
-        row = {"hit_index": k, "variant": variant, "event": e, "event_prompt": mturk_value(event_prompt(e, events_config))}
+        row = {
+            "hit_index": k,
+            "variant": variant,
+            "event": e,
+            "event_prompt": mturk_value(event_prompt(e, events_config)),
+        }
         for i in range(images_per_hit):
             img = chunk[i] if i < len(chunk) else ""
             row[f"image_{i + 1}_id"] = img
@@ -170,14 +177,25 @@ def render_task_page(template: str, hit: dict) -> str:
     return PLACEHOLDER.sub(lambda m: html.escape(str(hit.get(m.group(1), "")), quote=True), template)
 
 
-def annotation_tasks(frames: pl.DataFrame, annotation: dict, events_config: dict | None,
-                     variants: tuple[str, ...] = ("A", "B")) -> tuple[dict[str, pl.DataFrame], str, str]:
+def annotation_tasks(
+    frames: pl.DataFrame, annotation: dict, events_config: dict | None, variants: tuple[str, ...] = ("A", "B")
+) -> tuple[dict[str, pl.DataFrame], str, str]:
     """frames -> each variant's HITs (hits_{A,B}.csv), the MTurk task page, and a preview of the first variant-A HIT
     (`annotation`: the config section, its defaults filled in by the schema)."""
     events = sorted(frames["event"].unique().to_list())
     pairs = event_pairs(events, annotation["pairs"], events_config)
-    hits = {v: make_hits(frames, v, events_config=events_config, pairs=pairs, images_per_hit=annotation["images_per_hit"],
-                         base_url=annotation["image_base_url"], seed=annotation["seed"]) for v in variants}
+    hits = {
+        v: make_hits(
+            frames,
+            v,
+            events_config=events_config,
+            pairs=pairs,
+            images_per_hit=annotation["images_per_hit"],
+            base_url=annotation["image_base_url"],
+            seed=annotation["seed"],
+        )
+        for v in variants
+    }
     template = task_template()
     first = hits["A"].row(0, named=True) if len(hits.get("A", [])) else {}
     return hits, template, render_task_page(template, first)

@@ -32,15 +32,24 @@ def run(args: argparse.Namespace) -> int:
             local = None
             if ls.get("images") == "local_files":
                 local = str((directory / "results" / "dataset" / "images").absolute())
-            projects = server.push(out_dir, ls, tasks=tasks, local_files_path=local,
-                                   assignments_per_hit=config["annotation"]["assignments_per_hit"])
+            projects = server.push(
+                out_dir,
+                ls,
+                tasks=tasks,
+                local_files_path=local,
+                assignments_per_hit=config["annotation"]["assignments_per_hit"],
+            )
             for task, p in projects.items():
-                print(f"task {task}: project {p['id']} ({p['title']}), {p['n_tasks']} tasks imported in {p['seconds']} s")
+                print(
+                    f"task {task}: project {p['id']} ({p['title']}), {p['n_tasks']} tasks imported in {p['seconds']} s"
+                )
         else:
             exports = server.pull(out_dir, directory / "results" / "judgments" / "label_studio", ls, tasks=tasks)
             for task, e in exports.items():
-                print(f"task {task}: project {e['project']}: {e['n_tasks']} tasks, {e['n_annotations']} annotations "
-                      f"-> {e['path']} ({e['seconds']} s)")
+                print(
+                    f"task {task}: project {e['project']}: {e['n_tasks']} tasks, {e['n_annotations']} annotations "
+                    f"-> {e['path']} ({e['seconds']} s)"
+                )
             if "comparison" in exports:  # the shape comparison.ratings reads: each set's first two annotators
                 from squidflow.io import write_csv
                 from squidflow.judgments.label_studio.export import comparison_ratings_table, read_comparison_export
@@ -61,24 +70,34 @@ def missing_judgments_message(source: str, missing: list[str]) -> str:
         return ""
     files = ", ".join(missing)
     if source == "label_studio":
-        how = ("push the tasks, let your annotators answer, then pull their answers: `.venv/bin/squidflow label-studio "
-               "push CONFIG...` and `.venv/bin/squidflow label-studio pull CONFIG...` (with --directory, the run's "
-               "folder; pull writes results/judgments/label_studio/<task>.json), or list your own exports in "
-               "judgments.label_studio.exports")
+        how = (
+            "push the tasks, let your annotators answer, then pull their answers: `.venv/bin/squidflow label-studio "
+            "push CONFIG...` and `.venv/bin/squidflow label-studio pull CONFIG...` (with --directory, the run's "
+            "folder; pull writes results/judgments/label_studio/<task>.json), or list your own exports in "
+            "judgments.label_studio.exports"
+        )
     else:
         how = "download the batch results from MTurk (Manage > Review results > Download CSV) and list them in judgments.batches"
-    return (f"judgments.source is {source!r}, but its files are not there: {files}. To ingest them, {how}. Nothing "
-            "was run: the judgments and the published dataset already in results/ are left as they are (they are "
-            "never relabelled under another source).")
+    return (
+        f"judgments.source is {source!r}, but its files are not there: {files}. To ingest them, {how}. Nothing "
+        "was run: the judgments and the published dataset already in results/ are left as they are (they are "
+        "never relabelled under another source)."
+    )
 
 
 def add_parser(sub) -> None:
     """The `label-studio` sub-command's arguments."""
-    p = sub.add_parser("label-studio", help="create Label Studio projects and import tasks (push), export annotations (pull)")
+    p = sub.add_parser(
+        "label-studio", help="create Label Studio projects and import tasks (push), export annotations (pull)"
+    )
     p.add_argument("action", choices=["push", "pull"])
     p.add_argument("configfile", type=Path, nargs="+", help="the run's config files (annotation.label_studio)")
     p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
     p.add_argument("--url", default=None, help="the server's URL (default: annotation.label_studio.url)")
-    p.add_argument("--task", action="append", choices=["A", "B", "K", "comparison", "A_round2", "B_round2"],
-                   help="only these tasks (A_round2, B_round2: the next round's projects)")
+    p.add_argument(
+        "--task",
+        action="append",
+        choices=["A", "B", "K", "comparison", "A_round2", "B_round2"],
+        help="only these tasks (A_round2, B_round2: the next round's projects)",
+    )
     p.set_defaults(func=run)

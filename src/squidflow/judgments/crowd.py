@@ -41,10 +41,20 @@ ITEM = ["variant", "video_id", "frame_index", "event_prompt", "hit"]
 def rating_answers(judgments: pl.DataFrame) -> pd.DataFrame:
     """First-round judgments -> crowd-kit's answers frame (task, worker, label): label = the rating's certainty bin."""
     j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
-    task = (j["variant"] + "|" + j["video_id"] + "_" + j["frame_index"].cast(pl.Utf8) + "|" + j["event_prompt"]
-            + "|" + j["hit"])
-    return pd.DataFrame({"task": task.to_numpy(), "worker": j["annotator"].to_numpy(),
-                         "label": certainty_bins(j["rating"].to_numpy())})
+    task = (
+        j["variant"]
+        + "|"
+        + j["video_id"]
+        + "_"
+        + j["frame_index"].cast(pl.Utf8)
+        + "|"
+        + j["event_prompt"]
+        + "|"
+        + j["hit"]
+    )
+    return pd.DataFrame(
+        {"task": task.to_numpy(), "worker": j["annotator"].to_numpy(), "label": certainty_bins(j["rating"].to_numpy())}
+    )
 
 
 def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict:
@@ -61,8 +71,10 @@ def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, m
         elif model == "dawid_skene":
             m = DawidSkene(n_iter=n_iter).fit(answers)
             priors = m.priors_
-            diag = {w: sum(priors[k] * m.errors_.loc[(w, k), k] for k in priors.index if (w, k) in m.errors_.index)
-                    for w in workers}
+            diag = {
+                w: sum(priors[k] * m.errors_.loc[(w, k), k] for k in priors.index if (w, k) in m.errors_.index)
+                for w in workers
+            }
             skills = pd.Series(diag, name="skill")
         elif model == "glad":
             m = GLAD(n_iter=n_iter).fit(answers)
@@ -83,8 +95,10 @@ def too_many_answers(n: int, max_answers: int | None) -> str:
     """The reason the annotator models are not fit on `n` answers, or "" when they are."""
     if max_answers is None or n <= max_answers:
         return ""
-    return (f"{n:,} answers are more than judgments.crowd.max_answers ({max_answers:,}): Dawid–Skene, GLAD and MACE "
-            "were not fit (their cost grows faster than the answers; raise max_answers to fit them)")
+    return (
+        f"{n:,} answers are more than judgments.crowd.max_answers ({max_answers:,}): Dawid–Skene, GLAD and MACE "
+        "were not fit (their cost grows faster than the answers; raise max_answers to fit them)"
+    )
 
 
 def fit_or_skip(answers: pd.DataFrame, model: str, **kw) -> tuple[dict | None, str]:
@@ -95,12 +109,15 @@ def fit_or_skip(answers: pd.DataFrame, model: str, **kw) -> tuple[dict | None, s
     except (ValueError, FloatingPointError, ZeroDivisionError, np.linalg.LinAlgError) as e:
         per_item = len(answers) / max(answers["task"].nunique(), 1)
         log.warning("crowd-kit %s failed on %d answers: %s", model, len(answers), e)
-        return None, (f"{MODEL_NAMES.get(model, model)}: crowd-kit could not fit these answers ({e}; "
-                      f"{len(answers):,} answers, {per_item:,.0f} per item)")
+        return None, (
+            f"{MODEL_NAMES.get(model, model)}: crowd-kit could not fit these answers ({e}; "
+            f"{len(answers):,} answers, {per_item:,.0f} per item)"
+        )
 
 
-def fit_all(answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2,
-            max_answers: int | None = None) -> tuple[dict[str, dict], list[str]]:
+def fit_all(
+    answers: pd.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2, max_answers: int | None = None
+) -> tuple[dict[str, dict], list[str]]:
     """The models crowd-kit could fit, and the reasons for those it did not (judgments.crowd.max_answers, or a
     failure of the model on these answers)."""
     too_many = too_many_answers(len(answers), max_answers)
@@ -136,12 +153,19 @@ def rating_means(judgments: pl.DataFrame) -> pd.Series:
     return pd.Series(j["rating"].to_numpy(), index=a["task"]).groupby(level=0).mean()
 
 
-def annotator_table(answers: pd.DataFrame, fits: dict[str, dict], report: pl.DataFrame | None, min_skill: float,
-                    judgments: pl.DataFrame | None = None) -> pl.DataFrame:
+def annotator_table(
+    answers: pd.DataFrame,
+    fits: dict[str, dict],
+    report: pl.DataFrame | None,
+    min_skill: float,
+    judgments: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """Per annotator: answers, squidflow's rubric (excluded, flags) and per model the skill and whether it flags."""
     workers = pd.Index(pd.unique(answers["worker"]))
-    out = {"annotator": workers.astype(str).to_numpy(),
-           "n_answers": answers.groupby("worker").size().reindex(workers).to_numpy()}
+    out = {
+        "annotator": workers.astype(str).to_numpy(),
+        "n_answers": answers.groupby("worker").size().reindex(workers).to_numpy(),
+    }
     if judgments is not None:
         var = judgments.group_by("annotator", maintain_order=True).agg(pl.col("variant").unique().sort().str.join("+"))
         vmap = dict(var.iter_rows())
@@ -166,13 +190,29 @@ def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
     po = (both + neither) / n if n else float("nan")
     pe = ((a.mean() * b.mean()) + ((1 - a.mean()) * (1 - b.mean()))) if n else float("nan")
     kappa = (po - pe) / (1 - pe) if n and pe < 1 else (1.0 if po == 1 else float("nan"))
-    return {"flagged_both": both, "excluded_only_squidflow": only_sq, "flagged_only_crowdkit": only_ck,
-            "neither": neither, "share_agree": po, "cohen_kappa": kappa}
+    return {
+        "flagged_both": both,
+        "excluded_only_squidflow": only_sq,
+        "flagged_only_crowdkit": only_ck,
+        "neither": neither,
+        "share_agree": po,
+        "cohen_kappa": kappa,
+    }
 
 
-def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: dict[str, dict], items: pl.DataFrame,
-                      annotators: pl.DataFrame, pooling: str = "wide", kappa_bins=(3, 4, 5),
-                      default: str = "mean", intervals=None, table7: bool = True) -> pl.DataFrame:
+def aggregation_table(
+    judgments: pl.DataFrame,
+    report: pl.DataFrame,
+    *,
+    fits: dict[str, dict],
+    items: pl.DataFrame,
+    annotators: pl.DataFrame,
+    pooling: str = "wide",
+    kappa_bins=(3, 4, 5),
+    default: str = "mean",
+    intervals=None,
+    table7: bool = True,
+) -> pl.DataFrame:
     """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
     label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
     excluded and the agreement of its flags with the rubric. With `intervals` (squidflow.intervals.IntervalConfig)
@@ -187,17 +227,35 @@ def aggregation_table(judgments: pl.DataFrame, report: pl.DataFrame, *, fits: di
     for name in ("mean", *[m for m in MODELS if m in fits]):
         if name == "mean":
             excluded, same = rubric, 1.0
-            agree = {"flagged_both": len(rubric), "excluded_only_squidflow": 0, "flagged_only_crowdkit": 0,
-                     "neither": len(annotators) - len(rubric), "share_agree": 1.0, "cohen_kappa": 1.0}
+            agree = {
+                "flagged_both": len(rubric),
+                "excluded_only_squidflow": 0,
+                "flagged_only_crowdkit": 0,
+                "neither": len(annotators) - len(rubric),
+                "share_agree": 1.0,
+                "cohen_kappa": 1.0,
+            }
         else:
             excluded = annotators.filter(pl.col(f"{name}_flagged"))["annotator"].to_list()
             same = float((items[f"{name}_label"] == items["mean_bin"]).mean()) if len(items) else float("nan")
             agree = agreement_with_rubric(annotators, name)
         kept = judgments.filter(~pl.col("annotator").is_in(excluded))
-        t7 = {r["variant"]: r for r in agreement_table(kept, pooling=pooling, kappa_bins=tuple(kappa_bins),
-                                                       intervals=intervals).to_dicts()} if table7 else {}
-        row = {"aggregation": name, "default": name == default, "annotators_excluded": len(excluded),
-               "items_label_equals_mean_bin": same}
+        t7 = (
+            {
+                r["variant"]: r
+                for r in agreement_table(
+                    kept, pooling=pooling, kappa_bins=tuple(kappa_bins), intervals=intervals
+                ).to_dicts()
+            }
+            if table7
+            else {}
+        )
+        row = {
+            "aggregation": name,
+            "default": name == default,
+            "annotators_excluded": len(excluded),
+            "items_label_equals_mean_bin": same,
+        }
         for v in ("A", "B", "A+B"):
             r = t7.get(v, {})
             for column, measure in (("spearman", "spearman"), ("alpha", "alpha"), (f"kappa{kmax}", f"kappa_{kmax}")):
@@ -214,13 +272,30 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
     from squidflow.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
-    lines = [f"# Annotator models (crowd-kit) beside squidflow's rubric{sim}", "",
-             f"Judgments: {md_escape(source)}. Answers: the certainty bins ({', '.join(CERTAINTY_BINS)}) of the 0–100 "
-             "ratings. `mean` is squidflow's rubric (SQUID-E §3.2) and mean; each crowd-kit row excludes the "
-             f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them."
-             + (f" {note}" if note else ""), "",
-             md_row(["aggregation", "excluded", "label = mean's bin", "A α", "B α", "A+B α", "A+B ρ", f"A+B κ{kmax}",
-                     "agree with rubric", "Cohen's κ"]), md_rule(10)]
+    lines = [
+        f"# Annotator models (crowd-kit) beside squidflow's rubric{sim}",
+        "",
+        f"Judgments: {md_escape(source)}. Answers: the certainty bins ({', '.join(CERTAINTY_BINS)}) of the 0–100 "
+        "ratings. `mean` is squidflow's rubric (SQUID-E §3.2) and mean; each crowd-kit row excludes the "
+        f"annotators whose skill in that model is below {min_skill} and recomputes Table 7 without them."
+        + (f" {note}" if note else ""),
+        "",
+        md_row(
+            [
+                "aggregation",
+                "excluded",
+                "label = mean's bin",
+                "A α",
+                "B α",
+                "A+B α",
+                "A+B ρ",
+                f"A+B κ{kmax}",
+                "agree with rubric",
+                "Cohen's κ",
+            ]
+        ),
+        md_rule(10),
+    ]
 
     def f(v, p=3):
         return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{p}f}"
@@ -232,16 +307,37 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
         return format_interval(v, r.get(f"{column}_lo"), r.get(f"{column}_hi"), 3)
 
     for r in table.to_dicts():
-        lines.append(md_row([
-            f"{r['aggregation']}{' (default)' if r['default'] else ''}", r["annotators_excluded"],
-            f(r["items_label_equals_mean_bin"]), t7(r, "A_alpha"), t7(r, "B_alpha"), t7(r, "A+B_alpha"),
-            t7(r, "A+B_spearman"), t7(r, f"A+B_kappa{kmax}"), f(r["share_agree"]), f(r["cohen_kappa"])]))
+        lines.append(
+            md_row(
+                [
+                    f"{r['aggregation']}{' (default)' if r['default'] else ''}",
+                    r["annotators_excluded"],
+                    f(r["items_label_equals_mean_bin"]),
+                    t7(r, "A_alpha"),
+                    t7(r, "B_alpha"),
+                    t7(r, "A+B_alpha"),
+                    t7(r, "A+B_spearman"),
+                    t7(r, f"A+B_kappa{kmax}"),
+                    f(r["share_agree"]),
+                    f(r["cohen_kappa"]),
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
 def crowd_tables(
-    judgments: pl.DataFrame, report: pl.DataFrame, *, min_skill: float = 0.3, n_iter: int = 20, mace_restarts: int = 2,
-    seed: int = 0, default: str = "mean", pooling: str = "wide", kappa_bins=(3, 4, 5), intervals=None,
+    judgments: pl.DataFrame,
+    report: pl.DataFrame,
+    *,
+    min_skill: float = 0.3,
+    n_iter: int = 20,
+    mace_restarts: int = 2,
+    seed: int = 0,
+    default: str = "mean",
+    pooling: str = "wide",
+    kappa_bins=(3, 4, 5),
+    intervals=None,
     max_answers: int | None = None,
 ) -> dict[str, pl.DataFrame | str]:
     """The rule's edge: judgments + annotator report -> the three tables ("annotators", "items", "table") and the
@@ -252,13 +348,28 @@ def crowd_tables(
     answers = rating_answers(judgments)
     t0 = time.perf_counter()
     fits, skipped = fit_all(answers, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts, max_answers=max_answers)
-    log.info("crowd-kit: %d models on %d answers in %.1f s%s", len(fits), len(answers), time.perf_counter() - t0,
-             "".join(f"; {s}" for s in skipped))
+    log.info(
+        "crowd-kit: %d models on %d answers in %.1f s%s",
+        len(fits),
+        len(answers),
+        time.perf_counter() - t0,
+        "".join(f"; {s}" for s in skipped),
+    )
     items = item_table(answers, fits, judgments)
     annotators = annotator_table(answers, fits, report, min_skill, judgments)
     too_many = too_many_answers(len(answers), max_answers)
-    table = aggregation_table(judgments, report, fits=fits, items=items, annotators=annotators, pooling=pooling,
-                              kappa_bins=kappa_bins, default=default, intervals=intervals, table7=not too_many)
+    table = aggregation_table(
+        judgments,
+        report,
+        fits=fits,
+        items=items,
+        annotators=annotators,
+        pooling=pooling,
+        kappa_bins=kappa_bins,
+        default=default,
+        intervals=intervals,
+        table7=not too_many,
+    )
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     note = ""
     if intervals is not None:
@@ -268,8 +379,13 @@ def crowd_tables(
     if skipped:
         note = (note + " " if note else "") + "Not in the table: " + "; ".join(skipped) + "."
     if too_many:
-        note += (" Table 7 is not recomputed per aggregation either (its Spearman takes every pair of rating positions "
-                 "of an item); the agreement rule's Table 7 is the rubric's.")
-    return {"annotators": annotators, "items": items, "table": table,
-            "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins),
-                                             note=note)}
+        note += (
+            " Table 7 is not recomputed per aggregation either (its Spearman takes every pair of rating positions "
+            "of an item); the agreement rule's Table 7 is the rubric's."
+        )
+    return {
+        "annotators": annotators,
+        "items": items,
+        "table": table,
+        "markdown": aggregation_markdown(table, source=source, min_skill=min_skill, kmax=max(kappa_bins), note=note),
+    }

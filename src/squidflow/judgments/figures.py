@@ -26,11 +26,19 @@ def fig3_judgments(scores: pl.DataFrame, path: str | Path, *, title: str = "") -
     for row, variant in enumerate(("A", "B")):
         s = scores.filter(pl.col("variant") == variant)
         share = s["high_certainty"].mean() if len(s) else float("nan")
-        for col, (column, label, rng) in enumerate((("people_mean", "mean judgment", (0, 100)), ("people_std", "standard deviation", (0, 50)))):
+        for col, (column, label, rng) in enumerate(
+            (("people_mean", "mean judgment", (0, 100)), ("people_std", "standard deviation", (0, 50)))
+        ):
             ax = axes[row, col]
             values = s[column].drop_nulls().to_numpy()
-            ax.hist(values, bins=20, range=rng, color=style.VARIANT_COLOURS[variant],
-                    hatch=style.HATCHES[row], edgecolor="white")
+            ax.hist(
+                values,
+                bins=20,
+                range=rng,
+                color=style.VARIANT_COLOURS[variant],
+                hatch=style.HATCHES[row],
+                edgecolor="white",
+            )
             ax.set_ylabel(f"variant {variant}: images")
             if row == 1:
                 ax.set_xlabel(label)
@@ -38,8 +46,12 @@ def fig3_judgments(scores: pl.DataFrame, path: str | Path, *, title: str = "") -
                 ax.set_title(f"Variant {variant}: {len(s)} images, {share:.0%} high certainty (mean ≥ 95)")
     if title:
         fig.suptitle(title)
-    return style.save(fig, path, title=title or "Figure 3: per-image mean and standard deviation of the judgments",
-                      description=f"{scores.height} image scores")
+    return style.save(
+        fig,
+        path,
+        title=title or "Figure 3: per-image mean and standard deviation of the judgments",
+        description=f"{scores.height} image scores",
+    )
 
 
 def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -50,11 +62,13 @@ def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None)
     random has a large carelessness whatever their leniency; one who always answers high has a large leniency."""
     j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
     keys = [k for k in ITEM if k in j.columns]
-    j = j.with_columns(
-        pl.col("rating").sum().over(keys).alias("_sum"), pl.col("rating").count().over(keys).alias("_n")
-    ).with_columns(
-        pl.when(pl.col("_n") > 1).then((pl.col("_sum") - pl.col("rating")) / (pl.col("_n") - 1)).alias("_others")
-    ).with_columns((pl.col("rating") - pl.col("_others")).alias("_diff"))
+    j = (
+        j.with_columns(pl.col("rating").sum().over(keys).alias("_sum"), pl.col("rating").count().over(keys).alias("_n"))
+        .with_columns(
+            pl.when(pl.col("_n") > 1).then((pl.col("_sum") - pl.col("rating")) / (pl.col("_n") - 1)).alias("_others")
+        )
+        .with_columns((pl.col("rating") - pl.col("_others")).alias("_diff"))
+    )
     stats = j.group_by("annotator", maintain_order=True).agg(
         pl.len().alias("n_judgments"),
         pl.col("rating").median().cast(pl.Float64).alias("median"),
@@ -63,27 +77,40 @@ def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None)
         pl.col("variant").unique().sort().str.join("+").alias("variants"),
     )
     if report is not None and not report.is_empty():
-        stats = stats.join(report.select("annotator", "excluded", "flags"), on="annotator", how="left", maintain_order="left")
+        stats = stats.join(
+            report.select("annotator", "excluded", "flags"), on="annotator", how="left", maintain_order="left"
+        )
     else:
         stats = stats.with_columns(pl.lit(False).alias("excluded"), pl.lit([], dtype=pl.List(pl.Utf8)).alias("flags"))
     return stats.with_columns(pl.col("excluded").fill_null(False)).sort(["median", "annotator"])
 
 
-def annotator_figure(judgments: pl.DataFrame, report: pl.DataFrame | None, path: str | Path, *,
-                     max_annotators: int = 40, note: str = "") -> pl.DataFrame:
+def annotator_figure(
+    judgments: pl.DataFrame, report: pl.DataFrame | None, path: str | Path, *, max_annotators: int = 40, note: str = ""
+) -> pl.DataFrame:
     """Write the two-panel annotator figure to `path`; returns the per-annotator statistics it plots."""
     stats = annotator_stats(judgments, report)
     shown = stats.sort("n_judgments", descending=True).head(max_annotators).sort(["median", "annotator"])
     names = shown["annotator"].to_list()
     j = judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
-    fig, axes = style.figure(1, 2, height=max(3.0, min(9.0, 0.8 + 0.16 * len(names))),
-                             width=style.PAGE_WIDTH_IN, gridspec_kw={"width_ratios": [3, 2]})
+    fig, axes = style.figure(
+        1,
+        2,
+        height=max(3.0, min(9.0, 0.8 + 0.16 * len(names))),
+        width=style.PAGE_WIDTH_IN,
+        gridspec_kw={"width_ratios": [3, 2]},
+    )
     ax_box, ax_scatter = axes[0]
     data = [j.filter(pl.col("annotator") == a)["rating"].to_numpy() for a in names]
     excluded = set(stats.filter(pl.col("excluded"))["annotator"].to_list())
     if names:
-        parts = ax_box.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.6,
-                               flierprops={"markersize": 2, "markeredgecolor": style.GREY})
+        parts = ax_box.boxplot(
+            data,
+            orientation="horizontal",
+            patch_artist=True,
+            widths=0.6,
+            flierprops={"markersize": 2, "markeredgecolor": style.GREY},
+        )
         for patch, name in zip(parts["boxes"], names, strict=True):
             patch.set_facecolor(style.VERMILLION if name in excluded else style.SKY_BLUE)
             patch.set_hatch("xx" if name in excluded else "")
@@ -95,25 +122,42 @@ def annotator_figure(judgments: pl.DataFrame, report: pl.DataFrame | None, path:
     ax_box.grid(axis="y", visible=False)
 
     keep = stats.filter(pl.col("leniency").is_not_null())
-    for is_excluded, colour, marker, label in ((False, style.BLUE, "o", "kept"),
-                                                (True, style.VERMILLION, "X", "excluded by the quality checks")):
+    for is_excluded, colour, marker, label in (
+        (False, style.BLUE, "o", "kept"),
+        (True, style.VERMILLION, "X", "excluded by the quality checks"),
+    ):
         part = keep.filter(pl.col("excluded") == is_excluded)
         if part.height:
             sizes = 10 + 60 * np.sqrt(part["n_judgments"].to_numpy() / max(keep["n_judgments"].max(), 1))
-            ax_scatter.scatter(part["leniency"], part["carelessness"], s=sizes, color=colour, marker=marker,
-                               alpha=0.8, label=f"{label} ({part.height})", edgecolors="white", linewidths=0.5)
+            ax_scatter.scatter(
+                part["leniency"],
+                part["carelessness"],
+                s=sizes,
+                color=colour,
+                marker=marker,
+                alpha=0.8,
+                label=f"{label} ({part.height})",
+                edgecolors="white",
+                linewidths=0.5,
+            )
     if keep.height:
         extreme = set(keep.sort("carelessness", descending=True).head(3)["annotator"].to_list())
         extreme |= set(keep.sort("leniency").head(2)["annotator"].to_list())
         extreme |= set(keep.sort("leniency", descending=True).head(2)["annotator"].to_list())
         for row in keep.iter_rows(named=True):
             if row["annotator"] in extreme or row["excluded"] or keep.height <= 12:
-                ax_scatter.annotate(row["annotator"], (row["leniency"], row["carelessness"]), xytext=(3, 3),
-                                    textcoords="offset points", fontsize=style.FONT_SIZE - 2)
+                ax_scatter.annotate(
+                    row["annotator"],
+                    (row["leniency"], row["carelessness"]),
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                    fontsize=style.FONT_SIZE - 2,
+                )
         ax_scatter.legend(loc="upper left")
     else:
-        ax_scatter.text(0.5, 0.5, "no item rated by two annotators", ha="center", va="center",
-                        transform=ax_scatter.transAxes)
+        ax_scatter.text(
+            0.5, 0.5, "no item rated by two annotators", ha="center", va="center", transform=ax_scatter.transAxes
+        )
     ax_scatter.axvline(0, color=style.GREY, linewidth=1, linestyle="--")
     ax_scatter.set_xlabel("leniency: mean (rating − others' mean)")
     ax_scatter.set_ylabel("carelessness: mean |rating − others' mean|")
@@ -122,8 +166,12 @@ def annotator_figure(judgments: pl.DataFrame, report: pl.DataFrame | None, path:
     for i, ax in enumerate((ax_box, ax_scatter)):
         style.panel_letter(ax, i)
     style.note(fig, note)
-    style.save(fig, path, title="Ratings per annotator: leniency and carelessness",
-               description=f"{stats.height} annotators, {len(excluded)} excluded, {j.height} first-round judgments")
+    style.save(
+        fig,
+        path,
+        title="Ratings per annotator: leniency and carelessness",
+        description=f"{stats.height} annotators, {len(excluded)} excluded, {j.height} first-round judgments",
+    )
     return stats
 
 
@@ -132,8 +180,14 @@ def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | No
     from squidflow.judgments.tables import METRICS, PAPER_TABLE7
 
     paper = PAPER_TABLE7 if paper is None else paper
-    labels = {"spearman": "Spearman", "alpha": "Krippendorff's α", "kappa_3": "Fleiss' κ (3 bins)",
-              "kappa_4": "Fleiss' κ (4 bins)", "kappa_5": "Fleiss' κ (5 bins)", "alpha_ordinal": "α (ordinal)"}
+    labels = {
+        "spearman": "Spearman",
+        "alpha": "Krippendorff's α",
+        "kappa_3": "Fleiss' κ (3 bins)",
+        "kappa_4": "Fleiss' κ (4 bins)",
+        "kappa_5": "Fleiss' κ (5 bins)",
+        "alpha_ordinal": "α (ordinal)",
+    }
     metrics = [m for m in [*METRICS, "alpha_ordinal"] if m in table7.columns]
     tasks = table7["variant"].to_list()
     fig, axes = style.figure(1, 1, width=style.PAGE_WIDTH_IN, height=3.2)
@@ -146,23 +200,48 @@ def agreement_figure(table7: pl.DataFrame, path: str | Path, *, paper: dict | No
         values = [row[m] if row[m] is not None else np.nan for m in metrics]
         offset = (i - (len(tasks) - 1) / 2) * width
         yerr = None
-        if all(f"{m}_lo" in row and f"{m}_hi" in row for m in metrics):  # the bootstrap interval, where the table has it
+        if all(
+            f"{m}_lo" in row and f"{m}_hi" in row for m in metrics
+        ):  # the bootstrap interval, where the table has it
             bounds = np.array([[row[f"{m}_lo"], row[f"{m}_hi"]] for m in metrics], dtype=float)
             yerr = np.clip(np.stack([np.array(values) - bounds[:, 0], bounds[:, 1] - np.array(values)]), 0, None)
             yerr = np.nan_to_num(yerr)
-        bars = ax.bar(x + offset, values, width, color=colours.get(task, style.SERIES[i % len(style.SERIES)]), hatch=style.HATCHES[i],
-                      edgecolor="white", label=f"{task} (pooled)" if "+" in task else f"variant {task}",
-                      yerr=yerr, error_kw={"elinewidth": 1, "capsize": 2, "ecolor": style.BLACK})
-        ax.bar_label(bars, fmt="%.2f", label_type="center", fontsize=style.FONT_SIZE - 2,
-                     bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
+        bars = ax.bar(
+            x + offset,
+            values,
+            width,
+            color=colours.get(task, style.SERIES[i % len(style.SERIES)]),
+            hatch=style.HATCHES[i],
+            edgecolor="white",
+            label=f"{task} (pooled)" if "+" in task else f"variant {task}",
+            yerr=yerr,
+            error_kw={"elinewidth": 1, "capsize": 2, "ecolor": style.BLACK},
+        )
+        ax.bar_label(
+            bars,
+            fmt="%.2f",
+            label_type="center",
+            fontsize=style.FONT_SIZE - 2,
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+        )
         ref = [paper.get(task, {}).get(m, np.nan) for m in metrics]
-        ax.plot(x + offset, ref, linestyle="none", marker="_", markersize=14, markeredgewidth=2, color=style.BLACK,
-                label="paper (SQUID-E Table 7)" if i == 0 else None)
+        ax.plot(
+            x + offset,
+            ref,
+            linestyle="none",
+            marker="_",
+            markersize=14,
+            markeredgewidth=2,
+            color=style.BLACK,
+            label="paper (SQUID-E Table 7)" if i == 0 else None,
+        )
     ax.set_xticks(x, [labels.get(m, m) for m in metrics])
     ax.set_ylim(0, 1)
     ax.set_ylabel("agreement")
-    ax.set_title("Inter-annotator agreement (Table 7): this run's bars (with bootstrap intervals over images), the "
-                 "paper's values as black marks")
+    ax.set_title(
+        "Inter-annotator agreement (Table 7): this run's bars (with bootstrap intervals over images), the "
+        "paper's values as black marks"
+    )
     ax.legend(loc="upper right", ncol=len(tasks) + 1)
     ax.grid(axis="x", visible=False)
     style.note(fig, note)

@@ -32,10 +32,10 @@ def mean_intervals(ratings: np.ndarray, cfg: IntervalConfig) -> tuple[np.ndarray
     lo, hi = np.full(len(ratings), np.nan), np.full(len(ratings), np.nan)
     q = [(1 - cfg.level) / 2, (1 + cfg.level) / 2]
     for start in range(0, len(ratings), CHUNK):
-        r = ratings[start:start + CHUNK]
+        r = ratings[start : start + CHUNK]
         index = np.broadcast_to(np.arange(len(r)), (cfg.resamples, len(r)))
         means = np.nanmean(rater_resamples(r, cfg, index, replace=True), axis=-1)  # (B, n)
-        lo[start:start + CHUNK], hi[start:start + CHUNK] = np.quantile(means, q, axis=0)
+        lo[start : start + CHUNK], hi[start : start + CHUNK] = np.quantile(means, q, axis=0)
     return lo, hi
 
 
@@ -53,8 +53,10 @@ def classify(row: dict, cfg: TriageConfig) -> tuple[str, str]:
     removed = row["n_screened"] < row["n"]
     if disagree and removed and (screened is None or not np.isfinite(screened) or screened < cfg.min_spread):
         left = "too few ratings left" if screened is None or not np.isfinite(screened) else f"{screened:.0f}"
-        return "contested", (f"spread {spread:.0f} comes from {row['n'] - row['n_screened']} suspect or careless "
-                             f"rater(s): without them {left}")
+        return "contested", (
+            f"spread {spread:.0f} comes from {row['n'] - row['n_screened']} suspect or careless "
+            f"rater(s): without them {left}"
+        )
     if width is None or not np.isfinite(width) or width > cfg.max_interval_width:
         w = "no interval" if width is None or not np.isfinite(width) else f"interval of the mean {width:.0f} wide"
         return "undecided", f"{w} (> {cfg.max_interval_width:g}) from {row['n']} rating(s)"
@@ -63,9 +65,15 @@ def classify(row: dict, cfg: TriageConfig) -> tuple[str, str]:
     return "clear", f"spread {spread:.0f} (< {cfg.min_spread:g}), interval {width:.0f} wide"
 
 
-def image_triage(judgments: pl.DataFrame, triage: pl.DataFrame, cfg: TriageConfig, *,
-                 intervals: IntervalConfig | None = None, probability: pl.DataFrame | None = None,
-                 consensus: pl.DataFrame | None = None) -> pl.DataFrame:
+def image_triage(
+    judgments: pl.DataFrame,
+    triage: pl.DataFrame,
+    cfg: TriageConfig,
+    *,
+    intervals: IntervalConfig | None = None,
+    probability: pl.DataFrame | None = None,
+    consensus: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """One row per image and prompt (schemas.IMAGE_TRIAGE). `triage`: schemas.RATER_TRIAGE (its verdicts screen);
     `probability`: (video_id, frame_index, event_prompt, probability) of a model; `consensus`: CROWDLAB's consensus
     quality per triage item (item, crowdlab_consensus_quality)."""
@@ -73,40 +81,62 @@ def image_triage(judgments: pl.DataFrame, triage: pl.DataFrame, cfg: TriageConfi
     r1 = first_round(judgments)
     if r1.is_empty():
         return schemas.empty(schemas.IMAGE_TRIAGE)
-    suspect = triage.filter(pl.col("verdict") != "ok").select("annotator", "variant").with_columns(
-        pl.lit(True).alias("_suspect"))
-    r1 = r1.join(suspect, on=["annotator", "variant"], how="left", maintain_order="left").with_columns(pl.col("_suspect").fill_null(False))
+    suspect = (
+        triage.filter(pl.col("verdict") != "ok")
+        .select("annotator", "variant")
+        .with_columns(pl.lit(True).alias("_suspect"))
+    )
+    r1 = r1.join(suspect, on=["annotator", "variant"], how="left", maintain_order="left").with_columns(
+        pl.col("_suspect").fill_null(False)
+    )
     if consensus is not None:
         r1 = r1.join(consensus, on="item", how="left", maintain_order="left")
     else:
         r1 = r1.with_columns(pl.lit(None, pl.Float64).alias("crowdlab_consensus_quality"))
-    per = (r1.group_by(IMAGE, maintain_order=True).agg(
-        pl.len().alias("n"), pl.col("rating").cast(pl.Float64).alias("_r"),
-        pl.col("rating").cast(pl.Float64).mean().alias("mean"), pl.col("rating").cast(pl.Float64).std().alias("spread"),
-        pl.col("rating").filter(~pl.col("_suspect")).cast(pl.Float64).std().alias("spread_screened"),
-        (~pl.col("_suspect")).sum().cast(pl.Int64).alias("n_screened"),
-        pl.col("rating").filter(pl.col("variant") == "A").cast(pl.Float64).mean().alias("mean_A"),
-        pl.col("rating").filter(pl.col("variant") == "B").cast(pl.Float64).mean().alias("mean_B"),
-        pl.col("crowdlab_consensus_quality").mean())
-        .sort(IMAGE))
+    per = (
+        r1.group_by(IMAGE, maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            pl.col("rating").cast(pl.Float64).alias("_r"),
+            pl.col("rating").cast(pl.Float64).mean().alias("mean"),
+            pl.col("rating").cast(pl.Float64).std().alias("spread"),
+            pl.col("rating").filter(~pl.col("_suspect")).cast(pl.Float64).std().alias("spread_screened"),
+            (~pl.col("_suspect")).sum().cast(pl.Int64).alias("n_screened"),
+            pl.col("rating").filter(pl.col("variant") == "A").cast(pl.Float64).mean().alias("mean_A"),
+            pl.col("rating").filter(pl.col("variant") == "B").cast(pl.Float64).mean().alias("mean_B"),
+            pl.col("crowdlab_consensus_quality").mean(),
+        )
+        .sort(IMAGE)
+    )
     lo, hi = mean_intervals(_padded(per["_r"].to_list()), intervals)
-    per = per.drop("_r").with_columns(pl.Series("mean_lo", lo), pl.Series("mean_hi", hi)).with_columns(
-        (pl.col("mean_hi") - pl.col("mean_lo")).alias("interval_width"),
-        (pl.col("mean_A") - pl.col("mean_B")).abs().alias("variant_gap"))
+    per = (
+        per.drop("_r")
+        .with_columns(pl.Series("mean_lo", lo), pl.Series("mean_hi", hi))
+        .with_columns(
+            (pl.col("mean_hi") - pl.col("mean_lo")).alias("interval_width"),
+            (pl.col("mean_A") - pl.col("mean_B")).abs().alias("variant_gap"),
+        )
+    )
     if probability is not None:
-        per = per.join(probability.select(*IMAGE, pl.col("probability").alias("model_probability")), on=IMAGE,
-                       how="left", maintain_order="left")
+        per = per.join(
+            probability.select(*IMAGE, pl.col("probability").alias("model_probability")),
+            on=IMAGE,
+            how="left",
+            maintain_order="left",
+        )
     else:
         per = per.with_columns(pl.lit(None, pl.Float64).alias("model_probability"))
     per = per.with_columns(((100 * pl.col("model_probability") - pl.col("mean")).abs() / 100).alias("model_distance"))
     classes = [classify(r, cfg) for r in per.iter_rows(named=True)]
-    per = per.with_columns(pl.Series("triage", [c for c, _ in classes], pl.Utf8),
-                           pl.Series("reason", [r for _, r in classes], pl.Utf8))
+    per = per.with_columns(
+        pl.Series("triage", [c for c, _ in classes], pl.Utf8), pl.Series("reason", [r for _, r in classes], pl.Utf8)
+    )
     return per.select(list(schemas.IMAGE_TRIAGE.columns)).cast(schemas.IMAGE_TRIAGE.columns)
 
 
-def triage_figure(images: pl.DataFrame, path, *, frames: pl.DataFrame | None = None, per_class: int = 6,
-                  note: str = "") -> int:
+def triage_figure(
+    images: pl.DataFrame, path, *, frames: pl.DataFrame | None = None, per_class: int = 6, note: str = ""
+) -> int:
     """Spread against the interval's width, coloured by class; with frames, a contact sheet of up to `per_class`
     images per class (the widest spreads first). Returns the panel count (style.save)."""
     from PIL import Image
@@ -123,8 +153,9 @@ def triage_figure(images: pl.DataFrame, path, *, frames: pl.DataFrame | None = N
     colours = dict(zip(CLASSES, style.SERIES, strict=False))
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c)
-        top.scatter(d["interval_width"].to_numpy(), d["spread"].to_numpy(), s=6, color=colours[c],
-                    label=f"{c} ({len(d)})")
+        top.scatter(
+            d["interval_width"].to_numpy(), d["spread"].to_numpy(), s=6, color=colours[c], label=f"{c} ({len(d)})"
+        )
     top.set_xlabel("width of the mean's interval (rating points)")
     top.set_ylabel("spread (SD)")
     top.legend(loc="best", fontsize=6)
@@ -152,17 +183,23 @@ def _median(d: pl.DataFrame, column: str) -> str:
     return "–" if values.is_empty() else f"{values.median():.1f}"
 
 
-def image_triage_markdown(images: pl.DataFrame, *, policy: str, source: str, cfg: TriageConfig,
-                          per_class: int = 5) -> str:
+def image_triage_markdown(
+    images: pl.DataFrame, *, policy: str, source: str, cfg: TriageConfig, per_class: int = 5
+) -> str:
     """Counts per class with the median spread and interval width, then the widest-spread images of each class."""
     from squidflow.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
-    lines = [f"# Image triage: clear, ambiguous, contested, undecided{sim}", "",
-             f"Judgments: {md_escape(source)}; {len(images)} images × prompts. Disputed: spread ≥ {cfg.min_spread:g}; "
-             f"undecided: the mean's interval wider than {cfg.max_interval_width:g}. Suspect and careless raters: "
-             f"results/judgments/rater_triage.parquet (exclusion policy {policy}).", "",
-             md_row(["class", "images", "share", "median spread", "median interval width"]), md_rule(5)]
+    lines = [
+        f"# Image triage: clear, ambiguous, contested, undecided{sim}",
+        "",
+        f"Judgments: {md_escape(source)}; {len(images)} images × prompts. Disputed: spread ≥ {cfg.min_spread:g}; "
+        f"undecided: the mean's interval wider than {cfg.max_interval_width:g}. Suspect and careless raters: "
+        f"results/judgments/rater_triage.parquet (exclusion policy {policy}).",
+        "",
+        md_row(["class", "images", "share", "median spread", "median interval width"]),
+        md_rule(5),
+    ]
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c)
         share = len(d) / len(images) if len(images) else float("nan")
@@ -171,8 +208,17 @@ def image_triage_markdown(images: pl.DataFrame, *, policy: str, source: str, cfg
     for c in CLASSES:
         d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
         for r in d.to_dicts():
-            lines.append(md_row([c, f"{md_escape(r['video_id'])}_{r['frame_index']}", md_escape(r["event_prompt"]),
-                                 r["n"], f"{r['mean']:.1f}",
-                                 r["spread"] if r["spread"] is None else round(r["spread"], 1),
-                                 md_escape(r["reason"])]))
+            lines.append(
+                md_row(
+                    [
+                        c,
+                        f"{md_escape(r['video_id'])}_{r['frame_index']}",
+                        md_escape(r["event_prompt"]),
+                        r["n"],
+                        f"{r['mean']:.1f}",
+                        r["spread"] if r["spread"] is None else round(r["spread"], 1),
+                        md_escape(r["reason"]),
+                    ]
+                )
+            )
     return "\n".join(lines) + "\n"

@@ -77,8 +77,9 @@ def image_in_slot(rec: dict, i: int, known_images: set[str] | None, bad: list[st
     return img, vid, frame
 
 
-def fail_on_problems(problems: list, on_error: str, fix: str, *, what: str = "judgment row(s)",
-                     skipped: str = "bad rows") -> None:
+def fail_on_problems(
+    problems: list, on_error: str, fix: str, *, what: str = "judgment row(s)", skipped: str = "bad rows"
+) -> None:
     """Stop on the problems found while reading judgments (each with its `place`: file and line, or export and
     task), showing the first ten and the fix, unless `judgments.on_error` is skip; one message for every reader
     (MTurk, release, keyword and Label Studio), so each names the way to skip the same way."""
@@ -87,7 +88,7 @@ def fail_on_problems(problems: list, on_error: str, fix: str, *, what: str = "ju
         more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
         raise JudgmentError(
             f"{len(problems)} bad {what}:\n  {shown}{more}\n{fix} Or run with "
-            f"--config judgments='{{\"on_error\": \"skip\"}}' to skip {skipped} (they are listed in "
+            f'--config judgments=\'{{"on_error": "skip"}}\' to skip {skipped} (they are listed in '
             "results/judgments/ingest_report.md)."
         )
 
@@ -122,7 +123,9 @@ def open_mturk_batch(path: Path, required: list[str], hits: str) -> tuple[pl.Dat
     return raw, slots
 
 
-def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[str] | None = None) -> tuple[pl.DataFrame, list[Problem]]:
+def read_release(
+    path: str | Path, *, on_error: str = "stop", known_images: set[str] | None = None
+) -> tuple[pl.DataFrame, list[Problem]]:
     """The release's huj_annotations.csv -> judgments (source `squid-e-release`) and the skipped rows."""
     path = Path(path)
     raw = _read_lines(path)
@@ -148,7 +151,11 @@ def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[
             col = f"huj_{k}"
             r = parse_rating(rec[col])
             if r is None:
-                bad.append(f"{col} is empty" if not (rec[col] or "").strip() else f"{col} = {rec[col]!r} is not an integer in [0, 100]")
+                bad.append(
+                    f"{col} is empty"
+                    if not (rec[col] or "").strip()
+                    else f"{col} = {rec[col]!r} is not an integer in [0, 100]"
+                )
             ratings[k] = r
         if not bad and known_images is not None and image_id(vid, int(frame)) not in known_images:
             bad.append(f"unknown image {vid} frame {frame} (not in the dataset's frames)")
@@ -170,7 +177,9 @@ def read_release(path: str | Path, *, on_error: str = "stop", known_images: set[
                     "source": "squid-e-release",
                 }
             )
-    fail_on_problems(problems, on_error, "Fix the rows in the CSV (or point squid_e_release.judgments_csv at the release).")
+    fail_on_problems(
+        problems, on_error, "Fix the rows in the CSV (or point squid_e_release.judgments_csv at the release)."
+    )
     return judgments_frame(rows), problems
 
 
@@ -196,14 +205,16 @@ def read_mturk_batch(
     raw, slots = open_mturk_batch(path, MTURK_REQUIRED, "results/annotation/hits_*.csv")
     _require(raw, [f"Answer.rating_{i}" for i in slots], path, "the answers of every image slot")
     seen = {} if seen is None else seen
-    df, problems, rejected = read_batch_frame(raw, slots, path, known_images=known_images, source=source,
-                                              round_=round_, seen=seen, read_row=read_batch_row)
+    df, problems, rejected = read_batch_frame(
+        raw, slots, path, known_images=known_images, source=source, round_=round_, seen=seen, read_row=read_batch_row
+    )
     fail_on_problems(problems, on_error, "Fix or remove these rows in the batch-results CSV.")
     return df, problems, rejected
 
 
-def images_in_slots(rec: dict, slots: list[int], known_images: set[str] | None,
-                    bad: list[str]) -> Iterator[tuple[int, str, str, int]]:
+def images_in_slots(
+    rec: dict, slots: list[int], known_images: set[str] | None, bad: list[str]
+) -> Iterator[tuple[int, str, str, int]]:
     """(slot, image id, video id, frame index) of each filled, well-formed slot of an MTurk batch row, in slot
     order (image_in_slot: what is wrong with a slot goes to `bad`, and the slot is passed over)."""
     for i in slots:
@@ -217,8 +228,9 @@ def missing_ids(worker: str, hit: str) -> list[str]:
     return [f"empty {name}" for name, value in (("WorkerId", worker), ("HITId", hit)) if not value]
 
 
-def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[str] | None, round_: int,
-                   seen) -> tuple[Problem | None, list[tuple]]:
+def read_batch_row(
+    rec: dict, slots: list[int], path: Path, known_images: set[str] | None, round_: int, seen
+) -> tuple[Problem | None, list[tuple]]:
     """One assignment (not rejected) of an MTurk batch: its problem (None when it has none) and its judgments as
     (key, video id, frame index, rating), key = (worker, video id, frame index, prompt, variant, round). A judgment
     already in `seen` (key -> "file:line") is a duplicate named with both places."""
@@ -237,7 +249,9 @@ def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[st
         answer = rec[f"Answer.rating_{i}"]
         rating = parse_rating(answer)
         if rating is None:
-            what = "is empty (not rated)" if not (answer or "").strip() else f"= {answer!r} is not an integer in [0, 100]"
+            what = (
+                "is empty (not rated)" if not (answer or "").strip() else f"= {answer!r} is not an integer in [0, 100]"
+            )
             bad.append(f"Answer.rating_{i} {what}")
             continue
         key = (worker, vid, frame, prompt, variant, round_)
@@ -250,11 +264,14 @@ def read_batch_row(rec: dict, slots: list[int], path: Path, known_images: set[st
         in_row[key] = i
         row_judgments.append((key, vid, frame, rating))
     for where, imgs in again.items():
-        repeat = "" if where.startswith(f"{path}:") else (
-            "; ingest each batch file once, or give a repeat task `round: 2` in judgments.batches"
+        repeat = (
+            ""
+            if where.startswith(f"{path}:")
+            else ("; ingest each batch file once, or give a repeat task `round: 2` in judgments.batches")
         )
-        bad.append(f"duplicate judgment: worker {worker} already rated {', '.join(imgs)} for {prompt!r} at "
-                   f"{where}{repeat}")
+        bad.append(
+            f"duplicate judgment: worker {worker} already rated {', '.join(imgs)} for {prompt!r} at {where}{repeat}"
+        )
     return (Problem(str(path), line, "; ".join(bad)) if bad else None), row_judgments
 
 
@@ -275,8 +292,12 @@ def dropped_markdown(problems: list[Problem], rejected: dict[str, int]) -> list[
     """The report lines of rejected assignments and skipped rows (data escaped: it is typed by strangers)."""
     lines: list[str] = []
     if rejected:
-        lines += ["## Rejected assignments (dropped)", "", *md_table(["file", "rejected"], rejected.items(), data=(0,)),
-                  ""]
+        lines += [
+            "## Rejected assignments (dropped)",
+            "",
+            *md_table(["file", "rejected"], rejected.items(), data=(0,)),
+            "",
+        ]
     lines += [f"## Skipped rows: {len(problems)}", ""]
     if problems:
         lines += md_table(["file", "line", "problem"], [(p.file, p.row, p.problem) for p in problems], data=(0, 2))
@@ -335,8 +356,16 @@ def ingest(
 
 
 def ingest_to(
-    judgments_path, report_path, *, source, release_csv=None, batches=(), frames=None, on_error="stop",
-    cache_dir=DOWNLOADS_DIR, on_empty="error",
+    judgments_path,
+    report_path,
+    *,
+    source,
+    release_csv=None,
+    batches=(),
+    frames=None,
+    on_error="stop",
+    cache_dir=DOWNLOADS_DIR,
+    on_empty="error",
 ) -> pl.DataFrame:
     """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
     from squidflow.fetch import fetch

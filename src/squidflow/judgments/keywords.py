@@ -94,11 +94,20 @@ def keyword_template(*, images_per_hit: int = 6, keywords_per_image: int = 5, ma
     return page.replace("{{PANELS}}", "\n".join(panels)).replace("{{N}}", str(keywords_per_image))
 
 
-def keyword_tasks(frames: pl.DataFrame, *, images_per_hit: int, image_base_url: str, seed: int, keywords_per_image: int,
-                  max_length: int) -> tuple[pl.DataFrame, str, str]:
+def keyword_tasks(
+    frames: pl.DataFrame,
+    *,
+    images_per_hit: int,
+    image_base_url: str,
+    seed: int,
+    keywords_per_image: int,
+    max_length: int,
+) -> tuple[pl.DataFrame, str, str]:
     """frames -> the keyword HITs (hits_K.csv), the keyword task page, and a preview of its first HIT."""
     hits = make_keyword_hits(frames, images_per_hit=images_per_hit, base_url=image_base_url, seed=seed)
-    template = keyword_template(images_per_hit=images_per_hit, keywords_per_image=keywords_per_image, max_length=max_length)
+    template = keyword_template(
+        images_per_hit=images_per_hit, keywords_per_image=keywords_per_image, max_length=max_length
+    )
     return hits, template, render_task_page(template, hits.row(0, named=True) if hits.height else {})
 
 
@@ -137,7 +146,9 @@ def read_keyword_batch(
     path = Path(path)
     raw, images = open_mturk_batch(path, MTURK_REQUIRED, KEYWORD_HITS)
     boxes = _slots(raw.columns)
-    no_boxes = [i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()]
+    no_boxes = [
+        i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()
+    ]
     if no_boxes:
         raise JudgmentError(
             f"{path}: no Answer.keyword_<i>_<j> columns for image slot(s) {no_boxes}; is this the keyword task's batch "
@@ -167,44 +178,76 @@ def read_keyword_batch(
                     continue
                 given += 1
                 if len(text) > max_length:
-                    bad.append(f"Answer.keyword_{i}_{j} is {len(text)} characters long (at most {max_length}: "
-                               "text.gold.max_length; keywords are words, not sentences)")
+                    bad.append(
+                        f"Answer.keyword_{i}_{j} is {len(text)} characters long (at most {max_length}: "
+                        "text.gold.max_length; keywords are words, not sentences)"
+                    )
                     continue
                 norm = normalise_keyword(text)
                 if not norm:
-                    bad.append(f"Answer.keyword_{i}_{j} = {text[:40]!r} has no letters or digits once markup is removed")
+                    bad.append(
+                        f"Answer.keyword_{i}_{j} = {text[:40]!r} has no letters or digits once markup is removed"
+                    )
                     continue
                 found.append((key, vid, frame, j, text, norm))
             if not given:
-                bad.append(f"Answer.keyword_{i}_1..{max(boxes.get(i, [0]) or [0])} are all empty: no keyword for image {img}")
+                bad.append(
+                    f"Answer.keyword_{i}_1..{max(boxes.get(i, [0]) or [0])} are all empty: no keyword for image {img}"
+                )
         if bad:
             problems.append(Problem(str(path), line, "; ".join(bad)))
             continue
         for key, vid, frame, j, text, norm in found:
             seen[key] = line
-            rows.append({"video_id": vid, "frame_index": frame, "annotator": worker, "hit": hit, "position": j,
-                         "keyword": text, "normalised": norm, "round": round_, "source": source})
+            rows.append(
+                {
+                    "video_id": vid,
+                    "frame_index": frame,
+                    "annotator": worker,
+                    "hit": hit,
+                    "position": j,
+                    "keyword": text,
+                    "normalised": norm,
+                    "round": round_,
+                    "source": source,
+                }
+            )
     fail_on_problems(problems, on_error, "Fix or remove these rows in the keyword batch-results CSV.")
-    df = pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns) if rows else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    df = (
+        pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns)
+        if rows
+        else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    )
     return df, problems, rejected
 
 
 def keyword_report(problems: list[Problem], rejected: dict[str, int], df: pl.DataFrame) -> str:
     """Markdown listing what keyword ingestion kept and dropped (data escaped: keywords are typed by strangers)."""
     n_images = df.select("video_id", "frame_index").n_unique() if df.height else 0
-    lines = ["# Keyword ingestion report (variant K)", "",
-             f"Keywords read: {df.height}, for {n_images} images from {df['annotator'].n_unique() if df.height else 0} annotators.", ""]
+    lines = [
+        "# Keyword ingestion report (variant K)",
+        "",
+        f"Keywords read: {df.height}, for {n_images} images from {df['annotator'].n_unique() if df.height else 0} annotators.",
+        "",
+    ]
     return "\n".join(lines + dropped_markdown(problems, rejected)) + "\n"
 
 
-def keyword_judgments(batches: list[dict], *, known_images: set[str] | None, on_error: str, max_length: int,
-                      source: str) -> tuple[pl.DataFrame, str]:
+def keyword_judgments(
+    batches: list[dict], *, known_images: set[str] | None, on_error: str, max_length: int, source: str
+) -> tuple[pl.DataFrame, str]:
     """Keyword batch-results CSVs (each {path, round}; read here, so an error names the file and line) -> the keyword
     judgments (schemas.KEYWORD_JUDGMENTS) and the Markdown report of what was kept and dropped."""
     parts, problems, rejected = [], [], {}
     for batch in batches:
-        df, probs, n_rej = read_keyword_batch(batch["path"], on_error=on_error, known_images=known_images,
-                                              max_length=max_length, source=source, round_=batch.get("round", 1))
+        df, probs, n_rej = read_keyword_batch(
+            batch["path"],
+            on_error=on_error,
+            known_images=known_images,
+            max_length=max_length,
+            source=source,
+            round_=batch.get("round", 1),
+        )
         parts.append(df)
         problems += probs
         if n_rej:
@@ -220,7 +263,8 @@ def keyword_judgments(batches: list[dict], *, known_images: set[str] | None, on_
         )
     if out.height == 0:
         raise JudgmentError(
-            "no keyword read from " + (", ".join(str(b["path"]) for b in batches) or "no batch (text.gold.batches is empty)")
+            "no keyword read from "
+            + (", ".join(str(b["path"]) for b in batches) or "no batch (text.gold.batches is empty)")
             + "".join(f"; {p.file} line {p.row}: {p.problem}" for p in problems[:3])
         )
     return out, keyword_report(problems, rejected, out)

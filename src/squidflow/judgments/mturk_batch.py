@@ -47,8 +47,10 @@ def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
         pl.when(vid != "").then(vid).alias("video_id"),
         frame.cast(pl.Int64, strict=False).alias("frame_index"),
         pl.when(answer.str.contains(r"^[0-9]{1,3}$")).then(answer.cast(pl.Int64, strict=False)).alias("rating"),
-    ).with_columns(pl.when(pl.col("rating") <= 100).then(pl.col("rating")).alias("rating"),
-                   pl.when(pl.col("frame_index").is_not_null()).then(pl.col("video_id")).alias("video_id"))
+    ).with_columns(
+        pl.when(pl.col("rating") <= 100).then(pl.col("rating")).alias("rating"),
+        pl.when(pl.col("frame_index").is_not_null()).then(pl.col("video_id")).alias("video_id"),
+    )
     odd = long.filter(pl.col("frame_index").is_null())["image"].unique().to_list()
     if odd:
         parsed = pl.Series([_image(v) for v in odd], dtype=pl.Struct({"video_id": pl.Utf8, "frame_index": pl.Int64}))
@@ -59,7 +61,9 @@ def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
         )  # fmt: skip
     odd = long.filter(pl.col("rating").is_null())["answer"].unique().to_list()
     if odd:
-        mapped = pl.col("answer").replace_strict(odd, [parse_rating(v) for v in odd], default=None, return_dtype=pl.Int64)
+        mapped = pl.col("answer").replace_strict(
+            odd, [parse_rating(v) for v in odd], default=None, return_dtype=pl.Int64
+        )
         long = long.with_columns(pl.when(pl.col("rating").is_null()).then(mapped).otherwise("rating").alias("rating"))
     return long
 
@@ -96,8 +100,9 @@ def _seen_batches(seen: dict) -> list[tuple[str, pl.DataFrame]]:
     return batches
 
 
-def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_images, source: str, round_: int,
-                     seen: dict, read_row) -> tuple[pl.DataFrame, list, int]:
+def read_batch_frame(
+    raw: pl.DataFrame, slots: list[int], path: Path, *, known_images, source: str, round_: int, seen: dict, read_row
+) -> tuple[pl.DataFrame, list, int]:
     """(judgments, problems, rejected assignments) of one batch, as `read_mturk_batch` returns them."""
     rejected_mask = _text("AssignmentStatus") == "Rejected"
     rejected = int(raw.select(rejected_mask.sum()).item())
@@ -111,7 +116,12 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
         pl.concat_list([_unneutralise(_text(f"Input.image_{i}_id")) for i in slots]).alias("image"),
         pl.concat_list([pl.col(f"Answer.rating_{i}").fill_null("") for i in slots]).alias("answer"),
     )  # fmt: skip
-    row_ok = (pl.col("annotator") != "") & (pl.col("hit") != "") & (pl.col("event_prompt") != "") & pl.col("variant").is_not_null()
+    row_ok = (
+        (pl.col("annotator") != "")
+        & (pl.col("hit") != "")
+        & (pl.col("event_prompt") != "")
+        & pl.col("variant").is_not_null()
+    )
     long = (base.select("_i", "annotator", "event_prompt", "variant", "slot", "image", "answer")
             .explode("slot", "image", "answer").filter(pl.col("image") != ""))  # fmt: skip
     base = base.drop("slot", "image", "answer")
@@ -134,7 +144,9 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
         mine = long.filter(pl.col("_i").is_in(suspect.implode()) & pl.col("video_id").is_not_null()).select(*KEY, "_h")
         for file, batch in _seen_batches(seen):
             hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True, maintain_order="left")
-            place = pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
+            place = (
+                pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
+            )
             for r in hits.select(*KEY, place).iter_rows():
                 lookup.setdefault(tuple(r[:6]), r[6])
         for rec in rows.filter(pl.col("_i").is_in(suspect.implode())).iter_rows(named=True):
@@ -148,7 +160,8 @@ def read_batch_frame(raw: pl.DataFrame, slots: list[int], path: Path, *, known_i
     # an accepted row has no bad slot and no judgment given before: its judgments are its slots, as parsed
     dropped = suspect.filter(~suspect.is_in(pl.Series(accepted, dtype=suspect.dtype).implode()))
     keep = base.filter(~pl.col("_i").is_in(dropped.implode())).with_columns(
-        pl.int_range(pl.len()).over("hit").alias("position"))
+        pl.int_range(pl.len()).over("hit").alias("position")
+    )
     out = long.join(keep.select("_i", "_line", "hit", "position"), on="_i", how="inner", maintain_order="left")
     seen.setdefault(SEEN_FRAMES, []).append((str(path), out.select(*KEY, "_line", "_h")))
     cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}

@@ -28,36 +28,54 @@ IMAGE = ["video_id", "frame_index", "event_prompt"]
 
 def by_interval_width(images: pl.DataFrame, budget: int) -> pl.DataFrame:
     """The `budget` images and prompts with the widest intervals of the mean (no interval: first)."""
-    return (images.with_columns(pl.col("interval_width").fill_nan(None).fill_null(float("inf")).alias("_w"))
-            .sort(["_w", *IMAGE], descending=[True, False, False, False]).head(budget).drop("_w"))
+    return (
+        images.with_columns(pl.col("interval_width").fill_nan(None).fill_null(float("inf")).alias("_w"))
+        .sort(["_w", *IMAGE], descending=[True, False, False, False])
+        .head(budget)
+        .drop("_w")
+    )
 
 
 def by_activelab(judgments: pl.DataFrame, probability: pl.DataFrame | None, budget: int) -> pl.DataFrame:
     """The `budget` images and prompts with the lowest ActiveLab score (cleanlab), over the certainty bins of round 1."""
     if probability is None:
-        raise ConfigError("annotation.next_round.strategy activelab needs a model's probabilities: set "
-                          "judgments.triage.predictions (zero_shot or a predictions file), or use interval_width")
+        raise ConfigError(
+            "annotation.next_round.strategy activelab needs a model's probabilities: set "
+            "judgments.triage.predictions (zero_shot or a predictions file), or use interval_width"
+        )
     from cleanlab.multiannotator import get_active_learning_scores
 
     from squidflow.judgments.triage import _bin_index, first_round, model_bins
 
     r1 = first_round(judgments).join(probability, on=IMAGE, how="inner", maintain_order="left")
     wide = r1.with_columns(pl.Series("bin", _bin_index(r1["rating"].to_numpy()))).pivot(
-        on="annotator", index="item", values="bin", aggregate_function="first")
+        on="annotator", index="item", values="bin", aggregate_function="first"
+    )
     prob = dict(r1.select("item", "probability").unique("item", maintain_order=True).iter_rows())
     items = wide["item"].to_list()
-    scores, _ = get_active_learning_scores(wide.drop("item").to_pandas().astype(float),
-                                           model_bins(np.array([prob[i] for i in items])))
+    scores, _ = get_active_learning_scores(
+        wide.drop("item").to_pandas().astype(float), model_bins(np.array([prob[i] for i in items]))
+    )
     keyed = r1.select("item", *IMAGE).unique("item", maintain_order=True)
-    ranked = pl.DataFrame({"item": items, "activelab": np.asarray(scores, float)}).join(keyed, on="item", maintain_order="left")
-    return (ranked.group_by(IMAGE, maintain_order=True).agg(pl.col("activelab").min()).sort(["activelab", *IMAGE]).head(budget))
+    ranked = pl.DataFrame({"item": items, "activelab": np.asarray(scores, float)}).join(
+        keyed, on="item", maintain_order="left"
+    )
+    return (
+        ranked.group_by(IMAGE, maintain_order=True)
+        .agg(pl.col("activelab").min())
+        .sort(["activelab", *IMAGE])
+        .head(budget)
+    )
 
 
-def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, judgments: pl.DataFrame,
-               images_per_hit: int) -> dict[str, pl.DataFrame]:
+def round_hits(
+    hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, judgments: pl.DataFrame, images_per_hit: int
+) -> dict[str, pl.DataFrame]:
     """Round-2 HITs per variant: the chosen images under their prompts, in variants that rated them, grouped by prompt
     into HITs of `images_per_hit`, with each image's URL and event copied from its round-1 HIT."""
-    wanted = judgments.filter(pl.col("round") == 1).join(chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left")
+    wanted = judgments.filter(pl.col("round") == 1).join(
+        chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left"
+    )
     out = {}
     for variant, hits in sorted(hits_by_variant.items()):
         slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
@@ -68,16 +86,23 @@ def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, j
             for i in slots:
                 if rec[f"image_{i}_id"]:
                     info[rec[f"image_{i}_id"]] = (rec[f"image_{i}_url"], rec[f"image_{i}_event"])
-        mine = (wanted.filter(pl.col("variant") == variant)
-                .select((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"),
-                        "event_prompt").unique(maintain_order=True).sort("event_prompt", "image_id"))
+        mine = (
+            wanted.filter(pl.col("variant") == variant)
+            .select((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"), "event_prompt")
+            .unique(maintain_order=True)
+            .sort("event_prompt", "image_id")
+        )
         rows = []
         for (prompt,), g in mine.group_by(["event_prompt"], maintain_order=True):
             ids = g["image_id"].to_list()
             for k in range(0, len(ids), images_per_hit):
-                row = {"hit_index": len(rows), "variant": variant, "event": prompt_event.get(prompt, prompt),
-                       "event_prompt": prompt}
-                chunk = ids[k:k + images_per_hit]
+                row = {
+                    "hit_index": len(rows),
+                    "variant": variant,
+                    "event": prompt_event.get(prompt, prompt),
+                    "event_prompt": prompt,
+                }
+                chunk = ids[k : k + images_per_hit]
                 for i in range(1, images_per_hit + 1):
                     img = chunk[i - 1] if i <= len(chunk) else ""
                     url, event = info.get(img, ("", ""))
@@ -87,9 +112,16 @@ def round_hits(hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, j
     return out
 
 
-def next_round(images: pl.DataFrame, judgments: pl.DataFrame, hits_by_variant: dict[str, pl.DataFrame], *,
-               budget: int, strategy: str, images_per_hit: int,
-               probability: pl.DataFrame | None = None) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+def next_round(
+    images: pl.DataFrame,
+    judgments: pl.DataFrame,
+    hits_by_variant: dict[str, pl.DataFrame],
+    *,
+    budget: int,
+    strategy: str,
+    images_per_hit: int,
+    probability: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     """(the chosen images with their triage row, round-2 HITs per variant)."""
     if strategy not in STRATEGIES:
         raise ConfigError(f"annotation.next_round.strategy = {strategy!r}: one of {STRATEGIES}")
@@ -102,22 +134,33 @@ def next_round(images: pl.DataFrame, judgments: pl.DataFrame, hits_by_variant: d
 
 def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.DataFrame:
     """Round 1 with the next round's ratings merged into it (their `round` set to 1: more ratings of the same task)."""
-    return pl.concat([judgments.filter(pl.col("round") == 1), next_ratings.with_columns(pl.lit(1, pl.Int64).alias("round"))], how="vertical_relaxed")
+    return pl.concat(
+        [judgments.filter(pl.col("round") == 1), next_ratings.with_columns(pl.lit(1, pl.Int64).alias("round"))],
+        how="vertical_relaxed",
+    )
 
 
-def interval_change(judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen: pl.DataFrame,
-                    triage: pl.DataFrame, cfg, intervals) -> pl.DataFrame:
+def interval_change(
+    judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen: pl.DataFrame, triage: pl.DataFrame, cfg, intervals
+) -> pl.DataFrame:
     """Per re-rated image and prompt, before (round 1) and after (merged): ratings, the mean with its interval
     (`mean_before`, `mean_before_lo`, `mean_before_hi`, likewise `_after`), the interval's width and the class."""
     from squidflow.judgments.image_triage import image_triage
 
     def side(table: pl.DataFrame, when: str) -> pl.DataFrame:
-        return table.select(*IMAGE, pl.col("n").alias(f"n_{when}"), pl.col("mean").alias(f"mean_{when}"),
-                            pl.col("mean_lo").alias(f"mean_{when}_lo"), pl.col("mean_hi").alias(f"mean_{when}_hi"),
-                            pl.col("interval_width").alias(f"interval_width_{when}"),
-                            pl.col("triage").alias(f"triage_{when}"))
+        return table.select(
+            *IMAGE,
+            pl.col("n").alias(f"n_{when}"),
+            pl.col("mean").alias(f"mean_{when}"),
+            pl.col("mean_lo").alias(f"mean_{when}_lo"),
+            pl.col("mean_hi").alias(f"mean_{when}_hi"),
+            pl.col("interval_width").alias(f"interval_width_{when}"),
+            pl.col("triage").alias(f"triage_{when}"),
+        )
 
-    before = image_triage(judgments, triage, cfg, intervals=intervals).join(chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left")
+    before = image_triage(judgments, triage, cfg, intervals=intervals).join(
+        chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left"
+    )
     after = image_triage(merged_rounds(judgments, next_ratings), triage, cfg, intervals=intervals)
     return side(before, "before").join(side(after, "after"), on=IMAGE, how="left", maintain_order="left").sort(IMAGE)
 
@@ -127,13 +170,28 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     med = {k: change[f"interval_width_{k}"].median() if len(change) else float("nan") for k in ("before", "after")}
-    lines = [f"# The next round of ratings{sim}", "",
-             f"Strategy: {strategy}. Re-rated: {len(change)} images × prompts. Median width of the mean's interval "
-             f"(rating points): before {med['before']:.1f}, after {med['after']:.1f}.", "",
-             md_row(["image", "prompt", "ratings before", "after", "interval before", "after", "class before",
-                     "after"]), md_rule(8)]
+    lines = [
+        f"# The next round of ratings{sim}",
+        "",
+        f"Strategy: {strategy}. Re-rated: {len(change)} images × prompts. Median width of the mean's interval "
+        f"(rating points): before {med['before']:.1f}, after {med['after']:.1f}.",
+        "",
+        md_row(["image", "prompt", "ratings before", "after", "interval before", "after", "class before", "after"]),
+        md_rule(8),
+    ]
     for r in change.to_dicts():
-        lines.append(md_row([f"{md_escape(r['video_id'])}_{r['frame_index']}", md_escape(r["event_prompt"]),
-                             r["n_before"], r["n_after"], f"{r['interval_width_before']:.1f}",
-                             f"{r['interval_width_after']:.1f}", r["triage_before"], r["triage_after"]]))
+        lines.append(
+            md_row(
+                [
+                    f"{md_escape(r['video_id'])}_{r['frame_index']}",
+                    md_escape(r["event_prompt"]),
+                    r["n_before"],
+                    r["n_after"],
+                    f"{r['interval_width_before']:.1f}",
+                    f"{r['interval_width_after']:.1f}",
+                    r["triage_before"],
+                    r["triage_after"],
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"

@@ -56,9 +56,7 @@ def blank_images(frames: pl.DataFrame, max_std: float, root: str | Path = ".") -
 
 def annotator_report(judgments: pl.DataFrame, cfg: QualityConfig, blank: set[str] = frozenset()) -> pl.DataFrame:
     """One row per annotator: judgments count, flags (one string per violated check), excluded."""
-    j = judgments.with_columns(
-        (pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id")
-    )
+    j = judgments.with_columns((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"))
     violations: dict[str, list[str]] = {}
     blank_hits = j.filter(pl.col("image_id").is_in(list(blank)) & (pl.col("rating") > cfg.blank_max_rating))
     for (annotator,), g in blank_hits.group_by(["annotator"], maintain_order=True):

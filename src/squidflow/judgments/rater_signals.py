@@ -31,14 +31,25 @@ SHOWN_PARTNERS = 5
 def with_consensus(r1: pl.DataFrame, consensus: set[tuple[str, str]] | None = None) -> pl.DataFrame:
     """Round-1 judgments with the consensus of the same item (`loo`: the mean rating of the raters in `consensus`
     other than this rater; every rater when None) and how many raters it holds (`n_others`)."""
-    member = (pl.lit(True) if consensus is None else
-              pl.struct(KEY).is_in(pl.Series([{"annotator": a, "variant": v} for a, v in sorted(consensus)],
-                                             dtype=pl.Struct({"annotator": pl.Utf8, "variant": pl.Utf8})).implode()))
+    member = (
+        pl.lit(True)
+        if consensus is None
+        else pl.struct(KEY).is_in(
+            pl.Series(
+                [{"annotator": a, "variant": v} for a, v in sorted(consensus)],
+                dtype=pl.Struct({"annotator": pl.Utf8, "variant": pl.Utf8}),
+            ).implode()
+        )
+    )
     r1 = r1.with_columns(member.alias("_in"))
-    sums = (r1.filter(pl.col("_in")).group_by("item", maintain_order=True)
-            .agg(pl.col("rating").sum().alias("_s"), pl.len().alias("_n")))
+    sums = (
+        r1.filter(pl.col("_in"))
+        .group_by("item", maintain_order=True)
+        .agg(pl.col("rating").sum().alias("_s"), pl.len().alias("_n"))
+    )
     out = r1.join(sums, on="item", how="left", maintain_order="left").with_columns(
-        pl.col("_s").fill_null(0), pl.col("_n").fill_null(0))
+        pl.col("_s").fill_null(0), pl.col("_n").fill_null(0)
+    )
     self_in = pl.col("_in").cast(pl.Int64)
     n_others = pl.col("_n") - self_in
     loo = pl.when(n_others > 0).then((pl.col("_s") - pl.col("rating") * self_in) / n_others).otherwise(None)
@@ -53,6 +64,7 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray):
         den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(den > 0, (a * b).sum(axis=-1) / den, np.nan)
+
     return stat
 
 
@@ -69,26 +81,44 @@ def patterns(r: pl.DataFrame) -> pl.DataFrame:
     extreme = (pl.col("rating") <= 5) | (pl.col("rating") >= 95)
     base = r.group_by(KEY, maintain_order=True).agg(
         extreme.mean().cast(pl.Float64).alias("extreme_share"),
-        ((pl.col("loo") <= 5) | (pl.col("loo") >= 95)).filter(pl.col("loo").is_not_null()).mean().cast(pl.Float64)
-        .alias("others_extreme_share"))
-    modal = (r.group_by([*KEY, "rating"], maintain_order=True).len()
-             .group_by(KEY, maintain_order=True).agg((pl.col("len").max() / pl.col("len").sum()).alias("modal_share")))
-    hits = (r.group_by([*KEY, "hit"], maintain_order=True)
-            .agg(pl.col("rating").n_unique().alias("distinct"), pl.len().alias("n"),
-                 (pl.col("loo").max() - pl.col("loo").min()).alias("others_range"))
-            .filter((pl.col("n") >= 2) & (pl.col("others_range") >= 20))
-            .group_by(KEY, maintain_order=True).agg((pl.col("distinct") == 1).mean().cast(pl.Float64)
-                                                    .alias("hit_constant_share")))
-    return (base.join(modal, on=KEY, how="left", maintain_order="left")
-            .join(hits, on=KEY, how="left", maintain_order="left")
-            .with_columns(pl.col("others_extreme_share", "hit_constant_share").fill_null(float("nan"))))
+        ((pl.col("loo") <= 5) | (pl.col("loo") >= 95))
+        .filter(pl.col("loo").is_not_null())
+        .mean()
+        .cast(pl.Float64)
+        .alias("others_extreme_share"),
+    )
+    modal = (
+        r.group_by([*KEY, "rating"], maintain_order=True)
+        .len()
+        .group_by(KEY, maintain_order=True)
+        .agg((pl.col("len").max() / pl.col("len").sum()).alias("modal_share"))
+    )
+    hits = (
+        r.group_by([*KEY, "hit"], maintain_order=True)
+        .agg(
+            pl.col("rating").n_unique().alias("distinct"),
+            pl.len().alias("n"),
+            (pl.col("loo").max() - pl.col("loo").min()).alias("others_range"),
+        )
+        .filter((pl.col("n") >= 2) & (pl.col("others_range") >= 20))
+        .group_by(KEY, maintain_order=True)
+        .agg((pl.col("distinct") == 1).mean().cast(pl.Float64).alias("hit_constant_share"))
+    )
+    return (
+        base.join(modal, on=KEY, how="left", maintain_order="left")
+        .join(hits, on=KEY, how="left", maintain_order="left")
+        .with_columns(pl.col("others_extreme_share", "hit_constant_share").fill_null(float("nan")))
+    )
 
 
 def with_slots(r1: pl.DataFrame) -> pl.DataFrame:
     """Round-1 judgments with `slot`: each item's place in its HIT, in the order the judgments list the HIT's images
     (an MTurk batch row's and a Label Studio task's slot order)."""
-    order = (r1.select("hit", "item").unique(maintain_order=True)
-             .with_columns(pl.int_range(pl.len()).over("hit").alias("slot")))
+    order = (
+        r1.select("hit", "item")
+        .unique(maintain_order=True)
+        .with_columns(pl.int_range(pl.len()).over("hit").alias("slot"))
+    )
     return r1.join(order, on=["hit", "item"], how="left", maintain_order="left")
 
 
@@ -98,18 +128,26 @@ def neighbour_agreement(r: pl.DataFrame) -> pl.DataFrame:
     `neighbour_pairs` the images it is measured on."""
     s = r.sort([*KEY, "hit", "slot"], maintain_order=True)
     over = [*KEY, "hit"]
-    s = s.with_columns(pl.col("loo").shift(-1).over(over).alias("_next"), pl.col("loo").shift(1).over(over).alias("_prev"))
+    s = s.with_columns(
+        pl.col("loo").shift(-1).over(over).alias("_next"), pl.col("loo").shift(1).over(over).alias("_prev")
+    )
 
     def corr(c: str) -> pl.Expr:
         ok = pl.col(c).is_not_null() & pl.col("loo").is_not_null()
-        return (pl.when(ok.sum() >= MIN_NEIGHBOUR_PAIRS)
-                .then(pl.corr(pl.col("rating").filter(ok).cast(pl.Float64), pl.col(c).filter(ok)))
-                .otherwise(None))
+        return (
+            pl.when(ok.sum() >= MIN_NEIGHBOUR_PAIRS)
+            .then(pl.corr(pl.col("rating").filter(ok).cast(pl.Float64), pl.col(c).filter(ok)))
+            .otherwise(None)
+        )
 
     out = s.group_by(KEY, maintain_order=True).agg(
-        corr("_next").alias("_rn"), corr("_prev").alias("_rp"),
-        pl.max_horizontal((pl.col("_next").is_not_null() & pl.col("loo").is_not_null()).sum(),
-                          (pl.col("_prev").is_not_null() & pl.col("loo").is_not_null()).sum()).alias("neighbour_pairs"))
+        corr("_next").alias("_rn"),
+        corr("_prev").alias("_rp"),
+        pl.max_horizontal(
+            (pl.col("_next").is_not_null() & pl.col("loo").is_not_null()).sum(),
+            (pl.col("_prev").is_not_null() & pl.col("loo").is_not_null()).sum(),
+        ).alias("neighbour_pairs"),
+    )
     best = pl.max_horizontal(pl.col("_rn").fill_nan(None), pl.col("_rp").fill_nan(None))
     return out.with_columns(best.fill_null(float("nan")).alias("neighbour_agreement")).drop("_rn", "_rp")
 
@@ -119,18 +157,31 @@ def duplicate_answers(r1: pl.DataFrame) -> pl.DataFrame:
     many of them another rater answered identically, image for image (`duplicate_hits`), their share
     (`duplicate_share`) and who (`duplicates`: the first SHOWN_PARTNERS by name)."""
     middle = ((pl.col("rating") > 5) & (pl.col("rating") < 95)).sum()
-    sheets = (r1.sort([*KEY, "hit", "slot"], maintain_order=True)
-              .group_by([*KEY, "hit"], maintain_order=True)
-              .agg(pl.col("rating").cast(pl.Utf8).str.join(",").alias("_answers"), middle.alias("_middle"))
-              .filter(pl.col("_middle") >= MIN_MIDDLE_ANSWERS))
-    groups = (sheets.group_by(["variant", "hit", "_answers"], maintain_order=True)
-              .agg(pl.col("annotator").unique(maintain_order=True).alias("_who"))
-              .filter(pl.col("_who").list.len() >= 2))
+    sheets = (
+        r1.sort([*KEY, "hit", "slot"], maintain_order=True)
+        .group_by([*KEY, "hit"], maintain_order=True)
+        .agg(pl.col("rating").cast(pl.Utf8).str.join(",").alias("_answers"), middle.alias("_middle"))
+        .filter(pl.col("_middle") >= MIN_MIDDLE_ANSWERS)
+    )
+    groups = (
+        sheets.group_by(["variant", "hit", "_answers"], maintain_order=True)
+        .agg(pl.col("annotator").unique(maintain_order=True).alias("_who"))
+        .filter(pl.col("_who").list.len() >= 2)
+    )
     per = sheets.join(groups, on=["variant", "hit", "_answers"], how="left", maintain_order="left")
     out = per.group_by(KEY, maintain_order=True).agg(
-        pl.len().alias("n_hits_answered"), pl.col("_who").is_not_null().sum().alias("duplicate_hits"),
-        pl.col("_who").drop_nulls().list.head(SHOWN_PARTNERS + 1).list.explode(keep_nulls=False, empty_as_null=False).unique(maintain_order=True).alias("_p"))
+        pl.len().alias("n_hits_answered"),
+        pl.col("_who").is_not_null().sum().alias("duplicate_hits"),
+        pl.col("_who")
+        .drop_nulls()
+        .list.head(SHOWN_PARTNERS + 1)
+        .list.explode(keep_nulls=False, empty_as_null=False)
+        .unique(maintain_order=True)
+        .alias("_p"),
+    )
     names = [(a, v, [p for p in partners if p != a]) for a, v, partners in out.select(*KEY, "_p").iter_rows()]
     shown = [", ".join(p[:SHOWN_PARTNERS]) + (" and others" if len(p) > SHOWN_PARTNERS else "") for _, _, p in names]
-    return out.with_columns((pl.col("duplicate_hits") / pl.col("n_hits_answered")).cast(pl.Float64)
-                            .alias("duplicate_share"), pl.Series("duplicates", shown, pl.Utf8)).drop("_p")
+    return out.with_columns(
+        (pl.col("duplicate_hits") / pl.col("n_hits_answered")).cast(pl.Float64).alias("duplicate_share"),
+        pl.Series("duplicates", shown, pl.Utf8),
+    ).drop("_p")

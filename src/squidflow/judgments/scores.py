@@ -31,8 +31,10 @@ def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certain
             pl.len().cast(pl.Int64).alias("n"),
             pl.col("alt_bin").sort().alias("alt_bins"),
         )
-        .with_columns(certainty_bin(pl.col("people_mean")).alias("certainty_bin"),
-                      (pl.col("people_mean") >= high_certainty).alias("high_certainty"))
+        .with_columns(
+            certainty_bin(pl.col("people_mean")).alias("certainty_bin"),
+            (pl.col("people_mean") >= high_certainty).alias("high_certainty"),
+        )
         .sort(IMAGE_KEY)
     )
     return out.select(list(schemas.IMAGE_SCORES.columns))

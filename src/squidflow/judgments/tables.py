@@ -59,8 +59,12 @@ def _cell(rec: dict, name: str) -> str:
     return format_interval(v, lo, hi, digits=3)
 
 
-LABELS = {"spearman": "Spearman", "alpha": "Alpha", "alpha_ordinal": "Alpha (ordinal)",
-          "alpha_interval": "Alpha (interval, krippendorff pkg)"}
+LABELS = {
+    "spearman": "Spearman",
+    "alpha": "Alpha",
+    "alpha_ordinal": "Alpha (ordinal)",
+    "alpha_interval": "Alpha (interval, krippendorff pkg)",
+}
 
 
 def _label(name: str) -> str:
@@ -112,27 +116,52 @@ def table7_markdown(
     header = [_label(m) for m in shown_measures] + ["n_items"] + [_label(m) for m in extra]
     lines += [md_row(["Task", *header]), md_rule(len(header) + 1)]
     for rec in table.iter_rows(named=True):
-        lines.append(md_row([rec["variant"], *(_cell(rec, m) for m in shown_measures), rec["n_items"],
-                             *(_cell(rec, m) for m in extra)]))
+        lines.append(
+            md_row(
+                [
+                    rec["variant"],
+                    *(_cell(rec, m) for m in shown_measures),
+                    rec["n_items"],
+                    *(_cell(rec, m) for m in extra),
+                ]
+            )
+        )
         paper = PAPER_TABLE7.get(rec["variant"])
         if paper:  # the paper's numbers in the same columns, one row under ours
-            lines.append(md_row([f"{rec['variant']} (paper, SQUID-E supplement)",
-                                 *(_fmt(paper.get(m)) or "–" for m in shown_measures), "–", *("–" for _ in extra)]))
+            lines.append(
+                md_row(
+                    [
+                        f"{rec['variant']} (paper, SQUID-E supplement)",
+                        *(_fmt(paper.get(m)) or "–" for m in shown_measures),
+                        "–",
+                        *("–" for _ in extra),
+                    ]
+                )
+            )
     lines += [""]
     rho, n, *bounds = intra
     rho_text = f"{rho:.3f}" if not bounds else _cell({"r": rho, "r_lo": bounds[0], "r_hi": bounds[1]}, "r")
     lines += [
         "Intra-annotator Spearman (SQUID-E §4.2; paper .788): "
-        + (f"{rho_text} over {n} annotator(s) who rated the same images twice"
-           + (" (interval: bootstrap over those annotators)." if bounds else ".") if n else "no repeated ratings.")
+        + (
+            f"{rho_text} over {n} annotator(s) who rated the same images twice"
+            + (" (interval: bootstrap over those annotators)." if bounds else ".")
+            if n
+            else "no repeated ratings."
+        )
     ]
     if high_certainty is not None and len(high_certainty):
-        parts = [f"{r['variant']}: {r['share']:.1%} of {r['n_images']} images" for r in high_certainty.iter_rows(named=True)]
+        parts = [
+            f"{r['variant']}: {r['share']:.1%} of {r['n_images']} images" for r in high_certainty.iter_rows(named=True)
+        ]
         lines += ["", "High-certainty images (mean ≥ 95; paper: A 16%, B 19%): " + "; ".join(parts) + "."]
     shown = ", ".join(md_escape(a) for a in excluded) or "none"
     checks = "quality checks" if policy == "rubric" else "quality checks and rater triage"
-    lines += ["", f"Excluded annotators ({checks}, {md_escape(str(report_name))}; policy judgments.quality.exclude: "
-              f"{policy}): " + shown + "."]
+    lines += [
+        "",
+        f"Excluded annotators ({checks}, {md_escape(str(report_name))}; policy judgments.quality.exclude: "
+        f"{policy}): " + shown + ".",
+    ]
     pooled = (
         "images rated in both variants under the same prompt as one item with six raters (A's positions and B's)"
         if pooling == "wide"
@@ -142,7 +171,9 @@ def table7_markdown(
     return "\n".join(lines)
 
 
-def empty_variants(judgments: pl.DataFrame, excluded: list[str], report_path: str = "annotator_report.parquet") -> dict[str, str]:
+def empty_variants(
+    judgments: pl.DataFrame, excluded: list[str], report_path: str = "annotator_report.parquet"
+) -> dict[str, str]:
     """Variants with judgments whose every annotator is excluded, each with a sentence saying so and where to look.
 
     (A variant nobody was asked to rate is not listed: its row is simply empty.) With no judgment at all, both are.
@@ -161,9 +192,16 @@ def empty_variants(judgments: pl.DataFrame, excluded: list[str], report_path: st
 
 
 def table7(
-    judgments: pl.DataFrame, report: pl.DataFrame, high_certainty: pl.DataFrame, *,
-    report_name: str = "annotator_report.parquet", pooling="wide", kappa_bins=(3, 4, 5), on_empty: str = "error",
-    intervals=None, policy: str = "rubric",
+    judgments: pl.DataFrame,
+    report: pl.DataFrame,
+    high_certainty: pl.DataFrame,
+    *,
+    report_name: str = "annotator_report.parquet",
+    pooling="wide",
+    kappa_bins=(3, 4, 5),
+    on_empty: str = "error",
+    intervals=None,
+    policy: str = "rubric",
 ) -> tuple[pl.DataFrame, str]:
     """The rule's edge: Table 7 over the judgments of annotators not excluded -> (the CSV's table, the Markdown).
 
@@ -195,9 +233,15 @@ def table7(
 
         intra = (*intra, *mean_interval(rhos, intervals)[1:])
     md = table7_markdown(
-        table, source=source, pooling=pooling, intra=intra, high_certainty=high_certainty,
-        excluded=excluded, skipped=skipped,
+        table,
+        source=source,
+        pooling=pooling,
+        intra=intra,
+        high_certainty=high_certainty,
+        excluded=excluded,
+        skipped=skipped,
         note=intervals_note(intervals.level, intervals.resamples) if intervals is not None else "",
-        policy=policy, report_name=report_name,
+        policy=policy,
+        report_name=report_name,
     )
     return table.drop("n_items"), md

@@ -88,16 +88,19 @@ class TriageConfig:
 
 
 def item_key(j: pl.DataFrame) -> pl.Expr:
-    return pl.concat_str([pl.col("variant"), pl.col("video_id"), pl.col("frame_index").cast(pl.Utf8),
-                          pl.col("event_prompt")], separator="|")
+    return pl.concat_str(
+        [pl.col("variant"), pl.col("video_id"), pl.col("frame_index").cast(pl.Utf8), pl.col("event_prompt")],
+        separator="|",
+    )
 
 
 def first_round(judgments: pl.DataFrame) -> pl.DataFrame:
     return judgments.filter(pl.col("round") == 1).with_columns(item_key(judgments).alias("item"))
 
 
-def skill_signals(r1: pl.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2,
-                  max_answers: int | None = None) -> tuple[pl.DataFrame | None, list[str]]:
+def skill_signals(
+    r1: pl.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2, max_answers: int | None = None
+) -> tuple[pl.DataFrame | None, list[str]]:
     """crowd-kit's skills per annotator on the certainty bins: MACE, GLAD and Dawid–Skene (squidflow.judgments.crowd),
     and the reasons for the models not fit (too many answers, or crowd-kit could not fit them)."""
     from squidflow.judgments.crowd import fit_or_skip, rating_answers, too_many_answers
@@ -109,7 +112,9 @@ def skill_signals(r1: pl.DataFrame, *, n_iter: int = 20, seed: int = 0, mace_res
     out, skipped = pl.DataFrame({"annotator": pd_unique(answers["worker"])}), []
     for model, column in SKILL_MODELS.items():
         f, why = fit_or_skip(answers, model, n_iter=n_iter, seed=seed, mace_restarts=mace_restarts)
-        skills = np.full(out.height, np.nan) if f is None else f["skills"].reindex(out["annotator"].to_list()).to_numpy()
+        skills = (
+            np.full(out.height, np.nan) if f is None else f["skills"].reindex(out["annotator"].to_list()).to_numpy()
+        )
         skipped += [f"crowd-kit skills: {why}"] if why else []
         out = out.with_columns(pl.Series(column, skills, pl.Float64))
     return out, skipped
@@ -139,7 +144,8 @@ def crowdlab(r1: pl.DataFrame, probability: pl.DataFrame) -> dict:
     if j.is_empty():
         return {"skipped": "CROWDLAB: the model predicts none of the judged images"}
     wide = j.with_columns(pl.Series("bin", _bin_index(j["rating"].to_numpy()))).pivot(
-        on="annotator", index="item", values="bin", aggregate_function="first")
+        on="annotator", index="item", values="bin", aggregate_function="first"
+    )
     items = wide["item"].to_list()
     labels = wide.drop("item").to_pandas().astype(float)
     prob = dict(j.select("item", "probability").unique("item", maintain_order=True).iter_rows())
@@ -153,11 +159,20 @@ def crowdlab(r1: pl.DataFrame, probability: pl.DataFrame) -> dict:
     except (ValueError, AssertionError) as e:
         return {"skipped": f"CROWDLAB: cleanlab refused the labels ({e})"}
     stats = res["annotator_stats"]
-    return {"annotators": pl.DataFrame({"annotator": [str(a) for a in stats.index],
-                                        "crowdlab_quality": stats["annotator_quality"].to_numpy(dtype=float)}),
-            "items": pl.DataFrame({"item": items,
-                                   "crowdlab_consensus_quality": res["label_quality"]["consensus_quality_score"]
-                                   .to_numpy(dtype=float)})}
+    return {
+        "annotators": pl.DataFrame(
+            {
+                "annotator": [str(a) for a in stats.index],
+                "crowdlab_quality": stats["annotator_quality"].to_numpy(dtype=float),
+            }
+        ),
+        "items": pl.DataFrame(
+            {
+                "item": items,
+                "crowdlab_consensus_quality": res["label_quality"]["consensus_quality_score"].to_numpy(dtype=float),
+            }
+        ),
+    }
 
 
 def _bin_index(ratings: np.ndarray) -> np.ndarray:
@@ -173,31 +188,47 @@ def verdict(row: dict, cfg: TriageConfig, min_skill: float) -> tuple[str, list[s
         careless.append("the paper's rubric excludes them (" + "; ".join(row["rubric_flags"]) + ")")
     if _ok(row["modal_share"]) and row["modal_share"] >= cfg.max_modal_share:
         careless.append(f"constant: {row['modal_share']:.0%} of their ratings are one number")
-    if (_ok(row["extreme_share"]) and row["extreme_share"] >= cfg.min_extreme_share
-            and row["extreme_share"] - np.nan_to_num(row["others_extreme_share"]) >= cfg.min_extreme_excess):
-        careless.append(f"extremes only: {row['extreme_share']:.0%} of ratings at 0-5 or 95-100, the others "
-                        f"{row['others_extreme_share']:.0%} on the same images")
+    if (
+        _ok(row["extreme_share"])
+        and row["extreme_share"] >= cfg.min_extreme_share
+        and row["extreme_share"] - np.nan_to_num(row["others_extreme_share"]) >= cfg.min_extreme_excess
+    ):
+        careless.append(
+            f"extremes only: {row['extreme_share']:.0%} of ratings at 0-5 or 95-100, the others "
+            f"{row['others_extreme_share']:.0%} on the same images"
+        )
     if _ok(row["hit_constant_share"]) and row["hit_constant_share"] >= cfg.max_hit_constant_share:
-        careless.append(f"one rating for every image of {row['hit_constant_share']:.0%} of their HITs that the others "
-                        "tell apart")
+        careless.append(
+            f"one rating for every image of {row['hit_constant_share']:.0%} of their HITs that the others tell apart"
+        )
     nb = row.get("neighbour_agreement")
     if _ok(nb) and nb >= cfg.min_agreement and nb - (r if _ok(r) else 0.0) >= cfg.min_shift_gain:
-        careless.append(f"shifted answers: their ratings fit the consensus of the neighbouring image of the same HIT "
-                        f"(r = {nb:.2f}) better than their own image's (r = {r:.2f})")
+        careless.append(
+            f"shifted answers: their ratings fit the consensus of the neighbouring image of the same HIT "
+            f"(r = {nb:.2f}) better than their own image's (r = {r:.2f})"
+        )
     dup = row.get("duplicate_share")
     if _ok(dup) and row.get("duplicate_hits", 0) >= 2 and dup >= cfg.max_duplicate_share:
-        careless.append(f"identical answers: {row['duplicate_hits']} of their {row['n_hits_answered']} HITs answered "
-                        f"image for image as {row['duplicates']} did (colluding or copied)")
+        careless.append(
+            f"identical answers: {row['duplicate_hits']} of their {row['n_hits_answered']} HITs answered "
+            f"image for image as {row['duplicates']} did (colluding or copied)"
+        )
     if _ok(hi) and hi < 0:
         careless.append(f"reversed scale: agreement r = {r:.2f} [{lo:.2f}, {hi:.2f}], below 0")
     elif _ok(hi) and hi < cfg.min_agreement:
         careless.append(f"no agreement with the others: r = {r:.2f} [{lo:.2f}, {hi:.2f}], below {cfg.min_agreement}")
     elif _ok(r) and r < cfg.min_agreement:
         suspect.append(f"low agreement with the others: r = {r:.2f} [{lo:.2f}, {hi:.2f}] (< {cfg.min_agreement})")
-    low = [f"{name} {row[c]:.2f}" for name, c in (("MACE", "mace_competence"), ("GLAD", "glad_alpha"),
-                                                  ("Dawid–Skene", "dawid_skene_diagonal"),
-                                                  ("CROWDLAB", "crowdlab_quality"))
-           if _ok(row.get(c)) and row[c] < min_skill]
+    low = [
+        f"{name} {row[c]:.2f}"
+        for name, c in (
+            ("MACE", "mace_competence"),
+            ("GLAD", "glad_alpha"),
+            ("Dawid–Skene", "dawid_skene_diagonal"),
+            ("CROWDLAB", "crowdlab_quality"),
+        )
+        if _ok(row.get(c)) and row[c] < min_skill
+    ]
     if len(low) >= cfg.min_skill_models:
         suspect.append(f"low skill in {len(low)} annotator models ({', '.join(low)}; < {min_skill})")
     if careless:
@@ -216,21 +247,34 @@ def rater_identity(judgments: pl.DataFrame) -> bool:
     return "squid-e-release" not in set(judgments["source"].unique().to_list())
 
 
-SIGNALS = ["agreement", "agreement_lo", "agreement_hi", "modal_share", "extreme_share", "others_extreme_share",
-           "hit_constant_share", "neighbour_agreement", "crowdlab_quality", *SKILL_MODELS.values()]
+SIGNALS = [
+    "agreement",
+    "agreement_lo",
+    "agreement_hi",
+    "modal_share",
+    "extreme_share",
+    "others_extreme_share",
+    "hit_constant_share",
+    "neighbour_agreement",
+    "crowdlab_quality",
+    *SKILL_MODELS.values(),
+]
 
 
 def _round_signals(r1: pl.DataFrame, consensus: set | None, intervals: IntervalConfig) -> dict[tuple, dict]:
     """One round's consensus-dependent signals per (annotator, variant): agreement with its interval, the response
     patterns and the shifted-answers pattern, against the mean of the raters in `consensus` (None: everyone)."""
     r = with_consensus(r1, consensus)
-    out = {k: {"n_items": 0, "agreement": np.nan, "agreement_lo": np.nan, "agreement_hi": np.nan}
-           for k in r.select(KEY).unique(maintain_order=True).iter_rows()}
+    out = {
+        k: {"n_items": 0, "agreement": np.nan, "agreement_lo": np.nan, "agreement_hi": np.nan}
+        for k in r.select(KEY).unique(maintain_order=True).iter_rows()
+    }
     shared = r.filter(pl.col("n_others") > 0)
     for k, g in shared.partition_by(KEY, as_dict=True, maintain_order=True).items():
         out[k]["n_items"] = g.height
         out[k]["agreement"], out[k]["agreement_lo"], out[k]["agreement_hi"] = agreement(
-            g["rating"].to_numpy(), g["loo"].to_numpy(), intervals)
+            g["rating"].to_numpy(), g["loo"].to_numpy(), intervals
+        )
     for frame in (patterns(r), neighbour_agreement(r)):
         for row in frame.iter_rows(named=True):
             out[(row["annotator"], row["variant"])].update({c: v for c, v in row.items() if c not in KEY})
@@ -253,13 +297,24 @@ class _Skills:
 
     def of(self, consensus: set | None) -> dict[str, dict]:
         if self.fits >= MAX_MODEL_FITS:
-            self.skipped[f"crowd-kit skills, CROWDLAB: fit on {MAX_MODEL_FITS} consensus rounds' raters at most (their "
-                         "cost); later rounds keep the last fit's skills"] = None
+            self.skipped[
+                f"crowd-kit skills, CROWDLAB: fit on {MAX_MODEL_FITS} consensus rounds' raters at most (their "
+                "cost); later rounds keep the last fit's skills"
+            ] = None
             return self.last
         self.fits += 1
-        r1 = self.r1 if consensus is None else self.r1.filter(pl.struct(KEY).is_in(pl.Series(
-            [{"annotator": a, "variant": v} for a, v in sorted(consensus)],
-            dtype=pl.Struct({"annotator": pl.Utf8, "variant": pl.Utf8})).implode()))
+        r1 = (
+            self.r1
+            if consensus is None
+            else self.r1.filter(
+                pl.struct(KEY).is_in(
+                    pl.Series(
+                        [{"annotator": a, "variant": v} for a, v in sorted(consensus)],
+                        dtype=pl.Struct({"annotator": pl.Utf8, "variant": pl.Utf8}),
+                    ).implode()
+                )
+            )
+        )
         skills, skipped = skill_signals(r1, **self.crowd)
         self.skipped.update(dict.fromkeys(skipped))
         if skills is not None:
@@ -283,13 +338,23 @@ def _names(keys, most: int = 6) -> str:
 def _change(rnd: int, old: tuple, new: tuple, left_out: set) -> str:
     """A verdict that changed between rounds, in words."""
     why = "; ".join(new[1]) if new[0] != "ok" else "no longer: " + "; ".join(old[1])
-    return (f"round {rnd}: {old[0]} → {new[0]} against a consensus without the {len(left_out)} rater(s) round "
-            f"{rnd - 1} called careless ({_names(left_out)}): {why}")
+    return (
+        f"round {rnd}: {old[0]} → {new[0]} against a consensus without the {len(left_out)} rater(s) round "
+        f"{rnd - 1} called careless ({_names(left_out)}): {why}"
+    )
 
 
-def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfig, *, policy: str = "rubric",
-                 intervals: IntervalConfig | None = None, crowd: dict | None = None,
-                 probability: pl.DataFrame | None = None, no_model_reason: str = "") -> pl.DataFrame:
+def rater_triage(
+    judgments: pl.DataFrame,
+    report: pl.DataFrame,
+    cfg: TriageConfig,
+    *,
+    policy: str = "rubric",
+    intervals: IntervalConfig | None = None,
+    crowd: dict | None = None,
+    probability: pl.DataFrame | None = None,
+    no_model_reason: str = "",
+) -> pl.DataFrame:
     """One row per annotator and variant (schemas.RATER_TRIAGE). `probability`: the model's probability of each
     prompt's event per (video_id, frame_index, event_prompt, probability), or None (CROWDLAB skipped, with
     `no_model_reason`). The consensus rounds are described in the module's docstring."""
@@ -304,18 +369,31 @@ def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfi
     source = ",".join(sorted(judgments["source"].unique().to_list()))
     skipped = [NO_WORK_TIME]
     if not rater_identity(judgments):
-        skipped += [NO_IDENTITY.format(source=source, signal=s) for s in
-                    ("agreement with the others", "crowd-kit skills", "CROWDLAB", "response patterns")]
+        skipped += [
+            NO_IDENTITY.format(source=source, signal=s)
+            for s in ("agreement with the others", "crowd-kit skills", "CROWDLAB", "response patterns")
+        ]
     elif probability is None:
         skipped.append(f"CROWDLAB: {no_model_reason or 'no model probabilities in this run'}")
     base = {}
     for (annotator, variant), g in r1.group_by(KEY, maintain_order=True):
         flags, excluded = rubric.get(annotator, ([], False))
         base[(annotator, variant)] = {
-            "annotator": annotator, "variant": variant, "n_judgments": g.height, "n_items": 0,
-            "work_seconds_per_image": None, "policy": policy, "rubric_flags": flags, "rubric_excluded": excluded,
-            **dict.fromkeys(SIGNALS, float("nan")), "neighbour_pairs": 0, "duplicate_share": float("nan"),
-            "duplicate_hits": 0, "n_hits_answered": 0, "duplicates": None}
+            "annotator": annotator,
+            "variant": variant,
+            "n_judgments": g.height,
+            "n_items": 0,
+            "work_seconds_per_image": None,
+            "policy": policy,
+            "rubric_flags": flags,
+            "rubric_excluded": excluded,
+            **dict.fromkeys(SIGNALS, float("nan")),
+            "neighbour_pairs": 0,
+            "duplicate_share": float("nan"),
+            "duplicate_hits": 0,
+            "n_hits_answered": 0,
+            "duplicates": None,
+        }
     keys = sorted(base)
     rounds: dict[tuple, list[str]] = {k: [] for k in keys}
     verdicts: dict[tuple, tuple] = {}
@@ -341,18 +419,24 @@ def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfi
             if following == (set(keys) if consensus is None else consensus):
                 break
             if not following:
-                skipped.append(f"consensus: round {n_rounds} calls every rater careless, so no consensus is left to "
-                               f"measure a later round against; round {n_rounds}'s verdicts are kept")
+                skipped.append(
+                    f"consensus: round {n_rounds} calls every rater careless, so no consensus is left to "
+                    f"measure a later round against; round {n_rounds}'s verdicts are kept"
+                )
                 break
             if frozenset(following) in seen:
-                skipped.append(f"consensus: the verdicts cycle (round {n_rounds} repeats an earlier round's "
-                               "consensus); the last round's are kept")
+                skipped.append(
+                    f"consensus: the verdicts cycle (round {n_rounds} repeats an earlier round's "
+                    "consensus); the last round's are kept"
+                )
                 break
             seen.add(frozenset(following))
             consensus = following
         else:
-            skipped.append(f"consensus: verdicts still changed after judgments.triage.max_rounds = {cfg.max_rounds} "
-                           "rounds; the last round's are kept")
+            skipped.append(
+                f"consensus: verdicts still changed after judgments.triage.max_rounds = {cfg.max_rounds} "
+                "rounds; the last round's are kept"
+            )
         skipped += list(skills.skipped)
     rows = []
     for k in keys:
@@ -361,8 +445,12 @@ def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfi
         if not identity and row["verdict"] == "ok":
             row["reasons"] = ["rubric only: " + NO_IDENTITY.format(source=source, signal="the other signals")]
         row["excluded"] = row["rubric_excluded"] or (policy == "triage" and row["verdict"] == "careless")
-        row |= {"skipped": list(skipped), "rounds": rounds[k], "consensus_rounds": n_rounds,
-                "in_consensus": used is None or k in used}
+        row |= {
+            "skipped": list(skipped),
+            "rounds": rounds[k],
+            "consensus_rounds": n_rounds,
+            "in_consensus": used is None or k in used,
+        }
         rows.append(row)
     if not rows:
         return schemas.empty(schemas.RATER_TRIAGE)
@@ -372,33 +460,49 @@ def rater_triage(judgments: pl.DataFrame, report: pl.DataFrame, cfg: TriageConfi
 def exclusions(triage: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
     """The annotator report (schemas.ANNOTATOR_REPORT) under the triage policy: excluded when any of the rater's rows
     is excluded, with the triage's reasons added to the rubric's flags."""
-    t = triage.group_by("annotator", maintain_order=True).agg(pl.col("excluded").any().alias("_x"),
-                                         pl.col("reasons").list.explode(keep_nulls=False, empty_as_null=False).alias("_r"))
+    t = triage.group_by("annotator", maintain_order=True).agg(
+        pl.col("excluded").any().alias("_x"),
+        pl.col("reasons").list.explode(keep_nulls=False, empty_as_null=False).alias("_r"),
+    )
     out = report.join(t, on="annotator", how="left", maintain_order="left").with_columns(
         (pl.col("excluded") | pl.col("_x").fill_null(False)).alias("excluded"),
         pl.when(pl.col("_x").fill_null(False) & ~pl.col("excluded"))
         .then(pl.concat_list(pl.col("flags"), pl.col("_r").list.eval(pl.lit("triage: ") + pl.element())))
-        .otherwise(pl.col("flags")).alias("flags"))
+        .otherwise(pl.col("flags"))
+        .alias("flags"),
+    )
     return out.select(list(schemas.ANNOTATOR_REPORT.columns))
 
 
-def event_probabilities(predictions: pl.DataFrame, judgments: pl.DataFrame, events: list[str],
-                        events_config: dict | None = None) -> pl.DataFrame:
+def event_probabilities(
+    predictions: pl.DataFrame, judgments: pl.DataFrame, events: list[str], events_config: dict | None = None
+) -> pl.DataFrame:
     """A model's predictions (schemas.PREDICTIONS, labels = event ids) -> its probability of each judged prompt's
     event per (video_id, frame_index, event_prompt): the score of that label, 0 where the model does not list it."""
     from squidflow.events import PROMPTS, normalise_event, prompt_to_event
 
     to_event = prompt_to_event(events or list(PROMPTS), events_config)
     items = judgments.select("video_id", "frame_index", "event_prompt").unique(maintain_order=True)
-    items = items.with_columns(pl.col("event_prompt").map_elements(lambda p: to_event.get(normalise_event(p)),
-                                                                   return_dtype=pl.Utf8).alias("label"))
-    scores = (predictions.drop_nulls(["video_id", "frame_index"]).group_by("video_id", "frame_index", "label", maintain_order=True)
-              .agg(pl.col("score").max()))
+    items = items.with_columns(
+        pl.col("event_prompt")
+        .map_elements(lambda p: to_event.get(normalise_event(p)), return_dtype=pl.Utf8)
+        .alias("label")
+    )
+    scores = (
+        predictions.drop_nulls(["video_id", "frame_index"])
+        .group_by("video_id", "frame_index", "label", maintain_order=True)
+        .agg(pl.col("score").max())
+    )
     out = items.join(scores, on=["video_id", "frame_index", "label"], how="left", maintain_order="left")
-    predicted = predictions.select("video_id", "frame_index").unique(maintain_order=True).with_columns(pl.lit(True).alias("_p"))
-    out = out.join(predicted, on=["video_id", "frame_index"], how="inner", maintain_order="left")  # only images the model saw
-    return out.select("video_id", "frame_index", "event_prompt",
-                      pl.col("score").fill_null(0.0).cast(pl.Float64).alias("probability"))
+    predicted = (
+        predictions.select("video_id", "frame_index").unique(maintain_order=True).with_columns(pl.lit(True).alias("_p"))
+    )
+    out = out.join(
+        predicted, on=["video_id", "frame_index"], how="inner", maintain_order="left"
+    )  # only images the model saw
+    return out.select(
+        "video_id", "frame_index", "event_prompt", pl.col("score").fill_null(0.0).cast(pl.Float64).alias("probability")
+    )
 
 
 def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
@@ -410,37 +514,77 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
     counts = {v: int((t["verdict"] == v).sum()) for v in ("ok", "suspect", "careless")}
     excluded = t.filter(pl.col("excluded"))["annotator"].unique().sort().to_list()
     skipped = sorted({s for row in t["skipped"].to_list() for s in row})
-    lines = [f"# Rater triage: ambiguity or noise{sim}", "",
-             f"Judgments: {md_escape(source)}. Exclusion policy (judgments.quality.exclude): **{policy}**. Verdicts: "
-             + ", ".join(f"{v} {n}" for v, n in counts.items()) + ". Excluded from aggregation: "
-             + (", ".join(md_escape(a) for a in excluded) if excluded else "none") + "." + (f" {note}" if note else ""),
-             ""]
+    lines = [
+        f"# Rater triage: ambiguity or noise{sim}",
+        "",
+        f"Judgments: {md_escape(source)}. Exclusion policy (judgments.quality.exclude): **{policy}**. Verdicts: "
+        + ", ".join(f"{v} {n}" for v, n in counts.items())
+        + ". Excluded from aggregation: "
+        + (", ".join(md_escape(a) for a in excluded) if excluded else "none")
+        + "."
+        + (f" {note}" if note else ""),
+        "",
+    ]
     if skipped:
         lines += ["Signals skipped:", *[f"- {md_escape(s)}" for s in skipped], ""]
-    lines += [md_row(["annotator", "variant", "ratings", "agreement r", "MACE", "GLAD", "D–S", "CROWDLAB", "verdict",
-                      "excluded", "why"]), md_rule(11)]
+    lines += [
+        md_row(
+            [
+                "annotator",
+                "variant",
+                "ratings",
+                "agreement r",
+                "MACE",
+                "GLAD",
+                "D–S",
+                "CROWDLAB",
+                "verdict",
+                "excluded",
+                "why",
+            ]
+        ),
+        md_rule(11),
+    ]
 
     def f(v):
         return "–" if v is None or not np.isfinite(v) else f"{v:.2f}"
 
     shown = t.filter((pl.col("verdict") != "ok") | pl.col("excluded")).sort("verdict", "annotator")
     for r in shown.to_dicts():
-        lines.append(md_row([md_escape(r["annotator"]), r["variant"], r["n_judgments"],
-                             format_interval(r["agreement"], r["agreement_lo"], r["agreement_hi"], 2),
-                             f(r["mace_competence"]), f(r["glad_alpha"]), f(r["dawid_skene_diagonal"]),
-                             f(r["crowdlab_quality"]), r["verdict"], "yes" if r["excluded"] else "no",
-                             md_escape("; ".join(r["reasons"]))]))
+        lines.append(
+            md_row(
+                [
+                    md_escape(r["annotator"]),
+                    r["variant"],
+                    r["n_judgments"],
+                    format_interval(r["agreement"], r["agreement_lo"], r["agreement_hi"], 2),
+                    f(r["mace_competence"]),
+                    f(r["glad_alpha"]),
+                    f(r["dawid_skene_diagonal"]),
+                    f(r["crowdlab_quality"]),
+                    r["verdict"],
+                    "yes" if r["excluded"] else "no",
+                    md_escape("; ".join(r["reasons"])),
+                ]
+            )
+        )
     if shown.is_empty():
         lines.append("| (every rater ok) | | | | | | | | | | |")
     changed = [(r["annotator"], c) for r in t.select("annotator", "rounds").to_dicts() for c in r["rounds"] or []]
     if "consensus_rounds" in t.columns and len(t):
         rounds = int(t["consensus_rounds"].max() or 1)
         out = t.filter(~pl.col("in_consensus").fill_null(True))
-        lines += ["", f"Consensus (issue #50): {rounds} round(s); the last measured agreement and the annotator models "
-                  f"without the {out.height} rater(s) the round before called careless."]
+        lines += [
+            "",
+            f"Consensus (issue #50): {rounds} round(s); the last measured agreement and the annotator models "
+            f"without the {out.height} rater(s) the round before called careless.",
+        ]
         if changed:
-            lines += ["", "Verdicts that changed between rounds:",
-                      *[f"- {md_escape(a)}: {md_escape(c)}" for a, c in changed[:MAX_CHANGES_SHOWN]]]
+            lines += [
+                "",
+                "Verdicts that changed between rounds:",
+                *[f"- {md_escape(a)}: {md_escape(c)}" for a, c in changed[:MAX_CHANGES_SHOWN]],
+            ]
             if len(changed) > MAX_CHANGES_SHOWN:
                 lines.append(f"- … and {len(changed) - MAX_CHANGES_SHOWN} more (rater_triage.csv, column `rounds`)")
     return "\n".join(lines) + "\n"

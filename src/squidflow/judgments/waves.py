@@ -36,6 +36,8 @@ def per_wave(judgments: pl.DataFrame) -> dict[str, int]:
     """wave -> ratings, the first wave first."""
     if judgments.is_empty():
         return {}
-    waves = judgments.select(pl.col("wave").fill_null(FIRST) if "wave" in judgments.columns else pl.lit(FIRST).alias("wave"))
+    waves = judgments.select(
+        pl.col("wave").fill_null(FIRST) if "wave" in judgments.columns else pl.lit(FIRST).alias("wave")
+    )
     counts = dict(waves.group_by("wave").len().iter_rows())
     return {w: counts[w] for w in sorted(counts, key=lambda w: (w != FIRST, len(w), w))}

@@ -135,12 +135,19 @@ def _parse_game(game: dict, name: str, lineno: int, split: str) -> dict[str, Any
             raise at.fail(f"{field}.bbox", f"must be 4 numbers [left, top, width, height], not {bbox!r}")
         if bbox[2] < 0 or bbox[3] < 0:
             raise at.fail(f"{field}.bbox", f"has a negative width or height: {bbox!r}")
-        objects.append({
-            "object_id": oid,
-            "category": at.get(obj, "category", f"{field}.category", str),
-            "category_id": at.get(obj, "category_id", f"{field}.category_id", int, optional=True),
-            "bbox": {"left": float(bbox[0]), "top": float(bbox[1]), "width": float(bbox[2]), "height": float(bbox[3])},
-        })
+        objects.append(
+            {
+                "object_id": oid,
+                "category": at.get(obj, "category", f"{field}.category", str),
+                "category_id": at.get(obj, "category_id", f"{field}.category_id", int, optional=True),
+                "bbox": {
+                    "left": float(bbox[0]),
+                    "top": float(bbox[1]),
+                    "width": float(bbox[2]),
+                    "height": float(bbox[3]),
+                },
+            }
+        )
     target = at.get(game, "object_id", "object_id", int)
     if target not in seen:
         raise at.fail("object_id", f"= {target} is not the id of any of the game's objects {sorted(seen)}")
@@ -198,8 +205,10 @@ def read_games(sources: Iterable[GameSource]) -> pl.DataFrame:
     for r in rows:
         here = f"{r['source']}, line {r['line']}"
         if r["game_id"] in where:
-            raise GameFileError(f"{here}: field 'id' repeats game id {r['game_id']} of {where[r['game_id']]}; "
-                                "list each games file once in litmus.games")
+            raise GameFileError(
+                f"{here}: field 'id' repeats game id {r['game_id']} of {where[r['game_id']]}; "
+                "list each games file once in litmus.games"
+            )
         where[r["game_id"]] = here
     return pl.DataFrame(rows, schema=LITMUS_GAMES.columns, strict=False)
 

@@ -44,11 +44,19 @@ def spatial_features(left, top, width, height, image_width, image_height) -> np.
     x_left, x_right = np.asarray(left, float), np.asarray(left, float) + np.asarray(width, float)
     y_upper = H - np.asarray(top, float)
     y_lower = y_upper - np.asarray(height, float)
-    return np.stack([
-        x_left / W * 2 - 1, y_lower / H * 2 - 1, x_right / W * 2 - 1, y_upper / H * 2 - 1,
-        (x_left + x_right) / 2 / W * 2 - 1, (y_lower + y_upper) / 2 / H * 2 - 1,
-        np.asarray(width, float) / W * 2, np.asarray(height, float) / H * 2,
-    ], axis=-1).astype(np.float32)
+    return np.stack(
+        [
+            x_left / W * 2 - 1,
+            y_lower / H * 2 - 1,
+            x_right / W * 2 - 1,
+            y_upper / H * 2 - 1,
+            (x_left + x_right) / 2 / W * 2 - 1,
+            (y_lower + y_upper) / 2 / H * 2 - 1,
+            np.asarray(width, float) / W * 2,
+            np.asarray(height, float) / H * 2,
+        ],
+        axis=-1,
+    ).astype(np.float32)
 
 
 def build_vocabulary(questions: list[str], min_count: int) -> dict[str, int]:
@@ -80,8 +88,13 @@ def encode(games: pl.DataFrame, vocab: dict[str, int], soft_labels: pl.DataFrame
     soft_map: dict[tuple[int, int], float] = {}
     if soft_labels is not None:
         known = soft_labels.filter(pl.col("soft_label").is_not_null())
-        soft_map = dict(zip(zip(known["game_id"].to_list(), known["object_id"].to_list(), strict=True),
-                            known["soft_label"].to_list(), strict=True))
+        soft_map = dict(
+            zip(
+                zip(known["game_id"].to_list(), known["object_id"].to_list(), strict=True),
+                known["soft_label"].to_list(),
+                strict=True,
+            )
+        )
     n_games = games.height
     n_objects = max(1, int(games["objects"].list.len().max() or 1))
     tok = np.zeros((n_games, MAX_TOKENS), dtype=np.int64)
@@ -92,8 +105,9 @@ def encode(games: pl.DataFrame, vocab: dict[str, int], soft_labels: pl.DataFrame
     target = np.zeros(n_games, dtype=np.int64)
     soft = np.zeros((n_games, n_objects), dtype=np.float32)
     object_ids: list[list[int]] = []
-    rows = games.select("game_id", "question", "answer", "target_object_id", "image_width", "image_height",
-                        "objects").iter_rows()
+    rows = games.select(
+        "game_id", "question", "answer", "target_object_id", "image_width", "image_height", "objects"
+    ).iter_rows()
     for i, (gid, question, answer, target_id, W, H, objects) in enumerate(rows):
         words = [vocab.get(w, vocab[UNK]) for w in tokens(question or "")][: MAX_TOKENS - 1]
         words.append(vocab[YES] if answer == "yes" else vocab[NO])
@@ -105,13 +119,20 @@ def encode(games: pl.DataFrame, vocab: dict[str, int], soft_labels: pl.DataFrame
         mask[i, :k] = True
         cats[i, :k] = [CATEGORY_INDEX.get(o["category"], 0) for o in objects]
         b = [o["bbox"] for o in objects]
-        spatial[i, :k] = spatial_features([x["left"] for x in b], [x["top"] for x in b], [x["width"] for x in b],
-                                          [x["height"] for x in b], W, H)
+        spatial[i, :k] = spatial_features(
+            [x["left"] for x in b], [x["top"] for x in b], [x["width"] for x in b], [x["height"] for x in b], W, H
+        )
         target[i] = ids.index(target_id)
         soft[i, :k] = [soft_map.get((gid, oid), 0.0) for oid in ids]
     return Encoded(
-        games["game_id"].to_numpy(), object_ids, torch.from_numpy(tok), torch.from_numpy(lengths),
-        torch.from_numpy(cats), torch.from_numpy(spatial), torch.from_numpy(mask), torch.from_numpy(target),
+        games["game_id"].to_numpy(),
+        object_ids,
+        torch.from_numpy(tok),
+        torch.from_numpy(lengths),
+        torch.from_numpy(cats),
+        torch.from_numpy(spatial),
+        torch.from_numpy(mask),
+        torch.from_numpy(target),
         torch.from_numpy(soft),
     )
 
@@ -129,8 +150,9 @@ class FirstTurnGuesser(nn.Module):
         )
 
     def forward(self, tokens, lengths, categories, spatial, mask) -> torch.Tensor:
-        packed = nn.utils.rnn.pack_padded_sequence(self.words(tokens), lengths.cpu(), batch_first=True,
-                                                   enforce_sorted=False)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.words(tokens), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
         _, (h, _) = self.lstm(packed)
         qa = h[-1]  # B × hidden
         objects = self.objects(torch.cat([self.categories(categories), spatial], dim=-1))  # B × N × hidden
@@ -150,13 +172,21 @@ def loss_fn(method: str, logits: torch.Tensor, target: torch.Tensor, soft: torch
 def _batch(data: Encoded, idx, device: str):
     idx_t = torch.as_tensor(idx)
     length = int(data.lengths[idx_t].max())
-    return (data.tokens[idx_t, :length].to(device), data.lengths[idx_t], data.categories[idx_t].to(device),
-            data.spatial[idx_t].to(device), data.mask[idx_t].to(device), data.target[idx_t].to(device),
-            data.soft[idx_t].to(device))
+    return (
+        data.tokens[idx_t, :length].to(device),
+        data.lengths[idx_t],
+        data.categories[idx_t].to(device),
+        data.spatial[idx_t].to(device),
+        data.mask[idx_t].to(device),
+        data.target[idx_t].to(device),
+        data.soft[idx_t].to(device),
+    )
 
 
 def _training_games(games: pl.DataFrame, soft_labels: pl.DataFrame, split: str) -> pl.DataFrame:
-    labelled = soft_labels.filter(pl.col("soft_label").is_not_null() & (pl.col("split") == split))["game_id"].unique(maintain_order=True)
+    labelled = soft_labels.filter(pl.col("soft_label").is_not_null() & (pl.col("split") == split))["game_id"].unique(
+        maintain_order=True
+    )
     return games.filter(pl.col("game_id").is_in(labelled.implode())).sort("game_id")
 
 
@@ -183,23 +213,27 @@ def train_guesser(
         )
     eval_games = games.filter((pl.col("split") == eval_split) & pl.col("answer").is_in(["yes", "no"])).sort("game_id")
     if eval_games.is_empty():
-        raise ValueError(f"no game of split '{eval_split}' has a yes/no first answer; litmus.games needs a "
-                         f"{eval_split} file, or set litmus.eval_split")
+        raise ValueError(
+            f"no game of split '{eval_split}' has a yes/no first answer; litmus.games needs a "
+            f"{eval_split} file, or set litmus.eval_split"
+        )
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     vocab = build_vocabulary(train_games["question"].to_list(), cfg.min_word_count)
     train = encode(train_games, vocab, soft_labels)
     model = FirstTurnGuesser(len(vocab), cfg).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    lines = [f"method {method} seed {seed}: {train_games.height} training QA pairs ({train_split}), "
-             f"{eval_games.height} evaluated ({eval_split}), vocabulary {len(vocab)}, device {device}"]
+    lines = [
+        f"method {method} seed {seed}: {train_games.height} training QA pairs ({train_split}), "
+        f"{eval_games.height} evaluated ({eval_split}), vocabulary {len(vocab)}, device {device}"
+    ]
     n = train_games.height
     for epoch in tqdm(range(1, cfg.epochs + 1), desc=f"{method} seed {seed}", unit="epoch"):
         model.train()
         order = rng.permutation(n)
         total, correct = 0.0, 0
         for start in range(0, n, cfg.batch_size):
-            tok, lens, cats, spatial, mask, target, soft = _batch(train, order[start:start + cfg.batch_size], device)
+            tok, lens, cats, spatial, mask, target, soft = _batch(train, order[start : start + cfg.batch_size], device)
             logits = model(tok, lens, cats, spatial, mask)
             loss = loss_fn(method, logits, target, soft, cfg.target_weight)
             optimiser.zero_grad()
@@ -210,13 +244,15 @@ def train_guesser(
         lines.append(f"epoch {epoch}: loss {total / n:.4f}, train accuracy {correct / n:.4f}")
     evaluated = encode(eval_games, vocab)
     probs = predict(model, evaluated, device, cfg.batch_size)
-    out = pl.DataFrame({
-        "model": method,
-        "seed": seed,
-        "game_id": np.repeat(evaluated.game_ids, [len(p) for p in probs]),
-        "object_id": [oid for ids in evaluated.object_ids for oid in ids],
-        "probability": np.concatenate(probs).astype(float),
-    })
+    out = pl.DataFrame(
+        {
+            "model": method,
+            "seed": seed,
+            "game_id": np.repeat(evaluated.game_ids, [len(p) for p in probs]),
+            "object_id": [oid for ids in evaluated.object_ids for oid in ids],
+            "probability": np.concatenate(probs).astype(float),
+        }
+    )
     return out, lines
 
 

@@ -74,13 +74,20 @@ def _group_metrics(rows: pl.DataFrame, qa: pl.DataFrame, taus: Sequence[float]) 
     ]
     cs = qa["cs_prob"].drop_nulls()
     out.append({"metric": "cs_prob_mean", "tau": None, "value": cs.mean() if len(cs) else None, "n": len(cs)})
-    out.append({"metric": "cs_prob_std", "tau": None, "value": float(np.std(cs.to_numpy())) if len(cs) else None,
-                "n": len(cs)})
+    out.append(
+        {"metric": "cs_prob_std", "tau": None, "value": float(np.std(cs.to_numpy())) if len(cs) else None, "n": len(cs)}
+    )
     for i, tau in enumerate(taus):
         for which in ("rs", "cs"):
             flags = qa[f"wg_{which}_{i}"].drop_nulls()
-            out.append({"metric": f"wg_{which}", "tau": float(tau), "value": flags.mean() if len(flags) else None,
-                        "n": len(flags)})
+            out.append(
+                {
+                    "metric": f"wg_{which}",
+                    "tau": float(tau),
+                    "value": flags.mean() if len(flags) else None,
+                    "n": len(flags),
+                }
+            )
     return out
 
 
@@ -88,18 +95,34 @@ def _scored_rows(soft_labels: pl.DataFrame, probabilities: pl.DataFrame) -> pl.D
     """(QA pair, candidate) rows with the soft label and the model's probability, for the labelled QA pairs the model
     has a probability for every candidate of, in (game_id, object_id) order."""
     labelled = soft_labels.filter(pl.col("question_type").is_in(LABELLED_TYPES) & pl.col("soft_label").is_not_null())
-    rows = labelled.join(probabilities.select("game_id", "object_id", "probability"), on=["game_id", "object_id"],
-                         how="inner", maintain_order="left")
-    complete = rows.group_by("game_id", maintain_order=True).len().join(labelled.group_by("game_id", maintain_order=True).len(), on="game_id", suffix="_all")
-    rows = rows.join(complete.filter(pl.col("len") == pl.col("len_all")).select("game_id"), on="game_id", how="semi", maintain_order="left")
+    rows = labelled.join(
+        probabilities.select("game_id", "object_id", "probability"),
+        on=["game_id", "object_id"],
+        how="inner",
+        maintain_order="left",
+    )
+    complete = (
+        rows.group_by("game_id", maintain_order=True)
+        .len()
+        .join(labelled.group_by("game_id", maintain_order=True).len(), on="game_id", suffix="_all")
+    )
+    rows = rows.join(
+        complete.filter(pl.col("len") == pl.col("len_all")).select("game_id"),
+        on="game_id",
+        how="semi",
+        maintain_order="left",
+    )
     return rows.sort("game_id", "object_id")  # joins may reorder rows; sums (Pearson's r) depend on their order
 
 
 def _groups():
     for qtype in LABELLED_TYPES:
         for answer in ANSWER_GROUPS:
-            yield qtype, answer, (pl.col("question_type") == qtype) & (
-                pl.lit(True) if answer == "all" else pl.col("answer") == answer)
+            yield (
+                qtype,
+                answer,
+                (pl.col("question_type") == qtype) & (pl.lit(True) if answer == "all" else pl.col("answer") == answer),
+            )
 
 
 def litmus_metrics(soft_labels: pl.DataFrame, probabilities: pl.DataFrame, taus: Sequence[float]) -> pl.DataFrame:
@@ -117,13 +140,20 @@ def litmus_metrics(soft_labels: pl.DataFrame, probabilities: pl.DataFrame, taus:
             records.append({"question_type": qtype, "answer": answer, **rec})
     return pl.DataFrame(
         records,
-        schema={"question_type": pl.Utf8, "answer": pl.Utf8, "metric": pl.Utf8, "tau": pl.Float64,
-                "value": pl.Float64, "n": pl.Int64},
+        schema={
+            "question_type": pl.Utf8,
+            "answer": pl.Utf8,
+            "metric": pl.Utf8,
+            "tau": pl.Float64,
+            "value": pl.Float64,
+            "n": pl.Int64,
+        },
     )
 
 
-def metrics_of_models(soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], taus: Sequence[float], *,
-                      eval_split: str = "test") -> pl.DataFrame:
+def metrics_of_models(
+    soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], taus: Sequence[float], *, eval_split: str = "test"
+) -> pl.DataFrame:
     """LITMUS_METRICS for every run (one LITMUS_PROBABILITIES frame per model and seed) on the `eval_split` first
     turns, so that every model is measured on the same QA pairs where it has probabilities for them."""
     log = logging.getLogger(__name__)
@@ -135,18 +165,36 @@ def metrics_of_models(soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], t
         if run.is_empty():
             continue
         model, seed = run["model"][0], run["seed"][0]
-        covered = labelled.join(run.select("game_id").unique(maintain_order=True), on="game_id", how="semi")["game_id"].n_unique()
+        covered = labelled.join(run.select("game_id").unique(maintain_order=True), on="game_id", how="semi")[
+            "game_id"
+        ].n_unique()
         if covered < n_labelled:
-            log.warning("%s (seed %s): probabilities for %d of the %d labelled %s QA pairs; the others are left out",
-                        model, seed, covered, n_labelled, eval_split)
+            log.warning(
+                "%s (seed %s): probabilities for %d of the %d labelled %s QA pairs; the others are left out",
+                model,
+                seed,
+                covered,
+                n_labelled,
+                eval_split,
+            )
         frames.append(
             litmus_metrics(evaluated, run, taus).select(
                 pl.lit(model).alias("model"), pl.lit(seed, dtype=pl.Int64).alias("seed"), pl.all()
             )
         )
     if not frames:
-        return pl.DataFrame(schema={"model": pl.Utf8, "seed": pl.Int64, "question_type": pl.Utf8, "answer": pl.Utf8,
-                                    "metric": pl.Utf8, "tau": pl.Float64, "value": pl.Float64, "n": pl.Int64})
+        return pl.DataFrame(
+            schema={
+                "model": pl.Utf8,
+                "seed": pl.Int64,
+                "question_type": pl.Utf8,
+                "answer": pl.Utf8,
+                "metric": pl.Utf8,
+                "tau": pl.Float64,
+                "value": pl.Float64,
+                "n": pl.Int64,
+            }
+        )
     return pl.concat(frames)
 
 
@@ -164,19 +212,38 @@ def qa_sums(rows: pl.DataFrame, qa: pl.DataFrame, taus: Sequence[float]) -> pl.D
     (wg_rs_i / wg_cs_i, with *_ok = the set is not empty)."""
     x, y = pl.col("probability"), pl.col("soft_label")
     sums = rows.group_by("game_id", maintain_order=True).agg(
-        pl.len().cast(pl.Float64).alias("n"), x.sum().alias("x"), y.sum().alias("y"), (x * y).sum().alias("xy"),
-        (x * x).sum().alias("xx"), (y * y).sum().alias("yy"))
+        pl.len().cast(pl.Float64).alias("n"),
+        x.sum().alias("x"),
+        y.sum().alias("y"),
+        (x * y).sum().alias("xy"),
+        (x * x).sum().alias("xx"),
+        (y * y).sum().alias("yy"),
+    )
     flags = []
     for i in range(len(taus)):
         for which in ("rs", "cs"):
             col = pl.col(f"wg_{which}_{i}")
-            flags += [col.is_not_null().cast(pl.Float64).alias(f"wg_{which}_{i}_ok"),
-                      col.fill_null(False).cast(pl.Float64).alias(f"wg_{which}_{i}")]
+            flags += [
+                col.is_not_null().cast(pl.Float64).alias(f"wg_{which}_{i}_ok"),
+                col.fill_null(False).cast(pl.Float64).alias(f"wg_{which}_{i}"),
+            ]
     cs = pl.col("cs_prob")
     return qa.join(sums, on="game_id", how="left", maintain_order="left").select(
-        "game_id", "question_type", "answer", pl.col("accuracy").alias("acc"), "n", "x", "y", "xy", "xx", "yy",
-        cs.is_not_null().cast(pl.Float64).alias("cs_ok"), cs.fill_null(0.0).alias("cs"),
-        (cs.fill_null(0.0) ** 2).alias("cs2"), *flags)
+        "game_id",
+        "question_type",
+        "answer",
+        pl.col("accuracy").alias("acc"),
+        "n",
+        "x",
+        "y",
+        "xy",
+        "xx",
+        "yy",
+        cs.is_not_null().cast(pl.Float64).alias("cs_ok"),
+        cs.fill_null(0.0).alias("cs"),
+        (cs.fill_null(0.0) ** 2).alias("cs2"),
+        *flags,
+    )
 
 
 def weighted_metrics(sums: np.ndarray, columns: Sequence[str], weights: np.ndarray, taus: Sequence[float]) -> dict:
@@ -199,8 +266,9 @@ def weighted_metrics(sums: np.ndarray, columns: Sequence[str], weights: np.ndarr
     return out
 
 
-def metric_intervals(soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], taus: Sequence[float], cfg, *,
-                     eval_split: str = "test") -> pl.DataFrame:
+def metric_intervals(
+    soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], taus: Sequence[float], cfg, *, eval_split: str = "test"
+) -> pl.DataFrame:
     """LITMUS_METRIC_INTERVALS: per model, group and metric, the mean over the model's seeds (`value`, as the tables
     show it) and its interval over resamples of the `eval_split`'s labelled QA pairs (`cfg`: IntervalConfig)."""
     from squidflow.intervals import counts, image_resamples, interval_from
@@ -240,6 +308,16 @@ def metric_intervals(soft_labels: pl.DataFrame, runs: Sequence[pl.DataFrame], ta
                 values = np.nanmean(np.stack([v for _, v in have]), axis=0)
             _, lo, hi = interval_from(point, values, cfg)
             qtype, answer, metric, tau = key
-            records.append({"model": model, "question_type": qtype, "answer": answer, "metric": metric, "tau": tau,
-                            "value": point, "lo": lo, "hi": hi})
+            records.append(
+                {
+                    "model": model,
+                    "question_type": qtype,
+                    "answer": answer,
+                    "metric": metric,
+                    "tau": tau,
+                    "value": point,
+                    "lo": lo,
+                    "hi": hi,
+                }
+            )
     return pl.DataFrame(records, schema=LITMUS_METRIC_INTERVALS.columns)

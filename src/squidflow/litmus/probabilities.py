@@ -49,54 +49,81 @@ def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, nam
     raw = _read(Path(path), name)
     missing = [c for c in COLUMNS if c not in raw.columns]
     if missing:
-        raise ProbabilityFileError(f"{name}: missing column(s) {missing} (has {raw.columns}); the file needs "
-                                   f"{list(COLUMNS)}, one row per (game, candidate object)")
+        raise ProbabilityFileError(
+            f"{name}: missing column(s) {missing} (has {raw.columns}); the file needs "
+            f"{list(COLUMNS)}, one row per (game, candidate object)"
+        )
     df = raw.select(list(COLUMNS)).with_row_index("_row", offset=1)
     for col, dtype in COLUMNS.items():
-        cast = df[col].cast(pl.Utf8).str.strip_chars().cast(dtype, strict=False) if df[col].dtype == pl.Utf8 else \
-            df[col].cast(dtype, strict=False)
+        cast = (
+            df[col].cast(pl.Utf8).str.strip_chars().cast(dtype, strict=False)
+            if df[col].dtype == pl.Utf8
+            else df[col].cast(dtype, strict=False)
+        )
         bad = df.filter(cast.is_null())
         if bad.height:
             row = bad.row(0, named=True)
-            raise ProbabilityFileError(f"{name}, row {row['_row']}: column '{col}' = {row[col]!r} is not a "
-                                       f"{'number' if col == 'probability' else 'integer id'}; fix the row")
+            raise ProbabilityFileError(
+                f"{name}, row {row['_row']}: column '{col}' = {row[col]!r} is not a "
+                f"{'number' if col == 'probability' else 'integer id'}; fix the row"
+            )
         df = df.with_columns(cast.alias(col))
     out_of_range = df.filter((pl.col("probability") < 0) | (pl.col("probability") > 1) | pl.col("probability").is_nan())
     if out_of_range.height:
         row = out_of_range.row(0, named=True)
-        raise ProbabilityFileError(f"{name}, row {row['_row']}: probability {row['probability']} is outside [0, 1]; "
-                                   "write probabilities (after the softmax), not scores")
+        raise ProbabilityFileError(
+            f"{name}, row {row['_row']}: probability {row['probability']} is outside [0, 1]; "
+            "write probabilities (after the softmax), not scores"
+        )
     dup = df.filter(pl.struct("game_id", "object_id").is_duplicated())
     if dup.height:
         row = dup.row(0, named=True)
-        raise ProbabilityFileError(f"{name}, row {row['_row']}: game {row['game_id']} object {row['object_id']} "
-                                   "appears twice; keep one row per (game, object)")
-    candidates = games.select("game_id", pl.col("objects").list.eval(pl.element().struct.field("object_id"))
-                              .alias("_candidates"))
+        raise ProbabilityFileError(
+            f"{name}, row {row['_row']}: game {row['game_id']} object {row['object_id']} "
+            "appears twice; keep one row per (game, object)"
+        )
+    candidates = games.select(
+        "game_id", pl.col("objects").list.eval(pl.element().struct.field("object_id")).alias("_candidates")
+    )
     joined = df.join(candidates, on="game_id", how="left", maintain_order="left")
     unknown_game = joined.filter(pl.col("_candidates").is_null())
     if unknown_game.height:
         row = unknown_game.row(0, named=True)
-        raise ProbabilityFileError(f"{name}, row {row['_row']}: game {row['game_id']} is not in litmus.games; give "
-                                   "probabilities for the configured games only")
+        raise ProbabilityFileError(
+            f"{name}, row {row['_row']}: game {row['game_id']} is not in litmus.games; give "
+            "probabilities for the configured games only"
+        )
     not_candidate = joined.filter(~pl.col("_candidates").list.contains(pl.col("object_id")))
     if not_candidate.height:
         row = not_candidate.row(0, named=True)
-        raise ProbabilityFileError(f"{name}, row {row['_row']}: object {row['object_id']} is not a candidate of game "
-                                   f"{row['game_id']} (candidates: {sorted(row['_candidates'])})")
-    per_game = joined.group_by("game_id", maintain_order=True).agg(
-        pl.col("_row").min(), pl.col("probability").sum().alias("total"), pl.len().alias("n"),
-        pl.col("_candidates").first().list.len().alias("n_candidates"),
-    ).sort("_row")
+        raise ProbabilityFileError(
+            f"{name}, row {row['_row']}: object {row['object_id']} is not a candidate of game "
+            f"{row['game_id']} (candidates: {sorted(row['_candidates'])})"
+        )
+    per_game = (
+        joined.group_by("game_id", maintain_order=True)
+        .agg(
+            pl.col("_row").min(),
+            pl.col("probability").sum().alias("total"),
+            pl.len().alias("n"),
+            pl.col("_candidates").first().list.len().alias("n_candidates"),
+        )
+        .sort("_row")
+    )
     incomplete = per_game.filter(pl.col("n") != pl.col("n_candidates"))
     if incomplete.height:
         row = incomplete.row(0, named=True)
-        raise ProbabilityFileError(f"{name}, row {row['_row']}: game {row['game_id']} has probabilities for "
-                                   f"{row['n']} of its {row['n_candidates']} candidates; list every candidate")
+        raise ProbabilityFileError(
+            f"{name}, row {row['_row']}: game {row['game_id']} has probabilities for "
+            f"{row['n']} of its {row['n_candidates']} candidates; list every candidate"
+        )
     off = per_game.filter((pl.col("total") - 1).abs() > SUM_TOLERANCE)
     if off.height:
         row = off.row(0, named=True)
-        raise ProbabilityFileError(f"{name}, row {row['_row']}: game {row['game_id']}'s probabilities sum to "
-                                   f"{row['total']:.4f}, not 1; write each game's distribution over its candidates")
-    return df.select(pl.lit(model).alias("model"), pl.lit(None, dtype=pl.Int64).alias("seed"), "game_id",
-                     "object_id", "probability")
+        raise ProbabilityFileError(
+            f"{name}, row {row['_row']}: game {row['game_id']}'s probabilities sum to "
+            f"{row['total']:.4f}, not 1; write each game's distribution over its candidates"
+        )
+    return df.select(
+        pl.lit(model).alias("model"), pl.lit(None, dtype=pl.Int64).alias("seed"), "game_id", "object_id", "probability"
+    )

@@ -25,8 +25,16 @@ COCO_SUPERCATEGORIES: dict[str, tuple[str, ...]] = {
     "animal": ("bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe"),
     "accessory": ("backpack", "umbrella", "handbag", "tie", "suitcase"),
     "sports": (
-        "frisbee", "skis", "snowboard", "sports ball", "kite", "baseball bat", "baseball glove", "skateboard",
-        "surfboard", "tennis racket",
+        "frisbee",
+        "skis",
+        "snowboard",
+        "sports ball",
+        "kite",
+        "baseball bat",
+        "baseball glove",
+        "skateboard",
+        "surfboard",
+        "tennis racket",
     ),
     "kitchen": ("bottle", "wine glass", "cup", "fork", "knife", "spoon", "bowl"),
     "food": ("banana", "apple", "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza", "donut", "cake"),
@@ -40,8 +48,27 @@ COCO_CATEGORIES: tuple[str, ...] = tuple(c for cats in COCO_SUPERCATEGORIES.valu
 # Words people use for a category, beyond its COCO name (singular; plurals are added below).
 CATEGORY_SYNONYMS: dict[str, tuple[str, ...]] = {
     "person": (
-        "human", "human being", "man", "woman", "boy", "girl", "guy", "lady", "child", "kid", "baby", "player",
-        "someone", "somebody", "people", "men", "women", "children", "persons", "adult", "gentleman",
+        "human",
+        "human being",
+        "man",
+        "woman",
+        "boy",
+        "girl",
+        "guy",
+        "lady",
+        "child",
+        "kid",
+        "baby",
+        "player",
+        "someone",
+        "somebody",
+        "people",
+        "men",
+        "women",
+        "children",
+        "persons",
+        "adult",
+        "gentleman",
     ),
     "bicycle": ("bike", "cycle"),
     "car": ("automobile", "taxi"),
@@ -104,17 +131,39 @@ GROUP_WORDS: dict[str, tuple[str, ...]] = {
 
 # The word a group phrase is reported as (question_form), where it is not the phrase itself.
 GROUP_CANONICAL: dict[str, str] = {
-    "electronic device": "electronic", "electronics": "electronic", "accessories": "accessory",
-    "cutlery": "utensil", "silverware": "utensil",
+    "electronic device": "electronic",
+    "electronics": "electronic",
+    "accessories": "accessory",
+    "cutlery": "utensil",
+    "silverware": "utensil",
 }
 
 # Plurals that adding -s/-es does not give.
 IRREGULAR_PLURALS: dict[str, str] = {
-    "person": "people", "man": "men", "woman": "women", "child": "children", "knife": "knives", "mouse": "mice",
-    "sheep": "sheep", "skis": "skis", "scissors": "scissors", "cattle": "cattle", "luggage": "luggage",
-    "furniture": "furniture", "food": "food", "fruit": "fruits", "silverware": "silverware", "cutlery": "cutlery",
-    "electronics": "electronics", "accessories": "accessories", "sports equipment": "sports equipment",
-    "people": "people", "men": "men", "women": "women", "children": "children", "persons": "persons",
+    "person": "people",
+    "man": "men",
+    "woman": "women",
+    "child": "children",
+    "knife": "knives",
+    "mouse": "mice",
+    "sheep": "sheep",
+    "skis": "skis",
+    "scissors": "scissors",
+    "cattle": "cattle",
+    "luggage": "luggage",
+    "furniture": "furniture",
+    "food": "food",
+    "fruit": "fruits",
+    "silverware": "silverware",
+    "cutlery": "cutlery",
+    "electronics": "electronics",
+    "accessories": "accessories",
+    "sports equipment": "sports equipment",
+    "people": "people",
+    "men": "men",
+    "women": "women",
+    "children": "children",
+    "persons": "persons",
     "human being": "human beings",
 }
 
@@ -136,8 +185,17 @@ SPATIAL_FILLERS = frozenset(
     "does do be are".split()
 )
 SPATIAL_FORMS = (
-    "left", "right", "left_half", "right_half", "top", "bottom", "middle",
-    "top_left", "top_right", "bottom_left", "bottom_right",
+    "left",
+    "right",
+    "left_half",
+    "right_half",
+    "top",
+    "bottom",
+    "middle",
+    "top_left",
+    "top_right",
+    "bottom_left",
+    "bottom_right",
 )
 
 QUESTION_TYPES = ("category", "spatial", "other")
@@ -224,7 +282,7 @@ def classify(question: str) -> QuestionType:
     found = list(_PHRASE_RE.finditer(text))
     spatial_words = [w for w in text.split() if w in HORIZONTAL or w in VERTICAL or w in MIDDLE]
     if len(found) == 1 and not spatial_words:
-        rest = (text[: found[0].start()] + " " + text[found[0].end():]).split()
+        rest = (text[: found[0].start()] + " " + text[found[0].end() :]).split()
         if all(w in CATEGORY_FILLERS for w in rest):
             canonical, cats = CATEGORY_PHRASES[found[0].group(1)]
             return QuestionType("category", canonical, cats)

@@ -60,8 +60,14 @@ class Boxes:
         """From a list of [left, top, width, height] and one image size (or one per box)."""
         b = np.asarray(bboxes, dtype=float).reshape(-1, 4)
         n = len(b)
-        return cls(b[:, 0], b[:, 1], b[:, 2], b[:, 3], np.broadcast_to(np.asarray(image_width, float), n),
-                   np.broadcast_to(np.asarray(image_height, float), n))
+        return cls(
+            b[:, 0],
+            b[:, 1],
+            b[:, 2],
+            b[:, 3],
+            np.broadcast_to(np.asarray(image_width, float), n),
+            np.broadcast_to(np.asarray(image_height, float), n),
+        )
 
     @property
     def right(self) -> np.ndarray:
@@ -101,8 +107,10 @@ def _whole_box_in_quadrants(boxes: Boxes) -> dict[str, np.ndarray]:
     in_top = boxes.bottom <= H / 2 + EPS * H
     in_bottom = boxes.top >= H / 2 - EPS * H
     return {
-        "top_left": in_top & in_left, "top_right": in_top & in_right,
-        "bottom_left": in_bottom & in_left, "bottom_right": in_bottom & in_right,
+        "top_left": in_top & in_left,
+        "top_right": in_top & in_right,
+        "bottom_left": in_bottom & in_left,
+        "bottom_right": in_bottom & in_right,
     }
 
 
@@ -125,10 +133,19 @@ def rule_r1(boxes: Boxes, forms) -> np.ndarray:
     middle = (share_inside(boxes.left, boxes.right, lo * W, hi * W) >= R1_MIDDLE_SHARE - EPS) & (
         share_inside(boxes.top, boxes.bottom, lo * H, hi * H) >= R1_MIDDLE_SHARE - EPS
     )
-    return _select(forms, {
-        "left": side["left"], "left_half": side["left"], "right": side["right"], "right_half": side["right"],
-        "top": side["top"], "bottom": side["bottom"], "middle": middle, **_whole_box_in_quadrants(boxes),
-    })
+    return _select(
+        forms,
+        {
+            "left": side["left"],
+            "left_half": side["left"],
+            "right": side["right"],
+            "right_half": side["right"],
+            "top": side["top"],
+            "bottom": side["bottom"],
+            "middle": middle,
+            **_whole_box_in_quadrants(boxes),
+        },
+    )
 
 
 def rule_r2(boxes: Boxes, forms) -> np.ndarray:
@@ -144,12 +161,19 @@ def rule_r2(boxes: Boxes, forms) -> np.ndarray:
     middle = ((boxes.left >= lo * W - EPS * W) & (boxes.right <= hi * W + EPS * W)) | (
         (boxes.top >= lo * H - EPS * H) & (boxes.bottom <= hi * H + EPS * H)
     )
-    return _select(forms, {
-        "left": left_half & in_left_band, "left_half": left_half,
-        "right": right_half & in_right_band, "right_half": right_half,
-        "top": half["top"] >= R2_VERTICAL_SHARE - EPS, "bottom": half["bottom"] >= R2_VERTICAL_SHARE - EPS,
-        "middle": middle, **_whole_box_in_quadrants(boxes),
-    })
+    return _select(
+        forms,
+        {
+            "left": left_half & in_left_band,
+            "left_half": left_half,
+            "right": right_half & in_right_band,
+            "right_half": right_half,
+            "top": half["top"] >= R2_VERTICAL_SHARE - EPS,
+            "bottom": half["bottom"] >= R2_VERTICAL_SHARE - EPS,
+            "middle": middle,
+            **_whole_box_in_quadrants(boxes),
+        },
+    )
 
 
 def rule_r3(boxes: Boxes, forms) -> np.ndarray:
@@ -161,11 +185,22 @@ def rule_r3(boxes: Boxes, forms) -> np.ndarray:
     top, bottom = cy < H / 2 - EPS * H, cy > H / 2 + EPS * H
     lo, hi = MIDDLE_BAND
     middle = (cx >= lo * W - EPS * W) & (cx <= hi * W + EPS * W) & (cy >= lo * H - EPS * H) & (cy <= hi * H + EPS * H)
-    return _select(forms, {
-        "left": left, "left_half": left, "right": right, "right_half": right, "top": top, "bottom": bottom,
-        "middle": middle, "top_left": top & left, "top_right": top & right,
-        "bottom_left": bottom & left, "bottom_right": bottom & right,
-    })
+    return _select(
+        forms,
+        {
+            "left": left,
+            "left_half": left,
+            "right": right,
+            "right_half": right,
+            "top": top,
+            "bottom": bottom,
+            "middle": middle,
+            "top_left": top & left,
+            "top_right": top & right,
+            "bottom_left": bottom & left,
+            "bottom_right": bottom & right,
+        },
+    )
 
 
 RULES = {"r1": rule_r1, "r2": rule_r2, "r3": rule_r3}
@@ -191,8 +226,9 @@ def normalise(counts, method: str = "sum") -> np.ndarray:
     raise ValueError(f"normalisation {method!r} is not one of {NORMALISATIONS}; set litmus.normalisation")
 
 
-def spatial_soft_labels(bboxes, image_width: float, image_height: float, form: str, answer: str,
-                        normalisation: str = "sum") -> tuple[dict[str, np.ndarray], np.ndarray]:
+def spatial_soft_labels(
+    bboxes, image_width: float, image_height: float, form: str, answer: str, normalisation: str = "sum"
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """One spatial QA pair: each rule's reference set and the soft labels over its candidate objects."""
     boxes = Boxes.of(bboxes, image_width, image_height)
     n = len(boxes.left)
@@ -219,8 +255,12 @@ def _question_types(questions: pl.Series) -> pl.DataFrame:
             "question_form": [t.form for t in typed],
             "question_categories": [list(t.categories) for t in typed],
         },
-        schema={"question": pl.Utf8, "question_type": pl.Utf8, "question_form": pl.Utf8,
-                "question_categories": pl.List(pl.Utf8)},
+        schema={
+            "question": pl.Utf8,
+            "question_type": pl.Utf8,
+            "question_form": pl.Utf8,
+            "question_categories": pl.List(pl.Utf8),
+        },
     )
 
 
@@ -237,8 +277,16 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
     first = first.join(_question_types(first["question"]), on="question", how="left", maintain_order="left")
     rows = (
         first.select(
-            "game_id", "split", "image_width", "image_height", "target_object_id", "question_type", "question_form",
-            "question_categories", "answer", "objects",
+            "game_id",
+            "split",
+            "image_width",
+            "image_height",
+            "target_object_id",
+            "question_type",
+            "question_form",
+            "question_categories",
+            "answer",
+            "objects",
         )
         .explode("objects")
         .unnest("objects")
@@ -246,11 +294,15 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
         .with_row_index("_order")
     )
     spatial = (rows["question_type"] == "spatial").to_numpy()
-    boxes = Boxes(*(rows[c].to_numpy().astype(float) for c in ("left", "top", "width", "height", "image_width",
-                                                                  "image_height")))
+    boxes = Boxes(
+        *(rows[c].to_numpy().astype(float) for c in ("left", "top", "width", "height", "image_width", "image_height"))
+    )
     rs = reference_sets(boxes, rows["question_form"].to_numpy(), rows["answer"].to_numpy())
     in_category = np.array(
-        [cat in cats for cat, cats in zip(rows["category"].to_list(), rows["question_categories"].to_list(), strict=True)],
+        [
+            cat in cats
+            for cat, cats in zip(rows["category"].to_list(), rows["question_categories"].to_list(), strict=True)
+        ],
         dtype=bool,
     )
     category_member = np.where(rows["answer"].to_numpy() == "no", ~in_category, in_category)
@@ -267,16 +319,34 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
     category_label = pl.when(member.sum().over("game_id") > 0).then(member / member.sum().over("game_id"))
     qtype = pl.col("question_type")
     out = rows.with_columns(
-        pl.when(qtype == "spatial").then(spatial_label).when(qtype == "category").then(category_label)
-        .otherwise(None).cast(pl.Float64).alias("soft_label"),
-        pl.when(qtype == "spatial").then(count > 0).when(qtype == "category").then(pl.col("_category_member") == 1)
-        .otherwise(None).alias("in_reference_set"),
+        pl.when(qtype == "spatial")
+        .then(spatial_label)
+        .when(qtype == "category")
+        .then(category_label)
+        .otherwise(None)
+        .cast(pl.Float64)
+        .alias("soft_label"),
+        pl.when(qtype == "spatial")
+        .then(count > 0)
+        .when(qtype == "category")
+        .then(pl.col("_category_member") == 1)
+        .otherwise(None)
+        .alias("in_reference_set"),
         (pl.col("object_id") == pl.col("target_object_id")).alias("is_target"),
         *(pl.when(qtype == "spatial").then(pl.col(r)).otherwise(None).alias(r) for r in SPATIAL_RULES),
     )
     return out.sort("_order").select(
-        "game_id", "split", "object_id", "category", "is_target", "question_type", "question_form", "answer",
-        *SPATIAL_RULES, "in_reference_set", "soft_label",
+        "game_id",
+        "split",
+        "object_id",
+        "category",
+        "is_target",
+        "question_type",
+        "question_form",
+        "answer",
+        *SPATIAL_RULES,
+        "in_reference_set",
+        "soft_label",
     )
 
 
@@ -284,8 +354,12 @@ def _rule_sets() -> dict[str, pl.Expr]:
     """Each rule and union of rules (Appendix A) as "the target is in its reference set"."""
     hit = {r: pl.col(r) == 1 for r in SPATIAL_RULES}
     return {
-        "R1": hit["r1"], "R2": hit["r2"], "R3": hit["r3"],
-        "R1 ∪ R2": hit["r1"] | hit["r2"], "R1 ∪ R3": hit["r1"] | hit["r3"], "R2 ∪ R3": hit["r2"] | hit["r3"],
+        "R1": hit["r1"],
+        "R2": hit["r2"],
+        "R3": hit["r3"],
+        "R1 ∪ R2": hit["r1"] | hit["r2"],
+        "R1 ∪ R3": hit["r1"] | hit["r3"],
+        "R2 ∪ R3": hit["r2"] | hit["r3"],
         "R1 ∪ R2 ∪ R3": hit["r1"] | hit["r2"] | hit["r3"],
     }
 
@@ -293,8 +367,10 @@ def _rule_sets() -> dict[str, pl.Expr]:
 def rules_hits(targets: pl.DataFrame) -> dict[str, np.ndarray]:
     """For the target rows of spatial QA pairs: per rule set (as rules_accuracy names them), 1.0 where it puts the
     target in its reference set, 0.0 where not, NaN where a rule has no label (left out, as rules_accuracy's mean does)."""
-    return {name: targets.select(e.cast(pl.Float64)).to_series().fill_null(float("nan")).to_numpy()
-            for name, e in _rule_sets().items()}
+    return {
+        name: targets.select(e.cast(pl.Float64)).to_series().fill_null(float("nan")).to_numpy()
+        for name, e in _rule_sets().items()
+    }
 
 
 def rules_accuracy(soft_labels: pl.DataFrame) -> pl.DataFrame:

@@ -28,18 +28,26 @@ def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=No
     count that a split of as many games would show, a bootstrap interval over the split's games (each game counts
     once, so its count is a share of the games: count_interval)."""
     per_game = soft_labels.group_by("game_id", maintain_order=True).agg(
-        pl.col("split").first(), pl.col("question_type").first(), pl.col("answer").first(),
+        pl.col("split").first(),
+        pl.col("question_type").first(),
+        pl.col("answer").first(),
         pl.col("soft_label").is_null().all().alias("unlabelled"),
     )
     rows = []
     for split in sorted(games["split"].unique().to_list()):
         g = games.filter(pl.col("split") == split)
         s = per_game.filter(pl.col("split") == split)
-        row = {"split": split, "games": g.height, "no_turn": int((g["n_turns"] == 0).sum()),
-               "first_answer_na": int((g["answer"] == "n/a").sum())}
+        row = {
+            "split": split,
+            "games": g.height,
+            "no_turn": int((g["n_turns"] == 0).sum()),
+            "first_answer_na": int((g["answer"] == "n/a").sum()),
+        }
         for qtype in QUESTION_TYPES:
             for answer in ("yes", "no"):
-                row[f"{qtype}_{answer}"] = s.filter((pl.col("question_type") == qtype) & (pl.col("answer") == answer)).height
+                row[f"{qtype}_{answer}"] = s.filter(
+                    (pl.col("question_type") == qtype) & (pl.col("answer") == answer)
+                ).height
         for qtype in ("category", "spatial"):
             row[f"{qtype}_unlabelled"] = s.filter((pl.col("question_type") == qtype) & pl.col("unlabelled")).height
         rows.append(row)
@@ -76,15 +84,19 @@ def rules_table(soft_labels: pl.DataFrame, intervals=None) -> pl.DataFrame:
     if long.is_empty():
         return pl.DataFrame(schema={"split": pl.Utf8, "n_spatial": pl.UInt32})
     if intervals is not None:
-        long = long.join(rules_intervals(soft_labels, intervals), on=["split", "rules"], how="left",
-                         maintain_order="left")
+        long = long.join(
+            rules_intervals(soft_labels, intervals), on=["split", "rules"], how="left", maintain_order="left"
+        )
     values = ["target_accuracy", "lo", "hi"] if intervals is not None else ["target_accuracy"]
     wide = long.pivot(on="rules", index=["split", "n_spatial"], values=values, maintain_order=True)
     if intervals is None:
         return wide
     names = long["rules"].unique(maintain_order=True).to_list()
-    return wide.select("split", "n_spatial", *[pl.col(f"{v}_{r}").alias(r + ("" if v == "target_accuracy" else f"_{v}"))
-                                               for r in names for v in values])
+    return wide.select(
+        "split",
+        "n_spatial",
+        *[pl.col(f"{v}_{r}").alias(r + ("" if v == "target_accuracy" else f"_{v}")) for r in names for v in values],
+    )
 
 
 def rules_intervals(soft_labels: pl.DataFrame, cfg) -> pl.DataFrame:
@@ -114,28 +126,36 @@ def _seed_summary(metrics: pl.DataFrame, model_order: Sequence[str]) -> pl.DataF
     order = {m: i for i, m in enumerate(model_order)}
     return (
         metrics.group_by("model", "question_type", "answer", "metric", "tau", maintain_order=True)
-        .agg(pl.col("value").mean().alias("mean"), SEED_STD.alias("sd"), pl.col("n").max().alias("n"),
-             pl.len().alias("n_seeds"))
+        .agg(
+            pl.col("value").mean().alias("mean"),
+            SEED_STD.alias("sd"),
+            pl.col("n").max().alias("n"),
+            pl.len().alias("n_seeds"),
+        )
         .with_columns(
             pl.col("model").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_model"),
-            pl.col("question_type").replace_strict({"category": 0, "spatial": 1}, default=2, return_dtype=pl.Int64)
+            pl.col("question_type")
+            .replace_strict({"category": 0, "spatial": 1}, default=2, return_dtype=pl.Int64)
             .alias("_type"),
-            pl.col("answer").replace_strict({"yes": 0, "no": 1, "all": 2}, default=3, return_dtype=pl.Int64)
+            pl.col("answer")
+            .replace_strict({"yes": 0, "no": 1, "all": 2}, default=3, return_dtype=pl.Int64)
             .alias("_answer"),
         )
     )
 
 
-def with_intervals(table: pl.DataFrame, intervals: pl.DataFrame | None, columns: Sequence[str],
-                   keys: Sequence[str]) -> pl.DataFrame:
+def with_intervals(
+    table: pl.DataFrame, intervals: pl.DataFrame | None, columns: Sequence[str], keys: Sequence[str]
+) -> pl.DataFrame:
     """`<c>_lo` / `<c>_hi` for each metric column c from LITMUS_METRIC_INTERVALS rows (metric = c), joined on `keys`;
     each pair placed after c (after `<c>_sd` where the table has one)."""
     if intervals is None:
         return table
     out = table
     for c in columns:
-        bounds = intervals.filter(pl.col("metric") == c).select(*keys, pl.col("lo").alias(f"{c}_lo"),
-                                                                pl.col("hi").alias(f"{c}_hi"))
+        bounds = intervals.filter(pl.col("metric") == c).select(
+            *keys, pl.col("lo").alias(f"{c}_lo"), pl.col("hi").alias(f"{c}_hi")
+        )
         out = out.join(bounds, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
     order = []
     for c in table.columns:
@@ -146,38 +166,63 @@ def with_intervals(table: pl.DataFrame, intervals: pl.DataFrame | None, columns:
     return out.select(order)
 
 
-def correlation_table(metrics: pl.DataFrame, model_order: Sequence[str] = (),
-                      intervals: pl.DataFrame | None = None) -> pl.DataFrame:
+def correlation_table(
+    metrics: pl.DataFrame, model_order: Sequence[str] = (), intervals: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Table 2: per model, question type and answer — task accuracy, Pearson's r with the soft labels, and the
     complement set's mean probability (± its std over QA pairs); with `intervals` (LITMUS_METRIC_INTERVALS) each of
     them has its bootstrap interval over QA pairs (`_lo`, `_hi`)."""
     s = _seed_summary(metrics.filter(pl.col("tau").is_null()), model_order)
-    wide = s.pivot(on="metric", index=["model", "question_type", "answer", "_model", "_type", "_answer"],
-                   values=["mean", "sd", "n", "n_seeds"], maintain_order=True)
-    table = wide.sort("_model", "_type", "_answer").select(
-        "model", "question_type", "answer",
-        pl.col("n_accuracy").alias("n_qa"), pl.col("n_seeds_accuracy").alias("n_seeds"),
-        pl.col("mean_accuracy").alias("accuracy"), pl.col("sd_accuracy").alias("accuracy_sd"),
-        pl.col("mean_pearson_r").alias("pearson_r"), pl.col("sd_pearson_r").alias("pearson_r_sd"),
-        pl.col("n_cs_prob_mean").alias("n_cs"),
-        pl.col("mean_cs_prob_mean").alias("cs_prob_mean"), pl.col("mean_cs_prob_std").alias("cs_prob_std"),
+    wide = s.pivot(
+        on="metric",
+        index=["model", "question_type", "answer", "_model", "_type", "_answer"],
+        values=["mean", "sd", "n", "n_seeds"],
+        maintain_order=True,
     )
-    return with_intervals(table, intervals, ["accuracy", "pearson_r", "cs_prob_mean", "cs_prob_std"],
-                          ["model", "question_type", "answer"])
+    table = wide.sort("_model", "_type", "_answer").select(
+        "model",
+        "question_type",
+        "answer",
+        pl.col("n_accuracy").alias("n_qa"),
+        pl.col("n_seeds_accuracy").alias("n_seeds"),
+        pl.col("mean_accuracy").alias("accuracy"),
+        pl.col("sd_accuracy").alias("accuracy_sd"),
+        pl.col("mean_pearson_r").alias("pearson_r"),
+        pl.col("sd_pearson_r").alias("pearson_r_sd"),
+        pl.col("n_cs_prob_mean").alias("n_cs"),
+        pl.col("mean_cs_prob_mean").alias("cs_prob_mean"),
+        pl.col("mean_cs_prob_std").alias("cs_prob_std"),
+    )
+    return with_intervals(
+        table, intervals, ["accuracy", "pearson_r", "cs_prob_mean", "cs_prob_std"], ["model", "question_type", "answer"]
+    )
 
 
-def grounding_table(metrics: pl.DataFrame, model_order: Sequence[str] = (),
-                    intervals: pl.DataFrame | None = None) -> pl.DataFrame:
+def grounding_table(
+    metrics: pl.DataFrame, model_order: Sequence[str] = (), intervals: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Table 3: per model, question type, answer and τ — the share of QA pairs well-grounded against the reference
     set (every RS object above τ) and against the complement set (every CS object below τ); with `intervals` each
     share has its bootstrap interval over QA pairs."""
     s = _seed_summary(metrics.filter(pl.col("tau").is_not_null()), model_order)
-    wide = s.pivot(on="metric", index=["model", "question_type", "answer", "tau", "_model", "_type", "_answer"],
-                   values=["mean", "sd", "n", "n_seeds"], maintain_order=True)
+    wide = s.pivot(
+        on="metric",
+        index=["model", "question_type", "answer", "tau", "_model", "_type", "_answer"],
+        values=["mean", "sd", "n", "n_seeds"],
+        maintain_order=True,
+    )
     table = wide.sort("_model", "_type", "_answer", "tau").select(
-        "model", "question_type", "answer", "tau", pl.col("n_seeds_wg_rs").alias("n_seeds"),
-        pl.col("n_wg_rs").alias("n_rs"), pl.col("mean_wg_rs").alias("wg_rs"), pl.col("sd_wg_rs").alias("wg_rs_sd"),
-        pl.col("n_wg_cs").alias("n_cs"), pl.col("mean_wg_cs").alias("wg_cs"), pl.col("sd_wg_cs").alias("wg_cs_sd"),
+        "model",
+        "question_type",
+        "answer",
+        "tau",
+        pl.col("n_seeds_wg_rs").alias("n_seeds"),
+        pl.col("n_wg_rs").alias("n_rs"),
+        pl.col("mean_wg_rs").alias("wg_rs"),
+        pl.col("sd_wg_rs").alias("wg_rs_sd"),
+        pl.col("n_wg_cs").alias("n_cs"),
+        pl.col("mean_wg_cs").alias("wg_cs"),
+        pl.col("sd_wg_cs").alias("wg_cs_sd"),
     )
     return with_intervals(table, intervals, ["wg_rs", "wg_cs"], ["model", "question_type", "answer", "tau"])
 
@@ -217,11 +262,25 @@ def markdown(table: pl.DataFrame, *, title: str, note: str = "") -> str:
     """A pipe table of one of the tables above, shares in percent, mean ± sd over seeds where there is a sd, and
     [lo, hi] where the table has the column's interval (`_lo`, `_hi`)."""
     columns = [c for c in table.columns if not c.endswith(("_sd", "_lo", "_hi"))]
-    kinds = {"accuracy": "pct", "wg_rs": "pct", "wg_cs": "pct", "full_agreement": "pct", "pearson_r": "r",
-             "cs_prob_mean": "prob", "cs_prob_std": "prob", "tau": "tau", "annotators_per_qa": "r"}
+    kinds = {
+        "accuracy": "pct",
+        "wg_rs": "pct",
+        "wg_cs": "pct",
+        "full_agreement": "pct",
+        "pearson_r": "r",
+        "cs_prob_mean": "prob",
+        "cs_prob_std": "prob",
+        "tau": "tau",
+        "annotators_per_qa": "r",
+    }
     kinds.update({c: "pct" for c in table.columns if c.startswith("R") and ("R1" in c or "R2" in c or "R3" in c)})
-    kinds.update({c: "count" for c in columns if kinds.get(c) is None and f"{c}_lo" in table.columns
-                  and table.schema[c].is_integer()})
+    kinds.update(
+        {
+            c: "count"
+            for c in columns
+            if kinds.get(c) is None and f"{c}_lo" in table.columns and table.schema[c].is_integer()
+        }
+    )
     header = [("CS prob. std" if c == "cs_prob_std" else c) for c in columns]
     lines = [f"**{title}**", ""]
     if note:
@@ -242,7 +301,8 @@ def dataset_tables(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=Non
     return question_counts(games, soft_labels, intervals), rules_table(soft_labels, intervals)
 
 
-def litmus_tables(metrics: pl.DataFrame, model_order: Sequence[str] = (),
-                  intervals: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def litmus_tables(
+    metrics: pl.DataFrame, model_order: Sequence[str] = (), intervals: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Tables 2 and 3 of the litmus test from the metrics of every model and seed (and, given, their intervals)."""
     return correlation_table(metrics, model_order, intervals), grounding_table(metrics, model_order, intervals)

@@ -15,8 +15,13 @@ from squidflow.publish.facts import SQUID_E_CITATION, Facts, removal_requests
 from squidflow.publish.tables import SPLIT_ORDER
 from squidflow.table_format import md_row, md_rule, md_table
 
-SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-                   (10_000_000, "1M<n<10M"))
+SIZE_CATEGORIES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+)
 DEFAULT_CONFIG = "images"
 REBUILD = """\
 The `images` config holds no pixels (`publish.images: reference`), as the SQUID-E release published its frames: each
@@ -62,9 +67,14 @@ def _agreement(facts: Facts) -> list[str]:
     if t is None or t.is_empty():
         return ["No agreement table was computed in this run."]
     has_ci = "alpha_lo" in t.columns
-    lines = ["Inter-annotator agreement of the first-round ratings (SQUID-E Table 7, from results/tables/table7_agreement.csv"
-             + (", with bootstrap intervals over images, `intervals`" if has_ci else "") + "):", "",
-             md_row(["Variant", "Spearman", "Krippendorff's α", "κ (3 bins)"]), md_rule(4)]
+    lines = [
+        "Inter-annotator agreement of the first-round ratings (SQUID-E Table 7, from results/tables/table7_agreement.csv"
+        + (", with bootstrap intervals over images, `intervals`" if has_ci else "")
+        + "):",
+        "",
+        md_row(["Variant", "Spearman", "Krippendorff's α", "κ (3 bins)"]),
+        md_rule(4),
+    ]
 
     def cell(row, name):
         v = row.get(name)
@@ -74,75 +84,115 @@ def _agreement(facts: Facts) -> list[str]:
         return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{v:.3f}"
 
     for row in t.iter_rows(named=True):
-        lines.append(md_row([md_escape(row["variant"]), cell(row, "spearman"), cell(row, "alpha"), cell(row, "kappa_3")]))
+        lines.append(
+            md_row([md_escape(row["variant"]), cell(row, "spearman"), cell(row, "alpha"), cell(row, "kappa_3")])
+        )
     return lines
 
 
 def card(facts: Facts) -> str:
     """README.md: the YAML header, then the sections."""
     f = facts
-    out = ["---", yaml.safe_dump(header(f), sort_keys=False, allow_unicode=True).strip(), "---", "",
-           f"# {md_escape(f.pretty_name)}", ""]
+    out = [
+        "---",
+        yaml.safe_dump(header(f), sort_keys=False, allow_unicode=True).strip(),
+        "---",
+        "",
+        f"# {md_escape(f.pretty_name)}",
+        "",
+    ]
     if f.judgment_source == "simulated":
-        out += ["**This is squidflow's offline demo: the videos are SYNTHETIC (made by ffmpeg) and every judgment comes "
-                "from a SIMULATED annotator panel, not from people. Use it to see the format, never as data about "
-                "people.**", ""]
+        out += [
+            "**This is squidflow's offline demo: the videos are SYNTHETIC (made by ffmpeg) and every judgment comes "
+            "from a SIMULATED annotator panel, not from people. Use it to see the format, never as data about "
+            "people.**",
+            "",
+        ]
     out += [_paragraph(f.description), ""]
-    out += ["## Dataset structure", "",
-            md_row(["Config", "Rows", "Splits"]), md_rule(3)]
+    out += ["## Dataset structure", "", md_row(["Config", "Rows", "Splits"]), md_rule(3)]
     for config, splits in f.splits.items():
-        out.append(md_row([f"`{config}`", f"{f.counts.get(config, 0):,}",
-                           ", ".join(f"{s} {n:,}" for s, n in splits.items())]))
-    out += ["", "```python", "from datasets import load_dataset", "",
-            f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
-            f'images = load_dataset("path/to/{f.name}")  # the default config: images', "",
-            "# A local folder you rebuilt (a takedown, a second round): `datasets` caches a local folder under its name",
-            "# alone, so read its files afresh instead of the previous build's rows from ~/.cache/huggingface:",
-            f'judgments = load_dataset("path/to/{f.name}", "judgments", download_mode="force_redownload",',
-            '                         verification_mode="no_checks")', "```", "",
-            "Columns: `images` — image id, video id, frame index, timestamp, event, split, k-means cluster, source, "
-            "licence" + (", and the image (JPEG)" if f.image_mode == "embed" else "") + "; `judgments` — one rating "
-            "(0–100) per row with its prompt, variant, round, annotator pseudonym, task page (hit) and position; "
-            "`soft_labels` — per image, prompt and variant the mean, std, n, certainty bin, the ratings and the interval "
-            "of the mean. `croissant.json` types every field; `lewidi/` holds the judgments in the LeWiDi 2025 format.",
-            ""]
-    out += ["## How the data were collected", "",
-            f"- Sources: {_list(f.sources)}.",
-            f"- Search queries: {_list(f.queries)}.",
-            f"- Languages: {_list(f.languages)}."]
+        out.append(
+            md_row([f"`{config}`", f"{f.counts.get(config, 0):,}", ", ".join(f"{s} {n:,}" for s, n in splits.items())])
+        )
+    out += [
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
+        f'images = load_dataset("path/to/{f.name}")  # the default config: images',
+        "",
+        "# A local folder you rebuilt (a takedown, a second round): `datasets` caches a local folder under its name",
+        "# alone, so read its files afresh instead of the previous build's rows from ~/.cache/huggingface:",
+        f'judgments = load_dataset("path/to/{f.name}", "judgments", download_mode="force_redownload",',
+        '                         verification_mode="no_checks")',
+        "```",
+        "",
+        "Columns: `images` — image id, video id, frame index, timestamp, event, split, k-means cluster, source, "
+        "licence" + (", and the image (JPEG)" if f.image_mode == "embed" else "") + "; `judgments` — one rating "
+        "(0–100) per row with its prompt, variant, round, annotator pseudonym, task page (hit) and position; "
+        "`soft_labels` — per image, prompt and variant the mean, std, n, certainty bin, the ratings and the interval "
+        "of the mean. `croissant.json` types every field; `lewidi/` holds the judgments in the LeWiDi 2025 format.",
+        "",
+    ]
+    out += [
+        "## How the data were collected",
+        "",
+        f"- Sources: {_list(f.sources)}.",
+        f"- Search queries: {_list(f.queries)}.",
+        f"- Languages: {_list(f.languages)}.",
+    ]
     if f.timeframe:
         out.append(f"- Videos fetched between {f.timeframe[0].isoformat()} and {f.timeframe[1].isoformat()} (UTC).")
     else:
         out.append("- When the videos were fetched was not recorded in this run.")
     if f.videos is not None:
-        out += ["", *md_table(["Event", "Status", "Videos"], f.videos.select("event", "status", "videos").iter_rows(),
-                              data=(0, 1))]
+        out += [
+            "",
+            *md_table(
+                ["Event", "Status", "Videos"], f.videos.select("event", "status", "videos").iter_rows(), data=(0, 1)
+            ),
+        ]
     if f.dropped:
         out += ["", "### Dropped videos", "", f.dropped]
     out += ["", "## How frames were chosen", ""]
     if f.frames:
-        out.append(f"{f.frames['n']} frames per video were extracted at even intervals, embedded with the "
-                   f"`{md_escape(f.frames['backbone'])}` backbone, and {f.frames['k']} per video were kept by k-means "
-                   "(the frame nearest each cluster centre; SQUID-E supplement A.1).")
+        out.append(
+            f"{f.frames['n']} frames per video were extracted at even intervals, embedded with the "
+            f"`{md_escape(f.frames['backbone'])}` backbone, and {f.frames['k']} per video were kept by k-means "
+            "(the frame nearest each cluster centre; SQUID-E supplement A.1)."
+        )
     else:
-        out.append("The frames are the SQUID-E release's (video id and decode-order frame number); this run selected none.")
-    out += ["", "## Annotation protocol", "",
-            f"- Platform: {f.platform_name}.",
-            f"- Task wording: “{md_escape(f.task_wording)}”" if f.task_wording else "- Task wording: see the task pages.",
-            "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
-            "shows images under the prompt of a similar event (SQUID-E §3.2)."]
+        out.append(
+            "The frames are the SQUID-E release's (video id and decode-order frame number); this run selected none."
+        )
+    out += [
+        "",
+        "## Annotation protocol",
+        "",
+        f"- Platform: {f.platform_name}.",
+        f"- Task wording: “{md_escape(f.task_wording)}”" if f.task_wording else "- Task wording: see the task pages.",
+        "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
+        "shows images under the prompt of a similar event (SQUID-E §3.2).",
+    ]
     if f.task_pages:
         out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
     for variant, (lo, med, hi) in f.raters.items():
         out.append(f"- Raters per image, variant {md_escape(variant)}: median {med:g} (min {lo}, max {hi}).")
     if f.annotators:
         why = "; ".join(f"{md_escape(a)}: {md_escape(r or 'excluded')}" for a, r in f.excluded)
-        out.append(f"- Raters excluded: {len(f.excluded)} of {f.annotators}" + (f" ({why})" if why else "")
-                   + ". Their ratings stay in the `judgments` config with `excluded` true and `excluded_because`; the "
-                   "soft labels and the agreement below leave them out.")
+        out.append(
+            f"- Raters excluded: {len(f.excluded)} of {f.annotators}"
+            + (f" ({why})" if why else "")
+            + ". Their ratings stay in the `judgments` config with `excluded` true and `excluded_because`; the "
+            "soft labels and the agreement below leave them out."
+        )
     if len(f.waves) > 1:
-        out.append("- Ratings per wave: " + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
-                   + " (the `wave` column; the soft labels use every wave, the agreement table the first).")
+        out.append(
+            "- Ratings per wave: "
+            + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
+            + " (the `wave` column; the soft labels use every wave, the agreement table the first)."
+        )
     out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
     out.append(f"- Annotators: {md_escape(f.annotator_demographics)}.")
     out += ["", "## Agreement", "", *_agreement(f), ""]
@@ -152,26 +202,57 @@ def card(facts: Facts) -> str:
     out += ["", "## Personal and sensitive information", ""]
     out += [f"- {md_escape(x)}" for x in f.rai.get("personal_sensitive_information", [])]
     out += ["", "## Images", ""]
-    out.append(REBUILD if f.image_mode == "reference" else
-               "The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature).")
-    out += ["", "## Licences and terms", "",
-            f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
-            f"({f.license_url}). {md_escape(f.terms)}", ""]
+    out.append(
+        REBUILD
+        if f.image_mode == "reference"
+        else "The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature)."
+    )
+    out += [
+        "",
+        "## Licences and terms",
+        "",
+        f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
+        f"({f.license_url}). {md_escape(f.terms)}",
+        "",
+    ]
     if f.licences:
-        out += ["Images by the licence of their video, as its source states it (`license` in the `images` config; "
-                "`unknown`: the source states none):", "",
-                *md_table(["Licence", "Images"], [(k, f"{n:,}") for k, n in f.licences.items()], data=(0,)), ""]
+        out += [
+            "Images by the licence of their video, as its source states it (`license` in the `images` config; "
+            "`unknown`: the source states none):",
+            "",
+            *md_table(["Licence", "Images"], [(k, f"{n:,}") for k, n in f.licences.items()], data=(0,)),
+            "",
+        ]
     out += ["## Removal requests", "", md_escape(removal_requests(f.contact)), ""]
     if f.changes:
         n = sum(f.changes.values())
-        out += ["## Changes", "",
-                f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
-                f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
-                "from them. By reason:", "",
-                *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)), ""]
+        out += [
+            "## Changes",
+            "",
+            f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
+            f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
+            "from them. By reason:",
+            "",
+            *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)),
+            "",
+        ]
     fence = _fence(f.citation)
-    out += ["## How to cite", "", "The dataset:", "", f"{fence}bibtex", f.citation.strip(), fence, "",
-            "The method and the original SQUID-E dataset:", "", "```bibtex", SQUID_E_CITATION, "```", ""]
+    out += [
+        "## How to cite",
+        "",
+        "The dataset:",
+        "",
+        f"{fence}bibtex",
+        f.citation.strip(),
+        fence,
+        "",
+        "The method and the original SQUID-E dataset:",
+        "",
+        "```bibtex",
+        SQUID_E_CITATION,
+        "```",
+        "",
+    ]
     return "\n".join(out)
 
 

@@ -42,8 +42,9 @@ def check_card(folder: Path) -> tuple[list[str], list[str]]:
         return [f"{path}: the YAML header does not parse: {' '.join(str(exc).split())[:200]}"], []
     if not isinstance(head, dict):
         return [f"{path}: the YAML header is not a mapping of keys (license, pretty_name, configs)"], []
-    problems = [f"{path}: the YAML header has no `{key}`" for key in ("license", "pretty_name", "configs")
-                if not head.get(key)]
+    problems = [
+        f"{path}: the YAML header has no `{key}`" for key in ("license", "pretty_name", "configs") if not head.get(key)
+    ]
     named = []
     entries = head.get("configs") or []
     for entry in entries if isinstance(entries, list) else [entries]:
@@ -72,8 +73,14 @@ OUTSIDE = "publish check reads only files inside the folder and fetches no URL"
 
 def _plain_relative(rel) -> bool:
     """Whether `rel` is a relative path that stays in the folder: no URL scheme, not absolute, no `..`, no `~`."""
-    return (isinstance(rel, str) and bool(rel) and "\x00" not in rel and not rel.startswith(("/", "\\", "~"))
-            and not _SCHEME.match(rel) and ".." not in Path(rel).parts)
+    return (
+        isinstance(rel, str)
+        and bool(rel)
+        and "\x00" not in rel
+        and not rel.startswith(("/", "\\", "~"))
+        and not _SCHEME.match(rel)
+        and ".." not in Path(rel).parts
+    )
 
 
 def _matches(folder: Path, pattern) -> bool:
@@ -108,8 +115,10 @@ def links_out(folder: Path) -> list[str]:
         for name in dirs + files:
             path = Path(top) / name
             if path.is_symlink() and not _resolves_inside(path, base):
-                out.append(f"{path}: a symbolic link to {os.readlink(path)!r}, outside the folder ({OUTSIDE}): "
-                           "put the file itself there")
+                out.append(
+                    f"{path}: a symbolic link to {os.readlink(path)!r}, outside the folder ({OUTSIDE}): "
+                    "put the file itself there"
+                )
     return sorted(out)
 
 
@@ -125,9 +134,11 @@ def outside_reads(folder: Path, meta: dict) -> list[str]:
             values = obj.get(field)
             for value in values if isinstance(values, list) else [values]:
                 if value is not None and not _plain_relative(value):
-                    out.append(f"{path}: {obj.get('@type', 'distribution')} {str(obj.get('@id', ''))[:80]}: {field} "
-                               f"{str(value)[:120]!r} is not a path inside the folder ({OUTSIDE}): make it the "
-                               "file's path relative to the folder")
+                    out.append(
+                        f"{path}: {obj.get('@type', 'distribution')} {str(obj.get('@id', ''))[:80]}: {field} "
+                        f"{str(value)[:120]!r} is not a path inside the folder ({OUTSIDE}): make it the "
+                        "file's path relative to the folder"
+                    )
     try:
         head = card.read_header((folder / "README.md").read_text(encoding="utf-8"))
     except Exception:  # a header that does not parse is named by check_card
@@ -138,8 +149,10 @@ def outside_reads(folder: Path, meta: dict) -> list[str]:
         for spec in files if isinstance(files, list) else [files]:
             pattern = spec.get("path") if isinstance(spec, dict) else spec
             if pattern is not None and not _plain_relative(pattern):
-                out.append(f"{folder / 'README.md'}: config {entry.get('config_name')}: data_files {str(pattern)[:120]!r}"
-                           f" is not a path inside the folder ({OUTSIDE})")
+                out.append(
+                    f"{folder / 'README.md'}: config {entry.get('config_name')}: data_files {str(pattern)[:120]!r}"
+                    f" is not a path inside the folder ({OUTSIDE})"
+                )
     return out
 
 
@@ -231,20 +244,26 @@ def check_rai_known(folder: Path, meta: dict) -> list[str]:
     if blurred:
         said = _texts(meta, "rai:personalSensitiveInformation")
         if not any("blur" in t.lower() and not PLACEHOLDER.match(t) for t in said):
-            problems.append(f"{path}: rai:personalSensitiveInformation does not say that faces were blurred, though "
-                            f"the images config's faces_blurred counts {sum(blurred):,} regions in "
-                            f"{sum(1 for n in blurred if n):,} images; say so (squidflow publish writes it)")
+            problems.append(
+                f"{path}: rai:personalSensitiveInformation does not say that faces were blurred, though "
+                f"the images config's faces_blurred counts {sum(blurred):,} regions in "
+                f"{sum(1 for n in blurred if n):,} images; say so (squidflow publish writes it)"
+            )
     if any(v for v in cols.get("license", []) if v):
         stated = [t for t in _texts(meta, "license") if not PLACEHOLDER.match(t)]
         if not stated:
-            problems.append(f"{path}: license is empty or says nothing, though the images config's license column "
-                            "states each video's licence; name the dataset's licence (publish.license)")
+            problems.append(
+                f"{path}: license is empty or says nothing, though the images config's license column "
+                "states each video's licence; name the dataset's licence (publish.license)"
+            )
     if (folder / "data" / "judgments").is_dir():
         for key in ("rai:annotationPlatform", "rai:annotationProtocol"):
             said = _texts(meta, key)
             if said and all(PLACEHOLDER.match(t) for t in said):
-                problems.append(f"{path}: {key} says {said[0][:60]!r}, though the folder holds judgments (a "
-                                "judgments config): say who rated them, on which platform, how")
+                problems.append(
+                    f"{path}: {key} says {said[0][:60]!r}, though the folder holds judgments (a "
+                    "judgments config): say who rated them, on which platform, how"
+                )
     try:
         readme = (folder / "README.md").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -252,10 +271,13 @@ def check_rai_known(folder: Path, meta: dict) -> list[str]:
     pay = re.search(r"^- Pay: (.+?)\.?$", readme, flags=re.MULTILINE)
     if pay and not PLACEHOLDER.match(pay.group(1)) and not pay.group(1).startswith("not stated"):
         protocol = " ".join(_texts(meta, "rai:annotationProtocol"))
-        if not re.search(r"\bpay\b|\bpaid\b", protocol, flags=re.IGNORECASE) or \
-                re.search(r"pay:\s*(not collected|unknown|n/?a)", protocol, flags=re.IGNORECASE):
-            problems.append(f"{path}: rai:annotationProtocol does not say what annotators were paid, though the card "
-                            f"does ({pay.group(1)[:60]!r}); say it there too")
+        if not re.search(r"\bpay\b|\bpaid\b", protocol, flags=re.IGNORECASE) or re.search(
+            r"pay:\s*(not collected|unknown|n/?a)", protocol, flags=re.IGNORECASE
+        ):
+            problems.append(
+                f"{path}: rai:annotationProtocol does not say what annotators were paid, though the card "
+                f"does ({pay.group(1)[:60]!r}); say it there too"
+            )
     return problems
 
 
@@ -274,15 +296,19 @@ def check_loading(folder: Path, configs: list[str]) -> list[str]:
             try:
                 loaded = datasets.load_dataset(str(folder), config, cache_dir=cache)
             except Exception as exc:  # any reader error is a problem of the folder, named with its config
-                problems.append(f"{folder}: datasets.load_dataset(folder, {config!r}) fails: {type(exc).__name__}: "
-                                f"{str(exc).splitlines()[0] if str(exc) else ''}")
+                problems.append(
+                    f"{folder}: datasets.load_dataset(folder, {config!r}) fails: {type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}"
+                )
                 continue
             rows = sum(len(s) for s in loaded.values())
         if not rows:
             problems.append(f"{folder}: config {config}: loads with no rows")
         elif rows != (held := shard_rows(folder, config)):
-            problems.append(f"{folder}: config {config}: datasets.load_dataset yields {rows:,} rows, but the shards "
-                            f"under data/{config}/ hold {held:,} (the card's data_files miss or repeat a shard)")
+            problems.append(
+                f"{folder}: config {config}: datasets.load_dataset yields {rows:,} rows, but the shards "
+                f"under data/{config}/ hold {held:,} (the card's data_files miss or repeat a shard)"
+            )
     return problems
 
 
@@ -304,14 +330,18 @@ def check_licence(folder: Path, meta: dict) -> list[str]:
     hub = str(head["license"])
     if hub not in licenses.HUB_LICENSES:
         near = licenses.closest(hub)
-        return [f"{readme}: license {hub!r} is not a Hugging Face Hub licence id"
-                + (f" (did you mean {near!r}?)" if near else "")]
+        return [
+            f"{readme}: license {hub!r} is not a Hugging Face Hub licence id"
+            + (f" (did you mean {near!r}?)" if near else "")
+        ]
     given = meta.get("license")
     given = [str(g) for g in (given if isinstance(given, list) else [given]) if g]
     want = licenses.spdx_url(hub, str(head.get("license_link") or ""))
     if want not in given:
-        return [f"{folder / 'croissant.json'}: license {', '.join(given) or '(none)'} disagrees with the card "
-                f"({readme}: license {hub}, whose URL is {want}); publish both from the one publish.license"]
+        return [
+            f"{folder / 'croissant.json'}: license {', '.join(given) or '(none)'} disagrees with the card "
+            f"({readme}: license {hub}, whose URL is {want}); publish both from the one publish.license"
+        ]
     return []
 
 
@@ -323,8 +353,10 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     if not (folder / "README.md").exists() and not (folder / "croissant.json").exists():
         below = datasets_below(folder)
         if below:
-            return [f"{folder}: not a published dataset (no README.md, no croissant.json) but the folder above "
-                    f"{len(below)}: did you mean {' or '.join(str(p) for p in below)}?"]
+            return [
+                f"{folder}: not a published dataset (no README.md, no croissant.json) but the folder above "
+                f"{len(below)}: did you mean {' or '.join(str(p) for p in below)}?"
+            ]
     problems, configs = check_card(folder)
     path = folder / "croissant.json"
     try:
@@ -343,11 +375,16 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     problems += check_licence(folder, meta)
     problems += check_rai_known(folder, meta)
     if not (folder / "lewidi").is_dir():
-        problems.append(f"{folder / 'lewidi'}: missing (the judgments in the LeWiDi format, one file per variant and "
-                        "split, and the annotators' metadata)")
+        problems.append(
+            f"{folder / 'lewidi'}: missing (the judgments in the LeWiDi format, one file per variant and "
+            "split, and the annotators' metadata)"
+        )
     if reaching:  # mlcroissant's records and `datasets` would fetch the URL or read the file outside
-        return [*problems, f"{folder}: Croissant records and datasets loading not run: the folder reaches outside "
-                           "itself (above); fix those lines and check again"]
+        return [
+            *problems,
+            f"{folder}: Croissant records and datasets loading not run: the folder reaches outside "
+            "itself (above); fix those lines and check again",
+        ]
     problems += croissant.check(path)
     if load:
         logging.getLogger("datasets").setLevel(logging.ERROR)

@@ -19,8 +19,12 @@ def run(args: argparse.Namespace) -> int:
     for line in problems:
         print(line)
     if not problems:
-        print(f"{args.folder}: passes (Croissant validation and records, "
-              + ("datasets loading, " if not args.no_load else "") + "sha256s, the card's configs)", file=sys.stderr)
+        print(
+            f"{args.folder}: passes (Croissant validation and records, "
+            + ("datasets loading, " if not args.no_load else "")
+            + "sha256s, the card's configs)",
+            file=sys.stderr,
+        )
     return 1 if problems else 0
 
 
@@ -29,12 +33,15 @@ def add_parser(sub) -> None:
     p = sub.add_parser("publish", help="check a published dataset folder (results/publish/<name>/)")
     actions = p.add_subparsers(dest="action", required=True)
     c = actions.add_parser(
-        "check", help="Croissant validation and records, datasets loading, sha256s, the card's configs",
+        "check",
+        help="Croissant validation and records, datasets loading, sha256s, the card's configs",
         description="Croissant validation and records, datasets loading, sha256s, the card's configs. It reads only "
-                    "files inside FOLDER and never fetches: a URL, an absolute path, a ../ or a symbolic link out of "
-                    "FOLDER (a contentUrl, a FileSet's includes, a data_files pattern) is reported with its field, "
-                    "not followed, and then records and loading are not run.")
-    c.add_argument("folder", type=Path, help="the published folder (README.md, croissant.json, data/); nothing outside "
-                                             "it is read")
+        "files inside FOLDER and never fetches: a URL, an absolute path, a ../ or a symbolic link out of "
+        "FOLDER (a contentUrl, a FileSet's includes, a data_files pattern) is reported with its field, "
+        "not followed, and then records and loading are not run.",
+    )
+    c.add_argument(
+        "folder", type=Path, help="the published folder (README.md, croissant.json, data/); nothing outside it is read"
+    )
     c.add_argument("--no-load", action="store_true", help="skip loading every config with the datasets library")
     c.set_defaults(func=run)

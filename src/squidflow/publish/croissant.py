@@ -25,8 +25,12 @@ from squidflow.publish.shards import Shard
 
 PARQUET = "application/x-parquet"
 RECORDS_CHECKED = 3  # records generated per record set before a folder counts as published
-_TYPES = {"string": mlc.DataType.TEXT, "int64": mlc.DataType.INTEGER, "float64": mlc.DataType.FLOAT,
-          "bool": mlc.DataType.BOOL}
+_TYPES = {
+    "string": mlc.DataType.TEXT,
+    "int64": mlc.DataType.INTEGER,
+    "float64": mlc.DataType.FLOAT,
+    "bool": mlc.DataType.BOOL,
+}
 # The RAI fields a published folder fills, each with the spellings a reader may find: mlcroissant 1.1 writes (and
 # its validator knows) rai:dataCollectionTimeFrame, rai:dataAnnotationProtocol and rai:dataAnnotationPlatform, the
 # RAI vocabulary's short names are accepted too (squidflow.publish.check).
@@ -44,7 +48,9 @@ RAI_KEYS = {
     "rai:dataUseCases": ("rai:dataUseCases",),
     "rai:dataReleaseMaintenancePlan": ("rai:dataReleaseMaintenancePlan",),
 }
-OPTIONAL_RAI = ("rai:dataCollectionTimeframe",)  # no fetch times recorded (the release's judgments alone): the card says so
+OPTIONAL_RAI = (
+    "rai:dataCollectionTimeframe",
+)  # no fetch times recorded (the release's judgments alone): the card says so
 
 
 def _context() -> mlc.Context:
@@ -56,20 +62,39 @@ def _context() -> mlc.Context:
 def _field(ctx, config: str, name: str, feature) -> mlc.Field:
     source = dict(file_set=f"{config}-parquet", extract=mlc.Extract(ctx=ctx, column=name))
     if isinstance(feature, datasets.Image):
-        return mlc.Field(ctx=ctx, id=f"{config}/{name}", name=name, data_types=[mlc.DataType.IMAGE_OBJECT],
-                         source=mlc.Source(ctx=ctx, transforms=[mlc.Transform(ctx=ctx, json_path="bytes")], **source))
+        return mlc.Field(
+            ctx=ctx,
+            id=f"{config}/{name}",
+            name=name,
+            data_types=[mlc.DataType.IMAGE_OBJECT],
+            source=mlc.Source(ctx=ctx, transforms=[mlc.Transform(ctx=ctx, json_path="bytes")], **source),
+        )
     if isinstance(feature, datasets.List | datasets.Sequence):
-        return mlc.Field(ctx=ctx, id=f"{config}/{name}", name=name, data_types=[_TYPES[feature.feature.dtype]],
-                         is_array=True, array_shape="-1", source=mlc.Source(ctx=ctx, **source))
-    return mlc.Field(ctx=ctx, id=f"{config}/{name}", name=name, data_types=[_TYPES[feature.dtype]],
-                     source=mlc.Source(ctx=ctx, **source))
+        return mlc.Field(
+            ctx=ctx,
+            id=f"{config}/{name}",
+            name=name,
+            data_types=[_TYPES[feature.feature.dtype]],
+            is_array=True,
+            array_shape="-1",
+            source=mlc.Source(ctx=ctx, **source),
+        )
+    return mlc.Field(
+        ctx=ctx,
+        id=f"{config}/{name}",
+        name=name,
+        data_types=[_TYPES[feature.dtype]],
+        source=mlc.Source(ctx=ctx, **source),
+    )
 
 
 def annotation_protocol(facts: Facts) -> str:
-    text = (f"Each image was rated 0-100 for how certain a person is that it comes from a video of the prompted event "
-            f"(SQUID-E §3.2): {facts.task_wording or 'see the task pages'} Variant A: the image's own event; variant B: "
-            "a similar event. Ratings of annotators who failed the quality checks are kept in `judgments` and left "
-            "out of `soft_labels`.")
+    text = (
+        f"Each image was rated 0-100 for how certain a person is that it comes from a video of the prompted event "
+        f"(SQUID-E §3.2): {facts.task_wording or 'see the task pages'} Variant A: the image's own event; variant B: "
+        "a similar event. Ratings of annotators who failed the quality checks are kept in `judgments` and left "
+        "out of `soft_labels`."
+    )
     return text + (f" Pay: {facts.pay}." if facts.pay else "")
 
 
@@ -88,23 +113,59 @@ def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datase
     """The Croissant 1.1 JSON-LD of a published folder."""
     ctx = _context()
     distribution = [
-        mlc.FileObject(ctx=ctx, id=s.path, name=s.path, content_url=s.path, content_size=f"{s.bytes} B",
-                       encoding_formats=[PARQUET], sha256=s.sha256) for s in shards]
-    distribution += [mlc.FileSet(ctx=ctx, id=f"{config}-parquet", name=f"{config}-parquet", encoding_formats=[PARQUET],
-                                 includes=[f"data/{config}/*.parquet"]) for config in feats]
-    record_sets = [mlc.RecordSet(ctx=ctx, id=config, name=config, description=f"The `{config}` config.",
-                                 fields=[_field(ctx, config, n, f) for n, f in fs.items()]) for config, fs in feats.items()]
-    raters = "; ".join(f"variant {v}: median {med:g} ratings per image (min {lo}, max {hi})"
-                       for v, (lo, med, hi) in facts.raters.items()) or "none"
+        mlc.FileObject(
+            ctx=ctx,
+            id=s.path,
+            name=s.path,
+            content_url=s.path,
+            content_size=f"{s.bytes} B",
+            encoding_formats=[PARQUET],
+            sha256=s.sha256,
+        )
+        for s in shards
+    ]
+    distribution += [
+        mlc.FileSet(
+            ctx=ctx,
+            id=f"{config}-parquet",
+            name=f"{config}-parquet",
+            encoding_formats=[PARQUET],
+            includes=[f"data/{config}/*.parquet"],
+        )
+        for config in feats
+    ]
+    record_sets = [
+        mlc.RecordSet(
+            ctx=ctx,
+            id=config,
+            name=config,
+            description=f"The `{config}` config.",
+            fields=[_field(ctx, config, n, f) for n, f in fs.items()],
+        )
+        for config, fs in feats.items()
+    ]
+    raters = (
+        "; ".join(
+            f"variant {v}: median {med:g} ratings per image (min {lo}, max {hi})"
+            for v, (lo, med, hi) in facts.raters.items()
+        )
+        or "none"
+    )
     rai = facts.rai
     limitations = list(rai.get("data_limitations", [])) + [facts.terms]
     md = mlc.Metadata(
-        ctx=ctx, name=facts.name, description=facts.description, version=facts.version,
-        license=[facts.license_url], url=facts.url, cite_as=facts.citation.strip(),
+        ctx=ctx,
+        name=facts.name,
+        description=facts.description,
+        version=facts.version,
+        license=[facts.license_url],
+        url=facts.url,
+        cite_as=facts.citation.strip(),
         date_published=dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
         creators=[mlc.Person(ctx=ctx, name=c) for c in facts.creators] or None,
         keywords=["human judgments", "uncertainty", "soft labels", "ambiguous images", "event classification"],
-        distribution=distribution, record_sets=record_sets,
+        distribution=distribution,
+        record_sets=record_sets,
         data_collection=data_collection(facts),
         data_collection_type=list(rai.get("data_collection_type", [])),
         data_collection_timeframe=list(facts.timeframe) if facts.timeframe else None,
@@ -148,11 +209,16 @@ def check(path: str | Path, records: int = RECORDS_CHECKED) -> list[str]:
         try:
             ds = mlc.Dataset(jsonld=str(path.resolve()))
         except mlc.ValidationError as exc:
-            return [f"{path}: Croissant validation: {line.strip()}" for line in str(exc).splitlines()
-                    if line.strip() and not line.strip().startswith("Found the following")]
+            return [
+                f"{path}: Croissant validation: {line.strip()}"
+                for line in str(exc).splitlines()
+                if line.strip() and not line.strip().startswith("Found the following")
+            ]
         except Exception as exc:  # mlcroissant fails in its own ways on a file edited by hand (JSON-LD, rdflib)
-            return [f"{path}: Croissant validation: mlcroissant cannot read it: {type(exc).__name__}: "
-                    f"{' '.join(str(exc).split())[:300]}"]
+            return [
+                f"{path}: Croissant validation: mlcroissant cannot read it: {type(exc).__name__}: "
+                f"{' '.join(str(exc).split())[:300]}"
+            ]
         finally:
             os.chdir(cwd)
         for warning in sorted(ds.metadata.ctx.issues.warnings):
@@ -163,10 +229,11 @@ def check(path: str | Path, records: int = RECORDS_CHECKED) -> list[str]:
                 n = sum(1 for _ in zip(range(records), ds.records(rs.uuid), strict=False))
             except Exception as exc:  # mlcroissant raises its GenerationError around any reader error
                 cause = exc.__cause__ or exc
-                problems.append(f"{path}: record set {rs.name}: records could not be generated: "
-                                f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}")
+                problems.append(
+                    f"{path}: record set {rs.name}: records could not be generated: "
+                    f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}"
+                )
                 continue
             if n == 0:
                 problems.append(f"{path}: record set {rs.name}: no records")
     return problems
-

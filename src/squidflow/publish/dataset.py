@@ -69,8 +69,9 @@ def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict
     images = T.images_table(run.frames, run.videos, run.judgments)
     if mode == "embed":
         T.check_embeddable(images)
-    names = T.pseudonyms(run.judgments["annotator"].to_list(),
-                         [] if run.keywords is None else run.keywords["annotator"].to_list())
+    names = T.pseudonyms(
+        run.judgments["annotator"].to_list(), [] if run.keywords is None else run.keywords["annotator"].to_list()
+    )
     excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
     cfg = IntervalConfig.from_config(settings.intervals)
     out = {
@@ -85,9 +86,13 @@ def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict
     return out, names
 
 
-SCHEMAS = {"images": schemas.PUBLISH_IMAGES, "judgments": schemas.PUBLISH_JUDGMENTS,
-           "soft_labels": schemas.PUBLISH_SOFT_LABELS, "comparison_sets": schemas.PUBLISH_COMPARISON_SETS,
-           "keywords": schemas.PUBLISH_KEYWORDS}
+SCHEMAS = {
+    "images": schemas.PUBLISH_IMAGES,
+    "judgments": schemas.PUBLISH_JUDGMENTS,
+    "soft_labels": schemas.PUBLISH_SOFT_LABELS,
+    "comparison_sets": schemas.PUBLISH_COMPARISON_SETS,
+    "keywords": schemas.PUBLISH_KEYWORDS,
+}
 
 
 def _image_bytes(images: pl.DataFrame) -> list[bytes]:
@@ -96,13 +101,21 @@ def _image_bytes(images: pl.DataFrame) -> list[bytes]:
         try:
             out.append(Path(path).read_bytes())
         except (OSError, TypeError) as exc:
-            raise PublishError(f"publish.images embed: cannot read the frame {path!r} ({exc}); rerun the frames "
-                               "stage (results/dataset/frames.parquet names the files) or set publish.images: reference") from None
+            raise PublishError(
+                f"publish.images embed: cannot read the frame {path!r} ({exc}); rerun the frames "
+                "stage (results/dataset/frames.parquet names the files) or set publish.images: reference"
+            ) from None
     return out
 
 
-def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
-                 configs: Mapping[str, pl.DataFrame], blurred: list[int] | None = None) -> F.Facts:
+def gather_facts(
+    run: RunTables,
+    settings: RunSettings,
+    cfg: Mapping,
+    mode: str,
+    configs: Mapping[str, pl.DataFrame],
+    blurred: list[int] | None = None,
+) -> F.Facts:
     per_status, queries, languages = F.video_summary(run.videos)
     annotators = cfg.get("annotators") or {}
     source, present = F.judgment_source(run.judgments, settings.judgment_source)  # the rows say, not the config
@@ -110,21 +123,31 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
     platform = source if source in F.PLATFORMS else settings.platform
     limitations = []
     if simulated:
-        limitations.append("The judgments come from a SIMULATED annotator panel and the videos are SYNTHETIC "
-                           "(squidflow's offline demo): not data about people.")
+        limitations.append(
+            "The judgments come from a SIMULATED annotator panel and the videos are SYNTHETIC "
+            "(squidflow's offline demo): not data about people."
+        )
     soft = configs.get("soft_labels", pl.DataFrame(schema={"variant": pl.Utf8, "n": pl.Int64}))
     if not soft.is_empty():
-        limitations.append(f"Each soft label is the mean of few ratings (median {float(soft['n'].median()):g} per "
-                           "image and prompt): the interval of the mean (mean_lo, mean_hi) says how far it may be off.")
+        limitations.append(
+            f"Each soft label is the mean of few ratings (median {float(soft['n'].median()):g} per "
+            "image and prompt): the interval of the mean (mean_lo, mean_hi) says how far it may be off."
+        )
     if mode == "reference":
-        limitations.append("No pixels are published: frames are rebuilt from the source videos, and videos taken "
-                           "down since cannot be rebuilt.")
+        limitations.append(
+            "No pixels are published: frames are rebuilt from the source videos, and videos taken "
+            "down since cannot be rebuilt."
+        )
     if len(present) > 1:
-        limitations.append(f"The ratings come from several sources ({', '.join(present)}): the `judgments` config's "
-                           "`source` column says which for each rating.")
+        limitations.append(
+            f"The ratings come from several sources ({', '.join(present)}): the `judgments` config's "
+            "`source` column says which for each rating."
+        )
     if source == "release":
-        limitations.append("The SQUID-E release names no annotator: its annotator ids are the three rating positions "
-                           "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant.")
+        limitations.append(
+            "The SQUID-E release names no annotator: its annotator ids are the three rating positions "
+            "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant."
+        )
     rai = dict(cfg.get("rai") or {})
     rai["data_limitations"] = limitations
     face_note = faces.sensitive_note(blurred, mode=mode, demo=settings.demo)
@@ -134,34 +157,57 @@ def gather_facts(run: RunTables, settings: RunSettings, cfg: Mapping, mode: str,
         rai["data_collection_type"] = ["Synthetic data (squidflow's offline demo videos)", "Simulated annotations"]
     description = cfg.get("description") or (
         f"{configs['images'].height:,} images from event videos with {configs['judgments'].height if 'judgments' in configs else 0:,} "
-        + ("SIMULATED " if simulated else "human ") +
-        "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
-        "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks).")
+        + ("SIMULATED " if simulated else "human ")
+        + "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
+        "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks)."
+    )
     name = cfg["name"]
     changes = removals_by_reason(run.takedowns) if run.takedowns is not None and not run.takedowns.is_empty() else {}
     removal = F.removal_requests(cfg.get("contact") or "")
     rai["data_release_maintenance_plan"] = " ".join(x for x in (rai.get("data_release_maintenance_plan"), removal) if x)
     return F.Facts(
-        name=name, pretty_name=cfg.get("pretty_name") or name,
-        version=published_version(cfg["version"], sum(changes.values())), base_version=cfg["version"],
-        changes=changes, contact=cfg.get("contact") or "",
-        license=cfg["license"], license_name=cfg.get("license_name") or "", license_link=cfg.get("license_link") or "",
-        citation=cfg["citation"], url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
-        description=description, creators=list(cfg.get("creators") or []), demo=settings.demo,
-        judgment_source=source, platform=platform, image_mode=mode,
+        name=name,
+        pretty_name=cfg.get("pretty_name") or name,
+        version=published_version(cfg["version"], sum(changes.values())),
+        base_version=cfg["version"],
+        changes=changes,
+        contact=cfg.get("contact") or "",
+        license=cfg["license"],
+        license_name=cfg.get("license_name") or "",
+        license_link=cfg.get("license_link") or "",
+        citation=cfg["citation"],
+        url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
+        description=description,
+        creators=list(cfg.get("creators") or []),
+        demo=settings.demo,
+        judgment_source=source,
+        platform=platform,
+        image_mode=mode,
         sources=sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],
-        terms=cfg.get("terms") or "", pay=cfg.get("pay") or "",
-        annotator_demographics=annotators.get("demographics") or (
-            "none: the ratings come from a SIMULATED annotator panel, not from people" if simulated else F.NOT_COLLECTED),
-        frames=dict(settings.frames) if run.frames is not None else {}, videos=per_status, queries=queries,
-        languages=languages, dropped=F.dropped_text(run.dropped_md) if run.dropped_md else "",
+        terms=cfg.get("terms") or "",
+        pay=cfg.get("pay") or "",
+        annotator_demographics=annotators.get("demographics")
+        or (
+            "none: the ratings come from a SIMULATED annotator panel, not from people" if simulated else F.NOT_COLLECTED
+        ),
+        frames=dict(settings.frames) if run.frames is not None else {},
+        videos=per_status,
+        queries=queries,
+        languages=languages,
+        dropped=F.dropped_text(run.dropped_md) if run.dropped_md else "",
         timeframe=F.collection_timeframe(run.videos),
         task_wording=F.task_wording(run.task_pages.get("rating", "")),
         task_pages=[TASK_PAGES[k] for k in run.task_pages],
-        raters=F.raters_per_image(soft), agreement=run.table7, **F.rater_facts(configs.get("judgments")),
+        raters=F.raters_per_image(soft),
+        agreement=run.table7,
+        **F.rater_facts(configs.get("judgments")),
         counts={c: t.height for c, t in configs.items()},
-        splits={c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows()) for c, t in configs.items()},
-        rai=rai, licences=F.images_by_licence(configs["images"]),
+        splits={
+            c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows())
+            for c, t in configs.items()
+        },
+        rai=rai,
+        licences=F.images_by_licence(configs["images"]),
     )
 
 
@@ -170,8 +216,10 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
     configs, names = build_tables(run, settings, mode)
     meta = lewidi.annotators_meta(names, (cfg.get("annotators") or {}).get("meta") or {})  # refused before any write
     if configs["images"].is_empty():
-        raise EmptyError("nothing to publish: no image was selected or rated (results/dataset/frames.parquet, "
-                         "results/judgments/judgments.parquet); see results/videos/dropped_videos.md")
+        raise EmptyError(
+            "nothing to publish: no image was selected or rated (results/dataset/frames.parquet, "
+            "results/judgments/judgments.parquet); see results/videos/dropped_videos.md"
+        )
     # a config without rows (every comparison set filtered out, a task nobody did) is left out, not published empty
     configs = {c: t for c, t in configs.items() if c == "images" or not t.is_empty()}
     max_bytes = shards.shard_size(cfg.get("shard_size"))
@@ -188,16 +236,22 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
         written += shards.write_config(folder, config, table, feats[config], max_bytes, pixels if embed else None)
     facts = gather_facts(run, settings, cfg, mode, configs, blurred)
     (folder / "README.md").write_text(card.card(facts), encoding="utf-8")
-    (folder / "croissant.json").write_text(json.dumps(croissant.metadata_json(facts, written, feats), indent=2,
-                                                      ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    (folder / "croissant.json").write_text(
+        json.dumps(croissant.metadata_json(facts, written, feats), indent=2, ensure_ascii=False, default=str) + "\n",
+        encoding="utf-8",
+    )
     lewidi_dir = folder / "lewidi"
     lewidi_dir.mkdir(exist_ok=True)
     splits = dict(zip(configs["images"]["image_id"].to_list(), configs["images"]["split"].to_list(), strict=True))
     excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
     for variant, by_split in lewidi.items(T.rated_items(run.judgments, excluded), names, splits).items():
         for split, items in by_split.items():
-            (lewidi_dir / f"{facts.name}_{variant}_{split}.json").write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n")
-    (lewidi_dir / f"{facts.name}_annotators_meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+            (lewidi_dir / f"{facts.name}_{variant}_{split}.json").write_text(
+                json.dumps(items, indent=1, ensure_ascii=False) + "\n"
+            )
+    (lewidi_dir / f"{facts.name}_annotators_meta.json").write_text(
+        json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
+    )
     for kind, page in run.task_pages.items():
         target = folder / TASK_PAGES[kind]
         target.parent.mkdir(exist_ok=True)
@@ -221,8 +275,10 @@ def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Fact
         facts = write_folder(scratch, run, settings, cfg, mode)
         problems = croissant.check(scratch / "croissant.json")
         if problems:
-            raise PublishError("the published dataset does not pass mlcroissant's checks:\n"
-                               + "\n".join(p.replace(str(scratch), str(target)) for p in problems))
+            raise PublishError(
+                "the published dataset does not pass mlcroissant's checks:\n"
+                + "\n".join(p.replace(str(scratch), str(target)) for p in problems)
+            )
         if target.exists():
             shutil.rmtree(target)
         scratch.chmod(0o777 & ~_umask())

@@ -108,13 +108,21 @@ def sensitive_note(counts: list[int] | None, *, mode: str, demo: bool) -> str | 
     if mode != "embed":
         return None
     if counts is None:
-        return None if demo else ("Faces are NOT blurred in the published JPEGs (publish.blur_faces: false): people "
-                                  "in the frames can be recognised.")
+        return (
+            None
+            if demo
+            else (
+                "Faces are NOT blurred in the published JPEGs (publish.blur_faces: false): people "
+                "in the frames can be recognised."
+            )
+        )
     blurred = sum(1 for n in counts if n)
-    return (f"Faces blurred in the published JPEGs: {sum(counts):,} regions in {blurred:,} of {len(counts):,} images "
-            f"(column `faces_blurred` of the `images` config), found by the {DETECTOR} and widened by "
-            f"{MARGIN:.0%} on each side. A face the detector missed (in profile, small, turned away, occluded) is "
-            "not blurred. The frames annotators rated and models trained on were not blurred.")
+    return (
+        f"Faces blurred in the published JPEGs: {sum(counts):,} regions in {blurred:,} of {len(counts):,} images "
+        f"(column `faces_blurred` of the `images` config), found by the {DETECTOR} and widened by "
+        f"{MARGIN:.0%} on each side. A face the detector missed (in profile, small, turned away, occluded) is "
+        "not blurred. The frames annotators rated and models trained on were not blurred."
+    )
 
 
 def blur_requested(setting: bool | None, *, mode: str, demo: bool) -> bool:

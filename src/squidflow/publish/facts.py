@@ -92,14 +92,17 @@ def required(publish: Mapping, *, demo: bool) -> dict:
     out = dict(publish)
     url = str(out.get("url") or "")
     if url and not re.fullmatch(r"https?://[^\s<>\"]+", url):  # the schema's pattern, for a config that skipped it
-        raise ConfigError(f"publish.url = {url[:80]!r} is not an http(s) address: set the dataset's page (e.g. "
-                          "https://huggingface.co/datasets/<name>) or leave it empty.")
+        raise ConfigError(
+            f"publish.url = {url[:80]!r} is not an http(s) address: set the dataset's page (e.g. "
+            "https://huggingface.co/datasets/<name>) or leave it empty."
+        )
     if demo:
         out["name"] = out.get("name") or DEMO_NAME
         out["license"] = out.get("license") or DEMO_LICENSE
         out["citation"] = out.get("citation") or (
             "@misc{squidflow_demo,\n  title = {squidflow offline demo dataset (synthetic videos, SIMULATED judgments)},\n"
-            "  note  = {Made by the squidflow workflow's offline demo; not data about people}\n}")
+            "  note  = {Made by the squidflow workflow's offline demo; not data about people}\n}"
+        )
         return out
     problems = own_data.publish_problems({"stages": ["publish"], "publish": out, "judgments": {"source": "mturk"}})
     if problems:  # every empty key at once, and a licence that is not a Hub id (check-config says the same)
@@ -123,8 +126,12 @@ def rater_facts(judgments: pl.DataFrame | None) -> dict:
     """From the published `judgments` rows: the raters excluded and why, how many raters, ratings per wave."""
     if judgments is None or judgments.is_empty():
         return {}
-    gone = (judgments.filter(pl.col("excluded")).group_by("annotator", maintain_order=True)
-            .agg(pl.col("excluded_because").first()).sort("annotator"))
+    gone = (
+        judgments.filter(pl.col("excluded"))
+        .group_by("annotator", maintain_order=True)
+        .agg(pl.col("excluded_because").first())
+        .sort("annotator")
+    )
     waves = judgments.group_by("wave", maintain_order=True).len().sort("wave")
     order = sorted(waves.iter_rows(), key=lambda r: (r[0] != "first", r[0]))
     return {"excluded": list(gone.iter_rows()), "annotators": judgments["annotator"].n_unique(), "waves": dict(order)}
@@ -151,8 +158,10 @@ def collection_timeframe(videos: pl.DataFrame | None) -> tuple[dt.datetime, dt.d
     if not times:
         return None
     utc = dt.timezone.utc
-    return (dt.datetime.fromtimestamp(min(times), utc).replace(microsecond=0),
-            dt.datetime.fromtimestamp(max(times), utc).replace(microsecond=0))
+    return (
+        dt.datetime.fromtimestamp(min(times), utc).replace(microsecond=0),
+        dt.datetime.fromtimestamp(max(times), utc).replace(microsecond=0),
+    )
 
 
 def video_summary(videos: pl.DataFrame | None) -> tuple[pl.DataFrame | None, list[str], list[str]]:
@@ -189,6 +198,8 @@ def images_by_licence(images: pl.DataFrame) -> dict[str, int]:
 def removal_requests(contact: str) -> str:
     """How to ask for a removal (the card's "Removal requests" and Croissant's rai:dataReleaseMaintenancePlan)."""
     who = f"write to {contact}" if contact else "contact the dataset's creators (no contact was given: publish.contact)"
-    return (f"To ask for a video or an image to be removed, {who}, naming its video_id or image_id. Removals are "
-            "applied by rebuilding the dataset without the video (squidflow's `takedown:` list) and published as a "
-            "new version whose card counts them by reason.")
+    return (
+        f"To ask for a video or an image to be removed, {who}, naming its video_id or image_id. Removals are "
+        "applied by rebuilding the dataset without the video (squidflow's `takedown:` list) and published as a "
+        "new version whose card counts them by reason."
+    )

@@ -57,8 +57,13 @@ def items(rated: pl.DataFrame, names: Mapping[str, str], splits: Mapping[str, st
             "soft_label": {b: c / n for b, c in counts.items()},  # full precision: the shares sum to 1 within 1e-15
             "split": split,
             "lang": "en",
-            "other_info": {"image_id": img, "prompt": row["event_prompt"], "video_id": row["video_id"],
-                           "frame_index": row["frame_index"], "variant": row["variant"]},
+            "other_info": {
+                "image_id": img,
+                "prompt": row["event_prompt"],
+                "video_id": row["video_id"],
+                "frame_index": row["frame_index"],
+                "variant": row["variant"],
+            },
         }
         out.setdefault(row["variant"], {}).setdefault(split, {})[f"{img}|{row['event_prompt']}"] = item
     return out
@@ -66,9 +71,30 @@ def items(rated: pl.DataFrame, names: Mapping[str, str], splits: Mapping[str, st
 
 # Fields of publish.annotators.meta that would name the person behind a pseudonym (compared lowercase, letters and
 # digits only): refused, as is any value that holds an annotator's id as the judgments table has it.
-IDENTITY_FIELDS = {"annotatorid", "annotator", "workerid", "worker", "id", "assignmentid", "hitid", "userid", "user",
-                   "username", "name", "fullname", "email", "emailaddress", "participantid", "participant", "raterid",
-                   "rater", "prolificid", "mturkid", "ip", "ipaddress"}
+IDENTITY_FIELDS = {
+    "annotatorid",
+    "annotator",
+    "workerid",
+    "worker",
+    "id",
+    "assignmentid",
+    "hitid",
+    "userid",
+    "user",
+    "username",
+    "name",
+    "fullname",
+    "email",
+    "emailaddress",
+    "participantid",
+    "participant",
+    "raterid",
+    "rater",
+    "prolificid",
+    "mturkid",
+    "ip",
+    "ipaddress",
+}
 
 
 def _identity_problems(original: str, known: Mapping, ids: set[str]) -> list[str]:
@@ -76,7 +102,9 @@ def _identity_problems(original: str, known: Mapping, ids: set[str]) -> list[str
     for field, value in known.items():
         where = f"publish.annotators.meta.{original}.{field}"
         if "".join(c for c in str(field).lower() if c.isalnum()) in IDENTITY_FIELDS:
-            out.append(f"{where}: an identity field; the published files carry the annotator's pseudonym only. Remove it.")
+            out.append(
+                f"{where}: an identity field; the published files carry the annotator's pseudonym only. Remove it."
+            )
         elif not isinstance(value, (str, int, float, bool)) and value is not None:
             out.append(f"{where}: a {type(value).__name__}; give one plain value (text or a number).")
         elif any(i == str(value) or (len(i) >= 4 and i in str(value)) for i in ids):
@@ -98,6 +126,8 @@ def annotators_meta(names: Mapping[str, str], meta: Mapping[str, Mapping]) -> di
     out = {}
     for original, pseudonym in sorted(names.items(), key=lambda kv: int(kv[1][3:])):
         known = meta.get(original)
-        out[pseudonym] = {"Annotator_id": pseudonym, **({k: v for k, v in known.items()} if known else
-                                                        {"demographics": "not collected"})}
+        out[pseudonym] = {
+            "Annotator_id": pseudonym,
+            **({k: v for k, v in known.items()} if known else {"demographics": "not collected"}),
+        }
     return out

@@ -68,8 +68,10 @@ def shard_size(size: str | None) -> int:
     if not match:
         from squidflow.errors import UserError
 
-        raise UserError(f"publish.shard_size = {str(size)[:40]!r} is not a size: write a number and KB, MB, GB, KiB, "
-                        "MiB or GiB (e.g. \"500MB\" or \"1.5GB\").")
+        raise UserError(
+            f"publish.shard_size = {str(size)[:40]!r} is not a size: write a number and KB, MB, GB, KiB, "
+            'MiB or GiB (e.g. "500MB" or "1.5GB").'
+        )
     return max(1, int(float(match.group(1)) * _UNITS[match.group(2)]))
 
 
@@ -86,14 +88,22 @@ def _arrow(table: pl.DataFrame, feats: datasets.Features, images: list[bytes | N
     arrow = table.select(columns).to_arrow()
     if images is not None:
         names = [f"{i}.jpg" for i in table["image_id"].to_list()]
-        struct = pa.array([{"bytes": b, "path": n} for b, n in zip(images, names, strict=True)],
-                          type=feats.arrow_schema.field(IMAGE_COLUMN).type)
+        struct = pa.array(
+            [{"bytes": b, "path": n} for b, n in zip(images, names, strict=True)],
+            type=feats.arrow_schema.field(IMAGE_COLUMN).type,
+        )
         arrow = arrow.append_column(IMAGE_COLUMN, struct)
     return arrow.cast(feats.arrow_schema)
 
 
-def write_config(folder: str | Path, config: str, table: pl.DataFrame, feats: datasets.Features, max_bytes: int,
-                 images: list[bytes | None] | None = None) -> list[Shard]:
+def write_config(
+    folder: str | Path,
+    config: str,
+    table: pl.DataFrame,
+    feats: datasets.Features,
+    max_bytes: int,
+    images: list[bytes | None] | None = None,
+) -> list[Shard]:
     """The config's rows (with a `split` column in the `datasets` library's names) as shards under
     folder/data/<config>/; `images`: the JPEG bytes of each row (embed mode). An empty config is one empty shard of
     split `test`, so that it still loads."""
@@ -118,6 +128,7 @@ def write_config(folder: str | Path, config: str, table: pl.DataFrame, feats: da
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(path) as tmp:
                 pq.write_table(arrow.slice(k * per, per), tmp)
-            out.append(Shard(config, split, rel, min(per, max(arrow.num_rows - k * per, 0)), sha256(path),
-                             path.stat().st_size))
+            out.append(
+                Shard(config, split, rel, min(per, max(arrow.num_rows - k * per, 0)), sha256(path), path.stat().st_size)
+            )
     return out

@@ -60,8 +60,15 @@ def dataset_split(split: pl.Expr) -> pl.Expr:
 def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
     """video_id -> the video's source as published (its URL, else its local path) and its licence."""
     if videos is None or videos.is_empty():
-        return pl.DataFrame(schema={"video_id": pl.Utf8, "source": pl.Utf8, "license": pl.Utf8, "kind": pl.Utf8,
-                                    **{c: pl.Utf8 for c in PROVENANCE}})
+        return pl.DataFrame(
+            schema={
+                "video_id": pl.Utf8,
+                "source": pl.Utf8,
+                "license": pl.Utf8,
+                "kind": pl.Utf8,
+                **{c: pl.Utf8 for c in PROVENANCE},
+            }
+        )
 
     def given(column: str) -> pl.Expr:  # an empty string says nothing
         value = pl.col(column).cast(pl.Utf8)
@@ -70,8 +77,12 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
     # a local file is named relative to its source's root (<root>/<event>/<file>: `<event>/<file>`), a demo video by
     # its file name: the published folder never holds a path of the machine that made it
     parts = pl.col("path").cast(pl.Utf8).str.replace_all("\\", "/", literal=True).str.split("/")
-    local = pl.when(pl.col("source") == "local").then(parts.list.slice(-2, 2).list.join("/")) \
-        .when(pl.col("path").cast(pl.Utf8).str.starts_with("/")).then(parts.list.last())
+    local = (
+        pl.when(pl.col("source") == "local")
+        .then(parts.list.slice(-2, 2).list.join("/"))
+        .when(pl.col("path").cast(pl.Utf8).str.starts_with("/"))
+        .then(parts.list.last())
+    )
     return videos.select(
         "video_id",
         pl.coalesce(given("webpage_url"), given("url"), local, given("path")).alias("source"),
@@ -88,30 +99,62 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
     src = _video_source(videos)
     if frames is not None:
         out = frames.select(
-            image_id_expr().alias("image_id"), "video_id", "frame_index", pl.col("pts_s").alias("timestamp_s"),
-            "event", dataset_split(pl.col("split")).alias("split"), "cluster", "image_path",
+            image_id_expr().alias("image_id"),
+            "video_id",
+            "frame_index",
+            pl.col("pts_s").alias("timestamp_s"),
+            "event",
+            dataset_split(pl.col("split")).alias("split"),
+            "cluster",
+            "image_path",
         ).join(src, on="video_id", how="left", maintain_order="left")
     else:
         to_event = prompt_to_event(PROMPTS)
-        events = (judgments.filter(pl.col("variant") == "A")
-                  .group_by("video_id", "frame_index", maintain_order=True).agg(pl.col("event_prompt").first())
-                  .with_columns(pl.col("event_prompt").map_elements(lambda p: to_event.get(normalise_event(p)),
-                                                                    return_dtype=pl.Utf8).alias("event")))
-        out = (judgments.select("video_id", "frame_index").unique(maintain_order=True)
-               .join(events.select("video_id", "frame_index", "event"), on=["video_id", "frame_index"], how="left", maintain_order="left")
-               .with_columns(image_id_expr().alias("image_id"), pl.lit(None, pl.Float64).alias("timestamp_s"),
-                             pl.lit("test").alias("split"), pl.lit(None, pl.Int64).alias("cluster"),
-                             pl.lit(None, pl.Utf8).alias("image_path"))
-               .join(src, on="video_id", how="left", maintain_order="left"))
+        events = (
+            judgments.filter(pl.col("variant") == "A")
+            .group_by("video_id", "frame_index", maintain_order=True)
+            .agg(pl.col("event_prompt").first())
+            .with_columns(
+                pl.col("event_prompt")
+                .map_elements(lambda p: to_event.get(normalise_event(p)), return_dtype=pl.Utf8)
+                .alias("event")
+            )
+        )
+        out = (
+            judgments.select("video_id", "frame_index")
+            .unique(maintain_order=True)
+            .join(
+                events.select("video_id", "frame_index", "event"),
+                on=["video_id", "frame_index"],
+                how="left",
+                maintain_order="left",
+            )
+            .with_columns(
+                image_id_expr().alias("image_id"),
+                pl.lit(None, pl.Float64).alias("timestamp_s"),
+                pl.lit("test").alias("split"),
+                pl.lit(None, pl.Int64).alias("cluster"),
+                pl.lit(None, pl.Utf8).alias("image_path"),
+            )
+            .join(src, on="video_id", how="left", maintain_order="left")
+        )
         vid = pl.col("video_id")
-        release_url = (pl.when(vid.str.contains(UCF_ID.pattern)).then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
-                       .when(vid.str.contains(YOUTUBE_ID.pattern)).then(pl.format(YOUTUBE_URL, vid))
-                       .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid))
-        out = out.with_columns(pl.coalesce(pl.col("source"), release_url).alias("source"),
-                               pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"))
+        release_url = (
+            pl.when(vid.str.contains(UCF_ID.pattern))
+            .then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
+            .when(vid.str.contains(YOUTUBE_ID.pattern))
+            .then(pl.format(YOUTUBE_URL, vid))
+            .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid)
+        )
+        out = out.with_columns(
+            pl.coalesce(pl.col("source"), release_url).alias("source"),
+            pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"),
+        )
     # the licence as the video's source states it (the demo's: squidflow's own), else unknown: never guessed
-    out = out.with_columns(pl.coalesce(pl.col("license"), pl.lit(UNKNOWN_LICENSE)).alias("license"),
-                           pl.lit(None, pl.Int64).alias("faces_blurred"))  # set when the JPEGs are blurred
+    out = out.with_columns(
+        pl.coalesce(pl.col("license"), pl.lit(UNKNOWN_LICENSE)).alias("license"),
+        pl.lit(None, pl.Int64).alias("faces_blurred"),
+    )  # set when the JPEGs are blurred
     return out.select(*schemas.PUBLISH_IMAGES.columns, "kind", "image_path").sort("split", "image_id")
 
 
@@ -126,7 +169,8 @@ def check_embeddable(images: pl.DataFrame) -> None:
         raise ConfigError(
             f"publish.images: embed would copy the pixels of {foreign['video_id'].n_unique()} videos that are not "
             f"yours to share (e.g. {first['video_id']} from {first['kind']}, licence {first['license']!r}). Set "
-            "publish.images: reference (or auto), which publishes video ids and frame numbers as the SQUID-E release did.")
+            "publish.images: reference (or auto), which publishes video ids and frame numbers as the SQUID-E release did."
+        )
 
 
 def judgments_table(judgments: pl.DataFrame, names: dict[str, str], report: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -135,13 +179,31 @@ def judgments_table(judgments: pl.DataFrame, names: dict[str, str], report: pl.D
     if report is None:
         report = pl.DataFrame(schema={"annotator": pl.Utf8, "flags": pl.List(pl.Utf8), "excluded": pl.Boolean})
     why = report.filter(pl.col("excluded")).select(
-        "annotator", pl.lit(True).alias("excluded"),
-        pl.col("flags").list.join("; ").replace("", "excluded by the quality checks").alias("excluded_because"))
-    return with_waves(judgments).join(why, on="annotator", how="left", maintain_order="left").select(
-        image_id_expr().alias("image_id"), "video_id", "frame_index", pl.col("event_prompt").alias("prompt"),
-        "variant", "round", pl.col("annotator").replace_strict(names, return_dtype=pl.Utf8).alias("annotator"),
-        "hit", "position", "rating", pl.col("excluded").fill_null(False), "excluded_because", "source", "wave",
-    ).sort("variant", "image_id", "prompt", "wave", "round", "hit", "position")
+        "annotator",
+        pl.lit(True).alias("excluded"),
+        pl.col("flags").list.join("; ").replace("", "excluded by the quality checks").alias("excluded_because"),
+    )
+    return (
+        with_waves(judgments)
+        .join(why, on="annotator", how="left", maintain_order="left")
+        .select(
+            image_id_expr().alias("image_id"),
+            "video_id",
+            "frame_index",
+            pl.col("event_prompt").alias("prompt"),
+            "variant",
+            "round",
+            pl.col("annotator").replace_strict(names, return_dtype=pl.Utf8).alias("annotator"),
+            "hit",
+            "position",
+            "rating",
+            pl.col("excluded").fill_null(False),
+            "excluded_because",
+            "source",
+            "wave",
+        )
+        .sort("variant", "image_id", "prompt", "wave", "round", "hit", "position")
+    )
 
 
 def with_waves(judgments: pl.DataFrame) -> pl.DataFrame:
@@ -155,10 +217,11 @@ def rated_items(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.Dat
     """The first-round ratings that results/judgments/image_scores.parquet averages (annotators the quality step
     excluded left out), one row per (image, prompt, variant) with `ratings` and `annotators` as lists."""
     j = judgments.filter(~pl.col("annotator").is_in(list(excluded)) & (pl.col("round") == 1))
-    return (j.sort("hit", "position")
-            .group_by("video_id", "frame_index", "event_prompt", "variant", maintain_order=True)
-            .agg(pl.col("rating").alias("ratings"), pl.col("annotator").alias("annotators"),
-                 pl.col("hit").alias("hits")))
+    return (
+        j.sort("hit", "position")
+        .group_by("video_id", "frame_index", "event_prompt", "variant", maintain_order=True)
+        .agg(pl.col("rating").alias("ratings"), pl.col("annotator").alias("annotators"), pl.col("hit").alias("hits"))
+    )
 
 
 def mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -179,28 +242,40 @@ def mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.nd
     return lo, hi
 
 
-def soft_labels_table(scores: pl.DataFrame, judgments: pl.DataFrame, excluded: Iterable[str],
-                      cfg: IntervalConfig) -> pl.DataFrame:
+def soft_labels_table(
+    scores: pl.DataFrame, judgments: pl.DataFrame, excluded: Iterable[str], cfg: IntervalConfig
+) -> pl.DataFrame:
     """One row per row of image_scores.parquet (schemas.PUBLISH_SOFT_LABELS)."""
     key = ["video_id", "frame_index", "event_prompt", "variant"]
     items = rated_items(judgments, excluded).select(*key, "ratings")
     out = scores.join(items, on=key, how="left", maintain_order="left").with_columns(
-        pl.col("ratings").fill_null(pl.lit([], dtype=pl.List(pl.Int64))))
+        pl.col("ratings").fill_null(pl.lit([], dtype=pl.List(pl.Int64)))
+    )
     lo, hi = mean_intervals(out["ratings"].to_list(), cfg)
     # the published dataset holds only people's numbers: its columns stay `mean`, `std` (its card and Croissant file
     # name them), where squidflow's own image_scores.parquet says `people_mean`, `people_std`
-    out = out.with_columns(pl.Series("mean_lo", lo).fill_nan(None), pl.Series("mean_hi", hi).fill_nan(None),
-                           image_id_expr().alias("image_id"), pl.col("event_prompt").alias("prompt"),
-                           pl.col("people_mean").alias("mean"), pl.col("people_std").alias("std"))
+    out = out.with_columns(
+        pl.Series("mean_lo", lo).fill_nan(None),
+        pl.Series("mean_hi", hi).fill_nan(None),
+        image_id_expr().alias("image_id"),
+        pl.col("event_prompt").alias("prompt"),
+        pl.col("people_mean").alias("mean"),
+        pl.col("people_std").alias("std"),
+    )
     return out.select(list(schemas.PUBLISH_SOFT_LABELS.columns)).sort("variant", "image_id", "prompt")
 
 
 def keywords_table(keywords: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
     """One row per keyword an annotator gave an image (schemas.PUBLISH_KEYWORDS)."""
     return keywords.select(
-        image_id_expr().alias("image_id"), "video_id", "frame_index",
+        image_id_expr().alias("image_id"),
+        "video_id",
+        "frame_index",
         pl.col("annotator").replace_strict(names, return_dtype=pl.Utf8).alias("annotator"),
-        "position", "keyword", "normalised", "round",
+        "position",
+        "keyword",
+        "normalised",
+        "round",
     ).sort("image_id", "annotator", "position")
 
 
@@ -208,5 +283,6 @@ def with_split(table: pl.DataFrame, images: pl.DataFrame) -> pl.DataFrame:
     """`table` with a `split` column: its image's split (by image_id); `test` for an image without one."""
     if "split" in table.columns:
         return table.with_columns(dataset_split(pl.col("split")).alias("split"))
-    return table.join(images.select("image_id", "split"), on="image_id", how="left", maintain_order="left") \
-        .with_columns(pl.col("split").fill_null("test"))
+    return table.join(
+        images.select("image_id", "split"), on="image_id", how="left", maintain_order="left"
+    ).with_columns(pl.col("split").fill_null("test"))

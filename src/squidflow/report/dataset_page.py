@@ -10,8 +10,10 @@ from pathlib import Path
 
 from squidflow.io import html_text
 
-STYLE = ("body{font-family:sans-serif;max-width:62rem;margin:1rem auto;line-height:1.4}table{border-collapse:collapse}"
-         "td,th{border:1px solid #999;padding:.2rem .5rem}pre{background:#f4f4f4;padding:.5rem;overflow:auto}")
+STYLE = (
+    "body{font-family:sans-serif;max-width:62rem;margin:1rem auto;line-height:1.4}table{border-collapse:collapse}"
+    "td,th{border:1px solid #999;padding:.2rem .5rem}pre{background:#f4f4f4;padding:.5rem;overflow:auto}"
+)
 
 
 def _inline(text: str) -> str:
@@ -29,8 +31,9 @@ def markdown_html(text: str) -> str:
         if table:
             rows = [r for r in table if not re.fullmatch(r"\|?[\s:|-]+\|?", r)]
             cells = [[_inline(c.strip()) for c in r.strip().strip("|").split("|")] for r in rows]
-            out.append("<table>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in cells)
-                       + "</table>")
+            out.append(
+                "<table>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in cells) + "</table>"
+            )
             table = []
         if para:
             out.append("<p>" + _inline(" ".join(para)) + "</p>")
@@ -80,16 +83,28 @@ def dataset_page(folder: str | Path) -> str:
     card = (folder / "README.md").read_text(encoding="utf-8")
     body = card.split("---", 2)[2] if card.startswith("---") and card.count("---") >= 2 else card
     header = card[: len(card) - len(body)]
-    rows = "".join(f"<tr><td><code>{html_text(c)}</code></td><td>{html_text(s)}</td><td>{n:,}</td></tr>"
-                   for c, s, n in config_rows(folder))
+    rows = "".join(
+        f"<tr><td><code>{html_text(c)}</code></td><td>{html_text(s)}</td><td>{n:,}</td></tr>"
+        for c, s, n in config_rows(folder)
+    )
     lewidi = sorted((folder / "lewidi").glob("*.json")) if (folder / "lewidi").is_dir() else []
-    files = "".join(f"<li><code>lewidi/{html_text(p.name)}</code> ({p.stat().st_size:,} bytes, "
-                    f"{len(json.loads(p.read_text(encoding='utf-8'))):,} items)</li>" for p in lewidi)
+    files = "".join(
+        f"<li><code>lewidi/{html_text(p.name)}</code> ({p.stat().st_size:,} bytes, "
+        f"{len(json.loads(p.read_text(encoding='utf-8'))):,} items)</li>"
+        for p in lewidi
+    )
     croissant = (folder / "croissant.json").read_text(encoding="utf-8") if (folder / "croissant.json").exists() else ""
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html_text(folder.name)}</title>"
-            f"<style>{STYLE}</style></head><body>"
-            f"<p>The published dataset <code>{html_text(str(folder))}</code>, as a reader downloads it.</p>"
-            "<h2>Configs</h2><table><tr><th>config</th><th>split</th><th>rows</th></tr>" + rows + "</table>"
-            "<h2>The card (README.md)</h2><pre>" + html_text(header.strip()) + "</pre>" + markdown_html(body)
-            + "<h2>croissant.json</h2><pre>" + html_text(croissant) + "</pre>"
-            "<h2>LeWiDi files</h2><ul>" + (files or "<li>none</li>") + "</ul></body></html>\n")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html_text(folder.name)}</title>"
+        f"<style>{STYLE}</style></head><body>"
+        f"<p>The published dataset <code>{html_text(str(folder))}</code>, as a reader downloads it.</p>"
+        "<h2>Configs</h2><table><tr><th>config</th><th>split</th><th>rows</th></tr>" + rows + "</table>"
+        "<h2>The card (README.md)</h2><pre>"
+        + html_text(header.strip())
+        + "</pre>"
+        + markdown_html(body)
+        + "<h2>croissant.json</h2><pre>"
+        + html_text(croissant)
+        + "</pre>"
+        "<h2>LeWiDi files</h2><ul>" + (files or "<li>none</li>") + "</ul></body></html>\n"
+    )

@@ -35,8 +35,11 @@ def escape_report_scripts(version: str | None = None) -> list[str]:
     """Wrap Snakemake's report renderers so that their JSON cannot close its script tag; returns the ones wrapped.
     A Snakemake outside the tested versions (`version`: the installed one unless given) or whose report is built
     otherwise is left as it is, and a warning says so."""
-    if not within_tested("snakemake", "the report's script data made inert: config strings in a job's params are "
-                         "embedded in the report as they are", version):
+    if not within_tested(
+        "snakemake",
+        "the report's script data made inert: config strings in a job's params are embedded in the report as they are",
+        version,
+    ):
         return []
     try:
         from snakemake.report.html_reporter import data
@@ -47,7 +50,8 @@ def escape_report_scripts(version: str | None = None) -> list[str]:
         render = getattr(data, name, None)
         if render is None:
             logging.getLogger("squidflow").warning(
-                "Snakemake's report has no %s: its data is embedded unescaped (squidflow.report.script_data)", name)
+                "Snakemake's report has no %s: its data is embedded unescaped (squidflow.report.script_data)", name
+            )
             continue
         if not getattr(render, _WRAPPED, False):
             setattr(data, name, _script_safe(render))

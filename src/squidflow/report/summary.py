@@ -36,12 +36,21 @@ def job_records(metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFram
                 continue
             start, end = record.get("starttime"), record.get("endtime")
             if record.get("rule") and isinstance(start, int | float) and isinstance(end, int | float):
-                rows.append({"rule": record["rule"], "job_hash": int(record.get("job_hash") or 0),
-                             "starttime": float(start), "endtime": float(end)})
+                rows.append(
+                    {
+                        "rule": record["rule"],
+                        "job_hash": int(record.get("job_hash") or 0),
+                        "starttime": float(start),
+                        "endtime": float(end),
+                    }
+                )
     # the outputs of one job share its hash; their recorded times differ by milliseconds (a folder's by more)
-    jobs = pl.DataFrame(rows, schema=RECORD_COLUMNS).group_by("rule", "job_hash", maintain_order=True).agg(
-        pl.col("starttime").min(), pl.col("endtime").max()
-    ).select(list(RECORD_COLUMNS))
+    jobs = (
+        pl.DataFrame(rows, schema=RECORD_COLUMNS)
+        .group_by("rule", "job_hash", maintain_order=True)
+        .agg(pl.col("starttime").min(), pl.col("endtime").max())
+        .select(list(RECORD_COLUMNS))
+    )
     # a job run by a cluster executor is recorded when the main process sees it finish, with an end before its
     # start: its time is unknown here (Slurm's sacct has it), not zero
     seconds = pl.when(pl.col("endtime") > pl.col("starttime")).then(pl.col("endtime") - pl.col("starttime"))
@@ -53,10 +62,12 @@ def rule_times(jobs: pl.DataFrame) -> pl.DataFrame:
     jobs all ran through a cluster executor has no recorded time (null)."""
     return (
         jobs.group_by("rule", maintain_order=True)
-        .agg(pl.len().alias("jobs"),
-             pl.when(pl.col("seconds").count() > 0).then(pl.col("seconds").sum()).alias("total_s"),  # null: unknown
-             pl.col("seconds").max().alias("max_s"),
-             pl.col("starttime").min().alias("first_start"))
+        .agg(
+            pl.len().alias("jobs"),
+            pl.when(pl.col("seconds").count() > 0).then(pl.col("seconds").sum()).alias("total_s"),  # null: unknown
+            pl.col("seconds").max().alias("max_s"),
+            pl.col("starttime").min().alias("first_start"),
+        )
         .sort("first_start")
     )
 
@@ -80,8 +91,15 @@ def _when(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str], data_note: str = "",
-                 made_by: str = "", snakemake_version: str = "") -> str:
+def summary_html(
+    jobs: pl.DataFrame,
+    *,
+    configfiles: list[str],
+    stages: list[str],
+    data_note: str = "",
+    made_by: str = "",
+    snakemake_version: str = "",
+) -> str:
     """The run summary as a self-contained HTML page (no external file: it opens inside the report's viewer).
     `made_by` names the squidflow version and commit (`squidflow.version.describe`)."""
     esc = html.escape
@@ -97,8 +115,10 @@ def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str
     if data_note:
         parts.append(f"<p class='note'>{esc(data_note)}</p>")
     parts.append("<h2>Configuration</h2><ul>")
-    parts += [f"<li>config file <code>{esc(str(c))}</code> (in this order; later files override earlier keys)</li>"
-              for c in configfiles] or ["<li>no config file</li>"]
+    parts += [
+        f"<li>config file <code>{esc(str(c))}</code> (in this order; later files override earlier keys)</li>"
+        for c in configfiles
+    ] or ["<li>no config file</li>"]
     parts.append(f"<li>stages: {esc(', '.join(stages))}</li>")
     if made_by:
         parts.append(f"<li>made by <code>{esc(made_by)}</code></li>")
@@ -117,33 +137,49 @@ def summary_html(jobs: pl.DataFrame, *, configfiles: list[str], stages: list[str
     else:
         start, end = jobs["starttime"].min(), jobs["endtime"].max()
         unknown = jobs["seconds"].null_count()
-        ran = (f"the jobs ran {esc(_duration(jobs['seconds'].sum()))} in total" if not unknown else
-               f"the {_jobs(jobs.height - unknown)} run by this machine's Snakemake ran "
-               f"{esc(_duration(jobs['seconds'].sum()))} in total; {unknown} ran through a cluster executor, which "
-               "records no job time in Snakemake's metadata (Slurm's <code>sacct</code> has them)")
+        ran = (
+            f"the jobs ran {esc(_duration(jobs['seconds'].sum()))} in total"
+            if not unknown
+            else f"the {_jobs(jobs.height - unknown)} run by this machine's Snakemake ran "
+            f"{esc(_duration(jobs['seconds'].sum()))} in total; {unknown} ran through a cluster executor, which "
+            "records no job time in Snakemake's metadata (Slurm's <code>sacct</code> has them)"
+        )
         parts.append(
             f"<p>{jobs.height} jobs of {per_rule.height} steps made the results in this folder, between "
             f"{esc(_when(start))} and {esc(_when(end))} ({esc(_duration(end - start))} from the first job's start to "
             f"the last one's end, including any pause between runs); {ran}. The report's <i>Statistics</i> panel "
             f"shows every job on a timeline.</p>"
         )
-        parts.append("<h2>What ran</h2><table><tr><th>step (rule)</th><th>jobs</th><th>job time</th>"
-                     "<th>longest job</th><th>first started</th></tr>")
+        parts.append(
+            "<h2>What ran</h2><table><tr><th>step (rule)</th><th>jobs</th><th>job time</th>"
+            "<th>longest job</th><th>first started</th></tr>"
+        )
         for r in per_rule.iter_rows(named=True):
-            parts.append(f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{r['jobs']}</td>"
-                         f"<td class='n'>{esc(_duration(r['total_s']))}</td><td class='n'>{esc(_duration(r['max_s']))}"
-                         f"</td><td>{esc(_when(r['first_start']))}</td></tr>")
+            parts.append(
+                f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{r['jobs']}</td>"
+                f"<td class='n'>{esc(_duration(r['total_s']))}</td><td class='n'>{esc(_duration(r['max_s']))}"
+                f"</td><td>{esc(_when(r['first_start']))}</td></tr>"
+            )
         parts.append("</table><h2>Longest jobs</h2><table><tr><th>step (rule)</th><th>time</th><th>started</th></tr>")
         for r in jobs.drop_nulls("seconds").sort("seconds", descending=True).head(10).iter_rows(named=True):
-            parts.append(f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{esc(_duration(r['seconds']))}</td>"
-                         f"<td>{esc(_when(r['starttime']))}</td></tr>")
+            parts.append(
+                f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{esc(_duration(r['seconds']))}</td>"
+                f"<td>{esc(_when(r['starttime']))}</td></tr>"
+            )
         parts.append("</table>")
     parts.append("</body></html>\n")
     return "".join(parts)
 
 
-def write_run_summary(path: str | Path, *, configfiles: list[str], stages: list[str], data_note: str = "",
-                      repo: str | Path | None = None, metadata_dir: str | Path = ".snakemake/metadata") -> pl.DataFrame:
+def write_run_summary(
+    path: str | Path,
+    *,
+    configfiles: list[str],
+    stages: list[str],
+    data_note: str = "",
+    repo: str | Path | None = None,
+    metadata_dir: str | Path = ".snakemake/metadata",
+) -> pl.DataFrame:
     """Read Snakemake's job records, write the summary page to `path`; returns the per-rule times. `repo` is the
     workflow's folder, whose version and commit the page names."""
     from squidflow.io import write_text
@@ -156,7 +192,13 @@ def write_run_summary(path: str | Path, *, configfiles: list[str], stages: list[
     jobs = job_records(metadata_dir)
     from squidflow.fetch import redact_url_credentials
 
-    page = summary_html(jobs, configfiles=configfiles, stages=stages, data_note=data_note, made_by=describe(repo),
-                        snakemake_version=snakemake_version)
+    page = summary_html(
+        jobs,
+        configfiles=configfiles,
+        stages=stages,
+        data_note=data_note,
+        made_by=describe(repo),
+        snakemake_version=snakemake_version,
+    )
     write_text(path, redact_url_credentials(page))  # a proxy's password in a job's params never reaches the page
     return rule_times(jobs)

@@ -56,14 +56,24 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 
 def tfidf_scores(
-    cooc: pl.DataFrame, videos: pl.DataFrame, subtitles: pl.DataFrame, events: dict[str, str], setting: Preprocessing, *, default_language: str = "en"
+    cooc: pl.DataFrame,
+    videos: pl.DataFrame,
+    subtitles: pl.DataFrame,
+    events: dict[str, str],
+    setting: Preprocessing,
+    *,
+    default_language: str = "en",
 ) -> np.ndarray:
     """frames × events cosine similarities of tf·idf vectors."""
     normaliser = Normaliser(setting, default_language)
     idf = idf_weights(video_documents(videos, subtitles, setting, normaliser))
     max_idf = max(idf.values(), default=1.0)
     frame_bags = [
-        Counter(t for text, lang in field_texts(row, setting, window_cues(row, setting)) for t in normaliser.tokens(text, lang))
+        Counter(
+            t
+            for text, lang in field_texts(row, setting, window_cues(row, setting))
+            for t in normaliser.tokens(text, lang)
+        )
         for row in cooc.iter_rows(named=True)
     ]
     event_bags = [Counter(normaliser.tokens(text, default_language)) for text in events.values()]
@@ -81,7 +91,11 @@ def tfidf_scores(
 
 
 def sbert_scores(
-    cooc: pl.DataFrame, events: dict[str, str], setting: Preprocessing, *, encode: Callable[[list[str]], np.ndarray] | None = None
+    cooc: pl.DataFrame,
+    events: dict[str, str],
+    setting: Preprocessing,
+    *,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
 ) -> np.ndarray:
     """frames × events cosine similarities of SBERT embeddings (an empty frame text scores 0 for every event)."""
     if encode is None:
@@ -109,8 +123,16 @@ def to_predictions(cooc: pl.DataFrame, scores: np.ndarray, labels: Sequence[str]
         rng = np.random.default_rng([seed, zlib.crc32(img.encode())])
         order = np.lexsort((rng.permutation(len(labels)), -np.round(scores[r], 12)))
         for rank, j in enumerate(order, start=1):
-            rows.append({"video_id": vid, "frame_index": fi, "image": None, "rank": rank, "label": labels[j],
-                         "score": float(scores[r, j])})
+            rows.append(
+                {
+                    "video_id": vid,
+                    "frame_index": fi,
+                    "image": None,
+                    "rank": rank,
+                    "label": labels[j],
+                    "score": float(scores[r, j]),
+                }
+            )
     if not rows:
         return schemas.empty(schemas.PREDICTIONS)
     return pl.DataFrame(rows, schema=schemas.PREDICTIONS.columns)

@@ -26,14 +26,26 @@ def read_video_subtitles(videos: pl.DataFrame, languages: list[str] | tuple[str,
     """schemas.SUBTITLES: one row per `ok` video of the manifest (paths relative to the working directory)."""
     rows = []
     for vid, path in videos.filter(pl.col("status") == "ok").select("video_id", "path").iter_rows():
-        row = {"video_id": vid, "status": "none", "language": None, "path": None, "error": None, "n_cues": 0, "cues": []}
+        row = {
+            "video_id": vid,
+            "status": "none",
+            "language": None,
+            "path": None,
+            "error": None,
+            "n_cues": 0,
+            "cues": [],
+        }
         found = subtitle_file(path, languages) if path else None
         if found is not None:
             code, sub_path = found
             row |= {"language": code, "path": str(sub_path)}
             try:
                 cues = read_subtitles(sub_path)
-                row |= {"status": "found", "n_cues": cues.height, "cues": cues.select("start_s", "end_s", "text").to_dicts()}
+                row |= {
+                    "status": "found",
+                    "n_cues": cues.height,
+                    "cues": cues.select("start_s", "end_s", "text").to_dicts(),
+                }
             except (SubtitleError, OSError) as exc:
                 log.warning("%s", exc)
                 row |= {"status": "unreadable", "error": str(exc)}
@@ -49,7 +61,10 @@ def cooccurring_text(
     """schemas.COOCCURRING: per frame of frames.parquet, its video's metadata and the subtitle cues in its window."""
     if window_s < 0:
         raise ValueError(f"text.subtitles.window_s = {window_s}: the half-width of the window must be >= 0 seconds")
-    meta = {r["video_id"]: r for r in videos.select("video_id", "language", "title", "description", "tags").iter_rows(named=True)}
+    meta = {
+        r["video_id"]: r
+        for r in videos.select("video_id", "language", "title", "description", "tags").iter_rows(named=True)
+    }
     subs = {r["video_id"]: r for r in subtitles.iter_rows(named=True)}
     cue_frames = {
         vid: pl.DataFrame(r["cues"] or [], schema=schemas.CUE.to_schema()).with_row_index("cue")
@@ -67,13 +82,24 @@ def cooccurring_text(
         m, s = meta[vid], subs.get(vid) or {}
         cues = cue_frames.get(vid)
         picked = in_window(cues, t, window_s).drop("cue").to_dicts() if cues is not None and cues.height else []
-        rows.append({
-            "image_id": rec["image_id"], "video_id": vid, "frame_index": rec["frame_index"], "pts_s": t,
-            "language": m["language"], "title": m["title"] or "", "description": m["description"] or "",
-            "tags": m["tags"] or [], "subtitle_status": s.get("status", "none"), "subtitle_language": s.get("language"),
-            "window_start_s": t - window_s, "window_end_s": t + window_s, "cues": picked,
-            "subtitles": "\n".join(c["text"] for c in picked),
-        })
+        rows.append(
+            {
+                "image_id": rec["image_id"],
+                "video_id": vid,
+                "frame_index": rec["frame_index"],
+                "pts_s": t,
+                "language": m["language"],
+                "title": m["title"] or "",
+                "description": m["description"] or "",
+                "tags": m["tags"] or [],
+                "subtitle_status": s.get("status", "none"),
+                "subtitle_language": s.get("language"),
+                "window_start_s": t - window_s,
+                "window_end_s": t + window_s,
+                "cues": picked,
+                "subtitles": "\n".join(c["text"] for c in picked),
+            }
+        )
     if not rows:
         return schemas.empty(schemas.COOCCURRING)
     return pl.DataFrame(rows, schema=schemas.COOCCURRING.columns)
@@ -100,8 +126,12 @@ def cooccurring_report(cooc: pl.DataFrame, subtitles: pl.DataFrame, *, window_s:
     ]
     bad = subtitles.filter(pl.col("status") == "unreadable")
     if bad.height:
-        lines += ["## Unreadable subtitle files (left out)", "",
-                  *md_table(["video", "error"], bad.select("video_id", "error").iter_rows(), data=(0, 1)), ""]
+        lines += [
+            "## Unreadable subtitle files (left out)",
+            "",
+            *md_table(["video", "error"], bad.select("video_id", "error").iter_rows(), data=(0, 1)),
+            "",
+        ]
     none = subtitles.filter(pl.col("status") == "none")["video_id"].to_list()
     if none:
         lines += ["## Videos without subtitles", "", ", ".join(md_escape(v) for v in none), ""]

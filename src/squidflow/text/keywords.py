@@ -69,16 +69,22 @@ def frame_terms(row: dict, setting: Preprocessing, normaliser: Normaliser) -> li
     return pairs
 
 
-def video_documents(videos: pl.DataFrame, subtitles: pl.DataFrame, setting: Preprocessing, normaliser: Normaliser) -> dict[str, set[str]]:
+def video_documents(
+    videos: pl.DataFrame, subtitles: pl.DataFrame, setting: Preprocessing, normaliser: Normaliser
+) -> dict[str, set[str]]:
     """Per `ok` video of the manifest (every video of the run, with selected frames or not), the set of terms of its
     document: the setting's fields, with the whole subtitle track."""
-    tracks = {vid: (lang, cues or []) for vid, lang, cues in subtitles.select("video_id", "language", "cues").iter_rows()}
+    tracks = {
+        vid: (lang, cues or []) for vid, lang, cues in subtitles.select("video_id", "language", "cues").iter_rows()
+    }
     docs = {}
     ok = videos.filter(pl.col("status") == "ok") if "status" in videos.columns else videos
     for row in ok.select("video_id", "language", "title", "description", "tags").iter_rows(named=True):
         language, cues = tracks.get(row["video_id"], (None, []))
         full = dict(row, subtitle_language=language, cues=cues)
-        docs[row["video_id"]] = {t for text, lang in field_texts(full, setting, cues) for t in normaliser.tokens(text, lang)}
+        docs[row["video_id"]] = {
+            t for text, lang in field_texts(full, setting, cues) for t in normaliser.tokens(text, lang)
+        }
     return docs
 
 
@@ -89,7 +95,9 @@ def idf_weights(documents: dict[str, set[str]]) -> dict[str, float]:
     return {t: math.log((1 + n) / (1 + d)) + 1.0 for t, d in df.items()}
 
 
-def rank_frame(pairs: list[tuple[str, str]], idf: dict[str, float], *, top_k: int, rng: np.random.Generator) -> dict[str, list[tuple[str, str, float | None]]]:
+def rank_frame(
+    pairs: list[tuple[str, str]], idf: dict[str, float], *, top_k: int, rng: np.random.Generator
+) -> dict[str, list[tuple[str, str, float | None]]]:
     """Per system, the top-k (term, surface, score) of one frame."""
     counts = Counter(t for t, _ in pairs)
     first: dict[str, int] = {}
@@ -135,13 +143,26 @@ def keyword_baselines(
             n_empty += not ranked["tf"]
             for system in SYSTEMS:
                 for rank, (term, surface, score) in enumerate(ranked[system], start=1):
-                    rows.append({
-                        "image_id": row["image_id"], "video_id": row["video_id"], "frame_index": row["frame_index"],
-                        "setting": setting.name, "system": system, "rank": rank, "keyword": term, "surface": surface,
-                        "score": score,
-                    })
-        log.info("setting %s: %d terms in the idf, %d of %d frames without any candidate keyword", setting.name,
-                 len(idf), n_empty, cooc.height)
+                    rows.append(
+                        {
+                            "image_id": row["image_id"],
+                            "video_id": row["video_id"],
+                            "frame_index": row["frame_index"],
+                            "setting": setting.name,
+                            "system": system,
+                            "rank": rank,
+                            "keyword": term,
+                            "surface": surface,
+                            "score": score,
+                        }
+                    )
+        log.info(
+            "setting %s: %d terms in the idf, %d of %d frames without any candidate keyword",
+            setting.name,
+            len(idf),
+            n_empty,
+            cooc.height,
+        )
     if not rows:
         return schemas.empty(schemas.TEXT_KEYWORDS)
     return pl.DataFrame(rows, schema=schemas.TEXT_KEYWORDS.columns)

@@ -26,11 +26,38 @@ FIELDS = ("title", "description", "tags", "subtitles")
 NORMALISE = ("none", "stem", "lemma")
 TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 SNOWBALL = {
-    "ar": "arabic", "ca": "catalan", "cs": "czech", "da": "danish", "de": "german", "el": "greek", "en": "english",
-    "es": "spanish", "et": "estonian", "eu": "basque", "fi": "finnish", "fr": "french", "ga": "irish", "hi": "hindi",
-    "hu": "hungarian", "hy": "armenian", "id": "indonesian", "it": "italian", "lt": "lithuanian", "ne": "nepali",
-    "nl": "dutch", "no": "norwegian", "nb": "norwegian", "pl": "polish", "pt": "portuguese", "ro": "romanian",
-    "ru": "russian", "sr": "serbian", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+    "ar": "arabic",
+    "ca": "catalan",
+    "cs": "czech",
+    "da": "danish",
+    "de": "german",
+    "el": "greek",
+    "en": "english",
+    "es": "spanish",
+    "et": "estonian",
+    "eu": "basque",
+    "fi": "finnish",
+    "fr": "french",
+    "ga": "irish",
+    "hi": "hindi",
+    "hu": "hungarian",
+    "hy": "armenian",
+    "id": "indonesian",
+    "it": "italian",
+    "lt": "lithuanian",
+    "ne": "nepali",
+    "nl": "dutch",
+    "no": "norwegian",
+    "nb": "norwegian",
+    "pl": "polish",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sr": "serbian",
+    "sv": "swedish",
+    "ta": "tamil",
+    "tr": "turkish",
+    "yi": "yiddish",
 }
 
 
@@ -51,7 +78,9 @@ class Preprocessing:
     def __post_init__(self) -> None:
         bad = [f for f in self.fields if f not in FIELDS]
         if bad or not self.fields:
-            raise ValueError(f"text.keywords.settings[{self.name}].fields = {list(self.fields)}: each must be one of {FIELDS}")
+            raise ValueError(
+                f"text.keywords.settings[{self.name}].fields = {list(self.fields)}: each must be one of {FIELDS}"
+            )
         if self.normalise not in NORMALISE:
             raise ValueError(f"text.keywords.settings[{self.name}].normalise = {self.normalise!r}: one of {NORMALISE}")
 
@@ -154,7 +183,11 @@ class Normaliser:
         stop = self._stopwords(lang)
         out = []
         for tok in self.raw_tokens(text):
-            if tok.lower() in stop or len(tok) < self.setting.min_length or (tok.isdigit() and not self.setting.numbers):
+            if (
+                tok.lower() in stop
+                or len(tok) < self.setting.min_length
+                or (tok.isdigit() and not self.setting.numbers)
+            ):
                 continue
             term = self._normalise(tok, lang)
             if term:

@@ -81,10 +81,14 @@ def score(
                 sums["oot_mode_r"] += hit
                 n["AM_oot"] += 1
     denominators = {
-        "best_normal_p": n["A_best"], "best_normal_r": len(items),
-        "best_mode_p": n["AM_best"], "best_mode_r": n["TM"],
-        "oot_normal_p": n["A_oot"], "oot_normal_r": len(items),
-        "oot_mode_p": n["AM_oot"], "oot_mode_r": n["TM"],
+        "best_normal_p": n["A_best"],
+        "best_normal_r": len(items),
+        "best_mode_p": n["AM_best"],
+        "best_mode_r": n["TM"],
+        "oot_normal_p": n["A_oot"],
+        "oot_normal_r": len(items),
+        "oot_mode_p": n["AM_oot"],
+        "oot_mode_r": n["TM"],
     }
     out: dict[str, float | int | None] = {k: (sums[k] / d if d else None) for k, d in denominators.items()}
     out |= {"n_items": len(items), "n_answered": n["A_oot"], "n_mode_items": n["TM"]}
@@ -132,7 +136,9 @@ TERMS = ("best", "answered_best", "oot", "answered_oot", "has_mode", "best_mode"
 
 
 def score_terms(
-    gold: Mapping[str, Counter], best: Mapping[str, Sequence[str]], oot: Mapping[str, Sequence[str]],
+    gold: Mapping[str, Counter],
+    best: Mapping[str, Sequence[str]],
+    oot: Mapping[str, Sequence[str]],
 ) -> tuple[list[str], np.ndarray]:
     """The test items (as `score` takes them) and an items × TERMS matrix: the best and oot credit (0 when
     unanswered), whether each was answered, whether the item has a mode, and the two mode hits (0 when unanswered)."""
@@ -160,10 +166,14 @@ def scores_from_terms(terms: np.ndarray, weights: np.ndarray) -> dict[str, np.nd
     best, a_best, oot, a_oot, tm, best_mode, oot_mode = (w @ terms).T  # each B sums
     total, am_best, am_oot = w.sum(axis=1), w @ (terms[:, 1] * terms[:, 4]), w @ (terms[:, 3] * terms[:, 4])
     ratios = {
-        "best_normal_p": (best, a_best), "best_normal_r": (best, total),
-        "best_mode_p": (best_mode, am_best), "best_mode_r": (best_mode, tm),
-        "oot_normal_p": (oot, a_oot), "oot_normal_r": (oot, total),
-        "oot_mode_p": (oot_mode, am_oot), "oot_mode_r": (oot_mode, tm),
+        "best_normal_p": (best, a_best),
+        "best_normal_r": (best, total),
+        "best_mode_p": (best_mode, am_best),
+        "best_mode_r": (best_mode, tm),
+        "oot_normal_p": (oot, a_oot),
+        "oot_normal_r": (oot, total),
+        "oot_mode_p": (oot_mode, am_oot),
+        "oot_mode_r": (oot_mode, tm),
     }
     with np.errstate(divide="ignore", invalid="ignore"):
         return {k: np.where(d > 0, num / np.where(d > 0, d, 1), np.nan) for k, (num, d) in ratios.items()}
@@ -171,7 +181,9 @@ def scores_from_terms(terms: np.ndarray, weights: np.ndarray) -> dict[str, np.nd
 
 def system_terms(gold: Mapping[str, Counter], ranked: Mapping[str, Sequence[str]]) -> tuple[list[str], np.ndarray]:
     """score_terms of a ranked-keyword system (as system_scores scores it); items are images."""
-    return score_terms(gold, {i: list(r)[:1] for i, r in ranked.items()}, {i: list(r)[:OOT_SIZE] for i, r in ranked.items()})
+    return score_terms(
+        gold, {i: list(r)[:1] for i, r in ranked.items()}, {i: list(r)[:OOT_SIZE] for i, r in ranked.items()}
+    )
 
 
 def human_terms(by_annotator: Mapping[str, Mapping[str, Sequence[str]]]) -> tuple[list[str], np.ndarray]:

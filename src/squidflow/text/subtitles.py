@@ -125,8 +125,12 @@ def parse_subtitles(text: str, *, fmt: str, source: str = "<text>") -> pl.DataFr
     rolling = any(INLINE_TIMESTAMP.search(line) for _, _, payload, _ in cues for line in payload)
     rows = [(start, end, clean_cue_text("\n".join(payload))) for start, end, payload, _ in cues]
     df = pl.DataFrame(
-        {"cue": list(range(len(rows))), "start_s": [r[0] for r in rows], "end_s": [r[1] for r in rows],
-         "text": [r[2] for r in rows]},
+        {
+            "cue": list(range(len(rows))),
+            "start_s": [r[0] for r in rows],
+            "end_s": [r[1] for r in rows],
+            "text": [r[2] for r in rows],
+        },
         schema=CUE_SCHEMA,
     )
     if rolling:
@@ -170,7 +174,7 @@ def subtitle_files(video_path: str | Path) -> list[tuple[str, Path]]:
         suffix = path.suffix.lower()
         if suffix not in SUBTITLE_EXTENSIONS or not path.name.startswith(prefix) or not path.is_file():
             continue
-        code = path.name[len(prefix):-len(suffix)]
+        code = path.name[len(prefix) : -len(suffix)]
         if LANGUAGE_CODE.match(code):
             found.append((code, path))
     return found
@@ -188,7 +192,13 @@ def subtitle_file(video_path: str | Path, languages: list[str] | tuple[str, ...]
     for wanted in languages:
         hits = [(code, path) for code, path in files if _matches(code, wanted)]
         if hits:
-            hits.sort(key=lambda cp: (cp[0].lower() != wanted.lower(), SUBTITLE_EXTENSIONS.index(cp[1].suffix.lower()), str(cp[1])))
+            hits.sort(
+                key=lambda cp: (
+                    cp[0].lower() != wanted.lower(),
+                    SUBTITLE_EXTENSIONS.index(cp[1].suffix.lower()),
+                    str(cp[1]),
+                )
+            )
             return hits[0]
     return None
 

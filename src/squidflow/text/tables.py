@@ -17,12 +17,19 @@ from squidflow.text.semeval import MEASURES, human_upper_bound, system_scores
 
 SCORE_COLUMNS = [f"{m}_{pr}" for m in MEASURES for pr in ("p", "r")]
 TABLE_COLUMNS = ["system", "setting", "n_items", *SCORE_COLUMNS]
-INTERVAL_TABLE_COLUMNS = ["system", "setting", "n_items", *[x for c in SCORE_COLUMNS for x in (c, f"{c}_lo", f"{c}_hi")]]
+INTERVAL_TABLE_COLUMNS = [
+    "system",
+    "setting",
+    "n_items",
+    *[x for c in SCORE_COLUMNS for x in (c, f"{c}_lo", f"{c}_hi")],
+]
 TABLE_SCHEMA = {"system": pl.Utf8, "setting": pl.Utf8, "n_items": pl.Int64, **{c: pl.Float64 for c in SCORE_COLUMNS}}
 SYSTEM_NAMES = {"tf": "tf", "tfidf": "tf·idf", "random": "random", "human": "human (leave one out)"}
 
 
-def gold_by_annotator(gold: pl.DataFrame, setting: Preprocessing, *, language: str = "en") -> dict[str, dict[str, list[str]]]:
+def gold_by_annotator(
+    gold: pl.DataFrame, setting: Preprocessing, *, language: str = "en"
+) -> dict[str, dict[str, list[str]]]:
     """image -> annotator -> keywords normalised by `setting`, in the order typed (first round only)."""
     normaliser = Normaliser(setting, language)
     out: dict[str, dict[str, list[str]]] = {}
@@ -35,7 +42,11 @@ def gold_by_annotator(gold: pl.DataFrame, setting: Preprocessing, *, language: s
 
 
 def keyword_table(
-    keywords: pl.DataFrame, gold: pl.DataFrame, settings: list[Preprocessing], *, gold_language: str = "en",
+    keywords: pl.DataFrame,
+    gold: pl.DataFrame,
+    settings: list[Preprocessing],
+    *,
+    gold_language: str = "en",
     intervals=None,
 ) -> pl.DataFrame:
     """One row per (setting, system) with the eight SemEval scores in percent (CSV columns: TABLE_COLUMNS).
@@ -59,9 +70,11 @@ def keyword_table(
             terms.append(system_terms(counts, ranked))
         rows.append({"system": "human", "setting": setting.name, **human_upper_bound(by_ann)})
         terms.append(human_terms(by_ann))
-    table = pl.DataFrame(rows).select(
-        "system", "setting", "n_items", *[(pl.col(c) * 100).alias(c) for c in SCORE_COLUMNS]
-    ).cast(TABLE_SCHEMA)
+    table = (
+        pl.DataFrame(rows)
+        .select("system", "setting", "n_items", *[(pl.col(c) * 100).alias(c) for c in SCORE_COLUMNS])
+        .cast(TABLE_SCHEMA)
+    )
     if intervals is None:
         return table
     return _with_intervals(table, terms, intervals)
@@ -83,8 +96,10 @@ def _with_intervals(table: pl.DataFrame, terms: list[tuple[list[str], np.ndarray
             _, lo, hi = interval_from(point, 100 * reps[c], cfg)
             row[f"{c}_lo"], row[f"{c}_hi"] = lo, hi
         bounds.append(row)
-    wide = pl.concat([table, pl.DataFrame(bounds, schema={f"{c}_{e}": pl.Float64 for c in SCORE_COLUMNS
-                                                          for e in ("lo", "hi")})], how="horizontal")
+    wide = pl.concat(
+        [table, pl.DataFrame(bounds, schema={f"{c}_{e}": pl.Float64 for c in SCORE_COLUMNS for e in ("lo", "hi")})],
+        how="horizontal",
+    )
     return wide.select(INTERVAL_TABLE_COLUMNS)
 
 
@@ -127,38 +142,80 @@ def caption(gold_source: str, n_annotators: int, top_k: int, intervals=None) -> 
 
 
 def to_markdown(table: pl.DataFrame, title: str) -> str:
-    header = ["system", "setting", "images", "best P", "best R", "best mode P", "best mode R", "oot P", "oot R",
-              "oot mode P", "oot mode R"]
-    rows = ([SYSTEM_NAMES.get(r["system"], r["system"]), r["setting"], str(r["n_items"]),
-             *[_cell(r, c) for c in SCORE_COLUMNS]] for r in table.iter_rows(named=True))
+    header = [
+        "system",
+        "setting",
+        "images",
+        "best P",
+        "best R",
+        "best mode P",
+        "best mode R",
+        "oot P",
+        "oot R",
+        "oot mode P",
+        "oot mode R",
+    ]
+    rows = (
+        [
+            SYSTEM_NAMES.get(r["system"], r["system"]),
+            r["setting"],
+            str(r["n_items"]),
+            *[_cell(r, c) for c in SCORE_COLUMNS],
+        ]
+        for r in table.iter_rows(named=True)
+    )
     # system and setting names come from the config, the title from the data
     lines = [f"**{md_escape(title)}**", "", *md_table(header, rows, data=(0, 1))]
     return "\n".join(lines) + "\n"
 
 
 def to_latex(table: pl.DataFrame, title: str) -> str:
-    head = [r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
-            r"\multicolumn{2}{c}{oot mode} \\",
-            r"system & setting & images & P & R & P & R & P & R & P & R \\", r"\midrule"]
-    body = [tex_row(tex_escape(c) for c in [SYSTEM_NAMES.get(r["system"], r["system"]), r["setting"], r["n_items"],
-                                            *(_cell(r, c) for c in SCORE_COLUMNS)])
-            for r in table.iter_rows(named=True)]
-    return latex_table(caption=title, label="text_keywords", columns="llr" + "r" * len(SCORE_COLUMNS), head=head,
-                       body=body, small=True)
+    head = [
+        r" & & & \multicolumn{2}{c}{best} & \multicolumn{2}{c}{best mode} & \multicolumn{2}{c}{oot} & "
+        r"\multicolumn{2}{c}{oot mode} \\",
+        r"system & setting & images & P & R & P & R & P & R & P & R \\",
+        r"\midrule",
+    ]
+    body = [
+        tex_row(
+            tex_escape(c)
+            for c in [
+                SYSTEM_NAMES.get(r["system"], r["system"]),
+                r["setting"],
+                r["n_items"],
+                *(_cell(r, c) for c in SCORE_COLUMNS),
+            ]
+        )
+        for r in table.iter_rows(named=True)
+    ]
+    return latex_table(
+        caption=title, label="text_keywords", columns="llr" + "r" * len(SCORE_COLUMNS), head=head, body=body, small=True
+    )
 
 
-def build_table(keywords: pl.DataFrame, gold: pl.DataFrame, *, settings: list[dict], top_k: int, gold_language: str,
-                intervals=None, gold_name: str = "the gold keywords") -> tuple[pl.DataFrame, str, str]:
+def build_table(
+    keywords: pl.DataFrame,
+    gold: pl.DataFrame,
+    *,
+    settings: list[dict],
+    top_k: int,
+    gold_language: str,
+    intervals=None,
+    gold_name: str = "the gold keywords",
+) -> tuple[pl.DataFrame, str, str]:
     """The rule's edge: the keywords and the gold keywords (KEYWORD_JUDGMENTS, named `gold_name` in the error when it is
     empty) -> (table, Markdown, LaTeX); `intervals` (squidflow.intervals.IntervalConfig) adds each score's bootstrap
     interval over images."""
     from squidflow.text.preprocess import settings_from_config
 
     if gold.height == 0:
-        raise ValueError(f"{gold_name}: no gold keywords; the keyword table needs the keyword task's answers "
-                         "(text.gold.batches, or judgments.source: simulated for the demo)")
-    table = keyword_table(keywords, gold, settings_from_config(settings), gold_language=gold_language,
-                          intervals=intervals)
+        raise ValueError(
+            f"{gold_name}: no gold keywords; the keyword table needs the keyword task's answers "
+            "(text.gold.batches, or judgments.source: simulated for the demo)"
+        )
+    table = keyword_table(
+        keywords, gold, settings_from_config(settings), gold_language=gold_language, intervals=intervals
+    )
     sources = sorted(set(gold["source"].to_list()))
     title = caption("/".join(sources), gold.filter(pl.col("round") == 1)["annotator"].n_unique(), top_k, intervals)
     return table, to_markdown(table, title), to_latex(table, title)

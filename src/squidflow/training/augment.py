@@ -56,7 +56,12 @@ def transform_list(method: str, size: int = 256, geometry: str = "whole_frame") 
     if method == "NM":  # noise injection and masking: RandomErasing applied twice
         return [v2.RandomErasing(0.5), v2.RandomErasing(0.5), v2.GaussianBlur(kernel_size=(5, 9))]
     if method == "AU":  # a combination of the above
-        return [v2.RandomPerspective(0.5), v2.RandomCrop(size), v2.RandomErasing(0.5), v2.GaussianBlur(kernel_size=(5, 9))]
+        return [
+            v2.RandomPerspective(0.5),
+            v2.RandomCrop(size),
+            v2.RandomErasing(0.5),
+            v2.GaussianBlur(kernel_size=(5, 9)),
+        ]
     if method == "AM":
         return [v2.AugMix(5)]
     raise ValueError(f"unknown augmentation method {method!r}; expected one of {METHODS} (SQUID-E supplement D.1)")
@@ -79,8 +84,9 @@ class ThroughPIL(torch.nn.Module):
         return v2.functional.pil_to_tensor(self.transforms(v2.functional.to_pil_image(image)))
 
 
-def perspective_window(image: torch.Tensor, coefficients: list[float], top: int, left: int, height: int,
-                       width: int) -> torch.Tensor:
+def perspective_window(
+    image: torch.Tensor, coefficients: list[float], top: int, left: int, height: int, width: int
+) -> torch.Tensor:
     """The pixels [top:top+height, left:left+width] of torchvision's perspective warp of `image` (bilinear, fill 0).
 
     torchvision warps the whole image (`v2.functional.perspective`) and RandomCrop then keeps a window of it; here
@@ -121,7 +127,9 @@ def perspective_window(image: torch.Tensor, coefficients: list[float], top: int,
     # every sample's four neighbours are pixels of the image: the fill mask would be 1 everywhere
     inside = x_min >= x0 + 0.5 and x_max <= x1 - 0.5 and y_min >= y0 + 0.5 and y_max <= y1 - 0.5
     if inside:
-        out = grid_sample(image.to(dtype)[None], grid[None], mode="bilinear", padding_mode="zeros", align_corners=False)[0]
+        out = grid_sample(
+            image.to(dtype)[None], grid[None], mode="bilinear", padding_mode="zeros", align_corners=False
+        )[0]
     else:
         with_mask = torch.ones((1, image.shape[-3] + 1, h_box, w_box), dtype=dtype)
         with_mask[0, :-1] = image
@@ -150,10 +158,12 @@ class PerspectiveCrop(torch.nn.Module):
         params = self.crop.make_params([image])
         top, left, height, width = params["top"], params["left"], params["height"], params["width"]
         if params["needs_pad"]:
-            raise ValueError(f"PerspectiveCrop: a {tuple(image.shape[-2:])} image is smaller than the crop "
-                             f"{(height, width)}; the frame cache stores frames at a 2·crop short side")
+            raise ValueError(
+                f"PerspectiveCrop: a {tuple(image.shape[-2:])} image is smaller than the crop "
+                f"{(height, width)}; the frame cache stores frames at a 2·crop short side"
+            )
         if coefficients is None:
-            return image[..., top:top + height, left:left + width].clone()
+            return image[..., top : top + height, left : left + width].clone()
         return perspective_window(image, coefficients, top, left, height, width)
 
 
@@ -179,10 +189,10 @@ class SeparableGaussianBlur(v2.GaussianBlur):
         wx, wy = _gaussian_kernel1d(kx, sx).tolist(), _gaussian_kernel1d(ky, sy).tolist()
         rows = x[:, :, 0:width] * wx[0]
         for i in range(1, kx):
-            rows.add_(x[:, :, i:i + width], alpha=wx[i])
+            rows.add_(x[:, :, i : i + width], alpha=wx[i])
         out = rows[:, 0:height] * wy[0]
         for j in range(1, ky):
-            out.add_(rows[:, j:j + height], alpha=wy[j])
+            out.add_(rows[:, j : j + height], alpha=wy[j])
         return out if inpt.is_floating_point() else out.round_().clamp_(0, 255).to(inpt.dtype)
 
 

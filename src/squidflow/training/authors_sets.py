@@ -37,8 +37,15 @@ log = logging.getLogger(__name__)
 
 EXPERIMENT_FILES = ("indices.json", "indices_uq.json", "labels_all.json", "labels_var_a.json", "labels_var_b.json")
 # `match` values, from the most to the least exact
-MATCHES = ("ratings", "tied ratings", "ratings (renamed video)", "video", "video (renamed)", "video (unresolved rename)",
-           "unmatched")
+MATCHES = (
+    "ratings",
+    "tied ratings",
+    "ratings (renamed video)",
+    "video",
+    "video (renamed)",
+    "video (unresolved rename)",
+    "unmatched",
+)
 
 
 def experiment_file_sources(source: str) -> dict[str, str]:
@@ -53,13 +60,17 @@ def read_experiment_files(paths: Mapping[str, str | Path]) -> dict[str, dict]:
     for name in EXPERIMENT_FILES:
         path = paths.get(name)
         if path is None:
-            raise FileNotFoundError(f"the SQUID-E experiment file {name} is missing; squid_e_release.experiments must "
-                                    f"name the release's experiments/indices folder (URL or local copy)")
+            raise FileNotFoundError(
+                f"the SQUID-E experiment file {name} is missing; squid_e_release.experiments must "
+                f"name the release's experiments/indices folder (URL or local copy)"
+            )
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: cannot read the SQUID-E experiment file {name}: {exc}; point "
-                             "squid_e_release.experiments at the release's experiments/indices folder") from exc
+            raise ValueError(
+                f"{path}: cannot read the SQUID-E experiment file {name}: {exc}; point "
+                "squid_e_release.experiments at the release's experiments/indices folder"
+            ) from exc
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a JSON object (the release's {name}), found {type(data).__name__}")
         out[name] = data
@@ -83,8 +94,9 @@ def image_table(labels_all: dict, labels_var_a: dict, where: str = "labels_all.j
         try:
             vid, event, data_type = str(rec["vid_id"]), str(rec["event"]), str(rec["data_type"])
         except (KeyError, TypeError) as exc:
-            raise ValueError(f"{where}: image {image!r} lacks vid_id/event/data_type ({exc}); is this the release's "
-                             "labels_all.json?") from exc
+            raise ValueError(
+                f"{where}: image {image!r} lacks vid_id/event/data_type ({exc}); is this the release's labels_all.json?"
+            ) from exc
         ratings_a: list[int] = []
         prompt_b, ratings_b = None, []
         if data_type == "eval":
@@ -93,16 +105,34 @@ def image_table(labels_all: dict, labels_var_a: dict, where: str = "labels_all.j
             rest = {}
             for p, rs in by_prompt.items():
                 if p == event and rs[: len(ratings_a)] == ratings_a:
-                    rs = rs[len(ratings_a):]
+                    rs = rs[len(ratings_a) :]
                 if rs:
                     rest[p] = rs
             if len(rest) == 1:
-                (prompt_b, ratings_b), = rest.items()
-        rows.append({"image": image, "release_video": vid, "event": event, "data_type": data_type,
-                     "ratings_a": ratings_a, "prompt_b": prompt_b, "ratings_b": ratings_b})
-    return pl.DataFrame(rows, schema={"image": pl.Utf8, "release_video": pl.Utf8, "event": pl.Utf8,
-                                      "data_type": pl.Utf8, "ratings_a": pl.List(pl.Int64), "prompt_b": pl.Utf8,
-                                      "ratings_b": pl.List(pl.Int64)})
+                ((prompt_b, ratings_b),) = rest.items()
+        rows.append(
+            {
+                "image": image,
+                "release_video": vid,
+                "event": event,
+                "data_type": data_type,
+                "ratings_a": ratings_a,
+                "prompt_b": prompt_b,
+                "ratings_b": ratings_b,
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "image": pl.Utf8,
+            "release_video": pl.Utf8,
+            "event": pl.Utf8,
+            "data_type": pl.Utf8,
+            "ratings_a": pl.List(pl.Int64),
+            "prompt_b": pl.Utf8,
+            "ratings_b": pl.List(pl.Int64),
+        },
+    )
 
 
 def judged_rows(judgments: pl.DataFrame) -> pl.DataFrame:
@@ -111,14 +141,21 @@ def judged_rows(judgments: pl.DataFrame) -> pl.DataFrame:
     return (
         judgments.sort("hit", "position")
         .group_by("hit", maintain_order=True)
-        .agg(pl.col("video_id").first(), pl.col("frame_index").first(), pl.col("variant").first(),
-             pl.col("event_prompt").first(), pl.col("rating").alias("ratings"))
+        .agg(
+            pl.col("video_id").first(),
+            pl.col("frame_index").first(),
+            pl.col("variant").first(),
+            pl.col("event_prompt").first(),
+            pl.col("rating").alias("ratings"),
+        )
         .with_columns(pl.col("event_prompt").replace(EVENTS_BY_PROMPT).alias("prompt_event"))
         .select("video_id", "frame_index", "variant", "prompt_event", pl.col("ratings").cast(pl.List(pl.Int64)))
     )
 
 
-def map_images(images: pl.DataFrame, judged: pl.DataFrame, known_videos: Mapping[str, str]) -> tuple[pl.DataFrame, list[str]]:
+def map_images(
+    images: pl.DataFrame, judged: pl.DataFrame, known_videos: Mapping[str, str]
+) -> tuple[pl.DataFrame, list[str]]:
     """Give every released image its video (resolved) and, for eval images, its frame; returns (map, notes).
 
     `known_videos`: dataset.csv's video id -> event. Output columns: image, event, data_type, video_id, frame_index,
@@ -138,7 +175,9 @@ def map_images(images: pl.DataFrame, judged: pl.DataFrame, known_videos: Mapping
     notes: list[str] = []
     votes: dict[str, Counter] = defaultdict(Counter)
     # resolve renamed videos first, from their eval images
-    for rec in images.filter((pl.col("data_type") == "eval") & ~pl.col("release_video").is_in(list(known_videos))).iter_rows(named=True):
+    for rec in images.filter(
+        (pl.col("data_type") == "eval") & ~pl.col("release_video").is_in(list(known_videos))
+    ).iter_rows(named=True):
         hits = {v for v, _ in by_event_a.get((rec["event"], tuple(rec["ratings_a"])), set())}
         if len(hits) == 1:
             votes[rec["release_video"]][hits.pop()] += 1
@@ -148,11 +187,15 @@ def map_images(images: pl.DataFrame, judged: pl.DataFrame, known_videos: Mapping
             notes.append(f"renamed video {old!r}: its eval images match {dict(c)}; using {resolved[old]!r}")
     unresolved = sorted(set(images["release_video"]) - set(known_videos) - set(resolved))
     if resolved:
-        notes.append(f"{len(resolved)} release video ids that dataset.csv does not list were resolved through the "
-                     f"ratings of their eval images: " + ", ".join(f"{o} -> {n}" for o, n in sorted(resolved.items())))
+        notes.append(
+            f"{len(resolved)} release video ids that dataset.csv does not list were resolved through the "
+            f"ratings of their eval images: " + ", ".join(f"{o} -> {n}" for o, n in sorted(resolved.items()))
+        )
     if unresolved:
-        notes.append(f"{len(unresolved)} release video ids are neither in dataset.csv nor resolvable through ratings "
-                     f"(kept as released): {', '.join(unresolved)}")
+        notes.append(
+            f"{len(unresolved)} release video ids are neither in dataset.csv nor resolvable through ratings "
+            f"(kept as released): {', '.join(unresolved)}"
+        )
 
     out = []
     candidates: dict[str, set] = {}
@@ -161,7 +204,9 @@ def map_images(images: pl.DataFrame, judged: pl.DataFrame, known_videos: Mapping
         vid = raw if raw in known_videos else resolved.get(raw, raw)
         renamed_video = vid != raw
         if rec["data_type"] != "eval":
-            match = "video (renamed)" if renamed_video else "video" if vid in known_videos else "video (unresolved rename)"
+            match = (
+                "video (renamed)" if renamed_video else "video" if vid in known_videos else "video (unresolved rename)"
+            )
             out.append({**_base(rec), "video_id": vid, "frame_index": None, "match": match})
             continue
         frames = set(a_rows.get((vid, rec["event"], tuple(rec["ratings_a"])), set()))
@@ -184,16 +229,29 @@ def map_images(images: pl.DataFrame, judged: pl.DataFrame, known_videos: Mapping
         if len(names) == len(frames):
             for name, frame in zip(sorted(names), frames, strict=True):
                 by_image[name].update(frame_index=frame, match="tied ratings")
-            notes.append(f"{len(names)} eval images of video {vid} ({', '.join(sorted(names))}) carry identical "
-                         f"ratings and match frames {list(frames)}: paired in file-name order (same mean judgments)")
+            notes.append(
+                f"{len(names)} eval images of video {vid} ({', '.join(sorted(names))}) carry identical "
+                f"ratings and match frames {list(frames)}: paired in file-name order (same mean judgments)"
+            )
         else:
             notes.append(f"eval images {sorted(names)} of video {vid} match frames {list(frames)}: left unmatched")
     unmatched = [r["image"] for r in out if r["match"] == "unmatched"]
     if unmatched:
-        notes.append(f"{len(unmatched)} eval image(s) match no single frame by video and ratings: {', '.join(unmatched[:10])}")
-    table = pl.DataFrame(out, schema={"image": pl.Utf8, "event": pl.Utf8, "data_type": pl.Utf8,
-                                      "release_video": pl.Utf8, "video_id": pl.Utf8, "frame_index": pl.Int64,
-                                      "match": pl.Utf8})
+        notes.append(
+            f"{len(unmatched)} eval image(s) match no single frame by video and ratings: {', '.join(unmatched[:10])}"
+        )
+    table = pl.DataFrame(
+        out,
+        schema={
+            "image": pl.Utf8,
+            "event": pl.Utf8,
+            "data_type": pl.Utf8,
+            "release_video": pl.Utf8,
+            "video_id": pl.Utf8,
+            "frame_index": pl.Int64,
+            "match": pl.Utf8,
+        },
+    )
     return table, notes
 
 
@@ -218,7 +276,9 @@ def set_rows(indices: dict, indices_uq: dict, where: str = "indices") -> pl.Data
     return pl.DataFrame(rows, schema={"experiment": pl.Utf8, "target": pl.Utf8, "split": pl.Utf8, "image": pl.Utf8})
 
 
-def authors_sets(files: Mapping[str, dict], judgments: pl.DataFrame, dataset_csv: str | Path) -> tuple[pl.DataFrame, list[str]]:
+def authors_sets(
+    files: Mapping[str, dict], judgments: pl.DataFrame, dataset_csv: str | Path
+) -> tuple[pl.DataFrame, list[str]]:
     """The AUTHORS_SETS rows (schemas.AUTHORS_SETS) of Tables 1 and 3 and readable notes on the mapping (`leaks`
     counts what the sets share between training and evaluation)."""
     release = read_dataset_csv(dataset_csv)
@@ -230,12 +290,16 @@ def authors_sets(files: Mapping[str, dict], judgments: pl.DataFrame, dataset_csv
     sets = set_rows(files["indices.json"], files["indices_uq.json"])
     missing = sets.join(mapped, on="image", how="anti", maintain_order="left")
     if len(missing):
-        raise ValueError(f"indices: {len(missing)} listed image(s) are not in labels_all.json (e.g. "
-                         f"{missing['image'].head(3).to_list()}); the five experiment files must come from one release")
+        raise ValueError(
+            f"indices: {len(missing)} listed image(s) are not in labels_all.json (e.g. "
+            f"{missing['image'].head(3).to_list()}); the five experiment files must come from one release"
+        )
     out = sets.join(mapped.drop("release_video"), on="image", how="left", maintain_order="left")
     counts = mapped.group_by("data_type", "match", maintain_order=True).len().sort("data_type", "match")
     notes.insert(0, "images mapped: " + "; ".join(f"{d} {m}: {n}" for d, m, n in counts.iter_rows()))
-    return out.select("experiment", "target", "split", "image", "event", "data_type", "video_id", "frame_index", "match"), notes
+    return out.select(
+        "experiment", "target", "split", "image", "event", "data_type", "video_id", "frame_index", "match"
+    ), notes
 
 
 def leaks(sets: pl.DataFrame) -> pl.DataFrame:
@@ -246,19 +310,35 @@ def leaks(sets: pl.DataFrame) -> pl.DataFrame:
         train, val = g.filter(pl.col("split") == "train"), g.filter(pl.col("split") == "val")
         train_videos = set(train["video_id"].drop_nulls())
         train_frames = set(train.filter(pl.col("frame_index").is_not_null()).select("video_id", "frame_index").rows())
-        rows.append({
-            "experiment": experiment, "target": target, "n_train": len(train), "n_val": len(val),
-            "rated_in_train": int((train["data_type"] == "eval").sum()),
-            "val_sharing_video": int(val["video_id"].is_in(list(train_videos)).sum()),
-            "val_in_train": sum((v, f) in train_frames for v, f in val.select("video_id", "frame_index").rows()),
-        })
-    return pl.DataFrame(rows, schema={"experiment": pl.Utf8, "target": pl.Utf8, "n_train": pl.Int64, "n_val": pl.Int64,
-                                      "rated_in_train": pl.Int64, "val_sharing_video": pl.Int64,
-                                      "val_in_train": pl.Int64}).sort("experiment", "target", nulls_last=False)
+        rows.append(
+            {
+                "experiment": experiment,
+                "target": target,
+                "n_train": len(train),
+                "n_val": len(val),
+                "rated_in_train": int((train["data_type"] == "eval").sum()),
+                "val_sharing_video": int(val["video_id"].is_in(list(train_videos)).sum()),
+                "val_in_train": sum((v, f) in train_frames for v, f in val.select("video_id", "frame_index").rows()),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "experiment": pl.Utf8,
+            "target": pl.Utf8,
+            "n_train": pl.Int64,
+            "n_val": pl.Int64,
+            "rated_in_train": pl.Int64,
+            "val_sharing_video": pl.Int64,
+            "val_in_train": pl.Int64,
+        },
+    ).sort("experiment", "target", nulls_last=False)
 
 
 def leak_sentence(rec: Mapping) -> str:
     name = "Table 1" if rec["experiment"] == "table1" else f"Table 3 (target {rec['target']})"
-    return (f"{name}: {rec['n_train']} training and {rec['n_val']} evaluation images; {rec['rated_in_train']} training "
-            f"images are rated eval images of the release, {rec['val_sharing_video']} of {rec['n_val']} evaluation "
-            f"images share a video with a training image")
+    return (
+        f"{name}: {rec['n_train']} training and {rec['n_val']} evaluation images; {rec['rated_in_train']} training "
+        f"images are rated eval images of the release, {rec['val_sharing_video']} of {rec['n_val']} evaluation "
+        f"images share a video with a training image"
+    )

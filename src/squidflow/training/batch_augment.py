@@ -74,7 +74,7 @@ class _PerImageParameters(torch.nn.Module):
         params = self.draw(x)
         if x.device.type != "cpu":
             return self.apply(x, params)
-        return torch.cat([self.apply(x[i:i + 1], params[i:i + 1]) for i in range(len(x))])
+        return torch.cat([self.apply(x[i : i + 1], params[i : i + 1]) for i in range(len(x))])
 
 
 class BatchPhotometric(_PerImageParameters):
@@ -91,21 +91,34 @@ class BatchPhotometric(_PerImageParameters):
         out = []
         for i in range(len(x)):
             d = self.jitter.make_params([x[i]])
-            out.append({"jitter": [(self.OPS[int(k)], d[f"{self.OPS[int(k)]}_factor"]) for k in d["fn_idx"]],
-                        "solarize": bool(torch.rand(1) < self.solarize.p),
-                        "posterize": bool(torch.rand(1) < self.posterize.p)})
+            out.append(
+                {
+                    "jitter": [(self.OPS[int(k)], d[f"{self.OPS[int(k)]}_factor"]) for k in d["fn_idx"]],
+                    "solarize": bool(torch.rand(1) < self.solarize.p),
+                    "posterize": bool(torch.rand(1) < self.posterize.p),
+                }
+            )
         return out
 
     def apply(self, x: torch.Tensor, params: list) -> torch.Tensor:
         n = len(x)
         for step in range(4):
             ops = [p["jitter"][step][0] for p in params]
-            x = _apply_grouped(x, ops, [p["jitter"][step][1] for p in params],
-                               lambda op, imgs, fs: self.FUNCS[op](imgs, fs))
-        x = _apply_grouped(x, ["s" if p["solarize"] else None for p in params], [self.solarize.threshold] * n,
-                           lambda op, imgs, ts: solarize(imgs, ts))
-        return _apply_grouped(x, ["p" if p["posterize"] else None for p in params], [self.posterize.bits] * n,
-                              lambda op, imgs, bs: posterize(imgs, bs))
+            x = _apply_grouped(
+                x, ops, [p["jitter"][step][1] for p in params], lambda op, imgs, fs: self.FUNCS[op](imgs, fs)
+            )
+        x = _apply_grouped(
+            x,
+            ["s" if p["solarize"] else None for p in params],
+            [self.solarize.threshold] * n,
+            lambda op, imgs, ts: solarize(imgs, ts),
+        )
+        return _apply_grouped(
+            x,
+            ["p" if p["posterize"] else None for p in params],
+            [self.posterize.bits] * n,
+            lambda op, imgs, bs: posterize(imgs, bs),
+        )
 
 
 class BatchErasingBlur(_PerImageParameters):
@@ -226,8 +239,10 @@ class BatchAugMix(_PerImageParameters):
         if name in ("ShearX", "ShearY"):
             from torchvision.transforms.v2.functional._geometry import _get_inverse_affine_matrix
 
-            shear = [[math.degrees(math.atan(m)), 0.0] if name == "ShearX" else [0.0, math.degrees(math.atan(m))]
-                     for m in mags]
+            shear = [
+                [math.degrees(math.atan(m)), 0.0] if name == "ShearX" else [0.0, math.degrees(math.atan(m))]
+                for m in mags
+            ]
             centre = [-w * 0.5, -h * 0.5]  # torchvision's center=[0, 0] relative to the image centre
             return affine(x, [_get_inverse_affine_matrix(centre, 0.0, [0.0, 0.0], 1.0, s) for s in shear])
         if name == "Rotate":
@@ -257,8 +272,9 @@ class BatchAugMix(_PerImageParameters):
         raise ValueError(f"AugMix op {name!r} has no batched version")
 
 
-def build_batch_augmentation(method: str, size: int = 256,
-                             geometry: str = "whole_frame") -> tuple[torch.nn.Module | None, torch.nn.Module | None]:
+def build_batch_augmentation(
+    method: str, size: int = 256, geometry: str = "whole_frame"
+) -> tuple[torch.nn.Module | None, torch.nn.Module | None]:
     """(per-image part, per-batch part) of the method's D.1 augmentation.
 
     The per-image part runs in the DataLoader on each cached image (only GA's and AU's perspective + crop from the

@@ -106,7 +106,7 @@ def _hue_opencv(x: torch.Tensor, f: list[float]) -> torch.Tensor:
 
     out = []
     for i, shift in enumerate(f):
-        hsv = cv2.cvtColor(cv2.merge(_planes(x[i:i + 1])), cv2.COLOR_RGB2HSV_FULL)
+        hsv = cv2.cvtColor(cv2.merge(_planes(x[i : i + 1])), cv2.COLOR_RGB2HSV_FULL)
         hsv[..., 0] += np.array(shift * 255).astype(np.uint8)  # PIL's rule: a uint8 shift, wrapping around
         out.append(_from_planes(cv2.split(cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB_FULL))))
     return torch.cat(out)
@@ -168,10 +168,23 @@ def affine(x: torch.Tensor, matrices: list[list[float]]) -> torch.Tensor:
 
         t = matrices[0]
         cx, cy = (w - 1) * 0.5, (h - 1) * 0.5  # pixel index = centred coordinate + (size - 1) / 2
-        m = np.array([[t[0], t[1], t[2] - t[0] * cx - t[1] * cy + cx],
-                      [t[3], t[4], t[5] - t[3] * cx - t[4] * cy + cy]], dtype=np.float64)
-        return _from_planes([cv2.warpAffine(p, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                            borderMode=cv2.BORDER_CONSTANT, borderValue=0) for p in _planes(x)])
+        m = np.array(
+            [[t[0], t[1], t[2] - t[0] * cx - t[1] * cy + cx], [t[3], t[4], t[5] - t[3] * cx - t[4] * cy + cy]],
+            dtype=np.float64,
+        )
+        return _from_planes(
+            [
+                cv2.warpAffine(
+                    p,
+                    m,
+                    (w, h),
+                    flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                    borderMode=cv2.BORDER_CONSTANT,
+                    borderValue=0,
+                )
+                for p in _planes(x)
+            ]
+        )
     theta = torch.tensor(matrices, dtype=torch.float32).view(n, 2, 3).to(x.device, non_blocking=True)
     xs = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w, device=x.device)
     ys = torch.linspace((1.0 - h) * 0.5, (h - 1.0) * 0.5, steps=h, device=x.device)
@@ -230,8 +243,9 @@ def translate(x: torch.Tensor, shifts: list[tuple[int, int]]) -> torch.Tensor:
     for i, (dx, dy) in enumerate(shifts):
         if abs(dx) >= w or abs(dy) >= h:
             continue
-        out[i, :, max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = \
-            x[i, :, max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)]
+        out[i, :, max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)] = x[
+            i, :, max(-dy, 0) : h + min(-dy, 0), max(-dx, 0) : w + min(-dx, 0)
+        ]
     return out
 
 
@@ -243,7 +257,7 @@ def erase(x: torch.Tensor, boxes: list[tuple[int, int, int, int]]) -> torch.Tens
         if height == 0 or width == 0:
             return x
         out = x.clone()
-        out[..., top:top + height, left:left + width] = 0
+        out[..., top : top + height, left : left + width] = 0
         return out
     b = torch.tensor(boxes, dtype=torch.int64).view(n, 4).to(x.device, non_blocking=True)
     top, left = b[:, 0].view(n, 1, 1), b[:, 1].view(n, 1, 1)
@@ -264,18 +278,18 @@ def gaussian_blur(x: torch.Tensor, kernel_size, sigmas: list) -> torch.Tensor:
         ax, ay = _gaussian_kernel1d(kx, sigmas[0][0]).tolist(), _gaussian_kernel1d(ky, sigmas[0][1]).tolist()
         rows = p[..., 0:w] * ax[0]
         for i in range(1, kx):
-            rows.add_(p[..., i:i + w], alpha=ax[i])
+            rows.add_(p[..., i : i + w], alpha=ax[i])
         out = rows[..., 0:h, :] * ay[0]
         for j in range(1, ky):
-            out.add_(rows[..., j:j + h, :], alpha=ay[j])
+            out.add_(rows[..., j : j + h, :], alpha=ay[j])
         return out.round_().clamp_(0, 255).to(torch.uint8)
     wx = torch.stack([_gaussian_kernel1d(kx, s[0]) for s in sigmas]).to(x.device, non_blocking=True)
     wy = torch.stack([_gaussian_kernel1d(ky, s[1]) for s in sigmas]).to(x.device, non_blocking=True)
     p = pad(x.float(), [kx // 2, kx // 2, ky // 2, ky // 2], mode="reflect")
     rows = p[..., 0:w] * wx[:, 0].view(n, 1, 1, 1)
     for i in range(1, kx):
-        rows.add_(p[..., i:i + w] * wx[:, i].view(n, 1, 1, 1))
+        rows.add_(p[..., i : i + w] * wx[:, i].view(n, 1, 1, 1))
     out = rows[..., 0:h, :] * wy[:, 0].view(n, 1, 1, 1)
     for j in range(1, ky):
-        out.add_(rows[..., j:j + h, :] * wy[:, j].view(n, 1, 1, 1))
+        out.add_(rows[..., j : j + h, :] * wy[:, j].view(n, 1, 1, 1))
     return out.round_().clamp_(0, 255).to(torch.uint8)

@@ -85,8 +85,10 @@ def open_cache(npy_path: str | os.PathLike) -> np.ndarray:
     """The cache as a read-only memory map of shape (N, 3, H, W)."""
     array = np.load(npy_path, mmap_mode="r")
     if array.ndim != 4 or array.shape[1] != 3 or array.dtype != np.uint8:
-        raise ValueError(f"{npy_path}: expected an (N, 3, H, W) uint8 image cache, found {array.shape} {array.dtype}; "
-                         "delete it and rerun snakemake (rule make_training_cache)")
+        raise ValueError(
+            f"{npy_path}: expected an (N, 3, H, W) uint8 image cache, found {array.shape} {array.dtype}; "
+            "delete it and rerun snakemake (rule make_training_cache)"
+        )
     return array
 
 
@@ -112,24 +114,34 @@ def build_frame_cache(images: pl.DataFrame, npy_path: str | os.PathLike, short: 
     raw = npy_path.with_name(npy_path.name + ".part")
     try:
         with open(raw, "wb") as fh:
-            for pos, image in tqdm(iter_images(images), total=len(images), desc=f"frames {npy_path.name}", mininterval=5):
+            for pos, image in tqdm(
+                iter_images(images), total=len(images), desc=f"frames {npy_path.name}", mininterval=5
+            ):
                 frame = np.ascontiguousarray(resize_short_side(image, short))
                 fh.write(frame.tobytes())
-                index.append({"row": int(images["row"][pos]), "offset": offset, "height": frame.shape[1],
-                              "width": frame.shape[2]})
+                index.append(
+                    {
+                        "row": int(images["row"][pos]),
+                        "offset": offset,
+                        "height": frame.shape[1],
+                        "width": frame.shape[2],
+                    }
+                )
                 offset += frame.size
         with atomic_path(npy_path) as tmp:
             array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(offset,))
             if offset:
                 source = np.memmap(raw, dtype=np.uint8, mode="r")
                 for start in range(0, offset, 1 << 28):  # copy in 256 MB pieces, never the whole file in memory
-                    array[start:start + (1 << 28)] = source[start:start + (1 << 28)]
+                    array[start : start + (1 << 28)] = source[start : start + (1 << 28)]
                 del source
             array.flush()
             del array
     finally:
         raw.unlink(missing_ok=True)
-    log.info("cached %d whole frames at a %d-px short side (%.1f MB) into %s", len(index), short, offset / 1e6, npy_path)
+    log.info(
+        "cached %d whole frames at a %d-px short side (%.1f MB) into %s", len(index), short, offset / 1e6, npy_path
+    )
     return pl.DataFrame(index, schema={"row": pl.Int64, "offset": pl.Int64, "height": pl.Int64, "width": pl.Int64})
 
 
@@ -150,11 +162,13 @@ class FrameCache:
 
     def __getitem__(self, row: int) -> np.ndarray:
         if not 0 <= row < len(self.offset) or self.offset[row] < 0:
-            raise KeyError(f"{self.where}: pool row {row} has no whole frame (only the SD training split is cached "
-                           "for GA and AU); delete the frame cache and rerun snakemake (rule make_training_frames)")
+            raise KeyError(
+                f"{self.where}: pool row {row} has no whole frame (only the SD training split is cached "
+                "for GA and AU); delete the frame cache and rerun snakemake (rule make_training_frames)"
+            )
         h, w = self.shape[row]
         start = self.offset[row]
-        return self.buffer[start:start + 3 * h * w].reshape(3, h, w)
+        return self.buffer[start : start + 3 * h * w].reshape(3, h, w)
 
 
 def open_frame_cache(npy_path: str | os.PathLike, index: pl.DataFrame) -> FrameCache:
@@ -162,6 +176,8 @@ def open_frame_cache(npy_path: str | os.PathLike, index: pl.DataFrame) -> FrameC
     buffer = np.load(npy_path, mmap_mode="r")
     need = int((index["offset"] + 3 * index["height"] * index["width"]).max()) if len(index) else 0
     if buffer.ndim != 1 or buffer.dtype != np.uint8 or len(buffer) < need:
-        raise ValueError(f"{npy_path}: expected a flat uint8 frame cache of at least {need} bytes, found {buffer.shape} "
-                         f"{buffer.dtype}; delete it and rerun snakemake (rule make_training_frames)")
+        raise ValueError(
+            f"{npy_path}: expected a flat uint8 frame cache of at least {need} bytes, found {buffer.shape} "
+            f"{buffer.dtype}; delete it and rerun snakemake (rule make_training_frames)"
+        )
     return FrameCache(buffer, index, str(npy_path))

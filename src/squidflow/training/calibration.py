@@ -55,8 +55,9 @@ def binary_calibration_error(confidence: np.ndarray, target: np.ndarray, n_bins:
     return binned_gap(confidence, target, n_bins)
 
 
-def authors_calibration_error(probs: np.ndarray, labels: np.ndarray, *, n_bins: int = 5, batch_size: int = 16,
-                              seed: int = 0) -> float:
+def authors_calibration_error(
+    probs: np.ndarray, labels: np.ndarray, *, n_bins: int = 5, batch_size: int = 16, seed: int = 0
+) -> float:
     """The "ECE" of the SQUID-E authors' code: `torchmetrics.functional.calibration_error(confidence, y, n_bins=5)`
     (torchmetrics 0.8.2, experiments/setup_alt.py) with confidence = softmax probability of class 0
     (models/rn_model.py lines 57 and 71, conf_index 0 from train_uq.py line 157) against the 0/1 label, averaged over
@@ -71,8 +72,10 @@ def authors_calibration_error(probs: np.ndarray, labels: np.ndarray, *, n_bins: 
     if len(labels) == 0:
         return float("nan")
     order = np.random.default_rng(seed).permutation(len(labels))
-    values = [binary_calibration_error(probs[idx, 0], labels[idx], n_bins)
-              for idx in (order[i:i + batch_size] for i in range(0, len(order), batch_size))]
+    values = [
+        binary_calibration_error(probs[idx, 0], labels[idx], n_bins)
+        for idx in (order[i : i + batch_size] for i in range(0, len(order), batch_size))
+    ]
     return float(np.mean(values))
 
 
@@ -116,7 +119,8 @@ def run_metrics(
     out["se_acc"] = accuracy(probs[se], labels[se])
     out["huj_mse"] = huj_mse(probs[judged, 1], human_mean[judged])
     out["ece"] = expected_calibration_error(probs[se], labels[se], ece_bins)
-    out["ece_authors"] = authors_calibration_error(probs[se], labels[se], n_bins=authors_ece_bins,
-                                                   batch_size=authors_ece_batch, seed=seed)
+    out["ece_authors"] = authors_calibration_error(
+        probs[se], labels[se], n_bins=authors_ece_bins, batch_size=authors_ece_batch, seed=seed
+    )
     out["kl"] = bernoulli_kl(probs[judged, 1], human_mean[judged], kl_eps)
     return out

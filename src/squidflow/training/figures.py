@@ -39,10 +39,18 @@ def table1_series(runs: pl.DataFrame, order: list[str]) -> pl.DataFrame:
         for b in CERTAINTY_BINS:
             v = runs.filter((pl.col("method") == method) & (pl.col("metric") == f"acc_{b}"))["value"].to_numpy()
             v = v[~np.isnan(v)]
-            rows.append({"method": method, "bin": b, "mean": float(v.mean()) if len(v) else float("nan"),
-                         "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0, "n_seeds": len(v)})
-    return pl.DataFrame(rows, schema={"method": pl.Utf8, "bin": pl.Utf8, "mean": pl.Float64, "std": pl.Float64,
-                                      "n_seeds": pl.Int64})
+            rows.append(
+                {
+                    "method": method,
+                    "bin": b,
+                    "mean": float(v.mean()) if len(v) else float("nan"),
+                    "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+                    "n_seeds": len(v),
+                }
+            )
+    return pl.DataFrame(
+        rows, schema={"method": pl.Utf8, "bin": pl.Utf8, "mean": pl.Float64, "std": pl.Float64, "n_seeds": pl.Int64}
+    )
 
 
 def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str, backbone: str | None = None) -> pl.DataFrame:
@@ -65,7 +73,9 @@ def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str, backbone
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8, loc="lower right", ncol=2)
     fig.tight_layout()
-    save(fig, path, title=title, description="accuracy per certainty bin, mean and ± 1 sd over seeds, one line per model")
+    save(
+        fig, path, title=title, description="accuracy per certainty bin, mean and ± 1 sd over seeds, one line per model"
+    )
     return series
 
 
@@ -87,18 +97,31 @@ def reliability_bins(predictions: pl.DataFrame) -> pl.DataFrame:
         for b in CERTAINTY_BINS:
             m = bins == b
             t = top_bins == b
-            rows.append({
-                "train_set": train_set, "bin": b,
-                "n_human": int(m.sum()),
-                "confidence": float(p_target[judged][m].mean()) if m.any() else float("nan"),
-                "human": float(human[judged][m].mean() / 100) if m.any() else float("nan"),
-                "n_top": int(t.sum()),
-                "top_confidence": float(top[t].mean()) if t.any() else float("nan"),
-                "accuracy": float(correct[t].mean()) if t.any() else float("nan"),
-            })
-    return pl.DataFrame(rows, schema={"train_set": pl.Utf8, "bin": pl.Utf8, "n_human": pl.Int64,
-                                      "confidence": pl.Float64, "human": pl.Float64, "n_top": pl.Int64,
-                                      "top_confidence": pl.Float64, "accuracy": pl.Float64})
+            rows.append(
+                {
+                    "train_set": train_set,
+                    "bin": b,
+                    "n_human": int(m.sum()),
+                    "confidence": float(p_target[judged][m].mean()) if m.any() else float("nan"),
+                    "human": float(human[judged][m].mean() / 100) if m.any() else float("nan"),
+                    "n_top": int(t.sum()),
+                    "top_confidence": float(top[t].mean()) if t.any() else float("nan"),
+                    "accuracy": float(correct[t].mean()) if t.any() else float("nan"),
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "train_set": pl.Utf8,
+            "bin": pl.Utf8,
+            "n_human": pl.Int64,
+            "confidence": pl.Float64,
+            "human": pl.Float64,
+            "n_top": pl.Int64,
+            "top_confidence": pl.Float64,
+            "accuracy": pl.Float64,
+        },
+    )
 
 
 def reliability_diagram(predictions: pl.DataFrame, path, title: str) -> pl.DataFrame:
@@ -108,18 +131,37 @@ def reliability_diagram(predictions: pl.DataFrame, path, title: str) -> pl.DataF
     points = reliability_bins(predictions)
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), dpi=120)
     panels = (
-        (axes[0], "confidence", "human", "n_human", "model P(target event)", "mean human judgment / 100",
-         "(a) against human judgments"),
-        (axes[1], "top_confidence", "accuracy", "n_top", "model confidence (top label)", "accuracy",
-         "(b) against accuracy"),
+        (
+            axes[0],
+            "confidence",
+            "human",
+            "n_human",
+            "model P(target event)",
+            "mean human judgment / 100",
+            "(a) against human judgments",
+        ),
+        (
+            axes[1],
+            "top_confidence",
+            "accuracy",
+            "n_top",
+            "model confidence (top label)",
+            "accuracy",
+            "(b) against accuracy",
+        ),
     )
     for ax, xcol, ycol, ncol, xlabel, ylabel, name in panels:
         ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect agreement")
         for i, ((train_set,), g) in enumerate(points.group_by(["train_set"], maintain_order=True)):
             g = g.filter(pl.col(ncol) > 0)
             colour, marker = OKABE_ITO[(4 + i) % len(OKABE_ITO)], MARKERS[i % len(MARKERS)]
-            ax.plot(g[xcol], g[ycol], marker=marker, color=colour,
-                    label=f"{TRAIN_SET_LABELS.get(train_set, train_set)} (n={int(g[ncol].sum())})")
+            ax.plot(
+                g[xcol],
+                g[ycol],
+                marker=marker,
+                color=colour,
+                label=f"{TRAIN_SET_LABELS.get(train_set, train_set)} (n={int(g[ncol].sum())})",
+            )
             for x, y, n in g.select(xcol, ycol, ncol).iter_rows():
                 ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7, color=colour)
         ax.set_xlim(0, 1)
@@ -131,7 +173,9 @@ def reliability_diagram(predictions: pl.DataFrame, path, title: str) -> pl.DataF
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    save(fig, path, title=title, description="(a) P(target) against mean human judgment; (b) confidence against accuracy")
+    save(
+        fig, path, title=title, description="(a) P(target) against mean human judgment; (b) confidence against accuracy"
+    )
     return points
 
 
@@ -143,7 +187,11 @@ def pooled_run_predictions(runs: dict[str, pl.DataFrame]) -> pl.DataFrame:
     parts = []
     for path, run in runs.items():
         seed_dir, method_dir, train_dir = Path(path).parent, Path(path).parent.parent, Path(path).parent.parent.parent
-        parts.append(run.with_columns(
-            pl.lit(train_dir.name).alias("train_set"), pl.lit(method_dir.name).alias("method"),
-            pl.lit(int(seed_dir.name.removeprefix("seed"))).alias("seed")))
+        parts.append(
+            run.with_columns(
+                pl.lit(train_dir.name).alias("train_set"),
+                pl.lit(method_dir.name).alias("method"),
+                pl.lit(int(seed_dir.name.removeprefix("seed"))).alias("seed"),
+            )
+        )
     return pl.concat(parts) if parts else pl.DataFrame()

@@ -87,8 +87,9 @@ def relaxed_softmax_logits(outputs: torch.Tensor, scale: str = "raw") -> torch.T
     return outputs[:, :-1] * (extra if scale == "raw" else F.softplus(extra))
 
 
-def relaxed_softmax_loss(outputs: torch.Tensor, targets: torch.Tensor, scale: str = "raw",
-                         smoothing: float = 0.2) -> torch.Tensor:
+def relaxed_softmax_loss(
+    outputs: torch.Tensor, targets: torch.Tensor, scale: str = "raw", smoothing: float = 0.2
+) -> torch.Tensor:
     return F.cross_entropy(relaxed_softmax_logits(outputs, scale), targets, label_smoothing=smoothing)
 
 
@@ -145,6 +146,11 @@ def get_method(name: str, cfg) -> Method:
     if name == "RS":
         if rs_scale not in RS_SCALES:
             raise ValueError(f"training.rs_scale = {rs_scale!r}: expected one of {RS_SCALES}")
-        return Method(name, lambda o, t: relaxed_softmax_loss(o, t, rs_scale, rs_label_smoothing),
-                      probs=lambda o: relaxed_softmax_probs(o, rs_scale), extra_outputs=1, rs_scale=rs_scale)
+        return Method(
+            name,
+            lambda o, t: relaxed_softmax_loss(o, t, rs_scale, rs_label_smoothing),
+            probs=lambda o: relaxed_softmax_probs(o, rs_scale),
+            extra_outputs=1,
+            rs_scale=rs_scale,
+        )
     return Method(name, cross_entropy)

@@ -71,7 +71,8 @@ def sd_pool_from_demo(
     ok = videos.filter(pl.col("status") == "ok").select("video_id", pl.col("path").alias("source_path"))
     video_split = (
         frames.group_by("video_id", maintain_order=True).agg(pl.col("split").mode().sort().first().alias("split"))
-        if len(frames) else pl.DataFrame(schema={"video_id": pl.Utf8, "split": pl.Utf8})
+        if len(frames)
+        else pl.DataFrame(schema={"video_id": pl.Utf8, "split": pl.Utf8})
     )
     clean = (
         truth.filter(pl.col("frame_index") % max(frame_step, 1) == 0)
@@ -121,33 +122,46 @@ def sd_pool_from_standard_data(
     if path.is_dir():
         rows = [
             {"source_path": str(p), "event": event_dir.name}
-            for event_dir in sorted(path.iterdir()) if event_dir.is_dir()
-            for p in sorted(event_dir.rglob("*")) if p.suffix.lower() in IMAGE_SUFFIXES
+            for event_dir in sorted(path.iterdir())
+            if event_dir.is_dir()
+            for p in sorted(event_dir.rglob("*"))
+            if p.suffix.lower() in IMAGE_SUFFIXES
         ]
         df = pl.DataFrame(rows, schema={"source_path": pl.Utf8, "event": pl.Utf8})
     elif path.suffix == ".parquet":
         df = pl.read_parquet(path)
         missing = {"image_path", "event"} - set(df.columns)
         if missing:
-            raise ValueError(f"{path}: standard_data Parquet needs columns image_path and event; missing {sorted(missing)}")
+            raise ValueError(
+                f"{path}: standard_data Parquet needs columns image_path and event; missing {sorted(missing)}"
+            )
         df = df.rename({"image_path": "source_path"})
         base = path.parent
         df = df.with_columns(
-            pl.col("source_path").map_elements(lambda p: p if Path(p).is_absolute() else str(base / p), return_dtype=pl.Utf8)
+            pl.col("source_path").map_elements(
+                lambda p: p if Path(p).is_absolute() else str(base / p), return_dtype=pl.Utf8
+            )
         )
     else:
-        raise ValueError(f"standard_data.path = {str(path)!r}: expected a folder <root>/<event>/*.jpg or a .parquet file")
+        raise ValueError(
+            f"standard_data.path = {str(path)!r}: expected a folder <root>/<event>/*.jpg or a .parquet file"
+        )
     df = df.filter(pl.col("event").is_in(events))
     found = set(df["event"].unique())
     if not set(events) <= found:
-        raise ValueError(f"{path}: no standard images for event(s) {sorted(set(events) - found)}; "
-                         f"add {path}/<event>/*.jpg or rows with that event")
+        raise ValueError(
+            f"{path}: no standard images for event(s) {sorted(set(events) - found)}; "
+            f"add {path}/<event>/*.jpg or rows with that event"
+        )
     if "split" not in df.columns:
         df = df.with_columns(
-            pl.col("source_path").map_elements(lambda p: _hash_split(p, val_fraction), return_dtype=pl.Utf8).alias("split")
+            pl.col("source_path")
+            .map_elements(lambda p: _hash_split(p, val_fraction), return_dtype=pl.Utf8)
+            .alias("split")
         )
     df = df.with_columns(
-        pl.col("source_path").map_elements(lambda p: "sd_" + hashlib.sha1(p.encode()).hexdigest()[:12], return_dtype=pl.Utf8)
+        pl.col("source_path")
+        .map_elements(lambda p: "sd_" + hashlib.sha1(p.encode()).hexdigest()[:12], return_dtype=pl.Utf8)
         .alias("image_id"),
         pl.lit("SD").alias("pool"),
         pl.lit(None, dtype=pl.Utf8).alias("video_id"),
@@ -166,15 +180,25 @@ def pool_images(pool: str, inputs: dict[str, pl.DataFrame], standard_data: dict,
         return se_pool(frames)
     if standard_data["path"]:
         return sd_pool_from_standard_data(
-            standard_data["path"], events=events, max_per_event=standard_data["max_per_event"],
-            val_fraction=standard_data["val_fraction"], seed=training["data_seed"],
+            standard_data["path"],
+            events=events,
+            max_per_event=standard_data["max_per_event"],
+            val_fraction=standard_data["val_fraction"],
+            seed=training["data_seed"],
         )
     if "truth" not in inputs:
-        raise ValueError("standard_data.path is empty, so SD images are the demo videos' clean frames, but "
-                         "results/videos/demo/truth.parquet is not an input; set standard_data.path for non-demo sources")
+        raise ValueError(
+            "standard_data.path is empty, so SD images are the demo videos' clean frames, but "
+            "results/videos/demo/truth.parquet is not an input; set standard_data.path for non-demo sources"
+        )
     return sd_pool_from_demo(
-        inputs["truth"], inputs["videos"], frames, events=events,
-        min_evidence=standard_data["min_evidence"], frame_step=standard_data["frame_step"],
-        max_per_event=standard_data["max_per_event"], val_fraction=standard_data["val_fraction"],
+        inputs["truth"],
+        inputs["videos"],
+        frames,
+        events=events,
+        min_evidence=standard_data["min_evidence"],
+        frame_step=standard_data["frame_step"],
+        max_per_event=standard_data["max_per_event"],
+        val_fraction=standard_data["val_fraction"],
         seed=training["data_seed"],
     )

@@ -35,6 +35,8 @@ from squidflow.training.models import Classifier, load_backbone, set_trainable
 log = logging.getLogger(__name__)
 
 EXPERIMENTS = ("classification", "calibration")
+
+
 def seed_everything(seed: int) -> None:
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)
@@ -124,22 +126,27 @@ def train_run(
         log.info(msg)
 
     n_classes = len(cfg.events) if experiment == "classification" else 2
-    spec: Method = (
-        get_method(method, cfg) if experiment == "calibration" else get_method("BL", cfg)
+    spec: Method = get_method(method, cfg) if experiment == "calibration" else get_method("BL", cfg)
+    per_image, per_batch = (
+        build_batch_augmentation(method, cfg.crop, cfg.augment_geometry)
+        if experiment == "classification"
+        else (None, None)
     )
-    per_image, per_batch = (build_batch_augmentation(method, cfg.crop, cfg.augment_geometry)
-                            if experiment == "classification" else (None, None))
     whole_frames = experiment == "classification" and frame_short_side(method, cfg.crop, cfg.augment_geometry)
     train_caches = caches
     if whole_frames:  # GA/AU start from the whole frame: the training images come from the frame cache
         if f"{train_set}_frames" not in caches:
-            raise ValueError(f"{experiment}/{train_set}/{method}: training.augment_geometry = whole_frame needs the "
-                             f"whole-frame cache of pool {train_set} (rule make_training_frames), not given")
+            raise ValueError(
+                f"{experiment}/{train_set}/{method}: training.augment_geometry = whole_frame needs the "
+                f"whole-frame cache of pool {train_set} (rule make_training_frames), not given"
+            )
         train_caches = {**caches, train_set: caches[f"{train_set}_frames"]}
     train = sets.filter((pl.col("use") == "train") & (pl.col("dataset") == train_set))
     evaluate = _ordered_by_pool(sets.filter(pl.col("use") == "eval"))
     if len(train) == 0:
-        raise ValueError(f"{experiment}/{train_set}: the training set is empty (see results/training/{experiment}/sets.parquet)")
+        raise ValueError(
+            f"{experiment}/{train_set}: the training set is empty (see results/training/{experiment}/sets.parquet)"
+        )
 
     backbone, width = load_backbone(cfg.backbone, cfg.weights)
     model = Classifier(backbone, width, n_classes + spec.extra_outputs, spec.dropout).to(device)
@@ -159,10 +166,12 @@ def train_run(
         pin_memory=device.startswith("cuda"),
         persistent_workers=cfg.num_workers > 0,
     )
-    say(f"{experiment}/{train_set}/{method}/seed{seed}: {len(train)} training images, {len(evaluate)} evaluation "
+    say(
+        f"{experiment}/{train_set}/{method}/seed{seed}: {len(train)} training images, {len(evaluate)} evaluation "
         f"images, backbone {cfg.backbone}, {n_classes} classes, device {device}, amp {use_amp}, trainable {trainable} "
         f"({sum(p.numel() for p in learning)} of {sum(p.numel() for p in model.parameters())} parameters)"
-        + (f", {method} on whole frames" if whole_frames else ""))
+        + (f", {method} on whole frames" if whole_frames else "")
+    )
     for epoch in range(cfg.epochs):
         model.train()
         total, count, wait, start = 0.0, 0, 0.0, time.perf_counter()
@@ -187,8 +196,10 @@ def train_run(
             total += float(loss.detach()) * len(labels)
             count += len(labels)
         elapsed = time.perf_counter() - start
-        say(f"epoch {epoch + 1}/{cfg.epochs}: loss {total / max(count, 1):.4f}, {count / elapsed:.1f} images/s, "
-            f"input wait {100 * wait / elapsed:.1f}% of {elapsed:.1f}s")
+        say(
+            f"epoch {epoch + 1}/{cfg.epochs}: loss {total / max(count, 1):.4f}, {count / elapsed:.1f} images/s, "
+            f"input wait {100 * wait / elapsed:.1f}% of {elapsed:.1f}s"
+        )
 
     probs = predict(model, _dataset(evaluate, caches), spec, cfg, device, mean, std)
     predictions = pl.DataFrame(
@@ -217,8 +228,15 @@ def train_run(
 
 
 @torch.no_grad()
-def predict(model: Classifier, dataset: StackedImages, spec: Method, cfg: TrainConfig, device: str,
-            mean: torch.Tensor, std: torch.Tensor) -> np.ndarray:
+def predict(
+    model: Classifier,
+    dataset: StackedImages,
+    spec: Method,
+    cfg: TrainConfig,
+    device: str,
+    mean: torch.Tensor,
+    std: torch.Tensor,
+) -> np.ndarray:
     """Class probabilities (N, K). MC dropout: features once, then `mc_samples` dropout passes of the head, combined
     by `spec.mc_average` (mean logits then softmax, or mean softmax)."""
     model.eval()
@@ -230,8 +248,9 @@ def predict(model: Classifier, dataset: StackedImages, spec: Method, cfg: TrainC
             features = model.features(normalize(images.to(device), mean, std)).float()
         if spec.mc_samples:
             model.dropout.train()
-            probs = mc_dropout_probs(torch.stack([model.classify(features) for _ in range(spec.mc_samples)]),
-                                     spec.mc_average)
+            probs = mc_dropout_probs(
+                torch.stack([model.classify(features) for _ in range(spec.mc_samples)]), spec.mc_average
+            )
             model.dropout.eval()
         else:
             probs = spec.probs(model.classify(features))

@@ -59,12 +59,16 @@ def screening_notes(judgments: pl.DataFrame, report: pl.DataFrame, scores: pl.Da
         return []
     removed = judgments.filter(pl.col("annotator").is_in(excluded["annotator"].implode()))
     key = ["video_id", "frame_index", "event_prompt", "variant"]
-    both = judgment_means(judgments).join(scores.select(*key, pl.col("people_mean").alias("screened")), on=key, how="left", maintain_order="left")
+    both = judgment_means(judgments).join(
+        scores.select(*key, pl.col("people_mean").alias("screened")), on=key, how="left", maintain_order="left"
+    )
     changed = both.filter(pl.col("screened").is_null() | ((pl.col("people_mean") - pl.col("screened")).abs() > 1e-9))
     who = "; ".join(f"{a} ({', '.join(f) or 'no flag'})" for a, f in excluded.select("annotator", "flags").iter_rows())
-    return [f"the annotator-quality step excludes {len(excluded)} annotator(s): {who}; that removes {len(removed)} of "
-            f"{len(judgments)} judgments and changes the mean of {len(changed)} image/prompt pairs "
-            "(training.human_means: all keeps every judgment, screened drops them)"]
+    return [
+        f"the annotator-quality step excludes {len(excluded)} annotator(s): {who}; that removes {len(removed)} of "
+        f"{len(judgments)} judgments and changes the mean of {len(changed)} image/prompt pairs "
+        "(training.human_means: all keeps every judgment, screened drops them)"
+    ]
 
 
 def human_means(scores: pl.DataFrame, *, variant: str, events: dict | None, candidates: list[str]) -> pl.DataFrame:
@@ -73,7 +77,9 @@ def human_means(scores: pl.DataFrame, *, variant: str, events: dict | None, cand
     return (
         scores.filter(pl.col("variant") == variant)
         .with_columns(
-            pl.col("event_prompt").map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8).alias("prompt_event"),
+            pl.col("event_prompt")
+            .map_elements(lambda p: mapping.get(normalise_event(p)), return_dtype=pl.Utf8)
+            .alias("prompt_event"),
             image_id_expr(),
         )
         .filter(pl.col("prompt_event").is_not_null())
@@ -112,7 +118,12 @@ def authors_images(listed: pl.DataFrame, se: pl.DataFrame, seed: int, what: str,
     lost_frames = int(framed["row"].null_count())
     framed = framed.filter(pl.col("row").is_not_null()).unique("image_id", keep="first", maintain_order=True)
     used = set(framed["image_id"])
-    by_video = listed.filter(pl.col("frame_index").is_null()).group_by("video_id", "event", maintain_order=True).len().sort("video_id", "event")
+    by_video = (
+        listed.filter(pl.col("frame_index").is_null())
+        .group_by("video_id", "event", maintain_order=True)
+        .len()
+        .sort("video_id", "event")
+    )
     parts, lost_videos, short = [framed], 0, 0
     for i, (video, event, k) in enumerate(by_video.iter_rows()):
         frames = pool.filter((pl.col("video_id") == video) & ~pl.col("image_id").is_in(list(used))).sort("frame_index")
@@ -124,9 +135,11 @@ def authors_images(listed: pl.DataFrame, se: pl.DataFrame, seed: int, what: str,
         used |= set(take["image_id"])
         parts.append(take.select(pl.lit(event).alias("event"), "image_id", "pool", "row"))
     if lost_frames or lost_videos or short:
-        notes.append(f"{what}: {lost_frames} framed image(s) and {lost_videos} video-only image(s) of the authors' list "
-                     f"have no frame in the SE pool (video not acquired), {short} video-only image(s) found fewer "
-                     f"frames than listed; {len(listed) - lost_frames - lost_videos - short} of {len(listed)} used")
+        notes.append(
+            f"{what}: {lost_frames} framed image(s) and {lost_videos} video-only image(s) of the authors' list "
+            f"have no frame in the SE pool (video not acquired), {short} video-only image(s) found fewer "
+            f"frames than listed; {len(listed) - lost_frames - lost_videos - short} of {len(listed)} used"
+        )
     return pl.concat(parts).select("image_id", "pool", "row", "event")
 
 
@@ -137,8 +150,10 @@ def _authors_list(authors: pl.DataFrame | None, experiment: str, target: str | N
     if target is not None:
         targets = sorted(set(authors.filter(pl.col("experiment") == experiment)["target"].drop_nulls()))
         if target not in targets:
-            raise ValueError(f"training.calibration.target_event = {target!r}: the authors' Table 3 sets exist for the "
-                             f"targets {targets} (indices_uq.json); pick one of them or set training.sets: clean")
+            raise ValueError(
+                f"training.calibration.target_event = {target!r}: the authors' Table 3 sets exist for the "
+                f"targets {targets} (indices_uq.json); pick one of them or set training.sets: clean"
+            )
         rows = rows.filter(pl.col("target") == target)
     return rows
 
@@ -146,9 +161,11 @@ def _authors_list(authors: pl.DataFrame | None, experiment: str, target: str | N
 def _check_authors_events(authors: pl.DataFrame, events: list[str]) -> None:
     unknown = sorted(set(authors.filter(pl.col("experiment") == "table1")["event"]) - set(events))
     if unknown:
-        raise ValueError(f"training.sets = authors: the authors' images are labelled with the release's event ids "
-                         f"{sorted(set(authors['event']))}, but training.classification.events is {events} "
-                         f"(unknown here: {unknown}); use the release's ids (config/squid-e.yaml) or training.sets: clean")
+        raise ValueError(
+            f"training.sets = authors: the authors' images are labelled with the release's event ids "
+            f"{sorted(set(authors['event']))}, but training.classification.events is {events} "
+            f"(unknown here: {unknown}); use the release's ids (config/squid-e.yaml) or training.sets: clean"
+        )
 
 
 def classification_sets(
@@ -179,7 +196,9 @@ def classification_sets(
     judged = human_means(scores, variant="A", events=event_info, candidates=events)
     if mode == "authors":
         _check_authors_events(authors, events)
-        se_train = authors_images(_authors_list(authors, "table1", None, "train"), se, seed, "SE train (authors)", notes)
+        se_train = authors_images(
+            _authors_list(authors, "table1", None, "train"), se, seed, "SE train (authors)", notes
+        )
         se_eval = authors_images(_authors_list(authors, "table1", None, "val"), se, seed, "SE eval (authors)", notes)
     else:
         se_train = se.filter(pl.col("split") == "train")
@@ -191,23 +210,35 @@ def classification_sets(
     if train_per_event:
         n = min(n, train_per_event)
     if n == 0:
-        raise ValueError(f"classification: no training images for some event of {events} in SD or SE (split=train); "
-                         "check results/dataset/frames.parquet splits and standard_data")
+        raise ValueError(
+            f"classification: no training images for some event of {events} in SD or SE (split=train); "
+            "check results/dataset/frames.parquet splits and standard_data"
+        )
     if train_per_event and n < train_per_event:
-        notes.append(f"training images per event: {n} from each dataset (training.classification.train_per_event = "
-                     f"{train_per_event}; the smaller pool has no more)")
+        notes.append(
+            f"training images per event: {n} from each dataset (training.classification.train_per_event = "
+            f"{train_per_event}; the smaller pool has no more)"
+        )
     parts = []
     for e in events:
-        parts.append(_rows(_sample(sd_train.filter(pl.col("event") == e), n, seed, f"SD train {e}", notes), "train", "SD", label))
-        parts.append(_rows(_sample(se_train.filter(pl.col("event") == e), n, seed, f"SE train {e}", notes), "train", "SE", label))
+        parts.append(
+            _rows(_sample(sd_train.filter(pl.col("event") == e), n, seed, f"SD train {e}", notes), "train", "SD", label)
+        )
+        parts.append(
+            _rows(_sample(se_train.filter(pl.col("event") == e), n, seed, f"SE train {e}", notes), "train", "SE", label)
+        )
         sd_val = sd.filter((pl.col("split") != "train") & (pl.col("event") == e))
         if sd_val_per_event:
             sd_val = _sample(sd_val, sd_val_per_event, seed, f"SD val {e}", notes)
         parts.append(_rows(sd_val, "eval", "SD", label))
-    se_eval = se_eval.join(judged, left_on=["image_id", "event"], right_on=["image_id", "prompt_event"], how="inner", maintain_order="left")
+    se_eval = se_eval.join(
+        judged, left_on=["image_id", "event"], right_on=["image_id", "prompt_event"], how="inner", maintain_order="left"
+    )
     if len(se_eval) == 0:
-        raise ValueError("classification: no SE evaluation frame has a variant A judgment of its own event in "
-                         "results/judgments/image_scores.parquet; Table 1's certainty bins need them")
+        raise ValueError(
+            "classification: no SE evaluation frame has a variant A judgment of its own event in "
+            "results/judgments/image_scores.parquet; Table 1's certainty bins need them"
+        )
     parts.append(_rows(se_eval, "eval", "SE", label, human=True))
     return pl.concat(parts)
 
@@ -219,7 +250,9 @@ def _pick_eval_by_video(candidates: pl.DataFrame, n: int, seed: int) -> pl.DataF
     if len(candidates) <= n:
         return candidates
     videos = (
-        candidates.group_by("video_id", maintain_order=True).len().sort("video_id")
+        candidates.group_by("video_id", maintain_order=True)
+        .len()
+        .sort("video_id")
         .with_columns(pl.int_range(pl.len()).shuffle(seed=seed).alias("_tie"))
         .sort(["len", "_tie"], descending=[True, False])
     )
@@ -229,7 +262,14 @@ def _pick_eval_by_video(candidates: pl.DataFrame, n: int, seed: int) -> pl.DataF
 
 
 def _balanced_train(
-    train: pl.DataFrame, *, target: str, others: list[str], n_target: int, n_other: int, seed: int, what: str,
+    train: pl.DataFrame,
+    *,
+    target: str,
+    others: list[str],
+    n_target: int,
+    n_other: int,
+    seed: int,
+    what: str,
     notes: list[str],
 ) -> pl.DataFrame:
     """`n_target` target images and `n_other` split evenly over `others`; when the data has fewer, both classes shrink
@@ -241,9 +281,11 @@ def _balanced_train(
     if n_t < n_target or per_other * len(others) < n_other:
         k = min(n_t, per_other * len(others)) // len(others)
         n_t, per_other = k * len(others), k
-        notes.append(f"{what}: configured {n_target} target + {n_other} other training images, but only {avail_t} "
-                     f"target and at least {avail_o} per other event are available; balanced to {n_t} + "
-                     f"{per_other * len(others)} ({per_other} per other event)")
+        notes.append(
+            f"{what}: configured {n_target} target + {n_other} other training images, but only {avail_t} "
+            f"target and at least {avail_o} per other event are available; balanced to {n_t} + "
+            f"{per_other * len(others)} ({per_other} per other event)"
+        )
     parts = [_sample(train.filter(pl.col("event") == target), n_t, seed, f"{what} {target}", notes)]
     parts += [_sample(train.filter(pl.col("event") == e), per_other, seed, f"{what} {e}", notes) for e in others]
     return pl.concat(parts)
@@ -281,27 +323,57 @@ def calibration_sets(
         raise ValueError(f"training.calibration: target {target!r} and similar {similar!r} must be two of {events}")
     label = (pl.col("event") == target).cast(pl.Int64)
     others = [e for e in events if e != target]
-    judged = human_means(scores, variant="B", events=event_info, candidates=events).filter(pl.col("prompt_event") == target)
+    judged = human_means(scores, variant="B", events=event_info, candidates=events).filter(
+        pl.col("prompt_event") == target
+    )
     parts = []
     # SD: standard images, split by their own train/val split
-    sd_train = _balanced_train(sd.filter(pl.col("split") == "train"), target=target, others=others,
-                               n_target=train_target, n_other=train_other, seed=seed, what="SD train", notes=notes)
+    sd_train = _balanced_train(
+        sd.filter(pl.col("split") == "train"),
+        target=target,
+        others=others,
+        n_target=train_target,
+        n_other=train_other,
+        seed=seed,
+        what="SD train",
+        notes=notes,
+    )
     parts.append(_rows(sd_train, "train", "SD", label))
     sd_val = sd.filter(pl.col("split") != "train")
-    parts.append(_rows(_sample(sd_val.filter(pl.col("event") == target), val_target, seed, "SD val target", notes), "eval", "SD", label))
-    parts.append(_rows(_sample(sd_val.filter(pl.col("event") == similar), val_similar, seed, "SD val similar", notes), "eval", "SD", label))
+    parts.append(
+        _rows(
+            _sample(sd_val.filter(pl.col("event") == target), val_target, seed, "SD val target", notes),
+            "eval",
+            "SD",
+            label,
+        )
+    )
+    parts.append(
+        _rows(
+            _sample(sd_val.filter(pl.col("event") == similar), val_similar, seed, "SD val similar", notes),
+            "eval",
+            "SD",
+            label,
+        )
+    )
     if mode == "authors":
         _check_authors_events(authors, events)
-        se_train = authors_images(_authors_list(authors, "table3", target, "train"), se, seed, "SE train (authors)", notes)
+        se_train = authors_images(
+            _authors_list(authors, "table3", target, "train"), se, seed, "SE train (authors)", notes
+        )
         se_val = authors_images(_authors_list(authors, "table3", target, "val"), se, seed, "SE eval (authors)", notes)
         se_val = se_val.join(judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left")
         parts.append(_rows(se_train, "train", "SE", label))
         parts.append(_rows(se_val, "eval", "SE", label, human=True))
         return pl.concat(parts)
-    candidates = se.filter(pl.col("split") != "train").join(judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left")
+    candidates = se.filter(pl.col("split") != "train").join(
+        judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left"
+    )
     if len(candidates) == 0:
-        raise ValueError(f"calibration: no SE frame outside the training split has a variant B judgment for the target "
-                         f"event {target!r} in results/judgments/image_scores.parquet; Tables 3 and 9 need them")
+        raise ValueError(
+            f"calibration: no SE frame outside the training split has a variant B judgment for the target "
+            f"event {target!r} in results/judgments/image_scores.parquet; Tables 3 and 9 need them"
+        )
     se_val = []
     for e, n in ((target, val_target), (similar, val_similar)):
         picked = _pick_eval_by_video(candidates.filter(pl.col("event") == e), n, seed)
@@ -310,8 +382,16 @@ def calibration_sets(
         se_val.append(picked)
     se_val = pl.concat(se_val)
     eval_videos = se_val["video_id"].drop_nulls().unique().implode()
-    se_train = _balanced_train(se.filter(~pl.col("video_id").is_in(eval_videos)), target=target, others=others,
-                               n_target=train_target, n_other=train_other, seed=seed, what="SE train", notes=notes)
+    se_train = _balanced_train(
+        se.filter(~pl.col("video_id").is_in(eval_videos)),
+        target=target,
+        others=others,
+        n_target=train_target,
+        n_other=train_other,
+        seed=seed,
+        what="SE train",
+        notes=notes,
+    )
     parts.append(_rows(se_train, "train", "SE", label))
     parts.append(_rows(se_val, "eval", "SE", label, human=True))
     return pl.concat(parts)
@@ -340,30 +420,66 @@ def experiment_sets(
     if experiment == "classification":
         c = training["classification"]
         return classification_sets(
-            sd, se, scores, events=list(c["events"]), event_info=events, train_per_event=c["train_per_event"],
-            sd_val_per_event=c["sd_val_per_event"], seed=seed, mode=mode, authors=authors, notes=notes,
+            sd,
+            se,
+            scores,
+            events=list(c["events"]),
+            event_info=events,
+            train_per_event=c["train_per_event"],
+            sd_val_per_event=c["sd_val_per_event"],
+            seed=seed,
+            mode=mode,
+            authors=authors,
+            notes=notes,
         )
     if experiment == "calibration":
         c = training["calibration"]
         return calibration_sets(
-            sd, se, scores, events=list(training["classification"]["events"]), target=c["target_event"],
-            similar=c["similar_event"], event_info=events, train_target=c["train_target"], train_other=c["train_other"],
-            val_target=c["val_target"], val_similar=c["val_similar"], seed=seed, mode=mode, authors=authors,
+            sd,
+            se,
+            scores,
+            events=list(training["classification"]["events"]),
+            target=c["target_event"],
+            similar=c["similar_event"],
+            event_info=events,
+            train_target=c["train_target"],
+            train_other=c["train_other"],
+            val_target=c["val_target"],
+            val_similar=c["val_similar"],
+            seed=seed,
+            mode=mode,
+            authors=authors,
             notes=notes,
         )
     raise ValueError(f"unknown experiment {experiment!r}; expected classification or calibration")
 
 
-def sets_summary(sets: pl.DataFrame, *, experiment: str, mode: str, human_means: str, notes: list[str],
-                 leaks: list[dict] | None = None) -> dict:
+def sets_summary(
+    sets: pl.DataFrame,
+    *,
+    experiment: str,
+    mode: str,
+    human_means: str,
+    notes: list[str],
+    leaks: list[dict] | None = None,
+) -> dict:
     """What the tables' captions say about an experiment's sets: the choice, the sizes per set and class, the notes
     (anything that differs from the configuration) and, for the authors' sets, their leaks."""
     counts = (
-        sets.group_by("use", "dataset", "label", maintain_order=True).len().sort("use", "dataset", "label")
-        .rename({"len": "n"}).to_dicts()
+        sets.group_by("use", "dataset", "label", maintain_order=True)
+        .len()
+        .sort("use", "dataset", "label")
+        .rename({"len": "n"})
+        .to_dicts()
     )
-    return {"experiment": experiment, "sets": mode, "human_means": human_means, "counts": counts,
-            "notes": list(notes), "leaks": list(leaks or [])}
+    return {
+        "experiment": experiment,
+        "sets": mode,
+        "human_means": human_means,
+        "counts": counts,
+        "notes": list(notes),
+        "leaks": list(leaks or []),
+    }
 
 
 def experiment_sets_with_summary(
@@ -385,7 +501,9 @@ def experiment_sets_with_summary(
 
     means_choice = training["human_means"]
     if means_choice not in HUMAN_MEANS:
-        raise ValueError(f"training.human_means = {means_choice!r}: expected one of {HUMAN_MEANS} (or auto in the config)")
+        raise ValueError(
+            f"training.human_means = {means_choice!r}: expected one of {HUMAN_MEANS} (or auto in the config)"
+        )
     notes = screening_notes(judgments, report, scores)
     means = judgment_means(judgments) if means_choice == "all" else scores
     sets = experiment_sets(experiment, sd, se, means, training, events, authors=authors, notes=notes)
@@ -394,8 +512,11 @@ def experiment_sets_with_summary(
     if mode == "authors" and authors is not None:
         name = "table1" if experiment == "classification" else "table3"
         target = None if experiment == "classification" else training["calibration"]["target_event"]
-        wanted = authors.filter((pl.col("experiment") == name)
-                                & (pl.col("target").is_null() if target is None else pl.col("target") == target))
+        wanted = authors.filter(
+            (pl.col("experiment") == name)
+            & (pl.col("target").is_null() if target is None else pl.col("target") == target)
+        )
         leak_rows = [{**rec, "sentence": leak_sentence(rec)} for rec in leaks(wanted).iter_rows(named=True)]
-    return sets, sets_summary(sets, experiment=experiment, mode=mode, human_means=means_choice, notes=notes,
-                              leaks=leak_rows)
+    return sets, sets_summary(
+        sets, experiment=experiment, mode=mode, human_means=means_choice, notes=notes, leaks=leak_rows
+    )

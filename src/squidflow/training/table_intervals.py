@@ -109,8 +109,10 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 def ratio(num: np.ndarray, den: np.ndarray) -> Stat:
     """Σ num / Σ den over the resampled images (nan where Σ den = 0). Its `weighted` form takes the (B, U) bootstrap
     counts instead of the index (the same values, by one matrix product)."""
+
     def stat(idx: np.ndarray) -> np.ndarray:
         return _divide(num[idx].sum(axis=1), den[idx].sum(axis=1))
+
     stat.weighted = lambda w: _divide(w @ num, w @ den)
     return stat
 
@@ -123,12 +125,14 @@ def resampled_binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np
 
     def stat(idx: np.ndarray) -> np.ndarray:
         return _divide(sum(np.abs(p[idx].sum(axis=1)) for p in parts), weight[idx].sum(axis=1))
+
     stat.weighted = lambda w: _divide(np.abs(w @ np.stack(parts, axis=1)).sum(axis=1), w @ weight)
     return stat
 
 
-def authors_gap(p0: np.ndarray, label: np.ndarray, weight: np.ndarray, *, n_bins: int, batch_size: int,
-                seed: int) -> Stat:
+def authors_gap(
+    p0: np.ndarray, label: np.ndarray, weight: np.ndarray, *, n_bins: int, batch_size: int, seed: int
+) -> Stat:
     """The authors' ECE (calibration.authors_calibration_error) of a resample: its images in a fixed shuffled order
     (the permutation of the run's seed), batches of `batch_size`, each batch's binary binned gap, mean over batches."""
     u = len(p0)
@@ -153,11 +157,21 @@ def authors_gap(p0: np.ndarray, label: np.ndarray, weight: np.ndarray, *, n_bins
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per_batch, axis=1)
+
     return stat
 
 
-def metric_stat(metric: str, sd: RunImages | None, se: RunImages | None, *, ece_bins: int, kl_eps: float,
-                authors_ece_bins: int, authors_ece_batch: int, seed: int) -> tuple[str, Stat] | None:
+def metric_stat(
+    metric: str,
+    sd: RunImages | None,
+    se: RunImages | None,
+    *,
+    ece_bins: int,
+    kl_eps: float,
+    authors_ece_bins: int,
+    authors_ece_batch: int,
+    seed: int,
+) -> tuple[str, Stat] | None:
     """(evaluation set, statistic) of one run_metrics measure; None where the run has no such images."""
     if metric == "sd_acc":
         return None if sd is None else ("SD", ratio(sd.correct * sd.present, sd.present))
@@ -178,24 +192,29 @@ def metric_stat(metric: str, sd: RunImages | None, se: RunImages | None, *, ece_
     if metric == "ece":
         return "SE", resampled_binned_gap(se.confidence, se.correct, se.present, ece_bins)
     if metric == "ece_authors":
-        return "SE", authors_gap(se.p0, se.label, se.present, n_bins=authors_ece_bins, batch_size=authors_ece_batch,
-                                 seed=seed)
+        return "SE", authors_gap(
+            se.p0, se.label, se.present, n_bins=authors_ece_bins, batch_size=authors_ece_batch, seed=seed
+        )
     raise ValueError(f"no resampled form of the measure {metric!r}")
 
 
 def seed_mean(stats: list[Stat]) -> Stat:
     """The mean over seeds of the seeds' statistics on the same resampled images (a seed's nan is left out)."""
+
     def stat(idx: np.ndarray) -> np.ndarray:
         values = np.stack([s(idx) for s in stats])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every seed is undefined: nan
             return np.nanmean(values, axis=0)
+
     if all(hasattr(s, "weighted") for s in stats):
+
         def weighted(w: np.ndarray) -> np.ndarray:
             values = np.stack([s.weighted(w) for s in stats])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 return np.nanmean(values, axis=0)
+
         stat.weighted = weighted
     return stat
 
@@ -220,13 +239,19 @@ def add_intervals(
     grouped (Tables 3, 9): the baseline is the first of `method_order` within each training set; otherwise (Table 1)
     the first row of the table's method order, whatever its training set (every method sees the same images)."""
     ids = image_lists(runs)
-    index = {s: image_resamples(len(v), IntervalConfig(cfg.level, cfg.resamples, cfg.seed + k, cfg.method))
-             for k, (s, v) in enumerate(sorted(ids.items()))}
+    index = {
+        s: image_resamples(len(v), IntervalConfig(cfg.level, cfg.resamples, cfg.seed + k, cfg.method))
+        for k, (s, v) in enumerate(sorted(ids.items()))
+    }
     by_cell: dict[tuple[str, str], list[tuple[int, pl.DataFrame]]] = {}
     for (train_set, method, seed), run in runs.items():
         by_cell.setdefault((train_set, method), []).append((seed, run))
-    options = {"ece_bins": ece_bins, "kl_eps": kl_eps, "authors_ece_bins": authors_ece_bins,
-               "authors_ece_batch": authors_ece_batch}
+    options = {
+        "ece_bins": ece_bins,
+        "kl_eps": kl_eps,
+        "authors_ece_bins": authors_ece_bins,
+        "authors_ece_batch": authors_ece_batch,
+    }
     cells = _cell_stats(by_cell, ids, metrics, options)
     baseline_of = _baselines(by_cell, method_order, grouped)
     replicated = _Replicates(cells, ids, index)
@@ -240,28 +265,34 @@ def add_intervals(
             compare = base_key[:2] != (r["train_set"], r["method"]) and base_key in cells
             extra.update(_row_intervals(key, base_key if compare else None, replicated, cfg))
         rows.append({**r, **extra})
-    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(EXTRA, pl.Float64),
-                                     "interval_method": pl.Utf8})
+    out = pl.DataFrame(rows, schema={**table.schema, **dict.fromkeys(EXTRA, pl.Float64), "interval_method": pl.Utf8})
     return with_holm(out, grouped)
 
 
-def _cell_stats(by_cell: Mapping[tuple[str, str], list[tuple[int, pl.DataFrame]]], ids: Mapping[str, list],
-                metrics: Sequence[str], options: Mapping) -> dict[tuple[str, str, str], tuple[str, Stat]]:
+def _cell_stats(
+    by_cell: Mapping[tuple[str, str], list[tuple[int, pl.DataFrame]]],
+    ids: Mapping[str, list],
+    metrics: Sequence[str],
+    options: Mapping,
+) -> dict[tuple[str, str, str], tuple[str, Stat]]:
     """(train_set, method, metric) -> (the evaluation set it is measured on, the seed mean of its statistic)."""
     cells: dict[tuple[str, str, str], tuple[str, Stat]] = {}
     for (train_set, method), seeds in by_cell.items():
         images = [{s: run_images(run, s, ids[s]) for s in ids} for _, run in seeds]
         for metric in metrics:
-            found = [metric_stat(metric, im.get("SD"), im.get("SE"), seed=seed, **options)
-                     for (seed, _), im in zip(seeds, images, strict=True)]
+            found = [
+                metric_stat(metric, im.get("SD"), im.get("SE"), seed=seed, **options)
+                for (seed, _), im in zip(seeds, images, strict=True)
+            ]
             found = [f for f in found if f is not None]
             if found:
                 cells[(train_set, method, metric)] = (found[0][0], seed_mean([f[1] for f in found]))
     return cells
 
 
-def _baselines(by_cell: Mapping[tuple[str, str], list], method_order: Sequence[str],
-               grouped: bool) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+def _baselines(
+    by_cell: Mapping[tuple[str, str], list], method_order: Sequence[str], grouped: bool
+) -> dict[tuple[str, str], tuple[str | None, str | None]]:
     """(train_set, method) -> the (train_set, method) it is compared with (see add_intervals)."""
     methods = [m for m in method_order if any(k[1] == m for k in by_cell)]
     baseline_of = {}
@@ -324,11 +355,14 @@ def _row_intervals(key: tuple, base_key: tuple | None, replicated: _Replicates, 
         if base_key is not None:
             test = paired_test(stat, replicated.cells[base_key][1], n, cfg, index=replicated.index[eval_set])
     extra.update(lo=_num(lo), hi=_num(hi), interval_method=method)
-    extra.update(bias=_num(extra["bias"]) if extra["bias"] is not None else None,
-                 diff_bias=_num(extra["diff_bias"]) if extra["diff_bias"] is not None else None)
+    extra.update(
+        bias=_num(extra["bias"]) if extra["bias"] is not None else None,
+        diff_bias=_num(extra["diff_bias"]) if extra["diff_bias"] is not None else None,
+    )
     if test:
-        extra.update(diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]),
-                     p_value=_num(test["p_value"]))
+        extra.update(
+            diff=_num(test["diff"]), diff_lo=_num(test["lo"]), diff_hi=_num(test["hi"]), p_value=_num(test["p_value"])
+        )
     return extra
 
 
@@ -346,4 +380,3 @@ def with_holm(table: pl.DataFrame, grouped: bool) -> pl.DataFrame:
 def _num(v) -> float | None:
     v = float(v)
     return None if np.isnan(v) else v
-

@@ -71,17 +71,29 @@ def aggregate_runs(runs: pl.DataFrame, spec: TableSpec) -> pl.DataFrame:
         for metric in spec.metrics:
             values = group.filter(pl.col("metric") == metric)["value"].to_numpy().astype(float)
             values = values[~np.isnan(values)]
-            rows.append({
-                "train_set": train_set,
-                "method": method,
-                "metric": metric,
-                "mean": float(values.mean()) if len(values) else None,
-                "std": float(values.std(ddof=1)) if len(values) > 1 else (0.0 if len(values) else None),
-                "n_seeds": len(values),
-                "_order": order[metric],
-            })
-    return pl.DataFrame(rows, schema={"train_set": pl.Utf8, "method": pl.Utf8, "metric": pl.Utf8, "mean": pl.Float64,
-                                      "std": pl.Float64, "n_seeds": pl.Int64, "_order": pl.Int64}).drop("_order")
+            rows.append(
+                {
+                    "train_set": train_set,
+                    "method": method,
+                    "metric": metric,
+                    "mean": float(values.mean()) if len(values) else None,
+                    "std": float(values.std(ddof=1)) if len(values) > 1 else (0.0 if len(values) else None),
+                    "n_seeds": len(values),
+                    "_order": order[metric],
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "train_set": pl.Utf8,
+            "method": pl.Utf8,
+            "metric": pl.Utf8,
+            "mean": pl.Float64,
+            "std": pl.Float64,
+            "n_seeds": pl.Int64,
+            "_order": pl.Int64,
+        },
+    ).drop("_order")
 
 
 def _cell(mean, std, lo=None, hi=None, mark: str = "", *, tex: bool = False) -> str:
@@ -105,15 +117,18 @@ def _outside(value, lo, hi) -> bool:
 def outside_rows(table: pl.DataFrame) -> pl.DataFrame:
     """The rows whose estimate lies outside its own interval (the mean outside [lo, hi], or the paired difference
     outside [diff_lo, diff_hi]): the table marks them ‡ and its caption says why."""
-    flags = [_outside(r["mean"], r.get("lo"), r.get("hi")) or _outside(r.get("diff"), r.get("diff_lo"), r.get("diff_hi"))
-             for r in table.iter_rows(named=True)]
+    flags = [
+        _outside(r["mean"], r.get("lo"), r.get("hi")) or _outside(r.get("diff"), r.get("diff_lo"), r.get("diff_hi"))
+        for r in table.iter_rows(named=True)
+    ]
     return table.filter(pl.Series(flags, dtype=pl.Boolean))
 
 
 def _mark(row: dict, alpha: float) -> str:
     mark = ""
-    if _outside(row["mean"], row.get("lo"), row.get("hi")) or _outside(row.get("diff"), row.get("diff_lo"),
-                                                                         row.get("diff_hi")):
+    if _outside(row["mean"], row.get("lo"), row.get("hi")) or _outside(
+        row.get("diff"), row.get("diff_lo"), row.get("diff_hi")
+    ):
         mark = "‡"
     lo, hi = row.get("diff_lo"), row.get("diff_hi")
     if lo is None or hi is None or not (lo > 0 or hi < 0):
@@ -122,18 +137,27 @@ def _mark(row: dict, alpha: float) -> str:
     return ("*†" if p is not None and p < alpha else "*") + mark
 
 
-def _layout(table: pl.DataFrame, spec: TableSpec, method_order: list[str], tex: bool,
-            alpha: float = 0.05, backbone: str | None = None) -> tuple[list[str], list[list[str]]]:
-    cells = {(r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"], r.get("lo"), r.get("hi"),
-                                                          _mark(r, alpha))
-             for r in table.iter_rows(named=True)}
+def _layout(
+    table: pl.DataFrame,
+    spec: TableSpec,
+    method_order: list[str],
+    tex: bool,
+    alpha: float = 0.05,
+    backbone: str | None = None,
+) -> tuple[list[str], list[list[str]]]:
+    cells = {
+        (r["train_set"], r["method"], r["metric"]): (r["mean"], r["std"], r.get("lo"), r.get("hi"), _mark(r, alpha))
+        for r in table.iter_rows(named=True)
+    }
     train_sets = [t for t in ("SD", "SE") if t in set(table["train_set"])]
     methods = [m for m in method_order if m in set(table["method"])] + sorted(set(table["method"]) - set(method_order))
     if not spec.grouped:
         header = ["Model", *spec.headers]
         body = [
             [model_label(backbone, m), *[_cell(*cells[(t, m, metric)], tex=tex) for metric in spec.metrics]]
-            for t in train_sets for m in methods if (t, m, spec.metrics[0]) in cells
+            for t in train_sets
+            for m in methods
+            if (t, m, spec.metrics[0]) in cells
         ]
         return header, body
     header = ["Method", *[f"{h} ({TRAIN_SET_NAMES[t]})" for t in train_sets for h in spec.headers]]
@@ -149,32 +173,50 @@ def interval_note(table: pl.DataFrame, intervals: Mapping | None, baseline: str 
     if intervals is None or "lo" not in table.columns or table["lo"].is_null().all():
         return ""
     level = round(100 * intervals["level"])
-    note = (f" [lo, hi]: {level}% {intervals['method']} bootstrap interval of the seed mean over the evaluation images "
-            f"({intervals['resamples']} resamples, seed {intervals['seed']}, the same resampled images for every "
-            "method, seed and measure); it covers the variation of the images only: run seeds are not resampled "
-            "(their spread is the ± std) and the human means are held fixed.")
+    note = (
+        f" [lo, hi]: {level}% {intervals['method']} bootstrap interval of the seed mean over the evaluation images "
+        f"({intervals['resamples']} resamples, seed {intervals['seed']}, the same resampled images for every "
+        "method, seed and measure); it covers the variation of the images only: run seeds are not resampled "
+        "(their spread is the ± std) and the human means are held fixed."
+    )
     if baseline and "diff" in table.columns and not table["diff"].is_null().all():
-        note += (f" Paired with the baseline row {baseline} on the same resamples: * the {level}% interval of the "
-                 f"difference excludes zero, † also significant after Holm's correction over the methods (p < "
-                 f"{1 - intervals['level']:.2f}); the CSV has diff, diff_lo, diff_hi, p_value (two-sided paired "
-                 "bootstrap) and p_holm.")
-    biased = sorted(set(table.filter(pl.col("interval_method") == BIAS_ADJUSTED)["metric"])) \
-        if "interval_method" in table.columns else []
+        note += (
+            f" Paired with the baseline row {baseline} on the same resamples: * the {level}% interval of the "
+            f"difference excludes zero, † also significant after Holm's correction over the methods (p < "
+            f"{1 - intervals['level']:.2f}); the CSV has diff, diff_lo, diff_hi, p_value (two-sided paired "
+            "bootstrap) and p_holm."
+        )
+    biased = (
+        sorted(set(table.filter(pl.col("interval_method") == BIAS_ADJUSTED)["metric"]))
+        if "interval_method" in table.columns
+        else []
+    )
     if biased:
-        note += (f" {', '.join(METRIC_NAMES.get(m, m) for m in biased)}: binned ECE is biased upward on a resample "
-                 "(duplicated images fill bins unevenly; the authors' 16-image batches more so), so a percentile or "
-                 "BCa interval can lie wholly above its own estimate; these get the bias-adjusted percentile interval "
-                 "(the resampled values less their bootstrap bias, Efron & Tibshirani 1993 §10.2), which describes "
-                 "the measured value's spread at this number of images; the CSV's bias column is that bias (mean − "
-                 "bias: the debiased estimate), diff_bias the difference's.")
+        note += (
+            f" {', '.join(METRIC_NAMES.get(m, m) for m in biased)}: binned ECE is biased upward on a resample "
+            "(duplicated images fill bins unevenly; the authors' 16-image batches more so), so a percentile or "
+            "BCa interval can lie wholly above its own estimate; these get the bias-adjusted percentile interval "
+            "(the resampled values less their bootstrap bias, Efron & Tibshirani 1993 §10.2), which describes "
+            "the measured value's spread at this number of images; the CSV's bias column is that bias (mean − "
+            "bias: the debiased estimate), diff_bias the difference's."
+        )
     if len(outside_rows(table)):
-        note += (" ‡: the estimate lies outside its own interval (the resampled values fall on one side of it: a "
-                 "measure with few images or a boundary value); read the interval with care.")
+        note += (
+            " ‡: the estimate lies outside its own interval (the resampled values fall on one side of it: a "
+            "measure with few images or a boundary value); read the interval with care."
+        )
     return note
 
 
-def _caption(table: pl.DataFrame, spec: TableSpec, ece_bins: int, choices: Mapping | None = None,
-             sets: Mapping | None = None, intervals: Mapping | None = None, baseline: str | None = None) -> str:
+def _caption(
+    table: pl.DataFrame,
+    spec: TableSpec,
+    ece_bins: int,
+    choices: Mapping | None = None,
+    sets: Mapping | None = None,
+    intervals: Mapping | None = None,
+    baseline: str | None = None,
+) -> str:
     seeds = sorted(set(table["n_seeds"].to_list()))
     note = f"Mean ± sample std over {'/'.join(map(str, seeds))} seed(s)."
     note += interval_note(table, intervals, baseline)
@@ -198,17 +240,26 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
     out = []
     mode = choices["sets"]
     if mode == "authors":
-        lists = "indices.json" if spec.experiment == "classification" else (
-            f"indices_uq.json, target {choices.get('target_event')}")
-        out.append(f"Image sets: the authors' (training.sets: authors): the SE images the release lists ({lists}), "
-                   "mapped to frames; SD images (not released) drawn by squidflow.")
+        lists = (
+            "indices.json"
+            if spec.experiment == "classification"
+            else (f"indices_uq.json, target {choices.get('target_event')}")
+        )
+        out.append(
+            f"Image sets: the authors' (training.sets: authors): the SE images the release lists ({lists}), "
+            "mapped to frames; SD images (not released) drawn by squidflow."
+        )
         for leak in (sets or {}).get("leaks", []):
-            out.append(f"LEAK in the authors' sets: {leak['rated_in_train']} training images are rated evaluation "
-                       f"images of the release and {leak['val_sharing_video']} of {leak['n_val']} evaluation images "
-                       "share a video with a training image; training.sets: clean avoids this.")
+            out.append(
+                f"LEAK in the authors' sets: {leak['rated_in_train']} training images are rated evaluation "
+                f"images of the release and {leak['val_sharing_video']} of {leak['n_val']} evaluation images "
+                "share a video with a training image; training.sets: clean avoids this."
+            )
     else:
-        out.append("Image sets: clean (training.sets: clean): chosen by video, no SE evaluation image shares a video "
-                   "with a training image.")
+        out.append(
+            "Image sets: clean (training.sets: clean): chosen by video, no SE evaluation image shares a video "
+            "with a training image."
+        )
     if sets:
         counts: dict[tuple, int] = {}
         for c in sets.get("counts", []):
@@ -216,59 +267,95 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
         if spec.experiment == "calibration":
             by = {(c["use"], c["dataset"], c["label"]): c["n"] for c in sets.get("counts", [])}
             size = lambda u, d: f"{by.get((u, d, 1), 0)} + {by.get((u, d, 0), 0)}"  # noqa: E731
-            out.append(f"Sizes (target + other): training SD {size('train', 'SD')}, SE {size('train', 'SE')}; "
-                       f"evaluation SD {size('eval', 'SD')}, SE {size('eval', 'SE')}.")
+            out.append(
+                f"Sizes (target + other): training SD {size('train', 'SD')}, SE {size('train', 'SE')}; "
+                f"evaluation SD {size('eval', 'SD')}, SE {size('eval', 'SE')}."
+            )
         else:
             out.append("Sizes: " + ", ".join(f"{u} {d} {n}" for (u, d), n in sorted(counts.items())) + ".")
         if sets.get("notes"):
-            out.append("Differences from the configuration: " + " ".join(
-                n if n.endswith(".") else n + "." for n in sets["notes"]))
+            out.append(
+                "Differences from the configuration: "
+                + " ".join(n if n.endswith(".") else n + "." for n in sets["notes"])
+            )
         means = sets.get("human_means")
         if means:
-            out.append("Human judgments: " + ("the mean of every judgment of the image and prompt"
-                                              if means == "all" else "means after the annotator-quality step")
-                       + f" (training.human_means: {means}).")
+            out.append(
+                "Human judgments: "
+                + (
+                    "the mean of every judgment of the image and prompt"
+                    if means == "all"
+                    else "means after the annotator-quality step"
+                )
+                + f" (training.human_means: {means})."
+            )
     trainable = choices.get("trainable") or {}
     groups: dict[str, list[str]] = {}
     for m in methods:
         groups.setdefault(trainable.get(m, "?"), []).append(m)
-    words = {"all": "every layer", "layer4": "the backbone's last stage (ResNet50 layer4, EfficientNet-Lite0 blocks 5-6) "
-             "+ head", "head": "the head only"}
+    words = {
+        "all": "every layer",
+        "layer4": "the backbone's last stage (ResNet50 layer4, EfficientNet-Lite0 blocks 5-6) + head",
+        "head": "the head only",
+    }
     if groups:
-        out.append("Trainable layers (training.trainable; the authors': layer4 + head, MC head only): " + "; ".join(
-            f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items())) + ".")
+        out.append(
+            "Trainable layers (training.trainable; the authors': layer4 + head, MC head only): "
+            + "; ".join(f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items()))
+            + "."
+        )
     if spec.experiment == "calibration":
         if "MC" in methods:
             mc = choices["mc_average"]
-            out.append(f"MC: {choices['mc_samples']} dropout passes, "
-                       + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
-                       + f" (training.mc_average: {mc}).")
+            out.append(
+                f"MC: {choices['mc_samples']} dropout passes, "
+                + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
+                + f" (training.mc_average: {mc})."
+            )
         if "RS" in methods:
             rs, ls = choices["rs_scale"], choices["rs_label_smoothing"]
             authors = rs == "raw" and ls == 0.2
-            out.append(f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
-                       f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
-                       + ("; the authors'" if authors else "; the authors': raw, 0.2") + ").")
+            out.append(
+                f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
+                f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
+                + ("; the authors'" if authors else "; the authors': raw, 0.2")
+                + ")."
+            )
         if "ece_authors" in spec.metrics:
-            out.append(f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
-                       f"label, {choices['authors_ece_bins']} bins, averaged over shuffled batches of "
-                       f"{choices['authors_ece_batch']} — the quantity the paper's ECE column reports; it "
-                       "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
-                       "and a constant 0.5 near 0.")
+            out.append(
+                f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
+                f"label, {choices['authors_ece_bins']} bins, averaged over shuffled batches of "
+                f"{choices['authors_ece_batch']} — the quantity the paper's ECE column reports; it "
+                "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
+                "and a constant 0.5 near 0."
+            )
     else:
         if {"GA", "AU"} & set(methods):
             geometry = choices["augment_geometry"]
-            out.append("GA/AU geometry (training.augment_geometry: " + geometry + "): " + (
-                "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
-                if geometry == "whole_frame" else "on the cached centre crop (not the authors')") + ".")
+            out.append(
+                "GA/AU geometry (training.augment_geometry: "
+                + geometry
+                + "): "
+                + (
+                    "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
+                    if geometry == "whole_frame"
+                    else "on the cached centre crop (not the authors')"
+                )
+                + "."
+            )
     backbone = choices.get("backbone")
     if backbone and spec.experiment == "classification":
-        out.append(f"Models: {BACKBONE_PREFIX.get(backbone, backbone)}+<method> = {BACKBONE_NAME.get(backbone, backbone)} "
-                   f"(training.backbone) trained with that method" + ("" if backbone == "resnet50" else
-                   " (the paper's RN+ rows are ResNet50)") + ".")
+        out.append(
+            f"Models: {BACKBONE_PREFIX.get(backbone, backbone)}+<method> = {BACKBONE_NAME.get(backbone, backbone)} "
+            f"(training.backbone) trained with that method"
+            + ("" if backbone == "resnet50" else " (the paper's RN+ rows are ResNet50)")
+            + "."
+        )
     if choices.get("judgments_source") == "simulated":
-        out.append("Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "
-                   "not how any model behaves.")
+        out.append(
+            "Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "
+            "not how any model behaves."
+        )
     return " ".join(out)
 
 
@@ -280,28 +367,55 @@ def _baseline(table: pl.DataFrame, method_order: list[str]) -> str | None:
     return next((m for m in method_order if m in set(table["method"])), None)
 
 
-def to_markdown(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
-                choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=False, alpha=_alpha(intervals),
-                           backbone=(choices or {}).get("backbone"))
+def to_markdown(
+    table: pl.DataFrame,
+    spec: TableSpec,
+    method_order: list[str],
+    ece_bins: int = 10,
+    choices: Mapping | None = None,
+    sets: Mapping | None = None,
+    intervals: Mapping | None = None,
+) -> str:
+    header, body = _layout(
+        table, spec, method_order, tex=False, alpha=_alpha(intervals), backbone=(choices or {}).get("backbone")
+    )
     text = _caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order))
     lines = [f"**{text}**", "", *md_table(header, body)]
     return "\n".join(lines) + "\n"
 
 
-def to_latex(table: pl.DataFrame, spec: TableSpec, method_order: list[str], ece_bins: int = 10,
-             choices: Mapping | None = None, sets: Mapping | None = None, intervals: Mapping | None = None) -> str:
-    header, body = _layout(table, spec, method_order, tex=True, alpha=_alpha(intervals),
-                           backbone=(choices or {}).get("backbone"))
-    return latex_table(caption=_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)),
-                       label=spec.name, columns="l" + "c" * (len(header) - 1),
-                       head=[tex_row(map(tex_escape, header)), r"\midrule"],
-                       body=[tex_row([tex_escape(row[0]), *row[1:]]) for row in body])
+def to_latex(
+    table: pl.DataFrame,
+    spec: TableSpec,
+    method_order: list[str],
+    ece_bins: int = 10,
+    choices: Mapping | None = None,
+    sets: Mapping | None = None,
+    intervals: Mapping | None = None,
+) -> str:
+    header, body = _layout(
+        table, spec, method_order, tex=True, alpha=_alpha(intervals), backbone=(choices or {}).get("backbone")
+    )
+    return latex_table(
+        caption=_caption(table, spec, ece_bins, choices, sets, intervals, _baseline(table, method_order)),
+        label=spec.name,
+        columns="l" + "c" * (len(header) - 1),
+        head=[tex_row(map(tex_escape, header)), r"\midrule"],
+        body=[tex_row([tex_escape(row[0]), *row[1:]]) for row in body],
+    )
 
 
-def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFrame], spec: TableSpec,
-                         method_order: list[str], intervals: Mapping, *, ece_bins: int = 10, kl_eps: float = 1e-6,
-                         choices: Mapping | None = None) -> pl.DataFrame:
+def table_with_intervals(
+    runs: pl.DataFrame,
+    predictions: Mapping[str, pl.DataFrame],
+    spec: TableSpec,
+    method_order: list[str],
+    intervals: Mapping,
+    *,
+    ece_bins: int = 10,
+    kl_eps: float = 1e-6,
+    choices: Mapping | None = None,
+) -> pl.DataFrame:
     """The RESULT_TABLE of `runs` (runs_table) with each cell's image-bootstrap interval and the paired
     comparisons with the baseline row (squidflow.training.table_intervals); `predictions`: each run's
     predictions.parquet path -> its frame. The point values are the runs' metrics.json values, unchanged."""
@@ -312,9 +426,18 @@ def table_with_intervals(runs: pl.DataFrame, predictions: Mapping[str, pl.DataFr
     table = aggregate_runs(runs, spec)
     keyed = {run_of(path): frame for path, frame in predictions.items()}
     choices = choices or {}
-    return add_intervals(table, keyed, spec.metrics, method_order, from_section(IntervalConfig, intervals),
-                         ece_bins=ece_bins, kl_eps=kl_eps, authors_ece_bins=choices.get("authors_ece_bins", 5),
-                         authors_ece_batch=choices.get("authors_ece_batch", 16), grouped=spec.grouped)
+    return add_intervals(
+        table,
+        keyed,
+        spec.metrics,
+        method_order,
+        from_section(IntervalConfig, intervals),
+        ece_bins=ece_bins,
+        kl_eps=kl_eps,
+        authors_ece_bins=choices.get("authors_ece_bins", 5),
+        authors_ece_batch=choices.get("authors_ece_batch", 16),
+        grouped=spec.grouped,
+    )
 
 
 def run_of(path) -> tuple[str, str, int]:
@@ -332,12 +455,15 @@ def runs_table(metrics) -> pl.DataFrame:
     for path, values in metrics.items():
         train_set, method, seed = run_of(path)
         for metric, value in values.items():
-            rows.append({
-                "train_set": train_set,
-                "method": method,
-                "seed": seed,
-                "metric": metric,
-                "value": float("nan") if value is None else float(value),
-            })
-    return pl.DataFrame(rows, schema={"train_set": pl.Utf8, "method": pl.Utf8, "seed": pl.Int64, "metric": pl.Utf8,
-                                      "value": pl.Float64})
+            rows.append(
+                {
+                    "train_set": train_set,
+                    "method": method,
+                    "seed": seed,
+                    "metric": metric,
+                    "value": float("nan") if value is None else float(value),
+                }
+            )
+    return pl.DataFrame(
+        rows, schema={"train_set": pl.Utf8, "method": pl.Utf8, "seed": pl.Int64, "metric": pl.Utf8, "value": pl.Float64}
+    )

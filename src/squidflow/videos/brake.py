@@ -256,7 +256,7 @@ def stop_note(site: str, count: int, reason: str, message: str) -> str:
     """The one line a person reads when the brake stops a site: what happened and how to resume."""
     said = " ".join(message.split())[:120]
     return (
-        f"{site}: downloads stopped after {count} refusals in a row (last: {reason}: \"{said}\"); the videos not yet "
+        f'{site}: downloads stopped after {count} refusals in a row (last: {reason}: "{said}"); the videos not yet '
         f"asked are `not_attempted`. Resume later with `snakemake --config retry_failed=true`, with cookies "
         f"(download.cookies) or a slower pace (download.sites: {{{site}: {{videos_per_hour: N}}}})."
     )

@@ -377,7 +377,9 @@ def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, bra
     if licenses and direct_media_info(url):  # a bare media file states no licence: not fetched at all
         return failure("licence", licence_refusal(None, licenses) or "", 0)
     for attempt in range(first_attempt, attempts + 1):
-        if attempt > first_attempt and (last_reason in RETRY_REASONS or (brake is None and last_reason in BRAKE_REASONS)):
+        if attempt > first_attempt and (
+            last_reason in RETRY_REASONS or (brake is None and last_reason in BRAKE_REASONS)
+        ):
             wait = min(opts.backoff_s * 2 ** (attempt - 2), opts.max_backoff_s)
             log.info("%s: attempt %d/%d in %.1f s after: %s", url, attempt, attempts, wait, last_error)
             sleep(wait)

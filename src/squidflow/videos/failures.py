@@ -30,70 +30,153 @@ class Reason:
 
 REASONS: dict[str, Reason] = {
     # the site refuses this client: pause the whole site (the brake), count the refusals in a row
-    "bot_check": Reason("failed", "brake", "the site asks to prove the client is not a bot (YouTube: \"Sign in to "
-                        "confirm you're not a bot\")", "pass cookies (download.cookies), slow down (download.sites), "
-                        "then retry_failed"),
-    "rate_limited": Reason("failed", "brake", "HTTP 429 or YouTube's \"current session has been rate-limited\"",
-                           "slow down (download.sites videos_per_hour), wait, then retry_failed"),
-    "ip_blocked": Reason("failed", "brake", "the site blocks this IP address (YouTube: \"Your IP is likely being "
-                         "blocked\")", "wait hours, or use another network (download.proxy), then retry_failed"),
-    "captcha": Reason("failed", "brake", "the site answers with a captcha page (\"unusual traffic\")",
-                      "wait, pass cookies, slow down, then retry_failed"),
+    "bot_check": Reason(
+        "failed",
+        "brake",
+        'the site asks to prove the client is not a bot (YouTube: "Sign in to confirm you\'re not a bot")',
+        "pass cookies (download.cookies), slow down (download.sites), then retry_failed",
+    ),
+    "rate_limited": Reason(
+        "failed",
+        "brake",
+        'HTTP 429 or YouTube\'s "current session has been rate-limited"',
+        "slow down (download.sites videos_per_hour), wait, then retry_failed",
+    ),
+    "ip_blocked": Reason(
+        "failed",
+        "brake",
+        'the site blocks this IP address (YouTube: "Your IP is likely being blocked")',
+        "wait hours, or use another network (download.proxy), then retry_failed",
+    ),
+    "captcha": Reason(
+        "failed",
+        "brake",
+        'the site answers with a captcha page ("unusual traffic")',
+        "wait, pass cookies, slow down, then retry_failed",
+    ),
     # not for this session: cookies, another country or a logged-in account may help
-    "login_required": Reason("unavailable", "stop", "the video needs a logged-in account (members-only, "
-                             "registered users)", "pass cookies of an account that may watch it"),
+    "login_required": Reason(
+        "unavailable",
+        "stop",
+        "the video needs a logged-in account (members-only, registered users)",
+        "pass cookies of an account that may watch it",
+    ),
     "age_restricted": Reason("unavailable", "stop", "the video is age-restricted", "pass cookies of an adult account"),
-    "geo_blocked": Reason("unavailable", "stop", "the video is not available from this country",
-                          "use a proxy in an allowed country (download.proxy)"),
+    "geo_blocked": Reason(
+        "unavailable",
+        "stop",
+        "the video is not available from this country",
+        "use a proxy in an allowed country (download.proxy)",
+    ),
     # gone for good
     "private": Reason("unavailable", "stop", "the video is private", "none (ask the uploader)"),
-    "removed": Reason("unavailable", "stop", "removed by the uploader, for a policy or copyright claim, or its "
-                      "account was terminated", "none"),
-    "unavailable": Reason("unavailable", "stop", "the site says the video is unavailable (not yet live, a "
-                          "premiere, gone)", "none, or retry_failed later for premieres and live events"),
-    "format_unavailable": Reason("unavailable", "stop", "no format matches download.format (or the video is DRM "
-                                 "protected)", "widen download.format"),
-    "unsupported_url": Reason("unavailable", "stop", "yt-dlp does not know how to download this URL",
-                              "fix the URL in the source list"),
-    "missing_file": Reason("unavailable", "stop", "a video that should be on disk (local folder, UCF-Crime) is not",
-                           "put the file where the source says, then list the sources again"),
-    "http_4xx": Reason("unavailable", "stop", "HTTP 4xx other than 408/429 (404 not found, 410 gone, 403 forbidden)",
-                       "none, or check the URL"),
+    "removed": Reason(
+        "unavailable",
+        "stop",
+        "removed by the uploader, for a policy or copyright claim, or its account was terminated",
+        "none",
+    ),
+    "unavailable": Reason(
+        "unavailable",
+        "stop",
+        "the site says the video is unavailable (not yet live, a premiere, gone)",
+        "none, or retry_failed later for premieres and live events",
+    ),
+    "format_unavailable": Reason(
+        "unavailable",
+        "stop",
+        "no format matches download.format (or the video is DRM protected)",
+        "widen download.format",
+    ),
+    "unsupported_url": Reason(
+        "unavailable", "stop", "yt-dlp does not know how to download this URL", "fix the URL in the source list"
+    ),
+    "missing_file": Reason(
+        "unavailable",
+        "stop",
+        "a video that should be on disk (local folder, UCF-Crime) is not",
+        "put the file where the source says, then list the sources again",
+    ),
+    "http_4xx": Reason(
+        "unavailable",
+        "stop",
+        "HTTP 4xx other than 408/429 (404 not found, 410 gone, 403 forbidden)",
+        "none, or check the URL",
+    ),
     # a local setup problem: retrying does not help until it is fixed
-    "po_token_or_js_runtime": Reason("failed", "stop", "YouTube formats need a PO token or a JavaScript runtime "
-                                     "that yt-dlp could not use, so the formats were skipped or answered 403",
-                                     "install a JS runtime (deno) and a PO-token provider for yt-dlp, then "
-                                     "retry_failed"),
+    "po_token_or_js_runtime": Reason(
+        "failed",
+        "stop",
+        "YouTube formats need a PO token or a JavaScript runtime "
+        "that yt-dlp could not use, so the formats were skipped or answered 403",
+        "install a JS runtime (deno) and a PO-token provider for yt-dlp, then retry_failed",
+    ),
     # transient: retried with backoff inside the job
     "http_5xx": Reason("failed", "retry", "the server failed (HTTP 5xx)", "retry_failed later"),
     "network": Reason("failed", "retry", "no connection (DNS, refused, reset)", "check the network, retry_failed"),
-    "timeout": Reason("failed", "retry", "the connection stalled longer than download.socket_timeout_s",
-                      "retry_failed; raise socket_timeout_s on a slow network"),
+    "timeout": Reason(
+        "failed",
+        "retry",
+        "the connection stalled longer than download.socket_timeout_s",
+        "retry_failed; raise socket_timeout_s on a slow network",
+    ),
     "truncated": Reason("failed", "retry", "the body ended before its announced length", "retry_failed"),
-    "corrupt": Reason("corrupt", "retry", "the file does not decode (ffprobe or the first frames fail)",
-                      "retry_failed downloads it again"),
+    "corrupt": Reason(
+        "corrupt",
+        "retry",
+        "the file does not decode (ffprobe or the first frames fail)",
+        "retry_failed downloads it again",
+    ),
     # a file on disk that is no usable video (a local file, a UCF-Crime file, or a download that probed bad)
-    "empty_file": Reason("corrupt", "stop", "the file is empty (0 bytes)",
-                         "replace the file (a download: retry_failed downloads it again)"),
-    "no_video_stream": Reason("corrupt", "stop", "the file holds no video stream (audio only, subtitles, a "
-                              "picture)", "replace it with the video, or take it out of the source"),
+    "empty_file": Reason(
+        "corrupt",
+        "stop",
+        "the file is empty (0 bytes)",
+        "replace the file (a download: retry_failed downloads it again)",
+    ),
+    "no_video_stream": Reason(
+        "corrupt",
+        "stop",
+        "the file holds no video stream (audio only, subtitles, a picture)",
+        "replace it with the video, or take it out of the source",
+    ),
     # frame extraction (rule extract_frames), after the file passed the acquisition check
-    "frames_undecodable": Reason("corrupt", "stop", "frame extraction could not decode the frames it needs (the "
-                                 "first frames decoded; later ones do not, or the stream's packets cannot be read)",
-                                 "read `error` and the extract_frames log; replace or re-encode the file"),
-    "too_large": Reason("corrupt", "stop", "the video's resolution is above the decoding cap "
-                        "(squidflow.frames.decode.MAX_PIXELS: decoding it would take gigabytes of memory)",
-                        "re-encode it at a lower resolution (ffmpeg -vf scale=-2:1080), or drop it from the source"),
-    "unknown": Reason("failed", "retry", "an error none of the patterns knows (the raw message is in `error`)",
-                      "read `error`; update yt-dlp if an extractor broke"),
+    "frames_undecodable": Reason(
+        "corrupt",
+        "stop",
+        "frame extraction could not decode the frames it needs (the "
+        "first frames decoded; later ones do not, or the stream's packets cannot be read)",
+        "read `error` and the extract_frames log; replace or re-encode the file",
+    ),
+    "too_large": Reason(
+        "corrupt",
+        "stop",
+        "the video's resolution is above the decoding cap "
+        "(squidflow.frames.decode.MAX_PIXELS: decoding it would take gigabytes of memory)",
+        "re-encode it at a lower resolution (ffmpeg -vf scale=-2:1080), or drop it from the source",
+    ),
+    "unknown": Reason(
+        "failed",
+        "retry",
+        "an error none of the patterns knows (the raw message is in `error`)",
+        "read `error`; update yt-dlp if an extractor broke",
+    ),
     # the source asks for other licences (sources[].licenses): decided from the declared licence at listing, or from
     # the licence the watch page states (yt-dlp's --match-filter, before any byte of the video is fetched)
-    "licence": Reason("unavailable", "stop", "left out for its licence: the source asks for Creative Commons "
-                      "licences (sources[].licenses) and the video states another, or none",
-                      "none (the source's wish); widen sources[].licenses if you may use it"),
+    "licence": Reason(
+        "unavailable",
+        "stop",
+        "left out for its licence: the source asks for Creative Commons "
+        "licences (sources[].licenses) and the video states another, or none",
+        "none (the source's wish); widen sources[].licenses if you may use it",
+    ),
     # the brake ended this site's downloads for the run before this video's turn
-    "not_attempted": Reason("failed", "stop", "not asked: the brake stopped downloads from this site in this run",
-                            "retry_failed later, with cookies or a slower pace"),
+    "not_attempted": Reason(
+        "failed",
+        "stop",
+        "not asked: the brake stopped downloads from this site in this run",
+        "retry_failed later, with cookies or a slower pace",
+    ),
 }
 
 # What a person does about a file already on disk (local folder, UCF-Crime, demo), where the remedy above speaks of
@@ -135,32 +218,56 @@ PATTERNS: list[tuple[str, str]] = [
     ("rate_limited", r"rate[- ]limit|HTTP Error 429\b|Too Many Requests|try again later"),
     ("ip_blocked", r"IP is (likely )?being blocked|blocked your IP|your IP address has been"),
     ("captcha", r"captcha|unusual traffic"),
-    ("po_token_or_js_runtime", r"PO Token|JavaScript runtime|JS runtime|n challenge solving failed|"
-                               r"Signature solving failed|nsig extraction failed"),
+    (
+        "po_token_or_js_runtime",
+        r"PO Token|JavaScript runtime|JS runtime|n challenge solving failed|"
+        r"Signature solving failed|nsig extraction failed",
+    ),
     ("age_restricted", r"confirm your age|age[- ]restricted|inappropriate for some users"),
-    ("geo_blocked", r"geo[- ]?restrict|not available (from|in) your (location|country)|"
-                    r"not made this video available in your country"),
+    (
+        "geo_blocked",
+        r"geo[- ]?restrict|not available (from|in) your (location|country)|"
+        r"not made this video available in your country",
+    ),
     ("private", r"private video|this video is private"),
-    ("login_required", r"members[- ]only|join this channel|only available for registered users|"
-                       r"login required|sign in (to|if)|requires? (authentication|login)|use --cookies"),
-    ("removed", r"has been removed|been terminated|account .*(terminated|closed)|no longer available|"
-                r"copyright (claim|grounds)|violating .* (policy|terms)"),
+    (
+        "login_required",
+        r"members[- ]only|join this channel|only available for registered users|"
+        r"login required|sign in (to|if)|requires? (authentication|login)|use --cookies",
+    ),
+    (
+        "removed",
+        r"has been removed|been terminated|account .*(terminated|closed)|no longer available|"
+        r"copyright (claim|grounds)|violating .* (policy|terms)",
+    ),
     ("format_unavailable", r"requested format is not available|no video formats found|DRM protected"),
     ("unsupported_url", r"unsupported url|is not a valid url"),
     ("http_5xx", r"HTTP Error 5\d\d\b"),
     ("timeout", r"HTTP Error (408|425)\b|timed out|timeout"),
     ("http_4xx", r"HTTP Error 4\d\d\b"),
-    ("truncated", r"bytes read, \d+ more expected|content too short|did not get any data blocks|"
-                  r"incomplete ?read|connection broken"),
-    ("network", r"name or service not known|failed to resolve|temporary failure in name resolution|"
-                r"connection (refused|reset|aborted)|network is unreachable|remote end closed|"
-                r"no route to host|errno 11[01]|\bssl\b|certificate verify failed"),
+    (
+        "truncated",
+        r"bytes read, \d+ more expected|content too short|did not get any data blocks|"
+        r"incomplete ?read|connection broken",
+    ),
+    (
+        "network",
+        r"name or service not known|failed to resolve|temporary failure in name resolution|"
+        r"connection (refused|reset|aborted)|network is unreachable|remote end closed|"
+        r"no route to host|errno 11[01]|\bssl\b|certificate verify failed",
+    ),
     ("too_large", r"above the decoding cap"),
-    ("corrupt", r"ffprobe|ffmpeg cannot decode|does not decode|moov atom not found|invalid data found|"
-                r"no video stream|cannot remux"),
+    (
+        "corrupt",
+        r"ffprobe|ffmpeg cannot decode|does not decode|moov atom not found|invalid data found|"
+        r"no video stream|cannot remux",
+    ),
     ("missing_file", r": not found; |file not found"),
-    ("unavailable", r"video unavailable|this video is unavailable|not available|does not exist|"
-                    r"this live event will begin|premieres in|content isn[’']t available"),
+    (
+        "unavailable",
+        r"video unavailable|this video is unavailable|not available|does not exist|"
+        r"this live event will begin|premieres in|content isn[’']t available",
+    ),
 ]
 _COMPILED = [(reason, re.compile(p, re.IGNORECASE)) for reason, p in PATTERNS]
 

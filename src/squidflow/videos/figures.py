@@ -39,7 +39,9 @@ def failure_reasons(videos: pl.DataFrame) -> pl.DataFrame:
     if "reason" not in bad.columns:
         bad = bad.with_columns(pl.lit(None, dtype=pl.Utf8).alias("reason"))
     bad = bad.with_columns(pl.coalesce("reason", "status").alias("reason"))
-    return bad.group_by("reason", "status", maintain_order=True).len("n").sort(["n", "reason"], descending=[True, False])
+    return (
+        bad.group_by("reason", "status", maintain_order=True).len("n").sort(["n", "reason"], descending=[True, False])
+    )
 
 
 def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = "") -> int:
@@ -57,33 +59,59 @@ def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = ""
         values = counts[status].to_list()
         if status == "pending" and not any(values):
             continue
-        ax_events.barh(events, values, left=left, color=style.STATUS_COLOURS[status], hatch=style.STATUS_HATCHES[status],
-                       edgecolor="white", linewidth=0.5, label=f"{status} ({sum(values)})")
+        ax_events.barh(
+            events,
+            values,
+            left=left,
+            color=style.STATUS_COLOURS[status],
+            hatch=style.STATUS_HATCHES[status],
+            edgecolor="white",
+            linewidth=0.5,
+            label=f"{status} ({sum(values)})",
+        )
         left = [a + b for a, b in zip(left, values, strict=True)]
     for y, total in enumerate(left):
-        ax_events.annotate(str(total), (total, y), xytext=(3, 0), textcoords="offset points", va="center",
-                           fontsize=style.FONT_SIZE - 1)
+        ax_events.annotate(
+            str(total), (total, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=style.FONT_SIZE - 1
+        )
     ax_events.invert_yaxis()
     ax_events.set_xlabel("videos")
     ax_events.set_title("videos per event and status")
-    ax_events.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(STATUSES), frameon=False,
-                     handlelength=1.2, columnspacing=0.8)
+    ax_events.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=len(STATUSES),
+        frameon=False,
+        handlelength=1.2,
+        columnspacing=0.8,
+    )
     ax_events.grid(axis="y", visible=False)
 
     if reasons.height:
         labels = reasons["reason"].to_list()
-        ax_reasons.barh(labels, reasons["n"].to_list(),
-                        color=[style.STATUS_COLOURS.get(s, style.GREY) for s in reasons["status"]],
-                        hatch=None, edgecolor="white")
+        ax_reasons.barh(
+            labels,
+            reasons["n"].to_list(),
+            color=[style.STATUS_COLOURS.get(s, style.GREY) for s in reasons["status"]],
+            hatch=None,
+            edgecolor="white",
+        )
         for y, (n, status) in enumerate(zip(reasons["n"], reasons["status"], strict=True)):
-            ax_reasons.annotate(f"{n} ({status})", (n, y), xytext=(3, 0), textcoords="offset points", va="center",
-                                fontsize=style.FONT_SIZE - 1)
+            ax_reasons.annotate(
+                f"{n} ({status})",
+                (n, y),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=style.FONT_SIZE - 1,
+            )
         ax_reasons.invert_yaxis()
         ax_reasons.set_xlabel("videos not ok")
         ax_reasons.grid(axis="y", visible=False)
     else:
-        ax_reasons.text(0.5, 0.5, f"every video is ok ({videos.height})", ha="center", va="center",
-                        transform=ax_reasons.transAxes)
+        ax_reasons.text(
+            0.5, 0.5, f"every video is ok ({videos.height})", ha="center", va="center", transform=ax_reasons.transAxes
+        )
         ax_reasons.set_xticks([])
         ax_reasons.set_yticks([])
     ax_reasons.set_title("why videos are not ok (reason)")
@@ -91,5 +119,9 @@ def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = ""
         style.panel_letter(ax, i)
     style.note(fig, note)
     total_ok = int(counts["ok"].sum())
-    return style.save(fig, path, title="Video acquisition: videos per event and status, failure reasons",
-                      description=f"{videos.height} videos, {total_ok} ok, {reasons['n'].sum() or 0} not ok")
+    return style.save(
+        fig,
+        path,
+        title="Video acquisition: videos per event and status, failure reasons",
+        description=f"{videos.height} videos, {total_ok} ok, {reasons['n'].sum() or 0} not ok",
+    )

@@ -99,8 +99,9 @@ def unusable_reason(path: str | Path) -> str:
 LOCAL_TABLE = re.compile(r"local\.g(\d+)\.parquet")
 
 
-def check_local(candidates: pl.DataFrame, opts: DownloadOptions, *, journal_dir: str | Path, generation: int = 0,
-                workers: int = 2) -> pl.DataFrame:
+def check_local(
+    candidates: pl.DataFrame, opts: DownloadOptions, *, journal_dir: str | Path, generation: int = 0, workers: int = 2
+) -> pl.DataFrame:
     """Status rows for the candidates that need no download (demo, local, UCF), each file known by its content.
 
     A file is probed unless the journal (`<journal_dir>/local.jsonl`, one line per probe, O_APPEND) holds a probe of
@@ -171,8 +172,12 @@ def build_manifest(candidates: pl.DataFrame, statuses: Iterable[pl.DataFrame]) -
     settled = candidates.filter(~pending(candidates))  # left out at listing (a licence): their row is as listed
     parts = [s for s in statuses if len(s)]
     if len(settled):
-        parts.append(conform(settled.with_columns(pl.lit(0).alias("retry_generation"), pl.lit(0).alias("attempts")),
-                             schemas.VIDEO_STATUS))
+        parts.append(
+            conform(
+                settled.with_columns(pl.lit(0).alias("retry_generation"), pl.lit(0).alias("attempts")),
+                schemas.VIDEO_STATUS,
+            )
+        )
     status = pl.concat(parts, how="vertical") if parts else schemas.empty(schemas.VIDEO_STATUS)
     order = candidates.select("video_id").with_row_index("_order")
     missing = order.join(status.select("video_id"), on="video_id", how="anti", maintain_order="left")
@@ -220,8 +225,13 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
     brake_notes = list(brake_notes)
     if brake_notes:
         lines += ["", "## Stopped by the brake", ""] + [f"- {_md(n)}" for n in brake_notes]
-    lines += ["", "## Videos per event and status", "", md_row(["event", *statuses, "total"]),
-              md_rule(["---", *[RIGHT] * (len(statuses) + 1)])]
+    lines += [
+        "",
+        "## Videos per event and status",
+        "",
+        md_row(["event", *statuses, "total"]),
+        md_rule(["---", *[RIGHT] * (len(statuses) + 1)]),
+    ]
     per = manifest.group_by("event", "status", maintain_order=True).len()
     table: dict[str, dict[str, int]] = {}
     for r in per.iter_rows(named=True):
@@ -253,22 +263,53 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
         for r in by.iter_rows(named=True):
             cells.setdefault(r["event"] or "", {})[r["_reason"]] = r["len"]
         cols = ["ok", *present]
-        lines += ["", "## Videos per event and reason", "", md_row(["event", *cols]),
-                  md_rule(["---", *[RIGHT] * len(cols)])]
+        lines += [
+            "",
+            "## Videos per event and reason",
+            "",
+            md_row(["event", *cols]),
+            md_rule(["---", *[RIGHT] * len(cols)]),
+        ]
         for event in sorted(cells):
             lines.append(md_row([_md(event), *(cells[event].get(c, 0) for c in cols)]))
-        lines += ["", "## Not ok, by reason", "", md_row(["reason", "status", "videos", "what to do"]),
-                  md_rule(["---", "---", RIGHT, "---"])]
+        lines += [
+            "",
+            "## Not ok, by reason",
+            "",
+            md_row(["reason", "status", "videos", "what to do"]),
+            md_rule(["---", "---", RIGHT, "---"]),
+        ]
         bad = bad.with_columns(on_disk_column(bad))
-        for r in bad.group_by("reason", "status", "_on_disk", maintain_order=True).len().sort("len", descending=True).iter_rows(named=True):
+        for r in (
+            bad.group_by("reason", "status", "_on_disk", maintain_order=True)
+            .len()
+            .sort("len", descending=True)
+            .iter_rows(named=True)
+        ):
             kind = " (files on disk)" if r["_on_disk"] else ""
-            lines.append(md_row([f"`{r['reason']}`{kind}", r["status"], r["len"],
-                                 remedy(r["reason"], on_disk=r["_on_disk"])]))
-        lines += ["", "## Not ok", "", md_row(["video_id", "event", "status", "reason", "attempts", "error"]),
-                  md_rule(["---", "---", "---", "---", RIGHT, "---"])]
+            lines.append(
+                md_row([f"`{r['reason']}`{kind}", r["status"], r["len"], remedy(r["reason"], on_disk=r["_on_disk"])])
+            )
+        lines += [
+            "",
+            "## Not ok",
+            "",
+            md_row(["video_id", "event", "status", "reason", "attempts", "error"]),
+            md_rule(["---", "---", "---", "---", RIGHT, "---"]),
+        ]
         for r in bad.head(500).iter_rows(named=True):
-            lines.append(md_row([_md(r["video_id"]), _md(r["event"]), r["status"], _md(r["reason"]),
-                                 r["attempts"] or 0, _md(r["error"], 200)]))
+            lines.append(
+                md_row(
+                    [
+                        _md(r["video_id"]),
+                        _md(r["event"]),
+                        r["status"],
+                        _md(r["reason"]),
+                        r["attempts"] or 0,
+                        _md(r["error"], 200),
+                    ]
+                )
+            )
         if len(bad) > 500:
             lines.append(f"| … {len(bad) - 500} more (see videos.parquet) | | | | | |")
         if not bad["_on_disk"].all():
@@ -334,7 +375,11 @@ def shard_status_paths(status_dir: str, shards: int, *, retry_failed: bool, star
     paths = []
     for shard in range(shards):
         gen = latest.get(shard, 0)
-        if retry_failed and shard in latest and needs_retry(f"{status_dir}/shard{shard}of{shards}.g{gen}.parquet", started):
+        if (
+            retry_failed
+            and shard in latest
+            and needs_retry(f"{status_dir}/shard{shard}of{shards}.g{gen}.parquet", started)
+        ):
             gen += 1
         paths.append(f"{status_dir}/shard{shard}of{shards}.g{gen}.parquet")
     return paths
@@ -360,12 +405,15 @@ def dropped_table(manifest: pl.DataFrame, frame_shards: int = 2) -> pl.DataFrame
     """The videos that are not `ok`, with `stage`, `reason` (never null), `_on_disk` and `look` (a log to read)."""
     bad = manifest.filter(pl.col("status") != "ok").with_columns(pl.col("reason").fill_null("unknown"))
     bad = bad.with_columns(on_disk_column(bad), pl.col("reason").map_elements(stage_of, pl.Utf8).alias("stage"))
-    looks = [_where_to_look(r, frame_shards) for r in bad.select("video_id", "reason", "_on_disk").iter_rows(named=True)]
+    looks = [
+        _where_to_look(r, frame_shards) for r in bad.select("video_id", "reason", "_on_disk").iter_rows(named=True)
+    ]
     return bad.with_columns(pl.Series("look", looks, dtype=pl.Utf8))
 
 
-def dropped_report(manifest: pl.DataFrame, source_notes: list[str], *, frame_shards: int = 2,
-                   manifest_path: str = VIDEOS_CHECKED) -> str:
+def dropped_report(
+    manifest: pl.DataFrame, source_notes: list[str], *, frame_shards: int = 2, manifest_path: str = VIDEOS_CHECKED
+) -> str:
     """Markdown: every video dropped in this run's results, at which stage, why, what to do and where to look;
     and the files the sources skipped. Written after the last stage that drops videos (frames, when it runs)."""
     bad = dropped_table(manifest, frame_shards)
@@ -373,17 +421,51 @@ def dropped_report(manifest: pl.DataFrame, source_notes: list[str], *, frame_sha
     lines = ["# Dropped videos", "", f"{len(bad)} of {len(manifest)} videos dropped; {len(skipped)} files skipped. "
              f"Per video: `{manifest_path}` (`status`, `reason`, `error`).", ""]  # fmt: skip
     if len(bad):
-        lines += ["## By stage and reason", "", md_row(["stage", "reason", "status", "videos", "what to do"]),
-                  md_rule(["---", "---", "---", RIGHT, "---"])]
-        for r in bad.group_by("stage", "reason", "status", "_on_disk", maintain_order=True).len().sort("stage", "len").iter_rows(named=True):
+        lines += [
+            "## By stage and reason",
+            "",
+            md_row(["stage", "reason", "status", "videos", "what to do"]),
+            md_rule(["---", "---", "---", RIGHT, "---"]),
+        ]
+        for r in (
+            bad.group_by("stage", "reason", "status", "_on_disk", maintain_order=True)
+            .len()
+            .sort("stage", "len")
+            .iter_rows(named=True)
+        ):
             on_disk = " (files on disk)" if r["_on_disk"] else ""
-            lines.append(md_row([r["stage"], f"`{r['reason']}`{on_disk}", r["status"], r["len"],
-                                 remedy(r["reason"], on_disk=r["_on_disk"])]))
-        lines += ["", "## Every dropped video", "",
-                  md_row(["video_id", "event", "stage", "reason", "file or URL", "where to look", "error"]), md_rule(7)]
+            lines.append(
+                md_row(
+                    [
+                        r["stage"],
+                        f"`{r['reason']}`{on_disk}",
+                        r["status"],
+                        r["len"],
+                        remedy(r["reason"], on_disk=r["_on_disk"]),
+                    ]
+                )
+            )
+        lines += [
+            "",
+            "## Every dropped video",
+            "",
+            md_row(["video_id", "event", "stage", "reason", "file or URL", "where to look", "error"]),
+            md_rule(7),
+        ]
         for r in bad.head(1000).iter_rows(named=True):
-            lines.append(md_row([_md(r["video_id"]), _md(r["event"]), r["stage"], _md(r["reason"]),
-                                 _md(r["url"] or r["path"]), r["look"], _md(r["error"], 200)]))
+            lines.append(
+                md_row(
+                    [
+                        _md(r["video_id"]),
+                        _md(r["event"]),
+                        r["stage"],
+                        _md(r["reason"]),
+                        _md(r["url"] or r["path"]),
+                        r["look"],
+                        _md(r["error"], 200),
+                    ]
+                )
+            )
         if len(bad) > 1000:
             lines.append(f"| … {len(bad) - 1000} more (see {manifest_path}) | | | | | | |")
     if skipped:
@@ -399,7 +481,13 @@ def dropped_line(manifest: pl.DataFrame, source_notes: list[str], report: str = 
         return f"squidflow videos: all {len(manifest)} videos ok, no file skipped"
     parts = []
     for stage, grp in bad.group_by("stage", maintain_order=True):
-        counts = ", ".join(f"{r} {n}" for r, n in grp.group_by("reason", maintain_order=True).len().sort("len", descending=True).iter_rows())
+        counts = ", ".join(
+            f"{r} {n}"
+            for r, n in grp.group_by("reason", maintain_order=True).len().sort("len", descending=True).iter_rows()
+        )
         parts.append(f"{stage[0]}: {counts}")
-    return (f"squidflow videos: {len(bad)} of {len(manifest)} dropped" + (f" ({'; '.join(parts)})" if parts else "")
-            + f", {skipped} files skipped; which, why and what to do: {report}")
+    return (
+        f"squidflow videos: {len(bad)} of {len(manifest)} dropped"
+        + (f" ({'; '.join(parts)})" if parts else "")
+        + f", {skipped} files skipped; which, why and what to do: {report}"
+    )

@@ -116,14 +116,23 @@ def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
         if decoded < want:
             raise ProbeError(f"{path}: ffmpeg cannot decode its first {decode_frames} frames "
                              f"({decoded} decoded): {error or 'no decoding error reported'}")  # fmt: skip
-    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
-                     stored_width=stored_width, stored_height=stored_height)
+    return VideoInfo(
+        duration_s=duration_s,
+        fps=fps,
+        n_frames=n_frames,
+        width=width,
+        height=height,
+        stored_width=stored_width,
+        stored_height=stored_height,
+    )
 
 
 def _probe_ffprobe(path: Path, decode_frames: int, timeout_s: float) -> VideoInfo:
     """The same facts and check from one ffprobe process (the path without torchcodec)."""
-    entries = ("stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:stream_tags=rotate:"
-               "stream_side_data=rotation:format=duration")
+    entries = (
+        "stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:stream_tags=rotate:"
+        "stream_side_data=rotation:format=duration"
+    )
     cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-print_format", "json", "-show_entries", entries]
     if decode_frames > 0:  # one process reads the stream facts and decodes the first frames (half the cost of two)
         cmd[-1] += ":frame=key_frame"
@@ -157,8 +166,15 @@ def _probe_ffprobe(path: Path, decode_frames: int, timeout_s: float) -> VideoInf
         if res.stderr.strip() or decoded < max(want, 1):
             raise ProbeError(f"{path}: ffmpeg cannot decode its first {decode_frames} frames "
                              f"({decoded} decoded): {_tail(res.stderr) or 'no decoding error reported'}")  # fmt: skip
-    return VideoInfo(duration_s=duration_s, fps=fps, n_frames=n_frames, width=width, height=height,
-                     stored_width=stored_width, stored_height=stored_height)
+    return VideoInfo(
+        duration_s=duration_s,
+        fps=fps,
+        n_frames=n_frames,
+        width=width,
+        height=height,
+        stored_width=stored_width,
+        stored_height=stored_height,
+    )
 
 
 def _positive(value) -> float:

@@ -314,8 +314,10 @@ class _SitePool:
                     continue
                 gate = self.brake.try_start_video(site) if self.brake is not None else None
                 if gate is not None and gate.stopped:  # a video refused before keeps that answer
-                    stopped += [(c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0))
-                                for c in self.queues.pop(site)]
+                    stopped += [
+                        (c["video_id"], c.get("_last") or failure("not_attempted", gate.stopped, 0))
+                        for c in self.queues.pop(site)
+                    ]
                     continue
                 if gate is not None and not gate.go:
                     soonest = gate.wait_s if soonest is None else min(soonest, gate.wait_s)

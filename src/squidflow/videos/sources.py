@@ -142,8 +142,9 @@ def walk_local(root: Path, exts: set[str]) -> tuple[list[tuple[str, Path]], list
     return videos, skipped
 
 
-def local_source(root: str | Path, extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS,
-                 license: str | None = None) -> SourceListing:
+def local_source(
+    root: str | Path, extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS, license: str | None = None
+) -> SourceListing:
     """`<root>/<event>/*.<ext>`: the folder names the event, the file stem the video id (made job-safe). Every other
     file (not a video, not in an event folder) is named in a note starting with SKIPPED, for the report. `license`:
     what the source declares for its videos (None: nothing, published as "unknown")."""
@@ -198,8 +199,10 @@ def local_fingerprints(sources: list[dict[str, Any]], release_cfg: dict[str, Any
     return [f"{f} {file_fingerprint(f)}" for f in local_files(sources, release_cfg)]
 
 
-URL_LIST_FIX = ("A URL list has the columns url,event and optionally video_id,title (config sources[].path): a CSV, "
-                "a Parquet file, or JSON Lines (.jsonl: one object per line with those keys).")
+URL_LIST_FIX = (
+    "A URL list has the columns url,event and optionally video_id,title (config sources[].path): a CSV, "
+    "a Parquet file, or JSON Lines (.jsonl: one object per line with those keys)."
+)
 JSON_LINES = (".jsonl", ".ndjson")
 
 
@@ -212,8 +215,10 @@ def _read_url_jsonl(path: Path) -> tuple[pl.DataFrame, list[str]]:
         try:
             line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"{path} line {n}: byte 0x{raw[exc.start:exc.start + 1].hex()} is not UTF-8; save the "
-                             f"list as UTF-8. {URL_LIST_FIX}") from None
+            raise InputError(
+                f"{path} line {n}: byte 0x{raw[exc.start : exc.start + 1].hex()} is not UTF-8; save the "
+                f"list as UTF-8. {URL_LIST_FIX}"
+            ) from None
         if not line.strip():
             continue
         try:
@@ -285,8 +290,9 @@ def youtube_source(source: dict[str, Any], results=None, ydl_params: dict[str, A
     if results is None:
         results = []
         for event, spec in (source.get("events") or {}).items():
-            results += youtube.search(event, spec.get("queries") or {}, settings, ydl_params or {},
-                                      source.get("licenses"))
+            results += youtube.search(
+                event, spec.get("queries") or {}, settings, ydl_params or {}, source.get("licenses")
+            )
     df, dropped = youtube.select_entries(results, settings)
     notes = [f"youtube search: {len(results)} queries, {len(df)} videos kept; dropped " +
              ", ".join(f"{k}={v}" for k, v in dropped.items())]  # fmt: skip
@@ -441,7 +447,9 @@ def list_candidates(
         listings.append(licence_filter(listing, src))
     candidates, notes = combine(listings)
     if candidates.is_empty():
-        listed = "; ".join(f"{lst.name}: 0 videos" + (f" ({'; '.join(lst.notes)})" if lst.notes else "") for lst in listings)
+        listed = "; ".join(
+            f"{lst.name}: 0 videos" + (f" ({'; '.join(lst.notes)})" if lst.notes else "") for lst in listings
+        )
         raise EmptyError(
             f"no video to acquire: the configured sources list none ({listed or 'no sources'}). Add videos to them "
             "or fix `sources` in the config (config/README.md, sources)."

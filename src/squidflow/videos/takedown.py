@@ -23,9 +23,11 @@ import polars as pl
 from squidflow.errors import InputError
 from squidflow.io import read_csv_strings
 
-TAKEDOWN_FIX = ("A takedown list is a CSV with the columns video_id,requested,reason: the video's id as videos.parquet "
-                "names it, the date the removal was asked (YYYY-MM-DD), and why (e.g. privacy, copyright, consent "
-                "withdrawn); config key `takedown`.")
+TAKEDOWN_FIX = (
+    "A takedown list is a CSV with the columns video_id,requested,reason: the video's id as videos.parquet "
+    "names it, the date the removal was asked (YYYY-MM-DD), and why (e.g. privacy, copyright, consent "
+    "withdrawn); config key `takedown`."
+)
 COLUMNS = ("video_id", "requested", "reason")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -78,8 +80,15 @@ def video_files(row: dict) -> list[Path]:
     if not video.parent.is_dir():
         return []
     stem = re.escape(video.stem)
-    return sorted(p for p in video.parent.iterdir() if re.fullmatch(stem + r"(\.[A-Za-z0-9_-]+)*\.(mp4|part|vtt|srt|"
-                                                                   r"webm|mkv|m4a|ytdl|json)", p.name))
+    return sorted(
+        p
+        for p in video.parent.iterdir()
+        if re.fullmatch(
+            stem + r"(\.[A-Za-z0-9_-]+)*\.(mp4|part|vtt|srt|"
+            r"webm|mkv|m4a|ytdl|json)",
+            p.name,
+        )
+    )
 
 
 def forget_journal(journal_dirs: Iterable[str | Path], video_ids: Iterable[str]) -> int:
@@ -121,13 +130,22 @@ def delete_files(removed: pl.DataFrame) -> list[str]:
 def log_table(takedowns: pl.DataFrame, removed: pl.DataFrame, applied: str) -> pl.DataFrame:
     """results/videos/takedown_log.csv: every request, whether a listed video was found (and its event, which keeps
     its place in the split shuffle), and when it was applied."""
-    events = removed.select("video_id", "event") if "event" in removed.columns else \
-        pl.DataFrame(schema={"video_id": pl.Utf8, "event": pl.Utf8})
-    return takedowns.join(events, on="video_id", how="left", maintain_order="left").with_columns(
-        pl.when(pl.col("video_id").is_in(events["video_id"].implode())).then(pl.lit("removed"))
-        .otherwise(pl.lit("not in the sources")).alias("outcome"),
-        pl.lit(applied).alias("applied"),
-    ).select("video_id", "requested", "reason", "event", "outcome", "applied")
+    events = (
+        removed.select("video_id", "event")
+        if "event" in removed.columns
+        else pl.DataFrame(schema={"video_id": pl.Utf8, "event": pl.Utf8})
+    )
+    return (
+        takedowns.join(events, on="video_id", how="left", maintain_order="left")
+        .with_columns(
+            pl.when(pl.col("video_id").is_in(events["video_id"].implode()))
+            .then(pl.lit("removed"))
+            .otherwise(pl.lit("not in the sources"))
+            .alias("outcome"),
+            pl.lit(applied).alias("applied"),
+        )
+        .select("video_id", "requested", "reason", "event", "outcome", "applied")
+    )
 
 
 def read_log(text: str) -> pl.DataFrame:
@@ -179,8 +197,13 @@ def forget_status_rows(status_dir: str | Path, video_ids: Iterable[str]) -> int:
     return dropped
 
 
-def apply_takedowns(candidates: pl.DataFrame, path: str | Path | None, *, journal_dirs: Iterable[str | Path] = (),
-                    status_dir: str | Path | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def apply_takedowns(
+    candidates: pl.DataFrame,
+    path: str | Path | None,
+    *,
+    journal_dirs: Iterable[str | Path] = (),
+    status_dir: str | Path | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The candidates without the takedown list's videos, and the takedown log. The removed videos' downloads, journal
     lines and status rows are deleted, so no file of the run but the log names them."""
     import logging
@@ -193,7 +216,13 @@ def apply_takedowns(candidates: pl.DataFrame, path: str | Path | None, *, journa
         gone = delete_files(removed)
         lines = forget_journal(journal_dirs, ids)
         rows = forget_status_rows(status_dir, ids) if status_dir else 0
-        log.info("takedown: %d videos left out (%s); %d files, %d journal lines and %d status rows deleted",
-                 len(ids), path, len(gone), lines, rows)
+        log.info(
+            "takedown: %d videos left out (%s); %d files, %d journal lines and %d status rows deleted",
+            len(ids),
+            path,
+            len(gone),
+            lines,
+            rows,
+        )
     applied = dt.datetime.now(dt.timezone.utc).date().isoformat()
     return kept, log_table(takedowns, removed, applied)

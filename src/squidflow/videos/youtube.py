@@ -55,7 +55,10 @@ def search_term(query: str, n: int) -> str:
 
 
 def search(
-    event: str, queries: dict[str, list[str]], settings: SearchSettings, ydl_params: dict[str, Any],
+    event: str,
+    queries: dict[str, list[str]],
+    settings: SearchSettings,
+    ydl_params: dict[str, Any],
     licenses: list[str] | None = None,
 ) -> list[SearchResult]:
     """Run every query of one event through yt-dlp (flat: metadata only). Needs the network. `licenses` (a source's
@@ -63,8 +66,13 @@ def search(
     here, one whose flat entry states none is decided by its download (which passes the same filter)."""
     import yt_dlp
 
-    params = {**ydl_params, "extract_flat": "in_playlist", "skip_download": True, "quiet": True,
-              **ytdlp_licence_params(licenses)}
+    params = {
+        **ydl_params,
+        "extract_flat": "in_playlist",
+        "skip_download": True,
+        "quiet": True,
+        **ytdlp_licence_params(licenses),
+    }
     out = []
     with yt_dlp.YoutubeDL(params) as ydl:
         for lang, qs in queries.items():
@@ -203,7 +211,9 @@ def drop_near_duplicates(
     else:
         from sentence_transformers import SentenceTransformer
 
-        emb = SentenceTransformer(model_path, device="cpu").encode(titles, normalize_embeddings=True, show_progress_bar=False)
+        emb = SentenceTransformer(model_path, device="cpu").encode(
+            titles, normalize_embeddings=True, show_progress_bar=False
+        )
     drop = near_duplicates(
         df, emb, similarity=settings.title_similarity, duration_tolerance_s=settings.duration_tolerance_s
     )

@@ -33,8 +33,23 @@ def sherlock_instances(shared_data: Path) -> list[dict]:
 def real_image(tmp_path_factory) -> Path:
     """A real JPEG decoded by ffmpeg from its test source (320×240, wide)."""
     out = tmp_path_factory.mktemp("img") / "frame.jpg"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=1", "-frames:v", "1",
-                    "-q:v", "2", str(out)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=320x240:rate=1",
+            "-frames:v",
+            "1",
+            "-q:v",
+            "2",
+            str(out),
+        ],
+        check=True,
+    )
     return out
 
 
@@ -60,17 +75,28 @@ def test_sherlock_loader_names_the_bad_instance(tmp_path: Path, sherlock_instanc
 
 
 def test_frames_corpus_from_frames_and_video_text(tmp_path: Path, real_image: Path) -> None:
-    frames = pl.DataFrame({
-        "image_id": ["v1_0", "v1_5", "v2_3"], "video_id": ["v1", "v1", "v2"], "frame_index": [0, 5, 3],
-        "image_path": [str(real_image)] * 3, "split": ["train", "val", "val"],
-    })
-    videos = pl.DataFrame({
-        "video_id": ["v1", "v2", "v3"], "status": ["ok", "ok", "failed"],
-        "title": ["Street parade downtown", "", "x"],
-        "description": ["A band marches past. People line the street to watch. Ok.",
-                        "Guests dance at the reception. The couple cuts the cake.", "Never used here at all."],
-        "tags": [["parade"], ["wedding", "reception"], []],
-    })
+    frames = pl.DataFrame(
+        {
+            "image_id": ["v1_0", "v1_5", "v2_3"],
+            "video_id": ["v1", "v1", "v2"],
+            "frame_index": [0, 5, 3],
+            "image_path": [str(real_image)] * 3,
+            "split": ["train", "val", "val"],
+        }
+    )
+    videos = pl.DataFrame(
+        {
+            "video_id": ["v1", "v2", "v3"],
+            "status": ["ok", "ok", "failed"],
+            "title": ["Street parade downtown", "", "x"],
+            "description": [
+                "A band marches past. People line the street to watch. Ok.",
+                "Guests dance at the reception. The couple cuts the cake.",
+                "Never used here at all.",
+            ],
+            "tags": [["parade"], ["wedding", "reception"], []],
+        }
+    )
     corpus = sherlock.frames_corpus(frames, videos)
     io.conform(corpus, schemas.COMPARISON_CORPUS)
     assert len(corpus) == 2 * 2 + 2  # "Ok." is too short to be an inference
@@ -84,7 +110,9 @@ def test_frames_corpus_from_frames_and_video_text(tmp_path: Path, real_image: Pa
 def test_region_is_drawn_as_sherlock_does(real_image: Path) -> None:
     with Image.open(real_image) as im:
         orig = np.asarray(im.convert("RGB")).astype(float)
-        drawn = np.asarray(plausibility.draw_region(im, [{"left": 100, "top": 50, "width": 80, "height": 60}])).astype(float)
+        drawn = np.asarray(plausibility.draw_region(im, [{"left": 100, "top": 50, "width": 80, "height": 60}])).astype(
+            float
+        )
     inside = (drawn[80, 140], orig[80, 140])
     expected = inside[1] * (1 - 60 / 255) + np.array([255, 5, 205]) * 60 / 255
     assert np.abs(inside[0] - expected).max() <= 1.5  # magenta at alpha 60/255 over the image
@@ -119,8 +147,9 @@ def test_blocked_candidates_equal_the_dense_computation() -> None:
     gold = rng.normal(size=57).astype(np.float32)
     qg, cg = rng.integers(0, 2, 57), rng.integers(0, 2, 83)
     qt, ct = rng.integers(0, 20, 57), rng.integers(0, 20, 83)
-    qi, ci, s = plausibility.candidates_above_gold(r, c, gold, query_group=qg, cand_group=cg, query_text=qt,
-                                                   cand_text=ct, max_per_query=1000, block=8)
+    qi, ci, s = plausibility.candidates_above_gold(
+        r, c, gold, query_group=qg, cand_group=cg, query_text=qt, cand_text=ct, max_per_query=1000, block=8
+    )
     # the reference in float64; Σ|term| of each product bounds the float32 rounding of either computation
     dense = r.astype(np.float64) @ c.T.astype(np.float64)
     scale = np.abs(r).astype(np.float64) @ np.abs(c).T.astype(np.float64)
@@ -136,8 +165,14 @@ def test_blocked_candidates_equal_the_dense_computation() -> None:
         if near[q].any():
             continue  # which candidates count as above gold is float32 rounding's choice for this query
         above = np.sort(dense[q][dense[q] > gold[q]])[::-1][:3]
-        assert_floats_close(np.sort(s2[qi2 == q])[::-1], above, dtype=np.float32, terms=r.shape[1],
-                            scale=np.sort(scale[q])[::-1][:3].max(initial=0.0), what=f"query {q}")
+        assert_floats_close(
+            np.sort(s2[qi2 == q])[::-1],
+            above,
+            dtype=np.float32,
+            terms=r.shape[1],
+            scale=np.sort(scale[q])[::-1][:3].max(initial=0.0),
+            what=f"query {q}",
+        )
 
 
 def test_token_count_batches_give_sentence_transformers_vectors_in_input_order() -> None:
@@ -169,19 +204,29 @@ def test_token_count_batches_give_sentence_transformers_vectors_in_input_order()
 
 def test_probe_learns_an_image_text_alignment() -> None:
     """InfoNCE heads on frozen features: image features that carry the text's meaning are matched to it."""
-    texts = [f"{a} {b} near the {c}" for a in ("a dog", "two children", "an old man", "a chef")
-             for b in ("is running", "is sleeping", "is eating") for c in ("river", "kitchen", "station")]
+    texts = [
+        f"{a} {b} near the {c}"
+        for a in ("a dog", "two children", "an old man", "a chef")
+        for b in ("is running", "is sleeping", "is eating")
+        for c in ("river", "kitchen", "station")
+    ]
     txt = text_embed.encode(texts)
     rng = np.random.default_rng(0)
     img = txt @ rng.normal(size=(txt.shape[1], 64)).astype(np.float32) + 0.05 * rng.normal(size=(len(texts), 64))
     n = len(texts)
     split = np.where(np.arange(n) % 4 == 0, "val", "train")
-    corpus = pl.DataFrame({"instance_id": [f"i{k}" for k in range(n)], "image_id": [f"v_{k}" for k in range(n)],
-                           "inference": texts, "split": split})
-    feats = pl.DataFrame({"video_id": ["v"] * n, "frame_index": list(range(n)),
-                          "feature": img.astype(np.float32)})
-    emb = plausibility.probe_scorer(corpus, feats, cfg=plausibility.ProbeConfig(dim=32, epochs=150, batch_size=32),
-                                    encode=text_embed.encode)
+    corpus = pl.DataFrame(
+        {
+            "instance_id": [f"i{k}" for k in range(n)],
+            "image_id": [f"v_{k}" for k in range(n)],
+            "inference": texts,
+            "split": split,
+        }
+    )
+    feats = pl.DataFrame({"video_id": ["v"] * n, "frame_index": list(range(n)), "feature": img.astype(np.float32)})
+    emb = plausibility.probe_scorer(
+        corpus, feats, cfg=plausibility.ProbeConfig(dim=32, epochs=150, batch_size=32), encode=text_embed.encode
+    )
     val = split == "val"
     s = emb.region[val] @ emb.inference[val].T
     p_at_1 = np.mean(np.argmax(s, axis=1) == np.arange(val.sum()))
@@ -259,8 +304,9 @@ def test_sherlock_pool_soft_and_hard_dedup(sherlock_built) -> None:
 def test_sherlock_sets_are_plausible_distinct_hard_negatives(sherlock_built) -> None:
     corpus, pool, sets, emb = sherlock_built
     io.conform(sets, schemas.COMPARISON_SETS)
-    per = sets.group_by("query_id").agg(pl.len(), pl.col("inference").n_unique().alias("distinct"),
-                                        pl.col("rank").sort().alias("ranks"))
+    per = sets.group_by("query_id").agg(
+        pl.len(), pl.col("inference").n_unique().alias("distinct"), pl.col("rank").sort().alias("ranks")
+    )
     assert len(per) == 500  # top 500 of the single (val) split
     assert (per["len"] == 10).all() and (per["distinct"] == 10).all()
     assert all(r == list(range(1, 11)) for r in per["ranks"].to_list())
@@ -297,10 +343,22 @@ def test_rules_build_the_stage_on_a_sherlock_subset(tmp_path: Path, sherlock_ins
     (tmp_path / "sub.json").write_text(json.dumps(chunk))
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     res = subprocess.run(
-        [snakemake, "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "sherlock.yaml"),
-         "--config", f"sherlock={{annotations: {tmp_path / 'sub.json'}, split: val}}",
-         "--cores", "2", "--quiet"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        [
+            snakemake,
+            "--directory",
+            str(tmp_path),
+            "--configfile",
+            str(ROOT / "config" / "sherlock.yaml"),
+            "--config",
+            f"sherlock={{annotations: {tmp_path / 'sub.json'}, split: val}}",
+            "--cores",
+            "2",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     r = tmp_path / "results"
@@ -321,24 +379,38 @@ def test_rules_build_the_stage_on_a_sherlock_subset(tmp_path: Path, sherlock_ins
 def test_small_frames_corpus_through_every_step(tmp_path: Path, real_image: Path) -> None:
     """Our own frames: corpus -> text scorer -> pool -> sets -> HITs page whose images resolve from its folder."""
     events = {
-        "parade": ["A marching band plays drums on the main street.", "Floats decorated with flowers roll past.",
-                   "Children wave small flags from the sidewalk.", "A clown juggles in front of the crowd."],
-        "wedding": ["The bride walks down the aisle with her father.", "Guests throw rice as the couple leaves.",
-                    "A string quartet plays during the ceremony.", "The couple cuts a tall white cake."],
-        "protest": ["Demonstrators hold handwritten signs above their heads.", "Police officers stand in a line.",
-                    "A speaker shouts into a megaphone.", "Marchers chant slogans near city hall."],
+        "parade": [
+            "A marching band plays drums on the main street.",
+            "Floats decorated with flowers roll past.",
+            "Children wave small flags from the sidewalk.",
+            "A clown juggles in front of the crowd.",
+        ],
+        "wedding": [
+            "The bride walks down the aisle with her father.",
+            "Guests throw rice as the couple leaves.",
+            "A string quartet plays during the ceremony.",
+            "The couple cuts a tall white cake.",
+        ],
+        "protest": [
+            "Demonstrators hold handwritten signs above their heads.",
+            "Police officers stand in a line.",
+            "A speaker shouts into a megaphone.",
+            "Marchers chant slogans near city hall.",
+        ],
     }
     img_dir = tmp_path / "results" / "dataset" / "images"
     img_dir.mkdir(parents=True)
     frames, videos = [], []
     for e, sents in events.items():
-        videos.append({"video_id": e, "status": "ok", "title": f"{e} video", "description": " ".join(sents),
-                       "tags": [e]})
+        videos.append(
+            {"video_id": e, "status": "ok", "title": f"{e} video", "description": " ".join(sents), "tags": [e]}
+        )
         for f in range(4):
             path = img_dir / f"{e}_{f}.jpg"
             path.write_bytes(real_image.read_bytes())
-            frames.append({"image_id": f"{e}_{f}", "video_id": e, "frame_index": f, "image_path": str(path),
-                           "split": "val"})
+            frames.append(
+                {"image_id": f"{e}_{f}", "video_id": e, "frame_index": f, "image_path": str(path), "split": "val"}
+            )
     corpus = sherlock.frames_corpus(pl.DataFrame(frames), pl.DataFrame(videos))
     assert len(corpus) == 3 * 4 * 4
     emb = plausibility.text_scorer(corpus, encode=text_embed.encode)

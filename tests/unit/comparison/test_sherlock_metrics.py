@@ -24,11 +24,13 @@ from squidflow.comparison.plausibility import DualEmbeddings
 
 # --- retrieval ---------------------------------------------------------------------------------------------------
 def test_retrieval_hand_computed_with_ties() -> None:
-    s = np.array([
-        [0.9, 0.1, 0.2],  # true item best: rank 1
-        [0.5, 0.3, 0.5],  # true 0.3 below two 0.5s: rank 3
-        [0.4, 0.4, 0.4],  # three-way tie: average rank 2
-    ])
+    s = np.array(
+        [
+            [0.9, 0.1, 0.2],  # true item best: rank 1
+            [0.5, 0.3, 0.5],  # true 0.3 below two 0.5s: rank 3
+            [0.4, 0.4, 0.4],  # three-way tie: average rank 2
+        ]
+    )
     m = retrieval_chunk(s)
     assert m["im2txt"] == pytest.approx((1 + 3 + 2) / 3)
     # columns: col0 true 0.9 rank 1; col1 true 0.3 vs 0.1, 0.4 -> rank 2; col2 true 0.4 vs 0.2, 0.5 -> rank 2
@@ -48,7 +50,10 @@ def test_retrieval_averages_over_chunks() -> None:
     chunks = np.repeat([0, 1], 20)
     perfect = retrieval_metrics(x, x, chunks)  # each region's own inference is its exact match
     assert perfect == {
-        "im2txt": 1.0, "txt2im": 1.0, "p_at_1": 100.0, "n_chunks": 2,
+        "im2txt": 1.0,
+        "txt2im": 1.0,
+        "p_at_1": 100.0,
+        "n_chunks": 2,
         "per_chunk": [{"chunk": c, "n": 20, "im2txt": 1.0, "txt2im": 1.0, "p_at_1": 100.0} for c in (0, 1)],
     }
     shuffled = retrieval_metrics(x, x[rng.permutation(40)], chunks)
@@ -170,9 +175,21 @@ def _corpus(boxes_per_image: dict[str, list[tuple[float, float, float, float]]])
     rows = []
     for image_id, boxes in boxes_per_image.items():
         for b in boxes:
-            rows.append({"instance_id": f"{image_id}-{len(rows)}", "image_id": image_id, "image": image_id,
-                         "width": 100, "height": 100, "bboxes": [dict(zip(("left", "top", "width", "height"), b, strict=True))],
-                         "clue": "c", "inference": "i", "split": "val", "confidence": 1.0, "chunk": 0})
+            rows.append(
+                {
+                    "instance_id": f"{image_id}-{len(rows)}",
+                    "image_id": image_id,
+                    "image": image_id,
+                    "width": 100,
+                    "height": 100,
+                    "bboxes": [dict(zip(("left", "top", "width", "height"), b, strict=True))],
+                    "clue": "c",
+                    "inference": "i",
+                    "split": "val",
+                    "confidence": 1.0,
+                    "chunk": 0,
+                }
+            )
     return io.conform(pl.DataFrame(rows), schemas.COMPARISON_CORPUS)
 
 
@@ -191,19 +208,28 @@ def test_evaluate_auto_boxes_and_oracle_from_proposal_vectors() -> None:
     inference = np.array([[1, 0], [0, 1], [1, 0]], dtype=np.float32)
     emb = DualEmbeddings(corpus["instance_id"].to_list(), inference.copy(), inference)
     box = pl.Struct({k: pl.Float64 for k in ("left", "top", "width", "height")})
-    proposals = pl.DataFrame({
-        "image_id": ["a", "a", "b", "b"],
-        # a: proposal 0 on instance 0's box scores high for inference 0 but also (wrongly) for inference 1
-        "box": [{"left": 0, "top": 0, "width": 10, "height": 10}, {"left": 50, "top": 50, "width": 10, "height": 10},
-                {"left": 60, "top": 60, "width": 20, "height": 20}, {"left": 0, "top": 0, "width": 20, "height": 20}],
-        "region": [[1.0, 0.9], [0.0, 0.5], [1.0, 0.0], [0.5, 0.0]],
-    }, schema={"image_id": pl.Utf8, "box": box, "region": pl.Array(pl.Float32, 2)})
+    proposals = pl.DataFrame(
+        {
+            "image_id": ["a", "a", "b", "b"],
+            # a: proposal 0 on instance 0's box scores high for inference 0 but also (wrongly) for inference 1
+            "box": [
+                {"left": 0, "top": 0, "width": 10, "height": 10},
+                {"left": 50, "top": 50, "width": 10, "height": 10},
+                {"left": 60, "top": 60, "width": 20, "height": 20},
+                {"left": 0, "top": 0, "width": 20, "height": 20},
+            ],
+            "region": [[1.0, 0.9], [0.0, 0.5], [1.0, 0.0], [0.5, 0.0]],
+        },
+        schema={"image_id": pl.Utf8, "box": box, "region": pl.Array(pl.Float32, 2)},
+    )
     loc = evaluate(corpus, emb, proposals=proposals)["localization"]
     # image a: inference 0 -> proposal 0 (IoU 1) right, inference 1 -> proposal 0 (0.9 > 0.5; IoU 0) wrong -> 0.5;
     # image b: inference -> proposal 2 (1.0 > 0.5; IoU 0) wrong -> 0. Oracle: every inference has an IoU-1 proposal.
     assert (loc["auto_boxes"], loc["oracle_boxes"], loc["n_images_auto"]) == (25.0, 100.0, 2)
     with pytest.raises(ValueError, match=r"1 image\(s\) are not in the corpus, e.g. \['zz'\]"):
-        evaluate(corpus, emb, proposals=proposals.with_columns(pl.lit("zz").alias("image_id")).head(1).vstack(proposals))
+        evaluate(
+            corpus, emb, proposals=proposals.with_columns(pl.lit("zz").alias("image_id")).head(1).vstack(proposals)
+        )
 
 
 def test_diagonal_ranks_equal_rankdata_with_ties() -> None:
@@ -226,16 +252,23 @@ def test_comparison_ratings_are_read_as_likert_integers(tmp_path) -> None:
     path = tmp_path / "ratings.csv"
     path.write_text("query_id,candidate_id,annot1,annot2\nq1, c1,3,1\nq1,c2,2, 2\n")
     df = read_comparison_ratings(path)
-    assert df.to_dicts() == [{"query_id": "q1", "candidate_id": "c1", "annot1": 3, "annot2": 1},
-                             {"query_id": "q1", "candidate_id": "c2", "annot1": 2, "annot2": 2}]
+    assert df.to_dicts() == [
+        {"query_id": "q1", "candidate_id": "c1", "annot1": 3, "annot2": 1},
+        {"query_id": "q1", "candidate_id": "c2", "annot1": 2, "annot2": 2},
+    ]
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("query,candidate,rating\nq1,c1,2\n", "line 1: missing column(s) query_id, candidate_id, annot1, annot2; "
-                                          "the header is query, candidate, rating"),
-    ("query_id,candidate_id,annot1,annot2\nq1,c1,3,1\nq1,c2,4,2\n", "line 3: annot1 = '4' is not a Likert rating"),
-    ("query_id,candidate_id,annot1,annot2\nq1,c1,3,\n", "line 2: annot2 = '' is not a Likert rating"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (
+            "query,candidate,rating\nq1,c1,2\n",
+            "line 1: missing column(s) query_id, candidate_id, annot1, annot2; the header is query, candidate, rating",
+        ),
+        ("query_id,candidate_id,annot1,annot2\nq1,c1,3,1\nq1,c2,4,2\n", "line 3: annot1 = '4' is not a Likert rating"),
+        ("query_id,candidate_id,annot1,annot2\nq1,c1,3,\n", "line 2: annot2 = '' is not a Likert rating"),
+    ],
+)
 def test_a_bad_ratings_file_is_named_with_its_line_and_the_fix(tmp_path, text: str, needle: str) -> None:
     from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
     from squidflow.errors import InputError

@@ -80,8 +80,12 @@ def submission(folder: Path, name: str, predictions: dict[str, float], answer_ke
     np.save(folder / f"{name}.npy", np.array([predictions[k] for k in ids], dtype=np.float32))
     (folder / f"{name}_instance_ids.json").write_text(json.dumps(ids))
     (folder / f"{name}_answer_key.json").write_text(json.dumps(answer_key))
-    return [str(folder / f"{name}.npy"), str(folder / f"{name}_answer_key.json"),
-            "--instance_ids", str(folder / f"{name}_instance_ids.json")]
+    return [
+        str(folder / f"{name}.npy"),
+        str(folder / f"{name}_answer_key.json"),
+        "--instance_ids",
+        str(folder / f"{name}_instance_ids.json"),
+    ]
 
 
 # --- the same scores for both ---------------------------------------------------------------------------------------
@@ -92,8 +96,10 @@ def corpus(shared_data: Path) -> pl.DataFrame:
 
 def _box_vectors(keys: list[str], dim: int) -> np.ndarray:
     """Small integer vectors that depend only on the key: equal keys, equal vectors."""
-    return np.array([np.random.default_rng(int(hashlib.sha1(k.encode()).hexdigest()[:8], 16)).integers(0, 3, dim)
-                     for k in keys], dtype=np.float32)
+    return np.array(
+        [np.random.default_rng(int(hashlib.sha1(k.encode()).hexdigest()[:8], 16)).integers(0, 3, dim) for k in keys],
+        dtype=np.float32,
+    )
 
 
 def embeddings(corpus: pl.DataFrame, scorer: str, seed: int = 0) -> DualEmbeddings:
@@ -110,7 +116,9 @@ def embeddings(corpus: pl.DataFrame, scorer: str, seed: int = 0) -> DualEmbeddin
         region, inference = _box_vectors(keys, 2), rng.integers(0, 3, (n, 2))
     else:
         raise ValueError(scorer)
-    return DualEmbeddings(corpus["instance_id"].to_list(), np.asarray(region, np.float32), np.asarray(inference, np.float32))
+    return DualEmbeddings(
+        corpus["instance_id"].to_list(), np.asarray(region, np.float32), np.asarray(inference, np.float32)
+    )
 
 
 def proposals_for(corpus: pl.DataFrame, scorer: str, every: int = 7, seed: int = 0) -> pl.DataFrame:
@@ -129,8 +137,12 @@ def proposals_for(corpus: pl.DataFrame, scorer: str, every: int = 7, seed: int =
             rows.append({"image_id": image_id, "box": {**b, "left": b["left"] + dx, "top": b["top"] + dy}})
         for _ in range(3):
             x, y = rng.uniform(0, w * 0.7), rng.uniform(0, h * 0.7)
-            rows.append({"image_id": image_id, "box": {"left": x, "top": y, "width": rng.uniform(10, w - x),
-                                                         "height": rng.uniform(10, h - y)}})
+            rows.append(
+                {
+                    "image_id": image_id,
+                    "box": {"left": x, "top": y, "width": rng.uniform(10, w - x), "height": rng.uniform(10, h - y)},
+                }
+            )
     n = len(rows)
     if scorer == "random":
         region = rng.normal(size=(n, 16))
@@ -141,9 +153,14 @@ def proposals_for(corpus: pl.DataFrame, scorer: str, every: int = 7, seed: int =
     else:
         region = _box_vectors([f"{r['image_id']}|{r['box']}" for r in rows], 2)
     region = np.asarray(region, np.float32)
-    return pl.DataFrame({"image_id": [r["image_id"] for r in rows], "box": [r["box"] for r in rows],
-                         "region": region}, schema={"image_id": pl.Utf8, "box": pl.Struct({k: pl.Float64 for k in BOX_KEYS}),
-                                                    "region": pl.Array(pl.Float32, region.shape[1])})
+    return pl.DataFrame(
+        {"image_id": [r["image_id"] for r in rows], "box": [r["box"] for r in rows], "region": region},
+        schema={
+            "image_id": pl.Utf8,
+            "box": pl.Struct({k: pl.Float64 for k in BOX_KEYS}),
+            "region": pl.Array(pl.Float32, region.shape[1]),
+        },
+    )
 
 
 def ratings_for(corpus: pl.DataFrame, n_sets: int = 400, seed: int = 0) -> pl.DataFrame:
@@ -157,8 +174,10 @@ def ratings_for(corpus: pl.DataFrame, n_sets: int = 400, seed: int = 0) -> pl.Da
         cands = [c for c in rng.choice(len(ids), size + 1, replace=False) if c != q][:size]
         a1 = rng.integers(1, 4, size) if rng.random() > 0.1 else np.full(size, 2)
         a2 = np.clip(a1 + rng.integers(-1, 2, size) * (rng.random(size) < 0.4), 1, 3)
-        rows += [{"query_id": ids[q], "candidate_id": ids[c], "annot1": int(x), "annot2": int(y)}
-                 for c, x, y in zip(cands, a1, a2, strict=True)]
+        rows += [
+            {"query_id": ids[q], "candidate_id": ids[c], "annot1": int(x), "annot2": int(y)}
+            for c, x, y in zip(cands, a1, a2, strict=True)
+        ]
     return pl.DataFrame(rows)
 
 
@@ -202,8 +221,15 @@ def comparison_files(folder: Path, sets: list) -> list[str]:
             tid = f"c{len(id_map):07d}"
             id_map[tid] = {"Input_iid": qid, "candidate": c}
             pred[tid] = score
-        annotations.append({"Input_iid": qid, "candidates": [
-            {"source_iid": c, "annot1": float(x), "annot2": float(y)} for c, x, y in zip(cand_ids, a1, a2, strict=True)]})
+        annotations.append(
+            {
+                "Input_iid": qid,
+                "candidates": [
+                    {"source_iid": c, "annot1": float(x), "annot2": float(y)}
+                    for c, x, y in zip(cand_ids, a1, a2, strict=True)
+                ],
+            }
+        )
     return submission(folder, "comparison", pred, {"test_id_map": id_map, "annotations": annotations})
 
 
@@ -246,12 +272,23 @@ def test_retrieval_per_chunk_and_mean_equal_the_leaderboard(tmp_path: Path, corp
     chunks = sub["chunk"].to_numpy()
     official = []
     for (chunk, rows, s), mine in zip(chunk_scores(emb.region, emb.inference, chunks), ours["per_chunk"], strict=True):
-        theirs, printed = run_official("score_retrieval.py", *retrieval_files(tmp_path, chunk, rows, s, emb.instance_id))
-        got = {"im2txt": float(np.mean(theirs["im2text_ranks"])), "txt2im": float(np.mean(theirs["text2im_ranks"])),
-               "p_at_1": theirs["p_at_1"]}
+        theirs, printed = run_official(
+            "score_retrieval.py", *retrieval_files(tmp_path, chunk, rows, s, emb.instance_id)
+        )
+        got = {
+            "im2txt": float(np.mean(theirs["im2text_ranks"])),
+            "txt2im": float(np.mean(theirs["text2im_ranks"])),
+            "p_at_1": theirs["p_at_1"],
+        }
         assert mine == {"chunk": chunk, "n": 250, **got}
-        assert printed.split() == ["im2txt:", f"{mine['im2txt']:.3f}", "txt2im:", f"{mine['txt2im']:.3f}",
-                                   "p_at_1:", f"{mine['p_at_1']:.3f}"]
+        assert printed.split() == [
+            "im2txt:",
+            f"{mine['im2txt']:.3f}",
+            "txt2im:",
+            f"{mine['txt2im']:.3f}",
+            "p_at_1:",
+            f"{mine['p_at_1']:.3f}",
+        ]
         official.append(got)
     assert ours["n_chunks"] == 3
     for k in ("im2txt", "txt2im", "p_at_1"):  # the paper's number: the mean over chunks
@@ -291,16 +328,30 @@ def test_comparison_metrics_rule_writes_every_number_and_reruns_nothing(tmp_path
     (tmp_path / "results" / "comparison").mkdir(parents=True)
     # the upstream artifacts, oldest first, so that only comparison_metrics has to run
     io.write_parquet(corpus, tmp_path / "results/comparison/corpus.parquet", schemas.COMPARISON_CORPUS)
-    io.write_parquet(pl.DataFrame({"key": ["k"], "embedding": [[0.0]]}, schema={"key": pl.Utf8, "embedding": pl.Array(pl.Float32, 1)}),
-                     tmp_path / "results/comparison/sbert.parquet", schemas.COMPARISON_SBERT)
+    io.write_parquet(
+        pl.DataFrame(
+            {"key": ["k"], "embedding": [[0.0]]}, schema={"key": pl.Utf8, "embedding": pl.Array(pl.Float32, 1)}
+        ),
+        tmp_path / "results/comparison/sbert.parquet",
+        schemas.COMPARISON_SBERT,
+    )
     io.write_parquet(emb.to_frame(), tmp_path / "results/comparison/embeddings.parquet", schemas.COMPARISON_EMBEDDINGS)
     io.write_parquet(proposals, tmp_path / "proposals.parquet", schemas.COMPARISON_PROPOSALS)
     ratings.write_csv(tmp_path / "ratings.csv")
     snakemake = str(Path(sys.executable).with_name("snakemake"))
-    cmd = [snakemake, "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "sherlock.yaml"), "--config",
-           f"sherlock={{annotations: {tmp_path / 'sub.json'}, split: val}}",
-           f"comparison={{corpus: sherlock, ratings: {tmp_path / 'ratings.csv'}, proposals: {tmp_path / 'proposals.parquet'}}}",
-           "--cores", "1", "results/comparison/metrics.json"]
+    cmd = [
+        snakemake,
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(ROOT / "config" / "sherlock.yaml"),
+        "--config",
+        f"sherlock={{annotations: {tmp_path / 'sub.json'}, split: val}}",
+        f"comparison={{corpus: sherlock, ratings: {tmp_path / 'ratings.csv'}, proposals: {tmp_path / 'proposals.parquet'}}}",
+        "--cores",
+        "1",
+        "results/comparison/metrics.json",
+    ]
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "rule comparison_metrics:" in res.stderr and "rule comparison_embed:" not in res.stderr

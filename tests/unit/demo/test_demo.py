@@ -38,14 +38,32 @@ SMALL = DemoConfig(videos_per_event=2, seconds=4, width=160, height=120, fps=15,
 
 def ffprobe_frames(path: Path) -> list[dict]:
     res = subprocess.run(
-        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time,key_frame,pict_type",
-         "-of", "json", str(path)], capture_output=True, text=True, check=True)
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "frame=pts_time,key_frame,pict_type",
+            "-of",
+            "json",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(res.stdout)["frames"]
 
 
 def ffprobe_stream(path: Path) -> dict:
-    res = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_streams", "-of", "json", str(path)],
-                         capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_streams", "-of", "json", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(res.stdout)["streams"][0]
 
 
@@ -101,7 +119,9 @@ def test_one_variable_frame_rate_video_and_one_short_video(corpus) -> None:
             assert np.allclose(deltas, 1 / SMALL.fps, atol=1e-4), vid
     assert vfr == [vfr_video_id(SMALL)]
     deltas = np.diff(truth.filter(pl.col("video_id") == vfr[0])["pts_s"].to_numpy())
-    assert np.isclose(deltas.min(), 1 / SMALL.fps, atol=1e-4) and np.isclose(deltas.max(), 1 / (0.6 * SMALL.fps), atol=1e-4)
+    assert np.isclose(deltas.min(), 1 / SMALL.fps, atol=1e-4) and np.isclose(
+        deltas.max(), 1 / (0.6 * SMALL.fps), atol=1e-4
+    )
 
 
 def test_every_video_has_every_kind_of_ambiguous_stretch_and_valid_evidence(corpus) -> None:
@@ -180,8 +200,9 @@ def test_same_seed_same_video_other_seed_another(tmp_path: Path) -> None:
 
 
 def test_catalog_text_is_varied_multilingual_and_deterministic() -> None:
-    big = DemoConfig(events=("birthday_party", "wedding", "parade", "protest", "concert", "street_food"),
-                     videos_per_event=40)
+    big = DemoConfig(
+        events=("birthday_party", "wedding", "parade", "protest", "concert", "street_food"), videos_per_event=40
+    )
     cat = conform(catalog(big), schemas.DEMO_CATALOG)
     assert cat.height == 240 and cat["video_id"].to_list() == video_ids(big)
     assert cat["path"][0] == "results/videos/demo/birthday_party_00.mp4"
@@ -205,14 +226,38 @@ def test_unknown_video_id_and_bad_config_are_explained() -> None:
 
 @pytest.mark.slow  # runs Snakemake jobs
 def test_snakemake_rule_builds_the_corpus(tmp_path: Path) -> None:
-    cfg = {"stages": ["videos"], "demo": {"events": ["birthday_party", "wedding", "parade", "protest"],
-                                          "videos_per_event": 1, "seconds": 2, "width": 96, "height": 64, "fps": 12,
-                                          "seed": 5, "gop": 10}}
+    cfg = {
+        "stages": ["videos"],
+        "demo": {
+            "events": ["birthday_party", "wedding", "parade", "protest"],
+            "videos_per_event": 1,
+            "seconds": 2,
+            "width": 96,
+            "height": 64,
+            "fps": 12,
+            "seed": 5,
+            "gop": 10,
+        },
+    }
     cfg_path = tmp_path / "demo.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg))
-    res = subprocess.run([SNAKEMAKE, "--directory", str(tmp_path / "wd"), "--configfile", str(cfg_path), "--cores", "2",
-                          "results/videos/demo/truth.parquet", "results/videos/demo/catalog.parquet"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            SNAKEMAKE,
+            "--directory",
+            str(tmp_path / "wd"),
+            "--configfile",
+            str(cfg_path),
+            "--cores",
+            "2",
+            "results/videos/demo/truth.parquet",
+            "results/videos/demo/catalog.parquet",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     demo_dir = tmp_path / "wd" / "results" / "videos" / "demo"
     truth = read_parquet(demo_dir / "truth.parquet", schemas.TRUTH)

@@ -143,11 +143,21 @@ def test_tables_2_and_8_equal_a_hand_computation_on_the_release(tmp_path, releas
     rows = known_predictions(images, verbs)
     # predictions for judged images of other events are allowed and not scored
     other = scores.filter((pl.col("variant") == "A") & (pl.col("event_prompt") == "birthday party")).head(3)
-    rows += [{"video_id": r["video_id"], "frame_index": r["frame_index"], "rank": 1, "label": "parading", "score": 1.0}
-             for r in other.iter_rows(named=True)]
+    rows += [
+        {"video_id": r["video_id"], "frame_index": r["frame_index"], "rank": 1, "label": "parading", "score": 1.0}
+        for r in other.iter_rows(named=True)
+    ]
     path = write_rows(rows, tmp_path / f"known{suffix}")
-    accuracy, summary = evaluate_model(path, scores, name="known", variant="A", top_k=10, label_map=LABEL_MAP,
-                                       vocabulary=None, cache_dir=tmp_path / "cache")
+    accuracy, summary = evaluate_model(
+        path,
+        scores,
+        name="known",
+        variant="A",
+        top_k=10,
+        label_map=LABEL_MAP,
+        vocabulary=None,
+        cache_dir=tmp_path / "cache",
+    )
     io.conform(accuracy, schemas.MODEL_ACCURACY)
     expected = hand_tables(images)
     got = {(r["top"], r["binning"], r["bin"]): (r["accuracy"], r["n"]) for r in accuracy.iter_rows(named=True)}
@@ -164,13 +174,16 @@ def test_tables_2_and_8_equal_a_hand_computation_on_the_release(tmp_path, releas
 def test_table_files_are_long_csv_and_table2_has_only_mean_rows(tmp_path, release_csv, scores, verbs):
     images = release_images(release_csv)
     path = write_rows(known_predictions(images, verbs), tmp_path / "m.parquet")
-    acc, summary = evaluate_model(path, scores, name="JSL", variant="A", top_k=10, label_map=LABEL_MAP,
-                                  vocabulary=None, cache_dir=tmp_path)
+    acc, summary = evaluate_model(
+        path, scores, name="JSL", variant="A", top_k=10, label_map=LABEL_MAP, vocabulary=None, cache_dir=tmp_path
+    )
     models = [ModelInfo("JSL", 0.40)]
-    t2, md2, tex2 = build_table([acc], [summary], models, "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
-                                source="release")
-    t8, md8, tex8 = build_table([acc], [summary], models, "table8_alt_bins", variant="A", top_k=10,
-                                label_map=LABEL_MAP, source="release")
+    t2, md2, tex2 = build_table(
+        [acc], [summary], models, "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP, source="release"
+    )
+    t8, md8, tex8 = build_table(
+        [acc], [summary], models, "table8_alt_bins", variant="A", top_k=10, label_map=LABEL_MAP, source="release"
+    )
     assert t2.columns == ["model", "top", "binning", "bin", "accuracy", "n", "lo", "hi"] == t8.columns
     assert t2["lo"].is_null().all()  # no intervals given: no interval, cells as before
     assert set(t2["binning"]) == {"mean"} and set(t8["binning"]) == {"mean", "alt"}
@@ -197,9 +210,15 @@ def _csv(path: Path, lines: list[str]) -> Path:
 @pytest.mark.parametrize(
     "lines, needle",
     [
-        (["{v},{f},1,parading,0.9", "nosuchvideo,7,1,parading,0.5"], "line 3: unknown image: video_id 'nosuchvideo', frame_index 7"),
+        (
+            ["{v},{f},1,parading,0.9", "nosuchvideo,7,1,parading,0.5"],
+            "line 3: unknown image: video_id 'nosuchvideo', frame_index 7",
+        ),
         (["{v},{f},2,parading,0.9", "{v},{f},3,marching,0.5"], "line 2: image ({v}, {f}) has no rank 1"),
-        (["{v},{f},1,parading,0.9", "{v},{f},2,marching,0.5", "{v},{f},2,walking,0.4"], "line 4: duplicate rank 2 for image ({v}, {f}) (first given at 3)"),
+        (
+            ["{v},{f},1,parading,0.9", "{v},{f},2,marching,0.5", "{v},{f},2,walking,0.4"],
+            "line 4: duplicate rank 2 for image ({v}, {f}) (first given at 3)",
+        ),
         (["{v},{f},1,parading,high"], "line 2: score 'high' is not a number"),
         (["{v},{f},1,parading,"], "line 2: score is empty"),
         (["{v},{f},one,parading,0.9"], "line 2: rank 'one' is not a positive integer"),
@@ -207,8 +226,17 @@ def _csv(path: Path, lines: list[str]) -> Path:
         (["{v},{f},1,,0.9"], "line 2: label is empty"),
         (["{v},x,1,parading,0.9"], "line 2: frame_index 'x' is not a non-negative integer"),
     ],
-    ids=["unknown-image", "missing-rank-1", "duplicate-rank", "non-numeric-score", "empty-score", "rank-text",
-         "rank-zero", "empty-label", "bad-frame"],
+    ids=[
+        "unknown-image",
+        "missing-rank-1",
+        "duplicate-rank",
+        "non-numeric-score",
+        "empty-score",
+        "rank-text",
+        "rank-zero",
+        "empty-label",
+        "bad-frame",
+    ],
 )
 def test_broken_prediction_files_stop_with_file_row_and_problem(tmp_path, scores, lines, needle):
     v, f = _one_image(scores)
@@ -223,8 +251,9 @@ def test_broken_prediction_files_stop_with_file_row_and_problem(tmp_path, scores
 def test_parquet_errors_name_the_row_and_missing_columns_are_named(tmp_path, scores):
     v, f = _one_image(scores)
     path = tmp_path / "bad.parquet"
-    pl.DataFrame({"video_id": [v, v], "frame_index": [f, f], "rank": [1, 1], "label": ["a", "b"],
-                  "score": [0.5, 0.4]}).write_parquet(path)
+    pl.DataFrame(
+        {"video_id": [v, v], "frame_index": [f, f], "rank": [1, 1], "label": ["a", "b"], "score": [0.5, 0.4]}
+    ).write_parquet(path)
     with pytest.raises(PredictionsError, match=r"bad.parquet: row 2: duplicate rank 1"):
         read_predictions(path, cache_dir=tmp_path, known_images=scores.select("video_id", "frame_index"))
     nolabel = tmp_path / "nolabel.jsonl"
@@ -244,12 +273,15 @@ def test_images_by_file_name_through_a_mapping_table_and_from_a_url(tmp_path, re
     rows = known_predictions(images, verbs)
     direct = write_rows(rows, tmp_path / "direct.parquet")
     names = {key: f"img{i:04d}.png" for i, key in enumerate(sorted(images))}
-    by_name = [{"image": names[(r["video_id"], r["frame_index"])], **{k: r[k] for k in ("rank", "label", "score")}}
-               for r in rows]
+    by_name = [
+        {"image": names[(r["video_id"], r["frame_index"])], **{k: r[k] for k in ("rank", "label", "score")}}
+        for r in rows
+    ]
     named = write_rows(by_name, tmp_path / "named.csv")
     table = tmp_path / "images.csv"
-    pl.DataFrame({"image": list(names.values()), "video_id": [k[0] for k in names],
-                  "frame_index": [k[1] for k in names]}).write_csv(table)
+    pl.DataFrame(
+        {"image": list(names.values()), "video_id": [k[0] for k in names], "frame_index": [k[1] for k in names]}
+    ).write_csv(table)
     kw = {"variant": "A", "top_k": 10, "label_map": LABEL_MAP, "cache_dir": tmp_path / "cache"}
     a, _ = evaluate_model(direct, scores, name="m", **kw)
     b, _ = evaluate_model(named.as_uri(), scores, name="m", image_table=table, **kw)  # file:// URL, fetched
@@ -266,15 +298,24 @@ def test_labels_outside_the_imsitu_vocabulary_are_counted(tmp_path, release_csv,
     rows[2]["label"] = "moonwalking"
     path = write_rows(rows, tmp_path / "p.parquet")
     label_map = {**LABEL_MAP, "protest": ["protesting", "rioting_loudly"]}
-    acc, summary = evaluate_model(path, scores, name="m", variant="A", top_k=10, label_map=label_map,
-                                  vocabulary=shared_data / "imsitu" / "verb_id.tab", cache_dir=tmp_path)
+    acc, summary = evaluate_model(
+        path,
+        scores,
+        name="m",
+        variant="A",
+        top_k=10,
+        label_map=label_map,
+        vocabulary=shared_data / "imsitu" / "verb_id.tab",
+        cache_dir=tmp_path,
+    )
     assert summary["vocabulary_size"] == 504
     assert summary["predicted_labels_outside_vocabulary"] == ["moonwalking"]
     assert summary["prediction_rows_outside_vocabulary"] == 2
     assert summary["map_labels_outside_vocabulary"] == ["rioting_loudly"]
     assert "moonwalking" in caplog.text and "rioting_loudly" in caplog.text
-    _, md, _ = build_table([acc], [summary], [ModelInfo("m")], "table2_verbs", variant="A", top_k=10,
-                           label_map=label_map, source="release")
+    _, md, _ = build_table(
+        [acc], [summary], [ModelInfo("m")], "table2_verbs", variant="A", top_k=10, label_map=label_map, source="release"
+    )
     assert "1 predicted label(s) in 2 rows outside the 504-label vocabulary (moonwalking)" in md
     assert "Label-map labels outside the vocabulary (never predictable): rioting_loudly" in md
 
@@ -313,11 +354,20 @@ def _run(scores: pl.DataFrame, events: list[str], rng: np.random.Generator, expe
                 continue
             label = int(rng.integers(0, 2))
             p = rng.dirichlet([1, 1])
-        rows.append({"image_id": f"{r['video_id']}_{r['frame_index']}", "eval_set": "SE", "label": label,
-                     "probs": p.tolist(), "human_mean": r["people_mean"]})
+        rows.append(
+            {
+                "image_id": f"{r['video_id']}_{r['frame_index']}",
+                "eval_set": "SE",
+                "label": label,
+                "probs": p.tolist(),
+                "human_mean": r["people_mean"],
+            }
+        )
     n = len(events) if experiment == "classification" else 2
-    rows += [{"image_id": f"sd_{i}", "eval_set": "SD", "label": 0, "probs": [1 / n] * n, "human_mean": None}
-             for i in range(3)]
+    rows += [
+        {"image_id": f"sd_{i}", "eval_set": "SD", "label": 0, "probs": [1 / n] * n, "human_mean": None}
+        for i in range(3)
+    ]
     return io.conform(pl.DataFrame(rows), schemas.RUN_PREDICTIONS)
 
 
@@ -327,9 +377,13 @@ def test_runs_are_scored_like_table1_and_table3(scores):
     cls = _run(scores, events, rng, "classification")
     cal = _run(scores, events, rng, "calibration")
     out = evaluate_runs(
-        {"results/runs/classification/SD/PA/seed3/predictions.parquet": cls,
-         "results/runs/calibration/SE/MC/seed0/predictions.parquet": cal},
-        scores, classification_events=events, calibration_target="birthday",
+        {
+            "results/runs/classification/SD/PA/seed3/predictions.parquet": cls,
+            "results/runs/calibration/SE/MC/seed0/predictions.parquet": cal,
+        },
+        scores,
+        classification_events=events,
+        calibration_target="birthday",
     )
     io.conform(out, schemas.RUN_EVALUATION)
     c = out.filter((pl.col("experiment") == "classification") & (pl.col("binning") == "mean"))
@@ -350,12 +404,19 @@ def test_runs_are_scored_like_table1_and_table3(scores):
     # calibration: probability of the target event against the target prompt's judgment (Tables 3 and 9)
     k = out.filter((pl.col("experiment") == "calibration") & (pl.col("binning") == "mean") & (pl.col("bin") == "avg"))
     se_cal = cal.filter(pl.col("eval_set") == "SE")
-    table3 = run_metrics("calibration", np.array(["SE"] * len(se_cal)), se_cal["label"].to_numpy(),
-                         np.array(se_cal["probs"].to_list()), se_cal["human_mean"].to_numpy())
+    table3 = run_metrics(
+        "calibration",
+        np.array(["SE"] * len(se_cal)),
+        se_cal["label"].to_numpy(),
+        np.array(se_cal["probs"].to_list()),
+        se_cal["human_mean"].to_numpy(),
+    )
     assert k["mse"][0] == pytest.approx(table3["huj_mse"]) and k["kl"][0] == pytest.approx(table3["kl"])
     assert k["accuracy"][0] == pytest.approx(table3["se_acc"])
     # alt rows: three judgments per image
-    alt = out.filter((pl.col("experiment") == "classification") & (pl.col("binning") == "alt") & (pl.col("bin") == "avg"))
+    alt = out.filter(
+        (pl.col("experiment") == "classification") & (pl.col("binning") == "alt") & (pl.col("bin") == "avg")
+    )
     assert alt["n"][0] == 3 * len(se)
 
 
@@ -422,25 +483,49 @@ def test_clean_id_says_what_it_stripped():
 
 
 def _accuracy_rows(model: str, n: int) -> pl.DataFrame:
-    rows = [{"model": model, "top": top, "binning": "mean", "bin": b, "accuracy": 0.5, "n": n // 5 if b != binning.AVERAGE
-             else n, "lo": None, "hi": None}
-            for top in (1, 10) for b in (*binning.CERTAINTY_BINS, binning.AVERAGE)]
-    return pl.DataFrame(rows, schema={"model": pl.Utf8, "top": pl.Int64, "binning": pl.Utf8, "bin": pl.Utf8,
-                                      "accuracy": pl.Float64, "n": pl.Int64, "lo": pl.Float64, "hi": pl.Float64})
+    rows = [
+        {
+            "model": model,
+            "top": top,
+            "binning": "mean",
+            "bin": b,
+            "accuracy": 0.5,
+            "n": n // 5 if b != binning.AVERAGE else n,
+            "lo": None,
+            "hi": None,
+        }
+        for top in (1, 10)
+        for b in (*binning.CERTAINTY_BINS, binning.AVERAGE)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "model": pl.Utf8,
+            "top": pl.Int64,
+            "binning": pl.Utf8,
+            "bin": pl.Utf8,
+            "accuracy": pl.Float64,
+            "n": pl.Int64,
+            "lo": pl.Float64,
+            "hi": pl.Float64,
+        },
+    )
 
 
 def test_table2_never_averages_models_scored_on_different_images_in_one_column():
     """Issue 32: classifiers scored on 24 images and text baselines on 72 shared one "Avg." column."""
     models = [ModelInfo("SD classifier"), ModelInfo("ES classifier"), ModelInfo("text-tfidf")]
     accs = [_accuracy_rows("SD classifier", 24), _accuracy_rows("ES classifier", 24), _accuracy_rows("text-tfidf", 72)]
-    _, md, _ = build_table(accs, [], models, "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
-                           source="release")
+    _, md, _ = build_table(
+        accs, [], models, "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP, source="release"
+    )
     assert "Avg. (own images)" in md and "| Avg. |" not in md
     lines = md.splitlines()
     block = [i for i, line in enumerate(lines) if line.startswith("| scored on ")]
     assert [lines[i].split("|")[1].strip() for i in block[:2]] == ["scored on 24 images", "scored on 72 images"]
     assert lines[block[0] + 1].startswith("| SD classifier") and lines[block[1] + 1].startswith("| text-tfidf")
     assert "compare averages only within a block" in md
-    _, same, _ = build_table(accs[:2], [], models[:2], "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP,
-                             source="release")
+    _, same, _ = build_table(
+        accs[:2], [], models[:2], "table2_verbs", variant="A", top_k=10, label_map=LABEL_MAP, source="release"
+    )
     assert "| Avg. |" in same and "scored on" not in same

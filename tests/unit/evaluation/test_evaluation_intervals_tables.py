@@ -30,8 +30,15 @@ from squidflow.training.tables import (
 CFG = {"level": 0.95, "resamples": 400, "seed": 0, "method": "percentile"}
 
 
-def _runs(experiment: str, methods: dict[str, float], seeds: int = 3, n_sd: int = 50, n_se: int = 80, k: int = 2,
-          seed: int = 0) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+def _runs(
+    experiment: str,
+    methods: dict[str, float],
+    seeds: int = 3,
+    n_sd: int = 50,
+    n_se: int = 80,
+    k: int = 2,
+    seed: int = 0,
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     """Synthetic runs: per method a skill (how often the label gets the larger probability); metrics as train.py
     writes them, from the same predictions."""
     rng = np.random.default_rng(seed)
@@ -39,7 +46,7 @@ def _runs(experiment: str, methods: dict[str, float], seeds: int = 3, n_sd: int 
     eval_set = np.array(["SD"] * n_sd + ["SE"] * n_se)
     labels = rng.integers(0, k, n_sd + n_se)
     human = np.where(eval_set == "SE", rng.uniform(0, 100, len(ids)).round(), np.nan)
-    human[n_sd:n_sd + 7] = np.nan  # unjudged SE images
+    human[n_sd : n_sd + 7] = np.nan  # unjudged SE images
     rows, predictions = [], {}
     train_sets = ["SD"] if experiment == "classification" else ["SD", "SE"]
     for train_set in train_sets:
@@ -50,18 +57,28 @@ def _runs(experiment: str, methods: dict[str, float], seeds: int = 3, n_sd: int 
                 logits[np.arange(len(ids)), labels] += np.where(right, 3.0, -3.0)
                 probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
                 path = f"results/runs/{experiment}/{train_set}/{method}/seed{s}/predictions.parquet"
-                predictions[path] = pl.DataFrame({
-                    "image_id": ids, "eval_set": eval_set, "label": labels, "probs": [list(p) for p in probs],
-                    "human_mean": pl.Series(human).fill_nan(None)})
+                predictions[path] = pl.DataFrame(
+                    {
+                        "image_id": ids,
+                        "eval_set": eval_set,
+                        "label": labels,
+                        "probs": [list(p) for p in probs],
+                        "human_mean": pl.Series(human).fill_nan(None),
+                    }
+                )
                 metrics = run_metrics(experiment, eval_set, labels, probs, human, seed=s)
-                rows += [{"train_set": train_set, "method": method, "seed": s, "metric": m, "value": v}
-                         for m, v in metrics.items()]
+                rows += [
+                    {"train_set": train_set, "method": method, "seed": s, "metric": m, "value": v}
+                    for m, v in metrics.items()
+                ]
     runs = pl.DataFrame(rows).with_columns(pl.col("value").fill_nan(None).fill_null(float("nan")))
     return runs, predictions
 
 
-@pytest.mark.parametrize("experiment, table", [("classification", "table1_training"),
-                                               ("calibration", "table3_calibration"), ("calibration", "table9_kl")])
+@pytest.mark.parametrize(
+    "experiment, table",
+    [("classification", "table1_training"), ("calibration", "table3_calibration"), ("calibration", "table9_kl")],
+)
 def test_every_resampled_measure_equals_the_runs_metrics_at_the_identity(experiment, table):
     runs, predictions = _runs(experiment, {"AA": 0.8}, seeds=2, k=4 if experiment == "classification" else 2)
     ids = image_lists(predictions)
@@ -71,11 +88,20 @@ def test_every_resampled_measure_equals_the_runs_metrics_at_the_identity(experim
         train_set = Path(path).parents[2].name
         images = {s: run_images(run, s, ids[s]) for s in ids}
         for metric in TABLES[table].metrics:
-            eval_set, stat = metric_stat(metric, images["SD"], images["SE"], ece_bins=10, kl_eps=1e-6,
-                                         authors_ece_bins=5, authors_ece_batch=16, seed=seed)
+            eval_set, stat = metric_stat(
+                metric,
+                images["SD"],
+                images["SE"],
+                ece_bins=10,
+                kl_eps=1e-6,
+                authors_ece_bins=5,
+                authors_ece_batch=16,
+                seed=seed,
+            )
             got = stat(np.arange(len(ids[eval_set]))[None])[0]
-            want = metrics.filter((pl.col("seed") == seed) & (pl.col("metric") == metric)
-                                  & (pl.col("train_set") == train_set))["value"][0]
+            want = metrics.filter(
+                (pl.col("seed") == seed) & (pl.col("metric") == metric) & (pl.col("train_set") == train_set)
+            )["value"][0]
             assert got == pytest.approx(want, abs=1e-12, nan_ok=True), (metric, seed)
 
 
@@ -86,8 +112,11 @@ def test_table3_intervals_bracket_the_seed_mean_and_paired_tests_find_the_plante
     table = io.conform(table, schemas.RESULT_TABLE)
     assert table.filter(pl.col("mean").is_not_null())["lo"].null_count() == 0
     # the point is the seed mean of metrics.json, unchanged, and lies inside its interval
-    inside = table.filter(pl.col("mean").is_not_null()).select(
-        ((pl.col("lo") <= pl.col("mean") + 1e-9) & (pl.col("mean") <= pl.col("hi") + 1e-9)).all()).item()
+    inside = (
+        table.filter(pl.col("mean").is_not_null())
+        .select(((pl.col("lo") <= pl.col("mean") + 1e-9) & (pl.col("mean") <= pl.col("hi") + 1e-9)).all())
+        .item()
+    )
     assert inside
     base = table.filter(pl.col("method") == "BL")
     assert base["diff"].null_count() == len(base)  # the baseline is not compared with itself
@@ -107,13 +136,17 @@ def test_table1_compares_every_method_with_the_first_one(tmp_path):
     runs, predictions = _runs("classification", {"SD": 0.6, "ES": 0.95}, seeds=2, k=4, n_se=120)
     table = table_with_intervals(runs, predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
     es = table.filter((pl.col("method") == "ES") & (pl.col("metric") == "avg_acc")).row(0, named=True)
-    assert es["diff"] == pytest.approx(es["mean"] - table.filter(
-        (pl.col("method") == "SD") & (pl.col("metric") == "avg_acc"))["mean"][0])
+    assert es["diff"] == pytest.approx(
+        es["mean"] - table.filter((pl.col("method") == "SD") & (pl.col("metric") == "avg_acc"))["mean"][0]
+    )
     assert es["p_value"] < 0.05 and es["lo"] <= es["mean"] <= es["hi"]
     # the same rows, as the rule reads them from the runs' metrics.json
-    metrics = {f"results/runs/classification/{train_set}/{method}/seed{seed}/metrics.json":
-               dict(zip(rows["metric"], rows["value"], strict=True))
-               for (train_set, method, seed), rows in runs.group_by(["train_set", "method", "seed"])}
+    metrics = {
+        f"results/runs/classification/{train_set}/{method}/seed{seed}/metrics.json": dict(
+            zip(rows["metric"], rows["value"], strict=True)
+        )
+        for (train_set, method, seed), rows in runs.group_by(["train_set", "method", "seed"])
+    }
     again = table_with_intervals(runs_table(metrics), predictions, TABLES["table1_training"], ["SD", "ES"], CFG)
     key = ["train_set", "method", "metric"]
     assert again.sort(key).select("lo", "hi").equals(table.sort(key).select("lo", "hi"))
@@ -132,24 +165,45 @@ def _judged(n: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataF
     images' ratings (as soft_labels.image_ratings)."""
     rng = np.random.default_rng(seed)
     ratings = rng.integers(0, 101, (n, 3))
-    images = pl.DataFrame({
-        "video_id": [f"v{i}" for i in range(n)], "frame_index": list(range(n)), "event": ["parade"] * n,
-        "targets": [["a"]] * n, "people_mean": ratings.mean(axis=1),
-    }).with_columns(
-        pl.Series("certainty_bin", np.asarray(["0-20", "20-40", "40-60", "60-80", "80-100"])[
-            np.minimum(ratings.mean(axis=1) // 20, 4).astype(int)]),
-        pl.Series("alt_bins", [[["0-20", "20-40", "40-60", "60-80", "80-100"][min(int(r // 20), 4)] for r in row]
-                               for row in ratings]),
+    images = pl.DataFrame(
+        {
+            "video_id": [f"v{i}" for i in range(n)],
+            "frame_index": list(range(n)),
+            "event": ["parade"] * n,
+            "targets": [["a"]] * n,
+            "people_mean": ratings.mean(axis=1),
+        }
+    ).with_columns(
+        pl.Series(
+            "certainty_bin",
+            np.asarray(["0-20", "20-40", "40-60", "60-80", "80-100"])[
+                np.minimum(ratings.mean(axis=1) // 20, 4).astype(int)
+            ],
+        ),
+        pl.Series(
+            "alt_bins",
+            [[["0-20", "20-40", "40-60", "60-80", "80-100"][min(int(r // 20), 4)] for r in row] for row in ratings],
+        ),
     )
     rows = []
     for i in range(n):
         p = rng.dirichlet([2, 1, 1])
         order = np.argsort(-p)
-        rows += [{"video_id": f"v{i}", "frame_index": i, "image": None, "rank": r + 1, "label": "abc"[j],
-                  "score": float(p[j])} for r, j in enumerate(order)]
+        rows += [
+            {
+                "video_id": f"v{i}",
+                "frame_index": i,
+                "image": None,
+                "rank": r + 1,
+                "label": "abc"[j],
+                "score": float(p[j]),
+            }
+            for r, j in enumerate(order)
+        ]
     preds = pl.DataFrame(rows, schema=schemas.PREDICTIONS.columns)
     ratings_frame = images.select("video_id", "frame_index", "event").with_columns(
-        pl.Series("ratings", ratings.astype(float).tolist()))
+        pl.Series("ratings", ratings.astype(float).tolist())
+    )
     return images, preds, ratings_frame
 
 
@@ -165,11 +219,22 @@ def test_table2_and_8_accuracies_get_image_bootstrap_intervals():
     full = with_ci.filter(pl.col("n") > 0)
     assert full["lo"].null_count() == 0
     assert ((full["lo"] <= full["accuracy"]) & (full["accuracy"] <= full["hi"])).all()
-    avg = full.filter((pl.col("bin") == "avg") & (pl.col("binning") == "mean") & (pl.col("top") == 1)).row(0, named=True)
+    avg = full.filter((pl.col("bin") == "avg") & (pl.col("binning") == "mean") & (pl.col("top") == 1)).row(
+        0, named=True
+    )
     se = np.sqrt(avg["accuracy"] * (1 - avg["accuracy"]) / avg["n"])  # binomial: the interval is about ±1.96 se
     assert avg["hi"] - avg["lo"] == pytest.approx(2 * 1.96 * se, rel=0.25)
-    _, md, tex = build_table([with_ci], [{"model": "m"}], [ModelInfo("m")], "table8_alt_bins", variant="A", top_k=2,
-                             label_map={"parade": ["a"]}, source="release", intervals=CFG)
+    _, md, tex = build_table(
+        [with_ci],
+        [{"model": "m"}],
+        [ModelInfo("m")],
+        "table8_alt_bins",
+        variant="A",
+        top_k=2,
+        label_map={"parade": ["a"]},
+        source="release",
+        intervals=CFG,
+    )
     assert f"{avg['accuracy']:.2f} [{avg['lo']:.2f}, {avg['hi']:.2f}] ({avg['n']})" in md
     assert "bootstrap interval over the model's scored images" in md and "alt-binned image" in md
 
@@ -262,8 +327,12 @@ def test_the_per_image_points_come_back_from_parquet_exactly(tmp_path):
     from squidflow.io import SchemaError
 
     images, preds, ratings = _judged(60)
-    ratings = ratings.with_columns(pl.when(pl.col("frame_index") < 5).then(pl.col("ratings").list.head(2))
-                                   .otherwise(pl.col("ratings")).alias("ratings"))  # ragged: two raters on five
+    ratings = ratings.with_columns(
+        pl.when(pl.col("frame_index") < 5)
+        .then(pl.col("ratings").list.head(2))
+        .otherwise(pl.col("ratings"))
+        .alias("ratings")
+    )  # ragged: two raters on five
     m = model_points("m", preds, images, ratings)
     half = model_points("half", preds.filter(pl.col("frame_index") % 2 == 0), images, ratings)
     none = model_points("none", preds.head(0), images, ratings)
@@ -278,7 +347,8 @@ def test_the_per_image_points_come_back_from_parquet_exactly(tmp_path):
     assert np.array_equal(people, want, equal_nan=True) and np.isnan(people[:5, 2]).all()
     cfg = IntervalConfig(**CFG)
     assert soft_label_table(points, people, cfg, ece_bins=10, binary_bins=10).equals(
-        soft_label_table([m, none, half], want, cfg, ece_bins=10, binary_bins=10))
+        soft_label_table([m, none, half], want, cfg, ece_bins=10, binary_bins=10)
+    )
     # read back, the file is checked against its schema
     pl.read_parquet(path).with_columns(pl.col("prob").cast(pl.Utf8)).write_parquet(path)
     with pytest.raises(SchemaError, match="per_image_points.*column 'prob' is String"):
@@ -290,15 +360,23 @@ def test_the_per_image_points_come_back_from_parquet_exactly(tmp_path):
 def release_predictions(tmp_path_factory, shared_data) -> Path:
     """Probabilities over parading/protesting/cooking for every variant A image of the release."""
     release = pl.read_csv(shared_data / "squid-e" / "huj_annotations.csv", infer_schema=False)
-    images = release.filter(pl.col("task_var") == "a").select(
-        pl.col("vid_ID").str.strip_chars('"').alias("video_id"),
-        pl.col("frame_num").cast(pl.Int64).alias("frame_index")).unique().sort("video_id", "frame_index")
+    images = (
+        release.filter(pl.col("task_var") == "a")
+        .select(
+            pl.col("vid_ID").str.strip_chars('"').alias("video_id"),
+            pl.col("frame_num").cast(pl.Int64).alias("frame_index"),
+        )
+        .unique()
+        .sort("video_id", "frame_index")
+    )
     rng = np.random.default_rng(0)
     rows = []
     for r in images.iter_rows(named=True):
         p = rng.dirichlet([1, 1, 1])
         for rank, j in enumerate(np.argsort(-p)):
-            rows.append({**r, "rank": rank + 1, "label": ["parading", "protesting", "cooking"][j], "score": float(p[j])})
+            rows.append(
+                {**r, "rank": rank + 1, "label": ["parading", "protesting", "cooking"][j], "score": float(p[j])}
+            )
     path = tmp_path_factory.mktemp("preds") / "model.csv"
     pl.DataFrame(rows).write_csv(path)
     return path
@@ -312,9 +390,23 @@ def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, rel
     from squidflow.judgments.scores import image_scores
 
     out = tmp_path / "out"
-    rc = main(["evaluate", str(release_predictions), "--judgments", str(shared_data / "squid-e" / "huj_annotations.csv"),
-               "--label-map", "parade=parading", "protest=protesting", "--top-k", "2", "--resamples", "200",
-               "--out", str(out)])
+    rc = main(
+        [
+            "evaluate",
+            str(release_predictions),
+            "--judgments",
+            str(shared_data / "squid-e" / "huj_annotations.csv"),
+            "--label-map",
+            "parade=parading",
+            "protest=protesting",
+            "--top-k",
+            "2",
+            "--resamples",
+            "200",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     for name in ("table2_verbs", "table8_alt_bins", "soft_label_measures"):
         assert all((out / f"{name}.{ext}").exists() for ext in ("csv", "md", "tex"))
@@ -323,10 +415,27 @@ def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, rel
     scores = image_scores(judgments)
     intervals = {"level": 0.95, "resamples": 200, "seed": 0, "method": "percentile"}
     label_map = {"parade": ["parading"], "protest": ["protesting"]}
-    acc, summary = evaluate_model(release_predictions, scores, name="model", variant="A", top_k=2,
-                                  label_map=label_map, cache_dir=tmp_path, intervals=intervals)
-    df, md, _ = build_table([acc], [summary], [ModelInfo("model")], "table2_verbs", variant="A", top_k=2,
-                            label_map=label_map, source="release", intervals=intervals)
+    acc, summary = evaluate_model(
+        release_predictions,
+        scores,
+        name="model",
+        variant="A",
+        top_k=2,
+        label_map=label_map,
+        cache_dir=tmp_path,
+        intervals=intervals,
+    )
+    df, md, _ = build_table(
+        [acc],
+        [summary],
+        [ModelInfo("model")],
+        "table2_verbs",
+        variant="A",
+        top_k=2,
+        label_map=label_map,
+        source="release",
+        intervals=intervals,
+    )
     written = pl.read_csv(out / "table2_verbs.csv")
     assert written.select("accuracy", "n", "lo", "hi").equals(df.select("accuracy", "n", "lo", "hi"))
     assert (out / "table2_verbs.md").read_text() == md
@@ -337,8 +446,9 @@ def test_squidflow_evaluate_writes_the_tables_the_library_computes(tmp_path, rel
     assert 0 < brier < 1 and len(parade) == 600
 
 
-def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(tmp_path, release_predictions, shared_data,
-                                                                         monkeypatch):
+def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(
+    tmp_path, release_predictions, shared_data, monkeypatch
+):
     """One `squidflow evaluate` call: the people's image scores computed once and each predictions file read once,
     with the numbers of the rules' own path (per_image_points, then the soft-label table read back from it)."""
     from squidflow.evaluation import models as models_module
@@ -348,8 +458,16 @@ def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(tmp_pat
 
     judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
     intervals = {"level": 0.95, "resamples": 200, "seed": 0, "method": "percentile"}
-    how = scoring.Scoring(variant="A", top_k=2, label_map={"parade": ["parading"], "protest": ["protesting"]},
-                          intervals=intervals, ece_bins=10, binary_bins=10, source="release", cache_dir=tmp_path)
+    how = scoring.Scoring(
+        variant="A",
+        top_k=2,
+        label_map={"parade": ["parading"], "protest": ["protesting"]},
+        intervals=intervals,
+        ece_bins=10,
+        binary_bins=10,
+        source="release",
+        cache_dir=tmp_path,
+    )
     models = [{"name": n, "predictions": str(release_predictions)} for n in ("one", "two")]
     calls = {"read_predictions": 0, "image_scores": 0}
 
@@ -357,6 +475,7 @@ def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(tmp_pat
         def wrapper(*args, **kwargs):
             calls[name] += 1
             return fn(*args, **kwargs)
+
         return wrapper
 
     monkeypatch.setattr(models_module, "read_predictions", counted("read_predictions", models_module.read_predictions))
@@ -364,26 +483,53 @@ def test_evaluate_reads_each_predictions_file_and_scores_the_people_once(tmp_pat
     out = scoring.evaluate_predictions(models, judgments, [], how)
     assert calls == {"read_predictions": 2, "image_scores": 1}
     rule_path = scoring.soft_label_outputs_of(
-        *points_from_frame(scoring.per_image_points(models, judgments, [], variant="A", label_map=how.label_map,
-                                                    events_config=None, cache_dir=tmp_path)),
-        variant="A", intervals=intervals, ece_bins=10, binary_bins=10, source="release")
+        *points_from_frame(
+            scoring.per_image_points(
+                models, judgments, [], variant="A", label_map=how.label_map, events_config=None, cache_dir=tmp_path
+            )
+        ),
+        variant="A",
+        intervals=intervals,
+        ece_bins=10,
+        binary_bins=10,
+        source="release",
+    )
     assert out[scoring.SOFT_LABEL_TABLE][0].equals(rule_path[0]) and out[scoring.SOFT_LABEL_TABLE][1:] == rule_path[1:]
 
 
-def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(tmp_path, release_predictions, capsys,
-                                                                      shared_data):
+def test_squidflow_evaluate_stops_on_a_bad_file_naming_file_row_and_fix(
+    tmp_path, release_predictions, capsys, shared_data
+):
     from squidflow.cli import main
 
     lines = release_predictions.read_text().splitlines()
     video, frame = lines[1].split(",")[:2]
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join([lines[0], lines[1], f"{video},{frame},1,marching,0.5"]) + "\n")
-    rc = main(["evaluate", str(bad), "--judgments", str(shared_data / "squid-e" / "huj_annotations.csv"),
-               "--out", str(tmp_path / "out")])
+    rc = main(
+        [
+            "evaluate",
+            str(bad),
+            "--judgments",
+            str(shared_data / "squid-e" / "huj_annotations.csv"),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and str(bad) in err and "line 3" in err and "rank" in err
-    rc = main(["evaluate", str(release_predictions), "--judgments", str(shared_data / "squid-e" / "huj_annotations.csv"),
-               "--label-map", "parade", "--out", str(tmp_path / "out")])
+    rc = main(
+        [
+            "evaluate",
+            str(release_predictions),
+            "--judgments",
+            str(shared_data / "squid-e" / "huj_annotations.csv"),
+            "--label-map",
+            "parade",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert rc == 2 and "EVENT=LABEL" in capsys.readouterr().err
 
 
@@ -395,18 +541,36 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
 
     res = small_workflow.results
     # the Table 2 models in table order: the trained classifiers, then the text baselines
-    models = [(res / f"evaluation/predictions/runs/classification/{'SE' if m == 'ES' else 'SD'}/{m}/seed0.parquet",
-               f"{m} classifier seed 0") for m in ("SD", "ES")]
+    models = [
+        (
+            res / f"evaluation/predictions/runs/classification/{'SE' if m == 'ES' else 'SD'}/{m}/seed0.parquet",
+            f"{m} classifier seed 0",
+        )
+        for m in ("SD", "ES")
+    ]
     models += [(res / f"text/baseline_{m}.parquet", f"text-{m} (co-occurring text)") for m in ("tfidf", "sbert")]
-    args = ["evaluate", *[str(p) for p, _ in models], "--judgments", str(res / "judgments/judgments.parquet"),
-            "--annotator-report", str(res / "judgments/annotator_report.parquet"),
-            "--frames", str(res / "dataset/frames.parquet"), "--config", *map(str, small_workflow.configfiles), "--out", str(tmp_path)]
+    args = [
+        "evaluate",
+        *[str(p) for p, _ in models],
+        "--judgments",
+        str(res / "judgments/judgments.parquet"),
+        "--annotator-report",
+        str(res / "judgments/annotator_report.parquet"),
+        "--frames",
+        str(res / "dataset/frames.parquet"),
+        "--config",
+        *map(str, small_workflow.configfiles),
+        "--out",
+        str(tmp_path),
+    ]
     for _, name in models:
         args += ["--name", name]
     assert main(args) == 0
-    for table, key in (("table2_verbs", ["model", "top", "binning", "bin"]),
-                       ("table8_alt_bins", ["model", "top", "binning", "bin"]),
-                       ("soft_label_measures", ["model", "measure"])):
+    for table, key in (
+        ("table2_verbs", ["model", "top", "binning", "bin"]),
+        ("table8_alt_bins", ["model", "top", "binning", "bin"]),
+        ("soft_label_measures", ["model", "measure"]),
+    ):
         want = pl.read_csv(res / f"tables/{table}.csv").sort(key)
         got = pl.read_csv(tmp_path / f"{table}.csv").sort(key)
         # two computations of one table (the rules' scripts and the command, each reading the run's files in its
@@ -427,26 +591,43 @@ def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
     run = next(iter(predictions.values()))
     images = {s: run_images(run, s, ids[s]) for s in ids}
     for metric in ("sd_acc", "se_acc", "huj_mse", "kl", "ece"):
-        eval_set, stat = metric_stat(metric, images["SD"], images["SE"], ece_bins=10, kl_eps=1e-6,
-                                     authors_ece_bins=5, authors_ece_batch=16, seed=0)
+        eval_set, stat = metric_stat(
+            metric,
+            images["SD"],
+            images["SE"],
+            ece_bins=10,
+            kl_eps=1e-6,
+            authors_ece_bins=5,
+            authors_ece_batch=16,
+            seed=0,
+        )
         index = image_resamples(len(ids[eval_set]), IntervalConfig(**CFG))
-        assert_floats_close(stat.weighted(counts(index, len(ids[eval_set]))), stat(index), terms=len(ids[eval_set]),
-                            equal_nan=True, what=metric)
+        assert_floats_close(
+            stat.weighted(counts(index, len(ids[eval_set]))),
+            stat(index),
+            terms=len(ids[eval_set]),
+            equal_nan=True,
+            what=metric,
+        )
 
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
-@pytest.mark.parametrize("experiment, table", [("classification", "table1_training"),
-                                               ("calibration", "table3_calibration"), ("calibration", "table9_kl")])
+@pytest.mark.parametrize(
+    "experiment, table",
+    [("classification", "table1_training"), ("calibration", "table3_calibration"), ("calibration", "table9_kl")],
+)
 def test_every_estimate_of_tables_1_3_9_lies_inside_its_interval(experiment, table, method):
     """Issue 32: demo-sized runs (24 SD, 30 SE images: the authors' ECE then has two 16-image batches) gave Table 3
     `0.23 ± 0.01 [0.27, 0.61]`; every cell's mean and every paired difference now lies inside its interval, the ECEs
     with the bias-adjusted interval the caption names, their bias in the CSV."""
     methods = {"BL": 0.75, "MC": 0.7, "FL": 0.8}
-    runs, predictions = _runs(experiment, methods, seeds=2, n_sd=24, n_se=30,
-                              k=4 if experiment == "classification" else 2, seed=3)
+    runs, predictions = _runs(
+        experiment, methods, seeds=2, n_sd=24, n_se=30, k=4 if experiment == "classification" else 2, seed=3
+    )
     spec = TABLES[table]
-    out = io.conform(table_with_intervals(runs, predictions, spec, list(methods), {**CFG, "method": method}),
-                     schemas.RESULT_TABLE)
+    out = io.conform(
+        table_with_intervals(runs, predictions, spec, list(methods), {**CFG, "method": method}), schemas.RESULT_TABLE
+    )
     assert outside_rows(out).is_empty(), outside_rows(out)
     biased = out.filter(pl.col("metric").is_in(["ece", "ece_authors"]))
     assert set(biased["interval_method"]) <= {"bias-adjusted percentile"}
@@ -462,8 +643,10 @@ def test_a_row_whose_estimate_lies_outside_its_interval_is_marked_and_explained(
     spec = TABLES["table3_calibration"]
     table = table_with_intervals(runs, predictions, spec, ["BL", "MC"], CFG)
     row = (pl.col("train_set") == "SD") & (pl.col("method") == "MC") & (pl.col("metric") == "se_acc")  # above it
-    bent = table.with_columns(pl.when(row).then(pl.col("mean") + 0.1).otherwise(pl.col("lo")).alias("lo"),
-                              pl.when(row).then(pl.col("mean") + 0.2).otherwise(pl.col("hi")).alias("hi"))
+    bent = table.with_columns(
+        pl.when(row).then(pl.col("mean") + 0.1).otherwise(pl.col("lo")).alias("lo"),
+        pl.when(row).then(pl.col("mean") + 0.2).otherwise(pl.col("hi")).alias("hi"),
+    )
     assert len(outside_rows(bent)) == 1
     md = to_markdown(bent, spec, ["BL", "MC"], intervals=CFG)
     assert "‡" in next(line for line in md.splitlines() if line.startswith("| MC |"))

@@ -42,9 +42,19 @@ def frames(tmp_path: Path) -> pl.DataFrame:
         path = tmp_path / "images" / video / f"{i * 10}.jpg"
         path.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(rng.integers(0, 255, (48, 64, 3), dtype=np.uint8)).save(path)
-        rows.append({"image_id": f"{video}_{i * 10}", "video_id": video, "event": video.split("_")[0],
-                     "frame_index": i * 10, "pts_s": i / 10, "cluster": i, "distance": 0.0, "image_path": str(path),
-                     "split": "test"})
+        rows.append(
+            {
+                "image_id": f"{video}_{i * 10}",
+                "video_id": video,
+                "event": video.split("_")[0],
+                "frame_index": i * 10,
+                "pts_s": i / 10,
+                "cluster": i,
+                "distance": 0.0,
+                "image_path": str(path),
+                "split": "test",
+            }
+        )
     return io.conform(pl.DataFrame(rows), schemas.FRAMES)
 
 
@@ -79,7 +89,11 @@ def test_offline_the_baseline_fails_like_the_comparison_scorer(frames, tmp_path)
 
 
 def test_missing_frame_image_names_the_row(tiny_model, frames):
-    broken = frames.with_columns(pl.when(pl.col("frame_index") == 10).then(pl.lit("nope.jpg"))
-                                 .otherwise(pl.col("image_path")).alias("image_path"))
+    broken = frames.with_columns(
+        pl.when(pl.col("frame_index") == 10)
+        .then(pl.lit("nope.jpg"))
+        .otherwise(pl.col("image_path"))
+        .alias("image_path")
+    )
     with pytest.raises(FileNotFoundError, match=r"frame image nope.jpg \(frames.parquet row 2\)"):
         zero_shot_predictions(broken, VERBS, model_name=tiny_model, pretrained=None)

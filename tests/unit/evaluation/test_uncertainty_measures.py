@@ -168,7 +168,9 @@ def test_equal_width_ece_equals_torchmetrics_and_the_project_s_ece(n_bins):
     probs, labels = _top_label(rng, 500, 4)
     confidence, correct = probs.max(axis=1), (probs.argmax(axis=1) == labels).astype(float)
     ours = u.ece_equal_width(confidence, correct, n_bins)
-    tm = multiclass_calibration_error(torch.tensor(probs), torch.tensor(labels), num_classes=4, n_bins=n_bins, norm="l1")
+    tm = multiclass_calibration_error(
+        torch.tensor(probs), torch.tensor(labels), num_classes=4, n_bins=n_bins, norm="l1"
+    )
     assert ours == pytest.approx(float(tm), abs=1e-6)  # torchmetrics computes in float32
     assert ours == pytest.approx(calibration.expected_calibration_error(probs, labels, n_bins), rel=1e-12)
     p1, target = rng.uniform(size=300), rng.integers(0, 2, size=300).astype(float)

@@ -37,7 +37,9 @@ def test_huj_mse_by_hand():
 
 def test_bernoulli_kl_by_hand_and_clipping():
     # KL(Bern(.8) ‖ Bern(.9)) = .8 ln(.8/.9) + .2 ln(.2/.1)
-    assert bernoulli_kl(np.array([0.9]), np.array([80.0])) == pytest.approx(0.8 * math.log(0.8 / 0.9) + 0.2 * math.log(2))
+    assert bernoulli_kl(np.array([0.9]), np.array([80.0])) == pytest.approx(
+        0.8 * math.log(0.8 / 0.9) + 0.2 * math.log(2)
+    )
     # a unanimous 100 against .5: ln 2 (up to the clipping)
     assert bernoulli_kl(np.array([0.5]), np.array([100.0])) == pytest.approx(math.log(2), abs=1e-4)
     # a model probability of exactly 0 stays finite: clipped to 1e-6
@@ -49,7 +51,15 @@ def test_bernoulli_kl_by_hand_and_clipping():
 
 def test_certainty_bins_edges():
     assert [certainty_bin(x) for x in (0, 19.99, 20, 40, 59.9, 60, 80, 100)] == [
-        "0-20", "0-20", "20-40", "40-60", "40-60", "60-80", "80-100", "80-100"]
+        "0-20",
+        "0-20",
+        "20-40",
+        "40-60",
+        "40-60",
+        "60-80",
+        "80-100",
+        "80-100",
+    ]
     with pytest.raises(ValueError, match="outside 0..100"):
         certainty_bin(101)
 

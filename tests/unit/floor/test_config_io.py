@@ -44,8 +44,10 @@ def test_invalid_config_names_key_value_and_what_is_allowed(config: dict, names:
     ("config", "names"),
     [
         ({"evaluation": {"intervals": {"level": 0.9}}}, ["evaluation.intervals", "moved to 'intervals'", "0.4.0"]),
-        ({"training": {"classification": {"variants": ["SD"]}}},
-         ["training.classification.variants", "'training.classification.methods'"]),
+        (
+            {"training": {"classification": {"variants": ["SD"]}}},
+            ["training.classification.variants", "'training.classification.methods'"],
+        ),
         ({"stages": ["videos", "tables"]}, ["stages[1]", "'tables'", "renamed to 'training'", "Migration from 0.3"]),
         ({"training": {"runs_per_job": "run"}}, ["training.runs_per_job", "'run' was dropped", "Use 'seeds'"]),
     ],
@@ -128,8 +130,14 @@ def test_write_rejects_missing_required_column(tmp_path: Path) -> None:
 
 
 def test_feature_vectors_of_any_width(tmp_path: Path) -> None:
-    df = pl.DataFrame({"video_id": ["v", "v"], "frame_index": [0, 1], "pts_s": [0.0, 0.04],
-                       "feature": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]})
+    df = pl.DataFrame(
+        {
+            "video_id": ["v", "v"],
+            "frame_index": [0, 1],
+            "pts_s": [0.0, 0.04],
+            "feature": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
+        }
+    )
     write_parquet(df, tmp_path / "f.parquet", schemas.FEATURES)
     back = read_parquet(tmp_path / "f.parquet", schemas.FEATURES)
     assert back.schema["feature"] == pl.Array(pl.Float32, 3)

@@ -132,7 +132,11 @@ def test_snakemake_gpu_jobs_get_distinct_devices(tmp_path: Path) -> None:
     snakemake = Path(sys.executable).with_name("snakemake")
     res = subprocess.run(
         [str(snakemake), "--cores", "4", "--resources", "gpu=2", "--config", f"gpu={{lock_dir: {tmp_path / 'slots'}}}"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert res.returncode == 0, res.stderr[-3000:]
     jobs = [json.loads((tmp_path / "out" / f"{i}.json").read_text()) for i in range(4)]

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _cli(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "squidflow.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
 
 
 def test_init_writes_a_config_check_config_accepts(tmp_path):
@@ -22,8 +24,9 @@ def test_init_writes_a_config_check_config_accepts(tmp_path):
         for k in range(3):
             (tmp_path / "my videos" / event / f"clip {k}.mp4").write_bytes(b"")
     (tmp_path / "my videos" / "empty").mkdir()
-    res = _cli("init", "my videos", "--output", "mine.yaml", "--license", "cc-by-4.0", "--citation", "@misc{m}",
-               cwd=tmp_path)
+    res = _cli(
+        "init", "my videos", "--output", "mine.yaml", "--license", "cc-by-4.0", "--citation", "@misc{m}", cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr
     config = yaml.safe_load((tmp_path / "mine.yaml").read_text())
     assert list(config["events"]) == ["concert", "street_market"]

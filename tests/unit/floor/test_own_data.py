@@ -29,21 +29,28 @@ def _check(tmp: Path, overlay: dict) -> str:
     """squidflow check-config on the demo config with `overlay` on top (as `snakemake --configfile` stacks them)."""
     path = tmp / "mine.yaml"
     path.write_text(yaml.safe_dump(overlay), encoding="utf-8")
-    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "check-config", str(DEMO), str(path),
-                          "--directory", str(tmp)], capture_output=True, text=True, cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", "check-config", str(DEMO), str(path), "--directory", str(tmp)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     return f"{res.returncode}\n{res.stdout}{res.stderr}"
 
 
 def test_local_sources_without_a_judgment_source_stop_naming_the_sources_to_set(tmp_path):
     _videos(tmp_path)
-    out = _check(tmp_path, {"sources": [{"type": "local", "root": "videos"}],
-                            "stages": ["videos", "frames", "judgments"]})
+    out = _check(
+        tmp_path, {"sources": [{"type": "local", "root": "videos"}], "stages": ["videos", "frames", "judgments"]}
+    )
     assert out.startswith("2\n")
     assert "judgments.source is 'simulated'" in out and "label_studio" in out and "squidflow label-studio pull" in out
     # and without the demo config underneath: the schema's default is as silent, and named the same way
     with pytest.raises(ConfigError, match="judgments.source is not set"):
-        load_config(_write(tmp_path, {"sources": [{"type": "local", "root": "videos"}], "stages": ["judgments"]}),
-                    base_dir=tmp_path)
+        load_config(
+            _write(tmp_path, {"sources": [{"type": "local", "root": "videos"}], "stages": ["judgments"]}),
+            base_dir=tmp_path,
+        )
 
 
 def _write(tmp: Path, config: dict) -> Path:
@@ -62,9 +69,15 @@ def test_the_readmes_publish_example_names_what_training_needs(tmp_path):
     """`stages: [videos, frames, judgments, training, publish]` with local videos: today training_sets failed with a
     bug on the demo's calibration target; now check-config names the keys, every one at once."""
     _videos(tmp_path)
-    out = _check(tmp_path, {"sources": [{"type": "local", "root": "videos"}],
-                            "stages": ["videos", "frames", "judgments", "training", "publish"],
-                            "judgments": {"source": "label_studio"}, "publish": {"name": "", "license": ""}})
+    out = _check(
+        tmp_path,
+        {
+            "sources": [{"type": "local", "root": "videos"}],
+            "stages": ["videos", "frames", "judgments", "training", "publish"],
+            "judgments": {"source": "label_studio"},
+            "publish": {"name": "", "license": ""},
+        },
+    )
     assert out.startswith("2\n")
     assert "standard_data.path" in out
     assert "training.classification.events" in out and "birthday_party" in out and "'concert', 'market'" in out
@@ -72,8 +85,16 @@ def test_the_readmes_publish_example_names_what_training_needs(tmp_path):
     assert "publish.name, publish.license, publish.citation are empty" in out  # every missing key at once
 
 
-@pytest.mark.parametrize(("given", "closest"), [("CC BY 4.0", "cc-by-4.0"), ("MIT", "mit"), ("Apache-2.0", "apache-2.0"),
-                                                ("cc-by-nc-4", "cc-by-nc-4.0"), ("CC-BY-SA-4.0", "cc-by-sa-4.0")])
+@pytest.mark.parametrize(
+    ("given", "closest"),
+    [
+        ("CC BY 4.0", "cc-by-4.0"),
+        ("MIT", "mit"),
+        ("Apache-2.0", "apache-2.0"),
+        ("cc-by-nc-4", "cc-by-nc-4.0"),
+        ("CC-BY-SA-4.0", "cc-by-sa-4.0"),
+    ],
+)
 def test_a_licence_that_is_not_a_hub_id_stops_with_the_closest_one(tmp_path, given, closest):
     out = _check(tmp_path, {"stages": ["publish"], "publish": {**PUBLISH, "license": given}})
     assert out.startswith("2\n")
@@ -83,8 +104,18 @@ def test_a_licence_that_is_not_a_hub_id_stops_with_the_closest_one(tmp_path, giv
 def test_other_needs_its_name_and_link_and_hub_ids_pass(tmp_path):
     out = _check(tmp_path, {"stages": ["publish"], "publish": {**PUBLISH, "license": "other"}})
     assert "publish.license_name and publish.license_link are empty" in out
-    ok = _check(tmp_path, {"stages": ["publish"], "publish": {**PUBLISH, "license": "other", "license_name": "mine-1.0",
-                                                              "license_link": "https://example.org/licence"}})
+    ok = _check(
+        tmp_path,
+        {
+            "stages": ["publish"],
+            "publish": {
+                **PUBLISH,
+                "license": "other",
+                "license_name": "mine-1.0",
+                "license_link": "https://example.org/licence",
+            },
+        },
+    )
     assert ok.startswith("0\n"), ok
     assert licenses.spdx_url("cc-by-4.0") == "https://spdx.org/licenses/CC-BY-4.0.html"
     assert licenses.spdx_url("other", "https://example.org/licence") == "https://example.org/licence"

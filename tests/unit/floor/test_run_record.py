@@ -19,8 +19,11 @@ RELEASE = ROOT / "config" / "squid-e-release.yaml"
 
 
 def _checksums(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_the_record_names_the_files_and_keeps_their_contents(tmp_path):
@@ -51,17 +54,38 @@ def test_the_release_config_in_the_demos_folder_stops_and_changes_nothing(tmp_pa
     results = work / "results"
     # the demo's files this run would overwrite (results/judgments/, Table 7's Markdown, the summary); the CSV
     # target is missing, so the run has jobs to do
-    for name, text in {"judgments/judgments.parquet": "demo judgments", "judgments/image_scores.parquet": "demo",
-                       "tables/table7_agreement.md": "| A |", "report/run_summary.html": "<p>demo</p>"}.items():
+    for name, text in {
+        "judgments/judgments.parquet": "demo judgments",
+        "judgments/image_scores.parquet": "demo",
+        "tables/table7_agreement.md": "| A |",
+        "report/run_summary.html": "<p>demo</p>",
+    }.items():
         (results / name).parent.mkdir(parents=True, exist_ok=True)
         (results / name).write_text(text)
     run_record.write(run_record.current([DEMO], ROOT), work / run_record.RECORD)  # as the demo's run records it
     before = _checksums(work / "results")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    res = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--cores", "1",
-                          "results/tables/table7_agreement.csv", "--directory", str(work), "--configfile",
-                          "config/squid-e-release.yaml"],
-                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--cores",
+            "1",
+            "results/tables/table7_agreement.csv",
+            "--directory",
+            str(work),
+            "--configfile",
+            "config/squid-e-release.yaml",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
     out = res.stdout + res.stderr
     assert res.returncode != 0, out[-3000:]
     assert "holds the results of another configuration: config/config.yaml" in out, out[-3000:]
@@ -85,8 +109,10 @@ def test_an_absent_local_copy_is_named_once_and_the_download_is_offered(tmp_path
         load_config(cfg, base_dir=ROOT)  # the working directory is the clone: both places are one
     msg = str(err.value)
     assert msg.count(str(ROOT / "missing" / "huj_annotations.csv")) == 1, msg
-    assert ("Or remove squid_e_release.judgments_csv from the config to download it from "
-            "https://raw.githubusercontent.com/katesanders9/squid-e/main/dataset/data/huj_annotations.csv instead") in msg
+    assert (
+        "Or remove squid_e_release.judgments_csv from the config to download it from "
+        "https://raw.githubusercontent.com/katesanders9/squid-e/main/dataset/data/huj_annotations.csv instead"
+    ) in msg
 
 
 def test_evaluate_help_gives_the_predictions_format_and_an_example(capsys):

@@ -51,12 +51,19 @@ USE_RULE = re.compile(r"^use rule (\w+) as (\w+) with:", flags=re.M)
 def test_every_gpu_rule_asks_for_its_gpu_one_way_in_the_gpu_partition(monkeypatch) -> None:
     profile = load_profile(monkeypatch, SQUIDFLOW_SLURM_GPU_PARTITION="gpu")
     assert "software-deployment-method" not in profile, "--sdm conda must stay opt-in: no conda on many clusters"
-    assert {"featurize", "train_classification", "train_calibration", "train_experiment_classification",
-            "train_experiment_calibration", "litmus_train_guesser"} <= gpu_rules()
+    assert {
+        "featurize",
+        "train_classification",
+        "train_calibration",
+        "train_experiment_classification",
+        "train_experiment_calibration",
+        "litmus_train_guesser",
+    } <= gpu_rules()
     for rule in gpu_rules():
         res = profile["set-resources"].get(rule, {})
         assert res.get("gpu") == 1 and res.get("slurm_partition") == "gpu", (
-            f"rule {rule} declares gpu=1: give it `{rule}: *gpu_rule` under set-resources in {PROFILE.name}")
+            f"rule {rule} declares gpu=1: give it `{rule}: *gpu_rule` under set-resources in {PROFILE.name}"
+        )
     for rule, res in profile["set-resources"].items():
         assert "gres" not in res and "gpu_model" not in res, f"{rule}: gres/gpu_model and gpu are two ways of asking"
         assert ("gpu" in res) == (rule in gpu_rules()), f"{rule} is not a GPU rule but gets a GPU"
@@ -67,8 +74,14 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
     unset = load_profile(monkeypatch)
     assert "slurm_account" not in unset["default-resources"] and "slurm_partition" not in unset["default-resources"]
     assert "slurm_partition" not in unset["set-resources"]["train_classification"]
-    p = load_profile(monkeypatch, SQUIDFLOW_SLURM_ACCOUNT="lab", SQUIDFLOW_SLURM_PARTITION="short",
-                     SQUIDFLOW_SLURM_GPU_PARTITION="gpu", SQUIDFLOW_SLURM_GPUS="0", SQUIDFLOW_SLURM_MEM_MB="2000")
+    p = load_profile(
+        monkeypatch,
+        SQUIDFLOW_SLURM_ACCOUNT="lab",
+        SQUIDFLOW_SLURM_PARTITION="short",
+        SQUIDFLOW_SLURM_GPU_PARTITION="gpu",
+        SQUIDFLOW_SLURM_GPUS="0",
+        SQUIDFLOW_SLURM_MEM_MB="2000",
+    )
     assert p["default-resources"]["slurm_account"] == "lab" and p["default-resources"]["slurm_partition"] == "short"
     assert p["default-resources"]["mem_mb"] == 2000 and p["set-resources"]["featurize"]["mem_mb"] == 8000
     for rule in ("featurize", "train_classification"):
@@ -78,9 +91,14 @@ def test_account_and_partitions_are_named_once_and_set_from_the_command_line(mon
 
 
 def all_rules() -> set[str]:
-    return {name for smk in (ROOT / "workflow" / "rules").glob("*.smk")
-            for name in [*re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M),
-                         *(new for _, new in USE_RULE.findall(smk.read_text()))]}
+    return {
+        name
+        for smk in (ROOT / "workflow" / "rules").glob("*.smk")
+        for name in [
+            *re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M),
+            *(new for _, new in USE_RULE.findall(smk.read_text())),
+        ]
+    }
 
 
 def test_short_rules_are_grouped_in_the_slurm_profile_only(monkeypatch) -> None:
@@ -109,8 +127,9 @@ def test_default_profile_does_not_override_the_slurm_profile(monkeypatch) -> Non
 
 
 def test_profile_passes_lint() -> None:
-    res = subprocess.run([SNAKEMAKE, "--profile", "profiles/slurm", "--lint"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=300)
+    res = subprocess.run(
+        [SNAKEMAKE, "--profile", "profiles/slurm", "--lint"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
 
 
@@ -123,10 +142,14 @@ SQUEUE = """\
 104|my own job|PENDING|PartitionConfig|/work/run
 105|rule_select_frames|RUNNING|None|/work/run
 """
-NODES = ("NodeName=n1 CPUTot=2 RealMemory=6000 Gres=gpu:2 Partitions=debug,gpu State=IDLE\n"
-         "NodeName=n2 CPUTot=64 RealMemory=500000 Gres=(null) Partitions=bigmem State=IDLE\n")
-JOB = ("JobId=101 JobName=x Partition=debug NumCPUs=8 TRES=cpu=8,mem=4000M,node=1,billing=8 "
-       "TresPerJob=gres:gpu:1 Comment=rule_featurize_wildcards_efficientnet_lite0_0\n")
+NODES = (
+    "NodeName=n1 CPUTot=2 RealMemory=6000 Gres=gpu:2 Partitions=debug,gpu State=IDLE\n"
+    "NodeName=n2 CPUTot=64 RealMemory=500000 Gres=(null) Partitions=bigmem State=IDLE\n"
+)
+JOB = (
+    "JobId=101 JobName=x Partition=debug NumCPUs=8 TRES=cpu=8,mem=4000M,node=1,billing=8 "
+    "TresPerJob=gres:gpu:1 Comment=rule_featurize_wildcards_efficientnet_lite0_0\n"
+)
 
 
 def test_only_this_runs_jobs_pending_for_good_count() -> None:
@@ -200,8 +223,10 @@ def test_refused_submissions_get_one_hint_per_rule() -> None:
     hints = slurm.failure_hints(REFUSED_LOG + REFUSED_LOG)
     assert len(hints) == 3
     gpu, mem, account = hints
-    assert gpu.startswith("rule featurize: sbatch refused the job: sbatch: error: Batch job submission failed: "
-                          "Requested node configuration is not available. Fix: featurize asks for 3 GPU(s)")
+    assert gpu.startswith(
+        "rule featurize: sbatch refused the job: sbatch: error: Batch job submission failed: "
+        "Requested node configuration is not available. Fix: featurize asks for 3 GPU(s)"
+    )
     assert "SQUIDFLOW_SLURM_GPU_PARTITION" in gpu and "SQUIDFLOW_SLURM_GPUS=0" in gpu
     assert "asks for 1 cores and 400000 MB" in mem and "mem_mb` of make_training_cache" in mem
     assert "SQUIDFLOW_SLURM_ACCOUNT" in account
@@ -218,12 +243,15 @@ def test_watch_reports_refusals_from_the_run_log_once(tmp_path: Path) -> None:
     assert len(watch.check_refusals()) == 2 and len(said) == 3
 
 
-@pytest.mark.parametrize("comment,expected", [
-    ("rule_train_wildcards_classification_SD_BL_0", ("train", "classification_SD_BL_0")),
-    ("rule_all", ("all", "")),
-    ("group_demo", ("demo", "")),
-    ("someone else's", ("", "")),
-])
+@pytest.mark.parametrize(
+    "comment,expected",
+    [
+        ("rule_train_wildcards_classification_SD_BL_0", ("train", "classification_SD_BL_0")),
+        ("rule_all", ("all", "")),
+        ("group_demo", ("demo", "")),
+        ("someone else's", ("", "")),
+    ],
+)
 def test_comments_name_rule_and_wildcards(comment: str, expected: tuple[str, str]) -> None:
     assert slurm.parse_comment(comment) == expected
 
@@ -237,8 +265,9 @@ def test_a_job_cancelled_by_someone_is_seen_as_cancelled_by_the_plugin() -> None
 
     command = "printf '12|CANCELLED by 0\\n13|COMPLETED\\n'"
     shipped, _ = asyncio.run(plugin.query_job_status(command, logging.getLogger("test")))
-    if shipped == {"12": "CANCELLED", "13": "COMPLETED"} and not getattr(plugin.query_job_status,
-                                                                        "squidflow_normalised", False):
+    if shipped == {"12": "CANCELLED", "13": "COMPLETED"} and not getattr(
+        plugin.query_job_status, "squidflow_normalised", False
+    ):
         pytest.fail("the plugin reads `CANCELLED by <uid>` itself now: drop patch_plugin_states (docs/upstream.md)")
     slurm_plugin.patch_plugin_states()
     assert slurm_plugin.patch_plugin_states() is False  # once per process

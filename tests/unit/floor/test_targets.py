@@ -14,27 +14,50 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_expand_lists_constrained_wildcards_and_keeps_the_others():
     assert expand("results/tables/{table}.md", {"table": "table2_verbs|table8_alt_bins"}) == [
-        "results/tables/table2_verbs.md", "results/tables/table8_alt_bins.md"]
+        "results/tables/table2_verbs.md",
+        "results/tables/table8_alt_bins.md",
+    ]
     assert expand("results/figures/table3_reliability_{method,[A-Z]{2}}.png", {}) == [
-        "results/figures/table3_reliability_{method}.png"]
+        "results/figures/table3_reliability_{method}.png"
+    ]
     outputs = ["results/tables/table7_agreement.csv", "results/figures/fig3_judgments.png"]
-    message = unknown_targets_message(["results/tables/table7_agrement.csv", "all", "logs/x.log"],
-                                      lambda p: p in outputs, outputs, ["all"])
-    assert message.startswith("no rule makes results/tables/table7_agrement.csv (did you mean "
-                              "results/tables/table7_agreement.csv?)")
+    message = unknown_targets_message(
+        ["results/tables/table7_agrement.csv", "all", "logs/x.log"], lambda p: p in outputs, outputs, ["all"]
+    )
+    assert message.startswith(
+        "no rule makes results/tables/table7_agrement.csv (did you mean results/tables/table7_agreement.csv?)"
+    )
     assert "results/figures/fig3_judgments.png" in message and "logs/x.log" not in message
     assert unknown_targets_message(["results/tables/table7_agreement.csv"], lambda p: p in outputs, outputs, []) is None
 
 
 def test_an_unknown_table_target_names_the_tables_that_exist(tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    res = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "-n",
-                          "results/tables/table3_calibraton.md", "--directory", str(tmp_path), "--configfile",
-                          str(ROOT / "config" / "config.yaml")], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "-n",
+            "results/tables/table3_calibraton.md",
+            "--directory",
+            str(tmp_path),
+            "--configfile",
+            str(ROOT / "config" / "config.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "no rule makes results/tables/table3_calibraton.md (did you mean results/tables/table3_calibration.md?)" in out
+    assert (
+        "no rule makes results/tables/table3_calibraton.md (did you mean results/tables/table3_calibration.md?)" in out
+    )
     assert "results/tables/table9_kl.md" in out and "results/figures/frames_spread.png" in out
     assert "MissingRuleException" not in out and "`squidflow targets` lists them" in out
 
@@ -49,8 +72,10 @@ def test_simulated_is_said_only_where_simulated_judgments_are_shown():
     assert "SYNTHETIC" in frames_only and "SIMULATED" not in frames_only
     assert "SIMULATED" in report_note(("videos", "run_judgments"), stages=["frames", "judgments"], **demo)
     assert "SIMULATED" in report_note(("judgments",), stages=["frames"], **demo)  # a figure of judgments
-    assert report_note(("videos", "judgments"), stages=["judgments"], source_types=["youtube"],
-                       judgment_source="release") == ""
+    assert (
+        report_note(("videos", "judgments"), stages=["judgments"], source_types=["youtube"], judgment_source="release")
+        == ""
+    )
     frames_rules = (ROOT / "workflow" / "rules" / "frames.smk").read_text()
     assert 'get_report_note("videos", "judgments")' not in frames_rules  # contact sheets show no judgments
 

@@ -43,8 +43,15 @@ def test_features_are_avg_and_max_pools_concatenated(lite0, tmp_path):
         p = tmp_path / f"{i}.jpg"
         Image.fromarray(img).save(p)
         paths.append(str(p))
-    frames = pl.DataFrame({"video_id": ["a", "a", "b"], "frame_index": [0, 5, 0], "pts_s": [0.0, 0.2, 0.0],
-                           "is_keyframe": [True, False, True], "image_path": paths})
+    frames = pl.DataFrame(
+        {
+            "video_id": ["a", "a", "b"],
+            "frame_index": [0, 5, 0],
+            "pts_s": [0.0, 0.2, 0.0],
+            "is_keyframe": [True, False, True],
+            "image_path": paths,
+        }
+    )
     cfg = FeaturesConfig(batch_size=2)
     feats = featurize_frames(frames, cfg)
     conform(feats, schemas.FEATURES)

@@ -59,8 +59,29 @@ def videos(tmp_path_factory) -> dict[str, Path]:
         out[vid] = d / f"{vid}.mp4"
     gop = d / "gop250.mp4"
     subprocess.run(
-        ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-t", "30",
-         "-c:v", "libx264", "-preset", "ultrafast", "-g", "250", "-bf", "2", "-pix_fmt", "yuv420p", str(gop)],
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=160x120:rate=25",
+            "-t",
+            "30",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-g",
+            "250",
+            "-bf",
+            "2",
+            "-pix_fmt",
+            "yuv420p",
+            str(gop),
+        ],
         check=True,
     )
     out["gop250"] = gop
@@ -74,7 +95,12 @@ def assert_same_tables(a, b) -> None:
     """torchcodec's scan and ffprobe's packet list give the same frame table."""
     assert np.array_equal(a.pts, b.pts) and np.array_equal(a.is_key, b.is_key), a.path
     assert (a.time_base, a.width, a.height, a.stream_index, a.rotation) == (
-        b.time_base, b.width, b.height, b.stream_index, b.rotation), a.path
+        b.time_base,
+        b.width,
+        b.height,
+        b.stream_index,
+        b.rotation,
+    ), a.path
 
 
 def test_exact_mode_matches_opencv_on_demo_videos_including_vfr(videos):
@@ -90,8 +116,19 @@ def test_exact_mode_matches_opencv_on_demo_videos_including_vfr(videos):
         n = len(ref)
         # scattered, unsorted, with the first and last frames, keyframes and their neighbours
         keys = [int(k) for k in table.keyframe_ranks]
-        wanted = sorted({0, 1, n - 1, n // 3, n // 2 + 1, *keys, *[k + 1 for k in keys if k + 1 < n],
-                         *[k - 1 for k in keys if k > 0]}, reverse=True)
+        wanted = sorted(
+            {
+                0,
+                1,
+                n - 1,
+                n // 3,
+                n // 2 + 1,
+                *keys,
+                *[k + 1 for k in keys if k + 1 < n],
+                *[k - 1 for k in keys if k > 0],
+            },
+            reverse=True,
+        )
         for decoder in DECODERS:
             got = decode_frames(path, wanted, decoder=decoder)
             assert_same_frames(path, wanted, got, ref)
@@ -122,15 +159,21 @@ def test_even_mode_spreads_over_the_video_and_prefers_keyframes(videos):
 
 
 def test_extract_videos_writes_images_and_marks_corrupt_videos(videos, tmp_path):
-    manifest = pl.DataFrame({
-        "video_id": ["gop250", "short", "corrupt", "listed"],
-        "event": ["parade", "parade", "wedding", "wedding"],
-        "path": [str(videos["gop250"]), str(videos[short_video_id(DEMO)]), str(videos["corrupt"]),
-                 str(videos["wedding_00"])],
-        "status": ["ok"] * 4,
-        "error": pl.Series([None] * 4, dtype=pl.Utf8),
-        "release_frames": [None, None, None, [40, 3, 77]],
-    })
+    manifest = pl.DataFrame(
+        {
+            "video_id": ["gop250", "short", "corrupt", "listed"],
+            "event": ["parade", "parade", "wedding", "wedding"],
+            "path": [
+                str(videos["gop250"]),
+                str(videos[short_video_id(DEMO)]),
+                str(videos["corrupt"]),
+                str(videos["wedding_00"]),
+            ],
+            "status": ["ok"] * 4,
+            "error": pl.Series([None] * 4, dtype=pl.Utf8),
+            "release_frames": [None, None, None, [40, 3, 77]],
+        }
+    )
     cfg = FramesConfig(n=40)
     frames, status = extract_videos(manifest, cfg, tmp_path / "img")
     st = dict(zip(status["video_id"], status["status"], strict=True))
@@ -190,8 +233,9 @@ def test_kmeans_selection_gives_distinct_frames_nearest_to_centroids():
 
 
 def test_splits_by_video_stratified_and_release_test():
-    videos = pl.DataFrame({"video_id": [f"{e}{i}" for e in "abcd" for i in range(20)],
-                           "event": [e for e in "abcd" for _ in range(20)]})
+    videos = pl.DataFrame(
+        {"video_id": [f"{e}{i}" for e in "abcd" for i in range(20)], "event": [e for e in "abcd" for _ in range(20)]}
+    )
     cfg = SplitsConfig(seed=3)
     mapping = split_videos(videos, cfg)
     assert mapping == split_videos(videos, cfg)
@@ -214,8 +258,25 @@ def test_splits_by_video_stratified_and_release_test():
 def test_exact_mode_matches_opencv_across_containers(tmp_path, name, encode):
     """A stream that starts at 5 s, Matroska timestamps, VP9 as YouTube serves it: still OpenCV's frame k."""
     path = tmp_path / name
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "5",
-                    *encode, "-pix_fmt", "yuv420p", str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=96x64:rate=30",
+            "-t",
+            "5",
+            *encode,
+            "-pix_fmt",
+            "yuv420p",
+            str(path),
+        ],
+        check=True,
+    )
     ref = opencv_frames(path)
     table = frame_table(path)
     assert_same_tables(table, frame_table(path, decoder="ffmpeg"))
@@ -228,10 +289,34 @@ def test_exact_mode_matches_opencv_across_containers(tmp_path, name, encode):
 def test_rotated_video_is_turned_as_opencv_turns_it(tmp_path):
     """A phone video: coded 96x64, displayed 64 wide and 96 high (rotation metadata); frames come out turned."""
     plain, path = tmp_path / "plain.mp4", tmp_path / "rotated.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "2",
-                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", str(plain)], check=True)
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(plain), "-c", "copy", "-metadata:s:v:0", "rotate=90",
-                    str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=96x64:rate=30",
+            "-t",
+            "2",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-g",
+            "30",
+            "-pix_fmt",
+            "yuv420p",
+            str(plain),
+        ],
+        check=True,
+    )
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-i", str(plain), "-c", "copy", "-metadata:s:v:0", "rotate=90", str(path)],
+        check=True,
+    )
     ref = opencv_frames(path)
     assert ref[0].shape == (96, 64, 3)
     table = frame_table(path)
@@ -277,7 +362,9 @@ def test_decoder_choice_falls_back_to_ffmpeg_and_names_the_problem(videos, monke
     with pytest.raises(ValueError, match="frames.decoder"):
         resolve_decoder("opencv")
     assert resolve_decoder("auto") == "torchcodec" and resolve_decoder("ffmpeg") == "ffmpeg"
-    monkeypatch.setattr("squidflow.frames.frame_table.torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec")
+    monkeypatch.setattr(
+        "squidflow.frames.frame_table.torchcodec_error", lambda: "RuntimeError: Could not load libtorchcodec"
+    )
     assert resolve_decoder("auto") == "ffmpeg"
     with pytest.raises(ExtractionError, match="frames.decoder: ffmpeg"):
         resolve_decoder("torchcodec")

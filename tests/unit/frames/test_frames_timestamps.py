@@ -66,8 +66,9 @@ def test_extraction_of_a_repeated_timestamp_file_is_ok_with_opencvs_frames(tmp_p
 
     path = repeated_timestamps(tmp_path)
     videos = pl.DataFrame({"video_id": ["rep"], "path": [str(path)], "status": ["ok"]})
-    frames, status = extract_videos(videos, FramesConfig(n=12, letterbox=False, decoder=decoder), tmp_path / "img",
-                                    image_format="png")
+    frames, status = extract_videos(
+        videos, FramesConfig(n=12, letterbox=False, decoder=decoder), tmp_path / "img", image_format="png"
+    )
     assert status["status"].to_list() == ["ok"], status["error"].to_list()
     ref = opencv_frames(path)
     got = [np.asarray(Image.open(p)) for p in frames["image_path"]]

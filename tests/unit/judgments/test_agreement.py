@@ -69,7 +69,13 @@ def test_spearman_pairs_is_the_mean_over_position_pairs():
     m = np.stack([x, x + rng.normal(0, 0.1, 50), -x], axis=1)
     from scipy.stats import spearmanr
 
-    expected = np.mean([spearmanr(m[:, 0], m[:, 1]).statistic, spearmanr(m[:, 0], m[:, 2]).statistic, spearmanr(m[:, 1], m[:, 2]).statistic])
+    expected = np.mean(
+        [
+            spearmanr(m[:, 0], m[:, 1]).statistic,
+            spearmanr(m[:, 0], m[:, 2]).statistic,
+            spearmanr(m[:, 1], m[:, 2]).statistic,
+        ]
+    )
     assert spearman_pairs(m) == pytest.approx(expected)
 
 
@@ -77,7 +83,16 @@ def test_intra_annotator_spearman_pairs_first_and_repeat_rounds():
     rows = []
     for k in range(10):
         for rnd, rating in ((1, 10 * k), (2, 10 * k + (3 if k % 2 else 0))):
-            rows.append({"annotator": "w1", "video_id": "v", "frame_index": k, "event_prompt": "parade", "rating": rating, "round": rnd})
+            rows.append(
+                {
+                    "annotator": "w1",
+                    "video_id": "v",
+                    "frame_index": k,
+                    "event_prompt": "parade",
+                    "rating": rating,
+                    "round": rnd,
+                }
+            )
     rho, n = intra_annotator(pl.DataFrame(rows))
     assert n == 1 and rho == pytest.approx(1.0)
 
@@ -138,19 +153,23 @@ def _random_matrix(rng, n_items=80, n_coders=4, missing=0.2):
 def test_alpha_levels_on_krippendorffs_worked_example():
     """Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 coders × 12 units example with missing
     values: ordinal α = .815, interval α = .849 (published), and the package gives the same to 1e-9."""
-    data = np.array([
-        [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
-        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
-        [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
-        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
-    ]).T  # items × coders
+    data = np.array(
+        [
+            [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
+            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
+            [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
+            [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
+        ]
+    ).T  # items × coders
     assert krippendorff_alpha(data, "ordinal") == pytest.approx(0.815, abs=5e-4)
     assert krippendorff_alpha(data, "interval") == pytest.approx(0.849, abs=5e-4)
     assert krippendorff_alpha(data, "interval") == pytest.approx(krippendorff_alpha_interval(data), abs=1e-12)
     # the vectorised replicate with every item drawn once is the same number
     reps = agreement_replicates(data, np.ones((1, len(data))))
     assert reps["alpha_ordinal"][0] == pytest.approx(0.815, abs=5e-4)
-    assert reps["alpha_ordinal"][0] == pytest.approx(krippendorff.alpha(data.T, level_of_measurement="ordinal"), abs=1e-9)
+    assert reps["alpha_ordinal"][0] == pytest.approx(
+        krippendorff.alpha(data.T, level_of_measurement="ordinal"), abs=1e-9
+    )
 
 
 def test_alpha_levels_on_a_hand_made_case():
@@ -159,7 +178,9 @@ def test_alpha_levels_on_a_hand_made_case():
     # interval: D_o = 2·1 / 4 = 0.5; D_e = Σ over ordered pairs (v-v')² / (n(n-1)) = 22/12 -> α = 1 - 0.5/(22/12)
     assert krippendorff_alpha(m, "interval") == pytest.approx(1 - 0.5 / (22 / 12))
     # ordinal: mid-cumulative counts P(1)=.5, P(2)=1.5, P(3)=3 -> interval α on those values
-    assert krippendorff_alpha(m, "ordinal") == pytest.approx(krippendorff_alpha_interval(np.array([[0.5, 1.5], [3, 3]])))
+    assert krippendorff_alpha(m, "ordinal") == pytest.approx(
+        krippendorff_alpha_interval(np.array([[0.5, 1.5], [3, 3]]))
+    )
     assert krippendorff_alpha(np.array([[5.0, 5.0], [5.0, np.nan]]), "ordinal") != krippendorff_alpha(m, "ordinal")
 
 
@@ -196,7 +217,8 @@ def test_table7_intervals_keep_the_paper_values_and_bracket_them(release_judgmen
     a = table.row(0, named=True)
     assert a["alpha_interval"] == pytest.approx(a["alpha"], abs=1e-12)
     assert a["alpha_ordinal"] == pytest.approx(
-        krippendorff.alpha(rating_matrix_of(release_judgments, "A").T, level_of_measurement="ordinal"), abs=1e-9)
+        krippendorff.alpha(rating_matrix_of(release_judgments, "A").T, level_of_measurement="ordinal"), abs=1e-9
+    )
     # same seed, same intervals
     again = agreement_table(release_judgments, intervals=cfg)
     assert again.equals(table)

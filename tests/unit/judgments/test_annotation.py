@@ -20,8 +20,15 @@ def frames_fixture(videos: dict[str, int], frames_per_video: int = 6) -> pl.Data
         for v in range(n_videos):
             vid = f"{event}-{v}"
             for k in range(frames_per_video):
-                rows.append({"image_id": f"{vid}_{k * 10}", "video_id": vid, "event": event, "frame_index": k * 10,
-                             "image_path": f"results/dataset/images/{vid}/{k * 10}.jpg"})
+                rows.append(
+                    {
+                        "image_id": f"{vid}_{k * 10}",
+                        "video_id": vid,
+                        "event": event,
+                        "frame_index": k * 10,
+                        "image_path": f"results/dataset/images/{vid}/{k * 10}.jpg",
+                    }
+                )
     return pl.DataFrame(rows)
 
 
@@ -88,7 +95,13 @@ def test_events_without_a_configured_pair_are_paired_by_sbert_similarity():
 
 def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised_and_read_back(tmp_path):
     assert [neutralise(x) for x in ["=1+1", "+cmd", "-OMFa5uJuDk_3", "@SUM(A1)", "\tx", "ok"]] == [
-        "'=1+1", "'+cmd", "'-OMFa5uJuDk_3", "'@SUM(A1)", "'\tx", "ok"]
+        "'=1+1",
+        "'+cmd",
+        "'-OMFa5uJuDk_3",
+        "'@SUM(A1)",
+        "'\tx",
+        "ok",
+    ]
     assert unneutralise(neutralise("-OMFa5uJuDk_3")) == "-OMFa5uJuDk_3" and unneutralise("'quoted") == "'quoted"
     write_csv(pl.DataFrame({"event_prompt": ['=HYPERLINK("http://evil")'], "n": [1]}), tmp_path / "h.csv")
     with open(tmp_path / "h.csv", newline="") as fh:
@@ -97,8 +110,12 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised_and_read_back(tm
 
 
 def test_task_page_escapes_text_from_data():
-    page = render_task_page(task_template(), {"event_prompt": '<script>alert(1)</script> & "x"', "image_1_url": 'a.jpg" onerror="alert(2)'})
-    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;" in page
+    page = render_task_page(
+        task_template(), {"event_prompt": '<script>alert(1)</script> & "x"', "image_1_url": 'a.jpg" onerror="alert(2)'}
+    )
+    assert (
+        "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;" in page
+    )
     assert 'onerror="alert(2)' not in page
     assert "${" not in page  # every placeholder filled
 
@@ -122,7 +139,10 @@ def test_task_page_in_chromium_submits_the_fields_that_ingestion_reads(tmp_path)
         assert page.locator("#event-prompt").text_content() == "parade <b>&</b>"  # shown as text, not markup
         images = page.locator(".item img")
         assert images.count() == 6
-        assert all(page.evaluate("(el) => el.complete && el.naturalWidth > 0", images.nth(i).element_handle()) for i in range(6))
+        assert all(
+            page.evaluate("(el) => el.complete && el.naturalWidth > 0", images.nth(i).element_handle())
+            for i in range(6)
+        )
         sliders = page.locator("input[type=range]")
         assert sliders.count() == 6
         images.nth(2).click()
@@ -145,4 +165,6 @@ def test_task_page_in_chromium_submits_the_fields_that_ingestion_reads(tmp_path)
     assert not problems
     got = dict(zip(judgments["video_id"] + "_" + judgments["frame_index"].cast(str), judgments["rating"], strict=True))
     assert [got[img] for img in _images(hit)] == ratings
-    assert judgments["event_prompt"].unique().to_list() == ["parade <b>&</b>"] and judgments["variant"].unique().to_list() == ["A"]
+    assert judgments["event_prompt"].unique().to_list() == ["parade <b>&</b>"] and judgments[
+        "variant"
+    ].unique().to_list() == ["A"]

@@ -45,7 +45,9 @@ def make_corpus(root: Path, *, videos_per_event: int = 3, frames_per_video: int 
                 fi = 25 * k + int(rng.integers(0, 25))
                 cond = str(rng.choice(conditions, p=[0.4, 0.15, 0.1, 0.1, 0.1, 0.05, 0.1]))
                 amount = float(rng.uniform(0.1, 0.9))
-                other = PARTNER[event] if rng.random() < 0.6 else str(rng.choice([e for e in DEMO_EVENTS if e != event]))
+                other = (
+                    PARTNER[event] if rng.random() < 0.6 else str(rng.choice([e for e in DEMO_EVENTS if e != event]))
+                )
                 ev = {  # the demo's evidence model (squidflow.demo.videos): what is visible of each event
                     "clean": {event: 1.0},
                     "crossfade": {event: 1 - amount, other: amount},
@@ -64,17 +66,45 @@ def make_corpus(root: Path, *, videos_per_event: int = 3, frames_per_video: int 
                     pixels = np.full((24, 32, 3), 50 * e_idx, np.uint8)
                     pixels[:, :, k % 3] += np.linspace(0, 120, 32, dtype=np.uint8)[None, :]  # a gradient: not blank
                 Image.fromarray(pixels).save(root / rel, quality=90)
-                frames.append({"image_id": f"{vid}_{fi}", "video_id": vid, "event": event, "frame_index": fi, "pts_s": fi / 25,
-                               "cluster": k, "distance": 0.0, "image_path": rel, "split": "test"})
-                truth.append({"video_id": vid, "event": event, "frame_index": fi, "pts_s": fi / 25, "condition": cond,
-                              "evidence": [{"event": e, "weight": w} for e, w in ev.items()]})
+                frames.append(
+                    {
+                        "image_id": f"{vid}_{fi}",
+                        "video_id": vid,
+                        "event": event,
+                        "frame_index": fi,
+                        "pts_s": fi / 25,
+                        "cluster": k,
+                        "distance": 0.0,
+                        "image_path": rel,
+                        "split": "test",
+                    }
+                )
+                truth.append(
+                    {
+                        "video_id": vid,
+                        "event": event,
+                        "frame_index": fi,
+                        "pts_s": fi / 25,
+                        "condition": cond,
+                        "evidence": [{"event": e, "weight": w} for e, w in ev.items()],
+                    }
+                )
     write_parquet(pl.DataFrame(frames), root / "results/dataset/frames.parquet", schemas.FRAMES)
     write_parquet(pl.DataFrame(truth), root / "results/videos/demo/truth.parquet", schemas.TRUTH)
 
 
 # --- broken batch-results CSVs -----------------------------------------------------------------------------------
-HEADER = ["HITId", "WorkerId", "AssignmentStatus", "Input.event_prompt", "Input.variant",
-          "Input.image_1_id", "Input.image_2_id", "Answer.rating_1", "Answer.rating_2"]
+HEADER = [
+    "HITId",
+    "WorkerId",
+    "AssignmentStatus",
+    "Input.event_prompt",
+    "Input.variant",
+    "Input.image_1_id",
+    "Input.image_2_id",
+    "Answer.rating_1",
+    "Answer.rating_2",
+]
 
 
 def write_batch(path: Path, rows: list[list], header=HEADER) -> Path:
@@ -86,13 +116,18 @@ def write_batch(path: Path, rows: list[list], header=HEADER) -> Path:
 
 
 KNOWN = {"vidA_10", "vidB_20", "-dashy_5"}
-GOOD = [["H1", "W1", "Approved", "parade", "A", "vidA_10", "vidB_20", "40", "90"],
-        ["H1", "W2", "Submitted", "parade", "A", "vidA_10", "vidB_20", "35", "100"]]
+GOOD = [
+    ["H1", "W1", "Approved", "parade", "A", "vidA_10", "vidB_20", "40", "90"],
+    ["H1", "W2", "Submitted", "parade", "A", "vidA_10", "vidB_20", "35", "100"],
+]
 
 
 def test_mturk_batch_reads_judgments_with_positions_and_drops_rejected(tmp_path):
-    rows = [*GOOD, ["H1", "W3", "Rejected", "parade", "A", "vidA_10", "vidB_20", "x", "y"],
-            ["H2", "W1", "Approved", "'-", "B", "'-dashy_5", "", "0", ""]]
+    rows = [
+        *GOOD,
+        ["H1", "W3", "Rejected", "parade", "A", "vidA_10", "vidB_20", "x", "y"],
+        ["H2", "W1", "Approved", "'-", "B", "'-dashy_5", "", "0", ""],
+    ]
     df, problems, rejected = read_mturk_batch(write_batch(tmp_path / "b.csv", rows), known_images=KNOWN)
     assert rejected == 1 and problems == []
     assert len(df) == 5
@@ -105,11 +140,20 @@ def test_mturk_batch_reads_judgments_with_positions_and_drops_rejected(tmp_path)
 @pytest.mark.parametrize(
     ("bad_row", "needle"),
     [
-        (["H2", "W9", "Approved", "parade", "A", "vidA_10", "vidB_20", "101", "5"], "Answer.rating_1 = '101' is not an integer in [0, 100]"),
+        (
+            ["H2", "W9", "Approved", "parade", "A", "vidA_10", "vidB_20", "101", "5"],
+            "Answer.rating_1 = '101' is not an integer in [0, 100]",
+        ),
         (["H2", "W9", "Approved", "parade", "A", "vidA_10", "vidB_20", "50", "5.5"], "Answer.rating_2 = '5.5'"),
-        (["H2", "W9", "Approved", "parade", "A", "vidA_10", "vidB_20", "", "5"], "Answer.rating_1 is empty (not rated)"),
+        (
+            ["H2", "W9", "Approved", "parade", "A", "vidA_10", "vidB_20", "", "5"],
+            "Answer.rating_1 is empty (not rated)",
+        ),
         (["H2", "W9", "Approved", "parade", "A", "nope_3", "vidB_20", "50", "5"], "unknown image 'nope_3'"),
-        (["H2", "W1", "Approved", "parade", "A", "vidA_10", "vidB_20", "50", "5"], "duplicate judgment: worker W1 already rated vidA_10"),
+        (
+            ["H2", "W1", "Approved", "parade", "A", "vidA_10", "vidB_20", "50", "5"],
+            "duplicate judgment: worker W1 already rated vidA_10",
+        ),
         (["H2", "W9", "Approved", "parade", "C", "vidA_10", "vidB_20", "50", "5"], "Input.variant 'C' is not A or B"),
     ],
 )
@@ -127,15 +171,22 @@ def test_missing_columns_stop_even_in_skip_mode(tmp_path):
     path = write_batch(tmp_path / "batch.csv", [r[:-1] for r in GOOD], header=HEADER[:-1])
     with pytest.raises(JudgmentError, match=r"batch\.csv: missing column\(s\) \['Answer.rating_2'\]"):
         read_mturk_batch(path, on_error="skip")
-    rel = write_batch(tmp_path / "huj.csv", [["v", "1", "a", "parade", "1", "2"]], header=["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1"])
+    rel = write_batch(
+        tmp_path / "huj.csv",
+        [["v", "1", "a", "parade", "1", "2"]],
+        header=["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1"],
+    )
     with pytest.raises(JudgmentError, match=r"huj\.csv: missing column\(s\) \['huj_2'\]"):
         read_release(rel, on_error="skip")
 
 
 def test_release_reader_errors_name_the_line(tmp_path):
     header = ["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1", "huj_2"]
-    path = write_batch(tmp_path / "huj.csv", [['"""-abc"""', "12", "a", "parade", "1", "50", "100"],
-                                              ["xyz", "3", "b", "parade", "-4", "50", "7"]], header=header)
+    path = write_batch(
+        tmp_path / "huj.csv",
+        [['"""-abc"""', "12", "a", "parade", "1", "50", "100"], ["xyz", "3", "b", "parade", "-4", "50", "7"]],
+        header=header,
+    )
     with pytest.raises(JudgmentError, match=r"huj\.csv:3: huj_0 = '-4' is not an integer in \[0, 100\]"):
         read_release(path)
     df, problems = read_release(path, on_error="skip")
@@ -164,16 +215,21 @@ def test_quality_flags_blank_and_control_violations_and_lists_the_excluded(tmp_p
     frames = read_parquet(tmp_path / "results/dataset/frames.parquet", schemas.FRAMES)
     truth = pl.read_parquet(tmp_path / "results/videos/demo/truth.parquet")
     blank = blank_images(frames, 4.0, root=tmp_path)
-    black = {f"{v}_{f}" for v, f in truth.filter(pl.col("condition") == "black").select("video_id", "frame_index").iter_rows()}
+    black = {
+        f"{v}_{f}"
+        for v, f in truth.filter(pl.col("condition") == "black").select("video_id", "frame_index").iter_rows()
+    }
     assert blank == black and blank
     img = sorted(blank)[0]
     vid, fi = img.rsplit("_", 1)
-    j = _judgments([
-        {"video_id": vid, "frame_index": int(fi), "annotator": "careful", "rating": 2},
-        {"video_id": vid, "frame_index": int(fi), "annotator": "careless", "rating": 60},
-        {"video_id": "ctl", "frame_index": 1, "annotator": "careful", "rating": 95},
-        {"video_id": "ctl", "frame_index": 1, "annotator": "sloppy", "rating": 40},
-    ])
+    j = _judgments(
+        [
+            {"video_id": vid, "frame_index": int(fi), "annotator": "careful", "rating": 2},
+            {"video_id": vid, "frame_index": int(fi), "annotator": "careless", "rating": 60},
+            {"video_id": "ctl", "frame_index": 1, "annotator": "careful", "rating": 95},
+            {"video_id": "ctl", "frame_index": 1, "annotator": "sloppy", "rating": 40},
+        ]
+    )
     cfg = QualityConfig(controls=[{"image_id": "ctl_1", "event_prompt": "parade", "min": 90, "max": 100}])
     report = annotator_report(j, cfg, blank)
     by = {r["annotator"]: r for r in report.iter_rows(named=True)}
@@ -184,15 +240,17 @@ def test_quality_flags_blank_and_control_violations_and_lists_the_excluded(tmp_p
 
 
 def test_image_scores_bins_and_alt_bins():
-    j = _judgments([
-        {"video_id": "v", "frame_index": 1, "annotator": "a", "rating": 100},
-        {"video_id": "v", "frame_index": 1, "annotator": "b", "rating": 100},
-        {"video_id": "v", "frame_index": 1, "annotator": "c", "rating": 88},
-        {"video_id": "v", "frame_index": 2, "annotator": "a", "rating": 10},
-        {"video_id": "v", "frame_index": 2, "annotator": "b", "rating": 50},
-        {"video_id": "v", "frame_index": 2, "annotator": "c", "rating": 90},
-        {"video_id": "v", "frame_index": 2, "annotator": "x", "rating": 0},
-    ])
+    j = _judgments(
+        [
+            {"video_id": "v", "frame_index": 1, "annotator": "a", "rating": 100},
+            {"video_id": "v", "frame_index": 1, "annotator": "b", "rating": 100},
+            {"video_id": "v", "frame_index": 1, "annotator": "c", "rating": 88},
+            {"video_id": "v", "frame_index": 2, "annotator": "a", "rating": 10},
+            {"video_id": "v", "frame_index": 2, "annotator": "b", "rating": 50},
+            {"video_id": "v", "frame_index": 2, "annotator": "c", "rating": 90},
+            {"video_id": "v", "frame_index": 2, "annotator": "x", "rating": 0},
+        ]
+    )
     s = {r["frame_index"]: r for r in image_scores(j, excluded=["x"]).iter_rows(named=True)}
     assert s[1]["certainty_bin"] == "80-100" and s[1]["alt_bins"] == ["80-100"] * 3 and s[1]["high_certainty"]
     assert s[2]["people_mean"] == 50 and s[2]["n"] == 3 and s[2]["certainty_bin"] == "40-60"
@@ -219,7 +277,9 @@ def test_panel_is_calibrated_to_the_release_agreement_on_a_realistic_truth(tmp_p
     write_csv(repeat, tmp_path / "repeat.csv")
     assert batch["WorkerId"].str.starts_with("SIMULATED-").all() and batch["HITId"].str.starts_with("SIMULATED-").all()
     known = set(frames["image_id"])
-    judgments, _ = ingest(source="simulated", batches=[(tmp_path / "batch.csv", 1), (tmp_path / "repeat.csv", 2)], known_images=known)
+    judgments, _ = ingest(
+        source="simulated", batches=[(tmp_path / "batch.csv", 1), (tmp_path / "repeat.csv", 2)], known_images=known
+    )
     table = {r["variant"]: r for r in agreement_table(judgments).iter_rows(named=True)}
     assert table["A"]["alpha"] == pytest.approx(0.658, abs=0.05)
     assert table["A"]["spearman"] == pytest.approx(0.676, abs=0.05)
@@ -234,9 +294,13 @@ def test_careless_simulated_annotators_are_caught_by_the_quality_checks(tmp_path
     make_corpus(tmp_path, videos_per_event=6, frames_per_video=6, seed=2)
     frames = read_parquet(tmp_path / "results/dataset/frames.parquet", schemas.FRAMES)
     truth = read_parquet(tmp_path / "results/videos/demo/truth.parquet", schemas.TRUTH)
-    batch, _, _ = simulate_panel(_hits_as_csv(frames, tmp_path), truth, PanelConfig(careless=1, annotators_per_variant=4, seed=1))
+    batch, _, _ = simulate_panel(
+        _hits_as_csv(frames, tmp_path), truth, PanelConfig(careless=1, annotators_per_variant=4, seed=1)
+    )
     write_csv(batch, tmp_path / "batch.csv")
-    judgments, _ = ingest(source="simulated", batches=[(tmp_path / "batch.csv", 1)], known_images=set(frames["image_id"]))
+    judgments, _ = ingest(
+        source="simulated", batches=[(tmp_path / "batch.csv", 1)], known_images=set(frames["image_id"])
+    )
     report = annotator_report(judgments, QualityConfig(), blank_images(frames, 4.0, root=tmp_path))
     assert set(report.filter(pl.col("excluded"))["annotator"]) == {"SIMULATED-A-04", "SIMULATED-B-04"}
     assert len(report) == 8
@@ -251,8 +315,23 @@ def test_careless_simulated_annotators_are_caught_by_the_quality_checks(tmp_path
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir), "--cores", "2", *args],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--cores",
+            "2",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
     )
 
 
@@ -290,7 +369,9 @@ def test_release_config_makes_table7_without_videos_or_frames(tmp_path, shared_d
     res = _snakemake(work, "--configfile", str(ROOT / "config/squid-e-release.yaml"))
     assert res.returncode == 0, res.stderr[-4000:]
     table = {r["variant"]: r for r in pl.read_csv(work / "results/tables/table7_agreement.csv").iter_rows(named=True)}
-    assert table["A"]["alpha"] == pytest.approx(0.658, abs=0.005) and table["B"]["kappa_5"] == pytest.approx(0.386, abs=0.005)
+    assert table["A"]["alpha"] == pytest.approx(0.658, abs=0.005) and table["B"]["kappa_5"] == pytest.approx(
+        0.386, abs=0.005
+    )
     assert not (work / "results/dataset").exists() and not (work / "results/videos").exists()
     assert (work / "results/figures/fig3_judgments.png").exists()
 
@@ -301,8 +382,9 @@ def test_mturk_ids_as_the_release_writes_them_and_the_closest_known_id(tmp_path)
     rows = [*GOOD, ["H2", "W1", "Approved", "parade", "B", '"""-dashy_5"""', ' "vidB_20" ', "0", "10"]]
     df, problems, _ = read_mturk_batch(write_batch(tmp_path / "b.csv", rows), known_images=KNOWN)
     assert problems == [] and set(df.filter(pl.col("hit") == "H2")["video_id"]) == {"-dashy", "vidB"}
-    typo = write_batch(tmp_path / "typo.csv", [*GOOD, ["H2", "W9", "Approved", "parade", "A", '"-dashy_6"', "vidB_20",
-                                                      "50", "5"]])
+    typo = write_batch(
+        tmp_path / "typo.csv", [*GOOD, ["H2", "W9", "Approved", "parade", "A", '"-dashy_6"', "vidB_20", "50", "5"]]
+    )
     with pytest.raises(JudgmentError) as err:
         read_mturk_batch(typo, known_images=KNOWN)
     msg = str(err.value)
@@ -312,8 +394,11 @@ def test_mturk_ids_as_the_release_writes_them_and_the_closest_known_id(tmp_path)
 
 def test_missing_column_messages_list_only_the_files_columns(tmp_path):
     """Issue 32: the reader's own `_line` column leaked into "missing column" messages."""
-    rel = write_batch(tmp_path / "huj.csv", [["v", "1", "a", "parade", "1", "2"]],
-                      header=["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1"])
+    rel = write_batch(
+        tmp_path / "huj.csv",
+        [["v", "1", "a", "parade", "1", "2"]],
+        header=["vid_ID", "frame_num", "task_var", "event", "huj_0", "huj_1"],
+    )
     with pytest.raises(JudgmentError) as err:
         read_release(rel)
     assert "missing column(s) ['huj_2']" in str(err.value) and "_line" not in str(err.value), str(err.value)

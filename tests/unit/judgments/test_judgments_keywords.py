@@ -17,8 +17,11 @@ from squidflow.judgments.keywords import keyword_template, make_keyword_hits, no
 
 
 def frames_fixture(n_videos: int = 5, per_video: int = 3) -> pl.DataFrame:
-    rows = [{"image_id": f"vid-{v}_{k * 7}", "video_id": f"vid-{v}", "frame_index": k * 7, "event": "parade"}
-            for v in range(n_videos) for k in range(per_video)]
+    rows = [
+        {"image_id": f"vid-{v}_{k * 7}", "video_id": f"vid-{v}", "frame_index": k * 7, "event": "parade"}
+        for v in range(n_videos)
+        for k in range(per_video)
+    ]
     return pl.DataFrame(rows)
 
 
@@ -39,7 +42,7 @@ def test_every_frame_is_in_one_hit_and_hits_mix_videos():
 
 def test_normalised_keywords_are_safe_and_comparable():
     assert normalise_keyword("  Marching   BAND ") == "marching band"
-    assert normalise_keyword("=HYPERLINK(\"x\")") == 'hyperlink("x")'
+    assert normalise_keyword('=HYPERLINK("x")') == 'hyperlink("x")'
     assert normalise_keyword("'=1+2") == "1+2"
     assert normalise_keyword("<script>alert(1)</script>cake") == "alert(1) cake"
     assert normalise_keyword("&lt;b&gt;bride&lt;/b&gt;") == "bride"
@@ -83,8 +86,20 @@ def test_batch_results_are_read_back_with_named_errors(tmp_path):
     assert (tmp_path / "batch_K.csv").read_text().count("'=SUM(A1)") == 2
     # a rating batch is not a keyword batch
     rating = tmp_path / "batch_A.csv"
-    write_csv(pl.DataFrame([{"HITId": "H", "WorkerId": "W", "AssignmentStatus": "Approved",
-                             "Input.image_1_id": imgs[0], "Answer.rating_1": "50"}]), rating)
+    write_csv(
+        pl.DataFrame(
+            [
+                {
+                    "HITId": "H",
+                    "WorkerId": "W",
+                    "AssignmentStatus": "Approved",
+                    "Input.image_1_id": imgs[0],
+                    "Answer.rating_1": "50",
+                }
+            ]
+        ),
+        rating,
+    )
     with pytest.raises(JudgmentError, match="no Answer.keyword_<i>_<j> columns"):
         read_keyword_batch(rating)
 
@@ -96,7 +111,10 @@ def test_simulated_panel_names_what_each_frame_shows(tmp_path):
     truth = pl.concat([truth_table(plan_video(cfg, v)) for v in video_ids(cfg)])
     sample = truth.filter(pl.col("frame_index") % 10 == 0)
     frames = sample.select(
-        (pl.col("video_id") + "_" + pl.col("frame_index").cast(str)).alias("image_id"), "video_id", "frame_index", "event"
+        (pl.col("video_id") + "_" + pl.col("frame_index").cast(str)).alias("image_id"),
+        "video_id",
+        "frame_index",
+        "event",
     )
     hits_path = tmp_path / "hits_K.csv"
     write_csv(make_keyword_hits(frames, images_per_hit=6), hits_path)
@@ -112,7 +130,9 @@ def test_simulated_panel_names_what_each_frame_shows(tmp_path):
     assert per_image.min() >= 1 and per_image.max() <= 5
     cond = dict(sample.select((pl.col("video_id") + "_" + pl.col("frame_index").cast(str)), "condition").iter_rows())
     words = df.with_columns((pl.col("video_id") + "_" + pl.col("frame_index").cast(str)).alias("img"))
-    clean_birthday = words.filter(pl.col("img").is_in([i for i, c in cond.items() if c == "clean" and i.startswith("birthday")]))
+    clean_birthday = words.filter(
+        pl.col("img").is_in([i for i, c in cond.items() if c == "clean" and i.startswith("birthday")])
+    )
     assert {"birthday", "cake", "candles", "party", "balloons"} & set(clean_birthday["normalised"])
     black = words.filter(pl.col("img").is_in([i for i, c in cond.items() if c == "black"]))
     assert set(black["normalised"]) <= {"black", "dark", "nothing", "blank", "screen"}
@@ -137,7 +157,10 @@ def test_keyword_page_in_chromium_submits_what_ingestion_reads(tmp_path):
         assert panels.count() == 6
         assert [panels.nth(i).is_visible() for i in range(6)] == [True] * 4 + [False] * 2
         images = page.locator(".item img")
-        assert all(page.evaluate("(el) => el.complete && el.naturalWidth > 0", images.nth(i).element_handle()) for i in range(4))
+        assert all(
+            page.evaluate("(el) => el.complete && el.naturalWidth > 0", images.nth(i).element_handle())
+            for i in range(4)
+        )
         assert page.locator("#keyword_1_1").get_attribute("maxlength") == "20"
         for i in (1, 2, 3):
             for j, word in enumerate(typed[i], start=1):

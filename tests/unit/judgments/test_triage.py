@@ -54,12 +54,18 @@ def test_planted_faulty_raters_are_found_and_honest_ones_left_alone(corpus, seed
     triage = rater_triage(judgments, report, TriageConfig(), intervals=INTERVALS)
     assert len(planted.filter(pl.col("unit") == "annotator")) == 10
     rows = {r["signal"]: r for r in seed_scores(triage, planted, TriageConfig(), 0.3)}
-    print(f"seed {seed}: verdict ROC AUC {rows['verdict']['roc_auc']:.3f}, recall {rows['verdict']['recall']:.2f}, "
-          f"honest flagged {rows['verdict']['honest_flagged']:.3f}")
+    print(
+        f"seed {seed}: verdict ROC AUC {rows['verdict']['roc_auc']:.3f}, recall {rows['verdict']['recall']:.2f}, "
+        f"honest flagged {rows['verdict']['honest_flagged']:.3f}"
+    )
     assert rows["verdict"]["roc_auc"] >= 0.95
     assert rows["verdict"]["honest_flagged"] <= 0.05
-    words = {"constant": "constant", "extremes": "extremes only", "reversed": "reversed scale",
-             "prior": "one rating for every image"}
+    words = {
+        "constant": "constant",
+        "extremes": "extremes only",
+        "reversed": "reversed scale",
+        "prior": "one rating for every image",
+    }
     why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
     for annotator, fault in planted.filter(pl.col("unit") == "annotator").select("annotator", "fault").iter_rows():
         if fault in words:
@@ -68,8 +74,14 @@ def test_planted_faulty_raters_are_found_and_honest_ones_left_alone(corpus, seed
 
 # issue 50: 6 of 16 raters per variant (37.5%): three colluders, one constant, one reversed, one shifted by one image
 THREE_EIGHTHS = {"colluders": 3, "constant": 1, "reversed": 1, "shifted": 1}
-WORDS = {"constant": "constant", "reversed": "reversed scale", "shifted": "shifted answers",
-         "colluders": "identical answers", "extremes": "extremes only", "prior": "one rating for every image"}
+WORDS = {
+    "constant": "constant",
+    "reversed": "reversed scale",
+    "shifted": "shifted answers",
+    "colluders": "identical answers",
+    "extremes": "extremes only",
+    "prior": "one rating for every image",
+}
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -103,22 +115,46 @@ def test_a_verdict_that_changes_between_consensus_rounds_says_why():
     truth = rng.uniform(0, 100, 40)
     rows = []
     for item, t in enumerate(truth):
-        ratings = {"honest1": t + rng.normal(0, 8), "honest2": t + rng.normal(0, 8), "honest3": t + rng.normal(0, 8),
-                   "reversed": 100 - t + rng.normal(0, 5), "random1": rng.uniform(0, 100),
-                   "random2": rng.uniform(0, 100)}
-        who = ["honest1", "reversed", "random1", "random2"] if item % 2 else ["honest1", "honest2", "honest3",
-                                                                            "reversed", "random1"]
-        rows += [{"video_id": f"v{item}", "frame_index": 0, "event_prompt": "a parade", "variant": "A",
-                  "annotator": a, "position": k, "hit": f"H{item // 6}", "rating": int(np.clip(round(ratings[a]), 0, 100)),
-                  "round": 1, "source": "simulated"} for k, a in enumerate(who)]
+        ratings = {
+            "honest1": t + rng.normal(0, 8),
+            "honest2": t + rng.normal(0, 8),
+            "honest3": t + rng.normal(0, 8),
+            "reversed": 100 - t + rng.normal(0, 5),
+            "random1": rng.uniform(0, 100),
+            "random2": rng.uniform(0, 100),
+        }
+        who = (
+            ["honest1", "reversed", "random1", "random2"]
+            if item % 2
+            else ["honest1", "honest2", "honest3", "reversed", "random1"]
+        )
+        rows += [
+            {
+                "video_id": f"v{item}",
+                "frame_index": 0,
+                "event_prompt": "a parade",
+                "variant": "A",
+                "annotator": a,
+                "position": k,
+                "hit": f"H{item // 6}",
+                "rating": int(np.clip(round(ratings[a]), 0, 100)),
+                "round": 1,
+                "source": "simulated",
+            }
+            for k, a in enumerate(who)
+        ]
     judgments = pl.DataFrame(rows, schema=schemas.JUDGMENTS.columns)
     report = annotator_report(judgments, QualityConfig())
     triage = rater_triage(judgments, report, TriageConfig(), intervals=INTERVALS, crowd={"max_answers": 0})
     t = {r["annotator"]: r for r in triage.to_dicts()}
     assert t["reversed"]["verdict"] == "careless" and not t["reversed"]["in_consensus"]
     assert t["honest1"]["verdict"] == "ok" and t["honest1"]["consensus_rounds"] >= 2
-    assert any(c.startswith("round 2: careless → ok against a consensus without") and "reversed (A)" in c
-               and "no longer: no agreement with the others" in c for c in t["honest1"]["rounds"]), t["honest1"]
+    assert any(
+        c.startswith("round 2: careless → ok against a consensus without")
+        and "reversed (A)" in c
+        and "no longer: no agreement with the others" in c
+        for c in t["honest1"]["rounds"]
+    ), t["honest1"]
     assert "Dawid–Skene, GLAD and MACE were not fit" in " ".join(t["honest1"]["skipped"])
     assert "round 2: careless → ok" in triage_markdown(triage, policy="rubric", source="simulated")
 
@@ -138,16 +174,27 @@ def test_policy_triage_excludes_the_careless_and_lists_them(corpus):
     triage = rater_triage(judgments, report, TriageConfig(), policy="triage", intervals=INTERVALS)
     out = exclusions(triage, report)
     careless = set(triage.filter(pl.col("verdict") == "careless")["annotator"])
-    assert set(out.filter(pl.col("excluded"))["annotator"]) == careless | set(report.filter(pl.col("excluded"))["annotator"])
-    assert "policy (judgments.quality.exclude): **triage**" in triage_markdown(triage, policy="triage", source="simulated")
+    assert set(out.filter(pl.col("excluded"))["annotator"]) == careless | set(
+        report.filter(pl.col("excluded"))["annotator"]
+    )
+    assert "policy (judgments.quality.exclude): **triage**" in triage_markdown(
+        triage, policy="triage", source="simulated"
+    )
 
 
 def test_crowdlab_and_image_triage_with_a_model(corpus):
     judgments, report, planted = _panel(corpus, 1, swapped_images=3, **ONE_OF_EACH)
     rng = np.random.default_rng(0)
-    prob = judgments.select("video_id", "frame_index", "event_prompt").unique().with_columns(
-        pl.Series("probability", rng.uniform(0, 1, judgments.select("video_id", "frame_index", "event_prompt")
-                                             .unique().height)))
+    prob = (
+        judgments.select("video_id", "frame_index", "event_prompt")
+        .unique()
+        .with_columns(
+            pl.Series(
+                "probability",
+                rng.uniform(0, 1, judgments.select("video_id", "frame_index", "event_prompt").unique().height),
+            )
+        )
+    )
     triage = rater_triage(judgments, report, TriageConfig(), intervals=INTERVALS, probability=prob)
     assert triage["crowdlab_quality"].is_not_null().all()
     images = image_triage(judgments, triage, TriageConfig(), intervals=INTERVALS, probability=prob)
@@ -198,9 +245,13 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
     from squidflow.judgments.label_studio.tasks import build_label_studio_tasks
 
     write_csv(round2["A"], root / "round2_hits_A.csv")
-    counts = build_label_studio_tasks(root / "ls", frames_path=root / "results/dataset/frames.parquet",
-                                      hits={"A_round2": root / "round2_hits_A.csv"}, images={"mode": "url"},
-                                      images_per_hit=6)
+    counts = build_label_studio_tasks(
+        root / "ls",
+        frames_path=root / "results/dataset/frames.parquet",
+        hits={"A_round2": root / "round2_hits_A.csv"},
+        images={"mode": "url"},
+        images_per_hit=6,
+    )
     tasks = json.loads((root / "ls/A_round2/tasks.json").read_text())
     assert counts["A_round2"] == len(round2["A"]) == len(tasks) and tasks[0]["data"]["variant"] == "A"
     # round 2 is rated and ingested like round 1
@@ -210,7 +261,9 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
         as_read[v] = pl.read_csv(root / f"round2_{v}.csv", infer_schema=False)
     batch, _, _ = simulate_panel(as_read, truth, PanelConfig(annotators_per_variant=20, seed=9, repeat_hits=0))
     write_csv(batch, root / "round2_batch.csv")
-    again, _ = ingest(source="simulated", batches=[(root / "round2_batch.csv", 2)], known_images=set(frames["image_id"]))
+    again, _ = ingest(
+        source="simulated", batches=[(root / "round2_batch.csv", 2)], known_images=set(frames["image_id"])
+    )
     slots = sum(int((h[c] != "").sum()) for h in round2.values() for c in h.columns if c.endswith("_id"))
     assert again.height == 3 * slots and set(again["round"]) == {2}
     # round 2 narrows the median interval of the images it re-rated
@@ -225,7 +278,13 @@ def test_next_round_picks_the_widest_intervals_in_round_one_hits(corpus):
         assert (change[f"mean_{when}"] <= change[f"mean_{when}_hi"]).all()
         width = change[f"mean_{when}_hi"] - change[f"mean_{when}_lo"]
         assert ((width - change[f"interval_width_{when}"]).abs() < 1e-9).all()
-    assert "Median width of the mean's interval" in change_markdown(change, strategy="interval_width", source="simulated")
-    prob = judgments.select("video_id", "frame_index", "event_prompt").unique().with_columns(pl.lit(0.6).alias("probability"))
+    assert "Median width of the mean's interval" in change_markdown(
+        change, strategy="interval_width", source="simulated"
+    )
+    prob = (
+        judgments.select("video_id", "frame_index", "event_prompt")
+        .unique()
+        .with_columns(pl.lit(0.6).alias("probability"))
+    )
     picked, _ = next_round(images, judgments, hits, budget=5, strategy="activelab", images_per_hit=6, probability=prob)
     assert len(picked) == 5

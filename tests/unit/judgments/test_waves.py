@@ -24,19 +24,47 @@ def _judgments() -> pl.DataFrame:
     rows = []
     for img in range(4):
         for pos, (ann, delta) in enumerate([("w1", 0), ("w2", 5), ("w3", -5)]):
-            rows.append({"video_id": "v", "frame_index": img, "event_prompt": "a parade", "variant": "A",
-                         "annotator": ann, "position": pos, "hit": "h1", "rating": 20 * img + delta, "round": 1,
-                         "source": "label_studio", "source_file": "A.json", "wave": "first"})
-        rows.append({"video_id": "v", "frame_index": img, "event_prompt": "a parade", "variant": "A",
-                     "annotator": "w9", "position": 0, "hit": "h9", "rating": 100 - 20 * img, "round": 1,
-                     "source": "label_studio", "source_file": "A_round2.json", "wave": "round2"})
+            rows.append(
+                {
+                    "video_id": "v",
+                    "frame_index": img,
+                    "event_prompt": "a parade",
+                    "variant": "A",
+                    "annotator": ann,
+                    "position": pos,
+                    "hit": "h1",
+                    "rating": 20 * img + delta,
+                    "round": 1,
+                    "source": "label_studio",
+                    "source_file": "A.json",
+                    "wave": "first",
+                }
+            )
+        rows.append(
+            {
+                "video_id": "v",
+                "frame_index": img,
+                "event_prompt": "a parade",
+                "variant": "A",
+                "annotator": "w9",
+                "position": 0,
+                "hit": "h9",
+                "rating": 100 - 20 * img,
+                "round": 1,
+                "source": "label_studio",
+                "source_file": "A_round2.json",
+                "wave": "round2",
+            }
+        )
     return pl.DataFrame(rows, schema=dict(schemas.JUDGMENTS.columns))
 
 
 def test_table7_is_the_first_waves_and_the_scores_use_every_wave():
     j = _judgments()
-    report = pl.DataFrame({"annotator": ["w1", "w2", "w3", "w9"], "n_judgments": [4] * 4, "flags": [[]] * 4,
-                           "excluded": [False] * 4}, schema=dict(schemas.ANNOTATOR_REPORT.columns))
+    report = pl.DataFrame(
+        {"annotator": ["w1", "w2", "w3", "w9"], "n_judgments": [4] * 4, "flags": [[]] * 4, "excluded": [False] * 4},
+        schema=dict(schemas.ANNOTATOR_REPORT.columns),
+    )
     table, _ = table7(j, report, pl.DataFrame(schema={"variant": pl.Utf8}))
     want = agreement_table(first_wave(j)).drop("n_items")
     assert table.select(want.columns).equals(want)

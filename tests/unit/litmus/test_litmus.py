@@ -61,15 +61,25 @@ LABELLED_QUESTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("question", "qtype", "form"), LABELLED_QUESTIONS, ids=[q[0] or "empty" for q in LABELLED_QUESTIONS])
+@pytest.mark.parametrize(
+    ("question", "qtype", "form"), LABELLED_QUESTIONS, ids=[q[0] or "empty" for q in LABELLED_QUESTIONS]
+)
 def test_question_types_of_a_labelled_sample(question: str, qtype: str, form: str | None) -> None:
     t = classify(question)
     assert (t.question_type, t.form) == (qtype, form)
 
 
 def test_a_super_category_refers_to_its_coco_categories() -> None:
-    assert set(classify("is it a vehicle?").categories) == {"bicycle", "car", "motorcycle", "airplane", "bus", "train",
-                                                            "truck", "boat"}
+    assert set(classify("is it a vehicle?").categories) == {
+        "bicycle",
+        "car",
+        "motorcycle",
+        "airplane",
+        "bus",
+        "train",
+        "truck",
+        "boat",
+    }
     assert classify("is it a kid?").categories == ("person",)
 
 
@@ -110,8 +120,9 @@ def test_r1_top_bottom_and_the_answer_no() -> None:
     assert not member(rule_r1, exactly_80, "top")
     assert member(rule_r1, [0, 31, 10, 20], "top")
     assert member(rule_r1, [0, 55, 10, 20], "bottom")
-    rs = soft_labels.reference_sets(Boxes.of([exactly_80, [0, 31, 10, 20]], W, H), np.array(["top", "top"], object),
-                                    np.array(["no", "no"], object))
+    rs = soft_labels.reference_sets(
+        Boxes.of([exactly_80, [0, 31, 10, 20]], W, H), np.array(["top", "top"], object), np.array(["no", "no"], object)
+    )
     assert rs["r1"].tolist() == [1, 0]  # "is it at the top? no" keeps what R1 does not call top
 
 
@@ -194,8 +205,14 @@ def game(gid: int, question: str | None, answer: str = "Yes", objects=None, targ
         {"id": 3, "category": "person", "category_id": 1, "bbox": [41, 10, 16, 20]},
     ]
     qas = [] if question is None else [{"question": question, "answer": answer, "id": gid * 10}]
-    return {"id": gid, "image": {"id": gid, "width": 100, "height": 100}, "objects": objects,
-            "object_id": target or objects[0]["id"], "status": "success", "qas": qas}
+    return {
+        "id": gid,
+        "image": {"id": gid, "width": 100, "height": 100},
+        "objects": objects,
+        "object_id": target or objects[0]["id"],
+        "status": "success",
+        "qas": qas,
+    }
 
 
 def write_lines(path: Path, lines: list, *, gz: bool = True) -> Path:
@@ -209,16 +226,21 @@ def write_lines(path: Path, lines: list, *, gz: bool = True) -> Path:
 
 
 def test_reader_keeps_every_game_with_its_first_turn(tmp_path: Path) -> None:
-    train = write_lines(tmp_path / "guesswhat.train.jsonl.gz", [game(1, "is it a person?"), game(2, "red?", "N/A"),
-                                                               game(3, None)])
+    train = write_lines(
+        tmp_path / "guesswhat.train.jsonl.gz", [game(1, "is it a person?"), game(2, "red?", "N/A"), game(3, None)]
+    )
     test = write_lines(tmp_path / "guesswhat.test.jsonl", [game(4, "is it on the left?", "No")], gz=False)
     games = read_games([GameSource(str(train), "train"), GameSource(str(test), "test")])
     assert games["game_id"].to_list() == [1, 2, 3, 4]
     assert games["answer"].to_list() == ["yes", "n/a", None, "no"]
     assert games["n_turns"].to_list() == [1, 1, 0, 1]
     assert games["split"].to_list() == ["train", "train", "train", "test"]
-    assert games["objects"][0][1] == {"object_id": 2, "category": "dog", "category_id": 18,
-                                      "bbox": {"left": 60.0, "top": 10.0, "width": 30.0, "height": 20.0}}
+    assert games["objects"][0][1] == {
+        "object_id": 2,
+        "category": "dog",
+        "category_id": 18,
+        "bbox": {"left": 60.0, "top": 10.0, "width": 30.0, "height": 20.0},
+    }
 
 
 @pytest.mark.parametrize(
@@ -262,10 +284,16 @@ def labelled(tmp_path: Path, games_list: list[dict], normalisation: str = "sum")
 
 
 def test_label_games_per_question_type(tmp_path: Path) -> None:
-    games, labels = labelled(tmp_path, [
-        game(1, "is it a person?", "No"), game(2, "is it on the left?", "Yes"), game(3, "is it red?"),
-        game(4, "is it a dog?", "N/A"), game(5, "is it a car?", "Yes"),
-    ])
+    games, labels = labelled(
+        tmp_path,
+        [
+            game(1, "is it a person?", "No"),
+            game(2, "is it on the left?", "Yes"),
+            game(3, "is it red?"),
+            game(4, "is it a dog?", "N/A"),
+            game(5, "is it a car?", "Yes"),
+        ],
+    )
     assert labels["game_id"].unique().sort().to_list() == [1, 2, 3, 5]  # N/A left out
     g1 = labels.filter(pl.col("game_id") == 1)
     assert g1["soft_label"].to_list() == [0.0, 1.0, 0.0] and g1["r1"].is_null().all()
@@ -283,10 +311,13 @@ def test_label_games_per_question_type(tmp_path: Path) -> None:
 
 
 def test_rules_accuracy_on_the_target(tmp_path: Path) -> None:
-    games, labels = labelled(tmp_path, [
-        game(1, "is it on the left?", "Yes", target=1),  # target 1 in every rule's set
-        game(2, "is it on the left?", "Yes", target=3),  # target 3: only R3 (centroid 49)
-    ])
+    games, labels = labelled(
+        tmp_path,
+        [
+            game(1, "is it on the left?", "Yes", target=1),  # target 1 in every rule's set
+            game(2, "is it on the left?", "Yes", target=3),  # target 3: only R3 (centroid 49)
+        ],
+    )
     acc = {r["rules"]: r["target_accuracy"] for r in soft_labels.rules_accuracy(labels).iter_rows(named=True)}
     assert acc["R1"] == 0.5 and acc["R2"] == 0.5 and acc["R3"] == 1.0 and acc["R1 ∪ R2"] == 0.5
     counts = tables.question_counts(games, labels)
@@ -296,8 +327,9 @@ def test_rules_accuracy_on_the_target(tmp_path: Path) -> None:
 def test_question_counts_carry_a_bootstrap_interval_over_games() -> None:
     from squidflow.intervals import IntervalConfig
 
-    table = pl.DataFrame({"split": ["test", "train"], "games": [200, 10], "category_yes": [50, 10],
-                          "spatial_no": [0, 3]})
+    table = pl.DataFrame(
+        {"split": ["test", "train"], "games": [200, 10], "category_yes": [50, 10], "spatial_no": [0, 3]}
+    )
     out = tables.count_intervals(table, IntervalConfig(0.95, 2000, 0, "percentile"))
     test, train = out.row(0, named=True), out.row(1, named=True)
     # a share of 1/4 of 200 games: binomial sd sqrt(200 * .25 * .75) = 6.1, so about 50 ± 12
@@ -313,24 +345,34 @@ def test_question_counts_carry_a_bootstrap_interval_over_games() -> None:
 # ---------------------------------------------------------------------------------------------- metrics
 def rows(entries: list[tuple]) -> pl.DataFrame:
     """(game, object, type, answer, is_target, in_rs, soft, probability) -> soft-label rows joined with probabilities."""
-    cols = ["game_id", "object_id", "question_type", "answer", "is_target", "in_reference_set", "soft_label",
-            "probability"]
+    cols = [
+        "game_id",
+        "object_id",
+        "question_type",
+        "answer",
+        "is_target",
+        "in_reference_set",
+        "soft_label",
+        "probability",
+    ]
     return pl.DataFrame([dict(zip(cols, e, strict=True)) for e in entries])
 
 
-HAND = rows([
-    # game 1: category yes, RS = {1, 2}; target 1 ties with object 2 at the top
-    (1, 1, "category", "yes", True, True, 0.5, 0.4),
-    (1, 2, "category", "yes", False, True, 0.5, 0.4),
-    (1, 3, "category", "yes", False, False, 0.0, 0.2),
-    # game 2: category no, RS = {5}; the target wins; object 4 sits exactly on τ = 0.01
-    (2, 4, "category", "no", False, False, 0.0, 0.01),
-    (2, 5, "category", "no", True, True, 1.0, 0.98),
-    (2, 6, "category", "no", False, False, 0.0, 0.01),
-    # game 3: spatial yes, every object in some rule's set (empty complement set); target loses
-    (3, 7, "spatial", "yes", True, True, 0.25, 0.3),
-    (3, 8, "spatial", "yes", False, True, 0.75, 0.7),
-])
+HAND = rows(
+    [
+        # game 1: category yes, RS = {1, 2}; target 1 ties with object 2 at the top
+        (1, 1, "category", "yes", True, True, 0.5, 0.4),
+        (1, 2, "category", "yes", False, True, 0.5, 0.4),
+        (1, 3, "category", "yes", False, False, 0.0, 0.2),
+        # game 2: category no, RS = {5}; the target wins; object 4 sits exactly on τ = 0.01
+        (2, 4, "category", "no", False, False, 0.0, 0.01),
+        (2, 5, "category", "no", True, True, 1.0, 0.98),
+        (2, 6, "category", "no", False, False, 0.0, 0.01),
+        # game 3: spatial yes, every object in some rule's set (empty complement set); target loses
+        (3, 7, "spatial", "yes", True, True, 0.25, 0.3),
+        (3, 8, "spatial", "yes", False, True, 0.75, 0.7),
+    ]
+)
 
 
 def test_metrics_equal_a_hand_computation() -> None:
@@ -376,14 +418,23 @@ def test_tables_average_seeds_and_keep_their_spread() -> None:
     soft = HAND.drop("probability").with_columns(pl.lit("test").alias("split"))
     probs = HAND.select("game_id", "object_id", "probability")
     flipped = probs.with_columns(  # seed 1 puts game 2's mass on a complement-set object: the target loses
-        pl.when(pl.col("object_id") == 4).then(0.98).when(pl.col("object_id") == 5).then(0.01)
-        .otherwise(pl.col("probability")).alias("probability"))
-    runs = [probs.with_columns(pl.lit("M").alias("model"), pl.lit(0).alias("seed")),
-            flipped.with_columns(pl.lit("M").alias("model"), pl.lit(1).alias("seed"))]
+        pl.when(pl.col("object_id") == 4)
+        .then(0.98)
+        .when(pl.col("object_id") == 5)
+        .then(0.01)
+        .otherwise(pl.col("probability"))
+        .alias("probability")
+    )
+    runs = [
+        probs.with_columns(pl.lit("M").alias("model"), pl.lit(0).alias("seed")),
+        flipped.with_columns(pl.lit("M").alias("model"), pl.lit(1).alias("seed")),
+    ]
     m = metrics.metrics_of_models(soft, runs, [0.01])
     corr, grounding = tables.litmus_tables(m, ["M"])
     row = corr.filter((pl.col("question_type") == "category") & (pl.col("answer") == "no")).row(0, named=True)
-    assert row["n_seeds"] == 2 and row["accuracy"] == 0.5 and row["accuracy_sd"] == pytest.approx(np.std([1, 0], ddof=1))
+    assert (
+        row["n_seeds"] == 2 and row["accuracy"] == 0.5 and row["accuracy_sd"] == pytest.approx(np.std([1, 0], ddof=1))
+    )
     md = tables.markdown(corr, title="T")
     assert "50.0 ± 70.7" in md
     assert set(grounding["tau"].to_list()) == {0.01}
@@ -393,9 +444,7 @@ def test_tables_average_seeds_and_keep_their_spread() -> None:
 def test_human_sample_check_by_hand(tmp_path: Path) -> None:
     games, labels = labelled(tmp_path, [game(1, "is it a person?", "Yes"), game(2, "is it on the left?", "Yes")])
     csv = tmp_path / "human.csv"
-    csv.write_text("qa_id,annotator,selected_object_ids\n"
-                   "10,a,1 3\n10,b,1;3\n10,c,3 1\n"
-                   "20,a,1\n20,b,1 3\n20,c,1 3\n")
+    csv.write_text("qa_id,annotator,selected_object_ids\n10,a,1 3\n10,b,1;3\n10,c,3 1\n20,a,1\n20,b,1 3\n20,c,1 3\n")
     annotations = human.read_annotations(csv, games)
     check = {r["question_type"]: r for r in human.sample_check(annotations, games, labels).iter_rows(named=True)}
     assert check["category"]["full_agreement"] == 1.0 and check["category"]["pearson_r"] == pytest.approx(1.0)
@@ -461,7 +510,9 @@ def test_spatial_features_are_the_guesswhat_baseline_ones() -> None:
     f = spatial_features([10], [20], [30], [40], 100, 200)[0]
     x_left, x_right = 0.1 * 2 - 1, 0.4 * 2 - 1
     y_upper, y_lower = 180 / 200 * 2 - 1, 140 / 200 * 2 - 1
-    assert np.allclose(f, [x_left, y_lower, x_right, y_upper, (x_left + x_right) / 2, (y_lower + y_upper) / 2, 0.6, 0.4])
+    assert np.allclose(
+        f, [x_left, y_lower, x_right, y_upper, (x_left + x_right) / 2, (y_lower + y_upper) / 2, 0.6, 0.4]
+    )
 
 
 def test_demo_games_are_read_by_the_reader_and_say_they_are_synthetic(tmp_path: Path) -> None:
@@ -494,7 +545,13 @@ def test_guessers_train_and_give_a_distribution_per_game(tmp_path: Path) -> None
         evaluated = games.filter((pl.col("split") == "test") & pl.col("answer").is_in(["yes", "no"]))
         assert set(probs["game_id"]) == set(evaluated["game_id"])
         sums = probs.group_by("game_id").agg(pl.col("probability").sum())["probability"]
-        assert_floats_close(sums.to_numpy(), np.ones(len(sums)), dtype=np.float32, terms=int(probs["game_id"].value_counts()["count"].max()), scale=1.0)
+        assert_floats_close(
+            sums.to_numpy(),
+            np.ones(len(sums)),
+            dtype=np.float32,
+            terms=int(probs["game_id"].value_counts()["count"].max()),
+            scale=1.0,
+        )
         assert len(lines) == 1 + cfg.epochs
     with pytest.raises(ValueError, match="not one of"):
         train_guesser(games, labels, method="CE", seed=0, cfg=cfg)
@@ -523,10 +580,22 @@ def random_litmus(seed: int = 0, n: int = 40) -> tuple[pl.DataFrame, pl.DataFram
         soft, prob = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         target = int(rng.integers(k))
         for o in range(k):
-            entries.append((g, o, "category" if g % 2 else "spatial", "yes" if g % 3 else "no", o == target,
-                            bool(soft[o] > 0.15), float(soft[o]), float(prob[o])))
+            entries.append(
+                (
+                    g,
+                    o,
+                    "category" if g % 2 else "spatial",
+                    "yes" if g % 3 else "no",
+                    o == target,
+                    bool(soft[o] > 0.15),
+                    float(soft[o]),
+                    float(prob[o]),
+                )
+            )
     r = rows(entries)
-    return r.drop("probability").with_columns(pl.lit("test").alias("split")), r.select("game_id", "object_id", "probability")
+    return r.drop("probability").with_columns(pl.lit("test").alias("split")), r.select(
+        "game_id", "object_id", "probability"
+    )
 
 
 def test_weighted_metrics_equal_the_metrics_of_the_resample_written_out() -> None:
@@ -540,18 +609,29 @@ def test_weighted_metrics_equal_the_metrics_of_the_resample_written_out() -> Non
     rng = np.random.default_rng(1)
     draw = [int(q) for q in rng.integers(0, sums.height, sums.height)]
     weights = np.bincount(draw, minlength=sums.height)[None].astype(float)
-    copies = pl.concat([soft.filter(pl.col("game_id") == sums["game_id"][q]).with_columns(pl.lit(1000 * k + q).alias("game_id"))
-                        for k, q in enumerate(draw)])
-    copy_probs = pl.concat([probs.filter(pl.col("game_id") == sums["game_id"][q]).with_columns(pl.lit(1000 * k + q).alias("game_id"))
-                            for k, q in enumerate(draw)])
+    copies = pl.concat(
+        [
+            soft.filter(pl.col("game_id") == sums["game_id"][q]).with_columns(pl.lit(1000 * k + q).alias("game_id"))
+            for k, q in enumerate(draw)
+        ]
+    )
+    copy_probs = pl.concat(
+        [
+            probs.filter(pl.col("game_id") == sums["game_id"][q]).with_columns(pl.lit(1000 * k + q).alias("game_id"))
+            for k, q in enumerate(draw)
+        ]
+    )
     expected = metrics.litmus_metrics(copies, copy_probs, taus)
     for qtype, answer, keep in metrics._groups():
         member = sums.select(keep.alias("k"))["k"].to_numpy()
         got = metrics.weighted_metrics(sums.select(columns).to_numpy()[member], columns, weights[:, member], taus)
         for (metric, tau), values in got.items():
-            sel = expected.filter((pl.col("question_type") == qtype) & (pl.col("answer") == answer)
-                                  & (pl.col("metric") == metric)
-                                  & (pl.col("tau").is_null() if tau is None else pl.col("tau") == tau))
+            sel = expected.filter(
+                (pl.col("question_type") == qtype)
+                & (pl.col("answer") == answer)
+                & (pl.col("metric") == metric)
+                & (pl.col("tau").is_null() if tau is None else pl.col("tau") == tau)
+            )
             want = sel["value"][0] if sel.height else None
             if want is None:
                 assert np.isnan(values[0]), (qtype, answer, metric, tau)
@@ -564,9 +644,14 @@ def test_litmus_tables_have_intervals_over_qa_pairs_that_bracket_the_seed_mean()
 
     soft, probs = random_litmus(2, 60)
     rng = np.random.default_rng(3)
-    runs = [probs.with_columns(pl.lit("M").alias("model"), pl.lit(s).alias("seed"),
-                               (pl.col("probability") + rng.uniform(0, 0.05, probs.height)).alias("probability"))
-            for s in range(3)]
+    runs = [
+        probs.with_columns(
+            pl.lit("M").alias("model"),
+            pl.lit(s).alias("seed"),
+            (pl.col("probability") + rng.uniform(0, 0.05, probs.height)).alias("probability"),
+        )
+        for s in range(3)
+    ]
     taus = [0.1]
     m = metrics.metrics_of_models(soft, runs, taus)
     cfg = IntervalConfig(resamples=300, seed=0)
@@ -574,16 +659,21 @@ def test_litmus_tables_have_intervals_over_qa_pairs_that_bracket_the_seed_mean()
     corr, grounding = tables.litmus_tables(m, ["M"], iv)
     plain_corr, _ = tables.litmus_tables(m, ["M"])
     assert corr.select(plain_corr.columns).equals(plain_corr)  # the means and spreads do not move
-    assert corr.columns[corr.columns.index("accuracy_sd") + 1:][:2] == ["accuracy_lo", "accuracy_hi"]
-    for table, cols in ((corr, ["accuracy", "pearson_r", "cs_prob_mean", "cs_prob_std"]), (grounding, ["wg_rs", "wg_cs"])):
+    assert corr.columns[corr.columns.index("accuracy_sd") + 1 :][:2] == ["accuracy_lo", "accuracy_hi"]
+    for table, cols in (
+        (corr, ["accuracy", "pearson_r", "cs_prob_mean", "cs_prob_std"]),
+        (grounding, ["wg_rs", "wg_cs"]),
+    ):
         for c in cols:
             ok = table.filter(pl.col(c).is_not_null() & pl.col(c).is_not_nan())
             assert ((ok[f"{c}_lo"] <= ok[c] + 1e-12) & (ok[c] <= ok[f"{c}_hi"] + 1e-12)).all(), c
     row = corr.filter((pl.col("question_type") == "category") & (pl.col("answer") == "all")).row(0, named=True)
     assert row["accuracy_hi"] - row["accuracy_lo"] > 0.05
     md = tables.markdown(corr, title="T")
-    assert (f"{100 * row['accuracy']:.1f} ± {100 * row['accuracy_sd']:.1f} "
-            f"[{100 * row['accuracy_lo']:.1f}, {100 * row['accuracy_hi']:.1f}]") in md
+    assert (
+        f"{100 * row['accuracy']:.1f} ± {100 * row['accuracy_sd']:.1f} "
+        f"[{100 * row['accuracy_lo']:.1f}, {100 * row['accuracy_hi']:.1f}]"
+    ) in md
     assert "accuracy_lo" not in md
 
 
@@ -591,8 +681,11 @@ def test_rules_and_human_check_intervals(tmp_path: Path) -> None:
     from squidflow.intervals import IntervalConfig
 
     cfg = IntervalConfig(resamples=200, seed=0)
-    games, labels = labelled(tmp_path, [game(g, "is it on the left?", "Yes", target=1 + g % 3) for g in range(1, 13)]
-                             + [game(20 + g, "is it a person?", "Yes") for g in range(6)])
+    games, labels = labelled(
+        tmp_path,
+        [game(g, "is it on the left?", "Yes", target=1 + g % 3) for g in range(1, 13)]
+        + [game(20 + g, "is it a person?", "Yes") for g in range(6)],
+    )
     wide = tables.rules_table(labels, cfg)
     plain = tables.rules_table(labels)
     assert wide.select(plain.columns).equals(plain)

@@ -93,11 +93,26 @@ def test_croissant_validates_and_yields_records_with_the_mlcroissant_cli(small):
     assert "Simulated annotations" in meta["rai:dataCollectionType"]
     assert "SIMULATED" in " ".join(meta["rai:dataLimitations"])
     cli = Path(sys.executable).with_name("mlcroissant")
-    res = subprocess.run([str(cli), "validate", "--jsonld", str(folder / "croissant.json")], capture_output=True, text=True)
+    res = subprocess.run(
+        [str(cli), "validate", "--jsonld", str(folder / "croissant.json")], capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     for rs in meta["recordSet"]:
-        res = subprocess.run([str(cli), "load", "--jsonld", str(folder / "croissant.json"), "--record_set", rs["@id"],
-                              "--num_records", "2"], capture_output=True, text=True, cwd=folder)
+        res = subprocess.run(
+            [
+                str(cli),
+                "load",
+                "--jsonld",
+                str(folder / "croissant.json"),
+                "--record_set",
+                rs["@id"],
+                "--num_records",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=folder,
+        )
         assert res.returncode == 0, res.stderr[-3000:]
         records = [line for line in res.stdout.splitlines() if line.startswith(f"{{'{rs['@id']}/")]
         assert len(records) == 2, res.stdout[-2000:]
@@ -119,8 +134,13 @@ def test_card_names_every_config_and_says_the_panel_is_simulated_first(small):
 def test_lewidi_files_hold_each_variants_items(small):
     folder, run = small
     files = sorted(p.name for p in (folder / "lewidi").iterdir())
-    assert files == ["squidflow-demo_A_test.json", "squidflow-demo_A_train.json", "squidflow-demo_B_test.json",
-                     "squidflow-demo_B_train.json", "squidflow-demo_annotators_meta.json"]
+    assert files == [
+        "squidflow-demo_A_test.json",
+        "squidflow-demo_A_train.json",
+        "squidflow-demo_B_test.json",
+        "squidflow-demo_B_train.json",
+        "squidflow-demo_annotators_meta.json",
+    ]
     item = next(iter(json.loads((folder / "lewidi/squidflow-demo_A_train.json").read_text()).values()))
     assert item["number of annotators"] == 2 and item["annotators"] == "Ann1,Ann2"
     assert sum(item["soft_label"].values()) == pytest.approx(1.0) and item["split"] == "train"
@@ -153,23 +173,32 @@ def test_check_reads_a_rebuilt_folder_not_the_cache_of_its_name(small, tmp_path)
     gone = (pl.col("video_id") == "parade_00") & (pl.col("frame_index") == 10)
     j = run.judgments.filter(~gone)
     rebuilt = tmp_path / "elsewhere" / "squidflow-demo"
-    publish(rebuilt, dataclasses.replace(run, judgments=j, scores=image_scores(j, ["W3"]), table7=agreement_table(j)),
-            _settings())
+    publish(
+        rebuilt,
+        dataclasses.replace(run, judgments=j, scores=image_scores(j, ["W3"]), table7=agreement_table(j)),
+        _settings(),
+    )
     assert check.shard_rows(rebuilt, "judgments") == j.height < run.judgments.height
     user = tmp_path / "home-cache-huggingface"  # the machine's ~/.cache/huggingface after loading the first build
     old = datasets.load_dataset(str(first), "judgments", cache_dir=str(user / "datasets"))
     served = datasets.load_dataset(str(rebuilt), "judgments", cache_dir=str(user / "datasets"))
     assert sum(map(len, served.values())) == sum(map(len, old.values())) == run.judgments.height  # the stale rows
     env = {**os.environ, "HF_HOME": str(user), "HF_DATASETS_CACHE": str(user / "datasets")}
-    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "publish", "check", str(rebuilt)],
-                         capture_output=True, text=True, cwd=ROOT, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", "publish", "check", str(rebuilt)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     assert res.returncode == 0 and res.stdout == "", res.stdout + res.stderr[-3000:]
     assert check.check_loading(rebuilt, ["judgments"]) == []  # its loads yield the shards' rows, counted
     shard = next((rebuilt / "data/judgments").glob("train-*.parquet"))
     shutil.copy(shard, shard.with_name("extra-" + shard.name))  # a shard that the card's data_files do not name
     assert check.check_loading(rebuilt, ["judgments"]) == [
         f"{rebuilt}: config judgments: datasets.load_dataset yields {j.height:,} rows, but the shards under "
-        f"data/judgments/ hold {j.height + pl.read_parquet(shard).height:,} (the card's data_files miss or repeat a shard)"]
+        f"data/judgments/ hold {j.height + pl.read_parquet(shard).height:,} (the card's data_files miss or repeat a shard)"
+    ]
 
 
 def test_check_names_each_problem_of_an_edited_folder(small, tmp_path):
@@ -183,16 +212,24 @@ def test_check_names_each_problem_of_an_edited_folder(small, tmp_path):
     meta = json.loads((edited / "croissant.json").read_text())
     meta["rai:dataLimitations"] = []  # a RAI field emptied
     (edited / "croissant.json").write_text(json.dumps(meta))
-    res = subprocess.run([sys.executable, "-m", "squidflow.cli", "publish", "check", str(edited)],
-                         capture_output=True, text=True, cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", "publish", "check", str(edited)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert res.returncode == 1, res.stderr[-3000:]
     out = res.stdout
     assert f"{shard.relative_to(edited).as_posix()} is missing" in out
     assert "`configs` does not name the config soft_labels (data/soft_labels/)" in out
     assert "datasets.load_dataset(folder, 'judgments') fails" in out  # its card still lists the removed split
     assert "rai:dataLimitations is empty" in out
-    ok = subprocess.run([sys.executable, "-m", "squidflow.cli", "publish", "check", "--no-load", str(folder)],
-                        capture_output=True, text=True, cwd=ROOT)
+    ok = subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", "publish", "check", "--no-load", str(folder)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert ok.returncode == 0 and ok.stdout == "", ok.stdout + ok.stderr[-2000:]
 
 
@@ -206,7 +243,9 @@ def test_outside_the_demo_an_empty_required_key_stops_naming_it():
 
 def test_embed_refuses_frames_of_youtube_videos_not_under_creative_commons(tmp_path):
     run = small_run(tmp_path / "run")
-    run.videos = run.videos.with_columns(pl.lit("youtube").alias("source"), pl.lit("Standard YouTube License").alias("license"))
+    run.videos = run.videos.with_columns(
+        pl.lit("youtube").alias("source"), pl.lit("Standard YouTube License").alias("license")
+    )
     with pytest.raises(ConfigError, match="publish.images: embed would copy the pixels of 2 videos"):
         publish(tmp_path / "out" / "x", run, _settings(images="embed"))
     assert not (tmp_path / "out" / "x").exists()
@@ -222,7 +261,6 @@ def test_shard_size_cuts_a_config_into_shards_that_load_as_one(tmp_path):
     assert check.check_folder(folder, load=False) == []
 
 
-
 def test_a_config_without_rows_is_left_out_and_no_image_stops(tmp_path):
     run = small_run(tmp_path / "run")
     run.keywords = run.keywords.head(0)
@@ -234,15 +272,26 @@ def test_a_config_without_rows_is_left_out_and_no_image_stops(tmp_path):
     with pytest.raises(UserError, match="nothing to publish"):
         publish(tmp_path / "out" / "none", run, _settings())
 
+
 @pytest.fixture(scope="module")
 def release_folder(tmp_path_factory, shared_data) -> tuple[Path, pl.DataFrame]:
     """The SQUID-E release's judgments published as config/squid-e-release.yaml publishes them (reference mode)."""
     cfg = load_config(ROOT / "config" / "squid-e-release.yaml", check_paths=False)
     judgments, _ = read_release(shared_data / "squid-e" / "huj_annotations.csv")
-    run = RunTables(judgments=judgments, annotator_report=_report(judgments["annotator"]),
-                    scores=image_scores(judgments), table7=agreement_table(judgments))
-    settings = RunSettings(publish=cfg["publish"], demo=False, judgment_source="release", platform="mturk",
-                           sources=[s["type"] for s in cfg["sources"]], intervals=INTERVALS)
+    run = RunTables(
+        judgments=judgments,
+        annotator_report=_report(judgments["annotator"]),
+        scores=image_scores(judgments),
+        table7=agreement_table(judgments),
+    )
+    settings = RunSettings(
+        publish=cfg["publish"],
+        demo=False,
+        judgment_source="release",
+        platform="mturk",
+        sources=[s["type"] for s in cfg["sources"]],
+        intervals=INTERVALS,
+    )
     folder = tmp_path_factory.mktemp("release") / cfg["publish"]["name"]
     publish(folder, run, settings)
     return folder, judgments
@@ -287,7 +336,6 @@ def test_a_png_is_not_a_card(tmp_path):
     assert any("croissant.json: missing" in p for p in problems)
 
 
-
 @pytest.mark.slow
 def test_the_demo_publishes_what_it_made(small_workflow):
     """`make demo`'s folder: every config with the row counts of squidflow's own tables, the images config decoding
@@ -315,8 +363,9 @@ def test_the_demo_publishes_what_it_made(small_workflow):
     jsonld = str(folder / "croissant.json")
     assert subprocess.run([cli, "validate", "--jsonld", jsonld], capture_output=True).returncode == 0
     for rs in own:
-        res = subprocess.run([cli, "load", "--jsonld", jsonld, "--record_set", rs, "--num_records", "1"],
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            [cli, "load", "--jsonld", jsonld, "--record_set", rs, "--num_records", "1"], capture_output=True, text=True
+        )
         assert res.returncode == 0 and f"{{'{rs}/" in res.stdout, res.stderr[-2000:]
     assert check.check_folder(folder) == []
     assert "SIMULATED" in (folder / "README.md").read_text().split("---", 2)[2].strip().split("\n\n")[1]
@@ -336,9 +385,27 @@ def test_the_release_config_publishes_and_round_trips(tmp_path, shared_data):
     work = tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    res = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
-                          str(work), "--cores", "2", "results/publish/squid-e", "--configfile",
-                          str(ROOT / "config/squid-e-release.yaml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--directory",
+            str(work),
+            "--cores",
+            "2",
+            "results/publish/squid-e",
+            "--configfile",
+            str(ROOT / "config/squid-e-release.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-4000:]
     folder = work / "results/publish/squid-e"
     assert check.check_folder(folder) == []
@@ -353,22 +420,32 @@ def test_check_names_a_licence_disagreement_a_missing_lewidi_folder_and_a_parent
     dataset given for it (issue 47)."""
     folder, _ = small
     meta = json.loads((folder / "croissant.json").read_text())
-    assert meta["license"] in ("https://spdx.org/licenses/CC-BY-4.0.html", ["https://spdx.org/licenses/CC-BY-4.0.html"])  # the SPDX URL of the card's cc-by-4.0
+    assert meta["license"] in (
+        "https://spdx.org/licenses/CC-BY-4.0.html",
+        ["https://spdx.org/licenses/CC-BY-4.0.html"],
+    )  # the SPDX URL of the card's cc-by-4.0
     edited = tmp_path / "out" / "edited"
     shutil.copytree(folder, edited)
     card_path = edited / "README.md"
     card_path.write_text(card_path.read_text().replace("license: cc-by-4.0", "license: mit", 1))
     shutil.rmtree(edited / "lewidi")
     problems = check.check_folder(edited, load=False)
-    assert any("croissant.json: license https://spdx.org/licenses/CC-BY-4.0.html disagrees with the card" in p
-               and "license mit" in p for p in problems), problems
+    assert any(
+        "croissant.json: license https://spdx.org/licenses/CC-BY-4.0.html disagrees with the card" in p
+        and "license mit" in p
+        for p in problems
+    ), problems
     assert any(p.startswith(f"{edited / 'lewidi'}: missing") for p in problems), problems
     parent = check.check_folder(tmp_path / "out", load=False)
-    assert parent == [f"{tmp_path / 'out'}: not a published dataset (no README.md, no croissant.json) but the folder "
-                      f"above 1: did you mean {edited}?"]
+    assert parent == [
+        f"{tmp_path / 'out'}: not a published dataset (no README.md, no croissant.json) but the folder "
+        f"above 1: did you mean {edited}?"
+    ]
     card_path.write_text(card_path.read_text().replace("license: mit", "license: CC BY 4.0", 1))
-    assert any("license 'CC BY 4.0' is not a Hugging Face Hub licence id (did you mean 'cc-by-4.0'?)" in p
-               for p in check.check_folder(edited, load=False))
+    assert any(
+        "license 'CC BY 4.0' is not a Hugging Face Hub licence id (did you mean 'cc-by-4.0'?)" in p
+        for p in check.check_folder(edited, load=False)
+    )
 
 
 def _published(folder: Path, config: str) -> pl.DataFrame:
@@ -407,7 +484,11 @@ def test_the_cards_alpha_and_every_soft_label_follow_from_the_published_files(tm
     run.annotator_report = _report(run.judgments["annotator"], excluded=excluded)
     if excluded:
         run.annotator_report = run.annotator_report.with_columns(
-            pl.when(pl.col("excluded")).then(pl.lit(["triage: constant ratings"])).otherwise(pl.col("flags")).alias("flags"))
+            pl.when(pl.col("excluded"))
+            .then(pl.lit(["triage: constant ratings"]))
+            .otherwise(pl.col("flags"))
+            .alias("flags")
+        )
     kept = run.judgments.filter(~pl.col("annotator").is_in(list(excluded)))
     run.scores, run.table7 = image_scores(run.judgments, list(excluded)), agreement_table(kept)
     folder = tmp_path / "out" / "mine"
@@ -417,12 +498,17 @@ def test_the_cards_alpha_and_every_soft_label_follow_from_the_published_files(tm
     gone = judgments.filter(pl.col("excluded"))
     assert gone["annotator"].n_unique() == len(excluded)
     assert set(gone["excluded_because"]) <= {"triage: constant ratings"}
-    assert judgments.filter(~pl.col("excluded"))["excluded_because"].null_count() == judgments.filter(~pl.col("excluded")).height
+    assert (
+        judgments.filter(~pl.col("excluded"))["excluded_because"].null_count()
+        == judgments.filter(~pl.col("excluded")).height
+    )
     assert set(judgments["source"]) == {"simulated"} and set(judgments["wave"]) == {"first"}
     used = judgments.filter(~pl.col("excluded") & (pl.col("round") == 1))
     card_alpha = _card_alpha(folder)
     for variant in ("A", "B"):
-        assert card_alpha[variant] == pytest.approx(_alpha_from_rows(used.filter(pl.col("variant") == variant)), abs=5e-4)
+        assert card_alpha[variant] == pytest.approx(
+            _alpha_from_rows(used.filter(pl.col("variant") == variant)), abs=5e-4
+        )
     soft = _published(folder, "soft_labels")
     mine = used.group_by("image_id", "prompt", "variant").agg(pl.col("rating").mean().alias("m"), pl.len().alias("k"))
     both = soft.join(mine, on=["image_id", "prompt", "variant"], how="full", coalesce=True)
@@ -438,9 +524,16 @@ def test_the_cards_alpha_and_every_soft_label_follow_from_the_published_files(tm
 def test_one_simulated_rating_makes_the_card_say_simulated_whatever_the_config_says(tmp_path):
     run = small_run(tmp_path / "run")
     run.judgments = run.judgments.with_columns(
-        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("simulated")).otherwise(pl.lit("label_studio")).alias("source"))
-    settings = RunSettings(**{**_settings().__dict__, "judgment_source": "label_studio", "demo": False,
-                              "publish": {**_settings().publish, "name": "mine", "license": "mit", "citation": "@misc{m}"}})
+        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("simulated")).otherwise(pl.lit("label_studio")).alias("source")
+    )
+    settings = RunSettings(
+        **{
+            **_settings().__dict__,
+            "judgment_source": "label_studio",
+            "demo": False,
+            "publish": {**_settings().publish, "name": "mine", "license": "mit", "citation": "@misc{m}"},
+        }
+    )
     publish(tmp_path / "out" / "mine", run, settings)
     body = (tmp_path / "out" / "mine" / "README.md").read_text().split("---", 2)[2]
     assert "SIMULATED" in body.strip().split("\n\n")[1]
@@ -459,4 +552,5 @@ def test_the_reports_page_shows_the_published_folder(small):
     assert f"<td><code>judgments</code></td><td>train</td><td>{rows[('judgments', 'train')]:,}</td>" in page
     assert "<h2>Agreement</h2>" in page and "&quot;@context&quot;" in page and "squidflow-demo_A_train.json" in page
     assert markdown_html("# <script>x</script>\n\n| a | <b> |\n|---|---|\n") == (
-        "<h1>&lt;script&gt;x&lt;/script&gt;</h1>\n<table><tr><td>a</td><td>&lt;b&gt;</td></tr></table>")
+        "<h1>&lt;script&gt;x&lt;/script&gt;</h1>\n<table><tr><td>a</td><td>&lt;b&gt;</td></tr></table>"
+    )

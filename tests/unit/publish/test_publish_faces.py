@@ -32,7 +32,7 @@ def photograph(k: int) -> np.ndarray:
 def with_face(rgb: np.ndarray, face: int) -> np.ndarray:
     grey = (resize(data.lfw_subset()[face], (FACE, FACE)) * 255).astype(np.uint8)
     out = rgb.copy()
-    out[AT[0]:AT[0] + FACE, AT[1]:AT[1] + FACE] = grey[..., None]
+    out[AT[0] : AT[0] + FACE, AT[1] : AT[1] + FACE] = grey[..., None]
     return out
 
 
@@ -45,7 +45,9 @@ def sharpness(rgb: np.ndarray) -> float:
 
 def test_blur_is_on_by_default_for_embedded_pixels_except_the_demos():
     assert blur_requested(None, mode="embed", demo=False) and not blur_requested(None, mode="embed", demo=True)
-    assert not blur_requested(True, mode="reference", demo=False) and not blur_requested(False, mode="embed", demo=False)
+    assert not blur_requested(True, mode="reference", demo=False) and not blur_requested(
+        False, mode="embed", demo=False
+    )
     assert blur_requested(True, mode="embed", demo=True)
 
 
@@ -80,13 +82,15 @@ def test_published_jpegs_are_blurred_where_faces_were_found_and_counted(blurred)
         boxes = detect(before)
         assert counts[image_id] == len(boxes)
         if image_id in with_faces:
-            assert any(abs(t + h / 2 - (AT[0] + FACE / 2)) < FACE / 2 and abs(lf + w / 2 - (AT[1] + FACE / 2)) < FACE / 2
-                       for t, lf, h, w in boxes), (image_id, boxes)
+            assert any(
+                abs(t + h / 2 - (AT[0] + FACE / 2)) < FACE / 2 and abs(lf + w / 2 - (AT[1] + FACE / 2)) < FACE / 2
+                for t, lf, h, w in boxes
+            ), (image_id, boxes)
         if not boxes:
             assert cell["bytes"] == originals[image_id]  # no face: the JPEG is published as it was
             continue
         for t, lf, h, w in boxes:
-            face_before, face_after = before[t:t + h, lf:lf + w], after[t:t + h, lf:lf + w]
+            face_before, face_after = before[t : t + h, lf : lf + w], after[t : t + h, lf : lf + w]
             assert sharpness(face_after) < 0.2 * sharpness(face_before), image_id
         far = (slice(300, 360), slice(0, 120))  # away from every box: only JPEG's rounding
         assert np.abs(after[far].astype(int) - before[far].astype(int)).mean() < 3

@@ -52,8 +52,13 @@ print(json.dumps({"report_text": report_text, "outputs": rules}))
 
 @pytest.fixture(scope="module")
 def walked() -> dict:
-    res = subprocess.run([sys.executable, "-c", WALK, str(ROOT / "config" / "config.yaml")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", WALK, str(ROOT / "config" / "config.yaml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -64,8 +69,10 @@ def test_every_table_and_figure_output_is_in_the_report(walked):
     reported_folders = [o for o in outputs if o["output"].startswith(REPORTED_FOLDERS)]
     assert len(reported_folders) >= 25
     missing = [f"rule {o['rule']}: {o['output']}" for o in reported_folders if o["report"] is None]
-    assert not missing, ("outputs under results/tables/ or results/figures/ without report(...) — wrap each in "
-                         "report(path, caption=..., category=..., subcategory=..., labels=...):\n  " + "\n  ".join(missing))
+    assert not missing, (
+        "outputs under results/tables/ or results/figures/ without report(...) — wrap each in "
+        "report(path, caption=..., category=..., subcategory=..., labels=...):\n  " + "\n  ".join(missing)
+    )
 
 
 def test_every_report_entry_has_a_caption_category_subcategory_and_labels(walked):

@@ -23,9 +23,11 @@ def test_a_planted_bin_index_is_caught(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "src" / "squidflow", copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert second_definitions(tmp_path / "repo") == []
     pools = copy / "training" / "pools.py"
-    pools.write_text(pools.read_text() + "\n\ndef _planted(confidence, n_bins):\n"
-                     "    edges = np.linspace(0.0, 1.0, n_bins + 1)\n"
-                     "    return np.clip(np.searchsorted(edges, confidence, side='left') - 1, 0, n_bins - 1)\n")
+    pools.write_text(
+        pools.read_text() + "\n\ndef _planted(confidence, n_bins):\n"
+        "    edges = np.linspace(0.0, 1.0, n_bins + 1)\n"
+        "    return np.clip(np.searchsorted(edges, confidence, side='left') - 1, 0, n_bins - 1)\n"
+    )
     found = second_definitions(tmp_path / "repo")
     assert len(found) == 2, found
     assert all(f.startswith("training/pools.py:") and "the equal-width bin index" in f for f in found)

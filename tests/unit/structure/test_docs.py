@@ -15,7 +15,12 @@ import yaml
 from helpers.tools import config_readme, layering, make_docs
 
 ROOT = layering.ROOT
-GENERATED, rule_graph, svg_graph, write = make_docs.GENERATED, make_docs.rule_graph, make_docs.svg_graph, make_docs.write
+GENERATED, rule_graph, svg_graph, write = (
+    make_docs.GENERATED,
+    make_docs.rule_graph,
+    make_docs.svg_graph,
+    make_docs.write,
+)
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -30,8 +35,11 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", GENERATED)
 def test_each_generated_doc_is_what_make_docs_writes_today(regenerated: Path, name: str) -> None:
     committed, fresh = (ROOT / "docs" / name).read_text(), (regenerated / name).read_text()
-    diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), f"docs/{name}",
-                                        "what make docs writes now"))
+    diff = "".join(
+        difflib.unified_diff(
+            committed.splitlines(True), fresh.splitlines(True), f"docs/{name}", "what make docs writes now"
+        )
+    )
     assert committed == fresh, f"docs/{name} is out of date: run make docs\n{diff}"
 
 
@@ -39,8 +47,11 @@ def test_config_readme_is_what_make_docs_writes_today() -> None:
     """config/README.md's reference part is generated from the schema (defaults, bounds, descriptions)."""
     MARK, README, render = config_readme.MARK, config_readme.README, config_readme.render
     committed, fresh = README.read_text(), render()
-    diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), "config/README.md",
-                                        "what make docs writes now"))
+    diff = "".join(
+        difflib.unified_diff(
+            committed.splitlines(True), fresh.splitlines(True), "config/README.md", "what make docs writes now"
+        )
+    )
     assert committed == fresh, f"config/README.md is out of date: run make docs\n{diff[:5000]}"
     guide = committed.split(MARK)[0]
     stated = re.findall(r"\(default\b[^)]*\)", guide)
@@ -51,10 +62,14 @@ def test_the_drawn_rule_graph_shows_todays_rules_and_arrows() -> None:
     rules, arrows = rule_graph()
     drawn_rules, drawn_arrows = svg_graph(ROOT / "docs" / "rulegraph.svg")
     missing, gone = set(rules) - drawn_rules, drawn_rules - set(rules)
-    assert not (missing or gone), (f"docs/rulegraph.svg is out of date (rules missing: {sorted(missing)}; rules "
-                                   f"that are gone: {sorted(gone)}): run make docs (needs graphviz)")
-    assert drawn_arrows == arrows, (f"docs/rulegraph.svg is out of date (arrows missing: {sorted(arrows - drawn_arrows)}"
-                                    f"; arrows that are gone: {sorted(drawn_arrows - arrows)}): run make docs")
+    assert not (missing or gone), (
+        f"docs/rulegraph.svg is out of date (rules missing: {sorted(missing)}; rules "
+        f"that are gone: {sorted(gone)}): run make docs (needs graphviz)"
+    )
+    assert drawn_arrows == arrows, (
+        f"docs/rulegraph.svg is out of date (arrows missing: {sorted(arrows - drawn_arrows)}"
+        f"; arrows that are gone: {sorted(drawn_arrows - arrows)}): run make docs"
+    )
 
 
 def _descriptions(node: object) -> list[str]:
@@ -77,7 +92,7 @@ def unresolved_modules(texts: list[str], src: Path = ROOT / "src") -> list[str]:
             if (path / part).is_dir():
                 path = path / part
             elif (path / f"{part}.py").is_file():
-                rest = parts[i + 1:]
+                rest = parts[i + 1 :]
                 defined = rest and re.search(rf"^(?:def|class) {rest[0]}\b|^{rest[0]}\b.*=", (path / f"{part}.py")
                                              .read_text(), flags=re.M)  # fmt: skip
                 if rest and (len(rest) > 1 or not defined):
@@ -102,7 +117,8 @@ def test_the_module_check_catches_a_module_that_was_split() -> None:
     in it pass."""
     assert unresolved_modules(["Frame extraction (squidflow.extract)."]) == ["squidflow.extract"]
     assert unresolved_modules(["(squidflow.frames.extract, squidflow.frames.decode.no_such_function)"]) == [
-        "squidflow.frames.decode.no_such_function"]
+        "squidflow.frames.decode.no_such_function"
+    ]
     assert unresolved_modules(["squidflow.frames, squidflow.frames.extract and squidflow.io."]) == []
 
 
@@ -110,9 +126,22 @@ def files_passed_between_rules(root: Path = ROOT) -> dict[str, set[str]]:
     """The files one rule of the demo writes and another reads that are not Parquet: path -> the reading rules (the
     default target `all` and the run summary, which read every output, left out); from a dry run's job blocks."""
     with tempfile.TemporaryDirectory() as empty:  # a first run: every job planned
-        res = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", empty,
-                              "--snakefile", str(root / "Snakefile"), "--configfile",
-                              str(root / "config" / "config.yaml")], cwd=root, capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("snakemake")),
+                "-n",
+                "--directory",
+                empty,
+                "--snakefile",
+                str(root / "Snakefile"),
+                "--configfile",
+                str(root / "config" / "config.yaml"),
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert res.returncode == 0, res.stderr[-3000:]
     written, read = set(), []
     for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", res.stdout):
@@ -145,10 +174,17 @@ def test_the_readme_lists_every_file_passed_between_rules_that_is_not_parquet() 
     listed there, so the claim cannot silently become false."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("These files passed between rules are not Parquet", 1)[1].split("\n## ", 1)[0]
-    missing = sorted(f"{f} (read by {', '.join(sorted(rules))})" for f, rules in files_passed_between_rules().items()
-                     if not listed(f, section) and not f.endswith((".mp4", ".vtt", ".jpg")) and "/shard" not in f
-                     and not f.startswith(("results/annotation/label_studio/", "results/report/")))
-    assert not missing, "README.md's list of files passed between rules that are not Parquet misses:\n" + "\n".join(missing)
+    missing = sorted(
+        f"{f} (read by {', '.join(sorted(rules))})"
+        for f, rules in files_passed_between_rules().items()
+        if not listed(f, section)
+        and not f.endswith((".mp4", ".vtt", ".jpg"))
+        and "/shard" not in f
+        and not f.startswith(("results/annotation/label_studio/", "results/report/"))
+    )
+    assert not missing, "README.md's list of files passed between rules that are not Parquet misses:\n" + "\n".join(
+        missing
+    )
 
 
 def test_the_architecture_doc_names_the_snakefiles_include_order() -> None:
@@ -156,4 +192,6 @@ def test_the_architecture_doc_names_the_snakefiles_include_order() -> None:
     text = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
     sentence = text.split("The Snakefile includes the stages in pipeline order: ", 1)[1].split(". ", 1)[0]
     named = [re.sub(r"\s*\(.*", "", part).strip() for part in re.sub(r"\([^)]*\)", "", sentence).split(",")]
-    assert named == [s for s in included if s != "common"], f"docs/architecture.md says {named}; the Snakefile {included}"
+    assert named == [s for s in included if s != "common"], (
+        f"docs/architecture.md says {named}; the Snakefile {included}"
+    )

@@ -51,7 +51,7 @@ def _package_specs(env: dict) -> dict[str, str]:
     for dep in env.get("dependencies", []):
         for spec in dep.get("pip", []) if isinstance(dep, dict) else [dep]:
             name = re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0]
-            specs[_norm(name)] = spec.strip()[len(name):].strip()
+            specs[_norm(name)] = spec.strip()[len(name) :].strip()
     return specs
 
 
@@ -105,7 +105,10 @@ def third_party_imports(script: Path) -> set[str]:
             top = name.split(".")[0]
             if top == "squidflow":
                 parts = name.split(".")[1:]
-                for cand in (SRC / "squidflow" / Path(*parts)).with_suffix(".py"), SRC / "squidflow" / Path(*parts) / "__init__.py":
+                for cand in (
+                    (SRC / "squidflow" / Path(*parts)).with_suffix(".py"),
+                    SRC / "squidflow" / Path(*parts) / "__init__.py",
+                ):
                     if parts and cand.exists():
                         todo.append(cand)
                 todo.append(SRC / "squidflow" / "__init__.py")
@@ -151,7 +154,9 @@ def test_every_rule_env_lists_what_its_code_imports() -> None:
         for module in sorted(third_party_imports(script)):
             wanted = {_norm(n) for n in PROVIDES.get(module, {module})}
             if not wanted & listed:
-                problems.append(f"rule {rule} ({script.name}) imports {module}; add {sorted(wanted)[0]} to {env_path.name}")
+                problems.append(
+                    f"rule {rule} ({script.name}) imports {module}; add {sorted(wanted)[0]} to {env_path.name}"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -167,8 +172,10 @@ def test_every_env_pins_the_locked_versions_of_what_its_rules_import() -> None:
         for module in sorted(third_party_imports((ROOT / "workflow" / "rules" / script_rel).resolve())):
             for name in {_norm(n) for n in PROVIDES.get(module, {module})} & set(lock):
                 if specs.get(name) != f"=={lock[name]}":
-                    problems.append(f"rule {rule}: {env_path.name} has {name}{specs.get(name, ' (missing)')}, "
-                                    f"requirements.lock pins {name}=={lock[name]}")
+                    problems.append(
+                        f"rule {rule}: {env_path.name} has {name}{specs.get(name, ' (missing)')}, "
+                        f"requirements.lock pins {name}=={lock[name]}"
+                    )
     assert not problems, "\n".join(sorted(set(problems)))
 
 
@@ -177,8 +184,11 @@ def test_env_uses_channels_that_still_publish(env_file: Path) -> None:
     env = yaml.safe_load(env_file.read_text())
     assert "pytorch" not in env["channels"] and "defaults" not in env["channels"], (
         f"{env_file.name}: the pytorch channel no longer publishes PyTorch builds and defaults needs a licence; "
-        "use conda-forge (and pip pins for Python packages)")
+        "use conda-forge (and pip pins for Python packages)"
+    )
     lock = _env_lock(env_file)
     for name, spec in _package_specs(env).items():
         if name in lock:
-            assert spec == f"=={lock[name]}", f"{env_file.name}: {name}{spec} differs from requirements.lock's =={lock[name]}"
+            assert spec == f"=={lock[name]}", (
+                f"{env_file.name}: {name}{spec} differs from requirements.lock's =={lock[name]}"
+            )

@@ -47,8 +47,12 @@ def unresolved(source: str, where: str) -> list[str]:
     """Every `from squidflow.X import Y` in `source` whose module or name does not exist, as 'where:line: text'."""
     problems = []
     for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-                and node.module.split(".")[0] == "squidflow"):
+        if not (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] == "squidflow"
+        ):
             continue
         path = module_file(node.module)
         if path is None:
@@ -71,7 +75,6 @@ def test_every_squidflow_import_names_a_module_and_a_name_that_exist():
 
 def test_the_check_catches_a_name_imported_from_the_wrong_module():
     planted = "def run():\n    from squidflow.judgments.label_studio.tasks import server\n"
-    assert unresolved(planted, "planted.py") == [
-        "planted.py:2: squidflow.judgments.label_studio.tasks has no server"]
+    assert unresolved(planted, "planted.py") == ["planted.py:2: squidflow.judgments.label_studio.tasks has no server"]
     assert unresolved("from squidflow.judgments.label_studio import server\n", "fixed.py") == []
     assert unresolved("from squidflow.nowhere import x\n", "gone.py") == ["gone.py:1: no module squidflow.nowhere"]

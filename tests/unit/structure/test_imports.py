@@ -38,8 +38,9 @@ def _chain(script: str, chain: list[str]) -> str:
     return " -> ".join(f"scripts/{script}.py" if m == "__main__" else m for m in chain)
 
 
-def check(script: Path, needs: frozenset[str], env: dict[str, str] | None = None,
-          found: dict[str, list[str]] | None = None) -> list[str]:
+def check(
+    script: Path, needs: frozenset[str], env: dict[str, str] | None = None, found: dict[str, list[str]] | None = None
+) -> list[str]:
     """What is wrong with `script`'s heavy imports (`found`, else run here) against `needs`, one line per module."""
     found = run_imports(script, env) if found is None else found
     problems = [f"scripts/{script.name} imports {m}, which rule {script.stem} does not need: "

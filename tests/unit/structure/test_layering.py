@@ -33,9 +33,14 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI=true: {LINT_IMPORTS} is missing: make setup installs import-linter (requirements.lock)")
         pytest.skip(f"import-linter is not installed in {LINT_IMPORTS.parent} (make setup installs it)")
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(root / "pyproject.toml")], cwd=root,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(root / "src")})
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(root / "pyproject.toml")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    )
 
 
 def test_the_contracts_layers_are_the_snakefiles_order_with_demo_on_top() -> None:
@@ -45,7 +50,8 @@ def test_the_contracts_layers_are_the_snakefiles_order_with_demo_on_top() -> Non
     layers = CONTRACT["layers"]
     assert layers[0] == "cli" and layers[1:-1] == order[::-1], (
         f"pyproject.toml's import-linter layers must be cli, then the stages latest first ({order[::-1]}), then the "
-        f"floor; they are {layers}")
+        f"floor; they are {layers}"
+    )
     floor = {p.stem for p in (ROOT / "src" / "squidflow").glob("*.py")} - {"__init__", "cli"}
     assert {m.strip() for m in layers[-1].split(":")} == floor
 
@@ -59,7 +65,9 @@ def _copy(tmp_path: Path) -> Path:
     copy = tmp_path / "repo"
     copy.mkdir()
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    shutil.copytree(ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return copy
 
 
@@ -67,8 +75,10 @@ def test_a_planted_layering_violation_fails_lint(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
     # judgments reaching forward into training's internals, inside a function (imports there count too)
     scores = copy / "src" / "squidflow" / "judgments" / "scores.py"
-    scores.write_text(scores.read_text() + "\n\ndef _planted():\n    from squidflow.training.pools import se_pool\n\n"
-                      "    return se_pool\n")
+    scores.write_text(
+        scores.read_text() + "\n\ndef _planted():\n    from squidflow.training.pools import se_pool\n\n"
+        "    return se_pool\n"
+    )
     # and the floor importing a stage
     errors = copy / "src" / "squidflow" / "errors.py"
     errors.write_text(errors.read_text() + "\n\ndef _planted():\n    from squidflow import demo\n\n    return demo\n")
@@ -93,6 +103,8 @@ def test_no_import_circles() -> None:
 
 def test_a_planted_circle_is_found(tmp_path: Path) -> None:
     src = _copy(tmp_path) / "src" / "squidflow"
-    (src / "judgments" / "ingest.py").write_text((src / "judgments" / "ingest.py").read_text()
-                                                 + "\n\ndef _planted():\n    from squidflow.judgments import keywords\n")
+    (src / "judgments" / "ingest.py").write_text(
+        (src / "judgments" / "ingest.py").read_text()
+        + "\n\ndef _planted():\n    from squidflow.judgments import keywords\n"
+    )
     assert layering.cycles(src) == [["squidflow.judgments.ingest", "squidflow.judgments.keywords"]]

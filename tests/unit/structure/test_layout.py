@@ -37,7 +37,8 @@ def test_every_stage_has_its_package_with_a_docstring_citing_a_paper(stage: str)
     doc = ast.get_docstring(ast.parse(init.read_text())) or ""
     cites = any(paper in doc for paper in ("SQUID-E", "Sherlock", "GuessWhat", "Apples to Oranges"))
     assert len(doc.splitlines()) >= 2 and cites, (
-        f"src/squidflow/{stage}/__init__.py: say in three lines what the stage does and which paper section it implements")
+        f"src/squidflow/{stage}/__init__.py: say in three lines what the stage does and which paper section it implements"
+    )
 
 
 # Rules that share a script and a log folder: the train rules (all seeds of a method, or every run of an experiment,
@@ -53,7 +54,9 @@ def test_each_rule_script_and_log_share_the_rules_name() -> None:
         if script:
             scripts_used.add(script.group(1))
             if script.group(1) != SHARES_SCRIPT.get(rule, rule):
-                problems.append(f"rule {rule} ({stage}.smk) runs scripts/{script.group(1)}.py; name it scripts/{rule}.py")
+                problems.append(
+                    f"rule {rule} ({stage}.smk) runs scripts/{script.group(1)}.py; name it scripts/{rule}.py"
+                )
         log = re.search(r'log:\s*\n\s*(?:\w+=)?(?:expand\(\s*)?"logs/([^/"]+)/', block)
         if not log or log.group(1) != SHARES_SCRIPT.get(rule, rule):
             problems.append(f"rule {rule} ({stage}.smk) logs to {log.group(1) if log else 'nothing'}; use logs/{rule}/")
@@ -110,11 +113,16 @@ CONFIG_CLASSES = [
     ("squidflow.demo.keyword_panel", "KeywordPanelConfig", "text.gold.panel"),
 ]
 # Fields a class takes from elsewhere than its section (not config keys of that section).
-NOT_IN_SECTION = {"TrainConfig": {"mean", "std", "events"}, "PanelConfig": {"assignments_per_hit"},
-                  "KeywordPanelConfig": {"keywords_per_image"}}
+NOT_IN_SECTION = {
+    "TrainConfig": {"mean", "std", "events"},
+    "PanelConfig": {"assignments_per_hit"},
+    "KeywordPanelConfig": {"keywords_per_image"},
+}
 # ... and, where the rule passes them from another key, that key (whose schema default the field must equal too).
-FROM_KEY = {("PanelConfig", "assignments_per_hit"): "annotation.assignments_per_hit",
-            ("KeywordPanelConfig", "keywords_per_image"): "text.gold.keywords_per_image"}
+FROM_KEY = {
+    ("PanelConfig", "assignments_per_hit"): "annotation.assignments_per_hit",
+    ("KeywordPanelConfig", "keywords_per_image"): "text.gold.keywords_per_image",
+}
 
 
 @pytest.mark.parametrize(("module", "cls", "section"), CONFIG_CLASSES, ids=[c[1] for c in CONFIG_CLASSES])
@@ -135,8 +143,11 @@ def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str
         if f.name not in props:
             problems.append(f"{cls}.{f.name} is in no schema section '{section}'")
             continue
-        default = f.default if f.default is not dataclasses.MISSING else (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        default = (
+            f.default
+            if f.default is not dataclasses.MISSING
+            else (f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        )
         if default is dataclasses.MISSING or "default" not in props[f.name]:
             continue
         want = _effective_default(props[f.name])
@@ -149,14 +160,20 @@ def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str
 def test_no_rules_file_copies_a_config_classs_fields_by_hand() -> None:
     """A job's params are built from the library's config dataclass (`config_fields(TrainConfig, ...)`), so a new
     field reaches the job without a second list to keep equal."""
-    classes = {cls: {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
-               - NOT_IN_SECTION.get(cls, set()) for module, cls, _ in CONFIG_CLASSES}
+    classes = {
+        cls: {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
+        - NOT_IN_SECTION.get(cls, set())
+        for module, cls, _ in CONFIG_CLASSES
+    }
     copies = []
     for smk in sorted(RULES.rglob("*.smk")):
         for name, body in re.findall(r"^(\w+) = \[(.*?)\]", smk.read_text(), flags=re.M | re.S):
             listed = set(re.findall(r'"(\w+)"', body))
-            copies += [f"{smk.relative_to(ROOT)}: {name} lists {cls}'s fields; use config_fields({cls}, section)"
-                       for cls, fields in classes.items() if len(fields) > 2 and fields <= listed]
+            copies += [
+                f"{smk.relative_to(ROOT)}: {name} lists {cls}'s fields; use config_fields({cls}, section)"
+                for cls, fields in classes.items()
+                if len(fields) > 2 and fields <= listed
+            ]
     assert not copies, "\n".join(copies)
     uses = "".join(p.read_text() for p in RULES.rglob("*.smk"))
     assert "config_fields(TrainConfig," in uses and "config_fields(GuesserConfig," in uses
@@ -174,17 +191,25 @@ def test_every_script_opens_the_same_way() -> None:
         if not doc.startswith((f"Rule {path.stem}:", f"Checkpoint {path.stem}:")):
             problems.append(f"scripts/{path.name}: the docstring starts 'Rule {path.stem}: what it makes'")
         if opening != ["from squidflow.logs import setup", "log = setup(snakemake)"]:
-            problems.append(f"scripts/{path.name}: open with `from squidflow.logs import setup` and `log = setup(snakemake)`")
+            problems.append(
+                f"scripts/{path.name}: open with `from squidflow.logs import setup` and `log = setup(snakemake)`"
+            )
         if "noqa" in text:
-            problems.append(f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)")
+            problems.append(
+                f"scripts/{path.name}: carries a noqa (E402/F821 are ignored for scripts/ in pyproject.toml)"
+            )
     assert not problems, "\n".join(problems)
 
 
 def repeated_results_paths(root: Path = ROOT) -> dict[str, list[str]]:
     """Every results path written out (as a string literal, f-strings too) more than once in the rules files, the
     Snakefile, the scripts and the library: path -> where ("file:line")."""
-    files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk")), *sorted((root / "scripts").glob("*.py")),
-             *sorted((root / "src" / "squidflow").rglob("*.py"))]
+    files = [
+        root / "Snakefile",
+        *sorted((root / "workflow").rglob("*.smk")),
+        *sorted((root / "scripts").glob("*.py")),
+        *sorted((root / "src" / "squidflow").rglob("*.py")),
+    ]
     found: dict[str, list[str]] = {}
     for path in files:
         for n, line in enumerate(path.read_text().splitlines(), 1):
@@ -198,15 +223,18 @@ def test_a_results_path_named_in_more_than_one_place_is_a_constant() -> None:
     several stages use, workflow/rules/inputs/<stage>.smk for one stage's), or in squidflow.paths when the library
     names it too. Renaming an output is then one edit, and no copy is left behind pointing at the old name."""
     repeats = repeated_results_paths()
-    assert not repeats, "\n".join(f"{p} is written out {len(w)} times ({', '.join(w)}): name it once as a constant"
-                                   for p, w in repeats.items())
+    assert not repeats, "\n".join(
+        f"{p} is written out {len(w)} times ({', '.join(w)}): name it once as a constant" for p, w in repeats.items()
+    )
 
 
 def test_the_path_check_catches_a_path_written_out_twice(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
     shutil.copytree(ROOT / "workflow", copy / "workflow")
     shutil.copytree(ROOT / "scripts", copy / "scripts", symlinks=True)
-    shutil.copytree(ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "src" / "squidflow", copy / "src" / "squidflow", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
     assert repeated_results_paths(copy) == {}
     rules = copy / "workflow" / "rules" / "report.smk"
@@ -236,22 +264,46 @@ HANDS_PATHS = {
     ("train", "open_frame_cache"): "memory-maps the whole-frame cache",
     ("comparison_hits", "hits_html"): "the HTML page's folder, to write image links relative to it (no I/O)",
     ("report_task_page", "self_contained"): "the folder the page's images are relative to (files the page names)",
-    ("publish_report_page", "dataset_page"): "reads the published folder as a reader downloads it (card, shards, files)",
+    (
+        "publish_report_page",
+        "dataset_page",
+    ): "reads the published folder as a reader downloads it (card, shards, files)",
     # Readers of a format people hand us (errors name the file and line).
     ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
     # Readers of what people hand us, and of Snakemake's own records: the library owns the format and its errors.
-    ("ingest_judgments", "ingest_to"): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
-    ("next_round_effect", "ingest"): "reads the next round's MTurk batch results like ingestion (errors name file and line)",
-    ("run_summary", "write_run_summary"): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
-    ("video_candidates", "list_candidates"): "walks the source folders and URL lists people hand us (a folder, not a file)",
+    (
+        "ingest_judgments",
+        "ingest_to",
+    ): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
+    (
+        "next_round_effect",
+        "ingest",
+    ): "reads the next round's MTurk batch results like ingestion (errors name file and line)",
+    (
+        "run_summary",
+        "write_run_summary",
+    ): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
+    (
+        "video_candidates",
+        "list_candidates",
+    ): "walks the source folders and URL lists people hand us (a folder, not a file)",
     ("accuracy_by_certainty_figure", "table1_plot"): "a figure writes its PNG through style.save",
     ("method_reliability_figure", "reliability_diagram"): "a figure writes its PNG through style.save",
     ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
     ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
-    ("ingest_judgments", "ingest_exports_to"): "reads the Label Studio exports people hand us (errors name file and task)",
-    ("label_studio_tasks", "build_label_studio_tasks"): "writes a task folder Label Studio imports as a set (config, tasks, page)",
-    ("publish_dataset", "publish"): "writes the published folder (shards, card, croissant.json, LeWiDi files), embeds the frames' JPEGs and checks the folder with mlcroissant before moving it into place",
+    (
+        "ingest_judgments",
+        "ingest_exports_to",
+    ): "reads the Label Studio exports people hand us (errors name file and task)",
+    (
+        "label_studio_tasks",
+        "build_label_studio_tasks",
+    ): "writes a task folder Label Studio imports as a set (config, tasks, page)",
+    (
+        "publish_dataset",
+        "publish",
+    ): "writes the published folder (shards, card, croissant.json, LeWiDi files), embeds the frames' JPEGs and checks the folder with mlcroissant before moving it into place",
 }
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}
@@ -265,7 +317,10 @@ def _hands_paths(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
                 mod = f"{node.module}.{a.name}" if node.module == "squidflow" else node.module
-                library[a.asname or a.name] = mod.startswith("squidflow") and mod not in ("squidflow.io", "squidflow.logs")
+                library[a.asname or a.name] = mod.startswith("squidflow") and mod not in (
+                    "squidflow.io",
+                    "squidflow.logs",
+                )
         elif isinstance(node, ast.Import):
             for a in node.names:
                 library[(a.asname or a.name).split(".")[0]] = False
@@ -294,8 +349,11 @@ def _hands_paths(path: Path) -> set[str]:
 
     for node in ast.walk(tree):  # names bound to a path (`out = snakemake.output`, `source = Path(snakemake.input[0])`)
         if isinstance(node, ast.Assign):
-            pairs = ([(node.targets[0], node.value)] if not isinstance(node.targets[0], ast.Tuple) or not
-                     isinstance(node.value, ast.Tuple) else zip(node.targets[0].elts, node.value.elts, strict=True))
+            pairs = (
+                [(node.targets[0], node.value)]
+                if not isinstance(node.targets[0], ast.Tuple) or not isinstance(node.value, ast.Tuple)
+                else zip(node.targets[0].elts, node.value.elts, strict=True)
+            )
             aliases |= {t.id for t, v in pairs if isinstance(t, ast.Name) and is_path(v)}
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and is_path(node.iter):
             aliases.add(node.target.id)
@@ -306,8 +364,11 @@ def _hands_paths(path: Path) -> set[str]:
             while isinstance(root, ast.Attribute):
                 root = root.value
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if isinstance(root, ast.Name) and library.get(root.id) and any(
-                    is_path(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+            if (
+                isinstance(root, ast.Name)
+                and library.get(root.id)
+                and any(is_path(a) for a in [*node.args, *(k.value for k in node.keywords)])
+            ):
                 hands.add(name)
     return hands
 
@@ -318,8 +379,10 @@ def test_scripts_do_the_file_io() -> None:
     in HANDS_PATHS with why."""
     found = {(p.stem, f) for p in sorted((ROOT / "scripts").glob("*.py")) for f in _hands_paths(p)}
     new = sorted(found - set(HANDS_PATHS))
-    assert not new, "scripts handing paths to the library (read/write in the script; else add to HANDS_PATHS why):\n" + \
-        "\n".join(f"scripts/{s}.py -> {f}()" for s, f in new)
+    assert not new, (
+        "scripts handing paths to the library (read/write in the script; else add to HANDS_PATHS why):\n"
+        + "\n".join(f"scripts/{s}.py -> {f}()" for s, f in new)
+    )
     stale = sorted(set(HANDS_PATHS) - found)
     assert not stale, f"HANDS_PATHS entries no script needs any more (remove them): {stale}"
 
@@ -333,5 +396,6 @@ def test_the_io_check_catches_a_path_handed_to_the_library(tmp_path: Path) -> No
         "frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)\n"  # reading in the script: fine
         "keyword_baselines(frames, path=out.keywords)\n"  # an output path through an alias
         "scores.image_scores(str(snakemake.input[0]))\n"  # an input path through str()
-        "io.write_parquet(frames, snakemake.output[0], schemas.FRAMES)\n")
+        "io.write_parquet(frames, snakemake.output[0], schemas.FRAMES)\n"
+    )
     assert _hands_paths(planted) == {"keyword_baselines", "image_scores"}

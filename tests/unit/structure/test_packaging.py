@@ -27,16 +27,21 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 def test_one_version_in_pyproject_library_cli_and_changelog():
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
     assert squidflow.__version__ == version
-    out = subprocess.run([sys.executable, "-m", "squidflow.cli", "--version"], capture_output=True, text=True,
-                         env=ENV, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "squidflow.cli", "--version"], capture_output=True, text=True, env=ENV, cwd=ROOT
+    )
     assert out.returncode == 0 and out.stdout.strip() == f"squidflow {version}", out.stdout + out.stderr
     assert re.search(rf"^## \[{re.escape(version)}\]", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE), (
-        f"CHANGELOG.md has no section '## [{version}]': add one for the version in pyproject.toml")
+        f"CHANGELOG.md has no section '## [{version}]': add one for the version in pyproject.toml"
+    )
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_describe_names_the_release_tag_and_the_commits_after_it(tmp_path):
@@ -59,8 +64,9 @@ def test_describe_names_the_release_tag_and_the_commits_after_it(tmp_path):
     # the run summary names the version and commit of the workflow folder it is given
     out = tmp_path / "summary.html"
     write_run_summary(out, configfiles=[], stages=["videos"], repo=repo, metadata_dir=tmp_path / "none")
-    assert re.search(rf"made by <code>squidflow {re.escape(squidflow.__version__)} \(v0\.3\.0-1-g[0-9a-f]+\)</code>",
-                     out.read_text())
+    assert re.search(
+        rf"made by <code>squidflow {re.escape(squidflow.__version__)} \(v0\.3\.0-1-g[0-9a-f]+\)</code>", out.read_text()
+    )
 
 
 def test_workflow_catalog_file_has_the_catalogs_keys():
@@ -96,14 +102,16 @@ def test_make_lint_fails_on_a_misformatted_rule(tmp_path):
     shutil.copytree(ROOT / "workflow", copy / "workflow", symlinks=True)
     for name in ("Snakefile", "pyproject.toml"):
         shutil.copy2(ROOT / name, copy / name)
-    formatted = subprocess.run([str(BIN / "snakefmt"), "Snakefile", "workflow/"], cwd=copy, capture_output=True,
-                               text=True)
+    formatted = subprocess.run(
+        [str(BIN / "snakefmt"), "Snakefile", "workflow/"], cwd=copy, capture_output=True, text=True
+    )
     assert formatted.returncode == 0, formatted.stderr
     check = _lint_snakefmt_command()
     assert subprocess.run(check, cwd=copy, capture_output=True, text=True).returncode == 0
     rules = copy / "workflow" / "rules" / "judgments.smk"
-    rules.write_text(rules.read_text() + '\n\nrule badly_formatted:\n    output: "results/x.txt"\n'
-                     '    shell:   "touch {output}"\n')
+    rules.write_text(
+        rules.read_text() + '\n\nrule badly_formatted:\n    output: "results/x.txt"\n    shell:   "touch {output}"\n'
+    )
     res = subprocess.run(check, cwd=copy, capture_output=True, text=True)
     assert res.returncode == 1 and "1 file(s) would be changed" in res.stderr, res.stdout + res.stderr
 
@@ -115,8 +123,14 @@ def containerize(cwd: Path = ROOT) -> str:
     path = os.environ["PATH"]
     if shutil.which("conda") is None:
         path = f"{ROOT / 'containers' / 'no-conda'}{os.pathsep}{path}"
-    res = subprocess.run([str(BIN / "snakemake"), "--containerize"], cwd=cwd, capture_output=True, text=True,
-                         env={**ENV, "PATH": path}, timeout=300)
+    res = subprocess.run(
+        [str(BIN / "snakemake"), "--containerize"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**ENV, "PATH": path},
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return res.stdout
 
@@ -132,8 +146,11 @@ def test_container_recipe_is_snakemakes_containerize_output():
 # ---------------------------------------------------------------------------------------------- the library alone
 def _lock_pins(*names: str) -> list[str]:
     wanted = {n.lower().replace("_", "-") for n in names}
-    return [line for line in (ROOT / "requirements.lock").read_text().splitlines()
-            if line.split("==")[0].lower().replace("_", "-") in wanted]
+    return [
+        line
+        for line in (ROOT / "requirements.lock").read_text().splitlines()
+        if line.split("==")[0].lower().replace("_", "-") in wanted
+    ]
 
 
 @pytest.mark.slow
@@ -142,8 +159,9 @@ def test_wheel_installs_into_an_empty_virtualenv_and_checks_a_config(tmp_path):
     squidflow's other dependencies: `squidflow check-config` needs PyYAML and jsonschema only."""
     source = copy_checkout(tmp_path / "source")
     dist = tmp_path / "dist"
-    res = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)], capture_output=True,
-                         text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)], capture_output=True, text=True, timeout=600
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     wheel = next(dist.glob("squidflow-*.whl"))
     assert wheel.name.startswith(f"squidflow-{squidflow.__version__}-")
@@ -154,8 +172,9 @@ def test_wheel_installs_into_an_empty_virtualenv_and_checks_a_config(tmp_path):
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     res = subprocess.run([*pip, "--no-deps", str(wheel)], capture_output=True, text=True, env=env)
     assert res.returncode == 0 and (venv / "bin" / "squidflow").exists(), res.stdout + res.stderr
-    deps = _lock_pins("PyYAML", "jsonschema", "jsonschema-specifications", "referencing", "rpds-py", "attrs",
-                      "typing-extensions")
+    deps = _lock_pins(
+        "PyYAML", "jsonschema", "jsonschema-specifications", "referencing", "rpds-py", "attrs", "typing-extensions"
+    )
     res = subprocess.run([*pip, *deps], capture_output=True, text=True, timeout=600, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
 
@@ -166,20 +185,37 @@ def test_wheel_installs_into_an_empty_virtualenv_and_checks_a_config(tmp_path):
     res = subprocess.run([squidflow_cmd, "--version"], cwd=user, capture_output=True, text=True, env=env)
     assert res.stdout.strip() == f"squidflow {squidflow.__version__}", res.stdout + res.stderr
     # every subcommand is there and answers --help (each imports its heavy libraries only when it runs)
-    commands = re.search(r"\{([a-z,-]+)\}", subprocess.run([squidflow_cmd, "--help"], cwd=user, capture_output=True,
-                                                           text=True, env=env).stdout).group(1).split(",")
+    commands = (
+        re.search(
+            r"\{([a-z,-]+)\}",
+            subprocess.run([squidflow_cmd, "--help"], cwd=user, capture_output=True, text=True, env=env).stdout,
+        )
+        .group(1)
+        .split(",")
+    )
     assert {"check-config", "evaluate", "label-studio"} <= set(commands), commands
     for command in commands:
         res = subprocess.run([squidflow_cmd, command, "--help"], cwd=user, capture_output=True, text=True, env=env)
         assert res.returncode == 0 and "usage: squidflow" in res.stdout, (command, res.stdout + res.stderr)
-    res = subprocess.run([squidflow_cmd, "check-config", "config/config.yaml"], cwd=user, capture_output=True,
-                         text=True, env=env)
+    res = subprocess.run(
+        [squidflow_cmd, "check-config", "config/config.yaml"], cwd=user, capture_output=True, text=True, env=env
+    )
     assert res.returncode == 0 and "config/config.yaml: valid" in res.stdout, res.stdout + res.stderr
     # the schema the installed command reads is the package's own copy, and it rejects what the workflow rejects
     (user / "config" / "typo.yaml").write_text("stagez: [videos]\n")
-    res = subprocess.run([squidflow_cmd, "check-config", "config/config.yaml", "config/typo.yaml"], cwd=user,
-                         capture_output=True, text=True, env=env)
+    res = subprocess.run(
+        [squidflow_cmd, "check-config", "config/config.yaml", "config/typo.yaml"],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert res.returncode == 2 and "stagez" in res.stderr and "stages" in res.stderr, res.stdout + res.stderr
-    located = subprocess.run([str(venv / "bin" / "python"), "-c", "import squidflow.config as c; print(c.SCHEMA_PATH)"],
-                             cwd=user, capture_output=True, text=True, env=env).stdout.strip()
+    located = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import squidflow.config as c; print(c.SCHEMA_PATH)"],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout.strip()
     assert located.startswith(str(venv)) and Path(located).is_file() and not Path(located).is_symlink()

@@ -13,7 +13,9 @@ from squidflow.config import defaults_from_schema, schema_default
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "squidflow"
 # Config classes not converted yet, each with why (the schema test in test_layout.py still checks their defaults).
-NOT_YET = {"TriageConfig": "judgments/triage.py was rewritten by another change in the same release; converted at merge"}
+NOT_YET = {
+    "TriageConfig": "judgments/triage.py was rewritten by another change in the same release; converted at merge"
+}
 
 
 def _is_config_class(node: ast.ClassDef) -> bool:
@@ -41,17 +43,24 @@ def test_no_literal_config_default_outside_the_schema() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and _is_config_class(node) and node.name not in NOT_YET:
                 where = path.relative_to(SRC.parent)
-                problems += [f"{where}: {lit}: take it from the schema (@defaults_from_schema)"
-                             for lit in _literal_defaults(node)]
+                problems += [
+                    f"{where}: {lit}: take it from the schema (@defaults_from_schema)"
+                    for lit in _literal_defaults(node)
+                ]
                 if not any("defaults_from_schema" in ast.unparse(d) for d in node.decorator_list):
                     problems.append(f"{where}: class {node.name} does not take its defaults from the schema")
     assert not problems, "\n".join(problems)
 
 
 def test_the_check_finds_a_literal_default() -> None:
-    tree = ast.parse("@dataclass\nclass FooConfig:\n    a: int = 3\n    b: dict = field(default_factory=lambda: {'x': 1})"
-                     "\n    c: tuple = CONSTANT\n    d: int\n")
-    assert _literal_defaults(tree.body[0]) == ["FooConfig.a = 3", "FooConfig.b = field(default_factory=lambda: {'x': 1})"]
+    tree = ast.parse(
+        "@dataclass\nclass FooConfig:\n    a: int = 3\n    b: dict = field(default_factory=lambda: {'x': 1})"
+        "\n    c: tuple = CONSTANT\n    d: int\n"
+    )
+    assert _literal_defaults(tree.body[0]) == [
+        "FooConfig.a = 3",
+        "FooConfig.b = field(default_factory=lambda: {'x': 1})",
+    ]
 
 
 def test_a_config_class_takes_the_schema_default_a_fresh_copy_each_and_tuples_where_typed() -> None:
@@ -76,6 +85,7 @@ def test_a_config_class_takes_the_schema_default_a_fresh_copy_each_and_tuples_wh
 
 def test_a_field_the_schema_does_not_know_is_refused_when_the_class_is_made() -> None:
     with pytest.raises(KeyError, match="demo.no_such_key"):
+
         @defaults_from_schema("demo")
         class Demo:
             no_such_key: int

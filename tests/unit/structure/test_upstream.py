@@ -52,21 +52,34 @@ def places(source: str, filename: str = "<planted>") -> list[str]:
     try:
         tree = ast.parse(source, filename)
     except SyntaxError:  # a rules file: Snakemake's grammar, not Python's
-        return [f"{filename}:{source[:m.start()].count(chr(10)) + 1}: {m.group(0)}"
-                for m in SMK_PRIVATE.finditer(source)]
+        return [
+            f"{filename}:{source[: m.start()].count(chr(10)) + 1}: {m.group(0)}" for m in SMK_PRIVATE.finditer(source)
+        ]
     engine = _engine_names(tree)
     found = []
     for node in ast.walk(tree):
         where = f"{filename}:{getattr(node, 'lineno', 0)}"
-        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                and _root(node.value) in engine):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and _root(node.value) in engine
+        ):
             found.append(f"{where}: private {ast.unparse(node)}")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found += [f"{where}: assigns {ast.unparse(t)}" for t in targets
-                      if isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
-              and node.args and _root(node.args[0]) in engine):
+            found += [
+                f"{where}: assigns {ast.unparse(t)}"
+                for t in targets
+                if isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and node.args
+            and _root(node.args[0]) in engine
+        ):
             found.append(f"{where}: setattr on {ast.unparse(node.args[0])}")
     return found
 
@@ -76,7 +89,9 @@ def searched(root: Path) -> list[Path]:
     for folder in ("src", "scripts", "benchmarks"):
         files += (root / folder).rglob("*.py")
     # scripts/squidflow links to src/squidflow: each file once, where it lives
-    return sorted(f for f in files if f.is_file() and not any((root / p).is_symlink() for p in f.relative_to(root).parents))
+    return sorted(
+        f for f in files if f.is_file() and not any((root / p).is_symlink() for p in f.relative_to(root).parents)
+    )
 
 
 def check(root: Path) -> list[str]:
@@ -89,20 +104,28 @@ def check(root: Path) -> list[str]:
 
 def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_its_behaviour() -> None:
     problems = check(ROOT)
-    assert not problems, ("the engine's non-public names or behaviour touched outside the declared modules: use a "
-                          "public interface, or declare the place in docs/upstream.md and DECLARED here (and take "
-                          "a declaration out when its module no longer needs it):\n" + "\n".join(problems))
+    assert not problems, (
+        "the engine's non-public names or behaviour touched outside the declared modules: use a "
+        "public interface, or declare the place in docs/upstream.md and DECLARED here (and take "
+        "a declaration out when its module no longer needs it):\n" + "\n".join(problems)
+    )
 
 
-@pytest.mark.parametrize(("where", "planted"), [
-    ("src/squidflow/targets.py", "def f(workflow):\n    return workflow._something\n"),
-    ("src/squidflow/targets.py", "import snakemake\nx = snakemake.report.html_reporter._render\n"),
-    ("src/squidflow/targets.py", "from snakemake.report.html_reporter import data\nsetattr(data, 'render_results', str)\n"),
-    ("src/squidflow/slurm.py", "import snakemake_executor_plugin_slurm as p\np.Executor.run_jobs = print\n"),
-    ("scripts/run_summary.py", "rules = snakemake._workflow.rules\n"),
-    ("workflow/targets.smk", "_rules = workflow._workflow.rules\n"),
-    ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
-])
+@pytest.mark.parametrize(
+    ("where", "planted"),
+    [
+        ("src/squidflow/targets.py", "def f(workflow):\n    return workflow._something\n"),
+        ("src/squidflow/targets.py", "import snakemake\nx = snakemake.report.html_reporter._render\n"),
+        (
+            "src/squidflow/targets.py",
+            "from snakemake.report.html_reporter import data\nsetattr(data, 'render_results', str)\n",
+        ),
+        ("src/squidflow/slurm.py", "import snakemake_executor_plugin_slurm as p\np.Executor.run_jobs = print\n"),
+        ("scripts/run_summary.py", "rules = snakemake._workflow.rules\n"),
+        ("workflow/targets.smk", "_rules = workflow._workflow.rules\n"),
+        ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
+    ],
+)
 def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: Path, where: str, planted: str) -> None:
     """The check above, on a copy of the tree with one planted place in a module nobody declared."""
     original = (tree_copy / where).read_text()
@@ -144,8 +167,10 @@ def test_every_patched_dependency_is_bounded_at_its_newest_tested_version_and_do
     bounds = _bounds()
     doc = DOC.read_text()
     for dist, (_low, high) in TESTED.items():
-        assert f"<={high}" in bounds.get(dist, ""), (f"pyproject.toml: bound {dist} at its newest tested version: "
-                                                     f"'{dist}>=...,<={high}' (it says {bounds.get(dist)!r})")
+        assert f"<={high}" in bounds.get(dist, ""), (
+            f"pyproject.toml: bound {dist} at its newest tested version: "
+            f"'{dist}>=...,<={high}' (it says {bounds.get(dist)!r})"
+        )
         assert f"`{dist}`" in doc and high in doc, f"docs/upstream.md: name {dist} and the version tested ({high})"
     for module, what in DECLARED.items():
         assert f"`{module}`" in doc, f"docs/upstream.md: a section for {module} ({what})"

@@ -33,23 +33,31 @@ def corpus(tmp_path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Three videos: a parade with subtitles, a wedding in Spanish without, a protest whose subtitle file is broken."""
     (tmp_path / "p1.en.vtt").write_text(VTT_PARADE, encoding="utf-8")
     (tmp_path / "r1.en.vtt").write_text("WEBVTT\n\n00:00:01.000 --> 00:00:0x.000\nbroken\n", encoding="utf-8")
-    videos = pl.DataFrame({
-        "video_id": ["p1", "w1", "r1", "gone"],
-        "status": ["ok", "ok", "ok", "unavailable"],
-        "path": [str(tmp_path / f"{v}.mp4") for v in ["p1", "w1", "r1", "gone"]],
-        "language": ["en", "es", "en", None],
-        "title": ["Parade downtown: the band", "Nuestra boda 2019", "Protest march", None],
-        "description": ["The parade with a marching band. Subscribe!", "La novia con un vestido blanco.",
-                        "Signs and chanting at the protest.", None],
-        "tags": [["parade", "band"], ["boda"], [], None],
-    })
-    frames = pl.DataFrame({
-        "image_id": ["p1_0", "p1_50", "p1_225", "w1_10", "r1_5"],
-        "video_id": ["p1", "p1", "p1", "w1", "r1"],
-        "frame_index": [0, 50, 225, 10, 5],
-        "pts_s": [0.5, 2.0, 9.0, 0.4, 0.2],
-        "event": ["parade", "parade", "parade", "wedding", "protest"],
-    })
+    videos = pl.DataFrame(
+        {
+            "video_id": ["p1", "w1", "r1", "gone"],
+            "status": ["ok", "ok", "ok", "unavailable"],
+            "path": [str(tmp_path / f"{v}.mp4") for v in ["p1", "w1", "r1", "gone"]],
+            "language": ["en", "es", "en", None],
+            "title": ["Parade downtown: the band", "Nuestra boda 2019", "Protest march", None],
+            "description": [
+                "The parade with a marching band. Subscribe!",
+                "La novia con un vestido blanco.",
+                "Signs and chanting at the protest.",
+                None,
+            ],
+            "tags": [["parade", "band"], ["boda"], [], None],
+        }
+    )
+    frames = pl.DataFrame(
+        {
+            "image_id": ["p1_0", "p1_50", "p1_225", "w1_10", "r1_5"],
+            "video_id": ["p1", "p1", "p1", "w1", "r1"],
+            "frame_index": [0, 50, 225, 10, 5],
+            "pts_s": [0.5, 2.0, 9.0, 0.4, 0.2],
+            "event": ["parade", "parade", "parade", "wedding", "protest"],
+        }
+    )
     return videos, frames
 
 
@@ -123,11 +131,17 @@ def test_tf_tfidf_and_random_keywords(tmp_path):
 
 def test_tfidf_prefers_the_word_only_this_video_says(tmp_path):
     # "video" is in every title, "cake" only in the first: tf ties them, tf·idf puts cake first
-    videos = pl.DataFrame({
-        "video_id": ["a", "b", "c"], "status": ["ok"] * 3, "path": [str(tmp_path / f"{v}.mp4") for v in "abc"],
-        "language": ["en"] * 3, "title": ["video video cake cake", "video", "video"], "description": [""] * 3,
-        "tags": [[], [], []],
-    })
+    videos = pl.DataFrame(
+        {
+            "video_id": ["a", "b", "c"],
+            "status": ["ok"] * 3,
+            "path": [str(tmp_path / f"{v}.mp4") for v in "abc"],
+            "language": ["en"] * 3,
+            "title": ["video video cake cake", "video", "video"],
+            "description": [""] * 3,
+            "tags": [[], [], []],
+        }
+    )
     frames = pl.DataFrame({"image_id": ["a_0"], "video_id": ["a"], "frame_index": [0], "pts_s": [0.0], "event": ["x"]})
     subs = read_video_subtitles(videos, ["en"])
     cooc = io.conform(cooccurring_text(frames, videos, subs, window_s=1.0), schemas.COOCCURRING)
@@ -137,21 +151,46 @@ def test_tfidf_prefers_the_word_only_this_video_says(tmp_path):
 
 
 def test_keyword_table_scores_each_setting_and_the_human_upper_bound():
-    keywords = pl.DataFrame({
-        "image_id": ["v_1"] * 3 + ["v_2"],
-        "video_id": ["v"] * 4, "frame_index": [1, 1, 1, 2], "setting": ["s"] * 4,
-        "system": ["tf", "tf", "tfidf", "tf"], "rank": [1, 2, 1, 1],
-        "keyword": ["cake", "candl", "candl", "parad"], "surface": ["cake", "candles", "candles", "parade"],
-        "score": [2.0, 1.0, 1.0, 1.0],
-    })
-    gold = pl.DataFrame({
-        "video_id": ["v"] * 5, "frame_index": [1, 1, 1, 2, 2], "annotator": ["w1", "w2", "w2", "w1", "w2"],
-        "hit": ["h"] * 5, "position": [1, 1, 2, 1, 1], "keyword": ["Cakes", "cake", "Candles", "parade", "march"],
-        "normalised": ["cakes", "cake", "candles", "parade", "march"], "round": [1] * 5, "source": ["simulated"] * 5,
-    })
+    keywords = pl.DataFrame(
+        {
+            "image_id": ["v_1"] * 3 + ["v_2"],
+            "video_id": ["v"] * 4,
+            "frame_index": [1, 1, 1, 2],
+            "setting": ["s"] * 4,
+            "system": ["tf", "tf", "tfidf", "tf"],
+            "rank": [1, 2, 1, 1],
+            "keyword": ["cake", "candl", "candl", "parad"],
+            "surface": ["cake", "candles", "candles", "parade"],
+            "score": [2.0, 1.0, 1.0, 1.0],
+        }
+    )
+    gold = pl.DataFrame(
+        {
+            "video_id": ["v"] * 5,
+            "frame_index": [1, 1, 1, 2, 2],
+            "annotator": ["w1", "w2", "w2", "w1", "w2"],
+            "hit": ["h"] * 5,
+            "position": [1, 1, 2, 1, 1],
+            "keyword": ["Cakes", "cake", "Candles", "parade", "march"],
+            "normalised": ["cakes", "cake", "candles", "parade", "march"],
+            "round": [1] * 5,
+            "source": ["simulated"] * 5,
+        }
+    )
     table = keyword_table(keywords, gold, [Preprocessing(name="s", normalise="stem")])
-    assert table.columns == ["system", "setting", "n_items", "best_normal_p", "best_normal_r", "best_mode_p",
-                             "best_mode_r", "oot_normal_p", "oot_normal_r", "oot_mode_p", "oot_mode_r"]
+    assert table.columns == [
+        "system",
+        "setting",
+        "n_items",
+        "best_normal_p",
+        "best_normal_r",
+        "best_mode_p",
+        "best_mode_r",
+        "oot_normal_p",
+        "oot_normal_r",
+        "oot_mode_p",
+        "oot_mode_r",
+    ]
     row = {r["system"]: r for r in table.iter_rows(named=True)}
     # stemmed gold: v_1 {cake: 2, candl: 1} (mode cake), v_2 {parad: 1, march: 1} (no mode)
     assert row["tf"]["best_normal_p"] == pytest.approx(100 * (2 / 3 + 1 / 2) / 2)
@@ -174,22 +213,37 @@ def test_text_baseline_predictions_rank_every_event(tmp_path):
     events = ["birthday_party", "parade", "protest", "wedding"]
     preds = io.conform(text_baseline(cooc, videos, subs, "tfidf", events, setting), schemas.PREDICTIONS)
     assert preds.height == cooc.height * len(events)
-    top = dict(preds.filter(pl.col("rank") == 1).select(pl.col("video_id") + "_" + pl.col("frame_index").cast(str), "label").iter_rows())
+    top = dict(
+        preds.filter(pl.col("rank") == 1)
+        .select(pl.col("video_id") + "_" + pl.col("frame_index").cast(str), "label")
+        .iter_rows()
+    )
     assert top["p1_0"] == "parade" and top["r1_5"] == "protest"
     # the Spanish wedding shares no term with any English event text: a seeded random guess, score 0
     w = preds.filter(pl.col("video_id") == "w1")
     assert w["score"].to_list() == [0.0] * 4
+
     # SBERT path with a stand-in encoder (bag of letters), same output contract
     def encode(texts):
         return np.array([[t.lower().count(c) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts], dtype=float)
 
     sb = text_baseline(cooc, videos, subs, "sbert", events, setting, encode=encode)
-    assert sb.group_by("video_id", "frame_index").agg(pl.col("rank").sort()).get_column("rank").to_list()[0] == [1, 2, 3, 4]
+    assert sb.group_by("video_id", "frame_index").agg(pl.col("rank").sort()).get_column("rank").to_list()[0] == [
+        1,
+        2,
+        3,
+        4,
+    ]
 
 
 def test_ties_are_broken_by_a_seeded_shuffle_not_label_order():
-    cooc = pl.DataFrame({"video_id": [f"v{i}" for i in range(200)], "frame_index": [0] * 200,
-                         "image_id": [f"v{i}_0" for i in range(200)]})
+    cooc = pl.DataFrame(
+        {
+            "video_id": [f"v{i}" for i in range(200)],
+            "frame_index": [0] * 200,
+            "image_id": [f"v{i}_0" for i in range(200)],
+        }
+    )
     preds = to_predictions(cooc, np.zeros((200, 4)), ["a", "b", "c", "d"], seed=0)
     firsts = preds.filter(pl.col("rank") == 1)["label"].value_counts()
     assert firsts.height == 4 and firsts["count"].min() > 25
@@ -205,12 +259,34 @@ def test_keyword_table_intervals_over_images_bracket_every_score():
     for f in range(30):
         for a in range(3):
             for pos, w in enumerate(rng.choice(words, 2, replace=False)):
-                gold_rows.append({"video_id": "v", "frame_index": f, "annotator": f"w{a}", "hit": "h",
-                                  "position": pos + 1, "keyword": w, "normalised": w, "round": 1, "source": "simulated"})
+                gold_rows.append(
+                    {
+                        "video_id": "v",
+                        "frame_index": f,
+                        "annotator": f"w{a}",
+                        "hit": "h",
+                        "position": pos + 1,
+                        "keyword": w,
+                        "normalised": w,
+                        "round": 1,
+                        "source": "simulated",
+                    }
+                )
         for system in ("tf", "tfidf", "random"):
             for rank, w in enumerate(rng.choice(words, 3, replace=False)):
-                kw_rows.append({"image_id": f"v_{f}", "video_id": "v", "frame_index": f, "setting": "s",
-                                "system": system, "rank": rank + 1, "keyword": w, "surface": w, "score": 1.0})
+                kw_rows.append(
+                    {
+                        "image_id": f"v_{f}",
+                        "video_id": "v",
+                        "frame_index": f,
+                        "setting": "s",
+                        "system": system,
+                        "rank": rank + 1,
+                        "keyword": w,
+                        "surface": w,
+                        "score": 1.0,
+                    }
+                )
     setting = [Preprocessing(name="s", normalise="none")]
     cfg = IntervalConfig(resamples=300, seed=1)
     plain = keyword_table(pl.DataFrame(kw_rows), pl.DataFrame(gold_rows), setting)
@@ -219,7 +295,10 @@ def test_keyword_table_intervals_over_images_bracket_every_score():
     for c in plain.columns[3:]:
         assert table.columns.index(f"{c}_lo") == table.columns.index(c) + 1
         for rec in table.iter_rows(named=True):
-            assert rec[f"{c}_lo"] <= rec[c] <= rec[f"{c}_hi"] and rec[f"{c}_hi"] - rec[f"{c}_lo"] > 0, (rec["system"], c)
+            assert rec[f"{c}_lo"] <= rec[c] <= rec[f"{c}_hi"] and rec[f"{c}_hi"] - rec[f"{c}_lo"] > 0, (
+                rec["system"],
+                c,
+            )
     tf = table.row(0, named=True)
     md, tex = to_markdown(table, "t"), to_latex(table, "t")
     cell = f"{tf['best_normal_p']:.2f} [{tf['best_normal_p_lo']:.2f}, {tf['best_normal_p_hi']:.2f}]"

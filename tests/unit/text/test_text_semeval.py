@@ -130,7 +130,10 @@ def test_weighted_terms_score_the_resample_written_out():
 
 
 def test_human_terms_are_named_by_their_image():
-    by_annotator = {"i1": {"w1": ["cake", "candles"], "w2": ["cake", "party"], "w3": ["balloon"]}, "i2": {"w1": ["dog"]}}
+    by_annotator = {
+        "i1": {"w1": ["cake", "candles"], "w2": ["cake", "party"], "w3": ["balloon"]},
+        "i2": {"w1": ["dog"]},
+    }
     images, terms = human_terms(by_annotator)
     assert images == ["i1", "i1", "i1"]  # three held-out annotators of i1; i2 has nobody to compare with
     _same(scores_from_terms(terms, np.ones((1, 3))), human_upper_bound(by_annotator))

@@ -92,12 +92,14 @@ def test_bad_files_name_the_file_and_line(tmp_path):
 
 
 def test_window_picks_exactly_the_cues_that_overlap_it():
-    df = pl.DataFrame({
-        "cue": [0, 1, 2, 3, 4, 5],
-        "start_s": [0.0, 2.0, 3.0, 4.0, 4.5, 6.0],
-        "end_s": [2.0, 3.0, 4.5, 7.0, 5.0, 8.0],
-        "text": ["a", "b", "c", "d", "e", "f"],
-    })
+    df = pl.DataFrame(
+        {
+            "cue": [0, 1, 2, 3, 4, 5],
+            "start_s": [0.0, 2.0, 3.0, 4.0, 4.5, 6.0],
+            "end_s": [2.0, 3.0, 4.5, 7.0, 5.0, 8.0],
+            "text": ["a", "b", "c", "d", "e", "f"],
+        }
+    )
     # window [3, 5] (t = 4, w = 1): b ends at 3.0 (half-open cue: not overlapping); f starts at 6
     assert in_window(df, 4.0, 1.0)["text"].to_list() == ["c", "d", "e"]
     # a window ending exactly where a cue starts touches it: [1, 2] and b = [2, 3)
@@ -111,8 +113,15 @@ def test_window_picks_exactly_the_cues_that_overlap_it():
 def test_the_subtitle_file_is_found_beside_the_video_by_yt_dlp_names(tmp_path):
     video = tmp_path / "abc-123_x.mp4"
     video.write_bytes(b"")
-    for name in ["abc-123_x.en-GB.srt", "abc-123_x.en.srt", "abc-123_x.en.vtt", "abc-123_x.de.vtt",
-                 "abc-123_x.live_chat.json", "abc-123_xy.en.vtt", "other.en.vtt"]:
+    for name in [
+        "abc-123_x.en-GB.srt",
+        "abc-123_x.en.srt",
+        "abc-123_x.en.vtt",
+        "abc-123_x.de.vtt",
+        "abc-123_x.live_chat.json",
+        "abc-123_xy.en.vtt",
+        "other.en.vtt",
+    ]:
         (tmp_path / name).write_text("WEBVTT\n")
     assert subtitle_file(video, ["en"]) == ("en", tmp_path / "abc-123_x.en.vtt")  # exact code, vtt before srt
     assert subtitle_file(video, ["fr", "de"]) == ("de", tmp_path / "abc-123_x.de.vtt")

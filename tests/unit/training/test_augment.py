@@ -32,7 +32,12 @@ def test_d1_arguments_at_256_px():
     erase1, erase2, blur = transform_list("NM")
     assert erase1.p == erase2.p == 0.5 and blur.kernel_size == (5, 9)
     perspective, crop, erase, blur = transform_list("AU")
-    assert perspective.distortion_scale == 0.5 and crop.size == (256, 256) and erase.p == 0.5 and blur.kernel_size == (5, 9)
+    assert (
+        perspective.distortion_scale == 0.5
+        and crop.size == (256, 256)
+        and erase.p == 0.5
+        and blur.kernel_size == (5, 9)
+    )
     (augmix,) = transform_list("AM")
     assert augmix.severity == 5
 

@@ -72,7 +72,11 @@ def test_eval_images_map_to_the_frames_that_carry_their_ratings(release, shared_
     # release-wide: 1,798 eval images map to one frame, the two of video dcINl0zJ_YU tie (identical ratings)
     assert any("dcINl0zJ_YU" in n and "identical" in n for n in notes)
     mapped = notes[0]
-    assert "eval ratings: 1726" in mapped and "eval ratings (renamed video): 72" in mapped and "eval tied ratings: 2" in mapped
+    assert (
+        "eval ratings: 1726" in mapped
+        and "eval ratings (renamed video): 72" in mapped
+        and "eval tied ratings: 2" in mapped
+    )
     assert any("12 release video ids" in n and "lish_us_vaccine_1 -> cIuGwaBFX8I" in n for n in notes)
     assert any("13 release video ids are neither" in n and "399014419" in n for n in notes)
 
@@ -93,10 +97,22 @@ def test_rule_builds_offline_from_local_copies(shared_data: Path, tmp_path: Path
     no video, no frame."""
     squid = shared_data / "squid-e"
     (tmp_path / "data" / "standard").mkdir(parents=True)  # config/squid-e.yaml names it; nothing here reads it
-    release = (f"squid_e_release={{dataset_csv: {squid / 'dataset.csv'}, judgments_csv: {squid / 'huj_annotations.csv'}, "
-               f"experiments: {squid / 'experiments'}}}")
-    cmd = [SNAKEMAKE, "results/training/authors_sets.parquet", "--directory", str(tmp_path), "--configfile",
-           str(ROOT / "config/squid-e.yaml"), "--config", release, "--cores", "1"]
+    release = (
+        f"squid_e_release={{dataset_csv: {squid / 'dataset.csv'}, judgments_csv: {squid / 'huj_annotations.csv'}, "
+        f"experiments: {squid / 'experiments'}}}"
+    )
+    cmd = [
+        SNAKEMAKE,
+        "results/training/authors_sets.parquet",
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(ROOT / "config/squid-e.yaml"),
+        "--config",
+        release,
+        "--cores",
+        "1",
+    ]
     plan = subprocess.run([*cmd, "-n"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert plan.returncode == 0, plan.stdout[-2000:] + plan.stderr[-2000:]
     assert "authors_sets        1" in plan.stdout and "acquire" not in plan.stdout and "extract" not in plan.stdout
@@ -122,7 +138,8 @@ def test_human_means_of_the_authors_eval_images_are_the_release_means(release):
     val = sets.filter(pl.col("split") == "val")
     checked = 0
     for experiment, target, image, event, video, frame in val.select(
-            "experiment", "target", "image", "event", "video_id", "frame_index").iter_rows():
+        "experiment", "target", "image", "event", "video_id", "frame_index"
+    ).iter_rows():
         rec = own[image]
         if experiment == "table1":
             want, key = rec["ratings_a"], (video, frame, PROMPTS[event], "A")
@@ -148,17 +165,41 @@ def test_clean_table3_sets_on_the_release_reach_what_the_data_allows(release, sh
         for f in r.frames:
             if r.event in EVENTS and (r.video_id, f) not in seen:
                 seen.add((r.video_id, f))
-                rows.append({"image_id": f"{r.video_id}_{f}", "pool": "SE", "event": r.event, "video_id": r.video_id,
-                             "split": "test" if r.video_id in rated else "train", "source_path": "x", "frame_index": f})
+                rows.append(
+                    {
+                        "image_id": f"{r.video_id}_{f}",
+                        "pool": "SE",
+                        "event": r.event,
+                        "video_id": r.video_id,
+                        "split": "test" if r.video_id in rated else "train",
+                        "source_path": "x",
+                        "frame_index": f,
+                    }
+                )
     se = pl.DataFrame(rows).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
-    sd = se.with_columns(pl.lit("SD").alias("pool"), ("sd" + pl.col("image_id")).alias("image_id"),
-                         pl.when(pl.col("split") == "test").then(pl.lit("val")).otherwise(pl.lit("train")).alias("split"))
-    report = pl.DataFrame({"annotator": ["huj_0"], "n_judgments": [1], "flags": [[]], "excluded": [False]},
-                          schema=schemas.ANNOTATOR_REPORT.columns)
-    training = {"data_seed": 0, "sets": "clean", "human_means": "all",
-                "classification": {"events": ["birthday", "wedding", "parade", "protest"]},
-                "calibration": {"target_event": "birthday", "similar_event": "wedding", "train_target": 480,
-                                "train_other": 480, "val_target": 120, "val_similar": 120}}
+    sd = se.with_columns(
+        pl.lit("SD").alias("pool"),
+        ("sd" + pl.col("image_id")).alias("image_id"),
+        pl.when(pl.col("split") == "test").then(pl.lit("val")).otherwise(pl.lit("train")).alias("split"),
+    )
+    report = pl.DataFrame(
+        {"annotator": ["huj_0"], "n_judgments": [1], "flags": [[]], "excluded": [False]},
+        schema=schemas.ANNOTATOR_REPORT.columns,
+    )
+    training = {
+        "data_seed": 0,
+        "sets": "clean",
+        "human_means": "all",
+        "classification": {"events": ["birthday", "wedding", "parade", "protest"]},
+        "calibration": {
+            "target_event": "birthday",
+            "similar_event": "wedding",
+            "train_target": 480,
+            "train_other": 480,
+            "val_target": 120,
+            "val_similar": 120,
+        },
+    }
     out, summary = experiment_sets_with_summary("calibration", sd, se, None, judgments, report, training, None)
     se_sets = out.filter(pl.col("dataset") == "SE").join(se.select("image_id", "video_id"), on="image_id")
     counts = {(u, lab): n for u, lab, n in se_sets.group_by("use", "label").len().iter_rows()}

@@ -24,8 +24,10 @@ BILINEAR = F.InterpolationMode.BILINEAR
 @pytest.fixture(scope="module")
 def photos() -> torch.Tensor:
     """Four real photographs, 96x80 (uint8, N×3×H×W)."""
-    imgs = [np.asarray(Image.fromarray(im).convert("RGB").resize((96, 80))) for im in
-            (data.chelsea(), data.astronaut(), data.coffee(), data.rocket())]
+    imgs = [
+        np.asarray(Image.fromarray(im).convert("RGB").resize((96, 80)))
+        for im in (data.chelsea(), data.astronaut(), data.coffee(), data.rocket())
+    ]
     return torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).contiguous()
 
 
@@ -40,19 +42,22 @@ def _each(photos, fn, values):
 
 def _both_paths(photos, op, values):
     """The batch at once (the GPU path's formulas) and one image at a time (the CPU's fast paths)."""
-    return op(photos, values), torch.cat([op(photos[i:i + 1], values[i:i + 1]) for i in range(len(photos))])
+    return op(photos, values), torch.cat([op(photos[i : i + 1], values[i : i + 1]) for i in range(len(photos))])
 
 
-@pytest.mark.parametrize(("name", "op", "ref", "values", "tolerance"), [
-    ("brightness", ops.brightness, F.adjust_brightness, [0.6, 1.3, 0.9, 1.5], 0),
-    ("contrast", ops.contrast, F.adjust_contrast, [0.6, 1.3, 0.9, 1.5], 0),
-    ("saturation", ops.saturation, F.adjust_saturation, [0.6, 1.3, 0.0, 1.5], 1),
-    ("solarize", ops.solarize, F.solarize, [220.0, 127.5, 0.0, 255.0], 0),
-    ("posterize", ops.posterize, F.posterize, [4, 0, 1, 8], 0),
-    ("sharpness", ops.sharpness, F.adjust_sharpness, [0.1, 1.9, 1.0, 0.5], 1),
-    ("autocontrast", lambda x, v: ops.autocontrast(x), lambda im, v: F.autocontrast(im), [0] * 4, 0),
-    ("equalize", lambda x, v: ops.equalize(x), lambda im, v: F.equalize(im), [0] * 4, 0),
-])
+@pytest.mark.parametrize(
+    ("name", "op", "ref", "values", "tolerance"),
+    [
+        ("brightness", ops.brightness, F.adjust_brightness, [0.6, 1.3, 0.9, 1.5], 0),
+        ("contrast", ops.contrast, F.adjust_contrast, [0.6, 1.3, 0.9, 1.5], 0),
+        ("saturation", ops.saturation, F.adjust_saturation, [0.6, 1.3, 0.0, 1.5], 1),
+        ("solarize", ops.solarize, F.solarize, [220.0, 127.5, 0.0, 255.0], 0),
+        ("posterize", ops.posterize, F.posterize, [4, 0, 1, 8], 0),
+        ("sharpness", ops.sharpness, F.adjust_sharpness, [0.1, 1.9, 1.0, 0.5], 1),
+        ("autocontrast", lambda x, v: ops.autocontrast(x), lambda im, v: F.autocontrast(im), [0] * 4, 0),
+        ("equalize", lambda x, v: ops.equalize(x), lambda im, v: F.equalize(im), [0] * 4, 0),
+    ],
+)
 def test_each_step_equals_torchvision_with_the_same_parameters(photos, name, op, ref, values, tolerance):
     want = _each(photos, ref, values)
     for got in _both_paths(photos, op, values):
@@ -66,17 +71,47 @@ def test_geometric_steps_equal_torchvision_affine(photos):
     whole-pixel translations by slicing."""
     shear, angles, shifts = [0.3, -0.2, 0.1, -0.3], [30.0, -12.0, 3.0, -30.0], [10.0, -31.9, 0.0, 95.0]
     cases = [
-        ("ShearX", shear, lambda im, m: F.affine(im, angle=0.0, translate=[0, 0], scale=1.0,
-                                                 shear=[math.degrees(math.atan(m)), 0.0], interpolation=BILINEAR,
-                                                 center=[0, 0])),
-        ("ShearY", shear, lambda im, m: F.affine(im, angle=0.0, translate=[0, 0], scale=1.0,
-                                                 shear=[0.0, math.degrees(math.atan(m))], interpolation=BILINEAR,
-                                                 center=[0, 0])),
+        (
+            "ShearX",
+            shear,
+            lambda im, m: F.affine(
+                im,
+                angle=0.0,
+                translate=[0, 0],
+                scale=1.0,
+                shear=[math.degrees(math.atan(m)), 0.0],
+                interpolation=BILINEAR,
+                center=[0, 0],
+            ),
+        ),
+        (
+            "ShearY",
+            shear,
+            lambda im, m: F.affine(
+                im,
+                angle=0.0,
+                translate=[0, 0],
+                scale=1.0,
+                shear=[0.0, math.degrees(math.atan(m))],
+                interpolation=BILINEAR,
+                center=[0, 0],
+            ),
+        ),
         ("Rotate", angles, lambda im, m: F.rotate(im, angle=m, interpolation=BILINEAR)),
-        ("TranslateX", shifts, lambda im, m: F.affine(im, angle=0.0, translate=[int(m), 0], scale=1.0,
-                                                      shear=[0.0, 0.0], interpolation=BILINEAR)),
-        ("TranslateY", shifts, lambda im, m: F.affine(im, angle=0.0, translate=[0, int(m)], scale=1.0,
-                                                      shear=[0.0, 0.0], interpolation=BILINEAR)),
+        (
+            "TranslateX",
+            shifts,
+            lambda im, m: F.affine(
+                im, angle=0.0, translate=[int(m), 0], scale=1.0, shear=[0.0, 0.0], interpolation=BILINEAR
+            ),
+        ),
+        (
+            "TranslateY",
+            shifts,
+            lambda im, m: F.affine(
+                im, angle=0.0, translate=[0, int(m)], scale=1.0, shear=[0.0, 0.0], interpolation=BILINEAR
+            ),
+        ),
     ]
     for name, mags, ref in cases:
         want = _each(photos, ref, mags)
@@ -99,8 +134,12 @@ def test_hue_matches_torchvision_on_a_gpu_path_and_pil_on_the_cpu(photos):
 
 def test_erasing_and_blur_equal_torchvision(photos):
     boxes = [(3, 4, 10, 20), (0, 0, 0, 0), (70, 80, 10, 16), (0, 0, 80, 96)]
-    want = torch.stack([F.erase(im, i, j, h, w, torch.tensor(0.0)) if h else im
-                        for im, (i, j, h, w) in zip(photos, boxes, strict=True)])
+    want = torch.stack(
+        [
+            F.erase(im, i, j, h, w, torch.tensor(0.0)) if h else im
+            for im, (i, j, h, w) in zip(photos, boxes, strict=True)
+        ]
+    )
     for got in _both_paths(photos, ops.erase, boxes):
         assert _diff(got, want).max() == 0
     sigmas = [[0.1, 0.1], [2.0, 2.0], [0.7, 0.7], [1.3, 1.3]]
@@ -123,8 +162,9 @@ def test_every_image_draws_its_own_parameters_and_the_seed_fixes_them(photos, me
     assert torch.equal(per_batch(same), out)
 
 
-@pytest.mark.parametrize(("method", "off_by_more_than_2", "mean_diff"), [("PA", 0.05, 1.0), ("NM", 0.0, 0.01),
-                                                                           ("AM", 0.002, 0.05)])
+@pytest.mark.parametrize(
+    ("method", "off_by_more_than_2", "mean_diff"), [("PA", 0.05, 1.0), ("NM", 0.0, 0.01), ("AM", 0.002, 0.05)]
+)
 def test_whole_batch_path_equals_the_image_by_image_path(photos, method, off_by_more_than_2, mean_diff):
     """What a GPU runs (every step on the whole batch) against the CPU's image-by-image fast paths, same draws: equal
     up to the steps' one-grey-level rounding (PA: OpenCV's hue against torchvision's), which a later AugMix step can
@@ -134,7 +174,7 @@ def test_whole_batch_path_equals_the_image_by_image_path(photos, method, off_by_
         torch.manual_seed(seed)
         params = aug.draw(photos)
         batched = aug.apply(photos, params)
-        single = torch.cat([aug.apply(photos[i:i + 1], params[i:i + 1]) for i in range(len(photos))])
+        single = torch.cat([aug.apply(photos[i : i + 1], params[i : i + 1]) for i in range(len(photos))])
         d = _diff(batched, single)
         assert d.float().mean() < mean_diff, (method, seed, float(d.float().mean()))
         assert (d > 2).float().mean() <= off_by_more_than_2, (method, seed, float((d > 2).float().mean()))

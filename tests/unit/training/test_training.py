@@ -25,9 +25,16 @@ from squidflow.training.sets import calibration_sets, classification_sets
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TRAINING_RULES = ["make_training_cache", "make_training_frames", "training_sets", "train_classification",
-                  "train_calibration", "train_experiment_classification", "train_experiment_calibration",
-                  "result_table"]
+TRAINING_RULES = [
+    "make_training_cache",
+    "make_training_frames",
+    "training_sets",
+    "train_classification",
+    "train_calibration",
+    "train_experiment_classification",
+    "train_experiment_calibration",
+    "result_table",
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +68,32 @@ def test_cache_decodes_video_frames_once_per_video(tmp_path: Path):
     from squidflow.frames.decode import decode_frames
 
     video = tmp_path / "v.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=10:duration=1",
-                    "-pix_fmt", "yuv420p", str(video)], check=True)
-    images = pl.DataFrame({"image_id": ["v_7", "v_2"], "pool": ["SD", "SD"], "event": ["parade"] * 2,
-                           "split": ["train"] * 2, "video_id": ["v", "v"], "source_path": [str(video)] * 2,
-                           "frame_index": [7, 2]})
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=96x64:rate=10:duration=1",
+            "-pix_fmt",
+            "yuv420p",
+            str(video),
+        ],
+        check=True,
+    )
+    images = pl.DataFrame(
+        {
+            "image_id": ["v_7", "v_2"],
+            "pool": ["SD", "SD"],
+            "event": ["parade"] * 2,
+            "split": ["train"] * 2,
+            "video_id": ["v", "v"],
+            "source_path": [str(video)] * 2,
+            "frame_index": [7, 2],
+        }
+    )
     index = build_cache(images, tmp_path / "SD.npy", 32, 32)
     cache = open_cache(tmp_path / "SD.npy")
     want = decode_frames(video, [7, 2])
@@ -75,17 +103,19 @@ def test_cache_decodes_video_frames_once_per_video(tmp_path: Path):
 
 
 def test_demo_sd_is_clean_frames_outside_se():
-    truth = pl.DataFrame({
-        "video_id": ["a"] * 4,
-        "event": ["parade"] * 4,
-        "frame_index": [0, 1, 2, 3],
-        "evidence": [
-            [{"event": "parade", "weight": 1.0}, {"event": "protest", "weight": 0.0}],
-            [{"event": "parade", "weight": 0.6}, {"event": "protest", "weight": 0.4}],  # crossfade: not clean
-            [{"event": "parade", "weight": 0.96}, {"event": "protest", "weight": 0.0}],  # clean but an SE frame
-            [{"event": "parade", "weight": 0.0}, {"event": "protest", "weight": 0.97}],  # clean, labelled protest
-        ],
-    })
+    truth = pl.DataFrame(
+        {
+            "video_id": ["a"] * 4,
+            "event": ["parade"] * 4,
+            "frame_index": [0, 1, 2, 3],
+            "evidence": [
+                [{"event": "parade", "weight": 1.0}, {"event": "protest", "weight": 0.0}],
+                [{"event": "parade", "weight": 0.6}, {"event": "protest", "weight": 0.4}],  # crossfade: not clean
+                [{"event": "parade", "weight": 0.96}, {"event": "protest", "weight": 0.0}],  # clean but an SE frame
+                [{"event": "parade", "weight": 0.0}, {"event": "protest", "weight": 0.97}],  # clean, labelled protest
+            ],
+        }
+    )
     videos = pl.DataFrame({"video_id": ["a"], "path": ["a.mp4"], "status": ["ok"]})
     frames = pl.DataFrame({"image_id": ["a_2"], "video_id": ["a"], "split": ["val"]})
     sd = sd_pool_from_demo(truth, videos, frames, events=["parade", "protest"], min_evidence=0.95)
@@ -108,8 +138,18 @@ def test_classification_sets_are_balanced_and_binned(pools):
 
 def test_calibration_sets_target_vs_similar(pools):
     sd, se, scores, _ = pools
-    sets = calibration_sets(sd, se, scores, events=EVENTS, target="birthday_party", similar="wedding",
-                            train_target=12, train_other=12, val_target=4, val_similar=4)
+    sets = calibration_sets(
+        sd,
+        se,
+        scores,
+        events=EVENTS,
+        target="birthday_party",
+        similar="wedding",
+        train_target=12,
+        train_other=12,
+        val_target=4,
+        val_similar=4,
+    )
     train_sd = sets.filter((pl.col("use") == "train") & (pl.col("dataset") == "SD"))
     assert train_sd.filter(pl.col("label") == 1)["event"].unique().to_list() == ["birthday_party"]
     assert train_sd.group_by("event").len().sort("event")["len"].to_list() == [12, 4, 4, 4]
@@ -120,13 +160,26 @@ def test_calibration_sets_target_vs_similar(pools):
 
 def test_same_seed_same_predictions_on_cpu(pools):
     sd, se, scores, caches = pools
-    sets = calibration_sets(sd, se, scores, events=EVENTS, target="birthday_party", similar="wedding",
-                            train_target=8, train_other=6, val_target=4, val_similar=4)
-    cfg = TrainConfig(backbone="efficientnet_lite0", weights="imagenet", epochs=1, batch_size=8, lr=1e-3, crop=32,
-                      mc_samples=5)
+    sets = calibration_sets(
+        sd,
+        se,
+        scores,
+        events=EVENTS,
+        target="birthday_party",
+        similar="wedding",
+        train_target=8,
+        train_other=6,
+        val_target=4,
+        val_similar=4,
+    )
+    cfg = TrainConfig(
+        backbone="efficientnet_lite0", weights="imagenet", epochs=1, batch_size=8, lr=1e-3, crop=32, mc_samples=5
+    )
     torch.set_num_threads(1)
-    runs = [train_run(sets, caches, experiment="calibration", train_set="SD", method=m, seed=s, cfg=cfg)
-            for m, s in (("MC", 0), ("MC", 0), ("MC", 1))]
+    runs = [
+        train_run(sets, caches, experiment="calibration", train_set="SD", method=m, seed=s, cfg=cfg)
+        for m, s in (("MC", 0), ("MC", 0), ("MC", 1))
+    ]
     (p0, m0, log0), (p1, m1, _), (p2, _, _) = runs
     assert p0.equals(p1) and m0 == m1
     assert not p0.equals(p2)
@@ -151,11 +204,24 @@ def test_packaged_backbone_is_pretrained():
 
 def _snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     extra = workdir / "extra.yaml"
-    extra.write_text(f"standard_data:\n  path: {workdir / 'standard'}\ntraining:\n  epochs: 1\n"
-                     "  classification:\n    seeds: 1\n")
-    cmd = [SNAKEMAKE, "--directory", str(workdir), "--configfile", str(ROOT / "config/config.yaml"), str(extra),
-           "--cores", "2", *[a for a in args if a.startswith("-")], "--allowed-rules", *TRAINING_RULES, "--",
-           *[a for a in args if not a.startswith("-")]]
+    extra.write_text(
+        f"standard_data:\n  path: {workdir / 'standard'}\ntraining:\n  epochs: 1\n  classification:\n    seeds: 1\n"
+    )
+    cmd = [
+        SNAKEMAKE,
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(ROOT / "config/config.yaml"),
+        str(extra),
+        "--cores",
+        "2",
+        *[a for a in args if a.startswith("-")],
+        "--allowed-rules",
+        *TRAINING_RULES,
+        "--",
+        *[a for a in args if not a.startswith("-")],
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
@@ -169,8 +235,12 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     plan = _snakemake(workdir, "-n", target)
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
     # 24 runs (2 training sets x 6 methods x 2 seeds) in one job: every run of the experiment (training.runs_per_job)
-    assert _job_counts(plan.stdout) == {"make_training_cache": 2, "training_sets": 1,
-                                        "train_experiment_calibration": 1, "result_table": 1}
+    assert _job_counts(plan.stdout) == {
+        "make_training_cache": 2,
+        "training_sets": 1,
+        "train_experiment_calibration": 1,
+        "result_table": 1,
+    }
     res = _snakemake(workdir, target)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     runs = sorted((workdir / "results/runs/calibration").glob("*/*/seed*/metrics.json"))
@@ -183,8 +253,13 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     md = (workdir / "results/tables/table3_calibration.md").read_text()
     rows = [line for line in md.splitlines() if line.startswith("| ") and " ± " in line]
     assert len(rows) == 6 and all(line.count(" ± ") == 10 for line in rows) and "10 equal-width bins" in md
-    for choice in ("training.sets: clean", "training.trainable", "training.mc_average: logits",
-                   "training.rs_scale: raw", "ECE (authors' code)"):
+    for choice in (
+        "training.sets: clean",
+        "training.trainable",
+        "training.mc_average: logits",
+        "training.rs_scale: raw",
+        "ECE (authors' code)",
+    ):
         assert choice in md, choice
     again = _snakemake(workdir, "-n", target)
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
@@ -203,27 +278,46 @@ def test_table1_has_the_seven_methods(workdir: Path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     table = pl.read_csv(workdir / "results/tables/table1_training.csv")
     rows = table.select("train_set", "method").unique().sort("method")
-    assert rows.rows() == sorted([("SD", v) for v in ("SD", "PA", "GA", "NM", "AU", "AM")] + [("SE", "ES")],
-                                 key=lambda r: r[1])
-    assert set(table["metric"]) == {"acc_0-20", "acc_20-40", "acc_40-60", "acc_60-80", "acc_80-100", "avg_acc", "sd_acc"}
+    assert rows.rows() == sorted(
+        [("SD", v) for v in ("SD", "PA", "GA", "NM", "AU", "AM")] + [("SE", "ES")], key=lambda r: r[1]
+    )
+    assert set(table["metric"]) == {
+        "acc_0-20",
+        "acc_20-40",
+        "acc_40-60",
+        "acc_60-80",
+        "acc_80-100",
+        "avg_acc",
+        "sd_acc",
+    }
     md = (workdir / "results/tables/table1_training.md").read_text()
     # named after the backbone that ran: the demo trains EfficientNet-Lite0 (issue 32: it read RN+)
-    assert all(f"| ENL0+{v} |" in md for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES")) and "RN+" not in md.split("**")[2]
+    assert (
+        all(f"| ENL0+{v} |" in md for v in ("SD", "PA", "GA", "NM", "AU", "AM", "ES"))
+        and "RN+" not in md.split("**")[2]
+    )
     assert "EfficientNet-Lite0 (training.backbone)" in md
     assert "training.augment_geometry: whole_frame" in md and "training.sets: clean" in md
     assert (workdir / "results/training/cache/SD_frames.npy").exists()  # GA/AU train on whole frames
     assert "GA on whole frames" in (workdir / "results/runs/classification/SD/GA/seed0/train.log").read_text()
-    pred = io.read_parquet(workdir / "results/runs/classification/SD/PA/seed0/predictions.parquet", schemas.RUN_PREDICTIONS)
+    pred = io.read_parquet(
+        workdir / "results/runs/classification/SD/PA/seed0/predictions.parquet", schemas.RUN_PREDICTIONS
+    )
     assert set(pred["eval_set"]) == {"SD", "SE"} and pred["probs"].list.len().unique().to_list() == [4]
 
 
 def test_aggregate_mean_and_sample_std_over_seeds():
     from squidflow.training.tables import TABLES, aggregate_runs, to_latex, to_markdown
 
-    runs = pl.DataFrame({
-        "train_set": ["SD"] * 6, "method": ["FL"] * 6, "seed": [0, 1, 2, 0, 1, 2],
-        "metric": ["kl"] * 3 + ["ece"] * 3, "value": [0.1, 0.2, 0.6, 0.5, float("nan"), 0.7],
-    })
+    runs = pl.DataFrame(
+        {
+            "train_set": ["SD"] * 6,
+            "method": ["FL"] * 6,
+            "seed": [0, 1, 2, 0, 1, 2],
+            "metric": ["kl"] * 3 + ["ece"] * 3,
+            "value": [0.1, 0.2, 0.6, 0.5, float("nan"), 0.7],
+        }
+    )
     table = aggregate_runs(runs, TABLES["table9_kl"])
     kl = table.filter(pl.col("metric") == "kl").row(0, named=True)
     assert kl["mean"] == pytest.approx(0.3) and kl["std"] == pytest.approx(np.std([0.1, 0.2, 0.6], ddof=1))

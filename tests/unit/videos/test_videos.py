@@ -280,7 +280,9 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     assert (reason["good1"], reason["flaky"], reason["gone"]) == (None, None, "http_4xx")
     assert reason["cut"] in {"truncated", "corrupt"}
     assert sorted(p.name for p in (work / "results/videos/status").iterdir()) == [
-        "shard0of2.g0.parquet", "shard1of2.g0.parquet"]  # two shard jobs, not one job per video
+        "shard0of2.g0.parquet",
+        "shard1of2.g0.parquet",
+    ]  # two shard jobs, not one job per video
     ok = manifest.filter(pl.col("status") == "ok")
     assert all((work / p).exists() for p in ok["path"]) and set(ok["width"]) == {96}
     report = (work / "results/videos/download_report.md").read_text()

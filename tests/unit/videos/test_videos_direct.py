@@ -119,7 +119,9 @@ def test_in_process_check_reads_what_ffprobe_reads_and_rejects_what_it_rejects(t
     (tmp_path / "cut.mp4").write_bytes(data[: len(data) // 2])  # moov at the end: unreadable when cut
     garbled = bytearray(data)
     start = garbled.find(b"mdat") + 200
-    garbled[start:start + 1000] = bytes((b * 7 + 13) & 0xFF for b in garbled[start:start + 1000])  # first frames hit
+    garbled[start : start + 1000] = bytes(
+        (b * 7 + 13) & 0xFF for b in garbled[start : start + 1000]
+    )  # first frames hit
     (tmp_path / "garbled.mp4").write_bytes(bytes(garbled))
     for name in ("cut", "garbled"):
         for check in (lambda p: _probe_torchcodec(p, 5), lambda p: _probe_ffprobe(p, 5, 60)):

@@ -19,14 +19,24 @@ from squidflow.videos.shards import outcome_record, status_row
 from squidflow.videos.sources import licence_filter, youtube_source
 
 VIDEOS = Path(__file__).resolve().parents[2] / "fixtures" / "ytdlp" / "videos"
-RECORDED = {name: json.loads((VIDEOS / f"video.{name}.json").read_text(encoding="utf-8"))
-            for name in ("cc-by", "standard", "standard-stated")}
+RECORDED = {
+    name: json.loads((VIDEOS / f"video.{name}.json").read_text(encoding="utf-8"))
+    for name in ("cc-by", "standard", "standard-stated")
+}
 
 
 def candidate(info: dict, **kw) -> dict:
-    return {"video_id": info["id"], "event": "wedding", "source": "youtube", "url": info["webpage_url"],
-            "webpage_url": info["webpage_url"], "path": f"results/videos/youtube/{info['id']}.mp4", "download": True,
-            "status": "pending", **kw}
+    return {
+        "video_id": info["id"],
+        "event": "wedding",
+        "source": "youtube",
+        "url": info["webpage_url"],
+        "webpage_url": info["webpage_url"],
+        "path": f"results/videos/youtube/{info['id']}.mp4",
+        "download": True,
+        "status": "pending",
+        **kw,
+    }
 
 
 def downloaded_row(info: dict, **kw) -> dict:
@@ -58,34 +68,57 @@ def test_a_declared_licence_is_the_videos_and_files_on_disk_have_no_retrieval_ti
     cc = RECORDED["cc-by"]
     row = downloaded_row(cc, source="urls", license="cc-by-sa-4.0")  # a urls source's declared licence wins
     assert row["license"] == "cc-by-sa-4.0"
-    local = status_row({**candidate(cc), "download": False, "source": "local"},
-                       outcome_record(cc["id"], 0, DownloadResult("ok", attempts=0)))
+    local = status_row(
+        {**candidate(cc), "download": False, "source": "local"},
+        outcome_record(cc["id"], 0, DownloadResult("ok", attempts=0)),
+    )
     assert local["retrieved_at"] is None and local["license"] is None
 
 
 def test_each_published_image_carries_its_videos_licence_and_provenance_and_the_card_counts_them():
     rows = [downloaded_row(info) for info in RECORDED.values()]
     videos = manifest(rows)
-    frames = pl.DataFrame([{"video_id": r["video_id"], "frame_index": f, "pts_s": f / 25, "event": "wedding",
-                            "split": "test", "cluster": f, "image_path": None} for r in rows for f in (0, 50)])
+    frames = pl.DataFrame(
+        [
+            {
+                "video_id": r["video_id"],
+                "frame_index": f,
+                "pts_s": f / 25,
+                "event": "wedding",
+                "split": "test",
+                "cluster": f,
+                "image_path": None,
+            }
+            for r in rows
+            for f in (0, 50)
+        ]
+    )
     images = images_table(frames, videos, pl.DataFrame())
     by_video = {r["video_id"]: r for r in images.iter_rows(named=True)}
     cc, std, stated = (by_video[RECORDED[n]["id"]] for n in ("cc-by", "standard", "standard-stated"))
     assert cc["license"] == "Creative Commons Attribution license (reuse allowed)"
     assert std["license"] == UNKNOWN_LICENSE == "unknown" and stated["license"] == "Standard YouTube License"
     assert (cc["uploader"], cc["upload_date"], cc["source"]) == (
-        "Open Weddings", "20210612", "https://www.youtube.com/watch?v=cC7byWed01A")
+        "Open Weddings",
+        "20210612",
+        "https://www.youtube.com/watch?v=cC7byWed01A",
+    )
     assert cc["retrieved_at"] == rows[0]["retrieved_at"]
     assert set(schemas.PUBLISH_IMAGES.columns) <= set(images.columns)
-    assert images_by_licence(images) == {"Creative Commons Attribution license (reuse allowed)": 2,
-                                         "Standard YouTube License": 2, "unknown": 2}
+    assert images_by_licence(images) == {
+        "Creative Commons Attribution license (reuse allowed)": 2,
+        "Standard YouTube License": 2,
+        "unknown": 2,
+    }
 
 
 def test_a_youtube_search_lists_videos_with_their_sources_wish():
     from squidflow.videos.youtube import SearchResult
 
-    entries = [{"id": i["id"], "url": i["webpage_url"], "title": i["title"], "duration": i["duration"]}
-               for i in RECORDED.values()]
+    entries = [
+        {"id": i["id"], "url": i["webpage_url"], "title": i["title"], "duration": i["duration"]}
+        for i in RECORDED.values()
+    ]
     source = {"type": "youtube", "licenses": ["cc-by"]}
     results = [SearchResult("wedding", "en", "wedding", {"entries": entries})]
     listing = licence_filter(youtube_source(source, results=results), source)
@@ -109,7 +142,8 @@ def test_ytdlps_match_filter_skips_the_standard_licence_before_any_byte_and_take
             info = ydl.process_ie_result(json.loads(json.dumps(RECORDED[name])), download=True)
             assert info["id"] == RECORDED[name]["id"] and "requested_downloads" not in info
             assert licence_refusal(info_metadata(info).get("license"), ["cc-by"]).endswith(
-                "the source asks for cc-by (sources[].licenses)")
+                "the source asks for cc-by (sources[].licenses)"
+            )
         assert params["match_filter"](RECORDED["cc-by"]) is None
         assert licence_refusal(info_metadata(RECORDED["cc-by"]).get("license"), ["cc-by"]) is None
     assert list(tmp_path.iterdir()) == []
@@ -136,8 +170,9 @@ def test_declared_licences_filter_local_and_urls_sources_and_the_report_counts_t
 
     make_local(tmp_path / "cc", "")
     make_local(tmp_path / "mine", "m")
-    (tmp_path / "urls.csv").write_text("url,event,video_id\nhttps://example.org/v/1,wedding,u1\n"
-                                       "https://www.youtube.com/watch?v=cC7byWed01A,wedding,\n")
+    (tmp_path / "urls.csv").write_text(
+        "url,event,video_id\nhttps://example.org/v/1,wedding,u1\nhttps://www.youtube.com/watch?v=cC7byWed01A,wedding,\n"
+    )
     (tmp_path / "open.csv").write_text("url,event,video_id\nhttps://example.org/v/2,parade,u2\n")
     sources = [
         {"type": "local", "root": str(tmp_path / "cc"), "license": "CC BY-SA 4.0", "licenses": ["cc-by-sa"]},

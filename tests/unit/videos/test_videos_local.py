@@ -92,8 +92,10 @@ def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are
     # nothing changed: nothing to do
     third = snakemake(work)
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
-    tried("a corrupt local video replaced by a good one, another replaced in place, no flag",
-          "checked again: ok, facts of the new files; unchanged files not probed again")
+    tried(
+        "a corrupt local video replaced by a good one, another replaced in place, no flag",
+        "checked again: ok, facts of the new files; unchanged files not probed again",
+    )
 
 
 @pytest.mark.slow  # runs Snakemake jobs
@@ -119,8 +121,10 @@ def test_retry_failed_checks_an_unchanged_local_failure_again(tmp_path):
     assert (work / "results/videos/status/local.g1.parquet").exists()
     calm = snakemake(work)
     assert calm.returncode == 0 and "Nothing to be done" in calm.stdout + calm.stderr
-    tried("a local failure fixed without changing size or mtime, then retry_failed",
-          "checked again: ok, once per invocation")
+    tried(
+        "a local failure fixed without changing size or mtime, then retry_failed",
+        "checked again: ok, once per invocation",
+    )
 
 
 def slow_probe_site(folder: Path, *, seconds: float) -> Path:
@@ -172,7 +176,9 @@ def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_ru
     assert a.select(cols).equals(b.select(cols))
     assert a.filter(pl.col("video_id") == "v0")["reason"].to_list() == ["empty_file"]
     assert (a.filter(pl.col("video_id") == "v3")["duration_s"].item()) == pytest.approx(1.4, abs=0.05)
-    tried("kill -9 during the re-check of replaced local files, then a rerun", "recovered: same manifest as a clean run")
+    tried(
+        "kill -9 during the re-check of replaced local files, then a rerun", "recovered: same manifest as a clean run"
+    )
 
 
 # --- findings 3 and 4: reasons at every stage, skipped files, one report -------------------------------------------
@@ -212,23 +218,57 @@ def test_reasons_at_every_stage_and_skipped_files_are_named(tmp_path):
     line = dropped_line(checked, notes)
     assert line.startswith("squidflow videos: 3 of 3 dropped") and "3 files skipped" in line
     assert "frames: frames_undecodable 1" in line and "results/videos/dropped_videos.md" in line
-    for case in ("an empty video file", "an audio-only file", "a file that fails at frame extraction",
-                 "non-video files and a video outside an event folder"):
+    for case in (
+        "an empty video file",
+        "an audio-only file",
+        "a file that fails at frame extraction",
+        "non-video files and a video outside an event folder",
+    ):
         tried(case, "named reason: in the dropped-videos report and the console line")
 
 
 # --- finding 5: facts as displayed and as decoded ------------------------------------------------------------------
 def test_manifest_sizes_are_as_displayed_and_frame_counts_as_decoded(tmp_path):
     plain, rotated = tmp_path / "plain.mp4", tmp_path / "rotated.mp4"
-    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "1", "-c:v", "libx264", "-preset", "ultrafast",
-           "-pix_fmt", "yuv420p", str(plain))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-t",
+        "1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        str(plain),
+    )
     ffmpeg("-i", str(plain), "-c", "copy", "-metadata:s:v:0", "rotate=90", str(rotated))
     info = probe(rotated)
     assert (info.width, info.height, info.stored_width, info.stored_height) == (64, 96, 96, 64)
     # an edit list: the header counts 90 packets, 75 frames decode (OpenCV's count)
     base, edit = tmp_path / "base.mp4", tmp_path / "edit.mp4"
-    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-t", "3", "-c:v", "libx264", "-preset", "ultrafast",
-           "-g", "30", "-bf", "2", "-pix_fmt", "yuv420p", str(base))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-t",
+        "3",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-g",
+        "30",
+        "-bf",
+        "2",
+        "-pix_fmt",
+        "yuv420p",
+        str(base),
+    )
     ffmpeg("-ss", "0.5", "-i", str(base), "-c", "copy", str(edit))
     from helpers.videotools import opencv_frames
 
@@ -236,9 +276,31 @@ def test_manifest_sizes_are_as_displayed_and_frame_counts_as_decoded(tmp_path):
     assert probe(edit).n_frames != decoded  # what the header says
     # Matroska has no frame count in its header: an audio track outlasting the video made duration x fps say 133
     mkv = tmp_path / "av.mkv"
-    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-f", "lavfi", "-i", "sine=duration=4.5", "-map", "0:v",
-           "-map", "1:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac",
-           "-frames:v", "132", str(mkv))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=30",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=duration=4.5",
+        "-map",
+        "0:v",
+        "-map",
+        "1:a",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "aac",
+        "-frames:v",
+        "132",
+        str(mkv),
+    )
     assert probe(mkv).n_frames == len(opencv_frames(mkv)) == 132
     lib = tmp_path / "lib" / "phone"
     lib.mkdir(parents=True)
@@ -270,8 +332,12 @@ def test_ffprobe_and_decoder_messages_name_their_file(tmp_path, capfd):
 
 
 def _format_duration(path: Path) -> float:
-    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", str(path)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return float(out.strip())
 
 
@@ -280,11 +346,36 @@ X264 = ("-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
 CLIPS = {  # issue 32: each had duration_s = 0.0 in videos.parquet while ffprobe's format duration was right
     "h264.mp4": (*SRC, "-t", "1.5", *X264),  # MP4 carries a stream duration: the first place looked
     "remux_h264.mkv": None,  # an MP4 remuxed into Matroska without re-encoding
-    "vp9.webm": (*SRC, "-t", "2", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-pix_fmt",
-                 "yuv420p"),
+    "vp9.webm": (
+        *SRC,
+        "-t",
+        "2",
+        "-c:v",
+        "libvpx-vp9",
+        "-deadline",
+        "realtime",
+        "-cpu-used",
+        "8",
+        "-pix_fmt",
+        "yuv420p",
+    ),
     "av1.webm": (*SRC, "-t", "1.5", "-c:v", "libsvtav1", "-preset", "12", "-pix_fmt", "yuv420p"),
-    "audio_first.mkv": ("-f", "lavfi", "-i", "sine=duration=2.5", *SRC, "-map", "0:a", "-map", "1:v", *X264, "-c:a",
-                        "aac", "-t", "2.5"),
+    "audio_first.mkv": (
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=duration=2.5",
+        *SRC,
+        "-map",
+        "0:a",
+        "-map",
+        "1:v",
+        *X264,
+        "-c:a",
+        "aac",
+        "-t",
+        "2.5",
+    ),
 }
 
 

@@ -227,7 +227,11 @@ def test_sites_group_youtube_hosts_and_find_their_pace():
     assert {site_of(u) for u in ("https://www.youtube.com/watch?v=x", "https://youtu.be/x", "https://m.youtube.com/x",
                                  "https://rr3---sn-a.googlevideo.com/videoplayback")} == {"youtube.com"}  # fmt: skip
     assert site_of("https://www.vimeo.com/1") == "vimeo.com" and site_of("http://127.0.0.1:8000/a") == "127.0.0.1:8000"
-    sites = {"youtube.com": {"videos_per_hour": 300}, "example.org": {"requests_per_hour": 60}, "*": {"videos_per_hour": 9}}
+    sites = {
+        "youtube.com": {"videos_per_hour": 300},
+        "example.org": {"requests_per_hour": 60},
+        "*": {"videos_per_hour": 9},
+    }
     assert pace_for("youtube.com", sites).videos_per_hour == 300
     assert pace_for("cdn.example.org", sites).requests_per_hour == 60
     assert pace_for("vimeo.com", sites).videos_per_hour == 9 and pace_for("vimeo.com", {}).videos_per_hour is None
@@ -329,7 +333,9 @@ def _candidates(urls: dict[str, str]) -> pl.DataFrame:
 
 def test_journal_settles_finished_videos_whatever_the_shard_count(site, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cands = _candidates({f"v{i}": f"{site.url}/good/a.mp4?v={i}" for i in range(6)} | {"gone": f"{site.url}/missing/a.mp4"})
+    cands = _candidates(
+        {f"v{i}": f"{site.url}/good/a.mp4?v={i}" for i in range(6)} | {"gone": f"{site.url}/missing/a.mp4"}
+    )
     opts = DownloadOptions(retries=0, socket_timeout_s=2.0, workers=3)
     tables = [acquire_shard(cands, shard=k, shards=2, generation=0, opts=opts, journal_dir="journal", brake=None,
                             progress=False) for k in range(2)]  # fmt: skip
@@ -396,7 +402,8 @@ def _workdir(tmp_path: Path, urls: dict[str, str], download: dict) -> Path:
     work = tmp_path / "work"
     work.mkdir()
     pl.DataFrame({"video_id": list(urls), "url": list(urls.values()), "event": ["fire"] * len(urls)}).write_csv(
-        work / "urls.csv")
+        work / "urls.csv"
+    )
     cfg = {"stages": ["videos"], "sources": [{"type": "urls", "path": "urls.csv"}],
            "download": {"retries": 3, "backoff_s": 0.05, "socket_timeout_s": 5, **download}}  # fmt: skip
     (work / "config.yaml").write_text(yaml.safe_dump(cfg))
@@ -485,7 +492,9 @@ def test_kill_9_mid_shard_then_rerun_keeps_every_finished_video(site, tmp_path):
     after = site.hits()
     again = {p: n - before[p] for p, n in after.items() if n != before[p]}
     assert not [p for p in again if any(p.endswith(f"v={i}") for i in range(4))], again  # finished: not asked again
-    assert any(p.startswith("/hold/") for p in again) and all(any(p.endswith(f"v=w{i}") for p in again) for i in range(3))
+    assert any(p.startswith("/hold/") for p in again) and all(
+        any(p.endswith(f"v=w{i}") for p in again) for i in range(3)
+    )
     manifest = read_parquet(work / "results/videos/videos.parquet", schemas.VIDEOS)
     assert manifest["status"].to_list() == ["ok"] * 8
     lines = (work / "results/videos/journal/shard0of1.jsonl").read_text().splitlines()

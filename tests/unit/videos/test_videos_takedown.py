@@ -25,22 +25,33 @@ def candidates(tmp_path) -> pl.DataFrame:
         path.write_bytes(b"video")
         if download:
             (path.parent / f"{vid}.en.vtt").write_text("WEBVTT\n")
-        rows.append({"video_id": vid, "event": "wedding", "source": "youtube" if download else "local",
-                     "path": str(path), "download": download, "status": "pending"})
+        rows.append(
+            {
+                "video_id": vid,
+                "event": "wedding",
+                "source": "youtube" if download else "local",
+                "path": str(path),
+                "download": download,
+                "status": "pending",
+            }
+        )
     base = dict.fromkeys(schemas.VIDEO_CANDIDATES.columns)
-    return conform(pl.DataFrame([{**base, **r} for r in rows], schema=schemas.VIDEO_CANDIDATES.columns),
-                   schemas.VIDEO_CANDIDATES)
+    return conform(
+        pl.DataFrame([{**base, **r} for r in rows], schema=schemas.VIDEO_CANDIDATES.columns), schemas.VIDEO_CANDIDATES
+    )
 
 
 def test_the_list_is_read_with_errors_that_name_file_and_line(tmp_path):
     ok = tmp_path / "takedown.csv"
     ok.write_text("video_id,requested,reason\ntakeme00002,2026-11-01,Privacy\ntakeme00002,2026-11-02,copyright\n")
     assert read_takedowns(ok).rows() == [("takeme00002", "2026-11-01", "privacy")]
-    for body, needle in (("video_id,requested\nx,2026-01-01\n", r"no column\(s\) reason"),
-                         ("video_id,requested,reason\nx,yesterday,privacy\n", "line 2: requested 'yesterday'"),
-                         ("video_id,requested,reason\nx,2026-02-30,privacy\n", "line 2: requested '2026-02-30' is not a calendar"),
-                         ("video_id,requested,reason\n,2026-01-01,privacy\n", "line 2: empty video_id"),
-                         ("video_id,requested,reason\nx,2026-01-01,\n", "line 2: empty reason")):
+    for body, needle in (
+        ("video_id,requested\nx,2026-01-01\n", r"no column\(s\) reason"),
+        ("video_id,requested,reason\nx,yesterday,privacy\n", "line 2: requested 'yesterday'"),
+        ("video_id,requested,reason\nx,2026-02-30,privacy\n", "line 2: requested '2026-02-30' is not a calendar"),
+        ("video_id,requested,reason\n,2026-01-01,privacy\n", "line 2: empty video_id"),
+        ("video_id,requested,reason\nx,2026-01-01,\n", "line 2: empty reason"),
+    ):
         bad = tmp_path / "bad.csv"
         bad.write_text(body)
         with pytest.raises(InputError, match=needle):
@@ -54,19 +65,25 @@ def test_a_listed_video_leaves_the_candidates_with_its_files_journal_lines_and_s
     cands = candidates(tmp_path)
     journal = tmp_path / "results" / "videos" / "journal"
     journal.mkdir(parents=True)
-    (journal / "shard0.jsonl").write_text("".join(json.dumps({"video_id": v, "status": "ok"}) + "\n"
-                                                  for v in ("keepme00001", "takeme00002")))
+    (journal / "shard0.jsonl").write_text(
+        "".join(json.dumps({"video_id": v, "status": "ok"}) + "\n" for v in ("keepme00001", "takeme00002"))
+    )
     status = tmp_path / "results" / "videos" / "status"
     status.mkdir(parents=True)
     rows = cands.with_columns(pl.lit("ok").alias("status"), pl.lit(0).alias("retry_generation"))
     write_parquet(conform(rows, schemas.VIDEO_STATUS), status / "shard0of1.g0.parquet", schemas.VIDEO_STATUS)
     listing = tmp_path / "takedown.csv"
-    listing.write_text("video_id,requested,reason\ntakeme00002,2026-11-01,privacy\nlocal_a,2026-11-03,consent withdrawn\n"
-                       "notlisted99,2026-11-04,privacy\n")
+    listing.write_text(
+        "video_id,requested,reason\ntakeme00002,2026-11-01,privacy\nlocal_a,2026-11-03,consent withdrawn\n"
+        "notlisted99,2026-11-04,privacy\n"
+    )
     kept, log = apply_takedowns(cands, listing, journal_dirs=[journal], status_dir=status)
     assert kept["video_id"].to_list() == ["keepme00001"]
     assert dict(zip(log["video_id"], log["outcome"], strict=True)) == {
-        "takeme00002": "removed", "local_a": "removed", "notlisted99": "not in the sources"}
+        "takeme00002": "removed",
+        "local_a": "removed",
+        "notlisted99": "not in the sources",
+    }
     videos = tmp_path / "results" / "videos" / "youtube"
     assert sorted(p.name for p in videos.iterdir()) == ["keepme00001.en.vtt", "keepme00001.mp4"]
     assert (tmp_path / "results" / "videos" / "mine" / "local_a.mp4").exists()  # a user's own file is left alone
@@ -82,9 +99,15 @@ def test_the_version_is_raised_by_the_videos_removed():
 
 def test_the_card_and_croissant_count_removals_by_reason_name_none_and_say_how_to_ask(tmp_path):
     run = small_run(tmp_path / "run")
-    run.takedowns = pl.DataFrame({"video_id": ["secret_vid_1", "secret_vid_2", "other_9"],
-                                  "requested": ["2026-11-01"] * 3, "reason": ["privacy", "privacy", "copyright"],
-                                  "outcome": ["removed", "removed", "not in the sources"], "applied": ["2026-11-28"] * 3})
+    run.takedowns = pl.DataFrame(
+        {
+            "video_id": ["secret_vid_1", "secret_vid_2", "other_9"],
+            "requested": ["2026-11-01"] * 3,
+            "reason": ["privacy", "privacy", "copyright"],
+            "outcome": ["removed", "removed", "not in the sources"],
+            "applied": ["2026-11-28"] * 3,
+        }
+    )
     folder = tmp_path / "out" / "x"
     publish(folder, run, settings(contact="takedown@example.org"))
     readme = (folder / "README.md").read_text(encoding="utf-8")
@@ -92,7 +115,9 @@ def test_the_card_and_croissant_count_removals_by_reason_name_none_and_say_how_t
     assert meta["version"] == "1.0.2"
     assert "## Changes" in readme and "Version 1.0.2 (from 1.0.0): 2 videos removed on request" in readme
     assert "| privacy | 2 |" in readme and "copyright" not in readme.split("## Changes")[1].split("##")[0]
-    assert "write to takedown@example.org" in readme and "takedown@example.org" in meta["rai:dataReleaseMaintenancePlan"]
+    assert (
+        "write to takedown@example.org" in readme and "takedown@example.org" in meta["rai:dataReleaseMaintenancePlan"]
+    )
     text = readme + json.dumps(meta)
     assert not any(v in text for v in ("secret_vid_1", "secret_vid_2", "other_9"))
 
@@ -121,5 +146,11 @@ def test_the_log_reads_back_ids_that_start_with_a_dash(tmp_path):
     write_csv(log_table(takedowns, removed, "2026-11-28"), tmp_path / "log.csv")
     assert "'-OMFa5uJuDk" in (tmp_path / "log.csv").read_text()
     back = read_log((tmp_path / "log.csv").read_text())
-    assert back.row(0, named=True) == {"video_id": "-OMFa5uJuDk", "requested": "2026-11-01", "reason": "privacy",
-                                       "event": "protest", "outcome": "removed", "applied": "2026-11-28"}
+    assert back.row(0, named=True) == {
+        "video_id": "-OMFa5uJuDk",
+        "requested": "2026-11-01",
+        "reason": "privacy",
+        "event": "protest",
+        "outcome": "removed",
+        "applied": "2026-11-28",
+    }

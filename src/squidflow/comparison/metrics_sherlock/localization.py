@@ -70,8 +70,9 @@ def localization_proposals(
     IoU > `thresh`. Macro-averaged over images."""
     accs = []
     for inferences in per_image:
-        hits = [float(np.asarray(ious)[int(np.argmax(ious if oracle else scores))] > thresh)
-                for scores, ious in inferences]
+        hits = [
+            float(np.asarray(ious)[int(np.argmax(ious if oracle else scores))] > thresh) for scores, ious in inferences
+        ]
         if hits:
             accs.append(np.mean(hits))
     if not accs:

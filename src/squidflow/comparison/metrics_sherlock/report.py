@@ -33,8 +33,10 @@ PROPOSAL_COLUMNS = ("image_id", "box", "region")
 BOX_KEYS = ("left", "top", "width", "height")
 
 
-RATINGS_FIX = ("Give `comparison.ratings` a CSV with the header query_id,candidate_id,annot1,annot2 (corpus "
-               "instance ids and two annotators' Likert ratings 1-3, Sherlock §4.3), or leave it empty.")
+RATINGS_FIX = (
+    "Give `comparison.ratings` a CSV with the header query_id,candidate_id,annot1,annot2 (corpus "
+    "instance ids and two annotators' Likert ratings 1-3, Sherlock §4.3), or leave it empty."
+)
 
 
 def read_comparison_ratings(path: str | Path) -> pl.DataFrame:
@@ -43,16 +45,20 @@ def read_comparison_ratings(path: str | Path) -> pl.DataFrame:
     df = read_csv_strings(path, what="comparison ratings CSV", fix=RATINGS_FIX, line_column="_line")
     missing = [c for c in RATING_COLUMNS if c not in df.columns]
     if missing:
-        raise InputError(f"{path} line 1: missing column(s) {', '.join(missing)}; the header is "
-                         f"{', '.join(c for c in df.columns if c != '_line')}. {RATINGS_FIX}")
+        raise InputError(
+            f"{path} line 1: missing column(s) {', '.join(missing)}; the header is "
+            f"{', '.join(c for c in df.columns if c != '_line')}. {RATINGS_FIX}"
+        )
     for col in ("annot1", "annot2"):
         bad = df.filter(~pl.col(col).str.strip_chars().is_in(["1", "2", "3"]))
         if len(bad):
             row = bad.row(0, named=True)
-            raise InputError(f"{path} line {row['_line']}: {col} = {row[col]!r} is not a Likert rating 1, 2 or 3. "
-                             f"{RATINGS_FIX}")
+            raise InputError(
+                f"{path} line {row['_line']}: {col} = {row[col]!r} is not a Likert rating 1, 2 or 3. {RATINGS_FIX}"
+            )
     return df.select(
-        pl.col("query_id").str.strip_chars(), pl.col("candidate_id").str.strip_chars(),
+        pl.col("query_id").str.strip_chars(),
+        pl.col("candidate_id").str.strip_chars(),
         *(pl.col(c).str.strip_chars().cast(pl.Int64) for c in ("annot1", "annot2")),
     )
 
@@ -79,8 +85,10 @@ def proposal_scores(
     and each proposal's IoU with its region (the best over the region's boxes)."""
     missing = [c for c in PROPOSAL_COLUMNS if c not in proposals.columns]
     if missing:
-        raise ValueError(f"comparison proposals (config comparison.proposals): missing column(s) {missing}; "
-                         f"expected {PROPOSAL_COLUMNS} (schemas.COMPARISON_PROPOSALS)")
+        raise ValueError(
+            f"comparison proposals (config comparison.proposals): missing column(s) {missing}; "
+            f"expected {PROPOSAL_COLUMNS} (schemas.COMPARISON_PROPOSALS)"
+        )
     known = set(corpus["image_id"].to_list())
     unknown = proposals.filter(~pl.col("image_id").is_in(list(known)))["image_id"].unique(maintain_order=True)
     if len(unknown):
@@ -91,8 +99,14 @@ def proposal_scores(
         )
     vectors = np.asarray(proposals["region"].to_numpy(), dtype=np.float32).reshape(len(proposals), -1)
     boxes = [tuple(float(b[k]) for k in BOX_KEYS) for b in proposals["box"].to_list()]
-    by_image = {iid: np.asarray(rows, dtype=np.int64) for iid, rows in
-                proposals.select("image_id").with_row_index("_row").group_by("image_id", maintain_order=True).agg("_row").iter_rows()}
+    by_image = {
+        iid: np.asarray(rows, dtype=np.int64)
+        for iid, rows in proposals.select("image_id")
+        .with_row_index("_row")
+        .group_by("image_id", maintain_order=True)
+        .agg("_row")
+        .iter_rows()
+    }
     instance_ids = corpus["instance_id"].to_list()
     regions = corpus["bboxes"].to_list()
     out = []
@@ -126,8 +140,10 @@ def rated_sets(
         cands = [pos.get(c) for c in cand_ids]
         if q is None or any(c is None for c in cands):
             bad = qid if q is None else cand_ids[[c is None for c in cands].index(True)]
-            raise ValueError(f"comparison ratings: query {qid}: instance {bad} is not in the corpus; the ratings must "
-                             "be of this corpus' comparison sets (query_id and candidate_id are corpus instance_ids)")
+            raise ValueError(
+                f"comparison ratings: query {qid}: instance {bad} is not in the corpus; the ratings must "
+                "be of this corpus' comparison sets (query_id and candidate_id are corpus instance_ids)"
+            )
         scores = emb.inference[cands] @ emb.region[q]
         sets.append((qid, cand_ids, scores, part["annot1"].to_numpy(), part["annot2"].to_numpy()))
     return sets
@@ -143,8 +159,10 @@ def evaluate(
     pos = {iid: i for i, iid in enumerate(emb.instance_id)}
     absent = [i for i in corpus["instance_id"].to_list() if i not in pos]
     if absent:
-        raise ValueError(f"comparison metrics: {len(absent)} corpus instance(s) have no embedding, e.g. {absent[:3]}; "
-                         "the embeddings must come from the same corpus (rerun rule comparison_embed)")
+        raise ValueError(
+            f"comparison metrics: {len(absent)} corpus instance(s) have no embedding, e.g. {absent[:3]}; "
+            "the embeddings must come from the same corpus (rerun rule comparison_embed)"
+        )
     idx = np.array([pos[i] for i in corpus["instance_id"].to_list()], dtype=np.int64)
     region, inference = emb.region[idx], emb.inference[idx]
     out: dict = {"n_instances": len(corpus)}
@@ -152,16 +170,29 @@ def evaluate(
     out["retrieval"] = retrieval_metrics(region, inference, chunks) if len(corpus) else None
     # localization with ground-truth boxes: every image, as the leaderboard (instances sharing a box included)
     per_image = [s for _, _, s in gt_box_scores(corpus, region, inference)]
-    shared = corpus.group_by("image_id", maintain_order=True).agg((pl.col("bboxes").n_unique() < pl.len()).alias("shared"))["shared"].sum()
+    shared = (
+        corpus.group_by("image_id", maintain_order=True)
+        .agg((pl.col("bboxes").n_unique() < pl.len()).alias("shared"))["shared"]
+        .sum()
+    )
     out["localization"] = None
     if per_image:
-        loc: dict = {"gt_boxes": localization_gt(per_image), "n_images": len(per_image),
-                     "n_images_shared_box": int(shared), "auto_boxes": None, "oracle_boxes": None, "n_images_auto": 0}
+        loc: dict = {
+            "gt_boxes": localization_gt(per_image),
+            "n_images": len(per_image),
+            "n_images_shared_box": int(shared),
+            "auto_boxes": None,
+            "oracle_boxes": None,
+            "n_images_auto": 0,
+        }
         if proposals is not None and len(proposals):
             auto = [[(s, i) for _, s, i in inst] for _, inst in proposal_scores(corpus, inference, proposals)]
             if auto:
-                loc.update(auto_boxes=localization_proposals(auto),
-                           oracle_boxes=localization_proposals(auto, oracle=True), n_images_auto=len(auto))
+                loc.update(
+                    auto_boxes=localization_proposals(auto),
+                    oracle_boxes=localization_proposals(auto, oracle=True),
+                    n_images_auto=len(auto),
+                )
         out["localization"] = loc
     out["comparison"] = None
     if ratings is not None and len(ratings):

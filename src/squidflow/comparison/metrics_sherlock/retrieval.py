@@ -35,8 +35,10 @@ def retrieval_chunk(scores: np.ndarray) -> dict[str, float]:
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] == 0:
         raise ValueError(f"retrieval needs a non-empty square score matrix, got shape {s.shape}")
     if np.isnan(s).any():
-        raise ValueError(f"retrieval: the score matrix has {int(np.isnan(s).sum())} NaN score(s); the scorer's "
-                         "embeddings must be finite")
+        raise ValueError(
+            f"retrieval: the score matrix has {int(np.isnan(s).sum())} NaN score(s); the scorer's "
+            "embeddings must be finite"
+        )
     im2txt = diagonal_ranks(s, axis=1)
     txt2im = diagonal_ranks(s, axis=0)
     p_at_1 = float(100 * np.mean(im2txt == 1.0))

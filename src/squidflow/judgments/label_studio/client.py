@@ -27,8 +27,14 @@ def _client(request: dict):
 
     token = os.environ.get(request["token_env"], "")
     if not token:
-        raise SystemExit(json.dumps({"error": f"the environment variable {request['token_env']} is empty: set it to "
-                                              "your Label Studio API token (Account & Settings > Access Token)"}))
+        raise SystemExit(
+            json.dumps(
+                {
+                    "error": f"the environment variable {request['token_env']} is empty: set it to "
+                    "your Label Studio API token (Account & Settings > Access Token)"
+                }
+            )
+        )
     return LabelStudio(base_url=request["url"], api_key=token, timeout=600)
 
 
@@ -38,19 +44,28 @@ def push(request: dict) -> dict:
     for p in request["projects"]:
         t0 = time.perf_counter()
         project = client.projects.create(
-            title=p["title"], label_config=p["label_config"], expert_instruction=p["instructions"],
-            show_instruction=True, show_skip_button=True, maximum_annotations=p.get("maximum_annotations", 1),
+            title=p["title"],
+            label_config=p["label_config"],
+            expert_instruction=p["instructions"],
+            show_instruction=True,
+            show_skip_button=True,
+            maximum_annotations=p.get("maximum_annotations", 1),
         )
         if p.get("local_files_path"):
-            storage = client.import_storage.local.create(project=project.id, path=p["local_files_path"],
-                                                         title="squidflow images", use_blob_urls=False)
+            storage = client.import_storage.local.create(
+                project=project.id, path=p["local_files_path"], title="squidflow images", use_blob_urls=False
+            )
             storages[p["task"]] = storage.id
         with open(p["tasks_file"], encoding="utf-8") as f:
             tasks = json.load(f)
         for i in range(0, len(tasks), IMPORT_BATCH):
             client.projects.import_tasks(id=project.id, request=tasks[i : i + IMPORT_BATCH], commit_to_project=True)
-        out[p["task"]] = {"id": project.id, "title": p["title"], "n_tasks": len(tasks),
-                          "seconds": round(time.perf_counter() - t0, 3)}
+        out[p["task"]] = {
+            "id": project.id,
+            "title": p["title"],
+            "n_tasks": len(tasks),
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
     return {"projects": out, "storages": storages}
 
 
@@ -73,17 +88,23 @@ def pull(request: dict) -> dict:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(export, f, ensure_ascii=False)
         os.replace(tmp, path)
-        out[task] = {"project": int(pid), "path": path, "n_tasks": len(export),
-                     "n_annotations": sum(len(t.get("annotations") or []) for t in export),
-                     "seconds": round(time.perf_counter() - t0, 3)}
+        out[task] = {
+            "project": int(pid),
+            "path": path,
+            "n_tasks": len(export),
+            "n_annotations": sum(len(t.get("annotations") or []) for t in export),
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
     return {"exports": out}
 
 
 def _redact(text: str, request: dict) -> str:
     """`text` with the API token (and the download proxy squidflow hands over) replaced by `***`: a server may echo
     the request's headers in its error body. squidflow redacts again (label_studio.server.redact)."""
-    secrets = {os.environ.get(str(request.get("token_env") or "LABEL_STUDIO_API_KEY"), ""),
-               os.environ.get("SQUIDFLOW_DOWNLOAD_PROXY", "")}
+    secrets = {
+        os.environ.get(str(request.get("token_env") or "LABEL_STUDIO_API_KEY"), ""),
+        os.environ.get("SQUIDFLOW_DOWNLOAD_PROXY", ""),
+    }
     for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
         text = text.replace(secret, "***")
     return text

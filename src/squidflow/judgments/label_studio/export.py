@@ -71,8 +71,13 @@ class TaskProblem:
 
 
 def _stop(problems: list[TaskProblem], on_error: str) -> None:
-    fail_on_problems(problems, on_error, "Fix the tasks in Label Studio (or the export file) and export again.",
-                     what="Label Studio task(s)", skipped="them")
+    fail_on_problems(
+        problems,
+        on_error,
+        "Fix the tasks in Label Studio (or the export file) and export again.",
+        what="Label Studio task(s)",
+        skipped="them",
+    )
 
 
 def annotator_of(annotation: dict) -> str:
@@ -110,17 +115,21 @@ def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
     """hit -> its image ids, from the tasks.json squidflow wrote (what was imported)."""
     tasks, why = _json_of(tasks_json)
     if why:
-        raise JudgmentError(f"{tasks_json}: not the tasks.json squidflow wrote ({why}). Rebuild it with rule "
-                            "label_studio_tasks, or point `expected` at the file that was imported.")
+        raise JudgmentError(
+            f"{tasks_json}: not the tasks.json squidflow wrote ({why}). Rebuild it with rule "
+            "label_studio_tasks, or point `expected` at the file that was imported."
+        )
     out: dict[str, list[str]] = {}
     for k, t in enumerate(tasks if isinstance(tasks, list) else [None]):
         data = t.get("data") if isinstance(t, dict) else None
         hit = data.get("hit") if isinstance(data, dict) else None
         if not isinstance(hit, str) or not hit or hit in out:
             why = "a duplicated" if isinstance(hit, str) and hit in out else "no"
-            raise JudgmentError(f"{tasks_json}: task {k + 1} (key data.hit) has {why} HIT id: not the tasks.json "
-                                "squidflow wrote. Rebuild it with rule label_studio_tasks, or point `expected` at the "
-                                "file that was imported.")
+            raise JudgmentError(
+                f"{tasks_json}: task {k + 1} (key data.hit) has {why} HIT id: not the tasks.json "
+                "squidflow wrote. Rebuild it with rule label_studio_tasks, or point `expected` at the "
+                "file that was imported."
+            )
         out[hit] = _images_of(data)
     return out
 
@@ -182,8 +191,10 @@ def _shape_problem(task: dict, seen: set) -> str | None:
             return f"annotation id {aid!r} is not a whole number"
         who = a.get("completed_by")
         if not (isinstance(who, (int, str)) and not isinstance(who, bool)) and not (
-                isinstance(who, dict) and isinstance(who.get("email") or "", str)
-                and (who.get("email") or isinstance(who.get("id"), (int, str)))):
+            isinstance(who, dict)
+            and isinstance(who.get("email") or "", str)
+            and (who.get("email") or isinstance(who.get("id"), (int, str)))
+        ):
             return f"annotation {aid}: `completed_by` {str(who)[:40]} names no user (an id or an email)"
         if not isinstance(a.get("result") or [], list):
             return f"annotation {aid}: `result` is {type(a.get('result')).__name__}, not a list"
@@ -193,8 +204,9 @@ def _shape_problem(task: dict, seen: set) -> str | None:
     return None
 
 
-def _readable(tasks: list, where: str, stats: ExportStats,
-              problems: list[TaskProblem]) -> Iterator[tuple[int | str, dict]]:
+def _readable(
+    tasks: list, where: str, stats: ExportStats, problems: list[TaskProblem]
+) -> Iterator[tuple[int | str, dict]]:
     """Each task of an export that Label Studio could have written (`_shape_problem`), with how errors name it: the
     one walk every reader starts from, so an unreadable task is a problem (listed in `problems`) the same way in each,
     and a readable task's drafts are counted in `stats`."""
@@ -243,12 +255,16 @@ def read_export(
         if expected is not None and not bad:
             want = expected.get(hit)
             if want is None:
-                bad.append(f"hit {hit!r} is not in {expected_from}: the project holds tasks squidflow did not write. "
-                           f"Import {expected_from} into a fresh project")
+                bad.append(
+                    f"hit {hit!r} is not in {expected_from}: the project holds tasks squidflow did not write. "
+                    f"Import {expected_from} into a fresh project"
+                )
             elif want != images:
-                bad.append(f"images {images} do not match hit {hit!r} in {expected_from} ({want}): the project was "
-                           f"imported from other tasks. Export the project that {expected_from} was imported into, "
-                           "or re-import it")
+                bad.append(
+                    f"images {images} do not match hit {hit!r} in {expected_from} ({want}): the project was "
+                    f"imported from other tasks. Export the project that {expected_from} was imported into, "
+                    "or re-import it"
+                )
         if images and not any(images):
             bad.append("every data.image_<i>_id is empty")
         bad += _image_problems(images, known_images)
@@ -270,15 +286,33 @@ def read_export(
                 if value is None:
                     bad.append(f"annotation {a.get('id')} by {who}: image {i} ({img}) has no rating_{i}")
                     continue
-                if (not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 100
-                        or value != int(value)):  # NaN fails the range, so int() never sees NaN or inf
-                    bad.append(f"annotation {a.get('id')} by {who}: rating_{i} = {value!r} for {img} is outside 0-100 "
-                               "(or not a whole number)")
+                if (
+                    not isinstance(value, (int, float))
+                    or isinstance(value, bool)
+                    or not 0 <= value <= 100
+                    or value != int(value)
+                ):  # NaN fails the range, so int() never sees NaN or inf
+                    bad.append(
+                        f"annotation {a.get('id')} by {who}: rating_{i} = {value!r} for {img} is outside 0-100 "
+                        "(or not a whole number)"
+                    )
                     continue
                 video, frame = split_image_id(img)
-                task_rows.append({"video_id": video, "frame_index": frame, "event_prompt": prompt, "variant": variant,
-                                  "annotator": who, "position": position, "hit": hit, "rating": int(value),
-                                  "round": round_, "source": source, "_task": tid})
+                task_rows.append(
+                    {
+                        "video_id": video,
+                        "frame_index": frame,
+                        "event_prompt": prompt,
+                        "variant": variant,
+                        "annotator": who,
+                        "position": position,
+                        "hit": hit,
+                        "rating": int(value),
+                        "round": round_,
+                        "source": source,
+                        "_task": tid,
+                    }
+                )
         if bad:
             problems.append(TaskProblem.of(where, tid, bad))
             continue
@@ -287,8 +321,9 @@ def read_export(
     return _frame(rows), problems, stats
 
 
-def _task_annotations(task: dict, tid, where: str, bad: list[str], stats: ExportStats,
-                      problems: list[TaskProblem]) -> list[dict] | None:
+def _task_annotations(
+    task: dict, tid, where: str, bad: list[str], stats: ExportStats, problems: list[TaskProblem]
+) -> list[dict] | None:
     """The task's annotations that count (kept_annotations, counted in `stats` either way), or None when the task's
     own data is wrong (`bad`): its problem is recorded and its annotations are not read."""
     kept = kept_annotations(task, stats)
@@ -301,8 +336,11 @@ def _task_annotations(task: dict, tid, where: str, bad: list[str], stats: Export
 def _answers(annotation: dict, control: re.Pattern, key: str) -> dict[int, object]:
     """An annotation's answers to the numbered controls `control` matches (keywords_<i>, plausibility_<i>): slot i ->
     the result's `value[key]` (an empty list when absent)."""
-    return {int(m.group(1)): (r.get("value") or {}).get(key) or []
-            for r in annotation.get("result") or [] if (m := control.match(str(r.get("from_name", ""))))}
+    return {
+        int(m.group(1)): (r.get("value") or {}).get(key) or []
+        for r in annotation.get("result") or []
+        if (m := control.match(str(r.get("from_name", ""))))
+    }
 
 
 def kept_annotations(task: dict, stats: ExportStats) -> list[dict]:
@@ -337,16 +375,27 @@ def _load(export, where: str | None) -> tuple[list[dict], str]:
     where = where or str(export)
     data, why = _json_of(export)
     if why:
-        raise JudgmentError(f"{where}: not a Label Studio JSON export ({why}). Export the project with Export > JSON "
-                            "(not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`.")
+        raise JudgmentError(
+            f"{where}: not a Label Studio JSON export ({why}). Export the project with Export > JSON "
+            "(not JSON-MIN or CSV), or pull it with `squidflow label-studio pull`."
+        )
     if not isinstance(data, list) or any(not isinstance(t, dict) or "data" not in t for t in data):
-        raise JudgmentError(f"{where}: not a Label Studio JSON export (a list of tasks, each with `data` and "
-                            "`annotations`). Export the project with Export > JSON (not JSON-MIN or CSV).")
+        raise JudgmentError(
+            f"{where}: not a Label Studio JSON export (a list of tasks, each with `data` and "
+            "`annotations`). Export the project with Export > JSON (not JSON-MIN or CSV)."
+        )
     return data, where
 
 
-def read_keyword_export(export, *, where: str | None = None, on_error: str = "stop", max_length: int = 40,
-                        known_images: set[str] | None = None, round_: int = 1) -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
+def read_keyword_export(
+    export,
+    *,
+    where: str | None = None,
+    on_error: str = "stop",
+    max_length: int = 40,
+    known_images: set[str] | None = None,
+    round_: int = 1,
+) -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
     """A Label Studio export of task K -> keyword judgments (schemas.KEYWORD_JUDGMENTS, source label_studio)."""
     from squidflow.judgments.keywords import normalise_keyword
 
@@ -369,8 +418,9 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
                 if not img:
                     continue
                 if not isinstance(given.get(i, []), list) or not all(isinstance(w, str) for w in given.get(i, [])):
-                    bad.append(f"annotation {a.get('id')} by {who}: keywords_{i} = {str(given[i])[:40]} is not a list "
-                               "of texts")
+                    bad.append(
+                        f"annotation {a.get('id')} by {who}: keywords_{i} = {str(given[i])[:40]} is not a list of texts"
+                    )
                     continue
                 words = [w for w in given.get(i, []) if w.strip()]
                 if not words:
@@ -379,23 +429,41 @@ def read_keyword_export(export, *, where: str | None = None, on_error: str = "st
                     text = str(text).strip()
                     norm = normalise_keyword(text)
                     if len(text) > max_length or not norm:
-                        bad.append(f"annotation {a.get('id')} by {who}: keyword {j} of image {i} = {text[:40]!r} is "
-                                   f"{'longer than ' + str(max_length) + ' characters' if norm else 'without letters or digits'}")
+                        bad.append(
+                            f"annotation {a.get('id')} by {who}: keyword {j} of image {i} = {text[:40]!r} is "
+                            f"{'longer than ' + str(max_length) + ' characters' if norm else 'without letters or digits'}"
+                        )
                         continue
                     video, frame = split_image_id(img)
-                    found.append({"video_id": video, "frame_index": frame, "annotator": who, "hit": str(data.get("hit")),
-                                  "position": j, "keyword": text, "normalised": norm, "round": round_,
-                                  "source": "label_studio"})
+                    found.append(
+                        {
+                            "video_id": video,
+                            "frame_index": frame,
+                            "annotator": who,
+                            "hit": str(data.get("hit")),
+                            "position": j,
+                            "keyword": text,
+                            "normalised": norm,
+                            "round": round_,
+                            "source": "label_studio",
+                        }
+                    )
         if bad:
             problems.append(TaskProblem.of(where, tid, bad))
             continue
         rows += found
     _stop(problems, on_error)
-    df = pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns) if rows else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    df = (
+        pl.DataFrame(rows, schema=schemas.KEYWORD_JUDGMENTS.columns)
+        if rows
+        else schemas.empty(schemas.KEYWORD_JUDGMENTS)
+    )
     return df, problems, stats
 
 
-def read_comparison_export(export, *, where: str | None = None, on_error: str = "stop") -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
+def read_comparison_export(
+    export, *, where: str | None = None, on_error: str = "stop"
+) -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
     """A Label Studio export of the comparison sets -> one row per (query, candidate, annotator): the 1–3
     plausibility (Sherlock §4.3), for crowd-kit and, two annotators wide, for `comparison.ratings`."""
     tasks, where = _load(export, where)
@@ -407,8 +475,11 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
             bad.append("no data.candidate_id_<i>: the task was not made by squidflow (comparison_hits.csv)")
         if not isinstance(data.get("query_id"), str) or not data["query_id"].strip():
             bad.append(f"data.query_id {data.get('query_id')!r} is not a query id")
-        bad += [f"data.candidate_id_{i} {data[f'candidate_id_{i}']!r} is not a candidate id" for i in n
-                if not isinstance(data[f"candidate_id_{i}"], str)]
+        bad += [
+            f"data.candidate_id_{i} {data[f'candidate_id_{i}']!r} is not a candidate id"
+            for i in n
+            if not isinstance(data[f"candidate_id_{i}"], str)
+        ]
         kept = _task_annotations(task, tid, where, bad, stats, problems)
         if kept is None:
             continue
@@ -416,12 +487,23 @@ def read_comparison_export(export, *, where: str | None = None, on_error: str = 
             who, chosen = annotator_of(a), _answers(a, PLAUSIBILITY_FROM, "choices")
             for i in n:
                 c = chosen.get(i) or []
-                if not isinstance(c, list) or len(c) != 1 or not isinstance(c[0], (str, int)) or isinstance(c[0], bool) \
-                        or str(c[0]) not in ("1", "2", "3"):
+                if (
+                    not isinstance(c, list)
+                    or len(c) != 1
+                    or not isinstance(c[0], (str, int))
+                    or isinstance(c[0], bool)
+                    or str(c[0]) not in ("1", "2", "3")
+                ):
                     bad.append(f"annotation {a.get('id')} by {who}: plausibility_{i} = {c!r} is not one of 1, 2, 3")
                     continue
-                found.append({"query_id": str(data.get("query_id")), "candidate_id": str(data[f"candidate_id_{i}"]),
-                              "annotator": who, "rating": int(c[0])})
+                found.append(
+                    {
+                        "query_id": str(data.get("query_id")),
+                        "candidate_id": str(data[f"candidate_id_{i}"]),
+                        "annotator": who,
+                        "rating": int(c[0]),
+                    }
+                )
         if bad:
             problems.append(TaskProblem.of(where, tid, bad))
             continue
@@ -443,13 +525,25 @@ def comparison_ratings_table(long: pl.DataFrame) -> pl.DataFrame:
         for cid in part["candidate_id"].unique(maintain_order=True):
             r = {a: part.filter((pl.col("candidate_id") == cid) & (pl.col("annotator") == a))["rating"] for a in who}
             if all(len(v) for v in r.values()):
-                out.append({"query_id": qid, "candidate_id": cid, "annot1": int(r[who[0]][0]), "annot2": int(r[who[1]][0])})
-    return pl.DataFrame(out, schema={"query_id": pl.Utf8, "candidate_id": pl.Utf8, "annot1": pl.Int64, "annot2": pl.Int64})
+                out.append(
+                    {"query_id": qid, "candidate_id": cid, "annot1": int(r[who[0]][0]), "annot2": int(r[who[1]][0])}
+                )
+    return pl.DataFrame(
+        out, schema={"query_id": pl.Utf8, "candidate_id": pl.Utf8, "annot1": pl.Int64, "annot2": pl.Int64}
+    )
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:
-    cols = {**{c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}, "_task": pl.Utf8, "_where": pl.Utf8,
-            "_wave": pl.Utf8}
+    cols = {
+        **{c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required},
+        "_task": pl.Utf8,
+        "_where": pl.Utf8,
+        "_wave": pl.Utf8,
+    }
     if not rows:
         return pl.DataFrame(schema=cols)
-    return pl.DataFrame([{**r, "_task": str(r["_task"]), "_where": "", "_wave": ""} for r in rows]).select(list(cols)).cast(cols)
+    return (
+        pl.DataFrame([{**r, "_task": str(r["_task"]), "_where": "", "_wave": ""} for r in rows])
+        .select(list(cols))
+        .cast(cols)
+    )

@@ -23,15 +23,25 @@ from squidflow.table_format import md_table
 def annotators_in_both(df: pl.DataFrame) -> list[tuple[str, dict[str, tuple[str, str]]]]:
     """Annotators with judgments in both variants: (annotator, {variant: (where, task id)}) — the first task of each."""
     out = []
-    both = df.group_by("annotator", maintain_order=True).agg(pl.col("variant").n_unique().alias("n")).filter(pl.col("n") > 1)
+    both = (
+        df.group_by("annotator", maintain_order=True)
+        .agg(pl.col("variant").n_unique().alias("n"))
+        .filter(pl.col("n") > 1)
+    )
     for who in sorted(both["annotator"].to_list()):
         mine = df.filter(pl.col("annotator") == who)
-        out.append((who, {v: (g["_where"][0], g["_task"][0]) for (v,), g in mine.group_by(["variant"], maintain_order=True)}))
+        out.append(
+            (who, {v: (g["_where"][0], g["_task"][0]) for (v,), g in mine.group_by(["variant"], maintain_order=True)})
+        )
     return out
 
 
 def ingest_exports(
-    exports: list[dict], *, on_error: str = "stop", known_images: set[str] | None = None, source: str = "label_studio",
+    exports: list[dict],
+    *,
+    on_error: str = "stop",
+    known_images: set[str] | None = None,
+    source: str = "label_studio",
     on_empty: str = "error",
 ) -> tuple[pl.DataFrame, str]:
     """Several exports (each {path | tasks + where, round, expected?}) -> judgments and the ingestion report.
@@ -45,31 +55,42 @@ def ingest_exports(
         where = e.get("where") or str(e.get("path"))
         expected = expected_images(e["expected"]) if e.get("expected") else None
         df, probs, st = read_export(
-            e.get("tasks") if e.get("tasks") is not None else e["path"], where=where, on_error=on_error,
-            known_images=known_images, expected=expected, expected_from=str(e.get("expected") or "tasks.json"),
-            source=source, round_=e.get("round", 1),
+            e.get("tasks") if e.get("tasks") is not None else e["path"],
+            where=where,
+            on_error=on_error,
+            known_images=known_images,
+            expected=expected,
+            expected_from=str(e.get("expected") or "tasks.json"),
+            source=source,
+            round_=e.get("round", 1),
         )
-        frames.append(df.with_columns(pl.lit(where).alias("_where"), pl.lit(e.get("wave") or wave_of(where)).alias("_wave")))
+        frames.append(
+            df.with_columns(pl.lit(where).alias("_where"), pl.lit(e.get("wave") or wave_of(where)).alias("_wave"))
+        )
         problems += probs
         stats.add(st, where)
     out = pl.concat(frames) if frames else _frame([])
     dropped_annotators = []
     for who, places in annotators_in_both(out):
         shown = " and ".join(f"variant {v} in {w} (task {t})" for v, (w, t) in sorted(places.items()))
-        problems.append(TaskProblem(places[min(places)][0], places[min(places)][1],
-                                    f"annotator {who} worked in both variants: {shown}"))
+        problems.append(
+            TaskProblem(
+                places[min(places)][0], places[min(places)][1], f"annotator {who} worked in both variants: {shown}"
+            )
+        )
         dropped_annotators.append(who)
     if dropped_annotators and on_error != "skip":
-        p = problems[-len(dropped_annotators):]
+        p = problems[-len(dropped_annotators) :]
         raise JudgmentError(
             f"{len(p)} annotator(s) worked in both variants A and B; the paper's groups are disjoint (SQUID-E §3.2):"
             "\n  " + "\n  ".join(f"{x.problem}" for x in p) + "\nRemove each from one project's members (and delete "
-            "their annotations there), then export again; or run with --config judgments='{\"on_error\": \"skip\"}' "
+            'their annotations there), then export again; or run with --config judgments=\'{"on_error": "skip"}\' '
             "to drop their judgments in both variants."
         )
     out = out.filter(~pl.col("annotator").is_in(dropped_annotators))
-    judgments = out.with_columns(pl.col("_where").alias("source_file"), pl.col("_wave").alias("wave")
-                                 ).select(list(schemas.JUDGMENTS.columns))
+    judgments = out.with_columns(pl.col("_where").alias("source_file"), pl.col("_wave").alias("wave")).select(
+        list(schemas.JUDGMENTS.columns)
+    )
     report = export_report(problems, stats, len(judgments), dropped_annotators, source)
     if judgments.is_empty() and on_empty != "skip":
         raise EmptyError(
@@ -80,32 +101,81 @@ def ingest_exports(
     return judgments, report
 
 
-def export_report(problems: list[TaskProblem], stats: ExportStats, n_judgments: int, dropped: list[str],
-                  source: str) -> str:
+def export_report(
+    problems: list[TaskProblem], stats: ExportStats, n_judgments: int, dropped: list[str], source: str
+) -> str:
     label = " (SIMULATED panel, through the Label Studio export format)" if source == "simulated" else ""
-    lines = [f"# Judgment ingestion report: Label Studio{label}", "", f"Judgments read: {n_judgments}.", "",
-             *md_table(["export", "tasks", "annotations", "cancelled (skipped)", "drafts (ignored)",
-                        "updated (last version counts)", "superseded (an annotator's earlier annotation)",
-                        "tasks with several annotators", "tasks not annotated"],
-                       [(where, s.tasks, s.annotations, s.cancelled, s.drafts, s.updated, s.superseded, s.several,
-                         s.unannotated) for where, s in [*stats.by_source.items(), ("all", stats)]], data=(0,))]
-    lines += ["", f"Annotators dropped for working in both variants: {len(dropped)}"
-              + (f" ({', '.join(md_escape(d) for d in dropped)})" if dropped else "") + ".", "",
-              f"## Skipped tasks: {len(problems)}", ""]
+    lines = [
+        f"# Judgment ingestion report: Label Studio{label}",
+        "",
+        f"Judgments read: {n_judgments}.",
+        "",
+        *md_table(
+            [
+                "export",
+                "tasks",
+                "annotations",
+                "cancelled (skipped)",
+                "drafts (ignored)",
+                "updated (last version counts)",
+                "superseded (an annotator's earlier annotation)",
+                "tasks with several annotators",
+                "tasks not annotated",
+            ],
+            [
+                (
+                    where,
+                    s.tasks,
+                    s.annotations,
+                    s.cancelled,
+                    s.drafts,
+                    s.updated,
+                    s.superseded,
+                    s.several,
+                    s.unannotated,
+                )
+                for where, s in [*stats.by_source.items(), ("all", stats)]
+            ],
+            data=(0,),
+        ),
+    ]
+    lines += [
+        "",
+        f"Annotators dropped for working in both variants: {len(dropped)}"
+        + (f" ({', '.join(md_escape(d) for d in dropped)})" if dropped else "")
+        + ".",
+        "",
+        f"## Skipped tasks: {len(problems)}",
+        "",
+    ]
     if problems:
-        lines += md_table(["export", "task", "problem"], [(p.where, p.task, p.problem) for p in problems],
-                          data=(0, 1, 2))
+        lines += md_table(
+            ["export", "task", "problem"], [(p.where, p.task, p.problem) for p in problems], data=(0, 1, 2)
+        )
     return "\n".join(lines) + "\n"
 
 
-def ingest_exports_to(judgments_path, report_path, *, exports: list[dict], source: str, frames=None,
-                      on_error: str = "stop", on_empty: str = "error") -> pl.DataFrame:
+def ingest_exports_to(
+    judgments_path,
+    report_path,
+    *,
+    exports: list[dict],
+    source: str,
+    frames=None,
+    on_error: str = "stop",
+    on_empty: str = "error",
+) -> pl.DataFrame:
     """The rule's edge for Label Studio exports: known images from frames.parquet, ingest, write parquet + report."""
     from squidflow.io import read_parquet, write_parquet
 
     known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
-    df, report = ingest_exports(exports, on_error=on_error, known_images=known,
-                                source="simulated" if source == "simulated" else "label_studio", on_empty=on_empty)
+    df, report = ingest_exports(
+        exports,
+        on_error=on_error,
+        known_images=known,
+        source="simulated" if source == "simulated" else "label_studio",
+        on_empty=on_empty,
+    )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)
     return df

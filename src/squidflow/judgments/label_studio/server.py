@@ -48,16 +48,26 @@ def _run(command: str, request: dict, ls: dict, what: str) -> dict:
     python = sdk_python(ls.get("sdk_python"))
     token_env = ls.get("token_env") or "LABEL_STUDIO_API_KEY"
     if not os.environ.get(token_env):
-        raise ConfigError(f"Label Studio at {ls['url']}: the environment variable {token_env} (annotation.label_studio."
-                          "token_env) is empty. Set it to your API token (Account & Settings > Access Token); the "
-                          "token is never put in a config file.")
+        raise ConfigError(
+            f"Label Studio at {ls['url']}: the environment variable {token_env} (annotation.label_studio."
+            "token_env) is empty. Set it to your API token (Account & Settings > Access Token); the "
+            "token is never put in a config file."
+        )
     if not Path(python).exists():
-        raise ConfigError(f"no Python with label-studio-sdk at {python}: install it there "
-                          f"(`python -m venv {Path(python).parents[1]} && {python} -m pip install label-studio-sdk`) "
-                          "or point annotation.label_studio.sdk_python at one.")
+        raise ConfigError(
+            f"no Python with label-studio-sdk at {python}: install it there "
+            f"(`python -m venv {Path(python).parents[1]} && {python} -m pip install label-studio-sdk`) "
+            "or point annotation.label_studio.sdk_python at one."
+        )
     request = {**request, "url": ls["url"], "token_env": token_env}
-    proc = subprocess.run([python, str(CLIENT), command], input=json.dumps(request), capture_output=True, text=True,
-                          timeout=3600, env=os.environ.copy())
+    proc = subprocess.run(
+        [python, str(CLIENT), command],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env=os.environ.copy(),
+    )
     answer = None
     for line in reversed(proc.stdout.strip().splitlines()):
         try:
@@ -66,11 +76,15 @@ def _run(command: str, request: dict, ls: dict, what: str) -> dict:
         except json.JSONDecodeError:
             continue
     if proc.returncode != 0 or not isinstance(answer, dict) or "error" in answer:
-        why = answer.get("error") if isinstance(answer, dict) else (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        why = (
+            answer.get("error") if isinstance(answer, dict) else (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        )
         why = redact(str(why), [os.environ.get(token_env, ""), os.environ.get(PROXY_ENV, "")])[:2000]
-        raise LabelStudioError(f"Label Studio at {ls['url']}, {what}: {why}. Check that the server runs at that URL "
-                               f"(annotation.label_studio.url) and that {token_env} holds a valid token of a user who "
-                               "may create projects there.")
+        raise LabelStudioError(
+            f"Label Studio at {ls['url']}, {what}: {why}. Check that the server runs at that URL "
+            f"(annotation.label_studio.url) and that {token_env} holds a valid token of a user who "
+            "may create projects there."
+        )
     return answer
 
 
@@ -89,16 +103,21 @@ def _projects(record: dict, record_path: Path, tasks) -> dict[str, int]:
     since a key becomes the export's file name and an id goes to the server."""
     projects = record.get("projects") if isinstance(record, dict) else None
     if not isinstance(projects, dict):
-        raise UserError(f"{record_path}: no \"projects\" mapping; expected {{\"url\": ..., \"projects\": {{\"A\": "
-                        "<project id>, ...}}}.")
+        raise UserError(
+            f'{record_path}: no "projects" mapping; expected {{"url": ..., "projects": {{"A": <project id>, ...}}}}}}.'
+        )
     out = {}
     for key, pid in projects.items():
         if key not in TASKS:
-            raise UserError(f"{record_path}: project key {str(key)[:80]!r} is not a task squidflow knows "
-                            f"({', '.join(TASKS)}); fix or remove it.")
+            raise UserError(
+                f"{record_path}: project key {str(key)[:80]!r} is not a task squidflow knows "
+                f"({', '.join(TASKS)}); fix or remove it."
+            )
         if isinstance(pid, bool) or not isinstance(pid, int) or pid < 0:
-            raise UserError(f"{record_path}: project id of task {key} is {str(pid)[:80]!r}, not an integer; write "
-                            "the id Label Studio shows in the project's URL.")
+            raise UserError(
+                f"{record_path}: project id of task {key} is {str(pid)[:80]!r}, not an integer; write "
+                "the id Label Studio shows in the project's URL."
+            )
         if tasks is None or key in tasks:
             out[key] = pid
     return out
@@ -114,8 +133,14 @@ def pushed(out_dir: Path, url: str) -> dict:
     return dict(old["projects"]) if ok else {}
 
 
-def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] | None = None, local_files_path: str | None = None,
-         assignments_per_hit: int = 3) -> dict:
+def push(
+    out_dir: str | Path,
+    ls: dict,
+    *,
+    tasks: tuple[str, ...] | None = None,
+    local_files_path: str | None = None,
+    assignments_per_hit: int = 3,
+) -> dict:
     """Create one project per task folder under `out_dir` (results/annotation/label_studio) and import its tasks;
     the project ids go to `<out_dir>/projects.json` (what `pull` reads), beside those pushed before to the same
     server. Without `tasks`: every task folder not pushed to this server yet (so the next round's A_round2 and
@@ -129,23 +154,31 @@ def push(out_dir: str | Path, ls: dict, *, tasks: tuple[str, ...] | None = None,
         if not (folder / "tasks.json").exists():
             continue
         meta = json.loads((folder / "project.json").read_text(encoding="utf-8"))
-        projects.append({
-            "task": task, "title": meta["title"], "tasks_file": str((folder / "tasks.json").absolute()),
-            "label_config": (folder / "label_config.xml").read_text(encoding="utf-8"),
-            "instructions": (folder / "instructions.html").read_text(encoding="utf-8"),
-            "maximum_annotations": assignments_per_hit if task != "comparison" else 2,
-            **({"local_files_path": str(Path(local_files_path).absolute())} if local_files_path else {}),
-        })
+        projects.append(
+            {
+                "task": task,
+                "title": meta["title"],
+                "tasks_file": str((folder / "tasks.json").absolute()),
+                "label_config": (folder / "label_config.xml").read_text(encoding="utf-8"),
+                "instructions": (folder / "instructions.html").read_text(encoding="utf-8"),
+                "maximum_annotations": assignments_per_hit if task != "comparison" else 2,
+                **({"local_files_path": str(Path(local_files_path).absolute())} if local_files_path else {}),
+            }
+        )
     if not projects:
-        raise UserError(f"{out_dir}: no <task>/tasks.json to import that is not pushed to {ls['url']} already "
-                        f"({out_dir / PROJECTS_FILE}); run the workflow with annotation.platform: label_studio first "
-                        "(rule label_studio_tasks), or name a task with --task.")
+        raise UserError(
+            f"{out_dir}: no <task>/tasks.json to import that is not pushed to {ls['url']} already "
+            f"({out_dir / PROJECTS_FILE}); run the workflow with annotation.platform: label_studio first "
+            "(rule label_studio_tasks), or name a task with --task."
+        )
     answer = _run("push", {"projects": projects}, ls, f"creating projects {[p['title'] for p in projects]}")
     record = {"url": ls["url"], "projects": {t: v["id"] for t, v in answer["projects"].items()}}
     record["projects"] = {**pushed(out_dir, ls["url"]), **record["projects"]}  # a later push adds to this server's
     (out_dir / PROJECTS_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     for t, v in answer["projects"].items():
-        log.info("task %s: project %s (%r), %d tasks imported in %.1f s", t, v["id"], v["title"], v["n_tasks"], v["seconds"])
+        log.info(
+            "task %s: project %s (%r), %d tasks imported in %.1f s", t, v["id"], v["title"], v["n_tasks"], v["seconds"]
+        )
     return answer["projects"]
 
 
@@ -153,8 +186,10 @@ def pull(out_dir: str | Path, exports_dir: str | Path, ls: dict, *, tasks: tuple
     """Export every project of `<out_dir>/projects.json` as JSON into `<exports_dir>/<task>.json`."""
     record_path = Path(out_dir) / PROJECTS_FILE
     if not record_path.exists():
-        raise UserError(f"{record_path} is missing: it is written by `squidflow label-studio push`. Push first, or "
-                        "write it by hand: {\"url\": ..., \"projects\": {\"A\": <project id>, \"B\": ...}}.")
+        raise UserError(
+            f"{record_path} is missing: it is written by `squidflow label-studio push`. Push first, or "
+            'write it by hand: {"url": ..., "projects": {"A": <project id>, "B": ...}}.'
+        )
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
@@ -162,9 +197,20 @@ def pull(out_dir: str | Path, exports_dir: str | Path, ls: dict, *, tasks: tuple
     projects = _projects(record, record_path, tasks)
     Path(exports_dir).mkdir(parents=True, exist_ok=True)
     out = {t: str(inside(exports_dir, f"{t}.json", what=f"{record_path}: task")) for t in projects}
-    answer = _run("pull", {"projects": projects, "out": out}, ls,
-                  "exporting project(s) " + ", ".join(f"{t}={p}" for t, p in projects.items()))
+    answer = _run(
+        "pull",
+        {"projects": projects, "out": out},
+        ls,
+        "exporting project(s) " + ", ".join(f"{t}={p}" for t, p in projects.items()),
+    )
     for t, v in answer["exports"].items():
-        log.info("task %s: project %s exported, %d tasks, %d annotations in %.1f s -> %s", t, v["project"],
-                 v["n_tasks"], v["n_annotations"], v["seconds"], v["path"])
+        log.info(
+            "task %s: project %s exported, %d tasks, %d annotations in %.1f s -> %s",
+            t,
+            v["project"],
+            v["n_tasks"],
+            v["n_annotations"],
+            v["seconds"],
+            v["path"],
+        )
     return answer["exports"]

@@ -66,14 +66,18 @@ LIKERT = {
 }
 COMPARISON_INSTRUCTIONS = (
     "Each statement is an inference about the highlighted region of the image. Rate how plausible it is: "
-    + "; ".join(f"{k}: {v}" for k, v in LIKERT.items()) + "."
+    + "; ".join(f"{k}: {v}" for k, v in LIKERT.items())
+    + "."
 )
 
 
 # --- labeling configs --------------------------------------------------------------------------------------------
 def _grid(cells: list[str]) -> str:
-    return ('  <View style="display: grid; grid-template-columns: repeat(3, 1fr); gap: 1em">\n'
-            + "\n".join(cells) + "\n  </View>")
+    return (
+        '  <View style="display: grid; grid-template-columns: repeat(3, 1fr); gap: 1em">\n'
+        + "\n".join(cells)
+        + "\n  </View>"
+    )
 
 
 def rating_config(images_per_hit: int = 6, *, required: bool = True) -> str:
@@ -87,14 +91,16 @@ def rating_config(images_per_hit: int = 6, *, required: bool = True) -> str:
         f"    </View>"
         for i in range(1, images_per_hit + 1)
     ]
-    return ('<View>\n  <Header value="Event type: $event_prompt" size="3"/>\n'
-            f"  <Text name=\"instructions\" value={quoteattr(RATING_INSTRUCTIONS)}/>\n{_grid(cells)}\n</View>\n")
+    return (
+        '<View>\n  <Header value="Event type: $event_prompt" size="3"/>\n'
+        f'  <Text name="instructions" value={quoteattr(RATING_INSTRUCTIONS)}/>\n{_grid(cells)}\n</View>\n'
+    )
 
 
 def keyword_config(images_per_hit: int = 6, keywords_per_image: int = 5) -> str:
     """Task K: per image its picture and a `TextArea` taking up to `keywords_per_image` keywords."""
     cells = [
-        f'    <View>\n'
+        f"    <View>\n"
         f'      <Image name="image_{i}" value="$image_{i}" maxWidth="100%" zoom="true" zoomControl="true"/>\n'
         f'      <Header value="Image {i}" size="6"/>\n'
         f'      <TextArea name="keywords_{i}" toName="image_{i}" maxSubmissions="{keywords_per_image}" rows="1" '
@@ -103,8 +109,10 @@ def keyword_config(images_per_hit: int = 6, keywords_per_image: int = 5) -> str:
         for i in range(1, images_per_hit + 1)
     ]
     text = KEYWORD_INSTRUCTIONS.format(n=keywords_per_image)
-    return ('<View>\n  <Header value="Describe each image with a few keywords" size="3"/>\n'
-            f"  <Text name=\"instructions\" value={quoteattr(text)}/>\n{_grid(cells)}\n</View>\n")
+    return (
+        '<View>\n  <Header value="Describe each image with a few keywords" size="3"/>\n'
+        f'  <Text name="instructions" value={quoteattr(text)}/>\n{_grid(cells)}\n</View>\n'
+    )
 
 
 def comparison_config(set_size: int = 10) -> str:
@@ -117,11 +125,13 @@ def comparison_config(set_size: int = 10) -> str:
             f'      <Choices name="plausibility_{i}" toName="image" choice="single-radio" showInline="true" '
             f'required="true">{choices}</Choices>\n    </View>'
         )
-    return ('<View>\n  <Header value="How plausible is each statement about the highlighted region?" size="3"/>\n'
-            f"  <Text name=\"instructions\" value={quoteattr(COMPARISON_INSTRUCTIONS)}/>\n"
-            '  <Image name="image" value="$image" maxWidth="100%" zoom="true"/>\n'
-            '  <RectangleLabels name="region" toName="image" showInline="true"><Label value="region" '
-            'background="#E69F00"/></RectangleLabels>\n' + "\n".join(items) + "\n</View>\n")
+    return (
+        '<View>\n  <Header value="How plausible is each statement about the highlighted region?" size="3"/>\n'
+        f'  <Text name="instructions" value={quoteattr(COMPARISON_INSTRUCTIONS)}/>\n'
+        '  <Image name="image" value="$image" maxWidth="100%" zoom="true"/>\n'
+        '  <RectangleLabels name="region" toName="image" showInline="true"><Label value="region" '
+        'background="#E69F00"/></RectangleLabels>\n' + "\n".join(items) + "\n</View>\n"
+    )
 
 
 # --- tasks -------------------------------------------------------------------------------------------------------
@@ -139,10 +149,15 @@ class ImageSource:
             return ""
         if self.mode == "local_files":
             if not image_path:
-                raise UserError(f"image {image_id}: no image file in results/dataset/frames.parquet to serve as a "
-                                "local file; use annotation.label_studio.images: url")
-            rel = Path(image_path).absolute().relative_to(Path(self.document_root).absolute()) \
-                if Path(image_path).is_absolute() or self.document_root != "." else Path(image_path)
+                raise UserError(
+                    f"image {image_id}: no image file in results/dataset/frames.parquet to serve as a "
+                    "local file; use annotation.label_studio.images: url"
+                )
+            rel = (
+                Path(image_path).absolute().relative_to(Path(self.document_root).absolute())
+                if Path(image_path).is_absolute() or self.document_root != "."
+                else Path(image_path)
+            )
             return LOCAL_FILES_PREFIX + urllib.parse.quote(rel.as_posix(), safe="/")
         video, frame = split_image_id(image_id)
         return f"{self.base_url.rstrip('/')}/{video}/{frame}.jpg"
@@ -182,10 +197,22 @@ def comparison_tasks(hits: pl.DataFrame, images: ImageSource | None = None) -> l
         w, h = float(row.get("width") or 1), float(row.get("height") or 1)
         boxes = json.loads(row["bboxes"]) if row.get("bboxes") else []
         result = [
-            {"id": f"r{k}", "from_name": "region", "to_name": "image", "type": "rectanglelabels",
-             "original_width": int(w), "original_height": int(h),
-             "value": {"x": 100 * b["left"] / w, "y": 100 * b["top"] / h, "width": 100 * b["width"] / w,
-                       "height": 100 * b["height"] / h, "rotation": 0, "rectanglelabels": ["region"]}}
+            {
+                "id": f"r{k}",
+                "from_name": "region",
+                "to_name": "image",
+                "type": "rectanglelabels",
+                "original_width": int(w),
+                "original_height": int(h),
+                "value": {
+                    "x": 100 * b["left"] / w,
+                    "y": 100 * b["top"] / h,
+                    "width": 100 * b["width"] / w,
+                    "height": 100 * b["height"] / h,
+                    "rotation": 0,
+                    "rectanglelabels": ["region"],
+                },
+            }
             for k, b in enumerate(boxes)
         ]
         tasks.append({"data": data, "predictions": [{"model_version": "sherlock-region", "result": result}]})
@@ -193,21 +220,29 @@ def comparison_tasks(hits: pl.DataFrame, images: ImageSource | None = None) -> l
 
 
 def project_title(prefix: str, task: str) -> str:
-    names = {"A": "variant A (rating)", "B": "variant B (rating)", "K": "keywords (task K)",
-             "comparison": "comparison sets (plausibility)",
-             "A_round2": "variant A (rating), round 2", "B_round2": "variant B (rating), round 2"}
+    names = {
+        "A": "variant A (rating)",
+        "B": "variant B (rating)",
+        "K": "keywords (task K)",
+        "comparison": "comparison sets (plausibility)",
+        "A_round2": "variant A (rating), round 2",
+        "B_round2": "variant B (rating), round 2",
+    }
     return f"{prefix} {names[task]}"
 
 
-def write_project(folder: str | Path, *, task: str, label_config: str, tasks: list[dict], instructions_html: str,
-                  title: str) -> None:
+def write_project(
+    folder: str | Path, *, task: str, label_config: str, tasks: list[dict], instructions_html: str, title: str
+) -> None:
     """One task's files to import by hand or with `squidflow label-studio push`: label_config.xml, tasks.json,
     instructions.html (the project's instructions shown to annotators) and project.json (title, task)."""
     folder = Path(folder)
     write_text(folder / "label_config.xml", label_config)
     write_text(folder / "tasks.json", json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
     write_text(folder / "instructions.html", instructions_html)
-    write_text(folder / "project.json", json.dumps({"title": title, "task": task, "n_tasks": len(tasks)}, indent=1) + "\n")
+    write_text(
+        folder / "project.json", json.dumps({"title": title, "task": task, "n_tasks": len(tasks)}, indent=1) + "\n"
+    )
 
 
 def template_instructions(name: str) -> str:
@@ -220,16 +255,25 @@ def template_instructions(name: str) -> str:
 
 
 def build_label_studio_tasks(
-    out_dir: str | Path, *, frames_path, hits: dict[str, str | Path], images: dict, images_per_hit: int,
-    keywords_per_image: int = 5, project_prefix: str = "squidflow",
+    out_dir: str | Path,
+    *,
+    frames_path,
+    hits: dict[str, str | Path],
+    images: dict,
+    images_per_hit: int,
+    keywords_per_image: int = 5,
+    project_prefix: str = "squidflow",
 ) -> dict[str, int]:
     """The rule's edge: hits_{A,B,K}.csv (and comparison_hits.csv) -> results/annotation/label_studio/<task>/."""
     from squidflow.io import read_csv_strings, read_parquet
 
     frames = read_parquet(frames_path, schemas.FRAMES) if frames_path else None
     paths = dict(frames.select("image_id", "image_path").iter_rows()) if frames is not None else {}
-    source = ImageSource(mode=images.get("mode", "url"), base_url=images.get("base_url") or "",
-                         document_root=images.get("document_root") or ".")
+    source = ImageSource(
+        mode=images.get("mode", "url"),
+        base_url=images.get("base_url") or "",
+        document_root=images.get("document_root") or ".",
+    )
     counts = {}
     for task, hits_path in hits.items():
         df = read_csv_strings(hits_path, what=f"task {task} HITs")
@@ -241,19 +285,32 @@ def build_label_studio_tasks(
             tasks = rating_tasks(df, source, paths)
             full = all(t["data"].get(f"image_{i}_id") for t in tasks for i in range(1, images_per_hit + 1))
             if task == "K":
-                config, instructions = keyword_config(images_per_hit, keywords_per_image), template_instructions("keyword_template.html")
+                config, instructions = (
+                    keyword_config(images_per_hit, keywords_per_image),
+                    template_instructions("keyword_template.html"),
+                )
             else:
-                config, instructions = rating_config(images_per_hit, required=full), template_instructions("hit_template.html")
-        write_project(Path(out_dir) / task, task=task, label_config=config, tasks=tasks, instructions_html=instructions,
-                      title=project_title(project_prefix, task))
+                config, instructions = (
+                    rating_config(images_per_hit, required=full),
+                    template_instructions("hit_template.html"),
+                )
+        write_project(
+            Path(out_dir) / task,
+            task=task,
+            label_config=config,
+            tasks=tasks,
+            instructions_html=instructions,
+            title=project_title(project_prefix, task),
+        )
         counts[task] = len(tasks)
         log.info("task %s: %d Label Studio tasks -> %s", task, len(tasks), Path(out_dir) / task)
     return counts
 
 
 # --- writing an export (the demo's simulated panel; the release as a test of the reader) --------------------------------
-def export_from_judgments(judgments: pl.DataFrame, *, images_per_hit: int = 6, first_task_id: int = 1,
-                          user_ids: dict[str, int] | None = None) -> list[dict]:
+def export_from_judgments(
+    judgments: pl.DataFrame, *, images_per_hit: int = 6, first_task_id: int = 1, user_ids: dict[str, int] | None = None
+) -> list[dict]:
     """Judgments -> a Label Studio JSON export: one task per `hit` (its images in order of first appearance, at
     most `images_per_hit`), one annotation per annotator (`completed_by` = {id, email: annotator}) in `position`
     order. What Label Studio would give back had these annotators submitted these ratings."""
@@ -274,14 +331,33 @@ def export_from_judgments(judgments: pl.DataFrame, *, images_per_hit: int = 6, f
         for (who, _pos), a in g.sort("position", "_order").group_by(["annotator", "position"], maintain_order=True):
             aid += 1
             uid = user_ids.setdefault(who, len(user_ids) + 1)
-            slot = {f"{v}_{f}": i for i, (v, f) in enumerate(zip(a["video_id"], a["frame_index"], strict=False), start=0)}
-            result = [{"id": f"r{aid}_{ids.index(img) + 1}", "from_name": f"rating_{ids.index(img) + 1}",
-                       "to_name": f"image_{ids.index(img) + 1}", "type": "number", "origin": "manual",
-                       "value": {"number": int(a["rating"][n])}} for img, n in slot.items()]
+            slot = {
+                f"{v}_{f}": i for i, (v, f) in enumerate(zip(a["video_id"], a["frame_index"], strict=False), start=0)
+            }
+            result = [
+                {
+                    "id": f"r{aid}_{ids.index(img) + 1}",
+                    "from_name": f"rating_{ids.index(img) + 1}",
+                    "to_name": f"image_{ids.index(img) + 1}",
+                    "type": "number",
+                    "origin": "manual",
+                    "value": {"number": int(a["rating"][n])},
+                }
+                for img, n in slot.items()
+            ]
             stamp = (EPOCH + timedelta(seconds=aid)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
-            annotations.append({"id": aid, "completed_by": {"id": uid, "email": who}, "result": result,
-                                "was_cancelled": False, "ground_truth": False, "created_at": stamp,
-                                "updated_at": stamp, "task": tid, "lead_time": 0.0})
-        tasks.append({"id": tid, "data": data, "annotations": annotations, "drafts": [], "predictions": [],
-                      "meta": {}})
+            annotations.append(
+                {
+                    "id": aid,
+                    "completed_by": {"id": uid, "email": who},
+                    "result": result,
+                    "was_cancelled": False,
+                    "ground_truth": False,
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                    "task": tid,
+                    "lead_time": 0.0,
+                }
+            )
+        tasks.append({"id": tid, "data": data, "annotations": annotations, "drafts": [], "predictions": [], "meta": {}})
     return tasks
