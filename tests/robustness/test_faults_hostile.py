@@ -1070,6 +1070,38 @@ def test_a_crowd_batch_of_hundreds_of_answers_per_image_degrades_the_annotator_m
     )
 
 
+def test_table7_of_hits_answered_by_thousands_of_workers_is_exact_and_bounded(tmp_path):
+    """Issue 44 case 9, Table 7: the agreement rule's pairwise Spearman looped over every pair of annotator positions
+    (one per assignment order of a HIT: 41,667 positions, 868 million pairs at the probe's shape), α built a
+    ratings × ratings array per item, and the bootstrap a resamples × items × positions one. Now the point values
+    come from sums over groups of positions (exact), and the intervals past a bound are left out with a sentence under
+    the table, in bounded time. At 8,000 workers per HIT, 0.4.0's code makes 32 million spearmanr calls for the point value alone."""
+    import numpy as np
+
+    from squidflow.intervals import IntervalConfig
+    from squidflow.judgments.agreement import krippendorff_alpha_interval, rating_matrix
+    from squidflow.judgments.ingest import ingest
+    from squidflow.judgments.quality import QualityConfig, annotator_report
+    from squidflow.judgments.tables import table7
+
+    _everyone_answers_every_hit(tmp_path / "batch.csv", hits=24, workers=8_000)
+    judgments, _ = ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])
+    report = annotator_report(judgments, QualityConfig())
+    t0 = time.perf_counter()
+    table, md = table7(judgments, report, None, intervals=IntervalConfig(resamples=1000), on_empty="skip")
+    seconds = time.perf_counter() - t0
+    a = table.row(by_predicate=pl.col("variant") == "A", named=True)
+    assert abs(a["spearman"]) < 0.01 and abs(a["alpha"]) < 0.01, a  # random answers: no agreement
+    assert a["alpha"] == pytest.approx(krippendorff_alpha_interval(rating_matrix(judgments)), abs=1e-12)
+    assert np.isnan(a["alpha_lo"]) and np.isnan(a["spearman_hi"])
+    assert "Row(s) A have no intervals: ratings × resamples exceed 1,000,000,000" in md, md
+    assert seconds < 300, seconds
+    tried(
+        "Table 7 of 24 HITs answered by 8,000 workers each (pairwise Spearman over 32 million position pairs)",
+        f"exact values, intervals left out with a sentence under the table ({seconds:.0f} s)",
+    )
+
+
 def test_crowd_kit_mace_failing_on_many_answers_per_item_is_a_skipped_model_with_its_reason():
     """Issue 44 case 9, below max_answers: MACE's "Encountered all NA values" (400 answers per item) leaves MACE out
     with crowd-kit's words, and the triage's other signals and models stand."""

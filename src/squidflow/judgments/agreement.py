@@ -40,20 +40,48 @@ def bin_ratings(ratings: np.ndarray, n_bins: int) -> np.ndarray:
     return np.minimum(np.floor(r * n_bins / RATING_MAX), n_bins - 1).astype(int)
 
 
-def spearman_pairs(matrix: np.ndarray) -> float:
-    """Mean over pairs of positions of the Spearman correlation across the items both positions rated."""
-    m = np.asarray(matrix, dtype=float)
-    from scipy.stats import spearmanr  # here, not at the top: scipy.stats costs ~1 s CPU to each job importing this
+def _standardized_ranks(x: np.ndarray) -> np.ndarray:
+    """The columns of `x` (items × positions, no NaN) as average ranks, centred and scaled to unit length, so that the
+    dot product of two columns is their Spearman correlation; constant columns (no correlation defined) are left out."""
+    from scipy.stats import rankdata  # here, not at the top: scipy.stats costs ~1 s CPU to each job importing this
 
-    rhos = []
-    for i, j in itertools.combinations(range(m.shape[1]), 2):
-        both = ~np.isnan(m[:, i]) & ~np.isnan(m[:, j])
-        if both.sum() < 3:
-            continue
-        rho = spearmanr(m[both, i], m[both, j]).statistic
-        if np.isfinite(rho):
-            rhos.append(rho)
-    return float(np.mean(rhos)) if rhos else float("nan")
+    ranks = rankdata(x, axis=0)
+    centred = ranks - ranks.mean(axis=0)
+    norm = np.sqrt((centred**2).sum(axis=0))
+    keep = norm > 0
+    return centred[:, keep] / norm[keep]
+
+
+def spearman_pairs(matrix: np.ndarray) -> float:
+    """Mean over pairs of positions of the Spearman correlation across the items both positions rated (pairs with
+    fewer than three such items, or a constant side, left out).
+
+    Positions that rated the same items form a group; within a group (and between two groups, over the items both
+    rated) the sum of all pairwise correlations is one product of summed standardized ranks, so the cost grows with
+    the number of distinct patterns of rated items, not with the number of position pairs: an MTurk batch where every
+    one of 41,667 workers answered every HIT (issue 44 case 9: 868 million pairs) is a few groups, computed in
+    seconds and exactly."""
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2 or m.shape[1] < 2:
+        return float("nan")
+    patterns, group = np.unique(~np.isnan(m).T, axis=0, return_inverse=True)
+    group = np.asarray(group).ravel()
+    total, pairs = 0.0, 0
+    for a in range(len(patterns)):
+        for b in range(a, len(patterns)):
+            support = patterns[a] & patterns[b]
+            if support.sum() < 3:
+                continue
+            za = _standardized_ranks(m[np.ix_(support, group == a)])
+            if a == b:
+                s = za.sum(axis=1)
+                total += float(s @ s - (za**2).sum()) / 2
+                pairs += za.shape[1] * (za.shape[1] - 1) // 2
+            else:
+                zb = _standardized_ranks(m[np.ix_(support, group == b)])
+                total += float(za.sum(axis=1) @ zb.sum(axis=1))
+                pairs += za.shape[1] * zb.shape[1]
+    return total / pairs if pairs else float("nan")
 
 
 def krippendorff_alpha_interval(matrix: np.ndarray) -> float:
@@ -61,29 +89,18 @@ def krippendorff_alpha_interval(matrix: np.ndarray) -> float:
 
     α = 1 - D_o / D_e, from the coincidence of values within items: D_o is the mean squared difference between
     two ratings of the same item, D_e between any two pairable ratings. Items with fewer than two ratings are not
-    pairable and drop out.
+    pairable and drop out. Both are sums of squared differences, computed from each item's Σv and Σv² (the
+    bootstrap's formula with every weight 1), so an item with 41,667 ratings costs 41,667 operations, not their square.
     """
     m = np.asarray(matrix, dtype=float)
-    counts = (~np.isnan(m)).sum(axis=1)
-    m = m[counts >= 2]
-    counts = counts[counts >= 2]
-    if len(m) == 0:
+    if m.ndim != 2 or m.size == 0:
         return float("nan")
-    n_total = counts.sum()
-    # observed: within each item, sum over ordered pairs of different ratings / (m_u - 1)
-    d_o = 0.0
-    for row, m_u in zip(m, counts, strict=True):
-        v = row[~np.isnan(row)]
-        diff = v[:, None] - v[None, :]
-        d_o += (diff**2).sum() / (m_u - 1)
-    d_o /= n_total
-    values = m[~np.isnan(m)]
-    # expected: every ordered pair of pairable ratings, sum of squared differences via moments
-    s1, s2 = values.sum(), (values**2).sum()
-    d_e = (2 * n_total * s2 - 2 * s1**2) / (n_total * (n_total - 1))
-    if d_e == 0:
+    present = ~np.isnan(m)
+    if not (present.sum(axis=1) >= 2).any():
         return float("nan")
-    return float(1 - d_o / d_e)
+    vals = np.where(present, m, 0.0)
+    alpha = _weighted_alpha(vals.sum(axis=1), (vals**2).sum(axis=1), present.sum(axis=1), np.ones((1, len(m))))
+    return float(alpha[0])
 
 
 def fleiss_kappa(categories: np.ndarray, n_categories: int) -> float:
@@ -210,9 +227,16 @@ def _weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return below[:, vidx] + (hist[:, vidx] + 1) / 2
 
 
+# Spearman's bootstrap loops over pairs of annotator positions (3 on the SQUID-E release, 15 for six Label Studio
+# annotators); beyond this many pairs (about 140 positions) its interval is left out, with a sentence under Table 7.
+SPEARMAN_INTERVAL_MAX_PAIRS = 10_000
+
+
 def _spearman_replicates(m: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """spearman_pairs for each resample: per pair of positions, the weighted Pearson correlation of the weighted
-    mid-ranks over the items both positions rated."""
+    mid-ranks over the items both positions rated. NaN (no interval) past SPEARMAN_INTERVAL_MAX_PAIRS pairs."""
+    if m.shape[1] * (m.shape[1] - 1) // 2 > SPEARMAN_INTERVAL_MAX_PAIRS:
+        return np.full(len(weights), np.nan)
     rhos = []
     for i, j in itertools.combinations(range(m.shape[1]), 2):
         both = ~np.isnan(m[:, i]) & ~np.isnan(m[:, j])
@@ -233,6 +257,9 @@ def _spearman_replicates(m: np.ndarray, weights: np.ndarray) -> np.ndarray:
     )
 
 
+REPLICATE_CELLS = 2**24  # values per chunk of resamples (128 MB of float64 per array)
+
+
 def agreement_replicates(
     matrix: np.ndarray,
     weights: np.ndarray,
@@ -241,9 +268,11 @@ def agreement_replicates(
     chunk: int = 128,
 ) -> dict[str, np.ndarray]:
     """Every Table 7 measure (`measures(kappa_bins)`) for each of B resamples, `weights` B × items (draws per item).
-    Vectorised over resamples, in chunks of `chunk` resamples to bound memory."""
+    Vectorised over resamples, in chunks of at most `chunk` resamples, fewer when the matrix is large, so that the
+    ordinal α's B × items × positions array stays near REPLICATE_CELLS values whatever the panel's size."""
     m = np.asarray(matrix, dtype=float)
     weights = np.asarray(weights, dtype=float)
+    chunk = max(1, min(chunk, REPLICATE_CELLS // max(m.size, 1)))
     out: dict[str, list[np.ndarray]] = {name: [] for name in measures(kappa_bins)}
     for start in range(0, len(weights), chunk):
         w = weights[start : start + chunk]
@@ -270,46 +299,50 @@ def _first_round(judgments: pl.DataFrame) -> pl.DataFrame:
     return judgments.filter(pl.col("round") == 1) if "round" in judgments.columns else judgments
 
 
-def _wide(judgments: pl.DataFrame) -> pl.DataFrame:
+def _wide(judgments: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
+    """The first round's items (HIT_ITEM keys, sorted) and their rating matrix, items × positions (sorted), each cell
+    the mean of that position's ratings of the item, NaN where it has none. Built by one scatter, not a pivot: a HIT
+    answered by 41,667 workers has 41,667 positions (issue 44 case 9)."""
     j = _first_round(judgments)
     if j.is_empty():
-        return pl.DataFrame(schema={c: judgments.schema[c] for c in HIT_ITEM})
-    return (
-        j.group_by([*HIT_ITEM, "position"], maintain_order=True)
-        .agg(pl.col("rating").mean())
-        .pivot(on="position", index=HIT_ITEM, values="rating", sort_columns=True)
-        .sort(HIT_ITEM)
-    )
-
-
-def _matrix(wide: pl.DataFrame, keys: list[str]) -> np.ndarray:
-    cols = [c for c in wide.columns if c not in keys]
-    return wide.select(cols).to_numpy().astype(float) if cols else np.empty((0, 0))
+        return pl.DataFrame(schema={c: judgments.schema[c] for c in HIT_ITEM}), np.empty((0, 0))
+    cells = j.group_by([*HIT_ITEM, "position"]).agg(pl.col("rating").mean())
+    items = cells.select(HIT_ITEM).unique().sort(HIT_ITEM, nulls_last=True).with_row_index("_item")
+    cells = cells.join(items, on=HIT_ITEM, how="left", nulls_equal=True)
+    positions, column = np.unique(cells["position"].to_numpy(), return_inverse=True)
+    m = np.full((items.height, len(positions)), np.nan)
+    m[cells["_item"].to_numpy(), np.asarray(column).ravel()] = cells["rating"].to_numpy().astype(float)
+    return items.drop("_item"), m
 
 
 def rating_matrix(judgments: pl.DataFrame) -> np.ndarray:
     """Items (image × prompt × HIT) × annotator positions, NaN where a position has no rating."""
-    return _matrix(_wide(judgments), HIT_ITEM)
+    return _wide(judgments)[1]
 
 
-def _pooled_wide(judgments: pl.DataFrame, pooling: str) -> tuple[pl.DataFrame, list[str]]:
+def _pooled_wide(
+    judgments: pl.DataFrame, pooling: str, per_variant: dict[str, tuple[pl.DataFrame, np.ndarray]]
+) -> tuple[pl.DataFrame, np.ndarray]:
+    """The A+B row's items and matrix: `concat` stacks A's items on B's; `wide` (the paper's) makes an image rated in
+    both variants under the same prompt one item with A's positions and B's side by side (its first HIT in each);
+    `per_variant` holds _wide of each variant's judgments."""
     if pooling == "concat":
-        return _wide(judgments), HIT_ITEM
+        return _wide(judgments)
     sides = []
     for variant in ("A", "B"):
-        w = _wide(judgments.filter(pl.col("variant") == variant)).unique(ITEM, keep="first", maintain_order=True)
-        sides.append(w.drop("hit").rename({c: f"{variant}{c}" for c in w.columns if c not in HIT_ITEM}))
-    return sides[0].join(sides[1], on=ITEM, how="inner", maintain_order="left").sort(ITEM), ITEM
+        keys, m = per_variant[variant]
+        first = keys.with_row_index("_row").unique(ITEM, keep="first", maintain_order=True).select(*ITEM, "_row")
+        sides.append((first, m))
+    (keys_a, m_a), (keys_b, m_b) = sides
+    both = keys_a.join(keys_b, on=ITEM, how="inner", suffix="_b", maintain_order="left").sort(ITEM)
+    rows_a, rows_b = both["_row"].to_numpy(), both["_row_b"].to_numpy()
+    return both.select(ITEM), np.hstack([m_a[rows_a], m_b[rows_b]]) if len(both) else np.empty((0, 0))
 
 
 def variant_items(judgments: pl.DataFrame, pooling: str = "wide") -> dict[str, tuple[pl.DataFrame, np.ndarray]]:
     """Per row of Table 7 (A, B, A+B): its items' keys (video_id, frame_index, ...) and its rating matrix."""
-    out = {}
-    for variant in ("A", "B"):
-        wide = _wide(judgments.filter(pl.col("variant") == variant))
-        out[variant] = (wide.select(HIT_ITEM), _matrix(wide, HIT_ITEM))
-    wide, keys = _pooled_wide(judgments, pooling)
-    out["A+B"] = (wide.select(keys), _matrix(wide, keys))
+    out = {variant: _wide(judgments.filter(pl.col("variant") == variant)) for variant in ("A", "B")}
+    out["A+B"] = _pooled_wide(judgments, pooling, out)
     return out
 
 
@@ -339,6 +372,12 @@ def agreement_table(
     return table.join(bounds, on="variant", how="left", maintain_order="left").select(*cols, "n_items")
 
 
+# The bootstrap's cost grows with ratings × resamples; past this many (a thousand times the SQUID-E release's 10,800
+# ratings at 1,000 resamples, e.g. 24 HITs answered by 8,000 workers each) Table 7 keeps its exact values, leaves the
+# intervals out and says so (squidflow.judgments.tables.missing_intervals_note).
+INTERVAL_MAX_CELLS = 10**9
+
+
 def agreement_intervals(
     items: dict[str, tuple[pl.DataFrame, np.ndarray]], points: dict[str, dict], cfg, kappa_bins=(3, 4, 5)
 ) -> pl.DataFrame:
@@ -360,7 +399,10 @@ def agreement_intervals(
     rows = []
     for variant, (keys, m) in items.items():
         item_image = np.array([position[k] for k in keys.select("video_id", "frame_index").iter_rows()], dtype=int)
-        reps = agreement_replicates(m, drawn[:, item_image], kappa_bins)
+        if m.size * len(drawn) > INTERVAL_MAX_CELLS:  # no interval, and a sentence under Table 7 says why
+            reps = {name: np.full(len(drawn), np.nan) for name in measures(kappa_bins)}
+        else:
+            reps = agreement_replicates(m, drawn[:, item_image], kappa_bins)
         row = {"variant": variant}
         for name, values in reps.items():
             _, lo, hi = interval_from(points[variant][name], values, cfg)

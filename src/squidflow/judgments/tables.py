@@ -81,6 +81,32 @@ def intervals_note(level: float, resamples: int) -> str:
     )
 
 
+def missing_intervals_note(table: pl.DataFrame) -> str:
+    """A sentence for the rows whose measures have a value but no interval, saying which bound of
+    squidflow.judgments.agreement left them out; empty when every interval is there."""
+    from squidflow.judgments.agreement import INTERVAL_MAX_CELLS, SPEARMAN_INTERVAL_MAX_PAIRS
+
+    if "spearman_lo" not in table.columns:
+        return ""
+    has_value = pl.col("alpha").is_not_nan() & pl.col("alpha_lo").is_nan()
+    none = table.filter(has_value)["variant"].to_list()
+    spearman = table.filter(~has_value & pl.col("spearman").is_not_nan() & pl.col("spearman_lo").is_nan())[
+        "variant"
+    ].to_list()
+    out = ""
+    if none:
+        out += (
+            f" Row(s) {', '.join(none)} have no intervals: ratings × resamples exceed {INTERVAL_MAX_CELLS:,} (a panel "
+            "where hundreds of workers rated every image); the values are exact."
+        )
+    if spearman:
+        out += (
+            f" Spearman has no interval in row(s) {', '.join(spearman)}: more than {SPEARMAN_INTERVAL_MAX_PAIRS:,} "
+            "pairs of annotator positions (one per assignment order of a HIT) for the bootstrap; its value is exact."
+        )
+    return out
+
+
 def table7_markdown(
     table: pl.DataFrame,
     *,
@@ -240,7 +266,9 @@ def table7(
         high_certainty=high_certainty,
         excluded=excluded,
         skipped=skipped,
-        note=intervals_note(intervals.level, intervals.resamples) if intervals is not None else "",
+        note=(intervals_note(intervals.level, intervals.resamples) + missing_intervals_note(table))
+        if intervals is not None
+        else "",
         policy=policy,
         report_name=report_name,
     )

@@ -79,6 +79,35 @@ def test_spearman_pairs_is_the_mean_over_position_pairs():
     assert spearman_pairs(m) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_spearman_pairs_grouped_by_rated_items_equals_the_loop_over_pairs(seed):
+    """spearman_pairs sums correlations group by group (positions that rated the same items); on matrices with
+    several missing-rating patterns, tied ratings, a constant position and pairs with fewer than three shared items
+    it equals the plain loop over pairs of positions with scipy's spearmanr."""
+    import itertools
+
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(seed)
+    items, positions = 40, 9
+    m = rng.integers(0, 6, size=(items, positions)).astype(float)  # few values: many ties
+    pattern = rng.integers(0, 3, size=positions)  # three groups of positions with different rated items
+    for p in range(positions):
+        m[rng.random(items) < 0.3 * pattern[p], p] = np.nan
+    m[:, 0] = np.where(np.isnan(m[:, 0]), np.nan, 3.0)  # a constant position: no correlation with anyone
+    m[3:, 1] = np.nan  # three rated items only
+    m[2:, 2] = np.nan  # two rated items: no pair with it counts
+    rhos = []
+    for i, j in itertools.combinations(range(positions), 2):
+        both = ~np.isnan(m[:, i]) & ~np.isnan(m[:, j])
+        if both.sum() >= 3:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rho = spearmanr(m[both, i], m[both, j]).statistic
+            if np.isfinite(rho):
+                rhos.append(rho)
+    assert spearman_pairs(m) == pytest.approx(np.mean(rhos), abs=1e-12)
+
+
 def test_intra_annotator_spearman_pairs_first_and_repeat_rounds():
     rows = []
     for k in range(10):
