@@ -90,11 +90,11 @@ def serve(body: bytes) -> tuple[http.server.ThreadingHTTPServer, str]:
 def shard_job(candidates: str, shard: int, shards: int, workers: int, workdir: str) -> None:
     """One shard job, as rule acquire_videos runs it (here without Snakemake around it)."""
     os.chdir(workdir)
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_parquet
+    from squidflow.contracts import schemas
+    from squidflow.contracts.io import read_parquet, write_parquet
     from squidflow.videos.download import DownloadOptions
+    from squidflow.videos.download_shards import acquire_shard, brake_for
     from squidflow.videos.probe import in_process
-    from squidflow.videos.shards import acquire_shard, brake_for
 
     opts = DownloadOptions(workers=workers, retries=1, backoff_s=0.1)
     in_process()  # start-up: the decoder (torch, torchcodec) loads before the clock starts
@@ -110,8 +110,8 @@ def run_squidflow(urls: list[str], workdir: Path, cores: int, workers: int) -> t
     """Wall seconds (processes started to all done), videos ok, and the slowest job's seconds after its imports."""
     import polars as pl
 
-    from squidflow import schemas
-    from squidflow.io import write_parquet
+    from squidflow.contracts import schemas
+    from squidflow.contracts.io import write_parquet
     from squidflow.videos.sources import urls_source
 
     workdir.mkdir(parents=True)

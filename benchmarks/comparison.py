@@ -99,9 +99,9 @@ def _phase_dedup_exact_subset(args) -> dict:
 def _phase_agreement(args) -> dict:
     import numpy as np
 
-    from squidflow import text_embed
     from squidflow.comparison import corpus as sherlock
     from squidflow.comparison import dedup
+    from squidflow.encoders import text_embed
 
     corpus = sherlock.load_sherlock(args.sherlock)
     texts = list(dict.fromkeys(corpus["inference"].to_list()))
@@ -122,8 +122,8 @@ def _phase_encode(args) -> dict:
     """SBERT-encode the corpus' distinct texts (no cache) with our token-count batching or sentence-transformers'."""
     import numpy as np
 
-    from squidflow import text_embed
     from squidflow.comparison import corpus as sherlock
+    from squidflow.encoders import text_embed
 
     corpus = sherlock.load_sherlock(args.sherlock)
     texts = list(dict.fromkeys(corpus["clue"].to_list() + corpus["inference"].to_list()))

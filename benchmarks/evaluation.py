@@ -8,7 +8,7 @@ Data: a simulated SQUID-E Table 3 shape (SQUID-E §5.3): `--images` images, each
 three raters of its own (0..100, 10% of ratings missing), a 0/1 label; `--methods` × `--seeds` models ("cells"),
 each the probability of the event with its own noise.
 
-squidflow (the uncertainty core with squidflow.intervals): one image index matrix for the table (`--resamples`
+squidflow (the uncertainty core with squidflow.statistics.intervals): one image index matrix for the table (`--resamples`
 rows), every measure of every cell on every resample (squidflow.evaluation.uncertainty.model_measures: the seven
 soft-label measures, accuracy, entropy Pearson/Spearman, equal-width and equal-mass ECE, smooth ECE), then per method
 the seed mean with its percentile interval, each method against the first with a paired difference, its interval and
@@ -43,8 +43,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from squidflow import intervals as iv  # noqa: E402
 from squidflow.evaluation import uncertainty as u  # noqa: E402
+from squidflow.statistics import intervals as iv  # noqa: E402
 
 
 def simulate(images: int, methods: int, seeds: int, seed: int = 0):

@@ -45,11 +45,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from squidflow.encoders.pretrained import Backbone, WeightsError, load_backbone  # noqa: E402
 from squidflow.frames.decode import decode_ranks  # noqa: E402
 from squidflow.frames.extract import even_targets, save_image  # noqa: E402
 from squidflow.frames.featurize import FeaturesConfig, embed_images, load_image  # noqa: E402
 from squidflow.frames.frame_table import frame_table  # noqa: E402
-from squidflow.pretrained import Backbone, WeightsError, load_backbone  # noqa: E402
 
 SHRINK = 4  # frames are compared on 4x-reduced copies (memory: ~250 frames of 720p would be 0.7 GB)
 
@@ -335,7 +335,7 @@ def backbone_or_random(name: str) -> Backbone:
     except WeightsError:
         from torchvision.models import resnet50
 
-        from squidflow.pretrained import IMAGENET_MEAN, IMAGENET_STD
+        from squidflow.encoders.pretrained import IMAGENET_MEAN, IMAGENET_STD
 
         print(f"  ({name}: ImageNet weights not cached, timing random weights)")
         return Backbone(name, resnet50().eval(), IMAGENET_MEAN, IMAGENET_STD)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from squidflow import io as sio  # noqa: E402
+from squidflow.contracts import io as sio  # noqa: E402
 from squidflow.judgments.ingest import read_mturk_batch  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))

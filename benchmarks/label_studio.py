@@ -64,11 +64,11 @@ def server_phase(release_csv: Path, out: dict) -> None:
     import polars as pl
     import requests
 
-    from squidflow.io import write_csv
+    from squidflow.contracts.io import write_csv
     from squidflow.judgments.annotation import make_hits
     from squidflow.judgments.ingest import read_release
     from squidflow.judgments.label_studio import tasks as ls
-    from squidflow.judgments.label_studio.ingest import ingest_exports
+    from squidflow.judgments.label_studio.run_exports import ingest_exports
 
     why = lss.ensure_venv()
     if why:

@@ -31,8 +31,8 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from squidflow import schemas  # noqa: E402
 from squidflow.config import load_config  # noqa: E402
+from squidflow.contracts import schemas  # noqa: E402
 from squidflow.judgments.agreement import agreement_table  # noqa: E402
 from squidflow.judgments.scores import image_scores  # noqa: E402
 from squidflow.publish import croissant  # noqa: E402

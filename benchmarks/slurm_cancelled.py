@@ -1,4 +1,4 @@
-"""What squidflow's one kept change to the Slurm executor plugin gains (squidflow.slurm_plugin.patch_plugin_states,
+"""What squidflow's one kept change to the Slurm executor plugin gains (squidflow.runtime.slurm_plugin.patch_plugin_states,
 docs/upstream.md), measured on the local Slurm test cluster (tests/helpers/slurm_cluster.py).
 
 A one-rule workflow (`sleep 600`) is submitted with `--executor slurm`; once its job runs it is cancelled with
@@ -30,7 +30,7 @@ onstart:
     if {patched}:
         import sys
         sys.path.insert(0, {src!r})
-        from squidflow.slurm_plugin import patch_plugin_states
+        from squidflow.runtime.slurm_plugin import patch_plugin_states
         print("squidflow fix installed:", patch_plugin_states(), flush=True)
 
 rule all:

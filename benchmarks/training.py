@@ -37,7 +37,7 @@ from torchvision.transforms import v2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from squidflow.pretrained import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
+from squidflow.encoders.pretrained import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
 from squidflow.training.augment import build_augmentation, frame_short_side  # noqa: E402
 from squidflow.training.batch_augment import build_batch_augmentation  # noqa: E402
 from squidflow.training.cache import build_cache, build_frame_cache, open_cache, open_frame_cache  # noqa: E402

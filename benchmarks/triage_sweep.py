@@ -30,14 +30,14 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "tests" / "un
 
 from test_judgments import _hits_as_csv, make_corpus  # noqa: E402
 
-from squidflow import schemas  # noqa: E402
+from squidflow.contracts import schemas  # noqa: E402
+from squidflow.contracts.io import read_parquet, write_csv  # noqa: E402
 from squidflow.demo.panel import FAULT_KINDS, PanelConfig, simulate_panel  # noqa: E402
 from squidflow.demo.triage_validation import seed_scores  # noqa: E402
-from squidflow.intervals import IntervalConfig  # noqa: E402
-from squidflow.io import read_parquet, write_csv  # noqa: E402
 from squidflow.judgments.ingest import ingest  # noqa: E402
 from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images  # noqa: E402
 from squidflow.judgments.triage import TriageConfig, rater_triage  # noqa: E402
+from squidflow.statistics.intervals import IntervalConfig  # noqa: E402
 
 KINDS = ("constant", "reversed", "shifted", "careless")  # in turn; "careless" rates at random
 COLLUDERS = 3

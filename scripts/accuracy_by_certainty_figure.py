@@ -1,6 +1,6 @@
 """Rule accuracy_by_certainty_figure: Table 1 as a plot, accuracy per certainty bin with the spread over seeds."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 

@@ -1,16 +1,16 @@
 """Rule acquire_videos: download one shard of the candidates with a pool of workers; one status row per video."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 
-from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.videos.download import DownloadOptions
+from squidflow.videos.download_shards import acquire_shard, brake_for
 from squidflow.videos.manifest import run_started
-from squidflow.videos.shards import acquire_shard, brake_for
 
 with open(snakemake.input.settings, encoding="utf-8") as fh:
     opts = DownloadOptions.from_config(json.load(fh))

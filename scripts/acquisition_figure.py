@@ -1,10 +1,10 @@
 """Rule acquisition_figure: videos per event × status and the reasons videos are not ok."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.videos.figures import acquisition_figure
 
 videos = io.read_parquet(snakemake.input.videos, schemas.VIDEOS)

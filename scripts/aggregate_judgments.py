@@ -1,12 +1,12 @@
 """Rule aggregate_judgments: per image and prompt mean, std, n, certainty bin and the alt bins (SQUID-E supplement D.3)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.scores import high_certainty_share, image_scores
 
 judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)

@@ -1,6 +1,6 @@
 """Rule agreement_figure: Table 7 (inter-annotator agreement) as a chart beside the paper's values."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 

@@ -1,15 +1,15 @@
 """Rule agreement_table: Table 7 (Spearman, Krippendorff's alpha, Fleiss' kappa) for variants A, B and A+B, each with
 its bootstrap interval over images."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.judgments.tables import table7
+from squidflow.statistics.intervals import IntervalConfig
 
 p = snakemake.params
 table, md = table7(

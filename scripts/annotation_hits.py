@@ -1,10 +1,10 @@
 """Rule annotation_hits: the HITs of variants A and B as MTurk batch input CSVs, and the task page."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.annotation import annotation_tasks
 
 annotation = snakemake.params.annotation

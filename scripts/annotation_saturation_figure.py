@@ -1,10 +1,10 @@
 """Rule annotation_saturation_figure: human-vs-model measures and α as raters per image go from 1 to all."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.figures import saturation_figure
 from squidflow.evaluation.points import points_from_frame
 

@@ -1,10 +1,10 @@
 """Rule annotator_figure: ratings per annotator, leniency against carelessness, excluded annotators marked."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.figures import annotator_figure
 
 judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)

@@ -1,10 +1,10 @@
 """Rule annotator_quality: each annotator's pitfall flags (SQUID-E §3.2) and who is excluded."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images, excluded
 
 qc = QualityConfig.from_config(snakemake.params.quality)

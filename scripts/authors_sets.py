@@ -1,10 +1,10 @@
 """Rule authors_sets: the release's experiment sets of Tables 1 and 3, mapped from file names to videos and frames."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.fetch import fetch
 from squidflow.judgments.ingest import read_release
 from squidflow.training.authors_sets import (

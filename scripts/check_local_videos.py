@@ -1,11 +1,11 @@
 """Rule check_local_videos: probe the videos already on disk (demo, local, UCF-Crime), each known by its content."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.videos.download import DownloadOptions
 from squidflow.videos.manifest import check_local
 

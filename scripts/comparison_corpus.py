@@ -1,13 +1,13 @@
 """Rule comparison_corpus: the (image, region, clue, inference) corpus of the comparison sets."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
 from squidflow.comparison.corpus import build_corpus
+from squidflow.contracts import io, schemas
+from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.fetch import fetch
-from squidflow.paths import DOWNLOADS_DIR
 
 p = snakemake.params
 kw = {}

@@ -1,15 +1,15 @@
 """Rule comparison_embed: the plausibility scorer's region and inference vectors for every corpus instance."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import torch
 
-from squidflow import io, schemas
 from squidflow.comparison.plausibility import score_corpus
-from squidflow.gpu import slot_for_job
-from squidflow.text_embed import TableEncoder
+from squidflow.contracts import io, schemas
+from squidflow.encoders.text_embed import TableEncoder
+from squidflow.runtime.gpu import slot_for_job
 
 torch.set_num_threads(snakemake.threads)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)

@@ -1,13 +1,13 @@
 """Rule comparison_hits: the Likert task (CSV, one row per set) and its HTML page with the region drawn."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import os
 
-from squidflow import io, schemas
 from squidflow.comparison.sets import hits_html, hits_table
+from squidflow.contracts import io, schemas
 
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 hits = hits_table(io.read_parquet(snakemake.input.sets, schemas.COMPARISON_SETS), corpus)

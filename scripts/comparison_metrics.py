@@ -1,15 +1,15 @@
 """Rule comparison_metrics: retrieval, localization (with box proposals also auto-box) and, with human ratings,
 comparison of the scorer, as the Sherlock leaderboard computes them."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 
-from squidflow import io, schemas
 from squidflow.comparison.metrics_sherlock.report import evaluate, read_comparison_ratings
 from squidflow.comparison.plausibility import DualEmbeddings
+from squidflow.contracts import io, schemas
 
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 emb = DualEmbeddings.from_frame(io.read_parquet(snakemake.input.embeddings, schemas.COMPARISON_EMBEDDINGS))

@@ -1,13 +1,13 @@
 """Rule comparison_pool: the inference pool after soft (SBERT clustering) and hard (≤ 3 verbatim) dedup."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
 from squidflow.comparison.sets import ComparisonConfig, build_pool
-from squidflow.gpu import slot_for_job
-from squidflow.text_embed import TableEncoder
+from squidflow.contracts import io, schemas
+from squidflow.encoders.text_embed import TableEncoder
+from squidflow.runtime.gpu import slot_for_job
 
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())

@@ -1,13 +1,13 @@
 """Rule comparison_sbert: SBERT embeddings of every clue and inference of the corpus (cached by text hash)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import torch
 
-from squidflow import io, schemas
-from squidflow.text_embed import embedding_table
+from squidflow.contracts import io, schemas
+from squidflow.encoders.text_embed import embedding_table
 
 torch.set_num_threads(snakemake.threads)
 corpus = io.read_parquet(snakemake.input[0], schemas.COMPARISON_CORPUS)

@@ -1,13 +1,13 @@
 """Rule comparison_sets: plausible, diverse hard-negative sets per query, ranked; the top N per split."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
 from squidflow.comparison.plausibility import DualEmbeddings
 from squidflow.comparison.sets import ComparisonConfig, build_sets
-from squidflow.text_embed import TableEncoder
+from squidflow.contracts import io, schemas
+from squidflow.encoders.text_embed import TableEncoder
 
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)
 sbert = TableEncoder(io.read_parquet(snakemake.input.sbert, schemas.COMPARISON_SBERT))(corpus["inference"].to_list())

@@ -1,11 +1,11 @@
 """Rule comparison_sets_figure: the most promising comparison sets drawn as the annotators see them."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
 from squidflow.comparison.figures import sets_figure
+from squidflow.contracts import io, schemas
 
 sets = io.read_parquet(snakemake.input.sets, schemas.COMPARISON_SETS)
 corpus = io.read_parquet(snakemake.input.corpus, schemas.COMPARISON_CORPUS)

@@ -1,10 +1,10 @@
 """Rule contact_sheets: per event, the selected frames of each video in a row, with cluster and judged certainty."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.frames.figures import contact_sheets
 
 frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)

@@ -1,12 +1,12 @@
 """Rule cooccurring_text: per selected frame, its video's metadata and the subtitles around its timestamp."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.text.cooccurring import cooccurring_report, cooccurring_text
 
 window_s = snakemake.params.window_s

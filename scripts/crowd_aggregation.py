@@ -1,12 +1,12 @@
 """Rule crowd_aggregation: crowd-kit's annotator models beside the rubric -> skill, uncertainty and aggregation tables."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.judgments.crowd import crowd_tables
+from squidflow.statistics.intervals import IntervalConfig
 
 p, out = snakemake.params, snakemake.output
 tables = crowd_tables(

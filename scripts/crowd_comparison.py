@@ -1,12 +1,12 @@
 """Rule crowd_comparison: the comparison sets' ratings under crowd-kit's models -> the oracle per aggregation."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io
-from squidflow.comparison.crowd import comparison_oracles, crowd_comparison_markdown
 from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+from squidflow.comparison.rating_models import comparison_oracles, crowd_comparison_markdown
+from squidflow.contracts import io
 
 crowd = snakemake.params.crowd
 table = comparison_oracles(

@@ -1,10 +1,10 @@
 """Rule demo_corpus: gather the per-video truth into truth.parquet and write the corpus' metadata catalog."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.videos import DemoConfig, catalog, gather_truth
 
 cfg = DemoConfig.from_config(snakemake.params.demo)

@@ -1,13 +1,13 @@
 """Rule download_settings: write the `download` settings the shard jobs read (an ancient input: no rerun on change)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 
+from squidflow.contracts.io import write_text
 from squidflow.fetch import redact_url_credentials
-from squidflow.io import write_text
 from squidflow.videos.download import DownloadOptions
 
 settings = dict(snakemake.params.download)

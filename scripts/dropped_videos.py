@@ -1,11 +1,11 @@
 """Rule dropped_videos: every video dropped at any stage, why, what to do, where to look; the files skipped."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import schemas
-from squidflow.io import read_parquet, write_text
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_text
 from squidflow.videos.manifest import dropped_line, dropped_report
 
 videos = read_parquet(snakemake.input.videos, schemas.VIDEOS)

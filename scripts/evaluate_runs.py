@@ -1,10 +1,10 @@
 """Rule evaluate_runs: every training run measured against the human judgments per certainty bin (runs.parquet)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.training_runs import evaluate_runs
 
 p = snakemake.params

@@ -1,13 +1,13 @@
 """Rule evaluation_table: Table 2 or Table 8 from the models' accuracy rows (long CSV, Markdown, LaTeX)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 from pathlib import Path
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.tables import ModelInfo, build_table
 
 p = snakemake.params

@@ -1,12 +1,12 @@
 """Rule extract_frames: the frames of one shard of `ok` videos -> images + rows + per-video status."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.frames.extract import FramesConfig, extract_videos, shard_videos
-from squidflow.io import read_parquet, write_parquet
 
 cfg = FramesConfig.from_config(snakemake.params.frames)
 videos = shard_videos(read_parquet(snakemake.input.videos, schemas.VIDEOS), int(snakemake.wildcards.shard), cfg.shards)

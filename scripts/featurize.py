@@ -1,15 +1,15 @@
 """Rule featurize: features of one shard's extracted frames, on the GPU slot this job got (CPU without one)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import torch
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.frames.featurize import FeaturesConfig, featurize_frames
-from squidflow.gpu import slot_for_job
-from squidflow.io import read_parquet, write_parquet
+from squidflow.runtime.gpu import slot_for_job
 
 torch.set_num_threads(snakemake.threads)
 cfg = FeaturesConfig.from_config({**snakemake.params.features, "backbone": snakemake.wildcards.backbone})

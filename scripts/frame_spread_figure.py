@@ -1,10 +1,10 @@
 """Rule frame_spread_figure: where the selected frames fall in their videos (fraction of the duration)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.frames.figures import frame_spread
 
 frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)

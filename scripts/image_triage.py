@@ -1,13 +1,13 @@
 """Rule image_triage: each image and prompt as clear, ambiguous, contested or undecided, with its reason."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.judgments.image_triage import image_triage, image_triage_markdown, triage_figure
 from squidflow.judgments.triage import TriageConfig, crowdlab, event_probabilities, first_round
+from squidflow.statistics.intervals import IntervalConfig
 
 p, out = snakemake.params, snakemake.output
 judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)

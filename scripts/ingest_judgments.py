@@ -1,12 +1,12 @@
 """Rule ingest_judgments: MTurk batch results, Label Studio exports, the simulated panel's or the SQUID-E release's
 judgments -> judgments.parquet."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 from squidflow.judgments.ingest import ingest_to
-from squidflow.judgments.label_studio.ingest import ingest_exports_to
+from squidflow.judgments.label_studio.run_exports import ingest_exports_to
 
 if snakemake.params.exports:
     ingest_exports_to(

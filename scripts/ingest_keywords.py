@@ -1,10 +1,10 @@
 """Rule ingest_keywords: the keyword task's batch results read back into results/judgments/keywords.parquet."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.keywords import keyword_judgments
 
 p = snakemake.params

@@ -1,10 +1,10 @@
 """Rule judgments_figure: histograms of per-image mean and standard deviation for variants A and B (Figure 3)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.figures import fig3_judgments
 
 scores = io.read_parquet(snakemake.input.scores, schemas.IMAGE_SCORES)

@@ -1,10 +1,10 @@
 """Rule keyword_hits: the keyword task (variant K) as an MTurk batch input CSV, its task page and a preview."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.keywords import keyword_tasks
 
 p = snakemake.params

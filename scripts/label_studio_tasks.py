@@ -1,6 +1,6 @@
 """Rule label_studio_tasks: one task's HITs -> its Label Studio labeling config, import JSON and instructions."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 

@@ -1,12 +1,12 @@
 """Rule litmus_dataset_tables: first turns per split, question type and answer; the rules' accuracy on the target."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.litmus.tables import dataset_tables, markdown
+from squidflow.statistics.intervals import IntervalConfig
 
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)

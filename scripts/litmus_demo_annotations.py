@@ -1,10 +1,10 @@
 """Rule litmus_demo_annotations: SIMULATED human reference sets for the demo's sample check."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.litmus import simulate_annotations
 
 games = io.read_parquet(snakemake.input[0], schemas.LITMUS_GAMES)

@@ -1,10 +1,10 @@
 """Rule litmus_demo_games: the offline demo's SYNTHETIC games in the GuessWhat?! JSON Lines format."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io
+from squidflow.contracts import io
 from squidflow.demo.litmus import demo_games
 
 train, test = demo_games(**snakemake.params.demo)

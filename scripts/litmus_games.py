@@ -1,12 +1,12 @@
 """Rule litmus_games: every configured GuessWhat?! games file, one row per game with its first turn."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.litmus.games import load_games
 
 games = load_games(snakemake.params.sources, snakemake.params.cache_dir)

@@ -1,14 +1,14 @@
 """Rule litmus_human_check: human soft labels from reference-set annotations against the rule soft labels."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.fetch import fetch
-from squidflow.intervals import IntervalConfig
 from squidflow.litmus.human import read_annotations, sample_check
 from squidflow.litmus.tables import markdown
+from squidflow.statistics.intervals import IntervalConfig
 
 games = io.read_parquet(snakemake.input.games, schemas.LITMUS_GAMES)
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)

@@ -1,13 +1,13 @@
 """Rule litmus_metrics: accuracy, correlation with the soft labels, well-grounded shares, complement-set probability;
 and each metric's mean over seeds with its bootstrap interval over QA pairs."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.litmus.metrics import metric_intervals, metrics_of_models
+from squidflow.statistics.intervals import IntervalConfig
 
 soft_labels = io.read_parquet(snakemake.input.soft_labels, schemas.LITMUS_SOFT_LABELS)
 runs = [io.read_parquet(p, schemas.LITMUS_PROBABILITIES) for p in snakemake.input.probabilities]

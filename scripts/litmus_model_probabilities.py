@@ -1,10 +1,10 @@
 """Rule litmus_model_probabilities: a configured guesser's first-turn probabilities, read and checked."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.fetch import fetch
 from squidflow.litmus.probabilities import read_probabilities
 

@@ -1,12 +1,12 @@
 """Rule litmus_soft_labels: question types and rule soft labels (category; spatial R1-R3) for every first turn."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.litmus.soft_labels import label_games
 
 games = io.read_parquet(snakemake.input[0], schemas.LITMUS_GAMES)

@@ -1,11 +1,11 @@
 """Rule litmus_tables: Table 2 (accuracy, Pearson's r, complement-set probability) and Table 3 (well-grounded), each
 number with its spread over seeds and its bootstrap interval over QA pairs."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.litmus.tables import litmus_tables, markdown
 
 metrics = io.read_parquet(snakemake.input.metrics, schemas.LITMUS_METRICS)

@@ -3,7 +3,7 @@ probabilities, one after the other in this one process (torch imported once), ea
 
 train_guesser seeds its generators afresh per run, so a run's files are the same bytes as from a process of its own."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
@@ -11,12 +11,12 @@ import re
 
 import torch
 
-from squidflow import io, schemas
 from squidflow.config import from_section
-from squidflow.gpu import log_slot, slot_for_job
+from squidflow.contracts import io, schemas
 from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.guessers import train_guesser
-from squidflow.logs import log_to
+from squidflow.runtime.gpu import log_slot, slot_for_job
+from squidflow.runtime.logs import log_to
 
 torch.set_num_threads(snakemake.threads)
 out = snakemake.output
@@ -28,7 +28,7 @@ cfg = from_section(GuesserConfig, snakemake.params.guesser, strict=True)
 with slot_for_job(snakemake) as slot:
     for k, (method, seed) in enumerate(runs):
         with log_to(snakemake.log[k]):
-            if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
+            if k:  # the slot line that squidflow.runtime.gpu wrote to the first run's log, in this run's too
                 log_slot(slot, k + 1, len(runs))
             probabilities, lines = train_guesser(
                 games,

@@ -1,6 +1,6 @@
 """Rule make_demo_subtitles: every demo video's SYNTHETIC subtitles (WebVTT), written from its per-frame truth."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.subtitles import demo_subtitles
 
 # one job for the whole corpus: writing a file costs less than starting a job

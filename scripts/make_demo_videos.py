@@ -1,15 +1,15 @@
 """Rule make_demo_videos: render one event's synthetic demo videos and their per-frame truth, one after the other,
 each video with its own log (its generators depend on the seed and the video alone: the same bytes as alone)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 from pathlib import Path
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.videos import DemoConfig, make_video
-from squidflow.logs import log_to
+from squidflow.runtime.logs import log_to
 
 cfg = DemoConfig.from_config(snakemake.params.demo)
 out = snakemake.output

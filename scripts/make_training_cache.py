@@ -1,10 +1,10 @@
 """Rule make_training_cache: list a pool's images (SE frames or SD standard images) and decode them once."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.cache import build_cache
 from squidflow.training.pools import pool_images
 

@@ -1,12 +1,12 @@
 """Rule make_training_frames: a pool's training images as whole frames at a 2·crop short side (for GA and AU)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.cache import build_frame_cache
 
 pool = io.read_parquet(snakemake.input.index, schemas.TRAINING_IMAGES)

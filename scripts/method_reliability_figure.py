@@ -1,10 +1,10 @@
 """Rule method_reliability_figure: one Table 3 method's confidence against human judgments and against accuracy."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.figures import pooled_run_predictions, reliability_diagram
 
 method = snakemake.wildcards.method

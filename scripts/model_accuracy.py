@@ -1,12 +1,12 @@
 """Rule model_accuracy: one model's predictions checked and scored per certainty bin (its rows of Tables 2 and 8)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.models import evaluate_model
 
 p = snakemake.params

@@ -1,14 +1,14 @@
 """Rule model_reliability_figure: a reliability diagram per model with bootstrap bands and the smooth-ECE curve."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
 from squidflow.config import from_section
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.figures import reliability_figure
 from squidflow.evaluation.points import points_from_frame
-from squidflow.intervals import IntervalConfig
+from squidflow.statistics.intervals import IntervalConfig
 
 p = snakemake.params
 points, _, _ = points_from_frame(io.read_parquet(snakemake.input.points, schemas.PER_IMAGE_POINTS))

@@ -1,12 +1,12 @@
 """Rule next_round: the images whose next rating shrinks the uncertainty most, as round-2 HITs (MTurk batch CSVs)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.next_round import next_round
 from squidflow.judgments.triage import event_probabilities
 

@@ -1,14 +1,14 @@
 """Rule next_round_effect: the re-rated images' intervals before (round 1) and after the next round."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import ingest
 from squidflow.judgments.next_round import change_markdown, interval_change
 from squidflow.judgments.triage import TriageConfig
+from squidflow.statistics.intervals import IntervalConfig
 
 p, out = snakemake.params, snakemake.output
 judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)

@@ -1,11 +1,11 @@
 """Rule per_image_points: every Table 2 model's points on the judged images and the people's ratings, computed once
 for the soft-label table and its two figures."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.scoring import excluded_annotators, per_image_points
 
 p = snakemake.params

@@ -1,7 +1,7 @@
 """Rule publish_dataset: results/publish/<name>/ — Parquet configs, dataset card, croissant.json (checked by
 mlcroissant), LeWiDi JSON."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.publish.dataset import RunSettings, RunTables, publish
 from squidflow.videos.takedown import read_log
 

@@ -1,12 +1,12 @@
 """Rule rater_triage: each rater's signals and verdict (ok, suspect, careless) and the exclusions under the policy."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
 from squidflow.judgments.triage import TriageConfig, event_probabilities, exclusions, rater_triage, triage_markdown
+from squidflow.statistics.intervals import IntervalConfig
 
 p, out = snakemake.params, snakemake.output
 judgments = io.read_parquet(snakemake.input.judgments, schemas.JUDGMENTS)

@@ -1,10 +1,10 @@
 """Rule read_subtitles: every ok video's subtitle file (found beside it by name) read into time-stamped cues."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.text.cooccurring import read_video_subtitles
 
 languages = snakemake.params.languages

@@ -1,12 +1,12 @@
 """Rule report_task_page: an annotation task page with its images inlined, so it opens inside the report."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 from pathlib import Path
 
-from squidflow import io
+from squidflow.contracts import io
 from squidflow.report.pages import self_contained
 
 source = Path(snakemake.input[0])

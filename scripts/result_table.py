@@ -1,13 +1,13 @@
 """Rule result_table: aggregate the runs' metrics.json into a table with intervals (csv long format, Markdown, LaTeX)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 from pathlib import Path
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.tables import TABLES, runs_table, table_with_intervals, to_latex, to_markdown
 
 p = snakemake.params

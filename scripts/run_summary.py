@@ -1,6 +1,6 @@
 """Rule run_summary: what ran, with which config files, and how long each step took (from Snakemake's records)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 

@@ -1,6 +1,6 @@
 """Rule select_frames: six frames per video by k-means (or the release's listed frames), images, splits."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.frames.selection import SelectionConfig, build_dataset
 from squidflow.frames.splits import SplitsConfig
-from squidflow.io import read_parquet, write_parquet
 from squidflow.videos.takedown import read_log
 
 inp, params = snakemake.input, snakemake.params

@@ -1,12 +1,12 @@
 """Rule simulate_keywords: the SIMULATED panel's answers to the keyword task, for the offline demo."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.keyword_panel import KeywordPanelConfig, simulate_keywords
 
 hits = pl.read_csv(snakemake.input.hits, infer_schema=False)

@@ -1,10 +1,10 @@
 """Rule simulate_label_studio: the SIMULATED panel's MTurk batch results -> Label Studio JSON exports (demo)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io
+from squidflow.contracts import io
 from squidflow.demo.label_studio import simulated_exports
 from squidflow.judgments.ingest import read_mturk_batch
 

@@ -1,12 +1,12 @@
 """Rule simulate_panel: the SIMULATED annotator panel's MTurk batch results for the offline demo."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.panel import PanelConfig, simulate_panel
 
 hits = {v: pl.read_csv(snakemake.input[f"hits_{v}"], infer_schema=False) for v in ("A", "B")}

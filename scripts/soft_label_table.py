@@ -1,10 +1,10 @@
 """Rule soft_label_table: every model's soft-label and calibration measures against the people, with intervals."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.points import points_from_frame
 from squidflow.evaluation.scoring import soft_label_outputs_of
 

@@ -1,12 +1,12 @@
 """Rule text_baseline: the text-only event predictions of one method (tfidf | sbert), in the predictions format."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.text.baseline import text_baseline
 from squidflow.text.preprocess import Preprocessing
 

@@ -1,12 +1,12 @@
 """Rule text_keyword_table: SemEval best/oot scores of the keyword baselines and the human upper bound, each with its
 bootstrap interval over images."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import io, schemas
+from squidflow.statistics.intervals import IntervalConfig
 from squidflow.text.tables import build_table
 
 p = snakemake.params

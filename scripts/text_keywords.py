@@ -1,10 +1,10 @@
 """Rule text_keywords: the tf, tf·idf and random keyword baselines per frame and preprocessing setting."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.text.keywords import keyword_baselines
 from squidflow.text.preprocess import settings_from_config
 

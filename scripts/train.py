@@ -5,7 +5,7 @@ of one experiment (rules train_experiment_classification and train_experiment_ca
 The runs of a job share the process (torch imported once), the caches and the GPU slot, nothing else: train_run
 seeds every generator afresh per run, so a run's files are the same bytes as from a job of its own."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
@@ -15,9 +15,9 @@ import time
 
 import torch
 
-from squidflow import io, schemas
-from squidflow.gpu import log_slot, slot_for_job
-from squidflow.logs import log_to
+from squidflow.contracts import io, schemas
+from squidflow.runtime.gpu import log_slot, slot_for_job
+from squidflow.runtime.logs import log_to
 from squidflow.training.cache import open_cache, open_frame_cache
 from squidflow.training.config import TrainConfig
 from squidflow.training.runs import train_run
@@ -48,7 +48,7 @@ cfg = TrainConfig.from_config(snakemake.params.training)
 with slot_for_job(snakemake) as slot:
     for k, (train_set, method, seed) in enumerate(runs):  # one after the other on the job's device
         with log_to(logs[k]):
-            if k:  # the slot line that squidflow.gpu wrote to the first run's log, in this run's too
+            if k:  # the slot line that squidflow.runtime.gpu wrote to the first run's log, in this run's too
                 log_slot(slot, k + 1, len(runs))
             start, cpu = time.perf_counter(), time.process_time()
             predictions, metrics, lines = train_run(

@@ -1,12 +1,12 @@
 """Rule training_sets: the training and evaluation images of one experiment, with labels and human judgments."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import json
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.sets import experiment_sets_with_summary
 
 inputs = snakemake.input

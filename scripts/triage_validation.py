@@ -1,10 +1,10 @@
 """Rule triage_validation: precision, recall and ROC AUC of each triage signal against the SIMULATED panel's faults."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.demo.triage_validation import seed_scores, validation_markdown, validation_table
 from squidflow.judgments.triage import TriageConfig
 

@@ -1,12 +1,12 @@
 """Checkpoint video_candidates: list every configured source's videos (see squidflow.videos.sources), less the videos
 of the takedown list (squidflow.videos.takedown)."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import schemas
-from squidflow.io import write_csv, write_parquet, write_text
+from squidflow.contracts import schemas
+from squidflow.contracts.io import write_csv, write_parquet, write_text
 from squidflow.videos.download import DownloadOptions, network_params
 from squidflow.videos.sources import list_candidates
 from squidflow.videos.takedown import apply_takedowns

@@ -1,11 +1,11 @@
 """Rule video_manifest: gather the status rows (downloads and local checks) into videos.parquet + the report."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet, write_text
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet, write_text
 from squidflow.videos.brake import run_notes
 from squidflow.videos.manifest import build_manifest, download_report, run_started
 

@@ -1,16 +1,16 @@
 """Rule zero_shot_predictions: CLIP scores every frame against one prompt per label of the vocabulary."""
 
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
 import torch
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.labels import read_vocabulary
 from squidflow.evaluation.zeroshot import zero_shot_predictions
 from squidflow.fetch import fetch
-from squidflow.gpu import slot_for_job
+from squidflow.runtime.gpu import slot_for_job
 
 torch.set_num_threads(snakemake.threads)
 p = snakemake.params

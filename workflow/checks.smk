@@ -7,11 +7,11 @@
 # 2. Before the first job of a real run (not a dry run), results/ and logs/ must be writable: the run stops naming
 #    the folder, instead of a traceback from inside Snakemake when it clears a job's old output. On Slurm
 #    (--profile profiles/slurm) the handler also starts the watch that stops jobs Slurm will never start and says
-#    what to change when sbatch refuses a job (squidflow.slurm).
+#    what to change when sbatch refuses a job (squidflow.runtime.slurm).
 # 3. One results folder per configuration: before the first job of a real run, the first config file is compared
 #    with the one recorded in results/report/run_config.yaml by the run that made the folder's results; another one
 #    stops the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same one
-#    (overlays after it may change) is recorded again (squidflow.run_record).
+#    (overlays after it may change) is recorded again (squidflow.runtime.run_record).
 # The config's keys and the input paths it names are checked in common.smk, once the config is read.
 import os
 import sys
@@ -25,9 +25,9 @@ SQUIDFLOW_ROOT = os.path.dirname(os.path.abspath(workflow.current_basedir.get_pa
 sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 
 from snakemake.exceptions import WorkflowError
-from squidflow import slurm as squidflow_slurm
+from squidflow.runtime import slurm as squidflow_slurm
 from squidflow.config import ConfigError, check_config_files, check_writable
-from squidflow import run_record as squidflow_run_record
+from squidflow.runtime import run_record as squidflow_run_record
 
 try:
     # config/config.yaml before the Snakefile's `configfile:` reads it; a workflow importing squidflow as a module

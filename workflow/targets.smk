@@ -1,10 +1,10 @@
 # Included last by the Snakefile, once every rule is defined: a target under results/ that no rule makes stops the
-# run with the tables and figures that exist and the closest one (squidflow.targets), instead of Snakemake's
+# run with the tables and figures that exist and the closest one (squidflow.runtime.targets), instead of Snakemake's
 # MissingRuleException.
 import os
 
 from snakemake.exceptions import WorkflowError
-from squidflow import targets as squidflow_targets
+from squidflow.runtime import targets as squidflow_targets
 
 # `squidflow targets` reads the rules from here (the workflow's own rule list, a public name).
 squidflow_targets.remember_rules(workflow.rules)

@@ -56,7 +56,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 def _cmd_targets(args: argparse.Namespace) -> int:
     """Every table and figure the workflow makes and the rule that makes it, as `snakemake <path>` asks for them
     (read from the workflow with these config files: a configured method or model adds its own)."""
-    from squidflow import targets
+    from squidflow.runtime import targets
 
     root = Path(__file__).resolve().parents[2]
     snakefile = args.snakefile or root / "Snakefile"
@@ -81,7 +81,7 @@ def _cmd_targets(args: argparse.Namespace) -> int:
 
 
 def _cmd_gpu_slots(args: argparse.Namespace) -> int:
-    from squidflow.gpu import DEFAULT_LOCK_DIR, slot_status
+    from squidflow.runtime.gpu import DEFAULT_LOCK_DIR, slot_status
 
     status = slot_status(args.lock_dir or DEFAULT_LOCK_DIR)
     if not status:

@@ -2,7 +2,7 @@
 
 A `UserError` is a cause the user can fix (a bad config key, a file that is missing or malformed, an input with
 nothing usable in it): its message names the file, the row or key, what is wrong and what to do, and that message
-is all the user sees — the traceback stays in the rule's log (`squidflow.logs.setup` installs the hook that does
+is all the user sees — the traceback stays in the rule's log (`squidflow.runtime.logs.setup` installs the hook that does
 this). Anything else is a bug: the user sees one line that points at the log, where the traceback is.
 
 An `OSError` that says the disk is full or a path cannot be written is also a cause the user can fix;

@@ -74,8 +74,10 @@ def fetch(
     source: str | Path, cache_dir: str | Path, *, retries: int = 3, backoff_s: float = 2.0, timeout_s: float = 60
 ) -> Path:
     """Return a local path for `source`: a local file as is, a URL downloaded once into `cache_dir`."""
-    from squidflow.io import atomic_path  # here, not at the top: `is_url` serves `squidflow check-config`, which
-    # runs where only PyYAML and jsonschema are installed (squidflow.io needs polars)
+    from squidflow.contracts.io import (
+        atomic_path,  # here, not at the top: `is_url` serves `squidflow check-config`, which
+    )
+    # runs where only PyYAML and jsonschema are installed (squidflow.contracts.io needs polars)
 
     if not is_url(str(source)):
         path = Path(source).expanduser()

@@ -138,7 +138,7 @@ def panels(fig) -> int:
 def save(fig, path: str | Path, *, title: str = "", description: str = "") -> int:
     """Write `fig` as a PNG at print resolution through io.atomic_path, with its panel count, title and description in
     the PNG's text chunks; close it. Returns the number of panels."""
-    from squidflow.io import atomic_path
+    from squidflow.contracts.io import atomic_path
 
     plt = pyplot()
     n = panels(fig)

@@ -4,7 +4,7 @@ Every results table (SQUID-E Tables 1-9, the keyword, litmus and comparison tabl
 is read by people in two forms, Markdown beside the CSV and LaTeX for a paper. Written by hand in each module, the
 tables drifted: four LaTeX escapers with four character sets, Markdown text from users or videos (ids, titles,
 errors, config names) left unescaped in some. Here a table is a header and rows of cells; what a cell holds is the
-caller's (numbers, intervals, ids), and the caller says which cells are text from outside: `md_escape` (squidflow.io,
+caller's (numbers, intervals, ids), and the caller says which cells are text from outside: `md_escape` (squidflow.contracts.io,
 the project's Markdown escaper) for Markdown, `tex_escape` for LaTeX.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from squidflow.io import md_escape
+from squidflow.contracts.io import md_escape
 
 __all__ = ["RIGHT", "latex_table", "md_escape", "md_row", "md_rule", "md_table", "tex_escape", "tex_row"]
 

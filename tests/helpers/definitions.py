@@ -20,7 +20,7 @@ ROOT = layering.ROOT
 # idea -> (its one home under src/squidflow/, the patterns of its code)
 DEFINITIONS: dict[str, tuple[str, tuple[re.Pattern, ...]]] = {
     "the equal-width bin index": (
-        "calibration.py",
+        "statistics/ece.py",
         (
             re.compile(r"clip\(\s*(?:np\.)?searchsorted\([^)]*\)\s*-\s*1"),
             re.compile(r"linspace\(\s*0(?:\.0)?\s*,\s*1(?:\.0)?\s*,\s*\w+\s*\+\s*1\s*\)"),
@@ -28,7 +28,7 @@ DEFINITIONS: dict[str, tuple[str, tuple[re.Pattern, ...]]] = {
     ),
     "a LaTeX escaper": ("table_format.py", (re.compile(r"""r["']\\[&%_#$]["']|["']\\\\[&%_#$]["']"""),)),
     "a LaTeX table written by hand": ("table_format.py", (re.compile(r"\\{1,2}begin\{tabular\}"),)),
-    "a Markdown escaper": ("io.py", (re.compile(r"""replace\(\s*["']\|["']"""),)),
+    "a Markdown escaper": ("contracts/io.py", (re.compile(r"""replace\(\s*["']\|["']"""),)),
     "a Markdown table written by hand": (
         "table_format.py",
         (

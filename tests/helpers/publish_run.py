@@ -10,8 +10,8 @@ import numpy as np
 import polars as pl
 from PIL import Image
 
-from squidflow import schemas
 from squidflow.config import load_config
+from squidflow.contracts import schemas
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.scores import image_scores
 from squidflow.publish.dataset import RunSettings, RunTables

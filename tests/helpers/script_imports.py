@@ -86,7 +86,15 @@ def run_imports(path: Path, env: dict[str, str] | None = None) -> dict[str, list
 # ~40 CPU seconds starting Python, Snakemake and polars again). The preloaded modules must pull in no heavy module,
 # else a fork would not see which script imported it: the process then exits 3 and the caller starts fresh
 # interpreters instead.
-_PRELOAD = ("snakemake.script", "polars", "numpy", "yaml", "squidflow.logs", "squidflow.io", "squidflow.schemas")
+_PRELOAD = (
+    "snakemake.script",
+    "polars",
+    "numpy",
+    "yaml",
+    "squidflow.runtime.logs",
+    "squidflow.contracts.io",
+    "squidflow.contracts.schemas",
+)
 _FORKS = r"""
 import importlib, json, os, sys, traceback
 HEAVY_NAMES = set(json.loads(sys.argv[1]))

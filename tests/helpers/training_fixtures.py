@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 from PIL import Image
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 
 EVENTS = ["birthday_party", "wedding", "parade", "protest"]
 COLOURS = {

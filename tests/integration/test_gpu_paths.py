@@ -18,10 +18,10 @@ import yaml
 from PIL import Image
 from skimage import data
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
+from squidflow.encoders.pretrained import load_backbone
 from squidflow.frames.featurize import FeaturesConfig, embed_images
-from squidflow.io import read_parquet
-from squidflow.pretrained import load_backbone
 
 pytestmark = [
     pytest.mark.gpu,

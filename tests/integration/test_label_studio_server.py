@@ -23,8 +23,8 @@ from helpers.browser import chromium_page
 from helpers.figures import figure
 from PIL import Image, ImageDraw
 
-from squidflow import schemas
-from squidflow.io import write_csv, write_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import write_csv, write_parquet
 from squidflow.judgments.annotation import make_hits
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.keywords import make_keyword_hits
@@ -34,7 +34,7 @@ from squidflow.judgments.label_studio.export import (
     read_comparison_export,
     read_keyword_export,
 )
-from squidflow.judgments.label_studio.ingest import ingest_exports
+from squidflow.judgments.label_studio.run_exports import ingest_exports
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ Slurm job is matched to the rules it ran through its log (.snakemake/slurm_logs/
 
 The executor plugin runs as it ships (its job-step executor: `srun` and a Snakemake per rule inside each job), with
 one fix that squidflow keeps because the plugin as it ships is wrong, not slow (docs/upstream.md):
-squidflow.slurm_plugin.patch_plugin_states, which `test_cancelled_job_leaves_no_half_written_output_and_reruns`
+squidflow.runtime.slurm_plugin.patch_plugin_states, which `test_cancelled_job_leaves_no_half_written_output_and_reruns`
 needs (without it the run waits for the cancelled job for ever: `sacct` says `CANCELLED by <uid>`).
 
 Requests the cluster can never satisfy are tried last, on copies of the finished run.
@@ -433,7 +433,7 @@ def test_rerun_after_the_fix_runs_only_what_is_missing(cluster_run: ClusterRun) 
 
 def test_cancelled_job_leaves_no_half_written_output_and_reruns(cluster: SlurmCluster, cluster_run: ClusterRun) -> None:
     """`scancel` of a running training job: the run reports it failed, goes on and ends; the next run reruns it.
-    Needs squidflow.slurm_plugin.patch_plugin_states: the plugin as it ships (2.8.0) reads `sacct`'s
+    Needs squidflow.runtime.slurm_plugin.patch_plugin_states: the plugin as it ships (2.8.0) reads `sacct`'s
     `CANCELLED by <uid>` as no failed state and waits for the job for ever (docs/upstream.md)."""
     assert cluster_run.cancelled, "no train job was seen running to cancel"
     assert re.search(r"Error in rule train_experiment_(classification|calibration):", output_of(cluster_run.first))

@@ -36,9 +36,9 @@ from helpers.faults import (
     write_config,
 )
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import SchemaError, md_escape, read_csv_strings, write_csv, write_parquet
 from squidflow.errors import EmptyError, InputError
-from squidflow.io import SchemaError, md_escape, read_csv_strings, write_csv, write_parquet
 from squidflow.judgments.ingest import JudgmentError, ingest, read_mturk_batch
 from squidflow.judgments.tables import table7, table7_markdown
 from squidflow.videos.sources import list_candidates
@@ -393,7 +393,7 @@ def test_markdown_escapes_annotator_ids_and_report_text(tmp_path):
 HOOK_SCRIPT = """
 import errno, sys
 from types import SimpleNamespace
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 setup(SimpleNamespace(log=[sys.argv[1]], rule="demo_rule", output=["results/frames/shard0.parquet"]))
 kind = sys.argv[2]
 if kind == "permission":
@@ -430,7 +430,7 @@ def test_a_failing_job_shows_one_line_and_keeps_the_traceback_in_its_log(tmp_pat
 FULL_LOG_SCRIPT = """
 import logging, sys
 from types import SimpleNamespace
-from squidflow.logs import setup
+from squidflow.runtime.logs import setup
 log = setup(SimpleNamespace(log=[sys.argv[1]], rule="demo_rule", output=[sys.argv[2]]))
 log.info("starting the job")
 print("a progress line", file=sys.stderr)

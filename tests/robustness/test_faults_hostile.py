@@ -132,7 +132,7 @@ def test_a_long_video_id_is_shortened_not_failed():
 
 @pytest.mark.parametrize("name", ["../x", "/etc/passwd", "a/../../b", "", "a\x00b", "..", "."])
 def test_the_floor_helper_keeps_paths_inside(tmp_path, name):
-    from squidflow.io import inside
+    from squidflow.contracts.io import inside
 
     with pytest.raises(InputError):
         inside(tmp_path / "f", name)
@@ -260,8 +260,8 @@ def test_a_server_error_echoing_the_token_is_shown_redacted(tmp_path, monkeypatc
 
 def test_a_proxy_password_reaches_no_file_and_no_log(tmp_path, monkeypatch):
     from squidflow.fetch import PROXY_ENV
-    from squidflow.logs import setup
     from squidflow.report.summary import write_run_summary
+    from squidflow.runtime.logs import setup
     from squidflow.videos.download import DownloadOptions
 
     proxy = "http://sqfuser:sqf-proxy-pw@proxy.example:3128"
@@ -532,8 +532,8 @@ def test_a_sherlock_image_that_is_a_local_file_is_not_drawn_into_the_comparison_
     """Issue 44 case 1: a Sherlock annotations file naming a local image (absolute, ../.., file://) drew the private
     image into results/figures/comparison_sets.png (and the report zip); a file:// URL was copied into downloads/.
     Only an http(s) URL is fetched, and a local image is drawn only from under the run's results/."""
-    from squidflow import schemas
     from squidflow.comparison.figures import sets_figure
+    from squidflow.contracts import schemas
 
     secret = _solid_png(tmp_path / "home" / "u" / "private" / "secret.png", (255, 0, 255))
     run_dir = tmp_path / "run"
@@ -574,7 +574,7 @@ def test_a_prompt_with_markup_runs_no_script_on_the_mturk_workers_page(tmp_path)
     from helpers.browser import CHROMIUM, CHROMIUM_ARGS
     from playwright.sync_api import sync_playwright
 
-    from squidflow import io
+    from squidflow.contracts import io
     from squidflow.judgments.annotation import annotation_tasks
 
     frames = pl.DataFrame({"event": ["parade"] * 6, "video_id": [f"v{i}" for i in range(6)], "frame_index": [1] * 6,
@@ -1040,11 +1040,11 @@ def test_a_crowd_batch_of_hundreds_of_answers_per_image_degrades_the_annotator_m
     crowd_aggregation run past 580 s (GLAD). 400 workers per HIT (57,600 answers) already trip MACE on 0.4.0's code;
     now both steps end in bounded time, the models skipped with the reason (judgments.crowd.max_answers)."""
     from squidflow.config import fill_defaults, load_schema
-    from squidflow.intervals import IntervalConfig
     from squidflow.judgments.crowd import crowd_tables
     from squidflow.judgments.ingest import ingest
     from squidflow.judgments.quality import QualityConfig, annotator_report
     from squidflow.judgments.triage import TriageConfig, rater_triage
+    from squidflow.statistics.intervals import IntervalConfig
 
     defaults = fill_defaults({}, load_schema(ROOT / "workflow/schemas/config.schema.yaml"))["judgments"]
     _everyone_answers_every_hit(tmp_path / "batch.csv", hits=24, workers=400)
@@ -1127,10 +1127,10 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
     import numpy as np
 
     from squidflow.config import fill_defaults, load_schema
-    from squidflow.intervals import IntervalConfig
     from squidflow.judgments.ingest import ingest
     from squidflow.judgments.quality import QualityConfig, annotator_report
     from squidflow.judgments.triage import TriageConfig, rater_triage
+    from squidflow.statistics.intervals import IntervalConfig
 
     rng = np.random.default_rng(10)
     truth = rng.integers(0, 101, (24, 6))

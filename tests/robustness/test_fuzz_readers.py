@@ -295,8 +295,8 @@ PRED_ROWS = st.lists(
 
 @given(PRED_ROWS)
 def test_predictions_round_trip(rows):
+    from squidflow.contracts.image_ids import clean_id
     from squidflow.evaluation.predictions import read_predictions
-    from squidflow.image_ids import clean_id
 
     seen, want = set(), []
     for r in rows:  # one rank-1 prediction per image; ids are read without surrounding quotes and whitespace
@@ -587,7 +587,7 @@ def rating_judgments(draw) -> pl.DataFrame:
 
 
 def schemas_judgments():
-    from squidflow import schemas
+    from squidflow.contracts import schemas
 
     return {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}  # a reader's rows: no file, no wave
 
@@ -865,8 +865,8 @@ def test_label_studio_imported_tasks_json_mutated(data):
 def test_label_studio_ingest_exports_mutated(data, on_error):
     """The rule's reader of several exports (A mutated, B well formed, A checked against its tasks.json): judgments in
     their schema with every skipped task in the report, or a UserError naming the file."""
-    from squidflow import schemas
-    from squidflow.judgments.label_studio.ingest import ingest_exports
+    from squidflow.contracts import schemas
+    from squidflow.judgments.label_studio.run_exports import ingest_exports
     from squidflow.judgments.label_studio.tasks import export_from_judgments
 
     b_rows = [
@@ -934,7 +934,7 @@ def test_listed_events_are_job_safe_or_refused_naming_the_list(pairs):
 
 @given(HOSTILE_NAME)
 def test_paths_built_from_data_stay_inside_their_folder(name):
-    from squidflow.io import inside
+    from squidflow.contracts.io import inside
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "results" / "figures"
@@ -969,7 +969,7 @@ def test_a_page_inlines_no_image_from_outside_its_root(name):
 def test_the_polars_csv_path_reads_what_the_csv_module_reads(rows, crlf, data):
     """Where `read_csv_strings` takes polars' reader (files over 1 MB), it must give the csv module's frame, or step
     aside (None) for the csv module to read the file and name a bad line."""
-    from squidflow import io as sio
+    from squidflow.contracts import io as sio
 
     buf = io.StringIO(newline="")
     csv.writer(buf, lineterminator="\r\n" if crlf else "\n").writerows([["a", "b", "c"], *rows])

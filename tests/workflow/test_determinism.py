@@ -15,9 +15,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow.intervals import IntervalConfig
 from squidflow.judgments.agreement import agreement_table, intra_annotator_rhos
 from squidflow.judgments.ingest import read_release
+from squidflow.statistics.intervals import IntervalConfig
 
 # every rule that writes a table with intervals (results/tables/), and nothing else
 TABLE_RULES = ("agreement_table", "crowd_aggregation", "result_table", "evaluation_table", "litmus_tables",
@@ -25,7 +25,7 @@ TABLE_RULES = ("agreement_table", "crowd_aggregation", "result_table", "evaluati
 
 TABLE7 = """
 import sys
-from squidflow.intervals import IntervalConfig
+from squidflow.statistics.intervals import IntervalConfig
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.ingest import read_release
 from squidflow.judgments.tables import table7_markdown

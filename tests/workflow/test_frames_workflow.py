@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from helpers.dryrun import planned_jobs
 
-from squidflow import schemas
-from squidflow.io import read_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
 
 RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
 TARGETS = [

@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 import yaml
 
-from squidflow import schemas
-from squidflow.io import read_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from squidflow import schemas
-from squidflow.io import read_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
 
 SCORE_COLUMNS = [
     "best_normal_p",

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from helpers.dryrun import planned_jobs, planned_outputs
 
-from squidflow import schemas
-from squidflow.io import read_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

@@ -8,7 +8,7 @@ import os
 from snakemake.exceptions import WorkflowError
 from squidflow.config import ConfigError, validate_config
 from squidflow.fetch import is_url, local_copy
-from squidflow.paths import (
+from squidflow.contracts.paths import (
     ANNOTATOR_REPORT_TABLE,
     DOWNLOAD_REPORT,
     DOWNLOADS_DIR,

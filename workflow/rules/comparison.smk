@@ -168,7 +168,7 @@ rule comparison_sets_figure:
 
 
 # The comparison sets' 1–3 ratings under crowd-kit's annotator models (majority vote, Dawid-Skene, GLAD, MACE): the
-# comparison metric's oracle with each consensus (squidflow.comparison.crowd).
+# comparison metric's oracle with each consensus (squidflow.comparison.rating_models).
 rule crowd_comparison:
     input:
         unpack(get_comparison_ratings),

@@ -71,7 +71,7 @@ else:
 # All seeds of one method and training set per job (training.runs_per_job: seeds): one torch process
 # pays the start-up (torch, timm: most of a small run's CPU) once and trains the seeds one after the other, each run
 # seeded afresh and writing its own run folder, log and train.log, so the results are the same bytes. The
-# job holds one GPU slot (squidflow.gpu) for all its runs; asking for one run's file builds its method's seeds. A rule
+# job holds one GPU slot (squidflow.runtime.gpu) for all its runs; asking for one run's file builds its method's seeds. A rule
 # per experiment, since the number of seeds (the job's outputs) is the experiment's; all train rules run
 # scripts/train.py.
 rule train_classification:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.contracts.schemas import COMPARISON_CORPUS
 from squidflow.errors import EmptyError, InputError
-from squidflow.schemas import COMPARISON_CORPUS
 
 MAX_MEMBER_BYTES = 2**30  # the Sherlock training annotations unpack to a few hundred MB
 MAX_RATIO = 100  # JSON compresses about 5:1; a member far denser than that is a zip bomb

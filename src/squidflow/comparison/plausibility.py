@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow import text_embed
-from squidflow.clip import load_clip
 from squidflow.config import defaults_from_schema
-from squidflow.image_ids import image_id_expr
+from squidflow.contracts.image_ids import image_id_expr
+from squidflow.encoders import text_embed
+from squidflow.encoders.clip import load_clip
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 
 from squidflow.config import defaults_from_schema
+from squidflow.contracts.io import unneutralise
 from squidflow.demo.panel import truth_lookup
 from squidflow.demo.text import EN, GENERIC
-from squidflow.io import unneutralise
 from squidflow.judgments.keywords import VARIANT
 
 log = logging.getLogger(__name__)

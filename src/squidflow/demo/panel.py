@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
 from squidflow.config import defaults_from_schema
-from squidflow.io import unneutralise
+from squidflow.contracts import schemas
+from squidflow.contracts.io import unneutralise
 from squidflow.judgments.agreement import krippendorff_alpha_interval, spearman_pairs
 
 log = logging.getLogger(__name__)

@@ -142,7 +142,7 @@ def validation_table(per_seed: list[list[dict]]) -> pl.DataFrame:
 
 
 def validation_markdown(table: pl.DataFrame, *, planted: dict, policy: str) -> str:
-    from squidflow.intervals import format_interval
+    from squidflow.statistics.intervals import format_interval
 
     kinds = ", ".join(f"{k} {v}" for k, v in planted.items() if v) or "none"
     lines = [

@@ -434,7 +434,7 @@ def probe_pts(path: str | Path) -> list[float]:
 
 def render_video(plan: VideoPlan, out: str | Path, progress: bool = False) -> pl.DataFrame:
     """Render a planned video to `out` (H.264 MP4, written atomically) and return its truth rows."""
-    from squidflow.io import atomic_path
+    from squidflow.contracts.io import atomic_path
 
     out = Path(out)
     sigma_max = max(plan.width, plan.height) / 40.0

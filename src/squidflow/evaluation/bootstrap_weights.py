@@ -3,7 +3,7 @@ the uncertainty measures (`squidflow.evaluation.uncertainty`; the intervals of S
 tables), and the weighted Pearson and Spearman correlation of its entropy correlation (Uma et al., JAIR 2021, §5).
 
 `weights` is a (B, n) matrix of bootstrap counts: how often each image is drawn in each of B resamples
-(`squidflow.intervals.counts`). A weighted reduction returns B values at once, each equal to the reduction on the
+(`squidflow.statistics.intervals.counts`). A weighted reduction returns B values at once, each equal to the reduction on the
 explicitly resampled data (each image written out as many times as it is drawn), without writing it out; no
 weights is one resample that draws every image once, and then one number comes back (`_weights`, `_result`).
 """

@@ -36,12 +36,12 @@ def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
 def run(args: argparse.Namespace) -> int:
     """Score predictions files against human judgments as the evaluation rules do: Tables 2 and 8 and the
     soft-label table (CSV, Markdown, LaTeX) in --out."""
-    from squidflow import io, schemas
     from squidflow.config import load_config, merge_configs, validate_config
+    from squidflow.contracts import io, schemas
+    from squidflow.contracts.io import SchemaError
     from squidflow.errors import UserError
     from squidflow.evaluation.predictions import PredictionsError
     from squidflow.evaluation.scoring import Scoring, evaluate_predictions, read_judgments
-    from squidflow.io import SchemaError
 
     try:
         config = (

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from squidflow import style
-from squidflow.calibration import equal_width_bin
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.soft_labels import HEADERS, ModelPoints
-from squidflow.intervals import IntervalConfig, counts, image_resamples
 from squidflow.judgments.agreement import krippendorff_alpha_interval
+from squidflow.statistics.ece import equal_width_bin
+from squidflow.statistics.intervals import IntervalConfig, counts, image_resamples
 
 SATURATION_MEASURES = ("cross_entropy", "kl_human_model", "js_divergence", "total_variation", "brier", "wasserstein")
 

@@ -5,7 +5,7 @@
 - `accuracy_by_bin`: the share of correct data points per certainty bin and over all of them (`avg`: every data
   point of the binning, so with alt bins an image counts once per judgment); an empty bin has no accuracy (null)
   and n = 0.
-- `probability_by_bin`: per bin, `squidflow.certainty.huj_mse` and `bernoulli_kl` of the model's probability of the
+- `probability_by_bin`: per bin, `squidflow.statistics.certainty.huj_mse` and `bernoulli_kl` of the model's probability of the
   judged event against mean judgment / 100.
 """
 
@@ -16,8 +16,8 @@ import logging
 import numpy as np
 import polars as pl
 
-from squidflow.certainty import AVERAGE, BINNINGS, CERTAINTY_BINS, bernoulli_kl, data_points, huj_mse
-from squidflow.intervals import image_resamples, interval
+from squidflow.statistics.certainty import AVERAGE, BINNINGS, CERTAINTY_BINS, bernoulli_kl, data_points, huj_mse
+from squidflow.statistics.intervals import image_resamples, interval
 
 log = logging.getLogger(__name__)
 

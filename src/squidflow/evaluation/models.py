@@ -13,13 +13,13 @@ from pathlib import Path
 import polars as pl
 
 from squidflow.config import from_section
+from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.labels import check_vocabulary, read_vocabulary
 from squidflow.evaluation.metrics import KEY, model_accuracy
 from squidflow.evaluation.predictions import read_image_table, read_predictions
 from squidflow.fetch import fetch
-from squidflow.intervals import IntervalConfig
-from squidflow.paths import DOWNLOADS_DIR
+from squidflow.statistics.intervals import IntervalConfig
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.soft_labels import ModelPoints, ratings_matrix
 
 MODEL, PEOPLE, LEFT_OUT, NO_IMAGES = "model", "people", "left_out", "no_images"

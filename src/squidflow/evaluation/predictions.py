@@ -23,13 +23,13 @@ from urllib.parse import urlparse
 
 import polars as pl
 
-from squidflow import schemas
 from squidflow.bounds import gzip_lines, gzip_read
+from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import id_expr, unknown_id_hint
+from squidflow.contracts.io import json_lines
+from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.errors import UserError
 from squidflow.fetch import fetch, is_url
-from squidflow.image_ids import id_expr, unknown_id_hint
-from squidflow.io import json_lines
-from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
         except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a damaged file
             raise PredictionsError(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {exc})") from exc
     if fmt == "csv":
-        from squidflow.io import read_csv_strings
+        from squidflow.contracts.io import read_csv_strings
 
         try:
             if gz:

@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow import io, schemas
 from squidflow.config import from_section
+from squidflow.contracts import io, schemas
+from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.models import model_accuracy_of, read_model_predictions
 from squidflow.evaluation.points import points_frame, points_from_frame
@@ -37,9 +38,8 @@ from squidflow.evaluation.soft_labels import (
     to_markdown,
 )
 from squidflow.evaluation.tables import SOURCES, ModelInfo, build_table
-from squidflow.intervals import IntervalConfig
 from squidflow.judgments.scores import image_scores
-from squidflow.paths import DOWNLOADS_DIR
+from squidflow.statistics.intervals import IntervalConfig
 
 log = logging.getLogger(__name__)
 

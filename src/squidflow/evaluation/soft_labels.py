@@ -23,7 +23,7 @@ with three raters the percentile interval then need not even contain the point v
 symmetric in an image's raters, so the second stage changes nothing and the interval is the image bootstrap; in
 this nested design (each image rated by its own raters) it carries the variation of the raters as well. One image
 index matrix per model, all measures at once. The calibration errors (CALIBRATION: binned, smooth and binary ECE)
-are biased upward on a resample, so theirs is the bias-adjusted percentile interval (squidflow.intervals.
+are biased upward on a resample, so theirs is the bias-adjusted percentile interval (squidflow.statistics.intervals.
 bias_adjusted_from), which contains its estimate; the others follow `intervals.method`.
 """
 
@@ -38,7 +38,7 @@ import polars as pl
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.labels import judged_events
 from squidflow.evaluation.metrics import KEY, hits
-from squidflow.intervals import (
+from squidflow.statistics.intervals import (
     IntervalConfig,
     bias_adjusted_from,
     counts,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from squidflow.certainty import AVERAGE, CERTAINTY_BINS
+from squidflow.statistics.certainty import AVERAGE, CERTAINTY_BINS
 from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 TABLES = ("table2_verbs", "table8_alt_bins")

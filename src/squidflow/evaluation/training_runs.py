@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
-from squidflow.certainty import BINNINGS, data_points
+from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import split_image_id
 from squidflow.evaluation.metrics import KEY, probability_by_bin
 from squidflow.events import normalise_event, prompt_to_event
-from squidflow.image_ids import split_image_id
+from squidflow.statistics.certainty import BINNINGS, data_points
 
 log = logging.getLogger(__name__)
 

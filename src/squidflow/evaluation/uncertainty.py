@@ -15,7 +15,7 @@ Per-image soft-label measures (`soft_label_measures`; natural log, so every valu
 -------------------------------------------------------------------------------------------
 h is the human soft label, p the model's distribution (a binary event is the two-class distribution (p, 1 - p)).
 Where a log needs a positive argument, a distribution is clipped first: a binary probability to [EPS, 1 - EPS]
-(as SQUID-E supplement D.4's Bernoulli KL, so `kl_human_model` equals `squidflow.certainty.bernoulli_kl_per_image`),
+(as SQUID-E supplement D.4's Bernoulli KL, so `kl_human_model` equals `squidflow.statistics.certainty.bernoulli_kl_per_image`),
 a class distribution to [EPS, 1] and renormalised. 0 · log 0 counts as 0.
 
 - `cross_entropy`     H(h, p) = -Σ_c h_c log p̃_c, p̃ clipped, h as given (CIFAR-10H, Peterson et al. 2019, §4: the
@@ -45,8 +45,8 @@ entropy, not the std of their ratings (Uma et al. 2021 §5 "entropy correlation"
 Calibration (confidence, correct: per data point, `correct` 0/1 or a frequency in [0, 1])
 ---------------------------------------------------------------------------------------
 - `ece_equal_width`  Σ over bins (0, 1/m], (1/m, 2/m], ..., ((m-1)/m, 1] (a confidence of 0 in the first: the
-                     floor's `squidflow.calibration.equal_width_bin`) of the bin's share × |mean correct - mean
-                     confidence| (Guo et al. 2017; Naeini et al. 2015): `squidflow.calibration.binned_gap`, which
+                     floor's `squidflow.statistics.ece.equal_width_bin`) of the bin's share × |mean correct - mean
+                     confidence| (Guo et al. 2017; Naeini et al. 2015): `squidflow.statistics.ece.binned_gap`, which
                      the project's `training.calibration.expected_calibration_error` computes with confidence = max
                      probability and correct = argmax is the label, and its `binary_calibration_error` with
                      confidence = P(1) and correct = the 0/1 target.
@@ -69,7 +69,7 @@ People ceiling
 Bootstrap weights
 -----------------
 Every function that reduces over images takes `weights`, a (B, n) matrix of bootstrap counts (how often each image
-is drawn in each of B resamples, `squidflow.intervals.counts`), and then returns B values at once, each equal to the measure
+is drawn in each of B resamples, `squidflow.statistics.intervals.counts`), and then returns B values at once, each equal to the measure
 on the explicitly resampled data (the weighted reductions: `squidflow.evaluation.bootstrap_weights`). Per-image
 measures need no weights: their resampled means are `weights @ values`.
 """
@@ -80,8 +80,8 @@ import functools
 
 import numpy as np
 
-from squidflow.calibration import equal_width_bin
 from squidflow.evaluation.bootstrap_weights import _result, _weighted_pearson, _weighted_spearman, _weights
+from squidflow.statistics.ece import equal_width_bin
 
 EPS = 1e-6
 SOFT_LABEL_MEASURES = (

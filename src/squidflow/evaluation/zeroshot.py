@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
-from squidflow.clip import load_clip
+from squidflow.contracts import schemas
+from squidflow.encoders.clip import load_clip
 
 log = logging.getLogger(__name__)
 

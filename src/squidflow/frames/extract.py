@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from squidflow.config import defaults_from_schema, from_section
+from squidflow.contracts.paths import DOWNLOAD_REPORT
 from squidflow.frames.decode import decode_ranks, letterbox
 from squidflow.frames.frame_table import ExtractionError, FrameTable, frame_table, resolve_decoder
-from squidflow.paths import DOWNLOAD_REPORT
 
 log = logging.getLogger("squidflow.frames.extract")
 
@@ -118,7 +118,7 @@ def save_image(frame: np.ndarray, path: Path, *, image_format: str = "jpg", qual
     """Write an RGB frame atomically (JPEG or PNG)."""
     from PIL import Image
 
-    from squidflow.io import atomic_path
+    from squidflow.contracts.io import atomic_path
 
     with atomic_path(path) as tmp:
         img = Image.fromarray(frame)
@@ -147,7 +147,7 @@ def extract_videos(
     """
     import polars as pl
 
-    from squidflow.logs import progress
+    from squidflow.runtime.logs import progress
 
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from squidflow.config import defaults_from_schema, from_section
-from squidflow.pretrained import Backbone, load_backbone
+from squidflow.encoders.pretrained import Backbone, load_backbone
 
 log = logging.getLogger("squidflow.frames.featurize")
 
@@ -125,7 +125,7 @@ def _embed_decoding_with_pil(
 ) -> np.ndarray:
     import time
 
-    from squidflow.logs import progress
+    from squidflow.runtime.logs import progress
 
     t0 = time.perf_counter()
     on_gpu = dev.type == "cuda"
@@ -160,7 +160,7 @@ def _embed_decoding_on_device(
     import time
 
     from squidflow.frames.device_images import DeviceImageBatches
-    from squidflow.logs import progress
+    from squidflow.runtime.logs import progress
 
     on_gpu = dev.type == "cuda"
     t0 = time.perf_counter()

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import style
-from squidflow.io import inside
+from squidflow.contracts.io import inside
 
 
 def _thumbnail(path: str, width: int = 240):

@@ -18,8 +18,8 @@ import numpy as np
 import polars as pl
 
 from squidflow.config import defaults_from_schema, from_section
-from squidflow.logs import progress
-from squidflow.paths import DOWNLOADS_DIR
+from squidflow.contracts.paths import DOWNLOADS_DIR
+from squidflow.runtime.logs import progress
 
 
 @dataclass(frozen=True)

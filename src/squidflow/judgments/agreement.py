@@ -356,7 +356,7 @@ def agreement_table(
     """Table 7: one row per variant (A, B, A+B) with Spearman, α and κ for each number of bins, and α at the ordinal
     and interval levels (the `krippendorff` package).
 
-    With `intervals` (squidflow.intervals.IntervalConfig) every measure gets `<measure>_lo` / `<measure>_hi`: the
+    With `intervals` (squidflow.statistics.intervals.IntervalConfig) every measure gets `<measure>_lo` / `<measure>_hi`: the
     interval over resamples that draw images with replacement, each image with every item it has in a row (its
     prompts and HITs) and the raters who rated it (see agreement_intervals).
     """
@@ -384,14 +384,14 @@ def agreement_intervals(
     """`<measure>_lo` / `<measure>_hi` for every row of Table 7 (`points`: variant -> its agreement_row) from one
     index matrix over the images of the table.
 
-    Images (video_id, frame_index) are the resampled unit, drawn with replacement (squidflow.intervals.image_resamples,
+    Images (video_id, frame_index) are the resampled unit, drawn with replacement (squidflow.statistics.intervals.image_resamples,
     `cfg.resamples` rows, seed `cfg.seed`): the same draw for A, B and A+B. An image brings the ratings of the people
     who rated it: each image has its own raters (nested design), so the image bootstrap carries their variation too.
     Raters are not resampled again within an image: drawn with replacement, a rater drawn twice agrees with herself
     (on the release, variant A's α .658 gets replicates in [.75, .79]); permuted, the positions the pairwise Spearman
     pairs are not exchangeable on the release (variant A's .664 gets replicates around .605).
     """
-    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
 
     images = sorted({k for keys, _ in items.values() for k in keys.select("video_id", "frame_index").iter_rows()})
     position = {k: i for i, k in enumerate(images)}

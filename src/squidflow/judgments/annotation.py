@@ -73,7 +73,7 @@ def event_pairs(
 
 def sbert_embed(texts: list[str]) -> np.ndarray:
     """SBERT (all-MiniLM-L6-v2, packaged: no network) sentence embeddings, through the project's one loader."""
-    from squidflow.text_embed import encode
+    from squidflow.encoders.text_embed import encode
 
     return encode(texts)
 
@@ -166,7 +166,7 @@ def make_hits(
 
 
 # --- CSV and HTML that are safe to open ---------------------------------------------------------------------------
-# The neutralising CSV writer lives in squidflow.io (one writer for every CSV a person opens); these names stay
+# The neutralising CSV writer lives in squidflow.contracts.io (one writer for every CSV a person opens); these names stay
 # importable from here.
 def task_template() -> str:
     return resources.files("squidflow").joinpath("templates/hit_template.html").read_text(encoding="utf-8")

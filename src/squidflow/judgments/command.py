@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
                     f"-> {e['path']} ({e['seconds']} s)"
                 )
             if "comparison" in exports:  # the shape comparison.ratings reads: each set's first two annotators
-                from squidflow.io import write_csv
+                from squidflow.contracts.io import write_csv
                 from squidflow.judgments.label_studio.export import comparison_ratings_table, read_comparison_export
 
                 long, _, _ = read_comparison_export(exports["comparison"]["path"])

@@ -6,10 +6,10 @@ The crowdsourcing literature aggregates noisy categorical answers with models of
 squidflow calls it (`crowdkit.aggregation`), it does not re-implement them. The answers they take here are
 categorical:
 
-- the certainty bins of the 0–100 ratings (SQUID-E's five bins of 20 points, `squidflow.certainty`): an
+- the certainty bins of the 0–100 ratings (SQUID-E's five bins of 20 points, `squidflow.statistics.certainty`): an
   item is an image under a prompt in one HIT of one variant (Table 7's item), its answers the bins of its ratings;
 - the comparison sets' 1–3 plausibility ratings (Sherlock §4.3): an item is a (query, candidate) pair
-  (`squidflow.comparison.crowd` calls `fit` on them).
+  (`squidflow.comparison.rating_models` calls `fit` on them).
 
 Each model gives an aggregated label per item with its probabilities (per-item uncertainty: 1 − the top
 probability), and a skill per annotator on a 0–1 scale: majority vote's share of agreement with the majority;
@@ -17,7 +17,7 @@ Dawid–Skene's accuracy (Σ_k prior_k · P(answer k | true k)); GLAD's σ(α) (
 of unit easiness); MACE's posterior probability of not spamming. An annotator below `min_skill` is flagged by that
 model. squidflow's rubric (SQUID-E §3.2, `quality.py`) stays the exclusion rule; the tables say how far the two
 agree and how Table 7 changes if each model's flags were the exclusions instead. The comparison sets' ratings are
-aggregated by the same models in the comparison stage (`squidflow.comparison.crowd`).
+aggregated by the same models in the comparison stage (`squidflow.comparison.rating_models`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from squidflow.certainty import CERTAINTY_BINS, certainty_bins
+from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bins
 from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ def aggregation_table(
 ) -> pl.DataFrame:
     """One row per aggregation (`mean` = squidflow's rubric and mean, then each crowd-kit model): how many items'
     label equals the mean's bin, Table 7 (α, Spearman, κ) over the judgments left when that row's annotators are
-    excluded and the agreement of its flags with the rubric. With `intervals` (squidflow.intervals.IntervalConfig)
+    excluded and the agreement of its flags with the rubric. With `intervals` (squidflow.statistics.intervals.IntervalConfig)
     each Table 7 number has `<column>_lo` / `<column>_hi`: Table 7's own image bootstrap (agreement_intervals) over
     the judgments that row keeps. `table7` False leaves Table 7's columns empty (its Spearman over every pair of
     rating positions grows with their square: beyond judgments.crowd.max_answers it is not recomputed per row)."""
@@ -268,8 +268,8 @@ def aggregation_table(
 
 
 def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, kmax: int, note: str = "") -> str:
-    from squidflow.intervals import format_interval
-    from squidflow.io import md_escape
+    from squidflow.contracts.io import md_escape
+    from squidflow.statistics.intervals import format_interval
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     lines = [

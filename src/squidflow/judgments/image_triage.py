@@ -1,7 +1,7 @@
 """Image triage: each image with a reason (issue #36) — clear, ambiguous, contested or undecided.
 
 Per image and prompt (round 1, both variants): the people's mean with its bootstrap interval over the image's own
-raters (`squidflow.intervals.rater_resamples`, config `intervals`), their spread (standard deviation), the spread
+raters (`squidflow.statistics.intervals.rater_resamples`, config `intervals`), their spread (standard deviation), the spread
 once the raters the triage calls suspect or careless are left out, the gap between variants A and B, and where a model
 exists its distance to the people and CROWDLAB's consensus quality. Then, in this order:
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
-from squidflow.intervals import IntervalConfig, rater_resamples
+from squidflow.contracts import schemas
 from squidflow.judgments.triage import TriageConfig, first_round
+from squidflow.statistics.intervals import IntervalConfig, rater_resamples
 from squidflow.table_format import md_row, md_rule
 
 IMAGE = ["video_id", "frame_index", "event_prompt"]
@@ -187,7 +187,7 @@ def image_triage_markdown(
     images: pl.DataFrame, *, policy: str, source: str, cfg: TriageConfig, per_class: int = 5
 ) -> str:
     """Counts per class with the median spread and interval width, then the widest-spread images of each class."""
-    from squidflow.io import md_escape
+    from squidflow.contracts.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     lines = [

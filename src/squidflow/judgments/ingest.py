@@ -27,12 +27,12 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
+from squidflow.contracts.io import read_csv_strings, unneutralise
+from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.errors import EmptyError, InputError, UserError
-from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
-from squidflow.io import read_csv_strings, unneutralise
 from squidflow.judgments.mturk_batch import parse_rating, read_batch_frame
-from squidflow.paths import DOWNLOADS_DIR
 from squidflow.table_format import md_table
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def fail_on_problems(
 
 def _read_lines(path: Path) -> pl.DataFrame:
     """A judgments CSV, every column a string, plus `_line`: each row's line in the file (header = 1), for messages;
-    unreadable files name the file and line (squidflow.io)."""
+    unreadable files name the file and line (squidflow.contracts.io)."""
     try:
         return read_csv_strings(path, what="judgments CSV", line_column="_line")
     except InputError as exc:
@@ -368,8 +368,8 @@ def ingest_to(
     on_empty="error",
 ) -> pl.DataFrame:
     """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
+    from squidflow.contracts.io import read_parquet, write_parquet, write_text
     from squidflow.fetch import fetch
-    from squidflow.io import read_parquet, write_parquet, write_text
 
     known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
     release = fetch(release_csv, cache_dir) if source == "release" else None

@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
-from squidflow.io import FORMULA_START, unneutralise
+from squidflow.contracts import schemas
+from squidflow.contracts.io import FORMULA_START, unneutralise
+from squidflow.contracts.paths import KEYWORD_HITS
 from squidflow.judgments.annotation import _chunks, _interleave_by_video, mturk_value, render_task_page
 from squidflow.judgments.ingest import (
     JudgmentError,
@@ -42,7 +43,6 @@ from squidflow.judgments.ingest import (
     missing_ids,
     open_mturk_batch,
 )
-from squidflow.paths import KEYWORD_HITS
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.image_ids import clean_id, split_image_id
-from squidflow.io import FORMULA_START
+from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import clean_id, split_image_id
+from squidflow.contracts.io import FORMULA_START
 
 # Python's str.strip() removes exactly these (str.isspace); polars' default strips a slightly different set
 WHITESPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.config import ConfigError
-from squidflow.io import unneutralise
+from squidflow.contracts.io import unneutralise
 from squidflow.table_format import md_row, md_rule
 
 STRATEGIES = ("interval_width", "activelab")
@@ -166,7 +166,7 @@ def interval_change(
 
 
 def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
-    from squidflow.io import md_escape
+    from squidflow.contracts.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     med = {k: change[f"interval_width_{k}"].median() if len(change) else float("nan") for k in ("before", "after")}

@@ -21,8 +21,8 @@ import numpy as np
 import polars as pl
 from PIL import Image
 
-from squidflow import schemas
 from squidflow.config import defaults_from_schema
+from squidflow.contracts import schemas
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow.intervals import IntervalConfig, interval
+from squidflow.statistics.intervals import IntervalConfig, interval
 
 KEY = ["annotator", "variant"]
 MIN_NEIGHBOUR_PAIRS = 6  # neighbouring images rated before the shifted-answers pattern is read

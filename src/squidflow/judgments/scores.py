@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.certainty import CERTAINTY_BINS, certainty_bin  # the project's one binning
+from squidflow.contracts import schemas
+from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bin  # the project's one binning
 
 BIN_LABELS = list(CERTAINTY_BINS)
 IMAGE_KEY = ["video_id", "frame_index", "event_prompt", "variant"]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow.io import md_escape
+from squidflow.contracts.io import md_escape
+from squidflow.contracts.paths import ANNOTATOR_REPORT_TABLE
 from squidflow.judgments.agreement import ALPHA_LEVELS, agreement_table, intra_annotator_rhos
-from squidflow.paths import ANNOTATOR_REPORT_TABLE
 from squidflow.table_format import md_row, md_rule
 
 PAPER_TABLE7 = {  # SQUID-E supplement, Table 7
@@ -51,7 +51,7 @@ def _fmt(v) -> str:
 
 def _cell(rec: dict, name: str) -> str:
     """`0.658 [0.640, 0.676]` where the row has the measure's interval, the point alone otherwise."""
-    from squidflow.intervals import format_interval
+    from squidflow.statistics.intervals import format_interval
 
     v, lo, hi = rec.get(name), rec.get(f"{name}_lo"), rec.get(f"{name}_hi")
     if not _fmt(v) or not _fmt(lo) or not _fmt(hi):
@@ -120,7 +120,7 @@ def table7_markdown(
     policy: str = "rubric",
     report_name: str = ANNOTATOR_REPORT_TABLE,
 ) -> str:
-    """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.io.md_escape). `skipped` maps a
+    """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.contracts.io.md_escape). `skipped` maps a
     variant to why its row is empty (`on_empty: skip`). `intra` is (mean, n) or (mean, n, lo, hi); `note` says what
     the intervals cover (intervals_note)."""
     simulated = source == "simulated"
@@ -233,7 +233,7 @@ def table7(
 
     A variant whose every annotator is excluded stops the run (EmptyError naming `report_name`, the annotator
     report's file) unless `on_empty="skip"`, which leaves its row empty with a note in the Markdown. With `intervals`
-    (squidflow.intervals.IntervalConfig) every measure has its interval (agreement_table) and so has the
+    (squidflow.statistics.intervals.IntervalConfig) every measure has its interval (agreement_table) and so has the
     intra-annotator Spearman (bootstrap over the annotators who rated twice). `high_certainty` is
     results/judgments/high_certainty.csv as read.
     """
@@ -255,7 +255,7 @@ def table7(
     rhos = intra_annotator_rhos(kept)
     intra = (float(np.mean(rhos)) if len(rhos) else float("nan"), len(rhos))
     if intervals is not None and len(rhos) >= 2:
-        from squidflow.intervals import mean_interval
+        from squidflow.statistics.intervals import mean_interval
 
         intra = (*intra, *mean_interval(rhos, intervals)[1:])
     md = table7_markdown(

@@ -5,7 +5,7 @@ or adversarial rater produces the same spread, so before spread is read as ambig
 ground truth, per annotator and variant (round 1; the signals are computed in `squidflow.judgments.rater_signals`):
 
 - agreement with the others: Pearson's r of the rater's ratings with the consensus of the same items (an item: an
-  image under a prompt in one variant), with its bootstrap interval over the rater's items (`squidflow.intervals`,
+  image under a prompt in one variant), with its bootstrap interval over the rater's items (`squidflow.statistics.intervals`,
   config `intervals`); an interval wholly below 0 is a reversed scale;
 - crowd-kit's skills on the certainty bins (`squidflow.judgments.crowd.fit`: MACE's P(not spamming), GLAD's σ(α),
   Dawid–Skene's confusion diagonal), fit on the consensus raters' answers; skipped with the reason above
@@ -44,8 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
-from squidflow.intervals import IntervalConfig
+from squidflow.contracts import schemas
 from squidflow.judgments.rater_signals import (
     KEY,
     agreement,
@@ -55,6 +54,7 @@ from squidflow.judgments.rater_signals import (
     with_consensus,
     with_slots,
 )
+from squidflow.statistics.intervals import IntervalConfig
 from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ def crowdlab(r1: pl.DataFrame, probability: pl.DataFrame) -> dict:
 
 
 def _bin_index(ratings: np.ndarray) -> np.ndarray:
-    """Ratings 0-100 -> certainty bin index 0-4 (squidflow.certainty's five bins; 100 in the last)."""
+    """Ratings 0-100 -> certainty bin index 0-4 (squidflow.statistics.certainty's five bins; 100 in the last)."""
     return np.minimum(np.asarray(ratings, dtype=int) // 20, 4)
 
 
@@ -507,8 +507,8 @@ def event_probabilities(
 
 def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
     """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals."""
-    from squidflow.intervals import format_interval
-    from squidflow.io import md_escape
+    from squidflow.contracts.io import md_escape
+    from squidflow.statistics.intervals import format_interval
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     counts = {v: int((t["verdict"] == v).sum()) for v in ("ok", "suspect", "careless")}

@@ -23,10 +23,10 @@ import polars as pl
 from tqdm import tqdm
 
 from squidflow.bounds import gzip_lines
+from squidflow.contracts.io import json_lines
+from squidflow.contracts.schemas import LITMUS_GAMES
 from squidflow.errors import UserError
 from squidflow.fetch import fetch
-from squidflow.io import json_lines
-from squidflow.schemas import LITMUS_GAMES
 
 ANSWERS = {"yes": "yes", "no": "no", "n/a": "n/a", "na": "n/a"}
 SPLITS = ("train", "valid", "test")

@@ -128,7 +128,7 @@ def sample_check(
 ) -> pl.DataFrame:
     """Per question type: QA pairs, annotators per QA pair, the share with full agreement, and Pearson's r between
     human and rule soft labels (null for "other", which has no rule labels). With `intervals`
-    (squidflow.intervals.IntervalConfig), full_agreement and pearson_r have `_lo` / `_hi`: bootstrap over the
+    (squidflow.statistics.intervals.IntervalConfig), full_agreement and pearson_r have `_lo` / `_hi`: bootstrap over the
     annotated QA pairs within their question type, each QA pair with its annotators (check_intervals)."""
     human = human_soft_labels(annotations, games, normalisation)
     agree = (
@@ -196,7 +196,7 @@ def check_intervals(agree: pl.DataFrame, paired: pl.DataFrame, table: pl.DataFra
     """The intervals of sample_check's full_agreement and pearson_r: one index matrix over the annotated QA pairs,
     stratified by question type; a QA pair brings its annotators and its candidates. Pearson's r of a resample is
     computed from each QA pair's sums over its candidates, weighted by how often the pair is drawn."""
-    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
 
     qa = agree.sort("game_id")
     types = qa["question_type"].to_numpy()

@@ -271,8 +271,8 @@ def metric_intervals(
 ) -> pl.DataFrame:
     """LITMUS_METRIC_INTERVALS: per model, group and metric, the mean over the model's seeds (`value`, as the tables
     show it) and its interval over resamples of the `eval_split`'s labelled QA pairs (`cfg`: IntervalConfig)."""
-    from squidflow.intervals import counts, image_resamples, interval_from
-    from squidflow.schemas import LITMUS_METRIC_INTERVALS
+    from squidflow.contracts.schemas import LITMUS_METRIC_INTERVALS
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
 
     evaluated = soft_labels.filter(pl.col("split") == eval_split)
     labelled = evaluated.filter(pl.col("question_type").is_in(LABELLED_TYPES) & pl.col("soft_label").is_not_null())

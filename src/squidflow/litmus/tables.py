@@ -24,7 +24,7 @@ def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=No
     """Per split: games, games without a turn, first answers N/A (left out), and first turns per question type and
     answer; `*_unlabelled` counts the category/spatial QA pairs no reference set could be built for.
 
-    With `intervals` (squidflow.intervals.IntervalConfig) each count but `games` has `<count>_lo` / `<count>_hi`: the
+    With `intervals` (squidflow.statistics.intervals.IntervalConfig) each count but `games` has `<count>_lo` / `<count>_hi`: the
     count that a split of as many games would show, a bootstrap interval over the split's games (each game counts
     once, so its count is a share of the games: count_interval)."""
     per_game = soft_labels.group_by("game_id", maintain_order=True).agg(
@@ -57,9 +57,9 @@ def question_counts(games: pl.DataFrame, soft_labels: pl.DataFrame, intervals=No
 
 def count_intervals(table: pl.DataFrame, cfg) -> pl.DataFrame:
     """`<c>_lo` / `<c>_hi` after every count column c of `table` (one row per split, `games` its size): resamples of
-    the split's games with replacement (squidflow.intervals.image_resamples), each game in at most one count of a
+    the split's games with replacement (squidflow.statistics.intervals.image_resamples), each game in at most one count of a
     column, so a resample's count is how many of the drawn games fall in it."""
-    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
 
     columns = [c for c in table.columns if c not in ("split", "games")]
     bounds: dict[str, list[float]] = {f"{c}_{e}": [] for c in columns for e in ("lo", "hi")}
@@ -78,7 +78,7 @@ def count_intervals(table: pl.DataFrame, cfg) -> pl.DataFrame:
 
 def rules_table(soft_labels: pl.DataFrame, intervals=None) -> pl.DataFrame:
     """Wide: per split, spatial QA pairs and the share whose target each rule (and union of rules) puts in the
-    reference set; with `intervals` (squidflow.intervals.IntervalConfig) each share has `<rules>_lo` / `<rules>_hi`,
+    reference set; with `intervals` (squidflow.statistics.intervals.IntervalConfig) each share has `<rules>_lo` / `<rules>_hi`,
     its bootstrap interval over the split's spatial QA pairs (one index matrix, stratified by split)."""
     long = rules_accuracy(soft_labels)
     if long.is_empty():
@@ -102,7 +102,7 @@ def rules_table(soft_labels: pl.DataFrame, intervals=None) -> pl.DataFrame:
 def rules_intervals(soft_labels: pl.DataFrame, cfg) -> pl.DataFrame:
     """split, rules, lo, hi: the interval of each rule's accuracy on the target over resamples of the spatial QA pairs
     within their split."""
-    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
 
     target = soft_labels.filter((pl.col("question_type") == "spatial") & pl.col("is_target")).sort("game_id")
     hits = rules_hits(target)

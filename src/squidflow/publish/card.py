@@ -10,7 +10,7 @@ import re
 import yaml
 
 from squidflow.bounds import load_bounded
-from squidflow.io import md_escape
+from squidflow.contracts.io import md_escape
 from squidflow.publish.facts import SQUID_E_CITATION, Facts, removal_requests
 from squidflow.publish.tables import SPLIT_ORDER
 from squidflow.table_format import md_row, md_rule, md_table

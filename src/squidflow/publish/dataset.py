@@ -17,12 +17,12 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
 from squidflow.errors import EmptyError, UserError
-from squidflow.intervals import IntervalConfig
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+from squidflow.statistics.intervals import IntervalConfig
 from squidflow.videos.takedown import published_version, removals_by_reason
 
 log = logging.getLogger(__name__)
@@ -300,6 +300,6 @@ def _remove_stale_scratch(target: Path) -> None:
 
 
 def _umask() -> int:
-    from squidflow.io import current_umask
+    from squidflow.contracts.io import current_umask
 
     return current_umask()

@@ -92,7 +92,7 @@ def blur_faces(jpeg: bytes, settings: DetectorSettings = DetectorSettings()) -> 
 
 def blur_all(jpegs: list[bytes], settings: DetectorSettings = DetectorSettings()) -> tuple[list[bytes], list[int]]:
     """Every published JPEG through `blur_faces` (progress in the job's log): the bytes and the regions per image."""
-    from squidflow.logs import progress
+    from squidflow.runtime.logs import progress
 
     out, counts = [], []
     for jpeg in progress(jpegs, desc="blur faces"):

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from squidflow.certainty import CERTAINTY_BINS, certainty_bin_of
-from squidflow.image_ids import image_id
+from squidflow.contracts.image_ids import image_id
+from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bin_of
 
 LEWIDI_SPLITS = {"train": "train", "validation": "dev", "test": "test"}
 TASK = "event uncertainty rating (0-100)"

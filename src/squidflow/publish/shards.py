@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets.utils.py_utils import convert_file_size_to_int
 
-from squidflow import schemas
-from squidflow.io import atomic_path
+from squidflow.contracts import schemas
+from squidflow.contracts.io import atomic_path
 from squidflow.publish.tables import SPLIT_ORDER
 
 IMAGE_COLUMN = "image"

@@ -18,13 +18,13 @@ from collections.abc import Iterable
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
 from squidflow.config import ConfigError
+from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import image_id_expr
 from squidflow.events import normalise_event, prompt_to_event
-from squidflow.image_ids import image_id_expr
-from squidflow.intervals import IntervalConfig, image_resamples, interval_from
 from squidflow.licenses import UNKNOWN, is_creative_commons
 from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
+from squidflow.statistics.intervals import IntervalConfig, image_resamples, interval_from
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
 SPLIT_ORDER = ("train", "validation", "test")
@@ -225,7 +225,7 @@ def rated_items(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.Dat
 
 
 def mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Per item, the interval of its mean rating over its raters drawn with replacement (squidflow.intervals: the
+    """Per item, the interval of its mean rating over its raters drawn with replacement (squidflow.statistics.intervals: the
     same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN)."""
     lo = np.full(len(ratings), np.nan)
     hi = np.full(len(ratings), np.nan)

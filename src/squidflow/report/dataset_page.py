@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from squidflow.io import html_text
+from squidflow.contracts.io import html_text
 
 STYLE = (
     "body{font-family:sans-serif;max-width:62rem;margin:1rem auto;line-height:1.4}table{border-collapse:collapse}"

@@ -10,7 +10,7 @@ so that every `<` in its JSON is written `\\u003c`: the same JSON to the page's 
 Why it stays (docs/upstream.md): the hole is Snakemake's (its report writes JSON into <script> with `</` as it is),
 and every config string a job receives as a param reaches that JSON; closing it on squidflow's side would mean
 escaping every such string on its way into params and back in every script. Only on the Snakemake versions it was
-tested on (squidflow.upstream.TESTED); on another one a warning says so once and the report is Snakemake's own.
+tested on (squidflow.runtime.upstream.TESTED); on another one a warning says so once and the report is Snakemake's own.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 
-from squidflow.upstream import within_tested
+from squidflow.runtime.upstream import within_tested
 
 # The renderers of snakemake.report.html_reporter.data whose JSON the template puts inside a <script> tag
 RENDERERS = ("render_results", "render_categories", "render_rulegraph", "render_rules", "render_runtimes",

@@ -182,7 +182,7 @@ def write_run_summary(
 ) -> pl.DataFrame:
     """Read Snakemake's job records, write the summary page to `path`; returns the per-rule times. `repo` is the
     workflow's folder, whose version and commit the page names."""
-    from squidflow.io import write_text
+    from squidflow.contracts.io import write_text
     from squidflow.version import describe
 
     try:

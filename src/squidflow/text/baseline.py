@@ -9,7 +9,7 @@ Each event is described by its id, prompt and description (config `events`); a f
 window of a preprocessing setting. Two scorers:
 - `tfidf`: cosine similarity of tf·idf vectors (the setting's terms; idf over the run's videos as for keywords, a
   term only the event descriptions use weighted as the rarest);
-- `sbert`: cosine similarity of the packaged all-MiniLM-L6-v2 sentence embeddings (squidflow.text_embed).
+- `sbert`: cosine similarity of the packaged all-MiniLM-L6-v2 sentence embeddings (squidflow.encoders.text_embed).
 Labels are ranked by score; exact ties (a frame sharing no term with any event) are broken by a seeded shuffle, so
 a text that says nothing is a random guess rather than the first event of the list.
 """
@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
 from squidflow.text.keywords import field_texts, idf_weights, video_documents, window_cues
 from squidflow.text.preprocess import Normaliser, Preprocessing
 
@@ -101,7 +101,7 @@ def sbert_scores(
     if encode is None:
         from functools import partial
 
-        from squidflow.text_embed import encode as sbert_encode
+        from squidflow.encoders.text_embed import encode as sbert_encode
 
         encode = partial(sbert_encode, progress=True)  # a bar in the rule's log: texts per second, time left
     texts = [frame_text(row, setting) for row in cooc.iter_rows(named=True)]

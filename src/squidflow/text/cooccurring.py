@@ -15,7 +15,7 @@ import logging
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
 from squidflow.table_format import md_escape, md_table
 from squidflow.text.subtitles import SubtitleError, in_window, read_subtitles, subtitle_file
 

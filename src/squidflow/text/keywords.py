@@ -23,7 +23,7 @@ from collections import Counter
 import numpy as np
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
 from squidflow.text.preprocess import Normaliser, Preprocessing
 from squidflow.text.subtitles import in_window
 

@@ -51,7 +51,7 @@ def keyword_table(
 ) -> pl.DataFrame:
     """One row per (setting, system) with the eight SemEval scores in percent (CSV columns: TABLE_COLUMNS).
 
-    With `intervals` (squidflow.intervals.IntervalConfig) each score has `<score>_lo` / `<score>_hi`: the percentile
+    With `intervals` (squidflow.statistics.intervals.IntervalConfig) each score has `<score>_lo` / `<score>_hi`: the percentile
     interval over resamples of the images (one index matrix for the table: every row, setting and system is scored on
     the same resampled images; the human row's held-out annotators come with their image).
     """
@@ -81,7 +81,7 @@ def keyword_table(
 
 
 def _with_intervals(table: pl.DataFrame, terms: list[tuple[list[str], np.ndarray]], cfg) -> pl.DataFrame:
-    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
     from squidflow.text.semeval import scores_from_terms
 
     images = sorted({i for items, _ in terms for i in items})
@@ -109,7 +109,7 @@ def _fmt(v) -> str:
 
 def _cell(rec: dict, column: str) -> str:
     """`12.34 [10.10, 14.60]` where the row has the score's interval, the score alone otherwise."""
-    from squidflow.intervals import format_interval
+    from squidflow.statistics.intervals import format_interval
 
     if rec[column] is None or f"{column}_lo" not in rec:
         return _fmt(rec[column])
@@ -204,7 +204,7 @@ def build_table(
     gold_name: str = "the gold keywords",
 ) -> tuple[pl.DataFrame, str, str]:
     """The rule's edge: the keywords and the gold keywords (KEYWORD_JUDGMENTS, named `gold_name` in the error when it is
-    empty) -> (table, Markdown, LaTeX); `intervals` (squidflow.intervals.IntervalConfig) adds each score's bootstrap
+    empty) -> (table, Markdown, LaTeX); `intervals` (squidflow.statistics.intervals.IntervalConfig) adds each score's bootstrap
     interval over images."""
     from squidflow.text.preprocess import settings_from_config
 

@@ -19,7 +19,7 @@ import polars as pl
 from PIL import Image
 from tqdm import tqdm
 
-from squidflow.io import atomic_path
+from squidflow.contracts.io import atomic_path
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from squidflow.calibration import binned_gap
-from squidflow.certainty import CERTAINTY_BINS, bernoulli_kl, certainty_bins, huj_mse
+from squidflow.statistics.certainty import CERTAINTY_BINS, bernoulli_kl, certainty_bins, huj_mse
+from squidflow.statistics.ece import binned_gap
 
 
 def accuracy(probs: np.ndarray, labels: np.ndarray) -> float:

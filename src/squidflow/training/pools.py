@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow.image_ids import image_id_expr
+from squidflow.contracts.image_ids import image_id_expr
 
 log = logging.getLogger(__name__)
 

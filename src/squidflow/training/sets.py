@@ -10,8 +10,8 @@ import logging
 
 import polars as pl
 
+from squidflow.contracts.image_ids import image_id_expr
 from squidflow.events import normalise_event, prompt_to_event
-from squidflow.image_ids import image_id_expr
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ per-image predictions.
 
 Each cell of those tables is a measure of a run (squidflow.training.calibration.run_metrics) averaged over the run
 seeds. Its interval is the percentile interval of that seed mean over bootstrap resamples of the evaluation images
-(squidflow.intervals): one index matrix per evaluation set (SD, SE), drawn once per table and shared by
+(squidflow.statistics.intervals): one index matrix per evaluation set (SD, SE), drawn once per table and shared by
 every method, seed and measure, so that every method is resampled on the same images. The seeds' spread stays
 reported as the sample std of Table 1/3/9. The human means the measures compare with are held fixed (run
 predictions carry only the mean judgment; the rater-resampled intervals are those of the soft-label table).
@@ -14,13 +14,13 @@ of one measure (and training set) are Holm-corrected over the methods.
 
 Every measure is vectorised over the (B, n) index matrix, and at the identity index equals the run's metrics.json
 value (tests check this): accuracies and means are ratios of sums over the resampled images; the top-label ECE is
-Σ_bins |Σ (correct − confidence)| / n (squidflow.calibration.binned_gap, its bins squidflow.calibration's); the
+Σ_bins |Σ (correct − confidence)| / n (squidflow.statistics.ece.binned_gap, its bins squidflow.statistics.ece's); the
 authors' ECE keeps its shuffled batches of 16 (a fixed permutation of the resampled positions, the run's own at the
 identity).
 
 Both ECEs are biased by the resampling itself (a resample's duplicated images fill bins unevenly, and 16-image
 batches make it worse: every resampled value can sit above the point), so their cells and paired differences get the
-bias-adjusted percentile interval (squidflow.intervals.bias_adjusted_from: the resampled values less their
+bias-adjusted percentile interval (squidflow.statistics.intervals.bias_adjusted_from: the resampled values less their
 bootstrap bias, which contains its estimate) whatever `intervals.method` says, and the bias goes in the
 table's `bias` column (diff_bias for the difference); `interval_method` names each row's method.
 """
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.calibration import equal_width_bin
-from squidflow.certainty import bernoulli_kl_per_image, certainty_bins
-from squidflow.intervals import (
+from squidflow.statistics.certainty import bernoulli_kl_per_image, certainty_bins
+from squidflow.statistics.ece import equal_width_bin
+from squidflow.statistics.intervals import (
     IntervalConfig,
     bias_adjusted_from,
     bootstrap_p_value,
@@ -119,7 +119,7 @@ def ratio(num: np.ndarray, den: np.ndarray) -> Stat:
 
 def resampled_binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_bins: int) -> Stat:
     """Σ over equal-width bins of |Σ w (outcome − confidence)| / Σ w: the binned calibration gap of
-    squidflow.calibration.binned_gap, resampled (its bins: squidflow.calibration.equal_width_bin)."""
+    squidflow.statistics.ece.binned_gap, resampled (its bins: squidflow.statistics.ece.equal_width_bin)."""
     bin_of = equal_width_bin(confidence, n_bins)
     parts = [weight * (bin_of == b) * (outcome - confidence) for b in range(n_bins)]
 

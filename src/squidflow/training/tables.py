@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.backbone_names import BACKBONE_NAME, BACKBONE_PREFIX, model_label
-from squidflow.certainty import CERTAINTY_BINS
-from squidflow.intervals import BIAS_ADJUSTED
+from squidflow.encoders.backbone_names import BACKBONE_NAME, BACKBONE_PREFIX, model_label
+from squidflow.statistics.certainty import CERTAINTY_BINS
+from squidflow.statistics.intervals import BIAS_ADJUSTED
 from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 
@@ -420,7 +420,7 @@ def table_with_intervals(
     comparisons with the baseline row (squidflow.training.table_intervals); `predictions`: each run's
     predictions.parquet path -> its frame. The point values are the runs' metrics.json values, unchanged."""
     from squidflow.config import from_section
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
     from squidflow.training.table_intervals import add_intervals
 
     table = aggregate_runs(runs, spec)

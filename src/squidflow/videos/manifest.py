@@ -20,14 +20,14 @@ from typing import Any
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.io import conform
-from squidflow.paths import DROPPED_REPORT, VIDEOS_CHECKED
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform
+from squidflow.contracts.paths import DROPPED_REPORT, VIDEOS_CHECKED
 from squidflow.table_format import RIGHT, md_row, md_rule
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
+from squidflow.videos.download_shards import outcome_record, shard_of, status_row
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
-from squidflow.videos.shards import outcome_record, shard_of, status_row
 from squidflow.videos.sources import SKIPPED, pending
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ def check_local(
     failures again). So a replaced file is probed again and its facts come from the new file, an unchanged one is
     not, and a job killed mid-way loses no finished probe (its rerun gives what a clean run gives).
     """
-    from squidflow.videos.shards import Journal, read_journals
+    from squidflow.videos.download_shards import Journal, read_journals
     from squidflow.videos.sources import file_fingerprint
 
     todo = candidates.filter(~pl.col("download") & pending(candidates)).to_dicts()
@@ -199,8 +199,8 @@ def ok_videos(manifest: pl.DataFrame) -> pl.DataFrame:
 
 
 def _md(text: Any, limit: int | None = None) -> str:
-    """Data (ids, titles, errors, notes) as inert Markdown (squidflow.io.md_escape), cut to `limit` characters first."""
-    from squidflow.io import md_escape
+    """Data (ids, titles, errors, notes) as inert Markdown (squidflow.contracts.io.md_escape), cut to `limit` characters first."""
+    from squidflow.contracts.io import md_escape
 
     return md_escape(str(text or "")[:limit])
 

@@ -29,12 +29,12 @@ from urllib.parse import parse_qs, urlparse
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform, read_csv_strings, read_parquet
+from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.errors import EmptyError, InputError
 from squidflow.events import check_event_id
-from squidflow.io import conform, read_csv_strings, read_parquet
 from squidflow.licenses import DEMO_LICENSE, licence_refusal
-from squidflow.paths import DOWNLOADS_DIR
 
 log = logging.getLogger(__name__)
 

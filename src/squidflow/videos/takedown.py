@@ -20,8 +20,8 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.contracts.io import read_csv_strings
 from squidflow.errors import InputError
-from squidflow.io import read_csv_strings
 
 TAKEDOWN_FIX = (
     "A takedown list is a CSV with the columns video_id,requested,reason: the video's id as videos.parquet "
@@ -153,7 +153,7 @@ def read_log(text: str) -> pl.DataFrame:
     before an id starting with `-` (YouTube ids may) taken off again, so ids match the manifest's."""
     import io
 
-    from squidflow.io import unneutralise
+    from squidflow.contracts.io import unneutralise
 
     df = pl.read_csv(io.StringIO(text), infer_schema=False)
     return df.with_columns(pl.col(c).map_elements(unneutralise, return_dtype=pl.Utf8) for c in df.columns)
@@ -180,8 +180,8 @@ def published_version(version: str, removed: int) -> str:
 def forget_status_rows(status_dir: str | Path, video_ids: Iterable[str]) -> int:
     """Drop the removed videos' rows from the acquisition status tables (results/videos/status/*.parquet, which the
     download shards keep from run to run); rewritten atomically. The number of rows dropped."""
-    from squidflow import schemas
-    from squidflow.io import read_parquet, write_parquet
+    from squidflow.contracts import schemas
+    from squidflow.contracts.io import read_parquet, write_parquet
 
     ids = list(video_ids)
     folder = Path(status_dir)

@@ -205,7 +205,7 @@ def drop_near_duplicates(
         return df, 0
     titles = df["title"].fill_null("").to_list()
     if model_path is None:
-        from squidflow.text_embed import encode
+        from squidflow.encoders.text_embed import encode
 
         emb = encode(titles)
     else:

@@ -14,10 +14,11 @@ import pytest
 from helpers.floats import assert_floats_close, float_tolerance
 from PIL import Image
 
-from squidflow import clip, io, schemas, text_embed
 from squidflow.comparison import corpus as sherlock
 from squidflow.comparison import dedup, plausibility
 from squidflow.comparison import sets as comparison
+from squidflow.contracts import io, schemas
+from squidflow.encoders import clip, text_embed
 from squidflow.errors import EmptyError
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,7 +6,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow import io, schemas
 from squidflow.comparison.metrics_sherlock import (
     assignment_accuracy,
     comparison_accuracy,
@@ -20,6 +19,7 @@ from squidflow.comparison.metrics_sherlock.comparison import random_scores, tieb
 from squidflow.comparison.metrics_sherlock.localization import iou, region_iou
 from squidflow.comparison.metrics_sherlock.report import evaluate
 from squidflow.comparison.plausibility import DualEmbeddings
+from squidflow.contracts import io, schemas
 
 
 # --- retrieval ---------------------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow import io, schemas
 from squidflow.comparison import corpus as sherlock
 from squidflow.comparison.metrics_sherlock import assignment_accuracy
 from squidflow.comparison.metrics_sherlock.report import (
@@ -35,6 +34,7 @@ from squidflow.comparison.metrics_sherlock.report import (
 )
 from squidflow.comparison.metrics_sherlock.retrieval import chunk_scores
 from squidflow.comparison.plausibility import DualEmbeddings
+from squidflow.contracts import io, schemas
 
 ROOT = Path(__file__).resolve().parents[3]
 OFFICIAL = ROOT / "tests" / "official_sherlock"

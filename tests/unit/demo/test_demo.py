@@ -14,8 +14,9 @@ import pytest
 import yaml
 from helpers.videotools import opencv_frames
 
-from squidflow import schemas
 from squidflow.config import check_config, load_schema
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform, read_parquet
 from squidflow.demo.scenes import classify_frame
 from squidflow.demo.videos import (
     CONDITIONS,
@@ -29,7 +30,6 @@ from squidflow.demo.videos import (
     vfr_video_id,
     video_ids,
 )
-from squidflow.io import conform, read_parquet
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

@@ -14,8 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow import certainty as binning
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.labels import read_vocabulary
 from squidflow.evaluation.models import evaluate_model, model_id
@@ -24,6 +23,7 @@ from squidflow.evaluation.tables import ModelInfo, build_table
 from squidflow.evaluation.training_runs import evaluate_runs, run_predictions
 from squidflow.judgments.ingest import read_release
 from squidflow.judgments.scores import image_scores
+from squidflow.statistics import certainty as binning
 from squidflow.training.calibration import run_metrics
 
 LABEL_MAP = {"parade": ["parading"], "protest": ["protesting"]}
@@ -473,7 +473,7 @@ def test_ids_as_the_release_writes_them_are_read_and_unknown_ones_get_the_closes
 
 
 def test_clean_id_says_what_it_stripped():
-    from squidflow.image_ids import clean_id, closest_id
+    from squidflow.contracts.image_ids import clean_id, closest_id
 
     assert clean_id('"""-jmFL0i8_ZU"""') == ("-jmFL0i8_ZU", "quotes")
     assert clean_id(" abc ") == ("abc", "whitespace")

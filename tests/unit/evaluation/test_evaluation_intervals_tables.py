@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 from helpers.floats import assert_floats_close, assert_frames_close
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.soft_labels import PEOPLE, ModelPoints, model_points, ratings_matrix, soft_label_table
-from squidflow.intervals import IntervalConfig
+from squidflow.statistics.intervals import IntervalConfig
 from squidflow.training.calibration import run_metrics
 from squidflow.training.table_intervals import image_lists, metric_stat, run_images
 from squidflow.training.tables import (
@@ -323,8 +323,8 @@ def test_the_saturation_figure_says_what_its_bands_are(tmp_path, monkeypatch):
 def test_the_per_image_points_come_back_from_parquet_exactly(tmp_path):
     """Rule per_image_points writes what the soft-label table and both figures read: the round trip through the
     Parquet file gives the same arrays, models in order, the empty and the left-out models kept."""
+    from squidflow.contracts.io import SchemaError
     from squidflow.evaluation.points import points_frame, points_from_frame
-    from squidflow.io import SchemaError
 
     images, preds, ratings = _judged(60)
     ratings = ratings.with_columns(
@@ -584,7 +584,7 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
 
 
 def test_the_matrix_form_of_each_sum_measure_equals_its_index_form():
-    from squidflow.intervals import counts, image_resamples
+    from squidflow.statistics.intervals import counts, image_resamples
 
     _, predictions = _runs("calibration", {"BL": 0.8}, seeds=1)
     ids = image_lists(predictions)

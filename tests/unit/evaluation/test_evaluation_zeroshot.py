@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow import io, schemas
-from squidflow.clip import ClipWeightsUnavailable
+from squidflow.contracts import io, schemas
+from squidflow.encoders.clip import ClipWeightsUnavailable
 from squidflow.evaluation.predictions import read_predictions
 from squidflow.evaluation.zeroshot import prompts_for, zero_shot_predictions
 

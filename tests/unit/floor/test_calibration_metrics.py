@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from squidflow.certainty import bernoulli_kl, huj_mse
-from squidflow.certainty import certainty_bin_of as certainty_bin
+from squidflow.statistics.certainty import bernoulli_kl, huj_mse
+from squidflow.statistics.certainty import certainty_bin_of as certainty_bin
 from squidflow.training.calibration import binned_accuracy, expected_calibration_error, run_metrics
 
 # confidence .91 right, .79 wrong, .71 right, .55 wrong

@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 import yaml
 
-from squidflow import schemas
 from squidflow.config import ConfigError, load_config, validate_config
-from squidflow.io import SchemaError, atomic_path, read_parquet, write_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import SchemaError, atomic_path, read_parquet, write_parquet
 
 ROOT = Path(__file__).resolve().parents[3]
 

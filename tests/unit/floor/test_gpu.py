@@ -11,12 +11,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from squidflow.gpu import Slot, detect_devices, gpu_slot, slot_status
+from squidflow.runtime.gpu import Slot, detect_devices, gpu_slot, slot_status
 
 JOB = textwrap.dedent(
     """
     import json, os, sys, time
-    from squidflow.gpu import gpu_slot
+    from squidflow.runtime.gpu import gpu_slot
     lock_dir, out, hold = sys.argv[1], sys.argv[2], float(sys.argv[3])
     with gpu_slot(lock_dir, poll_s=0.02) as slot:
         start = time.time()
@@ -108,7 +108,7 @@ def test_snakemake_gpu_jobs_get_distinct_devices(tmp_path: Path) -> None:
         textwrap.dedent(
             """
             import json, os, time
-            from squidflow.gpu import slot_for_job
+            from squidflow.runtime.gpu import slot_for_job
             with slot_for_job(snakemake) as slot:
                 start = time.time(); time.sleep(0.5)
                 rec = {"device": slot.device_id, "visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "start": start, "end": time.time()}

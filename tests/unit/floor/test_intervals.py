@@ -1,4 +1,4 @@
-"""The interval machinery (squidflow.intervals): resampling, percentile and BCa intervals, the paired test and Holm's
+"""The interval machinery (squidflow.statistics.intervals): resampling, percentile and BCa intervals, the paired test and Holm's
 correction, each checked against what it claims: coverage on simulated data with a known truth, the nominal
 rejection rate of a paired test under the null, scipy's and statsmodels' reference implementations."""
 
@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import bootstrap
 from statsmodels.stats.multitest import multipletests
 
-from squidflow import intervals as iv
 from squidflow.evaluation import uncertainty as u
+from squidflow.statistics import intervals as iv
 
 
 def _images(rng, n, noise=0.1, raters=3):

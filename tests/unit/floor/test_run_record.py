@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from squidflow import run_record
+from squidflow.runtime import run_record
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "config.yaml"

@@ -1,4 +1,4 @@
-"""profiles/slurm and squidflow.slurm without a cluster: what the profile asks Slurm for, and how Slurm's answers
+"""profiles/slurm and squidflow.runtime.slurm without a cluster: what the profile asks Slurm for, and how Slurm's answers
 (a refused sbatch, a job pending forever) become a message naming the rule and the fix.
 
 The same behaviour on a real cluster: tests/integration/test_slurm.py."""
@@ -16,7 +16,7 @@ import pytest
 import yte
 from helpers.dryrun import local_rules
 
-from squidflow import slurm, slurm_plugin
+from squidflow.runtime import slurm, slurm_plugin
 
 ROOT = Path(__file__).resolve().parents[3]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
@@ -276,14 +276,14 @@ def test_a_job_cancelled_by_someone_is_seen_as_cancelled_by_the_plugin() -> None
 
 
 def test_outside_the_tested_plugin_versions_nothing_is_patched_and_a_warning_says_so_once(monkeypatch) -> None:
-    """A plugin newer (or older) than the versions in squidflow.upstream.TESTED runs as it ships: one warning per process
+    """A plugin newer (or older) than the versions in squidflow.runtime.upstream.TESTED runs as it ships: one warning per process
     names the version and the tested range, and its status query is left alone."""
     import types
 
     async def query_job_status(command, logger):
         return {"1": "CANCELLED by 0"}, 0.0
 
-    from squidflow import upstream
+    from squidflow.runtime import upstream
 
     monkeypatch.setattr(upstream, "_warned", set())
     low, high = upstream.TESTED[slurm_plugin.PLUGIN]
@@ -304,8 +304,8 @@ def test_a_job_stopped_with_sigterm_leaves_no_half_written_file(tmp_path: Path) 
     file beside its output is removed on the way out."""
     code = (
         "import time\n"
-        "from squidflow.logs import setup\n"
-        "from squidflow.io import atomic_path\n"
+        "from squidflow.runtime.logs import setup\n"
+        "from squidflow.contracts.io import atomic_path\n"
         "setup()\n"
         f"with atomic_path({str(tmp_path / 'out.parquet')!r}) as tmp:\n"
         "    tmp.write_text('half')\n"

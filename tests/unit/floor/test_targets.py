@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from squidflow.targets import expand, unknown_targets_message
+from squidflow.runtime.targets import expand, unknown_targets_message
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -11,10 +11,10 @@ from helpers.floats import assert_floats_close
 from PIL import Image
 from skimage import data
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform
+from squidflow.encoders.pretrained import WeightsError, load_backbone, load_resnet50
 from squidflow.frames.featurize import FeaturesConfig, embed_images, featurize_frames, load_image, pool
-from squidflow.io import conform
-from squidflow.pretrained import WeightsError, load_backbone, load_resnet50
 
 IMAGENET_CATS = range(281, 286)  # tabby, tiger cat, Persian, Siamese, Egyptian cat
 

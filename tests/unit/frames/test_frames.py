@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 from helpers.videotools import opencv_frames
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform
 from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id
 from squidflow.frames import decode
 from squidflow.frames.decode import decode_frames, decode_ranks, decoding_costs, letterbox, split_runs
@@ -28,7 +29,6 @@ from squidflow.frames.extract import (
 from squidflow.frames.frame_table import ExtractionError, frame_table, resolve_decoder
 from squidflow.frames.selection import kmeans_select
 from squidflow.frames.splits import SplitsConfig, split_videos
-from squidflow.io import conform
 
 DEMO = DemoConfig(videos_per_event=2, seconds=6.0)
 DECODERS = ("torchcodec", "ffmpeg")

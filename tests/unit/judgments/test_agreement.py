@@ -162,7 +162,6 @@ def test_concatenated_pooling_does_not_reproduce_the_paper(release_judgments):
 
 
 # --- intervals and the ordinal/interval α (issue 24) --------------------------------------------------------------
-from squidflow.intervals import IntervalConfig  # noqa: E402
 from squidflow.judgments.agreement import (  # noqa: E402
     agreement_replicates,
     agreement_row,
@@ -170,6 +169,7 @@ from squidflow.judgments.agreement import (  # noqa: E402
     measures,
 )
 from squidflow.judgments.tables import table7_markdown  # noqa: E402
+from squidflow.statistics.intervals import IntervalConfig  # noqa: E402
 
 
 def _random_matrix(rng, n_items=80, n_coders=4, missing=0.2):
@@ -272,7 +272,7 @@ def test_image_bootstrap_covers_the_population_agreement_at_the_nominal_rate():
     """Simulated panels with a known population value (each measure on 200,000 images): the 95% image-bootstrap
     interval of every Table 7 measure, on 150 images × 3 raters, covers it in 92-98% of 400 repetitions (fixed
     seeds; measured 94-96%)."""
-    from squidflow.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import counts, image_resamples, interval_from
 
     def sample(rng, n):
         truth = rng.beta(0.7, 0.7, n) * 100

@@ -9,7 +9,7 @@ import polars as pl
 from helpers.browser import batch_row, chromium_page, open_as_mturk_worker, playwright_or_skip, posted_fields
 from PIL import Image
 
-from squidflow.io import neutralise, unneutralise, write_csv
+from squidflow.contracts.io import neutralise, unneutralise, write_csv
 from squidflow.judgments.annotation import event_pairs, make_hits, render_task_page, sbert_embed, task_template
 from squidflow.judgments.ingest import read_mturk_batch
 

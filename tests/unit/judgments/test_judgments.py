@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_csv, write_parquet
 from squidflow.demo.panel import PanelConfig, simulate_panel
-from squidflow.io import read_parquet, write_csv, write_parquet
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.annotation import make_hits
 from squidflow.judgments.ingest import JudgmentError, ingest, read_mturk_batch, read_release

@@ -9,8 +9,8 @@ import pytest
 from helpers.browser import batch_row, chromium_page, open_as_mturk_worker, playwright_or_skip, posted_fields
 from PIL import Image
 
+from squidflow.contracts.io import write_csv
 from squidflow.demo.keyword_panel import KeywordPanelConfig, simulate_keywords
-from squidflow.io import write_csv
 from squidflow.judgments.annotation import render_task_page
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.keywords import keyword_template, make_keyword_hits, normalise_keyword, read_keyword_batch

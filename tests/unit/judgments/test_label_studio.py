@@ -14,15 +14,15 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_csv, write_parquet
 from squidflow.demo.label_studio import simulated_exports
-from squidflow.io import read_parquet, write_csv, write_parquet
 from squidflow.judgments import crowd
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.ingest import JudgmentError, read_mturk_batch, read_release
 from squidflow.judgments.label_studio import tasks as ls
 from squidflow.judgments.label_studio.export import read_export
-from squidflow.judgments.label_studio.ingest import ingest_exports
+from squidflow.judgments.label_studio.run_exports import ingest_exports
 from squidflow.judgments.quality import QualityConfig, annotator_report
 
 
@@ -282,7 +282,7 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     ]
     ratings.write_text("\n".join(lines) + "\n")
     out = {k: tmp_path / f"{k}" for k in ("annotators.csv", "items.csv")}
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
 
     tables = crowd.crowd_tables(
         read_parquet(jp, schemas.JUDGMENTS),
@@ -328,9 +328,9 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     for v in ("A", "B", "A+B"):
         assert mean_row[f"{v}_alpha"] == pytest.approx(t7.filter(pl.col("variant") == v)["alpha"][0])
     # the comparison sets' ratings: each model's label is crowd-kit's own, the mean row is the leaderboard's oracle
-    from squidflow.comparison.crowd import comparison_oracles, plausibility_answers
     from squidflow.comparison.metrics_sherlock.comparison import comparison_accuracy
     from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
+    from squidflow.comparison.rating_models import comparison_oracles, plausibility_answers
 
     rt = read_comparison_ratings(ratings)
     oracles = comparison_oracles(rt, n_iter=10, mace_restarts=1)

@@ -11,16 +11,16 @@ import polars as pl
 import pytest
 from test_judgments import _hits_as_csv, make_corpus
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_csv
 from squidflow.demo.panel import PanelConfig, simulate_panel
 from squidflow.demo.triage_validation import seed_scores, validation_markdown, validation_table
-from squidflow.intervals import IntervalConfig
-from squidflow.io import read_parquet, write_csv
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.image_triage import CLASSES, image_triage, image_triage_markdown
 from squidflow.judgments.ingest import ingest, read_release
 from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images
 from squidflow.judgments.triage import TriageConfig, exclusions, rater_triage, triage_markdown
+from squidflow.statistics.intervals import IntervalConfig
 
 ONE_OF_EACH = {"careless": 1, "constant": 1, "extremes": 1, "reversed": 1, "prior": 1}
 INTERVALS = IntervalConfig(resamples=300)

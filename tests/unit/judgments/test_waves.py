@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.scores import image_scores
 from squidflow.judgments.tables import table7

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from helpers.floats import assert_floats_close
 
-from squidflow import io
+from squidflow.contracts import io
 from squidflow.demo import litmus as demo
 from squidflow.litmus import human, metrics, probabilities, soft_labels, tables
 from squidflow.litmus.config import GuesserConfig
@@ -325,7 +325,7 @@ def test_rules_accuracy_on_the_target(tmp_path: Path) -> None:
 
 
 def test_question_counts_carry_a_bootstrap_interval_over_games() -> None:
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
 
     table = pl.DataFrame(
         {"split": ["test", "train"], "games": [200, 10], "category_yes": [50, 10], "spatial_no": [0, 3]}
@@ -640,7 +640,7 @@ def test_weighted_metrics_equal_the_metrics_of_the_resample_written_out() -> Non
 
 
 def test_litmus_tables_have_intervals_over_qa_pairs_that_bracket_the_seed_mean() -> None:
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
 
     soft, probs = random_litmus(2, 60)
     rng = np.random.default_rng(3)
@@ -678,7 +678,7 @@ def test_litmus_tables_have_intervals_over_qa_pairs_that_bracket_the_seed_mean()
 
 
 def test_rules_and_human_check_intervals(tmp_path: Path) -> None:
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
 
     cfg = IntervalConfig(resamples=200, seed=0)
     games, labels = labelled(

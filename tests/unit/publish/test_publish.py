@@ -23,8 +23,8 @@ from helpers.publish_run import annotator_report as _report
 from helpers.publish_run import settings as _settings
 from PIL import Image
 
-from squidflow import schemas
 from squidflow.config import ConfigError, load_config
+from squidflow.contracts import schemas
 from squidflow.errors import UserError
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.ingest import read_release
@@ -340,7 +340,7 @@ def test_a_png_is_not_a_card(tmp_path):
 def test_the_demo_publishes_what_it_made(small_workflow):
     """`make demo`'s folder: every config with the row counts of squidflow's own tables, the images config decoding
     to the selected JPEGs, mlcroissant's CLI validating and loading records of every record set, the check passing."""
-    from squidflow.io import read_parquet
+    from squidflow.contracts.io import read_parquet
 
     results = small_workflow.results
     folder = results / "publish" / "squidflow-demo"

@@ -11,8 +11,9 @@ import polars as pl
 import pytest
 from PIL import Image
 
-from squidflow import io, schemas, style
+from squidflow import style
 from squidflow.comparison.figures import chosen_sets, sets_figure
+from squidflow.contracts import io, schemas
 from squidflow.frames.figures import contact_sheets, frame_spread, relative_positions
 from squidflow.judgments.figures import (
     agreement_figure,

@@ -119,7 +119,7 @@ def test_the_module_check_catches_a_module_that_was_split() -> None:
     assert unresolved_modules(["(squidflow.frames.extract, squidflow.frames.decode.no_such_function)"]) == [
         "squidflow.frames.decode.no_such_function"
     ]
-    assert unresolved_modules(["squidflow.frames, squidflow.frames.extract and squidflow.io."]) == []
+    assert unresolved_modules(["squidflow.frames, squidflow.frames.extract and squidflow.contracts.io."]) == []
 
 
 def files_passed_between_rules(root: Path = ROOT) -> dict[str, set[str]]:

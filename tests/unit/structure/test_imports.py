@@ -75,7 +75,7 @@ def test_a_planted_heavy_import_is_named_with_its_chain(tmp_path: Path) -> None:
     (tmp_path / "planted_floor.py").write_text("import scipy.stats\n")
     (tmp_path / "planted_stage.py").write_text("import planted_floor\n")
     script = tmp_path / "planted_rule.py"
-    script.write_text('"""Rule planted_rule."""\n\nfrom squidflow.logs import setup\n\nlog = setup(snakemake)\n\n'
+    script.write_text('"""Rule planted_rule."""\n\nfrom squidflow.runtime.logs import setup\n\nlog = setup(snakemake)\n\n'
                       "import polars as pl\n\nimport planted_stage\n\nprint(pl)\n")  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])}
     problems = check(script, frozenset({"torch"}), env)

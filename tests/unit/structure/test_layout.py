@@ -190,9 +190,9 @@ def test_every_script_opens_the_same_way() -> None:
         doc = ast.get_docstring(ast.parse(text)) or ""
         if not doc.startswith((f"Rule {path.stem}:", f"Checkpoint {path.stem}:")):
             problems.append(f"scripts/{path.name}: the docstring starts 'Rule {path.stem}: what it makes'")
-        if opening != ["from squidflow.logs import setup", "log = setup(snakemake)"]:
+        if opening != ["from squidflow.runtime.logs import setup", "log = setup(snakemake)"]:
             problems.append(
-                f"scripts/{path.name}: open with `from squidflow.logs import setup` and `log = setup(snakemake)`"
+                f"scripts/{path.name}: open with `from squidflow.runtime.logs import setup` and `log = setup(snakemake)`"
             )
         if "noqa" in text:
             problems.append(
@@ -220,7 +220,7 @@ def repeated_results_paths(root: Path = ROOT) -> dict[str, list[str]]:
 
 def test_a_results_path_named_in_more_than_one_place_is_a_constant() -> None:
     """A results path is written out once, where its constant is defined: in the rules files (common.smk for what
-    several stages use, workflow/rules/inputs/<stage>.smk for one stage's), or in squidflow.paths when the library
+    several stages use, workflow/rules/inputs/<stage>.smk for one stage's), or in squidflow.contracts.paths when the library
     names it too. Renaming an output is then one edit, and no copy is left behind pointing at the old name."""
     repeats = repeated_results_paths()
     assert not repeats, "\n".join(
@@ -310,17 +310,17 @@ _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get
 
 
 def _hands_paths(path: Path) -> set[str]:
-    """Library functions (squidflow, other than squidflow.io) that `path` calls with snakemake.input/output paths."""
+    """Library functions (squidflow, other than squidflow.contracts.io) that `path` calls with snakemake.input/output paths."""
     tree = ast.parse(path.read_text())
-    library = {}  # name bound by an import -> whether it is squidflow's (not squidflow.io)
+    library = {}  # name bound by an import -> whether it is squidflow's (not squidflow.contracts.io)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
-                mod = f"{node.module}.{a.name}" if node.module == "squidflow" else node.module
-                library[a.asname or a.name] = mod.startswith("squidflow") and mod not in (
-                    "squidflow.io",
-                    "squidflow.logs",
-                )
+                mods = {node.module, f"{node.module}.{a.name}"}  # `from squidflow.contracts import io` too
+                library[a.asname or a.name] = node.module.startswith("squidflow") and not mods & {
+                    "squidflow.contracts.io",
+                    "squidflow.runtime.logs",
+                }
         elif isinstance(node, ast.Import):
             for a in node.names:
                 library[(a.asname or a.name).split(".")[0]] = False
@@ -374,7 +374,7 @@ def _hands_paths(path: Path) -> set[str]:
 
 
 def test_scripts_do_the_file_io() -> None:
-    """Scripts read their inputs and write their outputs through squidflow.io; the library takes and returns frames,
+    """Scripts read their inputs and write their outputs through squidflow.contracts.io; the library takes and returns frames,
     so it is tested without files. A script that hands a snakemake.input/output path to a library function is named
     in HANDS_PATHS with why."""
     found = {(p.stem, f) for p in sorted((ROOT / "scripts").glob("*.py")) for f in _hands_paths(p)}
@@ -390,7 +390,7 @@ def test_scripts_do_the_file_io() -> None:
 def test_the_io_check_catches_a_path_handed_to_the_library(tmp_path: Path) -> None:
     planted = tmp_path / "planted.py"
     planted.write_text(
-        "from squidflow import io, schemas\nfrom squidflow.text.keywords import keyword_baselines\n"
+        "from squidflow.contracts import io, schemas\nfrom squidflow.text.keywords import keyword_baselines\n"
         "from squidflow.judgments import scores\n"
         "out = snakemake.output\n"
         "frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)\n"  # reading in the script: fine

@@ -93,7 +93,7 @@ def test_a_field_the_schema_does_not_know_is_refused_when_the_class_is_made() ->
 
 def test_interval_bounds_are_the_schemas() -> None:
     from squidflow.config import schema_key
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
 
     minimum = schema_key("intervals.resamples")["minimum"]
     IntervalConfig(resamples=minimum)

@@ -1,5 +1,5 @@
 """Where squidflow touches the engine's non-public names or replaces its behaviour: only in the modules that
-docs/upstream.md declares, each on the dependency versions squidflow.upstream.TESTED names, which pyproject.toml's
+docs/upstream.md declares, each on the dependency versions squidflow.runtime.upstream.TESTED names, which pyproject.toml's
 bounds repeat.
 
 A place is: a private attribute (`_name`, not `__dunder__`) read from a Snakemake object or module (`workflow._x`,
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "upstream.md"
 # module -> what it changes (docs/upstream.md has a section for each)
 DECLARED = {
-    "src/squidflow/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
+    "src/squidflow/runtime/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
     "src/squidflow/report/script_data.py": "Snakemake's report renderers (the script data made inert)",
 }
 ENGINE_PACKAGES = ("snakemake", "snakemake_executor_plugin_", "snakemake_interface_")
@@ -114,13 +114,16 @@ def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_it
 @pytest.mark.parametrize(
     ("where", "planted"),
     [
-        ("src/squidflow/targets.py", "def f(workflow):\n    return workflow._something\n"),
-        ("src/squidflow/targets.py", "import snakemake\nx = snakemake.report.html_reporter._render\n"),
+        ("src/squidflow/runtime/targets.py", "def f(workflow):\n    return workflow._something\n"),
+        ("src/squidflow/runtime/targets.py", "import snakemake\nx = snakemake.report.html_reporter._render\n"),
         (
-            "src/squidflow/targets.py",
+            "src/squidflow/runtime/targets.py",
             "from snakemake.report.html_reporter import data\nsetattr(data, 'render_results', str)\n",
         ),
-        ("src/squidflow/slurm.py", "import snakemake_executor_plugin_slurm as p\np.Executor.run_jobs = print\n"),
+        (
+            "src/squidflow/runtime/slurm.py",
+            "import snakemake_executor_plugin_slurm as p\np.Executor.run_jobs = print\n",
+        ),
         ("scripts/run_summary.py", "rules = snakemake._workflow.rules\n"),
         ("workflow/targets.smk", "_rules = workflow._workflow.rules\n"),
         ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
@@ -162,7 +165,7 @@ def _bounds() -> dict[str, str]:
 
 
 def test_every_patched_dependency_is_bounded_at_its_newest_tested_version_and_documented() -> None:
-    from squidflow.upstream import TESTED
+    from squidflow.runtime.upstream import TESTED
 
     bounds = _bounds()
     doc = DOC.read_text()
@@ -180,8 +183,8 @@ def test_outside_the_tested_versions_the_report_is_snakemakes_own_and_a_warning_
     """The Slurm plugin's side is tested in tests/unit/floor/test_slurm_profile.py."""
     from snakemake.report.html_reporter import data
 
-    from squidflow import upstream
     from squidflow.report.script_data import escape_report_scripts
+    from squidflow.runtime import upstream
 
     monkeypatch.setattr(upstream, "_warned", set())
     before = data.render_results

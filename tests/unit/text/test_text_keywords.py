@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.text.baseline import text_baseline, to_predictions
 from squidflow.text.cooccurring import cooccurring_report, cooccurring_text, read_video_subtitles
 from squidflow.text.keywords import idf_weights, keyword_baselines
@@ -251,7 +251,7 @@ def test_ties_are_broken_by_a_seeded_shuffle_not_label_order():
 
 
 def test_keyword_table_intervals_over_images_bracket_every_score():
-    from squidflow.intervals import IntervalConfig
+    from squidflow.statistics.intervals import IntervalConfig
 
     rng = np.random.default_rng(0)
     words = ["cake", "candle", "parade", "band", "dog", "bride", "dress", "march"]

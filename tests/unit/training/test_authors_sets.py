@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import read_release
 from squidflow.release import EVENTS_BY_PROMPT
 from squidflow.training.authors_sets import authors_sets, experiment_file_sources, leaks, read_experiment_files

@@ -15,7 +15,7 @@ from helpers.floats import assert_floats_close
 from helpers.training_fixtures import EVENTS, make_inputs
 from PIL import Image
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.cache import build_cache, open_cache, preprocess
 from squidflow.training.config import TrainConfig
 from squidflow.training.models import load_backbone

@@ -14,7 +14,7 @@ import torch
 from PIL import Image
 from torchvision.transforms import v2
 
-from squidflow import io, schemas
+from squidflow.contracts import io, schemas
 from squidflow.training.augment import PerspectiveCrop, build_augmentation, frame_short_side, transform_list
 from squidflow.training.cache import FrameCache, build_cache, build_frame_cache, open_frame_cache, resize_short_side
 from squidflow.training.calibration import authors_calibration_error, binary_calibration_error

@@ -21,8 +21,8 @@ import polars as pl
 import pytest
 import yaml
 
-from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.videos.download import DownloadOptions, download
 from squidflow.videos.failures import classify, status_of
 from squidflow.videos.manifest import (

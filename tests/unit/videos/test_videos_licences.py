@@ -10,12 +10,12 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.io import conform
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform
 from squidflow.publish.facts import images_by_licence
 from squidflow.publish.tables import UNKNOWN_LICENSE, images_table
 from squidflow.videos.download import DownloadResult, info_metadata
-from squidflow.videos.shards import outcome_record, status_row
+from squidflow.videos.download_shards import outcome_record, status_row
 from squidflow.videos.sources import licence_filter, youtube_source
 
 VIDEOS = Path(__file__).resolve().parents[2] / "fixtures" / "ytdlp" / "videos"

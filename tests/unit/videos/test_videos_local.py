@@ -18,9 +18,9 @@ import yaml
 from helpers.faults import tried
 from test_videos import make_mp4
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
 from squidflow.frames.extract import FramesConfig, checked_manifest, extract_videos
-from squidflow.io import read_parquet
 from squidflow.videos.download import DownloadOptions
 from squidflow.videos.manifest import build_manifest, check_local, download_report, dropped_line, dropped_report
 from squidflow.videos.probe import probe

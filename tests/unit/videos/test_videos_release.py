@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from squidflow import schemas
+from squidflow.contracts import schemas
 from squidflow.release import read_dataset_csv
 from squidflow.videos.download import DownloadOptions
 from squidflow.videos.manifest import build_manifest, download_report, probe_local_candidates

@@ -23,12 +23,12 @@ import polars as pl
 import pytest
 import yaml
 
-from squidflow import schemas
-from squidflow.io import read_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet
 from squidflow.videos.brake import Brake, pace_for, read_events, site_of
 from squidflow.videos.download import DownloadOptions, download
+from squidflow.videos.download_shards import acquire_shard, read_journals, shard_of
 from squidflow.videos.failures import BRAKE_REASONS, REASONS, classify, status_of
-from squidflow.videos.shards import acquire_shard, read_journals, shard_of
 from squidflow.videos.sources import urls_source
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,8 +14,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.videos.sources import combine, youtube_source
 from squidflow.videos.youtube import (
     SearchResult,

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 from helpers.publish_run import settings, small_run
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform, read_parquet, write_parquet
 from squidflow.errors import InputError
-from squidflow.io import conform, read_parquet, write_parquet
 from squidflow.publish.dataset import publish
 from squidflow.videos.takedown import apply_takedowns, published_version, read_takedowns, removals_by_reason
 
@@ -138,7 +138,7 @@ def test_a_removed_video_keeps_its_place_in_the_split_shuffle_so_no_other_video_
 
 def test_the_log_reads_back_ids_that_start_with_a_dash(tmp_path):
     """YouTube ids may start with `-`: write_csv guards them with an apostrophe, read_log takes it off again."""
-    from squidflow.io import write_csv
+    from squidflow.contracts.io import write_csv
     from squidflow.videos.takedown import log_table, read_log
 
     takedowns = pl.DataFrame({"video_id": ["-OMFa5uJuDk"], "requested": ["2026-11-01"], "reason": ["privacy"]})

@@ -8,7 +8,7 @@ VIDEOS_STATUS_FIGURE = "results/figures/videos_status.png"
 
 VIDEO_CANDIDATES = "results/videos/candidates.parquet"
 TAKEDOWN_LOG = "results/videos/takedown_log.csv"
-JOURNAL_DIR = "results/videos/journal"  # each finished download, one JSON line (squidflow.videos.shards)
+JOURNAL_DIR = "results/videos/journal"  # each finished download, one JSON line (squidflow.videos.download_shards)
 JOURNAL_LOCAL_DIR = "results/videos/journal_local"  # each probe of a file on disk
 CANDIDATES_NOTES = "results/videos/candidates_notes.txt"
 

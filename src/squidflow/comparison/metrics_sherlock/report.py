@@ -25,8 +25,8 @@ from squidflow.comparison.metrics_sherlock.comparison import comparison_accuracy
 from squidflow.comparison.metrics_sherlock.localization import localization_gt, localization_proposals, region_iou
 from squidflow.comparison.metrics_sherlock.retrieval import retrieval_metrics
 from squidflow.comparison.plausibility import DualEmbeddings
+from squidflow.contracts.io import read_csv_strings
 from squidflow.errors import InputError
-from squidflow.io import read_csv_strings
 
 RATING_COLUMNS = ("query_id", "candidate_id", "annot1", "annot2")
 PROPOSAL_COLUMNS = ("image_id", "box", "region")

@@ -10,7 +10,7 @@ annotations (one judgment each, `position` in order of submission). `read_keywor
 keyword judgments, `read_comparison_export` the comparison sets' into plausibility ratings.
 
 The tasks these exports answer are written by `squidflow.judgments.label_studio.tasks`; a run's exports are ingested
-(annotators in both variants, the ingestion report) by `squidflow.judgments.label_studio.ingest`.
+(annotators in both variants, the ingestion report) by `squidflow.judgments.label_studio.run_exports`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.image_ids import HINTS, clean_id, split_image_id, unknown_id_hint
+from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import HINTS, clean_id, split_image_id, unknown_id_hint
 from squidflow.judgments.ingest import JudgmentError, fail_on_problems
 from squidflow.judgments.label_studio.tasks import IMAGE_KEY, RATING_TASKS
 

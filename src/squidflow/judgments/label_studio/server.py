@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 from squidflow.config import ConfigError
+from squidflow.contracts.io import inside
 from squidflow.errors import UserError
 from squidflow.fetch import PROXY_ENV
-from squidflow.io import inside
 from squidflow.judgments.label_studio.tasks import TASKS
 
 log = logging.getLogger(__name__)

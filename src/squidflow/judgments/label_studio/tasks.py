@@ -16,7 +16,7 @@ The same tasks as the MTurk batches (SQUID-E §3.2, supplement A.2 and B; the HI
 `export_from_judgments` writes judgments as the JSON export Label Studio would give back had these annotators
 submitted them: the demo's SIMULATED panel (`squidflow.demo.label_studio`), and the release as a test of the reader. An export
 is read by `squidflow.judgments.label_studio.export`; a run's exports are ingested by
-`squidflow.judgments.label_studio.ingest`.
+`squidflow.judgments.label_studio.run_exports`.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from xml.sax.saxutils import quoteattr
 
 import polars as pl
 
-from squidflow import schemas
+from squidflow.contracts import schemas
+from squidflow.contracts.io import unneutralise, write_text
 from squidflow.errors import UserError
-from squidflow.io import unneutralise, write_text
 from squidflow.judgments.ingest import split_image_id
 
 log = logging.getLogger(__name__)
@@ -265,7 +265,7 @@ def build_label_studio_tasks(
     project_prefix: str = "squidflow",
 ) -> dict[str, int]:
     """The rule's edge: hits_{A,B,K}.csv (and comparison_hits.csv) -> results/annotation/label_studio/<task>/."""
-    from squidflow.io import read_csv_strings, read_parquet
+    from squidflow.contracts.io import read_csv_strings, read_parquet
 
     frames = read_parquet(frames_path, schemas.FRAMES) if frames_path else None
     paths = dict(frames.select("image_id", "image_path").iter_rows()) if frames is not None else {}

@@ -81,13 +81,13 @@ def conflict(recorded: dict | None, now: dict, *, folder: str | os.PathLike = ".
 
 def write(now: dict, path: str | os.PathLike = RECORD) -> None:
     """Record this run's configuration (atomically; the folder is made when missing)."""
-    from squidflow.io import atomic_path
+    from squidflow.contracts.io import atomic_path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = (
-        "# The configuration that made this results/ folder (squidflow.run_record): a run whose first config "
+        "# The configuration that made this results/ folder (squidflow.runtime.run_record): a run whose first config "
         "file is another one stops before its first job.\n"
     )
     with atomic_path(path) as tmp:

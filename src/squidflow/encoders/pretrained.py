@@ -11,7 +11,7 @@
 Both expose the last feature map (N, C, h, w); `squidflow.frames.featurize` pools it, `squidflow.training` fine-tunes
 them.
 
-CLIP lives beside it, in `squidflow.clip` (the rules that score with CLIP need open_clip, not timm).
+CLIP lives beside it, in `squidflow.encoders.clip` (the rules that score with CLIP need open_clip, not timm).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from squidflow.backbone_names import BACKBONES
+from squidflow.encoders.backbone_names import BACKBONES
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded, so the constants are cheap to import (rules files)
     import torch

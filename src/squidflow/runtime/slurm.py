@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from squidflow.slurm_plugin import patch_plugin_states
+from squidflow.runtime.slurm_plugin import patch_plugin_states
 
 # Pending reasons after which Slurm will never start the job without someone changing the job or the cluster.
 # (`Resources`, `Priority`, `QOSGrp*`, `AssocGrp*`... only mean "wait": those jobs start once others end.)
@@ -54,7 +54,7 @@ CONFIG_KEYS = {
 PROFILE = "profiles/slurm/config.yaml"
 WATCH_SECONDS_ENV = "SQUIDFLOW_SLURM_WATCH_SECONDS"
 
-log = logging.getLogger("squidflow.slurm")
+log = logging.getLogger("squidflow.runtime.slurm")
 
 
 @dataclass(frozen=True)
@@ -363,7 +363,7 @@ def _snakemake_logger():
 def on_start(workflow, log_file: str | os.PathLike | Iterable[str | os.PathLike] | None = None) -> PendingWatch | None:
     """`onstart` of a run: on Slurm, start the watch in the submitting process (jobs run with --no-hooks), and at
     exit report the refusals it has not reported yet (a run can end between two checks). The executor plugin runs as
-    it ships, but for the one fix of squidflow.slurm_plugin (within the plugin versions it was tested on)."""
+    it ships, but for the one fix of squidflow.runtime.slurm_plugin (within the plugin versions it was tested on)."""
     if not _is_slurm_run(workflow):
         return None
     patch_plugin_states(warn=_snakemake_logger().warning)  # the plugin as it ships, but for `CANCELLED by <uid>`

@@ -8,13 +8,13 @@ the job as running: the submitting Snakemake waits for it for ever, and the reru
 plugin reads the state's first word itself.
 
 Everything else runs as the plugin ships: its job-step executor (`srun` and one Snakemake per rule inside each Slurm
-job), its status back-off and its submission order. Outside the tested versions (squidflow.upstream.TESTED, the
+job), its status back-off and its submission order. Outside the tested versions (squidflow.runtime.upstream.TESTED, the
 same bound as pyproject.toml's) nothing is patched: a warning says so once, and the plugin runs as it ships.
 """
 
 from __future__ import annotations
 
-from squidflow.upstream import within_tested
+from squidflow.runtime.upstream import within_tested
 
 PLUGIN = "snakemake-executor-plugin-slurm"
 WHAT = (
@@ -32,7 +32,7 @@ def normalise_states(states: dict[str, str]) -> dict[str, str]:
 def patch_plugin_states(plugin=None, version: str | None = None, warn=None) -> bool:
     """Make the Slurm executor plugin see `CANCELLED by <uid>` as `CANCELLED`, so a job cancelled with `scancel` (by
     its user, an admin or a preemption) is reported as failed and rerun next time instead of holding the run open
-    for ever. Only within squidflow.upstream.TESTED (else a warning, once, and no change). `plugin`: the module to
+    for ever. Only within squidflow.runtime.upstream.TESTED (else a warning, once, and no change). `plugin`: the module to
     patch (default the installed plugin). Returns whether the plugin's status query was wrapped (once per module)."""
     if plugin is None:
         try:

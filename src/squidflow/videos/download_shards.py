@@ -33,8 +33,8 @@ from typing import Any
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.io import conform
+from squidflow.contracts import schemas
+from squidflow.contracts.io import conform
 from squidflow.videos.brake import Brake, site_of
 from squidflow.videos.download import DownloadOptions, DownloadResult, Session, download, failure
 from squidflow.videos.failures import BRAKE_REASONS

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.contracts.schemas import ANY_WIDTH_F32, Schema
 from squidflow.errors import InputError, UserError
-from squidflow.schemas import ANY_WIDTH_F32, Schema
 
 
 class SchemaError(UserError, ValueError):

@@ -155,7 +155,7 @@ def _lock_dir_for(gpu_cfg: dict) -> Path:
 def _logged(slot_cm: contextlib.AbstractContextManager[Slot]) -> Iterator[Slot]:
     """Say in the job's log which device it got; fall back to the CPU when the job's torch cannot use CUDA (a
     CPU-only torch build, or a node whose driver is missing) instead of failing on `cuda:0`."""
-    log = logging.getLogger("squidflow.gpu")
+    log = logging.getLogger("squidflow.runtime.gpu")
     with slot_cm as slot:
         torch = sys.modules.get("torch")
         if slot.is_gpu and torch is not None and not torch.cuda.is_available():
@@ -173,7 +173,7 @@ def log_slot(slot: Slot, run: int | None = None, runs: int | None = None) -> Non
     """The slot line of a job's log: which device (and Slurm job) a job's work ran on. A job of several runs, each
     with a log of its own, says it again in each run's log (`run` of `runs`), so that every log names its device."""
     of = f", the job's, run {run} of {runs}" if run is not None else ""
-    logging.getLogger("squidflow.gpu").info(
+    logging.getLogger("squidflow.runtime.gpu").info(
         "GPU slot: device %s (CUDA_VISIBLE_DEVICES=%s, Slurm job %s) -> %s%s",
         slot.device_id,
         os.environ.get("CUDA_VISIBLE_DEVICES"),

@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 from tqdm import tqdm
 
-from squidflow.io import atomic_path
+from squidflow.contracts.io import atomic_path
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from squidflow import schemas
-from squidflow.io import md_escape, write_text
+from squidflow.contracts import schemas
+from squidflow.contracts.io import md_escape, write_text
 from squidflow.judgments.ingest import JudgmentError
 from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
 from squidflow.judgments.waves import wave_of
@@ -166,7 +166,7 @@ def ingest_exports_to(
     on_empty: str = "error",
 ) -> pl.DataFrame:
     """The rule's edge for Label Studio exports: known images from frames.parquet, ingest, write parquet + report."""
-    from squidflow.io import read_parquet, write_parquet
+    from squidflow.contracts.io import read_parquet, write_parquet
 
     known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
     df, report = ingest_exports(

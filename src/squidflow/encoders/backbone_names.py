@@ -1,6 +1,6 @@
 """The image backbones' names: which exist, and how tables and figures name a model trained on one.
 
-Apart from `squidflow.pretrained` (which loads them, with torch, timm and torchvision) so that a table or a figure can
+Apart from `squidflow.encoders.pretrained` (which loads them, with torch, timm and torchvision) so that a table or a figure can
 name a model without importing what trains it.
 """
 

@@ -1,8 +1,8 @@
 """The one place where every Parquet artifact's columns are written down.
 
 Rules hand each other Parquet files; a silent change of a column's name or type three stages upstream is the kind
-of bug that costs a day. So each artifact has a schema here, `squidflow.io.write_parquet` casts to it and
-`squidflow.io.read_parquet` checks it, and both name the artifact in their errors.
+of bug that costs a day. So each artifact has a schema here, `squidflow.contracts.io.write_parquet` casts to it and
+`squidflow.contracts.io.read_parquet` checks it, and both name the artifact in their errors.
 
 Column names are the papers' words (event, prompt, judgment, variant, certainty bin, comparison set, plausibility).
 A stage that needs a new column adds it here, and nowhere else.
@@ -560,7 +560,7 @@ RESULT_TABLE = Schema(
         # the bootstrap bias (mean of the resampled values − mean) of a bias-adjusted measure (ECE): mean − bias is
         # the debiased estimate; null for the others
         "bias": pl.Float64,
-        "interval_method": pl.Utf8,  # percentile, bca or "bias-adjusted percentile" (squidflow.intervals)
+        "interval_method": pl.Utf8,  # percentile, bca or "bias-adjusted percentile" (squidflow.statistics.intervals)
         # against the table's baseline row on the same resampled images (null for the baseline itself)
         "diff": pl.Float64,
         "diff_lo": pl.Float64,

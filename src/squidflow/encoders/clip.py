@@ -2,7 +2,7 @@
 (Sherlock §5) and the evaluation stage's zero-shot predictions (SQUID-E §5.2). Weights that cannot be had raise
 `ClipWeightsUnavailable` naming the config key and the way out.
 
-Kept apart from `squidflow.pretrained` (the image backbones) so that a rule scoring with CLIP needs open_clip in its
+Kept apart from `squidflow.encoders.pretrained` (the image backbones) so that a rule scoring with CLIP needs open_clip in its
 environment and not timm, and a rule featurizing frames needs timm and not open_clip.
 """
 

@@ -16,10 +16,10 @@ from importlib import metadata
 # dependency -> (lowest, newest) version squidflow's change was tested on
 TESTED = {
     "snakemake": ("9.0.0", "9.27.1"),  # squidflow.report.script_data: the report's script data made inert
-    "snakemake-executor-plugin-slurm": ("2.8.0", "2.8.0"),  # squidflow.slurm_plugin: `CANCELLED by <uid>`
+    "snakemake-executor-plugin-slurm": ("2.8.0", "2.8.0"),  # squidflow.runtime.slurm_plugin: `CANCELLED by <uid>`
 }
 
-log = logging.getLogger("squidflow.upstream")
+log = logging.getLogger("squidflow.runtime.upstream")
 _warned: set[str] = set()
 
 
