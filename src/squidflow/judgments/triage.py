@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from squidflow.config import defaults_from_schema
 from squidflow.contracts import schemas
 from squidflow.judgments.rater_signals import (
     KEY,
@@ -67,20 +68,21 @@ BIN_CENTRES = np.array([10.0, 30.0, 50.0, 70.0, 90.0])
 
 
 @dataclass(frozen=True)
+@defaults_from_schema("judgments.triage")
 class TriageConfig:
-    """judgments.triage (defaults in the schema; tests/unit/structure/test_layout.py checks them)."""
+    """judgments.triage: every threshold's default and meaning is the schema's (config/README.md)."""
 
-    min_agreement: float = 0.3
-    max_modal_share: float = 0.8
-    min_extreme_share: float = 0.9
-    min_extreme_excess: float = 0.3
-    max_hit_constant_share: float = 0.5
-    min_skill_models: int = 2
-    min_shift_gain: float = 0.3
-    max_duplicate_share: float = 0.5
-    max_rounds: int = 5
-    max_interval_width: float = 40.0
-    min_spread: float = 20.0
+    min_agreement: float
+    max_modal_share: float
+    min_extreme_share: float
+    min_extreme_excess: float
+    max_hit_constant_share: float
+    min_skill_models: int
+    min_shift_gain: float
+    max_duplicate_share: float
+    max_rounds: int
+    max_interval_width: float
+    min_spread: float
 
     @classmethod
     def from_config(cls, cfg: dict | None) -> TriageConfig:
