@@ -215,6 +215,11 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
     card = (folder / "README.md").read_text()
     assert "SIMULATED" not in card and "Platform: Label Studio" in card
     assert "Raters excluded: 1 of 6" in card and "Ratings per wave: first" in card
+    # the next round closes the loop: the card and next_round.md say what the wave added and how the intervals narrowed
+    added = judgments.filter(pl.col("wave") == "round2").height
+    assert f"- Next round: round2 added {added:,} ratings to " in card, card
+    next_round = (work / "results/tables/next_round.md").read_text()
+    assert f"- round2 added {added:,} ratings to " in next_round and "the median width of the interval" in next_round
     rows = published(folder, "judgments")
     assert rows.height == judgments.height and set(rows["source"]) == {"label_studio"}
     assert (
