@@ -33,7 +33,6 @@ import os
 os.environ.setdefault("TQDM_DISABLE", "1")  # the library's progress bars would interleave with the figures
 
 import argparse
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +43,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # its clips: tests/helpers/videotools.py
+
+from helpers.videotools import make_clip  # noqa: E402
 
 from squidflow.encoders.pretrained import Backbone, WeightsError, load_backbone  # noqa: E402
 from squidflow.frames.decode import decode_ranks  # noqa: E402
@@ -58,38 +60,8 @@ def make_video(cache: Path) -> Path:
     path = cache / "bench_10min_1280x720_gop250_bf2.mp4"
     if not path.exists():
         print(f"generating {path} (once; about a minute)...", flush=True)
-        tmp = path.with_suffix(".tmp.mp4")
-        subprocess.run(
-            [
-                "ffmpeg",
-                "-v",
-                "error",
-                "-y",
-                "-f",
-                "lavfi",
-                "-i",
-                "testsrc2=size=1280x720:rate=25",
-                "-t",
-                "600",
-                "-c:v",
-                "libx264",
-                "-preset",
-                "ultrafast",
-                "-g",
-                "250",
-                "-keyint_min",
-                "250",
-                "-sc_threshold",
-                "0",
-                "-bf",
-                "2",
-                "-pix_fmt",
-                "yuv420p",
-                str(tmp),
-            ],
-            check=True,
-        )
-        tmp.rename(path)
+        gop = ["-g", "250", "-keyint_min", "250", "-sc_threshold", "0", "-bf", "2", "-pix_fmt", "yuv420p"]
+        make_clip(path, size="1280x720", rate=25, seconds=600, encode=["-c:v", "libx264", "-preset", "ultrafast", *gop])
     return path
 
 
@@ -194,25 +166,7 @@ def correctness_videos(cache: Path) -> dict[str, Path]:
     for name, (file, encode) in specs.items():
         out[name] = d / file
         if not out[name].exists():
-            subprocess.run(
-                [
-                    "ffmpeg",
-                    "-v",
-                    "error",
-                    "-y",
-                    "-f",
-                    "lavfi",
-                    "-i",
-                    "testsrc2=size=96x64:rate=30",
-                    "-t",
-                    "5",
-                    *encode,
-                    "-pix_fmt",
-                    "yuv420p",
-                    str(out[name]),
-                ],
-                check=True,
-            )
+            make_clip(out[name], size="96x64", rate=30, seconds=5, encode=[*encode, "-pix_fmt", "yuv420p"])
     return out
 
 

@@ -147,6 +147,29 @@ def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
         return run
 
 
+@pytest.fixture(scope="module")
+def label_studio(tmp_path_factory: pytest.TempPathFactory):
+    """A real Label Studio server for one test module (tests/helpers/label_studio_server.py: its own venv, installed
+    on first use; SQLite and media in a temporary folder; a free loopback port), stopped when the module ends. Its
+    `document_root` is the module's working folder (local files are served from there). Skipped, saying why, where
+    the server cannot be installed or does not start."""
+    from helpers import label_studio_server as lss
+
+    why = lss.ensure_venv()
+    if why:
+        pytest.skip(why)
+    base = tmp_path_factory.mktemp("label_studio")
+    work = base / "work"
+    work.mkdir()
+    try:
+        srv = lss.start(base / "data", work)
+    except RuntimeError as exc:
+        pytest.skip(f"Label Studio did not start here: {str(exc)[:1500]}")
+    yield srv
+    srv.stop()
+    assert srv.process.poll() is not None
+
+
 # Fixtures that run the whole workflow (or most of it): a test asking for one is `slow` whether or not it says so,
 # so `make test-fast` (`-m "not slow"`) never waits for a whole-workflow run.
 WHOLE_WORKFLOW_FIXTURES = frozenset({"small_workflow"})

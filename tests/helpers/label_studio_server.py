@@ -147,6 +147,25 @@ def start(data_dir: Path, document_root: Path) -> Server:
     raise RuntimeError(f"label-studio did not answer /health in {START_TIMEOUT:.0f} s: {log_path.read_text()[-3000:]}")
 
 
+class Api:
+    """The server's REST API as its one user (token authentication): `api("POST", "/api/users/", json=...)` returns
+    the answer's JSON and fails the test on an HTTP error, naming the call."""
+
+    def __init__(self, srv: Server):
+        import requests
+
+        self.url, self.s = srv.url, requests.Session()
+        self.s.headers["Authorization"] = f"Token {srv.token}"
+
+    def __call__(self, method: str, path: str, **kw):
+        r = self.s.request(method, f"{self.url}{path}", timeout=120, **kw)
+        assert r.status_code < 300, f"{method} {path}: {r.status_code} {r.text[:500]}"
+        return r.json() if r.text else None
+
+    def tasks(self, project: int) -> list[dict]:
+        return self("GET", f"/api/tasks/?project={project}&page_size=1000")["tasks"]
+
+
 if (
     __name__ == "__main__"
 ):  # python tests/helpers/label_studio_server.py DIR: a server to try things against, until Ctrl-C

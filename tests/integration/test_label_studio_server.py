@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-import requests
 from helpers import label_studio_server as lss
 from helpers.browser import chromium_page
 from helpers.figures import figure
@@ -39,23 +38,6 @@ from squidflow.judgments.label_studio.run_exports import ingest_exports
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = {"wedding": (230, 190, 200), "parade": (90, 140, 220)}
-
-
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    why = lss.ensure_venv()
-    if why:
-        pytest.skip(why)
-    base = tmp_path_factory.mktemp("label_studio")
-    work = base / "work"
-    work.mkdir()
-    try:
-        srv = lss.start(base / "data", work)
-    except RuntimeError as exc:
-        pytest.skip(f"Label Studio did not start here: {str(exc)[:1500]}")
-    yield srv
-    srv.stop()
-    assert srv.process.poll() is not None
 
 
 def make_run(work: Path) -> dict[str, Path]:
@@ -150,20 +132,6 @@ def cli(srv, work: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-class Api:
-    def __init__(self, srv):
-        self.url, self.s = srv.url, requests.Session()
-        self.s.headers["Authorization"] = f"Token {srv.token}"
-
-    def __call__(self, method: str, path: str, **kw):
-        r = self.s.request(method, f"{self.url}{path}", timeout=120, **kw)
-        assert r.status_code < 300, f"{method} {path}: {r.status_code} {r.text[:500]}"
-        return r.json() if r.text else None
-
-    def tasks(self, project: int) -> list[dict]:
-        return self("GET", f"/api/tasks/?project={project}&page_size=1000")["tasks"]
-
-
 def ratings_result(n: int, values: list[int]) -> list[dict]:
     return [
         {"from_name": f"rating_{i}", "to_name": f"image_{i}", "type": "number", "value": {"number": v}}
@@ -172,25 +140,25 @@ def ratings_result(n: int, values: list[int]) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def pushed(server):
-    work = server.document_root
+def pushed(label_studio):
+    work = label_studio.document_root
     make_run(work)
     t0 = time.perf_counter()
-    res = cli(server, work, "push")
+    res = cli(label_studio, work, "push")
     push_s = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr[-3000:]
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     return {"work": work, "projects": projects, "push": res, "push_s": push_s}
 
 
-def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, pushed):
-    work, projects, api = pushed["work"], pushed["projects"], Api(server)
+def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(label_studio, pushed):
+    work, projects, api = pushed["work"], pushed["projects"], lss.Api(label_studio)
     assert set(projects) == {"A", "B", "K", "comparison"}
     # the token appears nowhere squidflow wrote or said
     said = pushed["push"].stdout + pushed["push"].stderr
-    assert server.token not in said and "2 tasks imported" in said
+    assert label_studio.token not in said and "2 tasks imported" in said
     assert not [
-        p for p in (work / "results").rglob("*") if p.is_file() and server.token in p.read_text(errors="ignore")
+        p for p in (work / "results").rglob("*") if p.is_file() and label_studio.token in p.read_text(errors="ignore")
     ]
     users = {}
     for name in ("ann1", "ann2", "ann3", "bnn1"):
@@ -230,9 +198,9 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
         submit(t, "bnn1")
 
     t0 = time.perf_counter()
-    res = cli(server, work, "pull")
+    res = cli(label_studio, work, "pull")
     assert res.returncode == 0, res.stderr[-3000:]
-    assert server.token not in res.stdout + res.stderr
+    assert label_studio.token not in res.stdout + res.stderr
     exports = [
         {
             "path": work / f"results/judgments/label_studio/{v}.json",
@@ -260,7 +228,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
 
     # an annotator of variant A answers in B too: ingestion stops naming both exports and tasks, and the fix
     submit(b_tasks[0], "ann1")
-    assert cli(server, work, "pull", "--task", "B").returncode == 0
+    assert cli(label_studio, work, "pull", "--task", "B").returncode == 0
     with pytest.raises(JudgmentError) as err:
         ingest_exports(exports)
     msg = str(err.value)
@@ -268,7 +236,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(server, push
     assert str(exports[1]["path"]) in msg and "Remove each from one project" in msg
 
 
-def test_a_refused_token_names_the_server_and_the_fix(server, pushed, tmp_path):
+def test_a_refused_token_names_the_server_and_the_fix(label_studio, pushed, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": "not-a-token"}
     res = subprocess.run(
         [
@@ -288,7 +256,7 @@ def test_a_refused_token_names_the_server_and_the_fix(server, pushed, tmp_path):
     )
     assert res.returncode == 2
     assert (
-        f"Label Studio at {server.url}" in res.stderr
+        f"Label Studio at {label_studio.url}" in res.stderr
         and "HTTP 401" in res.stderr
         and "LABEL_STUDIO_API_KEY" in res.stderr
     )
@@ -306,10 +274,10 @@ CONTROLS = {
 LABEL_STUDIO_OWN_404 = "/heidi-tips"
 
 
-def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(server, pushed, tmp_path):
+def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(label_studio, pushed, tmp_path):
     shots = Path(os.environ.get("SQUIDFLOW_SCREENSHOTS", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
-    api = Api(server)
+    api = lss.Api(label_studio)
     errors: list[str] = []
     own_404 = []
     with chromium_page(viewport={"width": 1400, "height": 1100}) as page:
@@ -323,14 +291,14 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
                 else None
             ),
         )
-        page.goto(f"{server.url}/user/login/")
-        page.fill("input[name=email]", server.email)
-        page.fill("input[name=password]", server.password)
+        page.goto(f"{label_studio.url}/user/login/")
+        page.fill("input[name=email]", label_studio.email)
+        page.fill("input[name=password]", label_studio.password)
         page.click("button[type=submit]")
         page.wait_for_url(lambda u: "/login" not in u, timeout=120_000)
         for task, pid in pushed["projects"].items():
             first = api.tasks(pid)[0]
-            page.goto(f"{server.url}/projects/{pid}/data?task={first['id']}")
+            page.goto(f"{label_studio.url}/projects/{pid}/data?task={first['id']}")
             selector, n, n_images = CONTROLS[task]
             page.wait_for_selector(f".lsf-main-view {selector}", timeout=180_000)
             page.wait_for_function(  # every image of the task decoded, with its real size
@@ -359,9 +327,9 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(serv
     print(f"screenshots: {shots}")
 
 
-def test_keyword_and_comparison_answers_come_back(server, pushed):
+def test_keyword_and_comparison_answers_come_back(label_studio, pushed):
     """Task K's keywords and the comparison sets' 1–3 plausibility, answered through the API, pulled and read."""
-    work, projects, api = pushed["work"], pushed["projects"], Api(server)
+    work, projects, api = pushed["work"], pushed["projects"], lss.Api(label_studio)
     ids = {u["email"]: u["id"] for u in api("GET", "/api/users/")}
     for name in ("kw1", "cmp1", "cmp2"):
         if f"{name}@lab.example" not in ids:
@@ -402,7 +370,7 @@ def test_keyword_and_comparison_answers_come_back(server, pushed):
                 ],
             },
         )
-    res = cli(server, work, "pull", "--task", "K", "--task", "comparison")
+    res = cli(label_studio, work, "pull", "--task", "K", "--task", "comparison")
     assert res.returncode == 0, res.stderr[-3000:]
     kw, problems, _ = read_keyword_export(work / "results/judgments/label_studio/K.json")
     assert not problems

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-import requests
 import yaml
 from helpers import label_studio_server as lss
+from helpers.videotools import make_clip
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,11 +32,6 @@ CLIPS = {
     "concert": [("stage a.mp4", 0), ("crowd.mkv", 20), ("lights.webm", 40)],
     "market": [("stalls.mp4", 180), ("fruit stand.mkv", 200), ("awning.webm", 220)],
 }
-ENCODE = {
-    ".mp4": ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
-    ".mkv": ["-c:v", "libx264", "-pix_fmt", "yuv420p"],
-    ".webm": ["-c:v", "libvpx", "-b:v", "200k"],
-}
 CAREFUL = ("a1", "a2", "b1", "b2", "b3")
 CARELESS = "a3"  # one rating for every image: constant, the triage's clearest careless rater
 GROUPS = {"A": ("a1", "a2", "a3"), "B": ("b1", "b2", "b3")}  # the paper's disjoint annotator groups
@@ -44,41 +39,8 @@ GROUPS = {"A": ("a1", "a2", "a3"), "B": ("b1", "b2", "b3")}  # the paper's disjo
 
 def make_clips(root: Path) -> None:
     for event, clips in CLIPS.items():
-        (root / event).mkdir(parents=True, exist_ok=True)
         for name, hue in clips:
-            out = root / event / name
-            subprocess.run(
-                [
-                    "ffmpeg",
-                    "-v",
-                    "error",
-                    "-y",
-                    "-f",
-                    "lavfi",
-                    "-i",
-                    f"testsrc2=s=96x72:r=12:d=3,hue=h={hue}",
-                    *ENCODE[out.suffix],
-                    str(out),
-                ],
-                check=True,
-                timeout=120,
-            )
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    why = lss.ensure_venv()
-    if why:
-        pytest.skip(why)
-    base = tmp_path_factory.mktemp("own_dataset")
-    work = base / "work"
-    work.mkdir()
-    try:
-        srv = lss.start(base / "data", work)
-    except RuntimeError as exc:
-        pytest.skip(f"Label Studio did not start here: {str(exc)[:1500]}")
-    yield srv
-    srv.stop()
+            make_clip(root / event / name, size="96x72", rate=12, seconds=3, hue=hue)
 
 
 def squidflow(work: Path, srv, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -120,21 +82,7 @@ def snakemake(work: Path, *targets: str, check: bool = True) -> subprocess.Compl
     return res
 
 
-class Api:
-    def __init__(self, srv):
-        self.url, self.s = srv.url, requests.Session()
-        self.s.headers["Authorization"] = f"Token {srv.token}"
-
-    def __call__(self, method: str, path: str, **kw):
-        r = self.s.request(method, f"{self.url}{path}", timeout=120, **kw)
-        assert r.status_code < 300, f"{method} {path}: {r.status_code} {r.text[:500]}"
-        return r.json() if r.text else None
-
-    def tasks(self, project: int) -> list[dict]:
-        return self("GET", f"/api/tasks/?project={project}&page_size=1000")["tasks"]
-
-
-def answer(api: Api, users: dict, project: int, who: tuple[str, ...], event_of: dict, rng) -> int:
+def answer(api: lss.Api, users: dict, project: int, who: tuple[str, ...], event_of: dict, rng) -> int:
     """Every task of a project answered by each of `who`: careful raters rate an image of the prompt's event high and
     any other low (with noise); the careless one gives 50 to everything."""
     n = 0
@@ -190,12 +138,12 @@ def card_alpha(card: str) -> dict[str, float]:
     return out
 
 
-def test_own_videos_and_raters_to_a_published_dataset(server):
-    work, api, rng = server.document_root, Api(server), np.random.default_rng(0)
+def test_own_videos_and_raters_to_a_published_dataset(label_studio):
+    work, api, rng = label_studio.document_root, lss.Api(label_studio), np.random.default_rng(0)
     make_clips(work / "my videos")
     squidflow(
         work,
-        server,
+        label_studio,
         "init",
         "my videos",
         "--output",
@@ -214,17 +162,17 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
                 "selection": {"k": 2},
                 "annotation": {
                     "next_round": {"budget": 6},
-                    "label_studio": {"url": server.url, "images": "local_files"},
+                    "label_studio": {"url": label_studio.url, "images": "local_files"},
                 },
             }
         )
     )
     configs = [str(ROOT / "config" / "config.yaml"), "mine.yaml", "test.yaml"]
-    assert "valid" in squidflow(work, server, "check-config", *configs).stdout
+    assert "valid" in squidflow(work, label_studio, "check-config", *configs).stdout
 
     # frames and the Label Studio tasks; push; six annotators answer; pull
     snakemake(work, "results/annotation/label_studio/A/tasks.json", "results/annotation/label_studio/B/tasks.json")
-    squidflow(work, server, "label-studio", "push", *configs)
+    squidflow(work, label_studio, "label-studio", "push", *configs)
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     assert set(projects) == {"A", "B"}
     users = {
@@ -237,7 +185,7 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
     event_of = dict(zip(frames["image_id"], frames["event"], strict=True))
     for variant, who in GROUPS.items():
         assert answer(api, users, projects[variant], who, event_of, rng) > 0
-    squidflow(work, server, "label-studio", "pull", *configs)
+    squidflow(work, label_studio, "label-studio", "pull", *configs)
 
     # ingest, triage, publish, and the next round's tasks
     snakemake(work)
@@ -246,12 +194,12 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
     assert (work / "results/annotation/label_studio/A_round2/tasks.json").exists()
 
     # the next round: pushed on its own, answered by the careful raters, pulled, ingested as wave round2
-    squidflow(work, server, "label-studio", "push", *configs)
+    squidflow(work, label_studio, "label-studio", "push", *configs)
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     assert set(projects) == {"A", "B", "A_round2", "B_round2"}
     round2 = {"A_round2": ("a1", "a2"), "B_round2": ("b1", "b2")}  # the chosen images may all be one variant's
     assert sum(answer(api, users, projects[task], who, event_of, rng) for task, who in round2.items()) > 0
-    squidflow(work, server, "label-studio", "pull", *configs)
+    squidflow(work, label_studio, "label-studio", "pull", *configs)
     snakemake(work)  # the pulled A_round2.json and B_round2.json are ingested beside round 1's, as wave round2
 
     judgments = pl.read_parquet(work / "results/judgments/judgments.parquet")
@@ -262,11 +210,16 @@ def test_own_videos_and_raters_to_a_published_dataset(server):
     assert not (work / "results/videos/demo").exists() and not (work / "results/judgments/simulated").exists()
 
     folder = work / "results/publish/my-events"
-    check = squidflow(work, server, "publish", "check", str(folder))
+    check = squidflow(work, label_studio, "publish", "check", str(folder))
     assert "passes" in check.stderr, check.stdout
     card = (folder / "README.md").read_text()
     assert "SIMULATED" not in card and "Platform: Label Studio" in card
     assert "Raters excluded: 1 of 6" in card and "Ratings per wave: first" in card
+    # the next round closes the loop: the card and next_round.md say what the wave added and how the intervals narrowed
+    added = judgments.filter(pl.col("wave") == "round2").height
+    assert f"- Next round: round2 added {added:,} ratings to " in card, card
+    next_round = (work / "results/tables/next_round.md").read_text()
+    assert f"- round2 added {added:,} ratings to " in next_round and "the median width of the interval" in next_round
     rows = published(folder, "judgments")
     assert rows.height == judgments.height and set(rows["source"]) == {"label_studio"}
     assert (

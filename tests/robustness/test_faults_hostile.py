@@ -1078,11 +1078,11 @@ def test_table7_of_hits_answered_by_thousands_of_workers_is_exact_and_bounded(tm
     the table, in bounded time. At 8,000 workers per HIT, 0.4.0's code makes 32 million spearmanr calls for the point value alone."""
     import numpy as np
 
-    from squidflow.statistics.intervals import IntervalConfig
     from squidflow.judgments.agreement import krippendorff_alpha_interval, rating_matrix
     from squidflow.judgments.ingest import ingest
     from squidflow.judgments.quality import QualityConfig, annotator_report
     from squidflow.judgments.tables import table7
+    from squidflow.statistics.intervals import IntervalConfig
 
     _everyone_answers_every_hit(tmp_path / "batch.csv", hits=24, workers=8_000)
     judgments, _ = ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from helpers.videotools import make_clip
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "<!-- journey:"
@@ -32,25 +33,8 @@ def clone_like(tmp: Path) -> Path:
         if entry.name not in ("results", "runs", "logs", ".snakemake", ".git", "mine.yaml"):
             (clone / entry.name).symlink_to(entry)
     for event in ("concert", "market"):
-        (clone / "my-videos" / event).mkdir(parents=True)
         for k, ext in enumerate(("mp4", "mkv", "webm")):
-            codec = ["-c:v", "libvpx"] if ext == "webm" else ["-c:v", "libx264", "-pix_fmt", "yuv420p"]
-            subprocess.run(
-                [
-                    "ffmpeg",
-                    "-v",
-                    "error",
-                    "-y",
-                    "-f",
-                    "lavfi",
-                    "-i",
-                    "testsrc2=s=64x48:r=6:d=1",
-                    *codec,
-                    str(clone / "my-videos" / event / f"clip {k}.{ext}"),
-                ],
-                check=True,
-                timeout=120,
-            )
+            make_clip(clone / "my-videos" / event / f"clip {k}.{ext}", size="64x48", rate=6, seconds=1)
     return clone
 
 

@@ -388,11 +388,8 @@ rule next_round:
 
 rule next_round_effect:
     input:
+        unpack(get_next_round_effect_inputs),
         judgments=JUDGMENTS_TABLE,
-        triage=RATER_TRIAGE_TABLE,
-        chosen=NEXT_ROUND_CHOSEN,
-        batch=SIMULATED_NEXT_ROUND,
-        frames=FRAMES_TABLE,
     output:
         csv=report(
             "results/tables/next_round.csv",

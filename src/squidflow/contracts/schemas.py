@@ -139,10 +139,11 @@ VIDEO_STATUS = Schema(
 # column of integers is read as strings like any other id.
 URL_LIST = Schema(
     "url_list",
-    {"url": pl.Utf8, "event": pl.Utf8, "video_id": pl.Utf8, "title": pl.Utf8},
-    produced_by="you: a CSV or Parquet list with columns url, event and optionally video_id, title (config "
-    "sources[].path, type urls)",
-    optional=("video_id", "title"),
+    {"url": pl.Utf8, "event": pl.Utf8, "video_id": pl.Utf8, "title": pl.Utf8, "frames": pl.Utf8},
+    produced_by="you: a CSV or Parquet list with columns url, event and optionally video_id, title, frames (the "
+    "frame numbers to extract, e.g. '12 40 77'; a published dataset's rebuild/videos.csv) (config sources[].path, "
+    "type urls)",
+    optional=("video_id", "title", "frames"),
 )
 
 # --- frames, features, selection -------------------------------------------------------------------------------------

@@ -195,3 +195,44 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
             )
         )
     return "\n".join(lines) + "\n"
+
+
+def waves_markdown(per_item: pl.DataFrame, summary: list[dict], *, strategy: str) -> str:
+    """results/tables/next_round.md for the next rounds ingested as waves (squidflow.judgments.waves.narrowing):
+    per wave the ratings it added and how the intervals narrowed, then per image, prompt and variant it rated."""
+    from squidflow.contracts.io import md_escape
+    from squidflow.judgments.waves import summary_line
+
+    lines = [
+        "# The next round of ratings",
+        "",
+        f"Strategy: {strategy}. The next rounds' ratings are ingested as waves of their own (the `wave` column of "
+        "results/judgments/judgments.parquet) and the soft labels use every wave; Table 7 stays the first wave's. "
+        "Interval: of the mean rating of an image under a prompt in a variant, the excluded raters left out (the "
+        "published soft labels' `mean_lo`, `mean_hi`).",
+        "",
+        *[f"- {md_escape(summary_line(s))}." for s in summary],
+        "",
+        md_row(["wave", "image", "prompt", "variant", "ratings before", "after", "interval before", "after"]),
+        md_rule(8),
+    ]
+
+    def width(v) -> str:
+        return "none" if v is None or not np.isfinite(v) else f"{v:.1f}"
+
+    for r in per_item.to_dicts():
+        lines.append(
+            md_row(
+                [
+                    md_escape(r["wave"]),
+                    f"{md_escape(r['video_id'])}_{r['frame_index']}",
+                    md_escape(r["event_prompt"]),
+                    md_escape(r["variant"]),
+                    r["n_before"],
+                    r["n_after"],
+                    width(r["interval_width_before"]),
+                    width(r["interval_width_after"]),
+                ]
+            )
+        )
+    return "\n".join(lines) + "\n"

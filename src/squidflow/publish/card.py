@@ -11,6 +11,7 @@ import yaml
 
 from squidflow.bounds import load_bounded
 from squidflow.contracts.io import md_escape
+from squidflow.judgments.waves import summary_line
 from squidflow.publish.facts import SQUID_E_CITATION, Facts, removal_requests
 from squidflow.publish.tables import SPLIT_ORDER
 from squidflow.table_format import md_row, md_rule, md_table
@@ -23,13 +24,67 @@ SIZE_CATEGORIES = (
     (10_000_000, "1M<n<10M"),
 )
 DEFAULT_CONFIG = "images"
-REBUILD = """\
-The `images` config holds no pixels (`publish.images: reference`), as the SQUID-E release published its frames: each
-row names its video (`video_id`, `source`) and the decode-order frame number (`frame_index`). To rebuild the JPEGs,
-list the videos as a squidflow source (`sources: [{type: urls, path: videos.csv}]`, a CSV with columns `url`, `event`
-and `video_id`) and let frame extraction read those frame numbers exactly (`frames.mode: exact`, OpenCV's decode
-order): `snakemake --configfile your.yaml results/dataset/frames.parquet`. The image `<video_id>_<frame_index>` is
-then results/dataset/images/<video_id>/<frame_index>.jpg (frames.parquet's `image_path`). Videos that have been taken down cannot be rebuilt."""
+DATASET_PLACEHOLDER = "DATASET_FOLDER"  # the recipe's config names this folder so; the reader puts its path there
+VIDEOS_PLACEHOLDER = "VIDEOS_URL"  # ... and where the videos are served from, when the list names them by path
+REBUILD_COMMAND = (
+    ".venv/bin/snakemake --configfile rebuild.yaml --directory rebuild --cores all results/dataset/frames.parquet"
+)
+REBUILD_RELEASE = """\
+The `images` config holds no pixels, as the SQUID-E release published its frames: each row names its video
+(`video_id`, `source`) and the decode-order frame number (`frame_index`). The release's own source rebuilds them:
+`sources: [{type: squid-e-release}]` with `frames.mode: exact` extracts exactly the release's listed frames
+(results/dataset/images/<video_id>/<frame_index>.jpg). Videos that have been taken down cannot be rebuilt."""
+
+
+def rebuild_config(f: Facts) -> str:
+    """The recipe's config (YAML): the published URL list as a `urls` source, its frames taken exactly, with the
+    settings that made the published frames' pixels (decoder, letterbox, image format and quality)."""
+    pixels = ("decoder", "letterbox", *(("letterbox_below", "letterbox_to") if f.frames.get("letterbox") else ()))
+    frames = {"mode": "exact", **{k: f.frames[k] for k in pixels if k in f.frames}}
+    selection = {k: f.frames[k] for k in ("image_format", "image_quality") if k in f.frames}
+    source = {"type": "urls", "path": f"{DATASET_PLACEHOLDER}/{f.rebuild_list}"}
+    if f.rebuild_relative:
+        source["base_url"] = f"{VIDEOS_PLACEHOLDER}/"
+    config = {"stages": ["videos", "frames"], "sources": [source], "frames": frames}
+    if selection:
+        config["selection"] = selection
+    return yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=100).rstrip()
+
+
+def rebuild_recipe(f: Facts) -> list[str]:
+    """The card's recipe for reference-mode images: a config and one command, which
+    tests/workflow/test_rebuild_recipe.py follows as printed."""
+    if not f.rebuild_list:
+        return [REBUILD_RELEASE]
+    served = (
+        f" and `{VIDEOS_PLACEHOLDER}` by the address the videos are served from (the list names videos from a local "
+        "folder by their path in it, `<event>/<file>` as in `source`; a copy of that folder is served by "
+        "`python -m http.server 8000 --bind 127.0.0.1 --directory FOLDER`, then the address is http://127.0.0.1:8000)"
+        if f.rebuild_relative
+        else ""
+    )
+    return [
+        "The `images` config holds no pixels (`publish.images: reference`), as the SQUID-E release published its "
+        "frames: each row names its video (`video_id`; `source`, its URL or its path in its source's folder) and the "
+        f"decode-order frame number (`frame_index`). `{f.rebuild_list}` lists the videos with the frame numbers "
+        "published of each (a squidflow URL list: url, event, video_id, frames). To rebuild the JPEGs, save this as "
+        f"`rebuild.yaml` in a squidflow clone, with `{DATASET_PLACEHOLDER}` replaced by this folder's absolute "
+        f"path{served}:",
+        "",
+        "```yaml",
+        rebuild_config(f),
+        "```",
+        "",
+        "and run, in the clone:",
+        "",
+        "```bash",
+        REBUILD_COMMAND,
+        "```",
+        "",
+        "The image `<video_id>_<frame_index>` is then rebuild/results/dataset/images/<video_id>/<frame_index>.jpg "
+        "(rebuild/results/dataset/frames.parquet's `image_path`): the frame this dataset was made from, pixel for "
+        "pixel, when the video file is the same. Videos that have been taken down cannot be rebuilt.",
+    ]
 
 
 def size_category(n: int) -> str:
@@ -193,6 +248,8 @@ def card(facts: Facts) -> str:
             + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
             + " (the `wave` column; the soft labels use every wave, the agreement table the first)."
         )
+    for effect in f.wave_effects:  # how each next round narrowed the soft labels' intervals it re-rated
+        out.append(f"- Next round: {md_escape(summary_line(effect))} (`mean_lo`, `mean_hi` of `soft_labels`).")
     out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
     out.append(f"- Annotators: {md_escape(f.annotator_demographics)}.")
     out += ["", "## Agreement", "", *_agreement(f), ""]
@@ -202,11 +259,10 @@ def card(facts: Facts) -> str:
     out += ["", "## Personal and sensitive information", ""]
     out += [f"- {md_escape(x)}" for x in f.rai.get("personal_sensitive_information", [])]
     out += ["", "## Images", ""]
-    out.append(
-        REBUILD
-        if f.image_mode == "reference"
-        else "The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature)."
-    )
+    if f.image_mode == "reference":
+        out += rebuild_recipe(f)
+    else:
+        out.append("The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature).")
     out += [
         "",
         "## Licences and terms",

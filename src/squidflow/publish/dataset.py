@@ -18,7 +18,9 @@ from pathlib import Path
 import polars as pl
 
 from squidflow.contracts import schemas
+from squidflow.contracts.io import write_csv
 from squidflow.errors import EmptyError, UserError
+from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
@@ -208,7 +210,18 @@ def gather_facts(
         },
         rai=rai,
         licences=F.images_by_licence(configs["images"]),
+        wave_effects=wave_effects(configs.get("judgments"), IntervalConfig.from_config(settings.intervals)),
     )
+
+
+def wave_effects(published: pl.DataFrame | None, cfg: IntervalConfig) -> list[dict]:
+    """From the published `judgments` rows alone: what each next-round wave added and how the intervals of the soft
+    labels it re-rated narrowed (squidflow.judgments.waves.narrowing_summary); empty with one wave."""
+    if published is None or published.is_empty() or published["wave"].n_unique() < 2:
+        return []
+    rows = published.rename({"prompt": "event_prompt"})
+    excluded = rows.filter(pl.col("excluded"))["annotator"].unique().to_list()
+    return narrowing_summary(narrowing(rows, cfg, excluded), rows)
 
 
 def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mapping, mode: str) -> F.Facts:
@@ -235,6 +248,11 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
         feats[config] = shards.features(SCHEMAS[config], image=embed)
         written += shards.write_config(folder, config, table, feats[config], max_bytes, pixels if embed else None)
     facts = gather_facts(run, settings, cfg, mode, configs, blurred)
+    if mode == "reference" and run.frames is not None:  # the card's recipe reads the videos and frames from it
+        listing = T.rebuild_list(configs["images"])
+        (folder / T.REBUILD_LIST).parent.mkdir(exist_ok=True)
+        write_csv(listing, folder / T.REBUILD_LIST)
+        facts.rebuild_list, facts.rebuild_relative = T.REBUILD_LIST, T.has_relative_urls(listing)
     (folder / "README.md").write_text(card.card(facts), encoding="utf-8")
     (folder / "croissant.json").write_text(
         json.dumps(croissant.metadata_json(facts, written, feats), indent=2, ensure_ascii=False, default=str) + "\n",

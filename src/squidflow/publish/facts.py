@@ -71,6 +71,9 @@ class Facts:
     base_version: str = ""  # publish.version; `version` is it raised by the removals on request
     changes: dict = field(default_factory=dict)  # takedown reason -> videos removed (never their ids)
     contact: str = ""  # publish.contact: where removals are asked for
+    rebuild_list: str = ""  # reference mode: the URL list of the videos with their frames (REBUILD_LIST), else ""
+    rebuild_relative: bool = False  # some of its URLs are paths relative to the videos' folder (a base_url is needed)
+    wave_effects: list = field(default_factory=list)  # per next-round wave: squidflow.judgments.waves.narrowing_summary
 
     @property
     def license_url(self) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 import polars as pl
 
 from squidflow.config import ConfigError
@@ -24,7 +23,7 @@ from squidflow.contracts.image_ids import image_id_expr
 from squidflow.events import normalise_event, prompt_to_event
 from squidflow.licenses import UNKNOWN, is_creative_commons
 from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
-from squidflow.statistics.intervals import IntervalConfig, image_resamples, interval_from
+from squidflow.statistics.intervals import IntervalConfig, item_mean_intervals
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
 SPLIT_ORDER = ("train", "validation", "test")
@@ -224,24 +223,6 @@ def rated_items(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.Dat
     )
 
 
-def mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Per item, the interval of its mean rating over its raters drawn with replacement (squidflow.statistics.intervals: the
-    same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN)."""
-    lo = np.full(len(ratings), np.nan)
-    hi = np.full(len(ratings), np.nan)
-    by_n: dict[int, list[int]] = {}
-    for i, r in enumerate(ratings):
-        by_n.setdefault(len(r), []).append(i)
-    for n, rows in by_n.items():
-        if n < 2:
-            continue
-        values = np.array([ratings[i] for i in rows], dtype=float)  # items × n
-        resampled = values[:, image_resamples(n, cfg)].mean(axis=-1)  # items × B
-        for k, i in enumerate(rows):
-            _, lo[i], hi[i] = interval_from(values[k].mean(), resampled[k], cfg)
-    return lo, hi
-
-
 def soft_labels_table(
     scores: pl.DataFrame, judgments: pl.DataFrame, excluded: Iterable[str], cfg: IntervalConfig
 ) -> pl.DataFrame:
@@ -251,7 +232,7 @@ def soft_labels_table(
     out = scores.join(items, on=key, how="left", maintain_order="left").with_columns(
         pl.col("ratings").fill_null(pl.lit([], dtype=pl.List(pl.Int64)))
     )
-    lo, hi = mean_intervals(out["ratings"].to_list(), cfg)
+    lo, hi = item_mean_intervals(out["ratings"].to_list(), cfg)
     # the published dataset holds only people's numbers: its columns stay `mean`, `std` (its card and Croissant file
     # name them), where squidflow's own image_scores.parquet says `people_mean`, `people_std`
     out = out.with_columns(
@@ -286,3 +267,28 @@ def with_split(table: pl.DataFrame, images: pl.DataFrame) -> pl.DataFrame:
     return table.join(
         images.select("image_id", "split"), on="image_id", how="left", maintain_order="left"
     ).with_columns(pl.col("split").fill_null("test"))
+
+
+REBUILD_LIST = "rebuild/videos.csv"  # in a reference-mode folder: the videos as a squidflow URL list, with their frames
+
+
+def rebuild_list(images: pl.DataFrame) -> pl.DataFrame:
+    """The published images' videos as a URL list (schemas.URL_LIST: url, event, video_id, frames): each video's
+    published `source` (a URL, or its path relative to the source's folder) and the frame numbers published of it,
+    which a `urls` source extracts exactly (frames.mode exact). One row per video, in the images' order."""
+    return (
+        images.sort("video_id", "frame_index")
+        .group_by("video_id", maintain_order=True)
+        .agg(pl.col("source").first(), pl.col("event").first(), pl.col("frame_index").unique(maintain_order=True))
+        .select(
+            pl.col("source").alias("url"),
+            "event",
+            "video_id",
+            pl.col("frame_index").cast(pl.List(pl.Utf8)).list.join(" ").alias("frames"),
+        )
+    )
+
+
+def has_relative_urls(listing: pl.DataFrame) -> bool:
+    """Whether a URL list names some video by a path (no scheme): its source then needs a base_url."""
+    return bool((~listing["url"].str.contains(r"^[A-Za-z][A-Za-z0-9+.\-]*://")).any()) if listing.height else False

@@ -313,3 +313,21 @@ def intervals_table(
         point, lo, hi = interval_from(points[j], reps[:, j], cfg, jackknife=jack)
         rows.append({"measure": name, "value": point, "lo": lo, "hi": hi})
     return pl.DataFrame(rows, schema={"measure": pl.Utf8, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64})
+
+
+def item_mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, the interval of its mean rating over its raters drawn with replacement (the
+    same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN)."""
+    lo = np.full(len(ratings), np.nan)
+    hi = np.full(len(ratings), np.nan)
+    by_n: dict[int, list[int]] = {}
+    for i, r in enumerate(ratings):
+        by_n.setdefault(len(r), []).append(i)
+    for n, rows in by_n.items():
+        if n < 2:
+            continue
+        values = np.array([ratings[i] for i in rows], dtype=float)  # items × n
+        resampled = values[:, image_resamples(n, cfg)].mean(axis=-1)  # items × B
+        for k, i in enumerate(rows):
+            _, lo[i], hi[i] = interval_from(values[k].mean(), resampled[k], cfg)
+    return lo, hi

@@ -200,7 +200,7 @@ def local_fingerprints(sources: list[dict[str, Any]], release_cfg: dict[str, Any
 
 
 URL_LIST_FIX = (
-    "A URL list has the columns url,event and optionally video_id,title (config sources[].path): a CSV, "
+    "A URL list has the columns url,event and optionally video_id,title,frames (config sources[].path): a CSV, "
     "a Parquet file, or JSON Lines (.jsonl: one object per line with those keys)."
 )
 JSON_LINES = (".jsonl", ".ndjson")
@@ -259,9 +259,39 @@ def read_url_list(path: str | Path) -> pl.DataFrame:
     return out.with_columns(pl.Series("_row", where, dtype=pl.Utf8))
 
 
-def urls_source(table: pl.DataFrame, where: str, license: str | None = None) -> SourceListing:
+def listed_frames(value: str | None, where: str) -> list[int] | None:
+    """A URL list's `frames` cell ("12 40 77", commas or semicolons also separate) -> the sorted frame numbers to
+    extract exactly (frames.mode exact/auto, like the SQUID-E release's); None when empty."""
+    text = str(value or "").strip()
+    if not text:
+        return None
+    tokens = [t for t in re.split(r"[\s,;]+", text) if t]
+    bad = [t for t in tokens if not t.isdigit()]
+    if bad:
+        raise InputError(
+            f"{where}: frames {text!r} holds {bad[0]!r}, not a frame number; write the frame numbers (0 = the "
+            f"first frame in decode order) separated by spaces, e.g. '12 40 77'. {URL_LIST_FIX}"
+        )
+    return sorted({int(t) for t in tokens})
+
+
+def resolved_url(url: str, base_url: str | None) -> str:
+    """A list's URL; with the source's `base_url`, one without a scheme (`concert/stage a.mp4`, as a published
+    dataset names a video from a local folder) is joined onto it, its characters percent-encoded. Without a base_url
+    the URL is taken as written (yt-dlp reads `youtu.be/<id>` without a scheme)."""
+    from urllib.parse import quote, urljoin
+
+    if not base_url or urlparse(url).scheme:
+        return url
+    return urljoin(base_url if base_url.endswith("/") else base_url + "/", quote(url.lstrip("/")))
+
+
+def urls_source(
+    table: pl.DataFrame, where: str, license: str | None = None, base_url: str | None = None
+) -> SourceListing:
     """A URL list's rows as download candidates; `license` is what the source declares (None: what the download's
-    page states, else "unknown")."""
+    page states, else "unknown"); `base_url` what a relative URL is joined onto. A row's `frames` become the frames
+    extraction takes exactly (`release_frames`)."""
     rows, notes, origins = [], [], []
     positions = table["_row"].to_list() if "_row" in table.columns else [f"row {i}" for i in range(1, len(table) + 1)]
     for pos, r in zip(positions, table.iter_rows(named=True), strict=True):
@@ -269,13 +299,15 @@ def urls_source(table: pl.DataFrame, where: str, license: str | None = None) -> 
         if not url or not event:
             notes.append(f"{where} {pos}: empty url or event; skipped")
             continue
+        url = resolved_url(url, base_url)
+        frames = listed_frames(r.get("frames"), f"{where} {pos}")
         given = str(r.get("video_id") or "").strip()
         vid = safe_video_id(given) if given else url_video_id(url)
         if given and vid != given:
             notes.append(f"{where} {pos}: video_id {given!r} made job-safe as {vid!r}")
         rows.append({"video_id": vid, "event": event, "source": "urls", "url": url, "webpage_url": url,
                      "path": download_path("urls", vid), "title": r.get("title"), "download": True,
-                     "license": license})  # fmt: skip
+                     "license": license, "release_frames": frames})  # fmt: skip
         origins.append(f"{where} {pos}")
     if not len(table):
         notes.append(f"{where}: the list has no rows (a header only)")
@@ -435,7 +467,7 @@ def list_candidates(
         elif kind == "local":
             listing = local_source(src["root"], src.get("extensions") or VIDEO_EXTENSIONS, src.get("license"))
         elif kind == "urls":
-            listing = urls_source(read_url_list(src["path"]), str(src["path"]), src.get("license"))
+            listing = urls_source(read_url_list(src["path"]), str(src["path"]), src.get("license"), src.get("base_url"))
         elif kind == "youtube":
             listing = youtube_source(src, ydl_params=ydl_params)
         elif kind == "squid-e-release":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import datasets
 import numpy as np
 import polars as pl
 import pytest
+import yaml
 from helpers.floats import assert_floats_close
 from helpers.publish_run import INTERVALS, ROOT, small_run
 from helpers.publish_run import annotator_report as _report
@@ -554,3 +556,88 @@ def test_the_reports_page_shows_the_published_folder(small):
     assert markdown_html("# <script>x</script>\n\n| a | <b> |\n|---|---|\n") == (
         "<h1>&lt;script&gt;x&lt;/script&gt;</h1>\n<table><tr><td>a</td><td>&lt;b&gt;</td></tr></table>"
     )
+
+
+@pytest.mark.parametrize("kind", ["local", "urls"])
+def test_reference_mode_carries_the_url_list_its_recipe_reads(tmp_path, kind):
+    """Issue 47: a reference-mode folder holds rebuild/videos.csv, a URL list whose `frames` are the published frame
+    numbers of each video; the card's config reads it as a `urls` source (a base_url only where the list names
+    videos by their path in a local folder) with the settings that made the pixels, and the listing takes exactly
+    the published frames."""
+    from squidflow.publish import card
+    from squidflow.videos.sources import read_url_list, urls_source
+
+    run = small_run(tmp_path / "run")
+    if kind == "urls":
+        run.videos = run.videos.with_columns(
+            pl.lit("urls").alias("source"),
+            (pl.lit("https://videos.example/") + pl.col("video_id")).alias("webpage_url"),
+        )
+    settings = _settings(images="reference")
+    settings = dataclasses.replace(settings, frames={**settings.frames, "letterbox": True, "letterbox_below": 1.7,
+                                                     "letterbox_to": 1.8, "decoder": "ffmpeg", "image_format": "png",
+                                                     "image_quality": 90})  # fmt: skip
+    folder = tmp_path / "out" / "mine"
+    publish(folder, run, settings)
+    text = (folder / "README.md").read_text()
+    [snippet] = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    config = yaml.safe_load(snippet)
+    assert config["stages"] == ["videos", "frames"]
+    assert config["frames"] == {"mode": "exact", "decoder": "ffmpeg", "letterbox": True, "letterbox_below": 1.7,
+                                "letterbox_to": 1.8}  # fmt: skip
+    assert config["selection"] == {"image_format": "png", "image_quality": 90}
+    [source] = config["sources"]
+    assert source["type"] == "urls" and source["path"] == f"{card.DATASET_PLACEHOLDER}/rebuild/videos.csv"
+    assert ("base_url" in source) == (kind == "local")
+    assert card.REBUILD_COMMAND in text and "rebuild/results/dataset/images/<video_id>/<frame_index>.jpg" in text
+    listing = urls_source(read_url_list(folder / "rebuild/videos.csv"), "videos.csv", base_url="http://127.0.0.1:1/")
+    got = {r["video_id"]: r["release_frames"] for r in listing.candidates.iter_rows(named=True)}
+    want = run.frames.group_by("video_id").agg(pl.col("frame_index").sort()).iter_rows()
+    assert got == dict(want)
+    urls = set(listing.candidates["url"])
+    assert urls == (
+        {"http://127.0.0.1:1/wedding_00.mp4", "http://127.0.0.1:1/parade_00.mp4"}
+        if kind == "local"
+        else {"https://videos.example/wedding_00", "https://videos.example/parade_00"}
+    )
+    assert check.check_folder(folder, load=False) == []
+
+
+def test_the_cards_next_round_line_follows_from_the_published_files(tmp_path):
+    """Issue 47: a next round ingested as wave round2 (its own raters, round 1 of its task) is published with its
+    wave; the card says how many ratings it added and how the soft labels' intervals it re-rated narrowed, and those
+    numbers follow from the published `judgments` and `soft_labels` alone."""
+    from squidflow.statistics.intervals import IntervalConfig, item_mean_intervals
+
+    run = small_run(tmp_path / "run")
+    again = run.judgments.filter((pl.col("variant") == "A") & (pl.col("annotator") == "W1"))
+    extra = pl.concat(
+        [again.with_columns(pl.lit(w).alias("annotator"), pl.lit(f"A-{w}").alias("hit")) for w in ("W7", "W8")]
+    ).with_columns(pl.lit("round2").alias("wave"), pl.lit("A_round2.json").alias("source_file"))
+    run.judgments = pl.concat([run.judgments.with_columns(pl.lit("first").alias("wave")), extra])
+    run.annotator_report = _report(run.judgments["annotator"], excluded={"W3"})
+    run.scores = image_scores(run.judgments, ["W3"])
+    folder = tmp_path / "out" / "mine"
+    publish(folder, run, _settings())
+    text = (folder / "README.md").read_text()
+    rows = _published(folder, "judgments")
+    added = rows.filter(pl.col("wave") == "round2")
+    line = next(ln for ln in text.splitlines() if ln.startswith("- Next round: round2"))
+    assert f"round2 added {added.height} ratings to " in line, line
+    # before: the first wave's ratings not excluded; after: the published soft label's interval
+    used = rows.filter(~pl.col("excluded") & (pl.col("round") == 1)).sort("hit", "position")
+    items = added.select("image_id", "prompt", "variant").unique()
+    before = (
+        used.filter(pl.col("wave") == "first")
+        .group_by("image_id", "prompt", "variant", maintain_order=True)
+        .agg(pl.col("rating"))
+        .join(items, on=["image_id", "prompt", "variant"])
+        .sort("image_id", "prompt", "variant")
+    )
+    lo, hi = item_mean_intervals(before["rating"].to_list(), IntervalConfig.from_config(INTERVALS))
+    soft = _published(folder, "soft_labels").join(before, on=["image_id", "prompt", "variant"])
+    soft = soft.sort("image_id", "prompt", "variant")
+    width_before, width_after = hi - lo, (soft["mean_hi"] - soft["mean_lo"]).to_numpy()
+    assert f"to {items.height} images × prompts × variants" in line
+    assert f"went from {np.median(width_before):.1f} to {np.median(width_after):.1f} rating points" in line, line
+    assert f"narrower for {int((width_after < width_before).sum())} of {items.height}" in line, line

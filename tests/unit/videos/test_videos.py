@@ -231,6 +231,31 @@ def test_url_list_ids_are_stable_and_unique():
     assert any("row 2" in n for n in listing.notes)
 
 
+def test_a_url_lists_frames_and_relative_urls_become_exact_frames_and_served_urls(tmp_path):
+    """Issue 47: a URL list's `frames` are the frames extraction takes exactly (release_frames, as the SQUID-E
+    release lists them), and with the source's base_url a URL without a scheme (a published dataset's path of a video
+    in a local folder) is joined onto it, percent-encoded; a full URL stays as it is. A frame that is not a number
+    stops the listing naming the file, the line and the fix."""
+    from squidflow.errors import InputError
+    from squidflow.videos.sources import read_url_list
+
+    path = tmp_path / "videos.csv"
+    path.write_text(
+        "url,event,video_id,frames\nconcert/stage a.mp4,concert,stage_a,40 12 12\n"
+        "https://h/b.mp4,market,b,3;5\nhttps://h/c.mp4,market,c,\n"
+    )
+    listing = urls_source(read_url_list(path), str(path), base_url="http://127.0.0.1:8000")
+    rows = {r["video_id"]: r for r in listing.candidates.iter_rows(named=True)}
+    assert rows["stage_a"]["url"] == "http://127.0.0.1:8000/concert/stage%20a.mp4"
+    assert rows["stage_a"]["release_frames"] == [12, 40] and rows["b"]["release_frames"] == [3, 5]
+    assert rows["b"]["url"] == "https://h/b.mp4" and rows["c"]["release_frames"] is None
+    assert urls_source(read_url_list(path), str(path)).candidates["url"][0] == "concert/stage a.mp4"  # as written
+    path.write_text("url,event,frames\nhttps://h/b.mp4,market,3 x5\n")
+    with pytest.raises(InputError) as err:
+        urls_source(read_url_list(path), str(path))
+    assert f"{path} line 2" in str(err.value) and "'x5'" in str(err.value) and "'12 40 77'" in str(err.value)
+
+
 def test_acquire_writes_a_status_row_for_every_outcome(server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rows = []

@@ -1,5 +1,6 @@
 # The input functions, params and paths of workflow/rules/judgments.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of judgments.smk.
+from squidflow.judgments.waves import FIRST as FIRST_WAVE, wave_of
 
 HITS_A = "results/annotation/hits_A.csv"
 HITS_B = "results/annotation/hits_B.csv"
@@ -42,7 +43,7 @@ def get_judgment_outputs():
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
     if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
         outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
-        if JUDGMENT_SOURCE == "simulated":
+        if JUDGMENT_SOURCE == "simulated" or get_next_round_waves():
             outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
     return outputs
@@ -179,6 +180,28 @@ def get_next_round_exports():
         return []
     found = [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A_round2", "B_round2")]
     return [{"path": p} for p in found if os.path.exists(p)]
+
+
+def get_next_round_waves():
+    """The next rounds' files that ingestion reads (Label Studio exports, MTurk batches whose wave is not the first:
+    squidflow.judgments.waves), for your own judgments; the demo's SIMULATED next round is not ingested."""
+    if JUDGMENT_SOURCE not in ("label_studio", "mturk"):
+        return []
+    files = get_label_studio_exports() if judgments_via_label_studio() else get_judgment_batches()
+    return [f["path"] for f in files if (f.get("wave") or wave_of(f["path"])) != FIRST_WAVE]
+
+
+def get_next_round_effect_inputs(wildcards):
+    """What results/tables/next_round.md compares: the demo's SIMULATED next round, ingested there beside the chosen
+    images and the rater triage; your own next rounds, the waves judgments.parquet holds, with the raters excluded."""
+    if JUDGMENT_SOURCE == "simulated":
+        return {
+            "triage": RATER_TRIAGE_TABLE,
+            "chosen": NEXT_ROUND_CHOSEN,
+            "batch": SIMULATED_NEXT_ROUND,
+            "frames": FRAMES_TABLE,
+        }
+    return {"exclusions": EXCLUSIONS_TABLE}
 
 
 def get_judgment_batches():

@@ -39,7 +39,11 @@ def get_publish_inputs(wildcards):
 
 
 def get_publish_frames_settings():
-    """How frames were chosen, for the card (none when the judgments are the release's alone)."""
+    """How frames were chosen, for the card (none when the judgments are the release's alone), and the settings that
+    made their pixels, which the card's rebuild recipe repeats (publish.images: reference)."""
     if JUDGMENT_SOURCE == "release":
         return {}
-    return {"n": config["frames"]["n"], "k": config["selection"]["k"], "backbone": config["features"]["backbone"]}
+    frames, selection = config["frames"], config["selection"]
+    pixels = {k: frames[k] for k in ("decoder", "letterbox", "letterbox_below", "letterbox_to")}
+    pixels |= {k: selection[k] for k in ("image_format", "image_quality")}
+    return {"n": frames["n"], "k": selection["k"], "backbone": config["features"]["backbone"], **pixels}
