@@ -37,6 +37,8 @@ rule comparison_sbert:
         "../../envs/text.yaml"
     threads: 2
     params:
+        # a cache of embeddings by text hash, beside the job on purpose (not declared: a rerun reuses it where it
+        # ran; on object storage under the job's local copies, squidflow.paths.job_file)
         cache="results/comparison/cache/sbert.parquet",
     script:
         "../../scripts/comparison_sbert.py"

@@ -109,7 +109,7 @@ rule acquire_videos:
         # Not declared, on purpose: the working journal must outlive a killed job and its rerun (Snakemake deletes a
         # declared output before it runs a job again), and the brake's files are shared by the concurrent shard
         # jobs. Both are on the machine that runs Snakemake (localrules), under the job's results folder
-        # (squidflow.io.job_file: results/ here, Snakemake's local copies under .snakemake/storage/ on object
+        # (squidflow.paths.job_file: results/ here, Snakemake's local copies under .snakemake/storage/ on object
         # storage, so a run's working folder keeps nothing else there).
         journal_dir=JOURNAL_DIR,
         brake_dir=BRAKE_DIR,
