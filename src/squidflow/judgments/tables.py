@@ -14,7 +14,7 @@ import polars as pl
 
 from squidflow.io import md_escape
 from squidflow.judgments.agreement import ALPHA_LEVELS, agreement_table, intra_annotator_rhos
-from squidflow.paths import ANNOTATOR_REPORT_TABLE
+from squidflow.paths import ANNOTATOR_REPORT_TABLE, recorded_path
 from squidflow.table_format import md_row, md_rule
 
 PAPER_TABLE7 = {  # SQUID-E supplement, Table 7
@@ -159,7 +159,7 @@ def table7_markdown(
     checks = "quality checks" if policy == "rubric" else "quality checks and rater triage"
     lines += [
         "",
-        f"Excluded annotators ({checks}, {md_escape(str(report_name))}; policy judgments.quality.exclude: "
+        f"Excluded annotators ({checks}, {md_escape(recorded_path(str(report_name)))}; policy judgments.quality.exclude: "
         f"{policy}): " + shown + ".",
     ]
     pooled = (

@@ -17,6 +17,7 @@ import polars as pl
 from squidflow import licenses, own_data
 from squidflow.config import ConfigError
 from squidflow.licenses import DEMO_LICENSE
+from squidflow.paths import job_file
 
 DEMO_NAME = "squidflow-demo"
 SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,
@@ -152,7 +153,7 @@ def collection_timeframe(videos: pl.DataFrame | None) -> tuple[dt.datetime, dt.d
     times = []
     for p in videos.filter(pl.col("status") == "ok")["path"].drop_nulls().to_list():
         try:
-            times.append(Path(p).stat().st_mtime)
+            times.append(Path(job_file(p)).stat().st_mtime)
         except OSError:
             continue
     if not times:
