@@ -120,8 +120,10 @@ class S3Run:
             "2",
             "--local-cores",
             "2",
+            # the run that was killed once saw a directory output its job had uploaded as "missing in storage" with
+            # no wait at all (Snakemake checks it once more after the wait)
             "--latency-wait",
-            "0",
+            "30",
             "--groups",
             *(f"{rule}={group}" for rule, group in groups.items()),
             *args,
