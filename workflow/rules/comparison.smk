@@ -37,6 +37,8 @@ rule comparison_sbert:
         "../../envs/text.yaml"
     threads: 2
     params:
+        # a cache of embeddings by text hash, beside the job on purpose (not declared: a rerun reuses it where it
+        # ran; on object storage under the job's local copies, squidflow.contracts.paths.job_file)
         cache="results/comparison/cache/sbert.parquet",
     script:
         "../../scripts/comparison_sbert.py"
@@ -145,8 +147,7 @@ rule comparison_metrics:
 # A few sets drawn as the annotators see them, for the report (squidflow.comparison.figures).
 rule comparison_sets_figure:
     input:
-        sets=COMPARISON_SETS_TABLE,
-        corpus=COMPARISON_CORPUS_TABLE,
+        unpack(get_comparison_figure_inputs),
     output:
         report(
             COMPARISON_SETS_FIGURE,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from squidflow.contracts.paths import job_file
 from squidflow.contracts.schemas import COMPARISON_CORPUS
 from squidflow.errors import EmptyError, InputError
 
@@ -152,7 +153,7 @@ def frames_corpus(frames: pl.DataFrame, videos: pl.DataFrame, *, max_sentences: 
         path = fr["image_path"]
         if path not in sizes:
             try:
-                with Image.open(path) as im:
+                with Image.open(job_file(path)) as im:
                     sizes[path] = im.size
             except OSError as exc:
                 raise FileNotFoundError(

@@ -349,7 +349,9 @@ def _image_src(image: str, html_dir: str | None) -> str:
     """URLs as they are; local paths relative to the page's folder so the page opens from disk."""
     if "://" in image or html_dir is None:
         return image
-    return os.path.relpath(os.path.abspath(image), os.path.abspath(html_dir))
+    from squidflow.contracts.paths import job_file  # the image where this job sees it, as the page is (object storage)
+
+    return os.path.relpath(os.path.abspath(job_file(image)), os.path.abspath(html_dir))
 
 
 def hits_html(hits: pl.DataFrame, *, max_hits: int | None = 20, html_dir: str | None = None) -> str:

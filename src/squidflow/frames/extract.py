@@ -128,6 +128,9 @@ def save_image(frame: np.ndarray, path: Path, *, image_format: str = "jpg", qual
             img.save(tmp, format="PNG")
 
 
+SHARD_MARKER = ".squidflow-frames"  # the file every shard folder holds (extract_videos)
+
+
 def extract_videos(
     videos,
     cfg: FramesConfig,
@@ -147,10 +150,14 @@ def extract_videos(
     """
     import polars as pl
 
+    from squidflow.contracts.paths import job_file, recorded_path
     from squidflow.runtime.logs import progress
 
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)
+    # never an empty folder, even for a shard without a decodable video: on object storage an empty directory()
+    # output is no object at all, and Snakemake takes it for missing
+    (image_dir / SHARD_MARKER).write_text("the frames extracted from this shard's videos: <video_id>/<frame>.<ext>\n")
     rows, status = [], []
     has_release = "release_frames" in videos.columns
     decoder = resolve_decoder(cfg.decoder)
@@ -166,7 +173,7 @@ def extract_videos(
     pending = None
     for v in progress(videos.iter_rows(named=True), total=len(videos), desc="extract", unit="video"):
         vid = v["video_id"]
-        path = Path(workdir) / v["path"]
+        path = Path(job_file(Path(workdir) / v["path"]))  # the job's local copy on object storage
         try:
             table = frame_table(path, decoder=decoder)
             mode, ranks = targets_for(table, v.get("release_frames") if has_release else None, cfg)
@@ -197,7 +204,7 @@ def extract_videos(
                     "frame_index": rank,
                     "pts_s": float(table.pts[rank] * table.time_base),
                     "is_keyframe": bool(table.is_key[rank]),
-                    "image_path": str(out),
+                    "image_path": recorded_path(out),  # the path in the workflow, wherever this job wrote it
                 }
             )
         width, height = table.display_size

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.contracts.io import md_escape
-from squidflow.contracts.paths import ANNOTATOR_REPORT_TABLE
+from squidflow.contracts.paths import ANNOTATOR_REPORT_TABLE, recorded_path
 from squidflow.judgments.agreement import ALPHA_LEVELS, agreement_table, intra_annotator_rhos
 from squidflow.table_format import md_row, md_rule
 
@@ -185,7 +185,7 @@ def table7_markdown(
     checks = "quality checks" if policy == "rubric" else "quality checks and rater triage"
     lines += [
         "",
-        f"Excluded annotators ({checks}, {md_escape(str(report_name))}; policy judgments.quality.exclude: "
+        f"Excluded annotators ({checks}, {md_escape(recorded_path(str(report_name)))}; policy judgments.quality.exclude: "
         f"{policy}): " + shown + ".",
     ]
     pooled = (

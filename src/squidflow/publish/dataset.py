@@ -19,6 +19,7 @@ import polars as pl
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import write_csv
+from squidflow.contracts.paths import job_file
 from squidflow.errors import EmptyError, UserError
 from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.publish import card, croissant, faces, lewidi, shards
@@ -101,7 +102,7 @@ def _image_bytes(images: pl.DataFrame) -> list[bytes]:
     out = []
     for path in images["image_path"].to_list():
         try:
-            out.append(Path(path).read_bytes())
+            out.append(Path(job_file(path)).read_bytes())
         except (OSError, TypeError) as exc:
             raise PublishError(
                 f"publish.images embed: cannot read the frame {path!r} ({exc}); rerun the frames "

@@ -16,6 +16,7 @@ import polars as pl
 
 from squidflow import licenses, own_data
 from squidflow.config import ConfigError
+from squidflow.contracts.paths import job_file
 from squidflow.licenses import DEMO_LICENSE
 
 DEMO_NAME = "squidflow-demo"
@@ -155,7 +156,7 @@ def collection_timeframe(videos: pl.DataFrame | None) -> tuple[dt.datetime, dt.d
     times = []
     for p in videos.filter(pl.col("status") == "ok")["path"].drop_nulls().to_list():
         try:
-            times.append(Path(p).stat().st_mtime)
+            times.append(Path(job_file(p)).stat().st_mtime)
         except OSError:
             continue
     if not times:

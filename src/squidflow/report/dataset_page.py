@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from squidflow.contracts.io import html_text
+from squidflow.contracts.paths import recorded_path
 
 STYLE = (
     "body{font-family:sans-serif;max-width:62rem;margin:1rem auto;line-height:1.4}table{border-collapse:collapse}"
@@ -97,7 +98,7 @@ def dataset_page(folder: str | Path) -> str:
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html_text(folder.name)}</title>"
         f"<style>{STYLE}</style></head><body>"
-        f"<p>The published dataset <code>{html_text(str(folder))}</code>, as a reader downloads it.</p>"
+        f"<p>The published dataset <code>{html_text(recorded_path(str(folder)))}</code>, as a reader downloads it.</p>"
         "<h2>Configs</h2><table><tr><th>config</th><th>split</th><th>rows</th></tr>" + rows + "</table>"
         "<h2>The card (README.md)</h2><pre>"
         + html_text(header.strip())

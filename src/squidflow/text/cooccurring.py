@@ -16,6 +16,7 @@ import logging
 import polars as pl
 
 from squidflow.contracts import schemas
+from squidflow.contracts.paths import job_file, recorded_path
 from squidflow.table_format import md_escape, md_table
 from squidflow.text.subtitles import SubtitleError, in_window, read_subtitles, subtitle_file
 
@@ -35,10 +36,10 @@ def read_video_subtitles(videos: pl.DataFrame, languages: list[str] | tuple[str,
             "n_cues": 0,
             "cues": [],
         }
-        found = subtitle_file(path, languages) if path else None
+        found = subtitle_file(job_file(path), languages) if path else None  # object storage: the job's copies
         if found is not None:
             code, sub_path = found
-            row |= {"language": code, "path": str(sub_path)}
+            row |= {"language": code, "path": recorded_path(sub_path)}
             try:
                 cues = read_subtitles(sub_path)
                 row |= {

@@ -27,7 +27,10 @@ def get_publish_inputs(wildcards):
         "table7": AGREEMENT_TABLE_CSV,
     }
     if JUDGMENT_SOURCE != "release":
-        inputs |= {"frames": FRAMES_TABLE, "videos": VIDEOS_CHECKED, "dropped": DROPPED_REPORT}
+        inputs |= {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES, "videos": VIDEOS_CHECKED}
+        inputs["dropped"] = DROPPED_REPORT
+        if "demo" in [s["type"] for s in config["sources"]]:  # their file times date the collection (the card)
+            inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=DEMO_VIDEO_IDS)
         inputs["takedown_log"] = TAKEDOWN_LOG  # removals on request: the version and the card's "Changes"
         inputs["rating_page"] = HIT_TEMPLATE
     if stage_enabled("comparison"):

@@ -25,6 +25,7 @@ import polars as pl
 
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import HINTS, clean_id, split_image_id, unknown_id_hint
+from squidflow.contracts.paths import job_file
 from squidflow.judgments.ingest import JudgmentError, fail_on_problems
 from squidflow.judgments.label_studio.tasks import IMAGE_KEY, RATING_TASKS
 
@@ -373,7 +374,7 @@ def _load(export, where: str | None) -> tuple[list[dict], str]:
     if isinstance(export, list):
         return export, where or "Label Studio export"
     where = where or str(export)
-    data, why = _json_of(export)
+    data, why = _json_of(job_file(export) if isinstance(export, (str, Path)) else export)  # object storage: its copy
     if why:
         raise JudgmentError(
             f"{where}: not a Label Studio JSON export ({why}). Export the project with Export > JSON "
