@@ -92,6 +92,7 @@ lint: setup
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint
 

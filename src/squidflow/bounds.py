@@ -111,7 +111,7 @@ def _children(node) -> list:
     value = getattr(node, "value", None)
     if not isinstance(value, list):
         return []
-    out = []
+    out: list = []
     for item in value:
         if isinstance(item, tuple):
             out.extend(item)

@@ -23,7 +23,7 @@ class Schema:
     """An artifact's name, its columns, and which rule makes it (named in errors so users know what to rerun)."""
 
     name: str
-    columns: dict[str, pl.DataType]
+    columns: dict[str, pl.DataType | type[pl.DataType]]  # pl.Utf8 (a class) or pl.List(pl.Utf8)
     produced_by: str
     optional: tuple[str, ...] = field(default=())
 

@@ -408,7 +408,7 @@ def smooth_ece_bandwidth(confidence: np.ndarray, correct: np.ndarray, *, eps: fl
     """σ* of smooth ECE: relplot's bisection (10 steps from 1) for the smallest σ with σ < smECE_σ."""
 
     def fits(sigma: float) -> bool:
-        return sigma < eps or sigma < smooth_ece_at(confidence, correct, sigma)
+        return bool(sigma < eps or sigma < smooth_ece_at(confidence, correct, sigma))
 
     if fits(1.0):
         return 1.0

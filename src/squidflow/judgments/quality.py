@@ -14,6 +14,7 @@ aggregation and agreement, and listed as excluded (never dropped silently).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def blank_images(frames: pl.DataFrame, max_std: float, root: str | Path = ".") -
     return out
 
 
-def annotator_report(judgments: pl.DataFrame, cfg: QualityConfig, blank: set[str] = frozenset()) -> pl.DataFrame:
+def annotator_report(judgments: pl.DataFrame, cfg: QualityConfig, blank: Collection[str] = frozenset()) -> pl.DataFrame:
     """One row per annotator: judgments count, flags (one string per violated check), excluded."""
     j = judgments.with_columns((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"))
     violations: dict[str, list[str]] = {}

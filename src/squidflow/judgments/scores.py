@@ -8,6 +8,8 @@ Figure 3) is a mean at or above 95.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import polars as pl
 
 from squidflow.contracts import schemas
@@ -17,7 +19,7 @@ BIN_LABELS = list(CERTAINTY_BINS)
 IMAGE_KEY = ["video_id", "frame_index", "event_prompt", "variant"]
 
 
-def image_scores(judgments: pl.DataFrame, excluded: list[str] = (), high_certainty: float = 95.0) -> pl.DataFrame:
+def image_scores(judgments: pl.DataFrame, excluded: Collection[str] = (), high_certainty: float = 95.0) -> pl.DataFrame:
     """Aggregate first-round judgments of annotators not excluded; people_std is the population std (ddof=0)."""
     j = judgments.filter(~pl.col("annotator").is_in(list(excluded)))
     if "round" in j.columns:
