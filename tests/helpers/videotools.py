@@ -1,7 +1,10 @@
-"""Reference decoding for tests: the frames as the SQUID-E release script sees them."""
+"""Videos for tests and benchmarks: synthetic clips made by ffmpeg (`make_clip`), and reference decoding (the frames
+as the SQUID-E release script sees them)."""
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -19,3 +22,39 @@ def opencv_frames(path: Path) -> list[np.ndarray]:
         frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
     cap.release()
     return frames
+
+
+# The encoder each container gets by default: H.264 in MP4 and Matroska, VP8 in WebM (every ffmpeg build has both).
+ENCODE_FOR_SUFFIX = {
+    ".mp4": ("-c:v", "libx264", "-pix_fmt", "yuv420p"),
+    ".mkv": ("-c:v", "libx264", "-pix_fmt", "yuv420p"),
+    ".webm": ("-c:v", "libvpx", "-b:v", "200k"),
+}
+
+
+def make_clip(
+    path: Path,
+    *,
+    size: str = "96x72",
+    rate: float = 12,
+    seconds: float = 3,
+    hue: float | None = None,
+    encode: Sequence[str] | None = None,
+) -> Path:
+    """A synthetic clip made by ffmpeg (its `testsrc2` pattern: moving, every frame different), written atomically.
+
+    `size` is WIDTHxHEIGHT, `rate` frames per second, `hue` turns the pattern's colours (degrees: clips that differ
+    in look), `encode` the output options (default: ENCODE_FOR_SUFFIX for the file's suffix). The parent folder is
+    made. Returns `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    source = f"testsrc2=size={size}:rate={rate}:duration={seconds}" + (f",hue=h={hue}" if hue is not None else "")
+    options = list(encode if encode is not None else ENCODE_FOR_SUFFIX[path.suffix.lower()])
+    tmp = path.with_name(f".{path.stem}.part{path.suffix}")
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", source, *options, str(tmp)],
+        check=True,
+        timeout=max(120, 2 * seconds),
+    )
+    tmp.replace(path)
+    return path
