@@ -7,10 +7,11 @@ log = setup(snakemake)
 import json
 
 from squidflow import schemas
-from squidflow.io import read_parquet, write_parquet
+from squidflow.io import read_parquet, write_json_lines, write_parquet
+from squidflow.paths import job_file
 from squidflow.videos.download import DownloadOptions
 from squidflow.videos.manifest import run_started
-from squidflow.videos.shards import acquire_shard, brake_for
+from squidflow.videos.shards import acquire_shard, brake_for, read_journals
 
 with open(snakemake.input.settings, encoding="utf-8") as fh:
     opts = DownloadOptions.from_config(json.load(fh))
@@ -21,7 +22,10 @@ status = acquire_shard(
     shards=int(wc.shards),
     generation=int(wc.generation),
     opts=opts,
-    journal_dir=params.journal_dir,
-    brake=brake_for(opts, params.brake_dir, str(run_started())),
+    journal_dir=job_file(params.journal_dir),
+    brake=brake_for(opts, job_file(params.brake_dir), str(run_started())),
 )
-write_parquet(status, snakemake.output[0], schemas.VIDEO_STATUS)
+write_parquet(status, snakemake.output.status, schemas.VIDEO_STATUS)
+# the journal's records of this job's videos, to the declared output (object storage keeps them)
+journal = read_journals(job_file(snakemake.params.journal_dir), status["video_id"].to_list())
+write_json_lines(snakemake.output.journal, [journal[v] for v in sorted(journal)])

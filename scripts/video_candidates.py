@@ -7,6 +7,7 @@ log = setup(snakemake)
 
 from squidflow import schemas
 from squidflow.io import write_csv, write_parquet, write_text
+from squidflow.paths import job_file
 from squidflow.videos.download import DownloadOptions, network_params
 from squidflow.videos.sources import list_candidates
 from squidflow.videos.takedown import apply_takedowns
@@ -20,7 +21,10 @@ candidates, notes = list_candidates(
     ydl_params=network_params(DownloadOptions.from_config(params.search_network)),
 )
 candidates, takedown_log = apply_takedowns(
-    candidates, params.takedown, journal_dirs=params.journal_dirs, status_dir=params.status_dir
+    candidates,
+    params.takedown,
+    journal_dirs=[job_file(d) for d in params.journal_dirs],
+    status_dir=job_file(params.status_dir),
 )
 for note in notes:
     log.info("source note: %s", note)

@@ -38,7 +38,17 @@ except ConfigError as _error:
     raise WorkflowError(str(_error)) from None
 
 
+# On object storage (`--default-storage-provider`) results/ and logs/ are not in the working directory: the jobs read
+# and write only their declared files, through Snakemake's local copies under .snakemake/storage/, and the run record
+# (3.) is not kept (it would be a file in the working directory that no rule declares; README, "Cloud and object
+# storage").
+ON_STORAGE = bool(workflow.storage_settings.default_storage_provider)
+
+
 onstart:
+    if ON_STORAGE:
+        squidflow_slurm.on_start(workflow, log)
+        return
     _unwritable = check_writable(("results", "logs"))
     if _unwritable:
         raise WorkflowError("\n".join(_unwritable))

@@ -75,10 +75,13 @@ def fetch(
 ) -> Path:
     """Return a local path for `source`: a local file as is, a URL downloaded once into `cache_dir`."""
     from squidflow.io import atomic_path  # here, not at the top: `is_url` serves `squidflow check-config`, which
-    # runs where only PyYAML and jsonschema are installed (squidflow.io needs polars)
 
+    # runs where only PyYAML and jsonschema are installed (squidflow.io needs polars)
+    from squidflow.paths import job_file  # a relative path, and the cache, where this job sees the workflow's files
+
+    cache_dir = job_file(cache_dir)
     if not is_url(str(source)):
-        path = Path(source).expanduser()
+        path = Path(job_file(Path(source).expanduser()))
         if not path.exists():
             raise FileNotFoundError(
                 f"{path}: no such file. Point the config key at a local copy, or at its public URL when online."

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from squidflow import paths
 from squidflow.errors import user_message
 
 
@@ -135,6 +136,7 @@ def setup(snakemake_obj=None, *, level: int = logging.INFO) -> logging.Logger:
         sys.stderr = stream
         handlers.append(logging.StreamHandler(stream))
         log_path = str(path)
+        paths.set_job_root(log_path)
     else:
         handlers.append(logging.StreamHandler(sys.stderr))
     for handler in handlers:

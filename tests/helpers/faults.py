@@ -129,8 +129,10 @@ def kill_session(proc: subprocess.Popen) -> None:
 
 # Results that record the run itself (job timings), not what it computed: left out of comparisons between runs.
 # The local-video probe journal records which probes ran when (a kill and rerun probes in another order); the manifest
-# made from it is compared like every other result.
+# made from it is compared like every other result. So are its declared copies beside the status tables
+# (results/videos/status/*.journal.jsonl, what object storage keeps of it).
 RUN_RECORDS = ("benchmarks/", "report/run_summary.html", "report/run_config.yaml", "videos/journal_local/")
+RUN_RECORD_SUFFIXES = (".journal.jsonl",)
 
 
 def result_files(workdir: Path) -> dict[str, Path]:
@@ -139,7 +141,10 @@ def result_files(workdir: Path) -> dict[str, Path]:
     return {
         str(p.relative_to(base)): p
         for p in sorted(base.rglob("*"))
-        if p.is_file() and not str(p.relative_to(base)).startswith(RUN_RECORDS) and not p.name.startswith(".snakemake")
+        if p.is_file()
+        and not str(p.relative_to(base)).startswith(RUN_RECORDS)
+        and not p.name.endswith(RUN_RECORD_SUFFIXES)
+        and not p.name.startswith(".snakemake")
     }
 
 

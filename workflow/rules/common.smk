@@ -51,6 +51,7 @@ wildcard_constraints:
 # The artifacts more than one stage reads (one name each, used wherever the path is named).
 VIDEO_MANIFEST = "results/videos/videos.parquet"
 FRAMES_TABLE = "results/dataset/frames.parquet"
+DATASET_IMAGES = "results/dataset/images"  # the selected frames' images, named in FRAMES_TABLE's image_path
 JUDGMENTS_TABLE = "results/judgments/judgments.parquet"
 IMAGE_SCORES_TABLE = "results/judgments/image_scores.parquet"
 # The demo's inputs, and outputs written or read by more than one stage's rules.

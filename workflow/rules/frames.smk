@@ -10,7 +10,7 @@ include: "inputs/frames.smk"
 
 rule extract_frames:
     input:
-        videos=VIDEO_MANIFEST,
+        unpack(get_extract_frames_inputs),
     output:
         frames=FRAME_SHARD_TABLE,
         status=FRAME_SHARD_STATUS_TABLE,
@@ -90,9 +90,11 @@ rule select_frames:
         videos=VIDEOS_CHECKED,
         # videos taken down on request keep their place in the split shuffle (no other video changes split)
         takedown_log=TAKEDOWN_LOG,
+        # the extracted images the selected ones are linked (or copied) from
+        images=expand(FRAME_SHARD_DIR, shard=get_frame_shards()),
     output:
         frames=FRAMES_TABLE,
-        images=directory("results/dataset/images"),
+        images=directory(DATASET_IMAGES),
     log:
         "logs/select_frames/select_frames.log",
     benchmark:

@@ -16,7 +16,8 @@ localrules:
 
 rule report_task_page:
     input:
-        "results/annotation/{page}.html",
+        page="results/annotation/{page}.html",
+        dataset_images=DATASET_IMAGES,  # the page's images, inlined (declared: a job on object storage gets them)
     output:
         report(
             TASK_PAGE,

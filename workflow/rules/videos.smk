@@ -93,7 +93,10 @@ rule acquire_videos:
         candidates=ancient(VIDEO_CANDIDATES),
         settings=ancient(DOWNLOAD_SETTINGS),
     output:
-        "results/videos/status/shard{shard}of{shards}.g{generation}.parquet",
+        status="results/videos/status/shard{shard}of{shards}.g{generation}.parquet",
+        # the journal's records of this shard's videos (what was fetched, what failed and why), declared so that
+        # they reach object storage; the working journal (journal_dir) stays beside the job (see below)
+        journal="results/videos/status/shard{shard}of{shards}.g{generation}.journal.jsonl",
     log:
         "logs/acquire_videos/shard{shard}of{shards}.g{generation}.log",
     benchmark:
@@ -103,6 +106,11 @@ rule acquire_videos:
     resources:
         downloads=1,
     params:
+        # Not declared, on purpose: the working journal must outlive a killed job and its rerun (Snakemake deletes a
+        # declared output before it runs a job again), and the brake's files are shared by the concurrent shard
+        # jobs. Both are on the machine that runs Snakemake (localrules), under the job's results folder
+        # (squidflow.io.job_file: results/ here, Snakemake's local copies under .snakemake/storage/ on object
+        # storage, so a run's working folder keeps nothing else there).
         journal_dir=JOURNAL_DIR,
         brake_dir=BRAKE_DIR,
     script:
@@ -115,9 +123,10 @@ rule acquire_videos:
 # kill loses none). retry_failed asks for the next generation `.g<N+1>` when the newest table has videos not `ok`.
 rule check_local_videos:
     input:
-        candidates=VIDEO_CANDIDATES,
+        unpack(get_local_video_inputs),
     output:
-        "results/videos/status/local.g{generation}.parquet",
+        status="results/videos/status/local.g{generation}.parquet",
+        journal="results/videos/status/local.g{generation}.journal.jsonl",  # as acquire_videos' journal
     log:
         "logs/check_local_videos/local.g{generation}.log",
     conda:
@@ -125,7 +134,7 @@ rule check_local_videos:
     threads: 2
     params:
         decode_frames=config["download"]["decode_frames"],
-        journal_dir=JOURNAL_LOCAL_DIR,
+        journal_dir=JOURNAL_LOCAL_DIR,  # not declared, as acquire_videos' journal_dir
         fingerprints=get_local_video_fingerprints(),
     script:
         "../../scripts/check_local_videos.py"

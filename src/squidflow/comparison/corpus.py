@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from squidflow.errors import EmptyError, InputError
+from squidflow.paths import job_file
 from squidflow.schemas import COMPARISON_CORPUS
 
 MAX_MEMBER_BYTES = 2**30  # the Sherlock training annotations unpack to a few hundred MB
@@ -152,7 +153,7 @@ def frames_corpus(frames: pl.DataFrame, videos: pl.DataFrame, *, max_sentences: 
         path = fr["image_path"]
         if path not in sizes:
             try:
-                with Image.open(path) as im:
+                with Image.open(job_file(path)) as im:
                     sizes[path] = im.size
             except OSError as exc:
                 raise FileNotFoundError(

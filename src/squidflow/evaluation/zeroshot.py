@@ -18,6 +18,7 @@ import polars as pl
 
 from squidflow import schemas
 from squidflow.clip import load_clip
+from squidflow.paths import job_file
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def zero_shot_predictions(
         for start in tqdm(range(0, len(rows), batch_size), desc="zero-shot CLIP", mininterval=10):
             batch = []
             for j, r in enumerate(rows[start : start + batch_size]):
-                path = Path(r["image_path"])
+                path = Path(job_file(r["image_path"]))
                 if not path.exists():
                     raise FileNotFoundError(
                         f"{CONFIG_KEY}: frame image {path} (frames.parquet row {start + j + 1}) not "

@@ -148,6 +148,7 @@ def extract_videos(
     import polars as pl
 
     from squidflow.logs import progress
+    from squidflow.paths import job_file, recorded_path
 
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)
@@ -166,7 +167,7 @@ def extract_videos(
     pending = None
     for v in progress(videos.iter_rows(named=True), total=len(videos), desc="extract", unit="video"):
         vid = v["video_id"]
-        path = Path(workdir) / v["path"]
+        path = Path(job_file(Path(workdir) / v["path"]))  # the job's local copy on object storage
         try:
             table = frame_table(path, decoder=decoder)
             mode, ranks = targets_for(table, v.get("release_frames") if has_release else None, cfg)
@@ -197,7 +198,7 @@ def extract_videos(
                     "frame_index": rank,
                     "pts_s": float(table.pts[rank] * table.time_base),
                     "is_keyframe": bool(table.is_key[rank]),
-                    "image_path": str(out),
+                    "image_path": recorded_path(out),  # the path in the workflow, wherever this job wrote it
                 }
             )
         width, height = table.display_size

@@ -217,7 +217,9 @@ def _embed_decoding_on_device(
 
 def featurize_frames(frames: pl.DataFrame, cfg: FeaturesConfig, *, device: str = "cpu") -> pl.DataFrame:
     """schemas.EXTRACTED_FRAMES rows -> schemas.FEATURES rows (video_id, frame_index, pts_s, feature)."""
-    feats = embed_images(frames["image_path"].to_list(), cfg, device=device)
+    from squidflow.paths import job_file
+
+    feats = embed_images([job_file(p) for p in frames["image_path"].to_list()], cfg, device=device)
     log.info("featurized %d frames with %s -> %d dims on %s", len(frames), cfg.backbone, feats.shape[1], device)
     return frames.select("video_id", "frame_index", "pts_s").with_columns(
         pl.Series("feature", feats, dtype=pl.Array(pl.Float32, feats.shape[1]))

@@ -20,6 +20,7 @@ import polars as pl
 
 from squidflow import style
 from squidflow.io import inside
+from squidflow.paths import job_file
 
 
 def _thumbnail(path: str, width: int = 240):
@@ -27,7 +28,7 @@ def _thumbnail(path: str, width: int = 240):
     from PIL import Image
 
     try:
-        with Image.open(path) as image:
+        with Image.open(job_file(path)) as image:
             image = image.convert("RGB")
             if image.width > width:
                 image = image.resize((width, max(1, round(image.height * width / image.width))))

@@ -124,11 +124,12 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
     from PIL import Image
 
     from squidflow.frames.extract import save_image
+    from squidflow.paths import job_file, recorded_path
 
     image_dir = Path(image_dir)
     new_paths = []
     for r in frames.iter_rows(named=True):
-        src = Path(r["image_path"])
+        src = Path(job_file(r["image_path"]))
         dst = image_dir / r["video_id"] / f"{r['frame_index']}.{cfg.image_format}"
         dst.parent.mkdir(parents=True, exist_ok=True)
         if dst.exists():
@@ -143,7 +144,7 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
                 save_image(
                     np.asarray(img.convert("RGB")), dst, image_format=cfg.image_format, quality=cfg.image_quality
                 )
-        new_paths.append(str(dst))
+        new_paths.append(recorded_path(dst))
     return frames.with_columns(pl.Series("image_path", new_paths, dtype=pl.Utf8))
 
 

@@ -20,6 +20,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.intervals import IntervalConfig, rater_resamples
 from squidflow.judgments.triage import TriageConfig, first_round
+from squidflow.paths import job_file
 from squidflow.table_format import md_row, md_rule
 
 IMAGE = ["video_id", "frame_index", "event_prompt"]
@@ -170,7 +171,7 @@ def triage_figure(
                 r = d.row(i, named=True)
                 p = path_of.get((r["video_id"], r["frame_index"]))
                 if p:
-                    with Image.open(p) as im:
+                    with Image.open(job_file(p)) as im:
                         ax.imshow(im.convert("RGB"))
                 ax.set_title(f"{c}: {r['mean']:.0f}±{r['spread']:.0f}", fontsize=5)
     if note:

@@ -23,6 +23,7 @@ from PIL import Image
 
 from squidflow import schemas
 from squidflow.config import defaults_from_schema
+from squidflow.paths import job_file
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def blank_images(frames: pl.DataFrame, max_std: float, root: str | Path = ".") -
     """Image ids whose pixels are (near) constant: black, white, or a flat colour."""
     out = set()
     for img, path in frames.select("image_id", "image_path").iter_rows():
-        p = Path(root) / path
+        p = Path(job_file(Path(root) / path))
         if not p.exists():
             continue
         with Image.open(p) as im:

@@ -20,6 +20,7 @@ import polars as pl
 from squidflow import schemas
 from squidflow.errors import EmptyError, UserError
 from squidflow.intervals import IntervalConfig
+from squidflow.paths import job_file
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
@@ -99,7 +100,7 @@ def _image_bytes(images: pl.DataFrame) -> list[bytes]:
     out = []
     for path in images["image_path"].to_list():
         try:
-            out.append(Path(path).read_bytes())
+            out.append(Path(job_file(path)).read_bytes())
         except (OSError, TypeError) as exc:
             raise PublishError(
                 f"publish.images embed: cannot read the frame {path!r} ({exc}); rerun the frames "

@@ -20,6 +20,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from squidflow.io import atomic_path
+from squidflow.paths import job_file
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def iter_images(images: pl.DataFrame) -> Iterator[tuple[int, Image.Image]]:
         frame = row.get("frame_index") if has_frame else None
         if frame is None:
             try:
-                with Image.open(row["source_path"]) as im:
+                with Image.open(job_file(row["source_path"])) as im:
                     im.load()
                     yield pos, im
             except OSError as exc:
@@ -61,7 +62,7 @@ def iter_images(images: pl.DataFrame) -> Iterator[tuple[int, Image.Image]]:
         else:
             by_video.setdefault(row["source_path"], []).append((pos, int(frame)))
     for path, wanted in by_video.items():
-        frames = _decode_video_frames(path, [f for _, f in wanted])
+        frames = _decode_video_frames(job_file(path), [f for _, f in wanted])
         if len(frames) != len(wanted):
             raise ValueError(f"{path}: asked for {len(wanted)} frames, the decoder returned {len(frames)}")
         for (pos, _), frame in zip(wanted, frames, strict=True):

@@ -54,7 +54,9 @@ def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generatio
 def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -> DownloadResult:
     """A video that should already be on disk: missing → `unavailable` (with what to do), empty → `empty_file`,
     without a video stream → `no_video_stream`, undecodable → `corrupt`."""
-    path = Path(path)
+    from squidflow.paths import job_file, recorded_path
+
+    path = Path(job_file(path))  # on object storage, the job's local copy of a file the workflow made (demo videos)
     if not path.exists():
         hint = (
             "UCF-Crime videos are not on YouTube: download UCF-Crime and set squid_e_release.ucf_dir to the folder "
@@ -65,7 +67,8 @@ def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -
         return failure("missing_file", f"{path}: not found; {hint}", 0)
     try:
         info = probe(path, decode_frames=decode_frames)
-        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=subtitle_files(path))
+        subtitles = [recorded_path(sub) for sub in subtitle_files(path)]
+        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=subtitles)
     except ProbeError as exc:
         return failure(unusable_reason(path), str(exc), 0)
 
@@ -110,6 +113,7 @@ def check_local(
     failures again). So a replaced file is probed again and its facts come from the new file, an unchanged one is
     not, and a job killed mid-way loses no finished probe (its rerun gives what a clean run gives).
     """
+    from squidflow.paths import job_file
     from squidflow.videos.shards import Journal, read_journals
     from squidflow.videos.sources import file_fingerprint
 
@@ -120,7 +124,9 @@ def check_local(
     known = read_journals(journal_dir, [c["video_id"] for c in todo])
 
     def check(candidate: dict[str, Any]) -> dict[str, Any]:
-        fingerprint = file_fingerprint(candidate["path"])  # before the probe: a file changed meanwhile is redone
+        fingerprint = file_fingerprint(
+            job_file(candidate["path"])
+        )  # before the probe: a file changed meanwhile is redone
         rec = known.get(candidate["video_id"])
         if (rec and fingerprint and rec.get("fingerprint") == fingerprint and rec.get("path") == candidate["path"]
                 and (rec.get("status") == "ok" or int(rec.get("generation") or 0) >= generation)):  # fmt: skip

@@ -9,6 +9,7 @@ list, in two shard jobs, and checks the statuses and reasons, the report, that a
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -280,9 +281,15 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     assert (reason["good1"], reason["flaky"], reason["gone"]) == (None, None, "http_4xx")
     assert reason["cut"] in {"truncated", "corrupt"}
     assert sorted(p.name for p in (work / "results/videos/status").iterdir()) == [
+        "shard0of2.g0.journal.jsonl",
         "shard0of2.g0.parquet",
+        "shard1of2.g0.journal.jsonl",
         "shard1of2.g0.parquet",
-    ]  # two shard jobs, not one job per video
+    ]  # two shard jobs, not one job per video; each declares its videos' journal records (object storage keeps them)
+    journal = [json.loads(line) for p in sorted((work / "results/videos/status").glob("*.journal.jsonl"))
+               for line in p.read_text(encoding="utf-8").splitlines()]  # fmt: skip
+    assert sorted(r["video_id"] for r in journal) == sorted(manifest["video_id"])
+    assert {r["video_id"]: r["reason"] for r in journal}["gone"] == "http_4xx"  # what failed, and why
     ok = manifest.filter(pl.col("status") == "ok")
     assert all((work / p).exists() for p in ok["path"]) and set(ok["width"]) == {96}
     report = (work / "results/videos/download_report.md").read_text()

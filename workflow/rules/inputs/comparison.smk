@@ -39,7 +39,7 @@ def get_comparison_corpus_inputs(wildcards):
     if COMPARISON["corpus"] == "sherlock":
         source = get_sherlock_annotations()
         return {} if is_url(source) else {"annotations": source}
-    return {"frames": FRAMES_TABLE, "videos": VIDEO_MANIFEST}
+    return {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES, "videos": VIDEO_MANIFEST}
 
 
 def get_comparison_embed_inputs(wildcards):

@@ -148,7 +148,7 @@ def get_model_accuracy_inputs(wildcards):
 
 
 def get_zero_shot_inputs(wildcards):
-    inputs = {"frames": FRAMES_TABLE}
+    inputs = {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES}
     vocabulary = get_evaluation_vocabulary()
     if vocabulary and not is_url(vocabulary):
         inputs["vocabulary"] = vocabulary

@@ -12,6 +12,19 @@ CONTACT_SHEETS_DIR = "results/figures/frames_contact_sheets"
 FRAME_SPREAD_FIGURE = "results/figures/frames_spread.png"
 
 
+def get_extract_frames_inputs(wildcards):
+    """The manifest, and the shard's videos that the workflow makes itself (the demo's): declared, so that a job on
+    object storage gets its local copies (squidflow.frames.extract.stable_shard picks the shard's)."""
+    from squidflow.frames.extract import stable_shard
+
+    inputs = {"videos": VIDEO_MANIFEST}
+    if "demo" in [s["type"] for s in config["sources"]]:
+        shards = config["frames"]["shards"]
+        mine = [v for v in DEMO_VIDEO_IDS if stable_shard(v, shards) == int(wildcards.shard)]
+        inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=mine)
+    return inputs
+
+
 def get_frame_shards():
     return list(range(config["frames"]["shards"]))
 
@@ -42,7 +55,7 @@ def get_frame_outputs():
 
 def get_contact_sheet_inputs(wildcards):
     """The selected frames and, when the judgments stage runs, the image scores (the certainty under each frame)."""
-    inputs = {"frames": FRAMES_TABLE}
+    inputs = {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES}
     if stage_enabled("judgments"):
         inputs["scores"] = IMAGE_SCORES_TABLE
     return inputs

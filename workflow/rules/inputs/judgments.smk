@@ -50,7 +50,8 @@ def get_judgment_outputs():
 
 def get_judgment_frames(wildcards):
     """frames.parquet, except for the release's judgments, which are read without any frames."""
-    return {} if JUDGMENT_SOURCE == "release" else {"frames": FRAMES_TABLE}
+    # the images too: the quality rubric and the triage figure look at their pixels
+    return {} if JUDGMENT_SOURCE == "release" else {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES}
 
 
 # Ambiguity or noise: the rater and image triage (squidflow.judgments.triage, image_triage).

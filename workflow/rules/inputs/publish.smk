@@ -27,7 +27,8 @@ def get_publish_inputs(wildcards):
         "table7": AGREEMENT_TABLE_CSV,
     }
     if JUDGMENT_SOURCE != "release":
-        inputs |= {"frames": FRAMES_TABLE, "videos": VIDEOS_CHECKED, "dropped": DROPPED_REPORT}
+        inputs |= {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES, "videos": VIDEOS_CHECKED}
+        inputs["dropped"] = DROPPED_REPORT
         inputs["takedown_log"] = TAKEDOWN_LOG  # removals on request: the version and the card's "Changes"
         inputs["rating_page"] = HIT_TEMPLATE
     if stage_enabled("comparison"):

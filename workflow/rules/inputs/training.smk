@@ -118,12 +118,13 @@ def get_table_predictions(wildcards):
 
 def get_training_pool_inputs(wildcards):
     """SE frames come from the frames stage; SD from standard_data.path, or else the demo videos' clean frames."""
-    inputs = {"frames": FRAMES_TABLE}
+    inputs = {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES}
     if wildcards.pool == "SD":
         path = config["standard_data"]["path"]
         if not path:
             inputs["truth"] = DEMO_TRUTH_TABLE
             inputs["videos"] = VIDEO_MANIFEST
+            inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=DEMO_VIDEO_IDS)  # their clean frames are decoded
         elif path.endswith(".parquet"):
             inputs["standard"] = path
     return inputs

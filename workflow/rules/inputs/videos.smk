@@ -34,6 +34,16 @@ def get_video_candidate_inputs(wildcards):
     return inputs
 
 
+def get_local_video_inputs(wildcards):
+    """The candidates, and the files already on disk that the workflow makes itself (the demo's videos and
+    subtitles): declared, so that a job on object storage gets its local copies to probe."""
+    inputs = {"candidates": VIDEO_CANDIDATES}
+    if "demo" in [s["type"] for s in config["sources"]]:
+        inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=DEMO_VIDEO_IDS)
+        inputs["demo_subtitles"] = rules.make_demo_subtitles.output.vtt
+    return inputs
+
+
 def retry_failed_requested():
     return config["retry_failed"]
 
@@ -52,14 +62,12 @@ def get_video_status_files(wildcards):
     """
     candidates = checkpoints.video_candidates.get().output.candidates
     todo = pl.col("status").fill_null("pending") == "pending"  # the listing settled the others (a licence)
-    kinds = (
-        pl.scan_parquet(candidates)
-        .select(
+    # through the output's open(): on object storage Snakemake retrieves the checkpoint's table first
+    with candidates.open("rb") as fh:
+        kinds = pl.read_parquet(fh, columns=["download", "status"]).select(
             (pl.col("download") & todo).any().alias("download"),
             (~pl.col("download") & todo).any().alias("on_disk"),
         )
-        .collect()
-    )
     paths = []
     if kinds["download"].item():
         paths += squidflow_manifest.shard_status_paths(
