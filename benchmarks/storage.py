@@ -51,6 +51,14 @@ def run_small(
     return time.monotonic() - t0, res
 
 
+def why_failed(output: str) -> str:
+    """The first error Snakemake printed (its line and the next), else the end of its output, each line cut short."""
+    lines = output.splitlines()
+    at = next((i for i, line in enumerate(lines) if "Error" in line or "Exception" in line), None)
+    shown = lines[at : at + 2] if at is not None else lines[-5:]
+    return " / ".join(line.strip()[:300] for line in shown)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cores", type=int, default=2)
@@ -80,10 +88,8 @@ def main() -> None:
             objects = sum(1 for _ in s3.client().get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
                           for _ in _.get("Contents", []))  # fmt: skip
             if res.returncode != 0:
-                tail = res.stdout[-2500:].replace(s3.endpoint, "<endpoint>")
-                failed = (
-                    f"the S3 run failed after {s3_s:.0f} s ({objects} objects in the bucket); its output ends:\n{tail}"
-                )
+                why = why_failed(res.stdout).replace(s3.endpoint, "<endpoint>")
+                failed = f"the S3 run failed after {s3_s:.0f} s ({objects} objects in the bucket): {why}"
             else:
                 print(f"s3     {s3_s:6.0f} s  ({objects} objects in s3://{BUCKET}/run)", flush=True)
     finally:
