@@ -9,8 +9,11 @@ from squidflow import targets as squidflow_targets
 # `squidflow targets` reads the rules from here (the workflow's own rule list, a public name).
 squidflow_targets.remember_rules(workflow.rules)
 
-# Only when squidflow is the main workflow: as a module, the user's own rules make targets squidflow's do not.
+# Only when squidflow is the main workflow: as a module, the user's own rules make targets squidflow's do not. Not on
+# object storage (workflow/checks.smk, ON_STORAGE): a target names a path the rules map to storage, which Snakemake
+# itself matches (its own MissingRuleException for a target no rule makes).
 _is_main = os.path.abspath(str(workflow.main_snakefile)) == os.path.join(SQUIDFLOW_ROOT, "Snakefile")
+_is_main = _is_main and not ON_STORAGE
 _unknown_targets = _is_main and squidflow_targets.unknown_targets_message(
     squidflow_targets.requested(workflow),
     lambda path: any(r.is_producer(path) for r in workflow.rules),

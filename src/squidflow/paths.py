@@ -43,9 +43,10 @@ def job_file(path: str | os.PathLike) -> str:
     """A path the workflow names relative to its working directory (a table's `results/...`, a config's relative
     path), where this job sees it. Absolute paths and URLs stay as they are."""
     text = os.fspath(path)
-    if _JOB_ROOT[0] == "." or os.path.isabs(text) or "://" in text:
-        return text
-    return os.path.join(_JOB_ROOT[0], text)
+    root = _JOB_ROOT[0]
+    if root == "." or os.path.isabs(text) or "://" in text or os.path.normpath(text).startswith(root + os.sep):
+        return text  # already where the job sees it (a declared input, as Snakemake hands it over)
+    return os.path.join(root, text)
 
 
 def recorded_path(path: str | os.PathLike) -> str:

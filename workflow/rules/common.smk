@@ -40,12 +40,17 @@ config["_squidflow"] = {"made_by": squidflow_version.describe(SQUIDFLOW_ROOT)}
 # with functions may not also hold a handler, says `snakemake --lint`.)
 
 
+# Every global constraint is declared here, before any rule: a `wildcard_constraints:` block after rules makes Snakemake
+# 9.27 rebuild those rules' outputs, and an output on S3 (snakemake-storage-plugin-s3 0.3.6) then loses its
+# constraints (its local path is made again from the bucket and key, without them), so `results/features/{backbone}`
+# matched `efficientnet_lite0/shard0` on S3 and the DAG could not be built (docs/upstream.md).
 wildcard_constraints:
     video_id=r"[A-Za-z0-9_\-]+",
     event=r"[A-Za-z0-9_\-]+",
     backbone=r"[a-z0-9_]+",
     variant=r"[AB]",
     seed=r"\d+",
+    text_method="tfidf|sbert",
 
 
 # The artifacts more than one stage reads (one name each, used wherever the path is named).

@@ -145,8 +145,7 @@ rule comparison_metrics:
 # A few sets drawn as the annotators see them, for the report (squidflow.comparison.figures).
 rule comparison_sets_figure:
     input:
-        sets=COMPARISON_SETS_TABLE,
-        corpus=COMPARISON_CORPUS_TABLE,
+        unpack(get_comparison_figure_inputs),
     output:
         report(
             COMPARISON_SETS_FIGURE,

@@ -10,10 +10,6 @@
 include: "inputs/text.smk"
 
 
-wildcard_constraints:
-    text_method="tfidf|sbert",
-
-
 rule read_subtitles:
     input:
         videos=VIDEO_MANIFEST,

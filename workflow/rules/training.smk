@@ -225,7 +225,7 @@ rule authors_sets:
 # the pool's training images resized once to a 2·crop short side, for the runs of those methods only.
 rule make_training_frames:
     input:
-        index=POOL_CACHE_TABLE,
+        unpack(get_training_frames_inputs),
     output:
         cache=POOL_FRAMES_CACHE,
         index=POOL_FRAMES_TABLE,

@@ -45,6 +45,7 @@ def _load_image(source: str | None, cache_dir: str | Path | None, root: str | Pa
     from PIL import Image
 
     from squidflow.fetch import fetch
+    from squidflow.paths import job_file
 
     scheme = urlparse(source).scheme.lower()
     try:
@@ -54,8 +55,8 @@ def _load_image(source: str | None, cache_dir: str | Path | None, root: str | Pa
             path = fetch(source, cache_dir, retries=1, timeout_s=20)
         elif scheme in ("", "file"):
             local = Path(unquote(urlparse(source).path) if scheme == "file" else source)
-            path = local.resolve()
-            base = Path(root).resolve()
+            path = Path(job_file(local)).resolve()  # object storage: the job's local copy (squidflow.paths)
+            base = Path(job_file(root)).resolve()
             if "\0" in source or path == base or not path.is_relative_to(base):
                 log.warning("comparison image %r is outside %s: not drawn", source[:200], root)
                 return None

@@ -128,6 +128,9 @@ def save_image(frame: np.ndarray, path: Path, *, image_format: str = "jpg", qual
             img.save(tmp, format="PNG")
 
 
+SHARD_MARKER = ".squidflow-frames"  # the file every shard folder holds (extract_videos)
+
+
 def extract_videos(
     videos,
     cfg: FramesConfig,
@@ -152,6 +155,9 @@ def extract_videos(
 
     image_dir = Path(image_dir)
     image_dir.mkdir(parents=True, exist_ok=True)
+    # never an empty folder, even for a shard without a decodable video: on object storage an empty directory()
+    # output is no object at all, and Snakemake takes it for missing
+    (image_dir / SHARD_MARKER).write_text("the frames extracted from this shard's videos: <video_id>/<frame>.<ext>\n")
     rows, status = [], []
     has_release = "release_frames" in videos.columns
     decoder = resolve_decoder(cfg.decoder)

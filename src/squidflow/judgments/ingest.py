@@ -32,7 +32,7 @@ from squidflow.errors import EmptyError, InputError, UserError
 from squidflow.image_ids import HINTS, clean_id, image_id, split_image_id, unknown_id_hint
 from squidflow.io import read_csv_strings, unneutralise
 from squidflow.judgments.mturk_batch import parse_rating, read_batch_frame
-from squidflow.paths import DOWNLOADS_DIR
+from squidflow.paths import DOWNLOADS_DIR, job_file
 from squidflow.table_format import md_table
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,8 @@ def _read_lines(path: Path) -> pl.DataFrame:
     """A judgments CSV, every column a string, plus `_line`: each row's line in the file (header = 1), for messages;
     unreadable files name the file and line (squidflow.io)."""
     try:
-        return read_csv_strings(path, what="judgments CSV", line_column="_line")
+        # a batch the config names, opened where this job sees it (object storage: its local copy)
+        return read_csv_strings(job_file(path), what="judgments CSV", line_column="_line")
     except InputError as exc:
         raise JudgmentError(str(exc)) from None
 

@@ -40,6 +40,7 @@ def test_paths_map_to_the_local_copies_and_back(restore_root):
     local = paths.job_file("results/frames/shard0/v/3.jpg")
     assert local == f"{LOCAL}/results/frames/shard0/v/3.jpg"
     assert paths.recorded_path(local) == "results/frames/shard0/v/3.jpg"
+    assert paths.job_file(local) == local  # a declared input as Snakemake hands it over: mapped once only
     for untouched in ("/data/videos/a.mp4", "https://example.org/a.csv", "s3://bucket/a.mp4"):
         assert paths.job_file(untouched) == untouched
         assert paths.recorded_path(untouched) == untouched

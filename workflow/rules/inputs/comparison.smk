@@ -42,6 +42,15 @@ def get_comparison_corpus_inputs(wildcards):
     return {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES, "videos": VIDEO_MANIFEST}
 
 
+def get_comparison_figure_inputs(wildcards):
+    """The sets and the corpus, and with the frames corpus the dataset's images it draws (declared: a job on object
+    storage gets its local copies)."""
+    inputs = {"sets": COMPARISON_SETS_TABLE, "corpus": COMPARISON_CORPUS_TABLE}
+    if COMPARISON["corpus"] != "sherlock":
+        inputs["dataset_images"] = DATASET_IMAGES
+    return inputs
+
+
 def get_comparison_embed_inputs(wildcards):
     """The corpus and its SBERT table, plus the frozen image features for the probe scorer."""
     inputs = {"corpus": COMPARISON_CORPUS_TABLE, "sbert": COMPARISON_SBERT_TABLE}

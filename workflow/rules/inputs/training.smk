@@ -130,6 +130,15 @@ def get_training_pool_inputs(wildcards):
     return inputs
 
 
+def get_training_frames_inputs(wildcards):
+    """The pool's index, and the files its rows name that the workflow makes (the dataset's images; the demo's videos,
+    whose clean frames the standard pool decodes): declared, so that a job on object storage gets its local copies."""
+    inputs = {"index": POOL_CACHE_TABLE.format(pool=wildcards.pool), "dataset_images": DATASET_IMAGES}
+    if wildcards.pool == "SD" and not config["standard_data"]["path"]:
+        inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=DEMO_VIDEO_IDS)
+    return inputs
+
+
 def get_training_outputs():
     if not stage_enabled("training"):
         return []

@@ -27,6 +27,7 @@ from squidflow import schemas
 from squidflow.image_ids import HINTS, clean_id, split_image_id, unknown_id_hint
 from squidflow.judgments.ingest import JudgmentError, fail_on_problems
 from squidflow.judgments.label_studio.tasks import IMAGE_KEY, RATING_TASKS
+from squidflow.paths import job_file
 
 RATING_FROM = re.compile(r"^rating_([0-9]+)\Z")
 KEYWORDS_FROM = re.compile(r"^keywords_([0-9]+)\Z")
@@ -373,7 +374,7 @@ def _load(export, where: str | None) -> tuple[list[dict], str]:
     if isinstance(export, list):
         return export, where or "Label Studio export"
     where = where or str(export)
-    data, why = _json_of(export)
+    data, why = _json_of(job_file(export) if isinstance(export, (str, Path)) else export)  # object storage: its copy
     if why:
         raise JudgmentError(
             f"{where}: not a Label Studio JSON export ({why}). Export the project with Export > JSON "
