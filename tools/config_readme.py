@@ -55,7 +55,10 @@ def _facts(spec: dict) -> list[str]:
         facts.append(f"default `{shown(spec['default'])}`")
     if "x-input" in spec:
         facts.append(
-            f"a local {spec['x-input']}" + (" or a URL" if spec.get("x-input-url") else "") + ", checked "
+            f"a local {spec['x-input']}"
+            + (" or a URL" if spec.get("x-input-url") else "")
+            + (" or an object-storage URL (s3://bucket/prefix)" if spec.get("x-input-storage") else "")
+            + ", checked "
             "when the config is read"
         )
     return facts

@@ -9,7 +9,8 @@ Everything that can be checked before a job runs is checked here, when the confi
 - the YAML files themselves (`load_yaml`): a key given twice (YAML would silently keep the last value) or a syntax
   error such as a tab names the file and the line;
 - every local path the config names (`check_inputs`): a schema property marked `x-input: file | folder |
-  file-or-folder` must exist when the config sets it (`x-input-url: true` lets it be a URL, `x-input-when` limits
+  file-or-folder` must exist when the config sets it (`x-input-url: true` lets it be a URL, `x-input-storage: true`
+  an object-storage URL such as s3://bucket/prefix, checked by its pattern and plugin instead; `x-input-when` limits
   the check to configs where another key has a given value, `x-input-except` lists values that are not paths);
   a new stage marks its path keys in workflow/schemas/config.schema.yaml and is checked too;
 - keys that only make sense together (`check_consistency`), e.g. `judgments.source: mturk` needs `batches`.
@@ -26,6 +27,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import jsonschema
 import yaml
@@ -261,6 +263,11 @@ def _is_url(value: str) -> bool:
     return is_url(value)
 
 
+def _is_storage_url(value: str) -> bool:
+    """An object-storage URL (`s3://bucket/prefix`): read through a Snakemake storage plugin, not checked on disk."""
+    return urlparse(str(value)).scheme == "s3"
+
+
 def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
     node: Any = config
     for part in dotted.split("."):
@@ -310,6 +317,7 @@ def _is_local_input(value: str, spec: dict) -> bool:
     return bool(
         value.strip()
         and not (spec.get("x-input-url") and _is_url(value))
+        and not (spec.get("x-input-storage") and _is_storage_url(value))
         and value not in (spec.get("x-input-except") or [])
         and Path(value).parts[:1] != ("results",)
     )

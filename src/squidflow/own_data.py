@@ -144,8 +144,28 @@ def publish_problems(config: Mapping[str, Any]) -> list[str]:
     return out + licenses.problems(dict(publish))
 
 
+def storage_problems(config: Mapping[str, Any]) -> list[str]:
+    """A local source whose root is in object storage (s3://) needs the Snakemake storage plugin that reads it."""
+    import importlib.util
+
+    out = []
+    for i, s in enumerate(config.get("sources") or []):
+        root = str(s.get("root") or "") if isinstance(s, Mapping) else ""
+        if root.startswith("s3://") and importlib.util.find_spec("snakemake_storage_plugin_s3") is None:
+            out.append(
+                f"sources[{i}].root = '{root}': videos in S3 are read through snakemake-storage-plugin-s3, which is "
+                "not installed; pip install snakemake-storage-plugin-s3 (README, Cloud and object storage)."
+            )
+    return out
+
+
 def problems(
     config: Mapping[str, Any], named: Mapping[str, Any] | None = None, base_dir: str | Path = "."
 ) -> list[str]:
     """One line per key a config for your own data must set (see the module's docstring)."""
-    return [*judgment_source_problems(config, named), *training_problems(config, base_dir), *publish_problems(config)]
+    return [
+        *judgment_source_problems(config, named),
+        *training_problems(config, base_dir),
+        *publish_problems(config),
+        *storage_problems(config),
+    ]

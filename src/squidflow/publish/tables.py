@@ -82,9 +82,13 @@ def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("path").cast(pl.Utf8).str.starts_with("/"))
         .then(parts.list.last())
     )
+    # an object of a bucket source (s3://bucket/<root>/<event>/<file>) likewise: `<event>/<file>`, not the bucket
+    stored = pl.when(pl.col("source") == "storage").then(
+        pl.col("url").cast(pl.Utf8).str.split("/").list.slice(-2, 2).list.join("/")
+    )
     return videos.select(
         "video_id",
-        pl.coalesce(given("webpage_url"), given("url"), local, given("path")).alias("source"),
+        pl.coalesce(given("webpage_url"), stored, given("url"), local, given("path")).alias("source"),
         given("license").alias("license"),
         pl.col("source").alias("kind"),
         *(given(c).alias(c) if c in videos.columns else pl.lit(None, pl.Utf8).alias(c) for c in PROVENANCE),

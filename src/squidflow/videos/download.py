@@ -1,7 +1,8 @@
 """Download one video through yt-dlp, retrying what may pass, braking on what the site refuses, giving up on the rest.
 
 yt-dlp handles YouTube and the other sites it supports; a direct media link is one GET on the worker process's
-pooled connections (squidflow.videos.direct: yt-dlp's resume and error words, no extractor). yt-dlp's retry loop treats every
+pooled connections (squidflow.videos.direct: yt-dlp's resume and error words, no extractor); an object in a bucket
+(`s3://`) is retrieved through its Snakemake storage plugin (squidflow.videos.storage, the same error words). yt-dlp's retry loop treats every
 error the same, so we switch it off and keep ours, driven by the failure reason (squidflow.videos.failures): a
 transient failure (HTTP 5xx, a timeout, a connection reset, a body shorter than announced, a file that does not
 decode) is retried with exponential backoff and the partial file is resumed; a refusal (rate limit, bot check,
@@ -34,9 +35,11 @@ from urllib.parse import unquote, urlparse
 from squidflow.config import defaults_from_schema, from_section
 from squidflow.licenses import licence_refusal
 from squidflow.videos import direct as direct_fetch
+from squidflow.videos import storage
 from squidflow.videos.brake import Brake, SiteStopped, site_of
 from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of
 from squidflow.videos.probe import ProbeError, VideoInfo, probe
+from squidflow.videos.storage import is_storage_url
 
 log = logging.getLogger(__name__)
 
@@ -257,6 +260,7 @@ class Session:
         self.brake = brake
         self._ydl: Any = None
         self._attempt: Any = None
+        self._storage: Any = None  # the storage plugin's provider, made at the first object URL
 
     def fetch(self, url: str, outtmpl: str, licenses: list[str] | None = None) -> dict[str, Any]:
         """Download `url` to `outtmpl`; yt-dlp's info dict, or the download's exception (or SiteStopped).
@@ -266,6 +270,13 @@ class Session:
         (squidflow.videos.direct: same `.part` resume, same error words, same brake), unless an option only yt-dlp
         implements (cookies, a rate limit) is set.
         """
+        if is_storage_url(url):  # an object in a bucket: through its Snakemake storage plugin
+            if self._storage is None:
+                self._storage = storage.provider(url)
+            self._attempt = direct_fetch.Attempt()
+            if self.brake is not None:
+                self.brake.before_request(site_of(url))  # waits out a pause; raises SiteStopped
+            return storage.fetch(url, Path(outtmpl.replace("%(ext)s", _storage_ext(url))), self._storage)
         direct = direct_media_info(url)
         if direct and direct_fetch.handles(self.opts):
             self._attempt = direct_fetch.Attempt()
@@ -293,6 +304,12 @@ class Session:
         if self._ydl is not None:
             self._ydl.close()
             self._ydl = None
+
+
+def _storage_ext(url: str) -> str:
+    """An object's extension as a file's (its key's suffix, lower case; `mp4` when it has none)."""
+    suffix = PurePosixPath(unquote(urlparse(url).path)).suffix.lower().lstrip(".")
+    return suffix if re.fullmatch(r"[a-z0-9]{1,8}", suffix) else "mp4"
 
 
 def _final_file(dest: Path) -> Path | None:

@@ -4,7 +4,8 @@ A candidate is a row of the video manifest still `pending`: its id, event, where
 or will be, and the text we already know (search title, catalog description, release frames). Sources:
 
 - `demo`: the synthetic videos of rule `make_demo_videos` (their catalog.parquet gives the text);
-- `local`: a folder tree `<root>/<event>/*.<ext>`;
+- `local`: a folder tree `<root>/<event>/*.<ext>`, on disk or in object storage (`root: s3://bucket/prefix`: its
+  objects are listed through the Snakemake storage plugin and acquired like downloads, squidflow.videos.storage);
 - `urls`: a CSV or Parquet list of (video_id optional, url, event), fetched by yt-dlp;
 - `youtube`: multilingual `ytsearchN:` queries per event (squidflow.videos.youtube);
 - `squid-e-release`: the release's dataset.csv: YouTube ids to download, `bannerNN` ids read from a UCF-Crime folder.
@@ -23,7 +24,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -35,6 +36,8 @@ from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.errors import EmptyError, InputError
 from squidflow.events import check_event_id
 from squidflow.licenses import DEMO_LICENSE, licence_refusal
+from squidflow.videos import storage
+from squidflow.videos.storage import is_storage_url
 
 log = logging.getLogger(__name__)
 
@@ -143,26 +146,42 @@ def walk_local(root: Path, exts: set[str]) -> tuple[list[tuple[str, Path]], list
 
 
 def local_source(
-    root: str | Path, extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS, license: str | None = None
+    root: str | Path,
+    extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS,
+    license: str | None = None,
 ) -> SourceListing:
     """`<root>/<event>/*.<ext>`: the folder names the event, the file stem the video id (made job-safe). Every other
     file (not a video, not in an event folder) is named in a note starting with SKIPPED, for the report. `license`:
-    what the source declares for its videos (None: nothing, published as "unknown")."""
-    root = Path(root)
-    if not root.is_dir():
-        raise FileNotFoundError(
-            f"sources: local root {root} is not a folder; create it as <root>/<event>/<video>.mp4 or fix `root`"
-        )
+    what the source declares for its videos (None: nothing, published as "unknown").
+
+    A root in object storage (`s3://bucket/prefix`) is listed through its Snakemake storage plugin by the same rules
+    (squidflow.videos.storage.tree_layout); its videos are download candidates (source `storage`, `url` the object,
+    `path` results/videos/storage/<id>.mp4), fetched by the acquisition jobs."""
     exts = {e.lower().lstrip(".") for e in extensions}
+    videos: list[tuple[str, str, str, dict[str, Any]]] = []  # (event, file stem, where, the row's own fields)
+    if is_storage_url(root):
+        listed, skipped = storage.tree_layout(storage.list_objects(str(root)), exts)
+        for event, o in listed:
+            stem = PurePosixPath(o.relative).stem
+            videos.append((event, stem, o.url, {"source": "storage", "url": o.url, "download": True,
+                                                "path": download_path("storage", safe_video_id(stem))}))  # fmt: skip
+        kind = "storage object"
+    else:
+        root = Path(root)
+        if not root.is_dir():
+            raise FileNotFoundError(
+                f"sources: local root {root} is not a folder; create it as <root>/<event>/<video>.mp4 or fix `root`"
+            )
+        files, skipped = walk_local(root, exts)
+        videos = [(event, f.stem, str(f), {"source": "local", "path": str(f), "download": False}) for event, f in files]
+        kind = "local file"
     rows, notes, origins = [], [], []
-    videos, skipped = walk_local(root, exts)
-    for event, f in videos:
-        vid = safe_video_id(f.stem)
-        if vid != f.stem:
-            notes.append(f"{f}: id '{vid}' (the file name has characters job names cannot hold)")
-        rows.append({"video_id": vid, "event": event, "source": "local", "path": str(f),
-                     "title": f.stem, "download": False, "license": license})  # fmt: skip
-        origins.append(f"local file {f}")
+    for event, stem, where, own in videos:
+        vid = safe_video_id(stem)
+        if vid != stem:
+            notes.append(f"{where}: id '{vid}' (the file name has characters job names cannot hold)")
+        rows.append({"video_id": vid, "event": event, "title": stem, "license": license, **own})
+        origins.append(f"{kind} {where}")
     notes += [f"{SKIPPED} {f}: {why}" for f, why in skipped]
     if not rows:
         notes.append(f"{root}: no videos found (expected <root>/<event>/*.{{{','.join(sorted(exts))}}})")
@@ -184,7 +203,7 @@ def local_files(sources: list[dict[str, Any]], release_cfg: dict[str, Any] | Non
     source), sorted: the workflow lists the sources again when this list changes (a file added or removed)."""
     files: list[str] = []
     for src in sources:
-        if src["type"] == "local" and Path(src["root"]).is_dir():
+        if src["type"] == "local" and not is_storage_url(src["root"]) and Path(src["root"]).is_dir():
             exts = {e.lower().lstrip(".") for e in (src.get("extensions") or VIDEO_EXTENSIONS)}
             files += [str(f) for _, f in walk_local(Path(src["root"]), exts)[0]]
         elif src["type"] == "squid-e-release":

@@ -1,0 +1,107 @@
+"""A real S3 API on 127.0.0.1 for tests and benchmarks: moto in server mode (its Flask app on a free port, in a thread
+of this process), reached over HTTP by boto3 and by Snakemake's S3 storage plugin like any S3-compatible service.
+
+`s3_server()` starts it and yields an `S3` whose `env` holds the endpoint and a pair of throw-away credentials for the
+processes a test starts (never written to a file). Where moto is missing the test is skipped saying so, and fails
+under CI=true (make test-tools installs it)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+MISSING = "moto[server] is not installed (make test-tools installs it; pip install 'moto[server]')"
+
+
+def why_unavailable() -> str | None:
+    try:
+        import boto3  # noqa: F401
+        from moto.server import ThreadedMotoServer  # noqa: F401
+    except ImportError:
+        return MISSING
+    return None
+
+
+def moto_or_skip() -> None:
+    why = why_unavailable()
+    if why is None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true: {why}", pytrace=False)
+    pytest.skip(why)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class S3:
+    endpoint: str
+    access_key: str = field(default_factory=lambda: "AKIA" + secrets.token_hex(8).upper())
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(30))
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What a process needs to reach this server through Snakemake's S3 plugin (or boto3)."""
+        return {
+            "SNAKEMAKE_STORAGE_S3_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.secret_key,
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+
+    def client(self):
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key,
+            region_name="us-east-1",
+        )
+
+    def upload(self, bucket: str, files: dict[str, Path]) -> None:
+        """Create `bucket` (if needed) and put each `key: local file`."""
+        c = self.client()
+        if bucket not in {b["Name"] for b in c.list_buckets().get("Buckets", [])}:
+            c.create_bucket(Bucket=bucket)
+        for key, path in files.items():
+            c.put_object(Bucket=bucket, Key=key, Body=Path(path).read_bytes())
+
+    def secrets_in(self, folder: Path) -> list[str]:
+        """Files under `folder` that hold the endpoint or a credential."""
+        needles = [self.access_key.encode(), self.secret_key.encode(), self.endpoint.split("//", 1)[1].encode()]
+        found = []
+        for p in folder.rglob("*"):
+            if p.is_file() and not p.is_symlink():
+                data = p.read_bytes()
+                found += [f"{p}: {n.decode()[:6]}..." for n in needles if n in data]
+        return found
+
+
+@contextmanager
+def s3_server() -> Iterator[S3]:
+    """A moto S3 server on 127.0.0.1 for the block (stopped after)."""
+    moto_or_skip()
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request into the test's log
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield S3(endpoint=f"http://127.0.0.1:{port}")
+    finally:
+        server.stop()
