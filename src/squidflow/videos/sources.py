@@ -172,7 +172,8 @@ def local_source(
             raise FileNotFoundError(
                 f"sources: local root {root} is not a folder; create it as <root>/<event>/<video>.mp4 or fix `root`"
             )
-        files, skipped = walk_local(root, exts)
+        files, skipped_files = walk_local(root, exts)
+        skipped = [(str(f), why) for f, why in skipped_files]
         videos = [(event, f.stem, str(f), {"source": "local", "path": str(f), "download": False}) for event, f in files]
         kind = "local file"
     rows, notes, origins = [], [], []
