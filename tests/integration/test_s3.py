@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import moto_s3
 from helpers.storage_run import ROOT, left_in_workdir, planned_jobs, storage_command
 from helpers.tools import compare_results
 
@@ -31,53 +31,25 @@ pytestmark = pytest.mark.slow
 
 BUCKET = "squidflow-test"
 PREFIX = f"s3://{BUCKET}/run"
-SECRET = "squidflow-test-secret-9f3b2a"  # must never be written to a file or a log
 EXECUTOR = ROOT / "tests" / "helpers" / "scratch_executor"
 RUN_TIMEOUT = 3600
 
 
-def _unavailable(what: str) -> None:
-    """Skip saying why; under CI=true, fail (a skipped S3 test would hide a broken setup)."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true: {what}", pytrace=False)
-    pytest.skip(what)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3_server():
-    try:
-        import boto3
-        from moto.server import ThreadedMotoServer
-    except ImportError as exc:
-        _unavailable(f"moto's S3 server is not installed ({exc}): `make test-tools` installs it (moto[server])")
+    """moto's S3 server with the run's bucket (tests/helpers/moto_s3.py), its boto3 client and the environment a run
+    needs to reach it."""
     try:
         import snakemake_executor_plugin_cluster_generic  # noqa: F401
         import snakemake_storage_plugin_s3  # noqa: F401
     except ImportError as exc:
-        _unavailable(f"a Snakemake plugin is missing ({exc}): `make setup` installs requirements.lock")
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    env = {
-        "SNAKEMAKE_STORAGE_S3_ENDPOINT_URL": endpoint,
-        "AWS_ACCESS_KEY_ID": "squidflow-test",
-        "AWS_SECRET_ACCESS_KEY": SECRET,
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    client = boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id="squidflow-test", aws_secret_access_key=SECRET,
-        region_name="us-east-1",
-    )  # fmt: skip
-    client.create_bucket(Bucket=BUCKET)
-    yield client, env
-    server.stop()
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true: a Snakemake plugin is missing ({exc})", pytrace=False)
+        pytest.skip(f"a Snakemake plugin is missing ({exc}): `make setup` installs requirements.lock")
+    with moto_s3.s3_server() as s3:
+        client = s3.client()
+        client.create_bucket(Bucket=BUCKET)
+        yield client, s3.env
 
 
 def _keys(client, prefix: str = "run/") -> list[str]:
@@ -214,8 +186,9 @@ def test_the_acquisition_journal_survives_on_s3(s3_run):
 
 def test_credentials_reach_no_file_and_no_log(s3_run):
     run, res, downloaded, _ = s3_run
-    assert SECRET not in res.stdout + res.stderr
+    secret = run.env["AWS_SECRET_ACCESS_KEY"]  # must never be written to a file or a log
+    assert secret not in res.stdout + res.stderr
     for folder in (run.workdir, downloaded, *run.scratch.glob("job.*")):
         for path in folder.rglob("*") if folder.is_dir() else [folder]:
             if path.is_file() and path.stat().st_size < 50_000_000:
-                assert SECRET.encode() not in path.read_bytes(), path
+                assert secret.encode() not in path.read_bytes(), path
