@@ -33,7 +33,9 @@ from helpers.tools import compare_results
 # until the cause is found; the `fs` storage test (tests/workflow/test_storage_fs.py) passes.
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skip(reason="issue 49 open: on S3 the rerun's frames group job reports its uploaded shard folder missing"),
+    pytest.mark.skip(
+        reason="issue 49 open: on S3 the rerun's frames group job reports its uploaded shard folder missing"
+    ),
 ]
 
 BUCKET = "squidflow-test"
