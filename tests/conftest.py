@@ -267,3 +267,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
     for r in reports["skipped"]:
         reason = r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
         write(f"  skipped: {r.nodeid.split('::')[-1]} ({reason})")
+
+
+@pytest.fixture(autouse=True)
+def _job_root_back_to_the_working_directory():
+    """squidflow.runtime.logs.setup sets where the job sees the workflow's files (squidflow.contracts.paths) for the
+    rest of its process: a job is one process. A test that runs a rule's script in-process must not hand that root on
+    to the next test of its xdist worker."""
+    yield
+    from squidflow.contracts.paths import set_job_root
+
+    set_job_root(".")

@@ -186,7 +186,7 @@ def test_the_task_page_rule_logs_what_it_refused(tmp_path):
     page.write_text('<img src="/etc/hostname">')
     out, log = tmp_path / "results" / "report" / "page.html", tmp_path / "logs" / "report_task_page.log"
     code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); from types import SimpleNamespace as S; "
-            f"snakemake = S(input=[{str(page)!r}], output=[{str(out)!r}], log=[{str(log)!r}], rule='report_task_page');"
+            f"snakemake = S(input=S(page={str(page)!r}), output=[{str(out)!r}], log=[{str(log)!r}], rule='report_task_page');"
             f"exec(open({str(script)!r}).read())")  # fmt: skip
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
