@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from helpers.ports import free_port
 
 LABEL_STUDIO_VERSION = "1.23.2"
 VENV = Path(os.environ.get("SQUIDFLOW_LABEL_STUDIO_VENV", Path.home() / ".cache" / "squidflow" / "label-studio-venv"))
@@ -48,12 +49,6 @@ def ensure_venv() -> str | None:
         tail = getattr(exc, "stderr", "") or ""
         return f"label-studio {LABEL_STUDIO_VERSION} could not be installed into {VENV}: {exc} {str(tail)[-500:]}"
     return None if exe.exists() else f"no {exe} after installing label-studio"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

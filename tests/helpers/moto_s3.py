@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from helpers.ports import free_port
 
 MISSING = "moto[server] is not installed (make test-tools installs it; pip install 'moto[server]')"
 
@@ -37,12 +38,6 @@ def moto_or_skip() -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true: {why}", pytrace=False)
     pytest.skip(why)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -98,7 +93,7 @@ def s3_server() -> Iterator[S3]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request into the test's log
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:

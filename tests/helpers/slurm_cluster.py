@@ -42,6 +42,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/local/sbin"])
 
@@ -93,12 +95,6 @@ def why_unavailable() -> str | None:
                 f"({ENSURE_SCRIPT.relative_to(ROOT)} said: {(res.stdout + res.stderr).strip()[-500:]})"
             )
     return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait(what: str, check, timeout: float, log: Path | None = None, proc: subprocess.Popen | None = None) -> None:
@@ -343,7 +339,7 @@ def _start(c: SlurmCluster) -> None:
         d.mkdir(parents=True, exist_ok=True)
     user = getpass.getuser()
     host = socket.gethostname().split(".")[0]
-    ports = {k: _free_port() for k in ("ctld", "slurmd", "dbd", "mysql")}
+    ports = {k: free_port() for k in ("ctld", "slurmd", "dbd", "mysql")}
 
     # munge: key folder 0700 and socket folder 0755, both owned by munge
     munge_etc, munge_run = root / "munge-etc", root / "munge-run"
