@@ -23,6 +23,7 @@ DOC = ROOT / "docs" / "upstream.md"
 DECLARED = {
     "src/squidflow/runtime/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
     "src/squidflow/report/script_data.py": "Snakemake's report renderers (the script data made inert)",
+    "src/squidflow/runtime/s3_plugin.py": "the S3 storage plugin's folder check (a folder's first `missing` kept)",
 }
 ENGINE_PACKAGES = ("snakemake", "snakemake_executor_plugin_", "snakemake_interface_")
 ENGINE_NAMES = {"workflow", "snakemake"}  # the Snakefile's `workflow`, the scripts' injected `snakemake`
