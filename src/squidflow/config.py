@@ -26,7 +26,7 @@ import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 import jsonschema
@@ -37,7 +37,11 @@ from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expa
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 T = TypeVar("T")
+D = TypeVar("D", bound="DataclassInstance")  # a config dataclass
 # The checkout, whose public-data copies beside the clone are found from it; None where the library is installed
 REPO_ROOT = CHECKOUT
 # The schema is workflow/schemas/config.schema.yaml; the package names it through data/ (a link in the checkout, the
@@ -52,7 +56,10 @@ class ConfigError(UserError, ValueError):
 # --- YAML, strictly ----------------------------------------------------------------------------------------------
 # libyaml's parser where PyYAML has it: every Snakemake job (each cluster job twice) parses the config and the schema,
 # and the pure-Python parser makes that a quarter of a job's start-up
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # the same interface either way
+    from yaml import SafeLoader as _SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _StrictLoader(_SafeLoader):
@@ -144,7 +151,7 @@ def load_schema(path: str | Path) -> dict:
 
 
 def _dotted(path) -> str:
-    parts = []
+    parts: list[str] = []
     for p in path:
         parts.append(f"[{p}]" if isinstance(p, int) else (("." if parts else "") + str(p)))
     return "".join(parts) or "<top level>"
@@ -196,7 +203,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
             hint = f" Did you mean '{close[0]}'?" if close else ""
             lines.append(f"unknown key {shown(where)}.{hint} Allowed keys here: {', '.join(allowed) or '(none)'}")
         return "\n".join(lines) or f"{key}: {error.message[:200]}"
-    allowed = {
+    rule = {
         "enum": lambda s: f"one of {s['enum']}",
         "minimum": lambda s: f">= {s['minimum']}",
         "exclusiveMinimum": lambda s: f"> {s['exclusiveMinimum']}",
@@ -208,7 +215,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
         "maxItems": lambda s: f"at most {s['maxItems']} items",
         "maxLength": lambda s: f"at most {s['maxLength']} characters",
     }.get(str(error.validator))
-    what = allowed(error.schema) if allowed else error.message[:200]
+    what = rule(error.schema) if rule else error.message[:200]
     desc = error.schema.get("description")
     if "propertyNames" in error.schema_path:
         return f"{key}: the key {shown(error.instance)} is not allowed: it must be {what}."
@@ -537,7 +544,7 @@ def load_config(
         raise ConfigError(f"{files}: {exc}") from None
 
 
-def from_section(cls: type[T], section: Mapping[str, Any] | None, *, strict: bool = False, **overrides: Any) -> T:
+def from_section(cls: type[D], section: Mapping[str, Any] | None, *, strict: bool = False, **overrides: Any) -> D:
     """Build a config dataclass from its config section.
 
     Sections may hold keys meant for the rules rather than the library (threads, memory), so keys that are not

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.contracts.image_ids import image_id_expr
 from squidflow.encoders import text_embed
 from squidflow.encoders.clip import load_clip
@@ -121,7 +121,7 @@ def train_probe(image_feats: np.ndarray, text_feats: np.ndarray, cfg: ProbeConfi
     """Two linear heads (image → dim, text → dim) trained with symmetric InfoNCE on matching rows; returns them."""
     import torch
 
-    cfg = cfg or ProbeConfig()
+    cfg = cfg or from_section(ProbeConfig, None)
     torch.manual_seed(cfg.seed)
     xi = torch.from_numpy(_normalise(image_feats))
     xt = torch.from_numpy(_normalise(text_feats))

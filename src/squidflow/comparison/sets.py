@@ -26,6 +26,7 @@ import logging
 import os
 from dataclasses import dataclass
 from importlib import resources
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -245,7 +246,7 @@ def set_statistics(sets: pl.DataFrame, sbert_by_instance: dict[str, np.ndarray])
                 "split": part["split"][0],
                 "length": float(np.mean([len(t.split()) for t in part["inference"].to_list()])),
                 "diversity": div,
-                "plausibility": float(part["plausibility"].mean()),
+                "plausibility": float(cast(float, part["plausibility"].mean())),
             }
         )
     return pl.DataFrame(
@@ -304,7 +305,9 @@ def build_sets(
     if sets.is_empty() and on_empty != "skip":
         from squidflow.errors import EmptyError
 
-        best = int(cands.group_by("query_id", maintain_order=True).len()["len"].max() or 0) if len(cands) else 0
+        best = (
+            int(cast(int, cands.group_by("query_id", maintain_order=True).len()["len"].max()) or 0) if len(cands) else 0
+        )
         need = max(cfg.min_candidates, cfg.set_size)
         raise EmptyError(
             f"no comparison set: the pool has {len(pool)} inference(s) for {len(corpus)} queries and the best query has "
@@ -338,7 +341,7 @@ def hits_table(sets: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:
     )
     info = info.with_columns(pl.Series("bboxes", [json.dumps(b) for b in info["bboxes"].to_list()], dtype=pl.Utf8))
     df = wide.join(info, on="query_id", how="left", maintain_order="left").sort("split", "set_rank")
-    n = int(df["candidate_id"].list.len().max())
+    n = int(cast(int, df["candidate_id"].list.len().max()))
     return df.with_columns(
         *[pl.col("inference").list.get(i, null_on_oob=True).alias(f"inference_{i + 1}") for i in range(n)],
         *[pl.col("candidate_id").list.get(i, null_on_oob=True).alias(f"candidate_id_{i + 1}") for i in range(n)],

@@ -27,6 +27,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -133,7 +134,7 @@ def conform(df: pl.DataFrame, schema: Schema, *, where: str = "") -> pl.DataFram
                 exprs.append(pl.col(col))
             else:
                 width = df[col].list.len().max() if len(df) else 1
-                exprs.append(pl.col(col).cast(pl.List(pl.Float32)).list.to_array(int(width or 1)).alias(col))
+                exprs.append(pl.col(col).cast(pl.List(pl.Float32)).list.to_array(int(cast(int, width) or 1)).alias(col))
         else:
             exprs.append(pl.col(col).cast(dtype, strict=True).alias(col))
     try:
@@ -378,11 +379,12 @@ def json_lines(
         except (OSError, EOFError) as exc:  # a damaged or cut gzip stream
             raise error(f"{where}, line {line_no + 1}: cannot be read ({exc}); is the file complete?") from None
         if isinstance(line, bytes):
+            raw = line
             try:
-                line = line.decode("utf-8-sig" if line_no == 1 else "utf-8")
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError as exc:
                 raise error(
-                    f"{where}, line {line_no}: byte 0x{line[exc.start : exc.start + 1].hex()} is not UTF-8; save "
+                    f"{where}, line {line_no}: byte 0x{raw[exc.start : exc.start + 1].hex()} is not UTF-8; save "
                     "the file as UTF-8"
                 ) from None
         if not line.strip():

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import polars as pl
+from polars._typing import PolarsDataType  # polars' own name for "a DataType class or instance"
 
 # A fixed-size float32 vector whose width depends on the backbone: checked as "Array of Float32, any width".
 ANY_WIDTH_F32 = pl.Array(pl.Float32, 1)
@@ -23,7 +24,7 @@ class Schema:
     """An artifact's name, its columns, and which rule makes it (named in errors so users know what to rerun)."""
 
     name: str
-    columns: dict[str, pl.DataType | type[pl.DataType]]  # pl.Utf8 (a class) or pl.List(pl.Utf8)
+    columns: dict[str, PolarsDataType]  # pl.Utf8 (a class) or pl.List(pl.Utf8)
     produced_by: str
     optional: tuple[str, ...] = field(default=())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +53,7 @@ def event_vocabulary(event: str) -> list[tuple[str, float]]:
     salient each is (how often the bank uses it; the name and tags count double)."""
     readable = event.replace("_", " ")
     bank = EN.get(event) or {"name": [readable], "tags": readable.split(), **GENERIC}
-    counts: Counter = Counter()
+    counts: defaultdict[str, float] = defaultdict(float)
     for weight, phrases in ((2.0, bank["name"] + bank["tags"]), (1.0, bank["clues"])):
         for phrase in phrases:
             for word in re.findall(r"[a-zà-ÿ]+", phrase.lower()):

@@ -90,9 +90,10 @@ class _Draws:
     workers: list[list[int]]  # per HIT, the annotators of its assignments in order
     bias: np.ndarray
     scale: np.ndarray
-    z: np.ndarray  # per HIT, assignment, slot
-    black: np.ndarray  # per HIT, assignment, slot: a careful rating of a black frame
-    random: np.ndarray  # per HIT, assignment, slot: a careless annotator's rating
+    # None in a repeat round's frame (_batch_frame reads its workers only)
+    z: np.ndarray | None  # per HIT, assignment, slot
+    black: np.ndarray | None  # per HIT, assignment, slot: a careful rating of a black frame
+    random: np.ndarray | None  # per HIT, assignment, slot: a careless annotator's rating
 
 
 def _draw(n_hits: int, n_slots: int, cfg: PanelConfig, rng: np.random.Generator) -> _Draws:
@@ -148,6 +149,8 @@ def _rate(
     """Ratings per HIT, assignment, slot (NaN where a slot has no image). `faults`: annotator -> planted fault other
     than careless (`prior`: per HIT the prompt's prior rating; `constant`: per annotator the constant rater's rating;
     `collusion`: per HIT and slot the colluders' shared random answer)."""
+    if d.z is None or d.black is None or d.random is None:
+        raise ValueError("_rate: these draws hold no noise (a repeat round's frame)")
     w = np.asarray(d.workers)  # hits × assignments
     latent = 50 + d.scale[w][..., None] * (100 * evidence[:, None, :] - 50) + d.bias[w][..., None] + noise * d.z
     r = np.clip(np.rint(latent), 0, 100)
@@ -157,7 +160,7 @@ def _rate(
     for kind, faulty in _by_kind(faults or {}).items():
         hit = np.isin(w, faulty)[..., None]
         if kind == "constant":
-            planted = np.broadcast_to(constant[w][..., None], r.shape)
+            planted = np.broadcast_to(_given(constant, kind)[w][..., None], r.shape)
         elif kind == "extremes":
             planted = np.where(r >= 50, 100.0, 0.0)
         elif kind == "reversed":
@@ -165,9 +168,9 @@ def _rate(
         elif kind == "shifted":
             planted = _shift_within_hits(r, evidence)
         elif kind == "colluders":
-            planted = np.broadcast_to(collusion[:, None, :], r.shape)
+            planted = np.broadcast_to(_given(collusion, kind)[:, None, :], r.shape)
         else:  # prior
-            planted = np.broadcast_to(prior[:, None, None], r.shape)
+            planted = np.broadcast_to(_given(prior, kind)[:, None, None], r.shape)
         r = np.where(hit, planted, r)
     return np.where(np.isnan(evidence)[:, None, :], np.nan, r)
 
@@ -214,7 +217,8 @@ def _swap_pairs(
     black frame (its swapped ratings would be the rubric's blank violations, charged to careful raters)."""
     cells = [tuple(c) for c in np.argwhere(~np.isnan(evidence) & ~black)]
     order = [cells[i] for i in rng.permutation(len(cells))]
-    used, pairs = set(), []
+    used: set[tuple] = set()
+    pairs: list[tuple[tuple[int, int], tuple[int, int]]] = []
     for a in order:
         if len(pairs) >= n_pairs:
             break
@@ -226,6 +230,13 @@ def _swap_pairs(
                 used |= {a, b}
                 break
     return pairs
+
+
+def _given(values: np.ndarray | None, kind: str) -> np.ndarray:
+    """The planted answers a fault `kind` needs (_rate's caller passes them with the fault)."""
+    if values is None:
+        raise ValueError(f"_rate: the {kind} fault is planted without its answers")
+    return values
 
 
 def _swap(ratings: np.ndarray, pairs) -> np.ndarray:
@@ -384,6 +395,8 @@ def simulate_panel(
         counts = np.bincount(np.ravel(d.workers), minlength=cfg.annotators_per_variant)
         top = [int(a) for a in np.argsort(-counts)[: cfg.repeat_annotators]]
         if top and cfg.repeat_hits > 0:
+            if d.z is None:
+                raise ValueError("the repeat round needs the panel's noise draws")
             again = _Draws(d.workers, d.bias, d.scale, rng.standard_normal(d.z.shape), d.black, d.random)
             r2 = _swap(
                 _rate(evid[variant], blacks[variant], again, noise, careless, faults, prior, constant, collusion), pairs

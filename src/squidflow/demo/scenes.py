@@ -18,7 +18,7 @@ import logging
 import math
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,7 +220,9 @@ def ffmpeg_binary() -> str:
     return exe
 
 
-def render_frames(scene: Scene, width: int, height: int, fps: float, n_frames: int, seed: int) -> Iterator[np.ndarray]:
+def render_frames(
+    scene: Scene, width: int, height: int, fps: float, n_frames: int, seed: int
+) -> Generator[np.ndarray, None, None]:
     """Yield the scene's frames (H x W x 3 RGB uint8) one at a time, streamed from an ffmpeg process."""
     graph = scene_filter(scene, width, height, fps, n_frames, seed)
     cmd = [

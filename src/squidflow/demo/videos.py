@@ -121,6 +121,12 @@ class FrameOp:
     # blur: strength b in [0, 1]; dark: brightness factor k
     occluder: tuple[str, int] | None = None  # occlusion: (side, bar size in pixels)
 
+    def other_event(self) -> str:
+        """The other event a cut or crossfade shows."""
+        if self.other is None:
+            raise ValueError(f"a {self.condition} frame needs the other event it shows")
+        return self.other
+
 
 @dataclass(frozen=True)
 class VideoPlan:
@@ -267,9 +273,9 @@ def evidence(op: FrameOp, own: str) -> dict[str, float]:
     if op.condition == "black":
         return {}
     if op.condition == "cut":
-        return {op.other: 1.0}
+        return {op.other_event(): 1.0}
     if op.condition == "crossfade":
-        return {own: 1.0 - op.amount, op.other: op.amount}
+        return {own: 1.0 - op.amount, op.other_event(): op.amount}
     if op.condition == "occlusion":
         return {own: 1.0 - op.amount}
     if op.condition == "blur":
@@ -306,11 +312,13 @@ def compose(op: FrameOp, own: np.ndarray, others: dict[str, np.ndarray], sigma_m
     if op.condition == "black":
         return np.zeros_like(own)
     if op.condition == "cut":
-        return others[op.other]
+        return others[op.other_event()]
     if op.condition == "crossfade":
-        mixed = (1.0 - op.amount) * own.astype(np.float32) + op.amount * others[op.other].astype(np.float32)
+        mixed = (1.0 - op.amount) * own.astype(np.float32) + op.amount * others[op.other_event()].astype(np.float32)
         return np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
     if op.condition == "occlusion":
+        if op.occluder is None:
+            raise ValueError("an occlusion frame needs its occluder (side, bar size)")
         side, size = op.occluder
         out = own.copy()
         if side == "left":

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from squidflow.encoders.backbone_names import BACKBONES
 
 if TYPE_CHECKING:  # torch is imported where a model is loaded, so the constants are cheap to import (rules files)
     import torch
+    from timm.models.efficientnet import EfficientNet
     from torch import nn
+    from torchvision.models import ResNet
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -45,14 +47,14 @@ class Backbone:
 
     def feature_map(self, x: torch.Tensor) -> torch.Tensor:
         if self.name == "resnet50":
-            m = self.model
+            m = cast("ResNet", self.model)
             x = m.maxpool(m.relu(m.bn1(m.conv1(x))))
             return m.layer4(m.layer3(m.layer2(m.layer1(x))))
-        return self.model.forward_features(x)
+        return cast("EfficientNet", self.model).forward_features(x)
 
     @property
     def channels(self) -> int:
-        return 2048 if self.name == "resnet50" else self.model.num_features
+        return 2048 if self.name == "resnet50" else cast("EfficientNet", self.model).num_features
 
 
 def efficientnet_lite0_weights_path() -> Path:

@@ -163,9 +163,9 @@ def saturation(
                     draws.setdefault(("people", measure), []).append(float(np.nanmean(ceiling[measure])))
                 draws.setdefault(("alpha", "alpha"), []).append(krippendorff_alpha_interval(sub))
         for (series, measure), v in draws.items():
-            v = np.asarray(v)
+            arr = np.asarray(v)
             out.setdefault(series, {}).setdefault(measure, []).append(
-                (k, v.mean(), *np.quantile(v, [alpha_q, 1 - alpha_q]))
+                (k, arr.mean(), *np.quantile(arr, [alpha_q, 1 - alpha_q]))
             )
     return {s: {meas: np.asarray(v) for meas, v in d.items()} for s, d in out.items()}
 
@@ -215,7 +215,7 @@ def saturation_figure(
         ax.set_title("Krippendorff's α" if measure == "alpha" else HEADERS[measure])
         ax.xaxis.get_major_locator().set_params(integer=True)
         style.panel_letter(ax, i)
-    handles = {}
+    handles: dict[str, object] = {}
     for ax in axes.ravel()[: len(panels)]:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)

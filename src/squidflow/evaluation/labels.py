@@ -48,18 +48,18 @@ def read_vocabulary(path: str | Path) -> list[str]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        bad_line = raw[: exc.start].count(b"\n") + 1
         raise VocabularyError(
-            f"{path} line {line}: byte 0x{raw[exc.start : exc.start + 1].hex()} is not UTF-8; save the "
+            f"{path} line {bad_line}: byte 0x{raw[exc.start : exc.start + 1].hex()} is not UTF-8; save the "
             "label list as UTF-8"
         ) from None
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
-            exc = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
             raise VocabularyError(
-                f"{path}: not valid JSON ({exc}); expected imsitu_space.json or a JSON list of labels"
+                f"{path}: not valid JSON ({why}); expected imsitu_space.json or a JSON list of labels"
             ) from exc
         if isinstance(data, dict) and isinstance(data.get("verbs"), dict):
             return list(data["verbs"])
@@ -69,8 +69,8 @@ def read_vocabulary(path: str | Path) -> list[str]:
             f"{path}: expected an object with a `verbs` object (imsitu_space.json) or a list of strings"
         )
     labels = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
+    for line_no, text_line in enumerate(text.splitlines(), start=1):
+        line = text_line.strip()
         if not line:
             continue
         fields = line.split("\t")

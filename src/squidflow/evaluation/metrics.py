@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -54,7 +55,7 @@ def accuracy_by_bin(points: pl.DataFrame, correct: str = "correct") -> pl.DataFr
     avg = pl.DataFrame(
         {
             "bin": [AVERAGE],
-            "accuracy": [float(points[correct].cast(pl.Float64).mean()) if len(points) else None],
+            "accuracy": [float(cast(float, points[correct].cast(pl.Float64).mean())) if len(points) else None],
             "n": [len(points)],
         }
     )
@@ -123,7 +124,7 @@ def accuracy_intervals(table: pl.DataFrame, scored: pl.DataFrame, tops: list[tup
             b: np.asarray([sum(x == b for x in a) if b != AVERAGE else len(a) for a in alt], dtype=float) for b in bins
         },
     }
-    bounds = {}
+    bounds: dict[tuple, tuple[float | None, float | None]] = {}
     for top, column in tops:
         correct = scored[column].cast(pl.Float64).to_numpy()
         for binning, per_bin in counts.items():
@@ -139,9 +140,10 @@ def accuracy_intervals(table: pl.DataFrame, scored: pl.DataFrame, tops: list[tup
 
                 _, lo, hi = interval(stat, n, cfg, index=index)
                 bounds[(top, binning, b)] = (float(lo), float(hi))
-    lo = [bounds.get((r["top"], r["binning"], r["bin"]), (None, None))[0] for r in table.iter_rows(named=True)]
-    hi = [bounds.get((r["top"], r["binning"], r["bin"]), (None, None))[1] for r in table.iter_rows(named=True)]
-    return table.with_columns(pl.Series("lo", lo, dtype=pl.Float64), pl.Series("hi", hi, dtype=pl.Float64))
+    cell = [bounds.get((r["top"], r["binning"], r["bin"]), (None, None)) for r in table.iter_rows(named=True)]
+    return table.with_columns(
+        pl.Series("lo", [c[0] for c in cell], dtype=pl.Float64), pl.Series("hi", [c[1] for c in cell], dtype=pl.Float64)
+    )
 
 
 def probability_by_bin(points: pl.DataFrame, *, eps: float = 1e-6) -> pl.DataFrame:
@@ -156,7 +158,7 @@ def probability_by_bin(points: pl.DataFrame, *, eps: float = 1e-6) -> pl.DataFra
             {
                 "bin": b,
                 "n": len(sel),
-                "accuracy": None if empty else float(sel["correct"].cast(pl.Float64).mean()),
+                "accuracy": None if empty else float(cast(float, sel["correct"].cast(pl.Float64).mean())),
                 "mean_human": None if empty else float(np.mean(h) / 100.0),
                 "mean_prob": None if empty else float(np.mean(p)),
                 "mse": None if empty else huj_mse(p, h),

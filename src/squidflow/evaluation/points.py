@@ -32,6 +32,8 @@ def points_frame(points: Sequence[ModelPoints], people: pl.DataFrame | None, ski
         if len(m.prob) == 0:
             parts.append(pl.DataFrame({"role": [NO_IMAGES], "model": [m.name]}))
             continue
+        if m.images is None:
+            raise ValueError(f"points_frame: model {m.name!r} has points but not the images they are of")
         parts.append(
             m.images.select(*KEY, "ratings").with_columns(
                 role=pl.lit(MODEL),

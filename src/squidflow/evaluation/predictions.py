@@ -17,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlparse
 
 import polars as pl
@@ -84,8 +86,8 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
             if gz:
                 data = gzip_read(path, where, PredictionsError)
             else:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                with open(path, "rb") as raw:
+                    data = raw.read()
         except (OSError, EOFError) as exc:
             raise PredictionsError(f"{where}: cannot be read ({exc})") from exc
         try:  # every field as text, errors naming the line (header = line 1)
@@ -96,7 +98,9 @@ def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame,
     records, lines = [], []
     try:
         with contextlib.ExitStack() as stack:
-            fh = gzip_lines(path, where, PredictionsError) if gz else stack.enter_context(open(path, "rb"))
+            fh: Iterable[bytes] = (
+                gzip_lines(path, where, PredictionsError) if gz else stack.enter_context(open(path, "rb"))
+            )
             for line_no, rec in json_lines(
                 fh, where, what="one JSON object with rank, label, score and the image key", error=PredictionsError
             ):
@@ -274,11 +278,11 @@ def _resolve_images(df: pl.DataFrame, image_table: pl.DataFrame | None, where: s
             "has no mapping table (evaluation.models[].images)"
         )
         first = unresolved.unique("image", keep="first", maintain_order=True)
-        names = mapping["image"].to_list()
+        known = mapping["image"].to_list()
         _fail(
             where,
             [
-                Problem(r["_row"], f"unknown image {r['image']!r}: {how}{unknown_id_hint(r['_written'], names)}")
+                Problem(r["_row"], f"unknown image {r['image']!r}: {how}{unknown_id_hint(r['_written'], known)}")
                 for r in first.head(SHOW).iter_rows(named=True)
             ],
             len(first),
@@ -377,6 +381,10 @@ def read_predictions(
     df = _resolve_images(df, image_table, where)
     check_predictions(df, known_images, where)
     log.info(
-        "%s: %d rows, %d images, ranks up to %d", where, len(df), df.select(KEY).n_unique(), int(df["rank"].max() or 0)
+        "%s: %d rows, %d images, ranks up to %d",
+        where,
+        len(df),
+        df.select(KEY).n_unique(),
+        int(cast(int, df["rank"].max()) or 0),
     )
     return df.drop("_row").sort([*KEY, "rank"]).select(list(schemas.PREDICTIONS.columns))

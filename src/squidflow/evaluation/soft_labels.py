@@ -174,8 +174,8 @@ def model_rows(m: ModelPoints, cfg: IntervalConfig, *, ece_bins: int, binary_bin
     }
     for name, fn in calibration.items():  # biased by the resampling: bias-adjusted (module docstring)
         stat = lambda idx, fn=fn: np.atleast_1d(fn(counts(idx, n)))  # noqa: E731 - in chunks of resamples, as
-        point = float(stat(np.arange(n)[None])[0])  # intervals.interval evaluates it (the same sums, bit for bit)
-        out.append((name, *bias_adjusted_from(point, replicates(stat, index), cfg)[:3]))
+        value = float(stat(np.arange(n)[None])[0])  # intervals.interval evaluates it (the same sums, bit for bit)
+        out.append((name, *bias_adjusted_from(value, replicates(stat, index), cfg)[:3]))
     return [{"measure": k, "value": v, "lo": lo, "hi": hi, "n": n} for k, v, lo, hi in out]
 
 

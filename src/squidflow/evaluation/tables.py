@@ -117,7 +117,7 @@ def _rows(df: pl.DataFrame, models: list[ModelInfo], table: str, tex: bool) -> t
                     label = m.name + (" (demo)" if m.demo else "")
                     row = [label, *([BINNING_NAMES[binning]] if table == "table8_alt_bins" else [])]
                     row += [
-                        _cell(*cells.get((m.name, top, binning, b), (None, 0)), tex=tex)
+                        _cell(*cells.get((m.name, top, binning, b), (None, 0, None, None)), tex=tex)
                         for b in (*CERTAINTY_BINS, AVERAGE)
                     ]
                     if with_reference:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -132,7 +133,7 @@ def evaluate_run(
             f"judged event in results/judgments/image_scores.parquet (first: {first['video_id']} frame "
             f"{first['frame_index']}, event {first['event']}); the run is older than the judgments — rerun it"
         )
-    drift = (points["people_mean"] - points["human_mean"]).abs().max() if len(points) else 0.0
+    drift = cast(float, (points["people_mean"] - points["human_mean"]).abs().max()) if len(points) else 0.0
     if drift and drift > 1e-9:
         log.warning("the run's human_mean differs from image_scores.parquet by up to %.3g; using image_scores", drift)
     points = points.with_columns(pl.col("people_mean").alias("human_mean"))

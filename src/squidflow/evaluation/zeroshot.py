@@ -69,10 +69,10 @@ def zero_shot_predictions(
     rows = frames.select("video_id", "frame_index", "image_path").to_dicts()
     top_p, top_i = [], []
     with torch.no_grad():
-        text_feats = []
+        text_parts = []
         for start in range(0, len(texts), 256):
-            text_feats.append(model.encode_text(tokenizer(texts[start : start + 256]).to(device)).float())
-        text_feats = torch.nn.functional.normalize(torch.cat(text_feats), dim=1)
+            text_parts.append(model.encode_text(tokenizer(texts[start : start + 256]).to(device)).float())
+        text_feats = torch.nn.functional.normalize(torch.cat(text_parts), dim=1)
         scale = float(model.logit_scale.exp()) if hasattr(model, "logit_scale") else 100.0
         for start in tqdm(range(0, len(rows), batch_size), desc="zero-shot CLIP", mininterval=10):
             batch = []
@@ -87,9 +87,9 @@ def zero_shot_predictions(
                     batch.append(preprocess(im.convert("RGB")))
             feats = torch.nn.functional.normalize(model.encode_image(torch.stack(batch).to(device)).float(), dim=1)
             probs = (scale * feats @ text_feats.T).softmax(dim=1)
-            p, i = probs.topk(ranks, dim=1)
-            top_p.append(p.cpu().numpy())
-            top_i.append(i.cpu().numpy())
+            best_p, best_i = probs.topk(ranks, dim=1)
+            top_p.append(best_p.cpu().numpy())
+            top_i.append(best_i.cpu().numpy())
     n = len(rows)
     p = np.concatenate(top_p) if top_p else np.zeros((0, ranks))
     i = np.concatenate(top_i) if top_i else np.zeros((0, ranks), dtype=int)

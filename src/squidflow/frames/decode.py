@@ -59,7 +59,15 @@ from pathlib import Path
 import ffmpeg
 import numpy as np
 
-from squidflow.frames.frame_table import ExtractionError, FrameTable, _first_line, _stderr, frame_table, resolve_decoder
+from squidflow.frames.frame_table import (
+    ExtractionError,
+    FrameTable,
+    _first_line,
+    _stderr,
+    frame_table,
+    resolve_decoder,
+    video_stream,
+)
 
 log = logging.getLogger("squidflow.frames.decode")
 
@@ -134,13 +142,13 @@ def decode_ranks(
 def decoding_costs(table: FrameTable, ranks: Sequence[int]) -> np.ndarray:
     """Frames a decoder walking the sorted `ranks` in order decodes for each: from the frame's keyframe, or from the
     previous rank when that one lies in the same GOP (the decoder just keeps going forward)."""
-    ranks = np.asarray(ranks, dtype=np.int64)
-    keys = table.keyframe_ranks[np.maximum(np.searchsorted(table.keyframe_ranks, ranks, side="right") - 1, 0)]
-    keys = np.where(ranks >= keys, keys, 0)  # frames before the first keyframe decode from the start
-    costs = ranks - keys + 1
-    if len(ranks) > 1:
+    at = np.asarray(ranks, dtype=np.int64)
+    keys = table.keyframe_ranks[np.maximum(np.searchsorted(table.keyframe_ranks, at, side="right") - 1, 0)]
+    keys = np.where(at >= keys, keys, 0)  # frames before the first keyframe decode from the start
+    costs = at - keys + 1
+    if len(at) > 1:
         same_gop = keys[1:] == keys[:-1]
-        costs[1:] = np.where(same_gop, ranks[1:] - ranks[:-1], costs[1:])
+        costs[1:] = np.where(same_gop, at[1:] - at[:-1], costs[1:])
     return costs
 
 
@@ -250,7 +258,7 @@ def _decode_blocks(
 
     try:
         demuxer = Demuxer(table.path, streams=table.stream_index)
-        stream = demuxer.streams[0]
+        stream = video_stream(demuxer, table.path)
         decoder = stream.make_decoder(device="cpu", num_ffmpeg_threads=threads)
         converter = ColorConverter(device="cpu")
     except (RuntimeError, ValueError) as exc:
@@ -370,7 +378,7 @@ def _output_order_torchcodec(table: FrameTable, wanted: list[int]) -> dict[int, 
 
     try:
         demuxer = Demuxer(table.path, streams=table.stream_index)
-        stream = demuxer.streams[0]
+        stream = video_stream(demuxer, table.path)
         decoder = stream.make_decoder(device="cpu", num_ffmpeg_threads=1)
         converter = ColorConverter(device="cpu")
     except (RuntimeError, ValueError) as exc:

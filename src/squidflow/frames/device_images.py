@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 import torch
 from torch.nn.functional import interpolate
@@ -50,7 +51,7 @@ def decode_images(
             if device.type == "cuda":
                 decoded = decode_jpeg([encoded[i] for i in jpeg], mode="RGB", device=device)
             else:
-                decoded = [decode_jpeg(encoded[i], mode="RGB") for i in jpeg]
+                decoded = [cast(torch.Tensor, decode_jpeg(encoded[i], mode="RGB")) for i in jpeg]  # one in, one out
             for i, img in zip(jpeg, decoded, strict=True):
                 out[i] = img
         for i, e in enumerate(encoded):
@@ -74,7 +75,7 @@ def resize_center_crop(images: Sequence[torch.Tensor], size: int) -> torch.Tenso
     out = torch.empty((n, 3, size, size), dtype=torch.float32, device=images[0].device)
     by_shape: dict[tuple[int, int], list[int]] = {}
     for i, img in enumerate(images):
-        by_shape.setdefault(tuple(img.shape[-2:]), []).append(i)
+        by_shape.setdefault((int(img.shape[-2]), int(img.shape[-1])), []).append(i)
     for (h, w), idx in by_shape.items():
         scale = size / min(w, h)
         nw, nh = max(size, round(w * scale)), max(size, round(h * scale))

@@ -53,13 +53,13 @@ def load_image(path: str, size: int) -> np.ndarray:
     """RGB uint8 (size, size, 3): short side resized to `size`, centre crop; JPEGs decoded at reduced scale."""
     from PIL import Image
 
-    with Image.open(path) as img:
-        img.draft("RGB", (size, size))  # a JPEG decodes at the smallest 1/2^k scale still >= size
-        img = img.convert("RGB")
+    with Image.open(path) as opened:
+        opened.draft("RGB", (size, size))  # a JPEG decodes at the smallest 1/2^k scale still >= size
+        img = opened.convert("RGB")
         w, h = img.size
         scale = size / min(w, h)
         nw, nh = max(size, round(w * scale)), max(size, round(h * scale))
-        img = img.resize((nw, nh), Image.BILINEAR)
+        img = img.resize((nw, nh), Image.Resampling.BILINEAR)
         left, top = (nw - size) // 2, (nh - size) // 2
         return np.array(img.crop((left, top, left + size, top + size)))  # a writable copy for torch
 
@@ -111,7 +111,7 @@ def embed_images(
     dev = torch.device(device)
     if decode not in DECODE_PLACES:
         raise ValueError(f"embed_images: decode={decode!r}, expected one of {DECODE_PLACES}")
-    backbone.model.to(dev, memory_format=torch.channels_last)  # in place; faster on GPU and on CPU (oneDNN)
+    backbone.model.to(dev).to(memory_format=torch.channels_last)  # in place; faster on GPU and on CPU (oneDNN)
     width = backbone.channels * len(cfg.pooling)
     if not paths:
         return np.zeros((0, width), np.float32)
@@ -174,8 +174,10 @@ def _embed_decoding_on_device(
         read_workers=max(1, cfg.num_workers),
     )
     out = np.empty((len(paths), width), np.float32)
-    in_flight: list[tuple[int, torch.Tensor, object]] = []  # (first row, pinned host copy, copy-done event)
-    spans: list[tuple[object, object]] = []  # CUDA events around each forward
+    in_flight: list[
+        tuple[int, torch.Tensor, torch.cuda.Event | None]
+    ] = []  # (first row, pinned host copy, copy-done event)
+    spans: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []  # CUDA events around each forward
 
     def drain(keep: int) -> None:
         while len(in_flight) > keep:

@@ -14,6 +14,7 @@ A dataset built from videos is checked by looking at it. Two figures:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -28,8 +29,8 @@ def _thumbnail(path: str, width: int = 240):
     from PIL import Image
 
     try:
-        with Image.open(job_file(path)) as image:
-            image = image.convert("RGB")
+        with Image.open(job_file(path)) as opened:
+            image = opened.convert("RGB")
             if image.width > width:
                 image = image.resize((width, max(1, round(image.height * width / image.width))))
             return np.asarray(image)
@@ -81,7 +82,7 @@ def contact_sheet(
         maintain_order="left",
     )
     videos = rows["video_id"].unique(maintain_order=True).to_list()
-    per_video = max(rows.group_by("video_id", maintain_order=True).len()["len"].max() or 1, 1)
+    per_video = max(int(cast(int, rows.group_by("video_id", maintain_order=True).len()["len"].max()) or 1), 1)
     n_all = frames.filter(pl.col("event") == event)["video_id"].n_unique()
     thumb_h = style.PAGE_WIDTH_IN / per_video * 0.75
     fig, axes = style.figure(

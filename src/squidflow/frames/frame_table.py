@@ -17,9 +17,13 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ffmpeg
 import numpy as np
+
+if TYPE_CHECKING:
+    from torchcodec.decoders import Demuxer, VideoStream
 
 DECODERS = ("auto", "torchcodec", "ffmpeg")
 log = logging.getLogger("squidflow.frames.frame_table")
@@ -137,15 +141,29 @@ def _table(
     )
 
 
+def video_stream(demuxer: Demuxer, path: str | Path) -> VideoStream:
+    """The one stream a demuxer opened for a video stream's index, as torchcodec's VideoStream."""
+    from torchcodec.decoders import VideoStream
+
+    stream = demuxer.streams[0]
+    if not isinstance(stream, VideoStream):
+        raise ExtractionError(f"{path}: the stream opened is a {type(stream).__name__}, not a video stream")
+    return stream
+
+
 def _frame_table_torchcodec(path: str | Path) -> FrameTable:
-    from torchcodec.decoders import Demuxer, get_container_metadata
+    from torchcodec.decoders import Demuxer, VideoStreamHeaderMetadata, get_container_metadata
 
     try:
-        streams = [m for m in get_container_metadata(str(path)).streams if m.media_type == "video"]
+        streams = [
+            m
+            for m in get_container_metadata(str(path)).streams
+            if m.media_type == "video" and isinstance(m, VideoStreamHeaderMetadata)
+        ]
         if not streams:
             raise ExtractionError(f"{path}: no video stream")
         meta = streams[0]  # the first video stream, as ffprobe's v:0
-        index = Demuxer(str(path), streams=meta.stream_index).streams[0].scan()
+        index = video_stream(Demuxer(str(path), streams=meta.stream_index), path).scan()
     except (RuntimeError, ValueError) as exc:
         raise ExtractionError(f"{path}: torchcodec could not read the packets: {_first_line(exc)}") from exc
     # the scan's integer timestamps and time base (FrameIndex keeps them beside its float seconds)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,10 @@ def kmeans_select(
     x = np.ascontiguousarray(x, dtype=np.float32)
     km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=seed, verbose=False, min_points_per_centroid=1)
     km.train(x)
-    d2 = ((km.centroids[:, None, :] - x[None, :, :]) ** 2).sum(-1)  # (k, n) squared Euclidean
+    centroids = km.centroids
+    if centroids is None:
+        raise RuntimeError("faiss k-means returned no centroids")
+    d2 = ((centroids[:, None, :] - x[None, :, :]) ** 2).sum(-1)  # (k, n) squared Euclidean
     taken: set[int] = set()
     out = []
     for c in range(k):
@@ -83,6 +87,7 @@ def select_frames(
     rows = []
     groups = features.sort("video_id", "frame_index").group_by(["video_id"], maintain_order=True)
     for (vid,), grp in progress(groups, desc="select frames", unit="video", total=features["video_id"].n_unique()):
+        picks: Sequence[tuple[int, int | None, float | None]]
         if modes.get(vid) == "exact":
             picks = [(i, None, None) for i in range(len(grp))]
         else:

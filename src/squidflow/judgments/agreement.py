@@ -22,12 +22,16 @@ Table 7 as a report (the Markdown beside the paper's numbers) is `squidflow.judg
 from __future__ import annotations
 
 import itertools
+from typing import Literal
 
 import numpy as np
 import polars as pl
 
 RATING_MAX = 100
-ALPHA_LEVELS = ("ordinal", "interval")  # Krippendorff's α at these levels beside the paper's (interval, ours)
+ALPHA_LEVELS: tuple[Literal["ordinal", "interval"], ...] = (
+    "ordinal",
+    "interval",
+)  # Krippendorff's α at these levels beside the paper's (interval, ours)
 
 
 def bin_ratings(ratings: np.ndarray, n_bins: int) -> np.ndarray:
@@ -133,7 +137,7 @@ def binned_kappa(matrix: np.ndarray, n_bins: int) -> float:
     return fleiss_kappa(cats, n_bins)
 
 
-def krippendorff_alpha(matrix: np.ndarray, level: str) -> float:
+def krippendorff_alpha(matrix: np.ndarray, level: Literal["nominal", "ordinal", "interval", "ratio"]) -> float:
     """Krippendorff's α at `level` ("ordinal", "interval"), computed by the `krippendorff` package (items × coders,
     NaN missing); NaN where fewer than two distinct pairable values leave nothing to disagree on. The package builds
     an items × values × values array: about 300 MB for 3,600 items with ratings 0–100. (Imported here: the package is
@@ -403,7 +407,7 @@ def agreement_intervals(
             reps = {name: np.full(len(drawn), np.nan) for name in measures(kappa_bins)}
         else:
             reps = agreement_replicates(m, drawn[:, item_image], kappa_bins)
-        row = {"variant": variant}
+        row: dict[str, str | float] = {"variant": variant}
         for name, values in reps.items():
             _, lo, hi = interval_from(points[variant][name], values, cfg)
             row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi

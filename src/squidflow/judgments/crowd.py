@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -65,23 +66,28 @@ def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, m
     workers = pd.Index(pd.unique(answers["worker"]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # crowd-kit's tqdm/pandas future warnings
+        m: MajorityVote | DawidSkene | GLAD | MACE
         if model == "majority_vote":
-            m = MajorityVote().fit(answers)
-            skills = m.skills_
+            m = mv = MajorityVote().fit(answers)
+            if mv.skills_ is None:
+                raise ValueError("crowd-kit's majority vote returned no worker skills")
+            skills = mv.skills_
         elif model == "dawid_skene":
-            m = DawidSkene(n_iter=n_iter).fit(answers)
-            priors = m.priors_
+            m = ds = DawidSkene(n_iter=n_iter).fit(answers)
+            priors, errors = ds.priors_, ds.errors_
+            if priors is None or errors is None:
+                raise ValueError("crowd-kit's Dawid-Skene returned no priors or error matrices")
             diag = {
-                w: sum(priors[k] * m.errors_.loc[(w, k), k] for k in priors.index if (w, k) in m.errors_.index)
+                w: sum(priors[k] * errors.loc[(w, k), k] for k in priors.index if (w, k) in errors.index)
                 for w in workers
             }
             skills = pd.Series(diag, name="skill")
         elif model == "glad":
-            m = GLAD(n_iter=n_iter).fit(answers)
-            skills = 1.0 / (1.0 + np.exp(-m.alphas_))
+            m = glad = GLAD(n_iter=n_iter).fit(answers)
+            skills = 1.0 / (1.0 + np.exp(-glad.alphas_))
         elif model == "mace":
-            m = MACE(n_iter=n_iter, n_restarts=mace_restarts, random_state=seed).fit(answers)
-            skills = pd.Series(m.spamming_[:, 1], index=workers, name="skill")  # factorize order = first appearance
+            m = mace = MACE(n_iter=n_iter, n_restarts=mace_restarts, random_state=seed).fit(answers)
+            skills = pd.Series(mace.spamming_[:, 1], index=workers, name="skill")  # factorize order = first appearance
         else:
             raise ValueError(f"unknown crowd-kit model {model!r}; one of {MODELS}")
     return {"labels": m.labels_, "probas": m.probas_, "skills": skills.reindex(workers).astype(float), "model": m}
@@ -237,7 +243,9 @@ def aggregation_table(
             }
         else:
             excluded = annotators.filter(pl.col(f"{name}_flagged"))["annotator"].to_list()
-            same = float((items[f"{name}_label"] == items["mean_bin"]).mean()) if len(items) else float("nan")
+            same = (
+                float(cast(float, (items[f"{name}_label"] == items["mean_bin"]).mean())) if len(items) else float("nan")
+            )
             agree = agreement_with_rubric(annotators, name)
         kept = judgments.filter(~pl.col("annotator").is_in(excluded))
         t7 = (

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -25,7 +26,7 @@ def fig3_judgments(scores: pl.DataFrame, path: str | Path, *, title: str = "") -
     fig, axes = style.figure(2, 2, height=5.2, sharex="col")
     for row, variant in enumerate(("A", "B")):
         s = scores.filter(pl.col("variant") == variant)
-        share = s["high_certainty"].mean() if len(s) else float("nan")
+        share = cast(float, s["high_certainty"].mean()) if len(s) else float("nan")
         for col, (column, label, rng) in enumerate(
             (("people_mean", "mean judgment", (0, 100)), ("people_std", "standard deviation", (0, 50)))
         ):
@@ -128,7 +129,7 @@ def annotator_figure(
     ):
         part = keep.filter(pl.col("excluded") == is_excluded)
         if part.height:
-            sizes = 10 + 60 * np.sqrt(part["n_judgments"].to_numpy() / max(keep["n_judgments"].max(), 1))
+            sizes = 10 + 60 * np.sqrt(part["n_judgments"].to_numpy() / max(cast(int, keep["n_judgments"].max()), 1))
             ax_scatter.scatter(
                 part["leniency"],
                 part["carelessness"],

@@ -14,9 +14,12 @@ exists its distance to the people and CROWDLAB's consensus quality. Then, in thi
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
+from squidflow.config import from_section
 from squidflow.contracts import schemas
 from squidflow.contracts.paths import job_file
 from squidflow.judgments.triage import TriageConfig, first_round
@@ -78,7 +81,7 @@ def image_triage(
     """One row per image and prompt (schemas.IMAGE_TRIAGE). `triage`: schemas.RATER_TRIAGE (its verdicts screen);
     `probability`: (video_id, frame_index, event_prompt, probability) of a model; `consensus`: CROWDLAB's consensus
     quality per triage item (item, crowdlab_consensus_quality)."""
-    intervals = intervals or IntervalConfig()
+    intervals = intervals or from_section(IntervalConfig, None)
     r1 = first_round(judgments)
     if r1.is_empty():
         return schemas.empty(schemas.IMAGE_TRIAGE)
@@ -132,7 +135,7 @@ def image_triage(
     per = per.with_columns(
         pl.Series("triage", [c for c, _ in classes], pl.Utf8), pl.Series("reason", [r for _, r in classes], pl.Utf8)
     )
-    return per.select(list(schemas.IMAGE_TRIAGE.columns)).cast(schemas.IMAGE_TRIAGE.columns)
+    return per.select(list(schemas.IMAGE_TRIAGE.columns)).cast(pl.Schema(schemas.IMAGE_TRIAGE.columns))
 
 
 def triage_figure(
@@ -160,7 +163,7 @@ def triage_figure(
     top.set_xlabel("width of the mean's interval (rating points)")
     top.set_ylabel("spread (SD)")
     top.legend(loc="best", fontsize=6)
-    if show:
+    if show and frames is not None:
         path_of = {(v, f): p for v, f, p in frames.select("video_id", "frame_index", "image_path").iter_rows()}
         for k, c in enumerate(CLASSES, start=1):
             d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
@@ -181,7 +184,7 @@ def triage_figure(
 
 def _median(d: pl.DataFrame, column: str) -> str:
     values = d[column].drop_nulls()
-    return "–" if values.is_empty() else f"{values.median():.1f}"
+    return "–" if values.is_empty() else f"{cast(float, values.median()):.1f}"
 
 
 def image_triage_markdown(

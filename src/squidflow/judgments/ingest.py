@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -280,7 +280,7 @@ def judgments_frame(rows: list[dict]) -> pl.DataFrame:
     cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}
     if not rows:  # the same columns as a frame with rows: the provenance columns come with `with_provenance`
         return schemas.empty(schemas.JUDGMENTS).select(list(cols))
-    return pl.DataFrame(rows).select(list(cols)).cast(cols)
+    return pl.DataFrame(rows).select(list(cols)).cast(pl.Schema(cols))
 
 
 def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int) -> str:
@@ -317,7 +317,7 @@ def ingest(
     *,
     source: str,
     release_csv: str | Path | None = None,
-    batches: list[tuple[str | Path, int]] = (),
+    batches: Sequence[tuple[str | Path, int]] = (),
     known_images: set[str] | None = None,
     on_error: str = "stop",
     on_empty: str = "error",
@@ -330,6 +330,8 @@ def ingest(
     frames, problems, rejected = [], [], {}
     seen: dict[tuple, str] = {}
     if source == "release":
+        if release_csv is None:
+            raise ValueError("ingest_all: source 'release' needs release_csv")
         df, probs = read_release(release_csv, on_error=on_error, known_images=known_images)
         frames.append(with_provenance(df, release_csv))
         problems += probs

@@ -166,4 +166,4 @@ def read_batch_frame(
     seen.setdefault(SEEN_FRAMES, []).append((str(path), out.select(*KEY, "_line", "_h")))
     cols = {c: schemas.JUDGMENTS.columns[c] for c in schemas.JUDGMENTS.required}
     judgments = out.with_columns(pl.lit(source).alias("source")).select(list(cols))
-    return judgments.cast(cols), problems, rejected
+    return judgments.cast(pl.Schema(cols)), problems, rejected

@@ -15,6 +15,8 @@ same checks as round 1.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -92,7 +94,7 @@ def round_hits(
             .unique(maintain_order=True)
             .sort("event_prompt", "image_id")
         )
-        rows = []
+        rows: list[dict] = []
         for (prompt,), g in mine.group_by(["event_prompt"], maintain_order=True):
             ids = g["image_id"].to_list()
             for k in range(0, len(ids), images_per_hit):
@@ -169,7 +171,10 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
     from squidflow.contracts.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
-    med = {k: change[f"interval_width_{k}"].median() if len(change) else float("nan") for k in ("before", "after")}
+    med = {
+        k: cast(float, change[f"interval_width_{k}"].median()) if len(change) else float("nan")
+        for k in ("before", "after")
+    }
     lines = [
         f"# The next round of ratings{sim}",
         "",

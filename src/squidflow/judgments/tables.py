@@ -9,6 +9,8 @@ annotator is excluded stops the run, or with `on_empty: skip` leaves its row emp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import polars as pl
 
@@ -114,7 +116,7 @@ def table7_markdown(
     pooling: str,
     intra: tuple = (float("nan"), 0),
     high_certainty: pl.DataFrame | None = None,
-    excluded: list[str] = (),
+    excluded: Sequence[str] = (),
     skipped: dict[str, str] | None = None,
     note: str = "",
     policy: str = "rubric",
@@ -253,7 +255,7 @@ def table7(
     table = agreement_table(kept, pooling=pooling, kappa_bins=kappa_bins, intervals=intervals)
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
     rhos = intra_annotator_rhos(kept)
-    intra = (float(np.mean(rhos)) if len(rhos) else float("nan"), len(rhos))
+    intra: tuple[float, ...] = (float(np.mean(rhos)) if len(rhos) else float("nan"), len(rhos))
     if intervals is not None and len(rhos) >= 2:
         from squidflow.statistics.intervals import mean_interval
 

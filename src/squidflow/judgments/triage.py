@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TypeGuard, cast
 
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema
+from squidflow.config import defaults_from_schema, from_section
 from squidflow.contracts import schemas
 from squidflow.judgments.rater_signals import (
     KEY,
@@ -240,7 +241,7 @@ def verdict(row: dict, cfg: TriageConfig, min_skill: float) -> tuple[str, list[s
     return "ok", []
 
 
-def _ok(v) -> bool:
+def _ok(v: float | None) -> TypeGuard[float]:
     return v is not None and np.isfinite(v)
 
 
@@ -362,7 +363,7 @@ def rater_triage(
     `no_model_reason`). The consensus rounds are described in the module's docstring."""
     if policy not in POLICIES:
         raise ValueError(f"judgments.quality.exclude = {policy!r}: one of {POLICIES}")
-    intervals = intervals or IntervalConfig()
+    intervals = intervals or from_section(IntervalConfig, None)
     crowd = dict(crowd or {})
     min_skill = float(crowd.pop("min_skill", 0.3))
     r1 = first_round(judgments)
@@ -415,7 +416,11 @@ def rater_triage(
                 base[k].update(fitted.get(k[0], {}))
                 new[k] = verdict(base[k], cfg, min_skill)
                 if k in verdicts and verdicts[k][0] != new[k][0]:
-                    rounds[k].append(_change(n_rounds, verdicts[k], new[k], set(keys) - consensus))
+                    rounds[k].append(
+                        _change(
+                            n_rounds, verdicts[k], new[k], set(keys) - (set(keys) if consensus is None else consensus)
+                        )
+                    )
             verdicts = new
             following = {k for k in keys if new[k][0] != "careless"}
             if following == (set(keys) if consensus is None else consensus):
@@ -574,7 +579,7 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
         lines.append("| (every rater ok) | | | | | | | | | | |")
     changed = [(r["annotator"], c) for r in t.select("annotator", "rounds").to_dicts() for c in r["rounds"] or []]
     if "consensus_rounds" in t.columns and len(t):
-        rounds = int(t["consensus_rounds"].max() or 1)
+        rounds = int(cast(int, t["consensus_rounds"].max()) or 1)
         out = t.filter(~pl.col("in_consensus").fill_null(True))
         lines += [
             "",

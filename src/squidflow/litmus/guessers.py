@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -96,7 +97,7 @@ def encode(games: pl.DataFrame, vocab: dict[str, int], soft_labels: pl.DataFrame
             )
         )
     n_games = games.height
-    n_objects = max(1, int(games["objects"].list.len().max() or 1))
+    n_objects = max(1, int(cast(int, games["objects"].list.len().max()) or 1))
     tok = np.zeros((n_games, MAX_TOKENS), dtype=np.int64)
     lengths = np.zeros(n_games, dtype=np.int64)
     cats = np.zeros((n_games, n_objects), dtype=np.int64)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import re
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -42,7 +43,8 @@ def read_annotations(path: str | Path, games: pl.DataFrame, name: str | None = N
         .select("qa_id", "game_id", "objects")
         .iter_rows()
     }
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[tuple[int, str], int] = {}
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
@@ -158,8 +160,8 @@ def sample_check(
             {
                 "question_type": qtype,
                 "n_qa": a.height,
-                "annotators_per_qa": float(a["annotators"].mean()),
-                "full_agreement": float(a["agree"].mean()),
+                "annotators_per_qa": float(cast(float, a["annotators"].mean())),
+                "full_agreement": float(cast(float, a["agree"].mean())),
                 "pearson_r": pearson(p["human_soft_label"], p["soft_label"]) if qtype != "other" else None,
                 "n_pairs": p.height if qtype != "other" else 0,
             }

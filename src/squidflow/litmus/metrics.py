@@ -68,7 +68,7 @@ def per_qa(rows: pl.DataFrame, taus: Sequence[float]) -> pl.DataFrame:
 
 
 def _group_metrics(rows: pl.DataFrame, qa: pl.DataFrame, taus: Sequence[float]) -> list[dict]:
-    out = [
+    out: list[dict] = [
         {"metric": "accuracy", "tau": None, "value": qa["accuracy"].mean(), "n": qa.height},
         {"metric": "pearson_r", "tau": None, "value": pearson(rows["probability"], rows["soft_label"]), "n": qa.height},
     ]
@@ -254,7 +254,7 @@ def weighted_metrics(sums: np.ndarray, columns: Sequence[str], weights: np.ndarr
         cov = s["n"] * s["xy"] - s["x"] * s["y"]
         var = (s["n"] * s["xx"] - s["x"] ** 2) * (s["n"] * s["yy"] - s["y"] ** 2)
         cs_mean = s["cs"] / s["cs_ok"]
-        out = {
+        out: dict[tuple[str, float | None], np.ndarray] = {
             ("accuracy", None): s["acc"] / qa_count,
             ("pearson_r", None): np.where(var > 0, cov / np.sqrt(np.where(var > 0, var, 1)), np.nan),
             ("cs_prob_mean", None): cs_mean,

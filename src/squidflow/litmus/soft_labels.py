@@ -311,6 +311,7 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
         pl.Series("_category_member", category_member.astype(np.int8)),
     )
     count = pl.col("r1") + pl.col("r2") + pl.col("r3")
+    spatial_label: pl.Expr
     if normalisation == "sum":
         spatial_label = pl.when(count.sum().over("game_id") > 0).then(count / count.sum().over("game_id"))
     else:

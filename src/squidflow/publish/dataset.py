@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -133,7 +134,7 @@ def gather_facts(
     soft = configs.get("soft_labels", pl.DataFrame(schema={"variant": pl.Utf8, "n": pl.Int64}))
     if not soft.is_empty():
         limitations.append(
-            f"Each soft label is the mean of few ratings (median {float(soft['n'].median()):g} per "
+            f"Each soft label is the mean of few ratings (median {float(cast(float, soft['n'].median())):g} per "
             "image and prompt): the interval of the mean (mean_lo, mean_hi) says how far it may be off."
         )
     if mode == "reference":

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -189,7 +190,7 @@ def raters_per_image(soft_labels: pl.DataFrame) -> dict:
     out = {}
     for (variant,), g in soft_labels.group_by("variant", maintain_order=True):
         n = g["n"]
-        out[variant] = (int(n.min()), float(n.median()), int(n.max()))
+        out[variant] = (int(cast(int, n.min())), float(cast(float, n.median())), int(cast(int, n.max())))
     return dict(sorted(out.items()))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets.utils.py_utils import convert_file_size_to_int
+from polars._typing import PolarsDataType
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import atomic_path
@@ -26,7 +28,7 @@ from squidflow.publish.tables import SPLIT_ORDER
 
 IMAGE_COLUMN = "image"
 
-_VALUES = {pl.Utf8: "string", pl.Int64: "int64", pl.Float64: "float64", pl.Boolean: "bool"}
+_VALUES: dict[PolarsDataType, str] = {pl.Utf8: "string", pl.Int64: "int64", pl.Float64: "float64", pl.Boolean: "bool"}
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class Shard:
     bytes: int
 
 
-def _feature(dtype: pl.DataType):
+def _feature(dtype: PolarsDataType):
     if isinstance(dtype, pl.List):
         return datasets.List(_feature(dtype.inner))
     return datasets.Value(_VALUES[dtype.base_type()])
@@ -83,7 +85,7 @@ def sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _arrow(table: pl.DataFrame, feats: datasets.Features, images: list[bytes | None] | None) -> pa.Table:
+def _arrow(table: pl.DataFrame, feats: datasets.Features, images: Sequence[bytes | None] | None) -> pa.Table:
     columns = [c for c in feats if c != IMAGE_COLUMN]
     arrow = table.select(columns).to_arrow()
     if images is not None:
@@ -102,7 +104,7 @@ def write_config(
     table: pl.DataFrame,
     feats: datasets.Features,
     max_bytes: int,
-    images: list[bytes | None] | None = None,
+    images: Sequence[bytes | None] | None = None,
 ) -> list[Shard]:
     """The config's rows (with a `split` column in the `datasets` library's names) as shards under
     folder/data/<config>/; `images`: the JPEG bytes of each row (embed mode). An empty config is one empty shard of

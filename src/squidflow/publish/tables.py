@@ -56,7 +56,7 @@ def dataset_split(split: pl.Expr) -> pl.Expr:
     return split.replace_strict(SPLITS, default="test", return_dtype=pl.Utf8).fill_null("test")
 
 
-def _video_source(videos: pl.DataFrame) -> pl.DataFrame:
+def _video_source(videos: pl.DataFrame | None) -> pl.DataFrame:
     """video_id -> the video's source as published (its URL, else its local path) and its licence."""
     if videos is None or videos.is_empty():
         return pl.DataFrame(

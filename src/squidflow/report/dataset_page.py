@@ -25,7 +25,10 @@ def _inline(text: str) -> str:
 
 def markdown_html(text: str) -> str:
     """The card's Markdown as HTML: headings, tables, bullets, code blocks and paragraphs (every text escaped)."""
-    out, table, code, para = [], [], None, []
+    out: list[str] = []
+    table: list[str] = []
+    code: list[str] | None = None
+    para: list[str] = []
 
     def flush():
         nonlocal table, para

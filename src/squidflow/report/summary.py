@@ -14,6 +14,7 @@ import html
 import json
 import os
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -135,13 +136,14 @@ def summary_html(
     if jobs.is_empty():
         parts.append("<p>Snakemake recorded no finished job in this folder (.snakemake/metadata).</p>")
     else:
-        start, end = jobs["starttime"].min(), jobs["endtime"].max()
+        start, end = cast(float, jobs["starttime"].min()), cast(float, jobs["endtime"].max())
         unknown = jobs["seconds"].null_count()
+        total = cast(float, jobs["seconds"].sum())
         ran = (
-            f"the jobs ran {esc(_duration(jobs['seconds'].sum()))} in total"
+            f"the jobs ran {esc(_duration(total))} in total"
             if not unknown
             else f"the {_jobs(jobs.height - unknown)} run by this machine's Snakemake ran "
-            f"{esc(_duration(jobs['seconds'].sum()))} in total; {unknown} ran through a cluster executor, which "
+            f"{esc(_duration(total))} in total; {unknown} ran through a cluster executor, which "
             "records no job time in Snakemake's metadata (Slurm's <code>sacct</code> has them)"
         )
         parts.append(

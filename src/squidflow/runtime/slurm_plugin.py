@@ -36,9 +36,10 @@ def patch_plugin_states(plugin=None, version: str | None = None, warn=None) -> b
     patch (default the installed plugin). Returns whether the plugin's status query was wrapped (once per module)."""
     if plugin is None:
         try:
-            import snakemake_executor_plugin_slurm as plugin
+            import snakemake_executor_plugin_slurm
         except ImportError:  # pragma: no cover - only called on Slurm runs
             return False
+        plugin = snakemake_executor_plugin_slurm
     if not within_tested(PLUGIN, WHAT, version, warn):
         return False
     original = plugin.query_job_status
@@ -49,6 +50,6 @@ def patch_plugin_states(plugin=None, version: str | None = None, warn=None) -> b
         states, seconds = await original(command, logger)
         return (normalise_states(states) if states is not None else None), seconds
 
-    query_job_status.squidflow_normalised = True
+    query_job_status.__dict__["squidflow_normalised"] = True  # the mark read above: wrap a module once
     plugin.query_job_status = query_job_status
     return True

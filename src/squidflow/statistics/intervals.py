@@ -277,7 +277,7 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     return out
 
 
-def format_interval(value: float, lo: float, hi: float, digits: int = 2) -> str:
+def format_interval(value: float | None, lo: float | None, hi: float | None, digits: int = 2) -> str:
     """ "0.61 [0.57, 0.65]"; the value alone when the interval is missing, "–" when the value is."""
     if value is None or not np.isfinite(value):
         return "–"

@@ -73,7 +73,7 @@ def keyword_table(
     table = (
         pl.DataFrame(rows)
         .select("system", "setting", "n_items", *[(pl.col(c) * 100).alias(c) for c in SCORE_COLUMNS])
-        .cast(TABLE_SCHEMA)
+        .cast(pl.Schema(TABLE_SCHEMA))
     )
     if intervals is None:
         return table

@@ -98,7 +98,8 @@ def image_table(labels_all: dict, labels_var_a: dict, where: str = "labels_all.j
                 f"{where}: image {image!r} lacks vid_id/event/data_type ({exc}); is this the release's labels_all.json?"
             ) from exc
         ratings_a: list[int] = []
-        prompt_b, ratings_b = None, []
+        prompt_b: str | None = None
+        ratings_b: list[int] = []
         if data_type == "eval":
             ratings_a = [int(r) for r in ((labels_var_a.get(image) or {}).get("huj_data") or [])]
             by_prompt = {_event_of_prompt(p): [int(r) for r in rs] for p, rs in (rec.get("huj_data") or {}).items()}
@@ -282,7 +283,7 @@ def authors_sets(
     """The AUTHORS_SETS rows (schemas.AUTHORS_SETS) of Tables 1 and 3 and readable notes on the mapping (`leaks`
     counts what the sets share between training and evaluation)."""
     release = read_dataset_csv(dataset_csv)
-    known = {}
+    known: dict[str, str] = {}
     for row in release.rows:
         known.setdefault(row.video_id, row.event)
     images = image_table(files["labels_all.json"], files["labels_var_a.json"])

@@ -61,20 +61,21 @@ def _apply_grouped(x: torch.Tensor, ops: list[str | None], params: list, apply) 
 
 # --- the methods -------------------------------------------------------------------------------------------------
 class _PerImageParameters(torch.nn.Module):
-    """Draw every image's parameters (`draw`), then apply them (`apply`): to the whole batch at once on a GPU, image
-    by image on the CPU, where one 256-px image's working set stays in the core's cache and a batch's does not."""
+    """Draw every image's parameters (`draw`), then apply them (`apply_params`; `apply` is torch.nn.Module's own): to
+    the whole batch at once on a GPU, image by image on the CPU, where one 256-px image's working set stays in the
+    core's cache and a batch's does not."""
 
     def draw(self, x: torch.Tensor) -> list:
         raise NotImplementedError
 
-    def apply(self, x: torch.Tensor, params: list) -> torch.Tensor:
+    def apply_params(self, x: torch.Tensor, params: list) -> torch.Tensor:
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         params = self.draw(x)
         if x.device.type != "cpu":
-            return self.apply(x, params)
-        return torch.cat([self.apply(x[i : i + 1], params[i : i + 1]) for i in range(len(x))])
+            return self.apply_params(x, params)
+        return torch.cat([self.apply_params(x[i : i + 1], params[i : i + 1]) for i in range(len(x))])
 
 
 class BatchPhotometric(_PerImageParameters):
@@ -100,7 +101,7 @@ class BatchPhotometric(_PerImageParameters):
             )
         return out
 
-    def apply(self, x: torch.Tensor, params: list) -> torch.Tensor:
+    def apply_params(self, x: torch.Tensor, params: list) -> torch.Tensor:
         n = len(x)
         for step in range(4):
             ops = [p["jitter"][step][0] for p in params]
@@ -139,12 +140,12 @@ class BatchErasingBlur(_PerImageParameters):
                 if isinstance(step, v2.RandomErasing):
                     p = step.make_params([x[i]]) if torch.rand(1) < step.p else {"v": None}
                     image.append((p["i"], p["j"], p["h"], p["w"]) if p["v"] is not None else (0, 0, 0, 0))
-                else:
+                elif isinstance(step, v2.GaussianBlur):  # the only other step the constructor lets in
                     image.append(step.make_params([x[i]])["sigma"])
             out.append(image)
         return out
 
-    def apply(self, x: torch.Tensor, params: list) -> torch.Tensor:
+    def apply_params(self, x: torch.Tensor, params: list) -> torch.Tensor:
         for k, step in enumerate(self.steps):
             drawn = [p[k] for p in params]
             x = erase(x, drawn) if isinstance(step, v2.RandomErasing) else gaussian_blur(x, step.kernel_size, drawn)
@@ -186,7 +187,7 @@ class BatchAugMix(_PerImageParameters):
             out.append(([float(m[0]), *mix.tolist()], chains))
         return out
 
-    def apply(self, x: torch.Tensor, params: list) -> torch.Tensor:
+    def apply_params(self, x: torch.Tensor, params: list) -> torch.Tensor:
         n = len(x)
         if _one_on_cpu(x):
             return self._apply_one_cpu(x, params[0])

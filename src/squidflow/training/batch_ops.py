@@ -16,6 +16,7 @@ parameters is `squidflow.training.batch_augment`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch.nn.functional import grid_sample, pad
@@ -56,7 +57,7 @@ def _planes(x: torch.Tensor) -> list:
     return [x[0, c].numpy() for c in range(x.shape[1])]
 
 
-def _from_planes(planes: list) -> torch.Tensor:
+def _from_planes(planes: Sequence) -> torch.Tensor:
     import numpy as np
 
     return torch.from_numpy(np.stack(planes))[None]
@@ -260,11 +261,11 @@ def erase(x: torch.Tensor, boxes: list[tuple[int, int, int, int]]) -> torch.Tens
         out[..., top : top + height, left : left + width] = 0
         return out
     b = torch.tensor(boxes, dtype=torch.int64).view(n, 4).to(x.device, non_blocking=True)
-    top, left = b[:, 0].view(n, 1, 1), b[:, 1].view(n, 1, 1)
-    bottom, right = top + b[:, 2].view(n, 1, 1), left + b[:, 3].view(n, 1, 1)
+    tops, lefts = b[:, 0].view(n, 1, 1), b[:, 1].view(n, 1, 1)
+    bottoms, rights = tops + b[:, 2].view(n, 1, 1), lefts + b[:, 3].view(n, 1, 1)
     ys = torch.arange(h, device=x.device).view(1, h, 1)
     xs = torch.arange(w, device=x.device).view(1, 1, w)
-    inside = (ys >= top) & (ys < bottom) & (xs >= left) & (xs < right)
+    inside = (ys >= tops) & (ys < bottoms) & (xs >= lefts) & (xs < rights)
     return x.masked_fill(inside[:, None], 0)
 
 

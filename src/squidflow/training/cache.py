@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -151,7 +152,7 @@ class FrameCache:
 
     def __init__(self, buffer: np.ndarray, index: pl.DataFrame, where: str = "frame cache"):
         self.buffer, self.where = buffer, where
-        size = int(index["row"].max()) + 1 if len(index) else 0
+        size = int(cast(int, index["row"].max())) + 1 if len(index) else 0
         self.offset = np.full(size, -1, dtype=np.int64)
         self.shape = np.zeros((size, 2), dtype=np.int64)
         rows = index["row"].to_numpy()
@@ -175,7 +176,7 @@ class FrameCache:
 def open_frame_cache(npy_path: str | os.PathLike, index: pl.DataFrame) -> FrameCache:
     """The whole-frame cache as a read-only memory map with its index (from build_frame_cache)."""
     buffer = np.load(npy_path, mmap_mode="r")
-    need = int((index["offset"] + 3 * index["height"] * index["width"]).max()) if len(index) else 0
+    need = int(cast(int, (index["offset"] + 3 * index["height"] * index["width"]).max())) if len(index) else 0
     if buffer.ndim != 1 or buffer.dtype != np.uint8 or len(buffer) < need:
         raise ValueError(
             f"{npy_path}: expected a flat uint8 frame cache of at least {need} bytes, found {buffer.shape} "

@@ -24,8 +24,6 @@ class TrainConfig:
     batch_size: int
     lr: float
     crop: int
-    mean: tuple[float, ...] = IMAGENET_MEAN
-    std: tuple[float, ...] = IMAGENET_STD
     num_workers: int
     amp: bool  # mixed precision (bfloat16) on CUDA; ignored on the CPU
     eval_batch_size: int
@@ -44,6 +42,10 @@ class TrainConfig:
     authors_ece_bins: int  # "ECE (authors' code)": torchmetrics 0.8 n_bins
     authors_ece_batch: int  # ... averaged over shuffled batches of this size
     events: tuple[str, ...]
+    # The library's constants (no config keys), after the schema's keys: a field with a default in the class body
+    # cannot come before the ones whose default the schema gives (mypy reads those as having none).
+    mean: tuple[float, ...] = IMAGENET_MEAN
+    std: tuple[float, ...] = IMAGENET_STD
 
     def trainable_for(self, method: str) -> str:
         """Which layers learn for `method` (the configured choice, else the authors')."""

@@ -15,6 +15,8 @@ has its own marker.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -62,7 +64,7 @@ def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str, backbone
     for i, ((method,), g) in enumerate(series.group_by(["method"], maintain_order=True)):
         mean, std = g["mean"].to_numpy(), g["std"].to_numpy()
         colour, marker = OKABE_ITO[i % len(OKABE_ITO)], MARKERS[i % len(MARKERS)]
-        n = int(g["n_seeds"].max())
+        n = int(cast(int, g["n_seeds"].max()))
         ax.plot(x, mean, marker=marker, color=colour, label=f"{model_label(backbone, method)} ({n} seeds)")
         ax.fill_between(x, mean - std, mean + std, color=colour, alpha=0.15, linewidth=0)
     ax.set_xticks(x, [f"{b}%" for b in CERTAINTY_BINS])

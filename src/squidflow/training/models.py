@@ -9,8 +9,14 @@ path to a state dict of the full network (an offline mirror, or a checkpoint to 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from timm.models.efficientnet import EfficientNet
+    from torchvision.models import ResNet
 
 from squidflow.encoders.backbone_names import BACKBONES
 from squidflow.encoders.pretrained import load_efficientnet_lite0, load_resnet50
@@ -40,11 +46,13 @@ def load_backbone(name: str, weights: str = "imagenet") -> tuple[nn.Module, int]
         if weights != "none":
             model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
     if name == "efficientnet_lite0":
-        model.reset_classifier(0)  # keeps the global pooling: forward() returns pooled features
-        return model, model.num_features
-    width = model.fc.in_features
-    model.fc = nn.Identity()
-    return model, width
+        net = cast("EfficientNet", model)
+        net.reset_classifier(0)  # keeps the global pooling: forward() returns pooled features
+        return net, net.num_features
+    resnet = cast("ResNet", model)
+    width = resnet.fc.in_features
+    resnet.fc = nn.Identity()
+    return resnet, width
 
 
 class Classifier(nn.Module):

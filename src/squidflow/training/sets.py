@@ -158,7 +158,10 @@ def _authors_list(authors: pl.DataFrame | None, experiment: str, target: str | N
     return rows
 
 
-def _check_authors_events(authors: pl.DataFrame, events: list[str]) -> None:
+def _check_authors_events(authors: pl.DataFrame | None, events: list[str]) -> pl.DataFrame:
+    """The authors' sets, checked against the configured events (without them: the error _authors_list gives)."""
+    if authors is None:
+        raise ValueError("training.sets = authors needs results/training/authors_sets.parquet (rule authors_sets)")
     unknown = sorted(set(authors.filter(pl.col("experiment") == "table1")["event"]) - set(events))
     if unknown:
         raise ValueError(
@@ -166,6 +169,7 @@ def _check_authors_events(authors: pl.DataFrame, events: list[str]) -> None:
             f"{sorted(set(authors['event']))}, but training.classification.events is {events} "
             f"(unknown here: {unknown}); use the release's ids (config/squid-e.yaml) or training.sets: clean"
         )
+    return authors
 
 
 def classification_sets(
@@ -195,7 +199,7 @@ def classification_sets(
     sd_train = sd.filter(pl.col("split") == "train")
     judged = human_means(scores, variant="A", events=event_info, candidates=events)
     if mode == "authors":
-        _check_authors_events(authors, events)
+        authors = _check_authors_events(authors, events)
         se_train = authors_images(
             _authors_list(authors, "table1", None, "train"), se, seed, "SE train (authors)", notes
         )
@@ -357,7 +361,7 @@ def calibration_sets(
         )
     )
     if mode == "authors":
-        _check_authors_events(authors, events)
+        authors = _check_authors_events(authors, events)
         se_train = authors_images(
             _authors_list(authors, "table3", target, "train"), se, seed, "SE train (authors)", notes
         )
@@ -374,13 +378,13 @@ def calibration_sets(
             f"calibration: no SE frame outside the training split has a variant B judgment for the target "
             f"event {target!r} in results/judgments/image_scores.parquet; Tables 3 and 9 need them"
         )
-    se_val = []
+    se_picks = []
     for e, n in ((target, val_target), (similar, val_similar)):
         picked = _pick_eval_by_video(candidates.filter(pl.col("event") == e), n, seed)
         if len(picked) < n:
             notes.append(f"SE val {e}: wanted {n} images judged for {target!r} in variant B, only {len(picked)} exist")
-        se_val.append(picked)
-    se_val = pl.concat(se_val)
+        se_picks.append(picked)
+    se_val = pl.concat(se_picks)
     eval_videos = se_val["video_id"].drop_nulls().unique().implode()
     se_train = _balanced_train(
         se.filter(~pl.col("video_id").is_in(eval_videos)),

@@ -51,6 +51,19 @@ from squidflow.statistics.intervals import (
 )
 
 Stat = Callable[[np.ndarray], np.ndarray]
+
+
+class WeightedStat:
+    """A Stat (index (B, U) -> (B,)) that is a sum over images, so that `weighted` also takes the (B, U) bootstrap
+    counts instead of the index (the same values, by one matrix product)."""
+
+    def __init__(self, of_index: Stat, weighted: Stat):
+        self.of_index, self.weighted = of_index, weighted
+
+    def __call__(self, idx: np.ndarray) -> np.ndarray:
+        return self.of_index(idx)
+
+
 BIASED = ("ece", "ece_authors")  # measures whose intervals are bias-adjusted (module docstring)
 EXTRA = ("lo", "hi", "bias", "diff", "diff_lo", "diff_hi", "diff_bias", "p_value")
 
@@ -86,7 +99,8 @@ def run_images(run: pl.DataFrame, eval_set: str, ids: Sequence[str]) -> RunImage
     at = np.asarray([pos[i] for i in rows["image_id"].to_list()], dtype=int)
     u = len(ids)
     probs = np.asarray(rows["probs"].to_list(), dtype=float).reshape(len(rows), -1)
-    out = RunImages(*(np.zeros(u) for _ in range(6)), human=np.full(u, np.nan))
+    present, correct, confidence, p0, p1, label = (np.zeros(u) for _ in range(6))
+    out = RunImages(present, correct, confidence, p0, p1, label, human=np.full(u, np.nan))
     if len(rows) == 0:
         return out
     labels = rows["label"].to_numpy()
@@ -113,8 +127,7 @@ def ratio(num: np.ndarray, den: np.ndarray) -> Stat:
     def stat(idx: np.ndarray) -> np.ndarray:
         return _divide(num[idx].sum(axis=1), den[idx].sum(axis=1))
 
-    stat.weighted = lambda w: _divide(w @ num, w @ den)
-    return stat
+    return WeightedStat(stat, lambda w: _divide(w @ num, w @ den))
 
 
 def resampled_binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray, n_bins: int) -> Stat:
@@ -126,8 +139,7 @@ def resampled_binned_gap(confidence: np.ndarray, outcome: np.ndarray, weight: np
     def stat(idx: np.ndarray) -> np.ndarray:
         return _divide(sum(np.abs(p[idx].sum(axis=1)) for p in parts), weight[idx].sum(axis=1))
 
-    stat.weighted = lambda w: _divide(np.abs(w @ np.stack(parts, axis=1)).sum(axis=1), w @ weight)
-    return stat
+    return WeightedStat(stat, lambda w: _divide(np.abs(w @ np.stack(parts, axis=1)).sum(axis=1), w @ weight))
 
 
 def authors_gap(
@@ -207,15 +219,16 @@ def seed_mean(stats: list[Stat]) -> Stat:
             warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every seed is undefined: nan
             return np.nanmean(values, axis=0)
 
-    if all(hasattr(s, "weighted") for s in stats):
+    summed = [s for s in stats if isinstance(s, WeightedStat)]
+    if len(summed) == len(stats):
 
         def weighted(w: np.ndarray) -> np.ndarray:
-            values = np.stack([s.weighted(w) for s in stats])
+            values = np.stack([s.weighted(w) for s in summed])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 return np.nanmean(values, axis=0)
 
-        stat.weighted = weighted
+        return WeightedStat(stat, weighted)
     return stat
 
 
@@ -284,9 +297,9 @@ def _cell_stats(
                 metric_stat(metric, im.get("SD"), im.get("SE"), seed=seed, **options)
                 for (seed, _), im in zip(seeds, images, strict=True)
             ]
-            found = [f for f in found if f is not None]
-            if found:
-                cells[(train_set, method, metric)] = (found[0][0], seed_mean([f[1] for f in found]))
+            measured = [f for f in found if f is not None]
+            if measured:
+                cells[(train_set, method, metric)] = (measured[0][0], seed_mean([f[1] for f in measured]))
     return cells
 
 
@@ -295,7 +308,7 @@ def _baselines(
 ) -> dict[tuple[str, str], tuple[str | None, str | None]]:
     """(train_set, method) -> the (train_set, method) it is compared with (see add_intervals)."""
     methods = [m for m in method_order if any(k[1] == m for k in by_cell)]
-    baseline_of = {}
+    baseline_of: dict[tuple[str, str], tuple[str | None, str | None]] = {}
     for train_set, method in by_cell:
         if grouped:
             base = next((m for m in methods if (train_set, m) in by_cell), None)
@@ -318,7 +331,7 @@ class _Replicates:
         if key not in self.done:
             eval_set, stat = self.cells[key]
             point = float(stat(np.arange(len(self.ids[eval_set]))[None])[0])
-            if hasattr(stat, "weighted"):  # a sum over images: one matrix product with the bootstrap counts
+            if isinstance(stat, WeightedStat):  # a sum over images: one matrix product with the bootstrap counts
                 if eval_set not in self.weights:
                     self.weights[eval_set] = counts(self.index[eval_set], len(self.ids[eval_set]))
                 self.done[key] = point, stat.weighted(self.weights[eval_set])

@@ -71,7 +71,7 @@ def _pool(proxy: str | None, timeout_s: float, pid: int) -> Any:
     import urllib3
 
     timeout = urllib3.Timeout(connect=timeout_s, read=timeout_s)
-    kw = {"num_pools": 64, "maxsize": 32, "block": False, "timeout": timeout, "headers": HEADERS}
+    kw: dict[str, Any] = {"num_pools": 64, "maxsize": 32, "block": False, "timeout": timeout, "headers": HEADERS}
     try:  # the CA bundle yt-dlp uses too, where the system's store is not set up
         import certifi
 
@@ -164,7 +164,7 @@ def _refusal(resp: Any, attempt: Attempt, sent: float) -> None:
 
 def _words(exc: BaseException) -> str:
     """The innermost reason of a urllib3 error ("[Errno 111] Connection refused"), as yt-dlp would print it."""
-    reason = getattr(exc, "reason", None)
+    reason: Any = getattr(exc, "reason", None)
     while getattr(reason, "reason", None) is not None:
         reason = reason.reason
     return str(reason or exc)

@@ -143,7 +143,7 @@ def retrieved_at(finished_at: float) -> str:
 
 def status_row(candidate: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
     """A VIDEO_STATUS row: the candidate's listing, overlaid with what its download found."""
-    row = {c: None for c in schemas.VIDEO_STATUS.columns}
+    row: dict[str, Any] = {c: None for c in schemas.VIDEO_STATUS.columns}
     row.update({k: v for k, v in candidate.items() if k in schemas.VIDEO_STATUS.columns})
     for key in TEXT_FROM_DOWNLOAD:
         if key == "license" and row.get("license"):

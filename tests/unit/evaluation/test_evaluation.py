@@ -16,7 +16,7 @@ import pytest
 
 from squidflow.contracts import io, schemas
 from squidflow.evaluation.judged import judged_images
-from squidflow.evaluation.labels import read_vocabulary
+from squidflow.evaluation.labels import VocabularyError, read_vocabulary
 from squidflow.evaluation.models import evaluate_model, model_id
 from squidflow.evaluation.predictions import PredictionsError, read_predictions
 from squidflow.evaluation.tables import ModelInfo, build_table
@@ -327,6 +327,15 @@ def test_imsitu_space_json_and_model_ids(tmp_path):
     assert model_id("demo RN+SD (seed 0)") == "demo_RN_SD_seed_0" and model_id("JSL") == "JSL"
     with pytest.raises(ValueError, match="no letter or digit"):
         model_id("+++")
+
+
+def test_vocabulary_nested_too_deeply_is_a_user_error(tmp_path):
+    """A JSON label list nested past Python's recursion limit is a VocabularyError saying so (it was a TypeError:
+    the handler chained the error to the message string instead of the exception)."""
+    deep = tmp_path / "labels.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(VocabularyError, match=r"labels\.json: not valid JSON \(nested too deeply\)"):
+        read_vocabulary(deep)
 
 
 def test_judged_images_follow_the_variant_and_the_map(scores):

@@ -173,8 +173,8 @@ def test_whole_batch_path_equals_the_image_by_image_path(photos, method, off_by_
     for seed in range(6):
         torch.manual_seed(seed)
         params = aug.draw(photos)
-        batched = aug.apply(photos, params)
-        single = torch.cat([aug.apply(photos[i : i + 1], params[i : i + 1]) for i in range(len(photos))])
+        batched = aug.apply_params(photos, params)
+        single = torch.cat([aug.apply_params(photos[i : i + 1], params[i : i + 1]) for i in range(len(photos))])
         d = _diff(batched, single)
         assert d.float().mean() < mean_diff, (method, seed, float(d.float().mean()))
         assert (d > 2).float().mean() <= off_by_more_than_2, (method, seed, float((d > 2).float().mean()))
@@ -193,6 +193,16 @@ def test_each_method_splits_into_per_image_geometry_and_batched_rest():
         build_batch_augmentation("XX", 64)
 
 
+def test_batch_augmentations_keep_torch_module_apply():
+    """torch.nn.Module.apply(fn) (what an init or a dtype walk over a model calls on every submodule) still works on
+    the batched augmentations: their own method no longer shadows it (it was `apply(x, params)`)."""
+    seen = []
+    for method in ("PA", "AU", "AM"):
+        _, aug = build_batch_augmentation(method, 64)
+        assert aug.apply(lambda m: seen.append(type(m).__name__)) is aug
+    assert {"BatchPhotometric", "BatchErasingBlur", "BatchAugMix"} <= set(seen)
+
+
 def test_augmix_batch_weights_are_convex_and_identity_chains_return_the_image(photos):
     """With every chain an identity op, AugMix's mix is the image itself (its weights sum to one)."""
     _, aug = build_batch_augmentation("AM", 64)
@@ -201,5 +211,5 @@ def test_augmix_batch_weights_are_convex_and_identity_chains_return_the_image(ph
     for weights, _chains in params:
         assert abs(sum(weights) - 1.0) < 1e-5 and min(weights) >= 0
     identity = [(w, [[("Posterize", 8.0)] for _ in chains]) for w, chains in params]  # 8 bits: unchanged
-    for got in (aug.apply(photos, identity), aug.apply(photos[:1], identity[:1])):
+    for got in (aug.apply_params(photos, identity), aug.apply_params(photos[:1], identity[:1])):
         assert _diff(got, photos[: len(got)]).max() <= 1  # float mixing, truncated

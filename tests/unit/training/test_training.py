@@ -136,6 +136,16 @@ def test_classification_sets_are_balanced_and_binned(pools):
     assert not ids_train & set(sets.filter(pl.col("use") == "eval")["image_id"])
 
 
+def test_authors_sets_without_the_authors_table_name_the_rule(pools):
+    """training.sets = authors without results/training/authors_sets.parquet: the error names the rule (it was an
+    AttributeError on None, the events check reading the missing table before the message)."""
+    sd, se, scores, _ = pools
+    with pytest.raises(ValueError, match=r"authors_sets\.parquet \(rule authors_sets\)"):
+        classification_sets(sd, se, scores, events=EVENTS, mode="authors")
+    with pytest.raises(ValueError, match=r"authors_sets\.parquet \(rule authors_sets\)"):
+        calibration_sets(sd, se, scores, events=EVENTS, target="birthday_party", similar="wedding", mode="authors")
+
+
 def test_calibration_sets_target_vs_similar(pools):
     sd, se, scores, _ = pools
     sets = calibration_sets(

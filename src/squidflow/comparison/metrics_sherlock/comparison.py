@@ -59,7 +59,7 @@ def comparison_accuracy(sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]], *
             per["random"].append(pairwise_accuracy(rnd, label, seed=seed))
             per["oracle"].append(pairwise_accuracy(oracle, label, seed=seed))
         for k in acc:
-            acc[k].append(np.mean(per[k]))
+            acc[k].append(float(np.mean(per[k])))
     if not acc["model"]:
         raise ValueError("comparison: no rated set")
     out: dict = {k: float(np.mean(acc[k]) * 100) for k in ("model", "human", "random", "oracle")}

@@ -144,7 +144,7 @@ def rated_sets(
                 f"comparison ratings: query {qid}: instance {bad} is not in the corpus; the ratings must "
                 "be of this corpus' comparison sets (query_id and candidate_id are corpus instance_ids)"
             )
-        scores = emb.inference[cands] @ emb.region[q]
+        scores = emb.inference[[pos[c] for c in cand_ids]] @ emb.region[q]
         sets.append((qid, cand_ids, scores, part["annot1"].to_numpy(), part["annot2"].to_numpy()))
     return sets
 

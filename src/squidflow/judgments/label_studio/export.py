@@ -124,7 +124,7 @@ def expected_images(tasks_json: str | Path) -> dict[str, list[str]]:
     for k, t in enumerate(tasks if isinstance(tasks, list) else [None]):
         data = t.get("data") if isinstance(t, dict) else None
         hit = data.get("hit") if isinstance(data, dict) else None
-        if not isinstance(hit, str) or not hit or hit in out:
+        if not isinstance(data, dict) or not isinstance(hit, str) or not hit or hit in out:
             why = "a duplicated" if isinstance(hit, str) and hit in out else "no"
             raise JudgmentError(
                 f"{tasks_json}: task {k + 1} (key data.hit) has {why} HIT id: not the tasks.json "
@@ -239,7 +239,8 @@ def read_export(
     """
     export, where = _load(export, where)
     stats = ExportStats(tasks=len(export))
-    rows, problems = [], []
+    rows: list[dict] = []
+    problems: list[TaskProblem] = []
     for tid, task in _readable(export, where, stats, problems):
         data = task["data"]
         bad: list[str] = []
@@ -401,7 +402,9 @@ def read_keyword_export(
     from squidflow.judgments.keywords import normalise_keyword
 
     tasks, where = _load(export, where)
-    stats, rows, problems = ExportStats(tasks=len(tasks)), [], []
+    stats = ExportStats(tasks=len(tasks))
+    rows: list[dict] = []
+    problems: list[TaskProblem] = []
     for tid, task in _readable(tasks, where, stats, problems):
         data, bad, found = task["data"], [], []
         images = _images_of(data)
@@ -418,12 +421,13 @@ def read_keyword_export(
             for i, img in enumerate(images, start=1):
                 if not img:
                     continue
-                if not isinstance(given.get(i, []), list) or not all(isinstance(w, str) for w in given.get(i, [])):
+                answer = given.get(i, [])
+                if not isinstance(answer, list) or not all(isinstance(w, str) for w in answer):
                     bad.append(
                         f"annotation {a.get('id')} by {who}: keywords_{i} = {str(given[i])[:40]} is not a list of texts"
                     )
                     continue
-                words = [w for w in given.get(i, []) if w.strip()]
+                words = [w for w in answer if w.strip()]
                 if not words:
                     bad.append(f"annotation {a.get('id')} by {who}: no keyword for image {i} ({img})")
                 for j, text in enumerate(words, start=1):
@@ -468,7 +472,9 @@ def read_comparison_export(
     """A Label Studio export of the comparison sets -> one row per (query, candidate, annotator): the 1–3
     plausibility (Sherlock §4.3), for crowd-kit and, two annotators wide, for `comparison.ratings`."""
     tasks, where = _load(export, where)
-    stats, rows, problems = ExportStats(tasks=len(tasks)), [], []
+    stats = ExportStats(tasks=len(tasks))
+    rows: list[dict] = []
+    problems: list[TaskProblem] = []
     for tid, task in _readable(tasks, where, stats, problems):
         data, bad, found = task["data"], [], []
         n = sorted({int(m.group(1)) for k in data if (m := CANDIDATE_KEY.match(k)) and data[k]})
@@ -546,5 +552,5 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
     return (
         pl.DataFrame([{**r, "_task": str(r["_task"]), "_where": "", "_wave": ""} for r in rows])
         .select(list(cols))
-        .cast(cols)
+        .cast(pl.Schema(cols))
     )

@@ -55,7 +55,7 @@ def ingest_exports(
         where = e.get("where") or str(e.get("path"))
         expected = expected_images(e["expected"]) if e.get("expected") else None
         df, probs, st = read_export(
-            e.get("tasks") if e.get("tasks") is not None else e["path"],
+            tasks if (tasks := e.get("tasks")) is not None else e["path"],
             where=where,
             on_error=on_error,
             known_images=known_images,
