@@ -26,6 +26,7 @@ import logging
 import os
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -348,7 +349,7 @@ def hits_table(sets: pl.DataFrame, corpus: pl.DataFrame) -> pl.DataFrame:
     ).drop("inference", "candidate_id")
 
 
-def _image_src(image: str, html_dir: str | None) -> str:
+def _image_src(image: str, html_dir: str | Path | None) -> str:
     """URLs as they are; local paths relative to the page's folder so the page opens from disk."""
     if "://" in image or html_dir is None:
         return image
@@ -357,7 +358,7 @@ def _image_src(image: str, html_dir: str | None) -> str:
     return os.path.relpath(os.path.abspath(job_file(image)), os.path.abspath(html_dir))
 
 
-def hits_html(hits: pl.DataFrame, *, max_hits: int | None = 20, html_dir: str | None = None) -> str:
+def hits_html(hits: pl.DataFrame, *, max_hits: int | None = 20, html_dir: str | Path | None = None) -> str:
     """A self-contained task page: each image with its region highlighted as Sherlock drew it, and a 1–3 scale.
     `html_dir`: the folder the page is written to (local image paths are made relative to it)."""
     template = resources.files("squidflow").joinpath("templates/comparison_hit.html").read_text(encoding="utf-8")

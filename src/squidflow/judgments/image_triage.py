@@ -14,6 +14,7 @@ exists its distance to the people and CROWDLAB's consensus quality. Then, in thi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -139,7 +140,7 @@ def image_triage(
 
 
 def triage_figure(
-    images: pl.DataFrame, path, *, frames: pl.DataFrame | None = None, per_class: int = 6, note: str = ""
+    images: pl.DataFrame, path: str | Path, *, frames: pl.DataFrame | None = None, per_class: int = 6, note: str = ""
 ) -> int:
     """Spread against the interval's width, coloured by class; with frames, a contact sheet of up to `per_class`
     images per class (the widest spreads first). Returns the panel count (style.save)."""

@@ -359,13 +359,13 @@ def ingest(
 
 
 def ingest_to(
-    judgments_path,
-    report_path,
+    judgments_path: str | Path,
+    report_path: str | Path,
     *,
     source,
     release_csv=None,
     batches=(),
-    frames=None,
+    frames: str | Path | None = None,
     on_error="stop",
     cache_dir=DOWNLOADS_DIR,
     on_empty="error",

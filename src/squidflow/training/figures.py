@@ -15,6 +15,7 @@ has its own marker.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -55,7 +56,9 @@ def table1_series(runs: pl.DataFrame, order: list[str]) -> pl.DataFrame:
     )
 
 
-def table1_plot(runs: pl.DataFrame, order: list[str], path, title: str, backbone: str | None = None) -> pl.DataFrame:
+def table1_plot(
+    runs: pl.DataFrame, order: list[str], path: str | Path, title: str, backbone: str | None = None
+) -> pl.DataFrame:
     """Write Table 1 as a line plot to `path` (PNG); returns the plotted series."""
     plt = _pyplot()
     series = table1_series(runs, order)
@@ -126,7 +129,7 @@ def reliability_bins(predictions: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def reliability_diagram(predictions: pl.DataFrame, path, title: str) -> pl.DataFrame:
+def reliability_diagram(predictions: pl.DataFrame, path: str | Path, title: str) -> pl.DataFrame:
     """Write one method's two-panel reliability diagram to `path` (PNG); `predictions` are its runs' predictions
     with a `train_set` column. Returns the binned points."""
     plt = _pyplot()

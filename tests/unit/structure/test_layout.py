@@ -242,77 +242,36 @@ def test_the_path_check_catches_a_path_written_out_twice(tmp_path: Path) -> None
     assert list(repeated_results_paths(copy)) == ["results/downloads"]
 
 
-# Scripts that still hand a path to a library function, each with why (DEVELOPERS.md, "File I/O"). Keyed by
-# (script, function); a new entry needs a reason as narrow as these.
-HANDS_PATHS = {
-    # The figure functions draw from frames and save through style.save (which records the panel count in the PNG).
-    ("acquisition_figure", "acquisition_figure"): "a figure writes its PNG through style.save",
-    ("comparison_sets_figure", "sets_figure"): "a figure writes its PNG through style.save",
-    ("frame_spread_figure", "frame_spread"): "a figure writes its PNG through style.save",
-    ("agreement_figure", "agreement_figure"): "a figure writes its PNG through style.save",
-    ("annotator_figure", "annotator_figure"): "a figure writes its PNG through style.save",
-    ("judgments_figure", "fig3_judgments"): "a figure writes its PNG through style.save",
-    ("image_triage", "triage_figure"): "a figure writes its PNG through style.save",
-    ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
-    # Many files, or a file too large to hold: the library streams or fans out.
-    ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",
-    ("select_frames", "build_dataset"): "writes the selected frames' images into the dataset folder",
-    ("make_demo_videos", "make_video"): "encodes a video frame by frame (ffmpeg pipe)",
-    ("make_training_cache", "build_cache"): "streams the pool's pixels into a memory-mapped cache",
-    ("make_training_frames", "build_frame_cache"): "streams whole frames into a memory-mapped cache",
-    ("train", "open_cache"): "memory-maps the pixel cache (larger than memory)",
-    ("train", "open_frame_cache"): "memory-maps the whole-frame cache",
-    ("comparison_hits", "hits_html"): "the HTML page's folder, to write image links relative to it (no I/O)",
-    ("report_task_page", "self_contained"): "the folder the page's images are relative to (files the page names)",
-    (
-        "publish_report_page",
-        "dataset_page",
-    ): "reads the published folder as a reader downloads it (card, shards, files)",
-    # Readers of a format people hand us (errors name the file and line).
-    ("comparison_metrics", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
-    ("crowd_comparison", "read_comparison_ratings"): "reads the Sherlock comparison ratings people hand us",
-    # Readers of what people hand us, and of Snakemake's own records: the library owns the format and its errors.
-    (
-        "ingest_judgments",
-        "ingest_to",
-    ): "reads MTurk results CSVs and the release CSV people hand us (errors name file and line)",
-    (
-        "next_round_effect",
-        "ingest",
-    ): "reads the next round's MTurk batch results like ingestion (errors name file and line)",
-    (
-        "run_summary",
-        "write_run_summary",
-    ): "reads Snakemake's own records of the run (.snakemake/metadata), not artifacts",
-    (
-        "video_candidates",
-        "list_candidates",
-    ): "walks the source folders and URL lists people hand us (a folder, not a file)",
-    ("accuracy_by_certainty_figure", "table1_plot"): "a figure writes its PNG through style.save",
-    ("method_reliability_figure", "reliability_diagram"): "a figure writes its PNG through style.save",
-    ("model_reliability_figure", "reliability_figure"): "a figure writes its PNG through style.save",
-    ("annotation_saturation_figure", "saturation_figure"): "a figure writes its PNG through style.save",
-    (
-        "ingest_judgments",
-        "ingest_exports_to",
-    ): "reads the Label Studio exports people hand us (errors name file and task)",
-    (
-        "label_studio_tasks",
-        "build_label_studio_tasks",
-    ): "writes a task folder Label Studio imports as a set (config, tasks, page)",
-    (
-        "publish_dataset",
-        "publish",
-    ): "writes the published folder (shards, card, croissant.json, LeWiDi files), embeds the frames' JPEGs and checks the folder with mlcroissant before moving it into place",
-}
 # Called with a path expression, these give a path expression (a folder, a name), not data.
 _PATH_CALLS = {"str", "list", "tuple", "sorted", "Path", "dirname", "join", "get"}
 
 
-def _hands_paths(path: Path) -> set[str]:
-    """Library functions (squidflow, other than squidflow.contracts.io) that `path` calls with snakemake.input/output paths."""
+@dataclasses.dataclass(frozen=True)
+class Handed:
+    """A call in a script that hands snakemake.input/output paths to a library function: `bound` is what the name
+    the call starts from was imported as (module, name), `attrs` the attributes after it, `where` the positions and
+    keywords of the path arguments."""
+
+    script: str
+    line: int
+    bound: tuple[str, str]
+    attrs: tuple[str, ...]
+    where: tuple[int | str, ...]
+
+    def target(self):
+        module = importlib.import_module(self.bound[0])
+        obj = getattr(module, self.bound[1], None) or importlib.import_module(".".join(self.bound))
+        for attr in self.attrs:
+            obj = getattr(obj, attr)
+        return obj
+
+
+def _handed_paths(path: Path) -> list[Handed]:
+    """The calls of `path` that hand snakemake.input/output paths to a library function (squidflow, other than
+    squidflow.contracts.io and squidflow.runtime.logs)."""
     tree = ast.parse(path.read_text())
     library = {}  # name bound by an import -> whether it is squidflow's (not squidflow.contracts.io)
+    bound: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
@@ -321,6 +280,7 @@ def _hands_paths(path: Path) -> set[str]:
                     "squidflow.contracts.io",
                     "squidflow.runtime.logs",
                 }
+                bound[a.asname or a.name] = (node.module, a.name)
         elif isinstance(node, ast.Import):
             for a in node.names:
                 library[(a.asname or a.name).split(".")[0]] = False
@@ -357,34 +317,63 @@ def _hands_paths(path: Path) -> set[str]:
             aliases |= {t.id for t, v in pairs if isinstance(t, ast.Name) and is_path(v)}
         elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and is_path(node.iter):
             aliases.add(node.target.id)
-    hands = set()
+    handed = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             root = node.func
+            attrs: list[str] = []
             while isinstance(root, ast.Attribute):
+                attrs.insert(0, root.attr)
                 root = root.value
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if (
-                isinstance(root, ast.Name)
-                and library.get(root.id)
-                and any(is_path(a) for a in [*node.args, *(k.value for k in node.keywords)])
-            ):
-                hands.add(name)
-    return hands
+            if not (isinstance(root, ast.Name) and library.get(root.id)):
+                continue
+            where = [i for i, a in enumerate(node.args) if is_path(a)]
+            where += [k.arg for k in node.keywords if k.arg and is_path(k.value)]
+            if where:
+                handed.append(Handed(path.stem, node.lineno, bound[root.id], tuple(attrs), tuple(where)))
+    return handed
 
 
-def test_scripts_do_the_file_io() -> None:
-    """Scripts read their inputs and write their outputs through squidflow.contracts.io; the library takes and returns frames,
-    so it is tested without files. A script that hands a snakemake.input/output path to a library function is named
-    in HANDS_PATHS with why."""
-    found = {(p.stem, f) for p in sorted((ROOT / "scripts").glob("*.py")) for f in _hands_paths(p)}
-    new = sorted(found - set(HANDS_PATHS))
-    assert not new, (
-        "scripts handing paths to the library (read/write in the script; else add to HANDS_PATHS why):\n"
-        + "\n".join(f"scripts/{s}.py -> {f}()" for s, f in new)
+def _hands_paths(path: Path) -> set[str]:
+    """The names of the library functions `path` calls with snakemake.input/output paths."""
+    return {h.attrs[-1] if h.attrs else h.bound[1] for h in _handed_paths(path)}
+
+
+def _path_parameter_problems(handed: Handed) -> list[str]:
+    """Where `handed` gives a path to a parameter whose annotation does not say it takes one."""
+    import inspect
+
+    func = handed.target()
+    params = list(inspect.signature(func).parameters.values())
+    name = f"{func.__module__}.{func.__qualname__}"
+    problems = []
+    for at in handed.where:
+        if isinstance(at, int):
+            param = params[at] if at < len(params) and params[at].kind.name.startswith("POSITIONAL") else None
+        else:
+            param = next((p for p in params if p.name == at), None)
+        annotation = str(param.annotation) if param is not None else ""
+        if not re.search(r"\bPath\b|PathLike", annotation):
+            problems.append(
+                f"scripts/{handed.script}.py:{handed.line} hands a path to {name}"
+                f"({param.name if param is not None else at}: {annotation or 'no such parameter'})"
+            )
+    return problems
+
+
+def test_scripts_hand_paths_only_to_parameters_that_say_they_take_one() -> None:
+    """Scripts read their inputs and write their outputs through squidflow.contracts.io; the library takes and returns
+    frames, so it is tested without files (DEVELOPERS.md, "File I/O"). A library function that must do its own I/O
+    (a figure saved through style.save, a folder of many files, a stream larger than memory, a format people hand us)
+    says so in its signature: the parameter is annotated `str | Path` (or `os.PathLike`), and its docstring says why.
+    A path handed to any other parameter is a script that should read or write the file itself."""
+    problems = [p for s in sorted((ROOT / "scripts").glob("*.py")) for h in _handed_paths(s)
+                for p in _path_parameter_problems(h)]  # fmt: skip
+    assert not problems, (
+        "read or write the file in the script through squidflow.contracts.io and hand the library a frame; where "
+        "the function must do the I/O itself, annotate the parameter `str | Path` and say why in its "
+        "docstring:\n" + "\n".join(problems)
     )
-    stale = sorted(set(HANDS_PATHS) - found)
-    assert not stale, f"HANDS_PATHS entries no script needs any more (remove them): {stale}"
 
 
 def test_the_io_check_catches_a_path_handed_to_the_library(tmp_path: Path) -> None:
@@ -399,3 +388,16 @@ def test_the_io_check_catches_a_path_handed_to_the_library(tmp_path: Path) -> No
         "io.write_parquet(frames, snakemake.output[0], schemas.FRAMES)\n"
     )
     assert _hands_paths(planted) == {"keyword_baselines", "image_scores"}
+    problems = [p for h in _handed_paths(planted) for p in _path_parameter_problems(h)]
+    assert len(problems) == 2 and all("planted.py" in p for p in problems), problems
+
+
+def test_a_path_handed_to_a_parameter_that_says_it_takes_one_passes(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from squidflow.judgments.figures import fig3_judgments\n"
+        "fig3_judgments(scores, snakemake.output.figure, title='x')\n"
+        "fig3_judgments(scores, path=snakemake.output.figure)\n"
+    )
+    handed = _handed_paths(planted)
+    assert len(handed) == 2 and [p for h in handed for p in _path_parameter_problems(h)] == []

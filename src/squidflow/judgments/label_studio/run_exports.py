@@ -10,6 +10,8 @@ every skipped task. `ingest_exports_to` is rule ingest_judgments' edge when the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 from squidflow.contracts import schemas
@@ -156,12 +158,12 @@ def export_report(
 
 
 def ingest_exports_to(
-    judgments_path,
-    report_path,
+    judgments_path: str | Path,
+    report_path: str | Path,
     *,
     exports: list[dict],
     source: str,
-    frames=None,
+    frames: str | Path | None = None,
     on_error: str = "stop",
     on_empty: str = "error",
 ) -> pl.DataFrame:

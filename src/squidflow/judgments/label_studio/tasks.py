@@ -257,7 +257,7 @@ def template_instructions(name: str) -> str:
 def build_label_studio_tasks(
     out_dir: str | Path,
     *,
-    frames_path,
+    frames_path: str | Path,
     hits: dict[str, str | Path],
     images: dict,
     images_per_hit: int,
