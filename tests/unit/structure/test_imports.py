@@ -1,59 +1,75 @@
 """Every job pays start-up only for what it uses: a rule's script, with the imports it makes before it calls the
-library, loads exactly the heavy libraries its rule computes with (the table below), no more and no fewer. Stage
-modules import torch, torchvision, timm, scipy.stats, sklearn, matplotlib, sentence-transformers, faiss,
-label-studio-sdk, crowd-kit where they are used, inside the function; a module-level import of one of them in a
-module many scripts import makes every such job pay for it (torch ~2-5 CPU s, torchvision ~4-10 with torch's
-compiler stack, scipy.stats ~1). A failure names the module and the chain of imports that pulled it in.
+library, loads no heavy library (torch, torchvision, timm, scipy.stats, sklearn, matplotlib, sentence-transformers,
+faiss, label-studio-sdk, crowd-kit, pandas, ...) except those its rule computes with. A rule computes with what its
+script imports itself (`import torch`, to set its threads) and with what the stage module whose function it calls
+imports at its top (squidflow.judgments.crowd works on pandas frames for crowd-kit). Anything else is a heavy import
+pulled in by a module the script needs for something lighter (a config class, a schema, the floor), which makes
+every such job pay for it (torch ~2-5 CPU s, torchvision ~4-10 with torch's compiler stack, scipy.stats ~1): import it
+inside the function that uses it. A failure names the module and the chain of imports that pulled it in. No table
+to edit: what a script may load follows from its own imports and calls.
 (tests/helpers/script_imports.py runs the imports, forks of one process for the scripts and a fresh interpreter
 for the planted case; benchmarks/startup.py measures their CPU seconds.)
 """
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
 import pytest
+import tomllib
 from helpers.script_imports import HEAVY, ROOT, run_imports, run_imports_of, scripts
 
-TORCH_VISION = frozenset({"torch", "torchvision", "torch._dynamo"})  # torchvision's import pulls in torch._dynamo
 
-# The heavy modules a rule's script imports before its library call: the rules that compute with torch import it
-# to set its threads; `train` builds torchvision's augmentations; the crowd models work on pandas frames. Every
-# other job imports its heavy libraries inside the library function that uses them (or not at all).
-NEEDS: dict[str, frozenset[str]] = {
-    "comparison_embed": frozenset({"torch"}),
-    "comparison_sbert": frozenset({"torch"}),
-    "crowd_aggregation": frozenset({"pandas"}),
-    "crowd_comparison": frozenset({"pandas"}),
-    "featurize": frozenset({"torch"}),
-    "litmus_train_guesser": frozenset({"torch"}),
-    "publish_dataset": frozenset({"pandas"}),  # the `datasets` features it writes the shards with import pandas
-    "train": TORCH_VISION,
-    "zero_shot_predictions": frozenset({"torch"}),
-}
+def _stages() -> tuple[str, ...]:
+    """The library's stage packages, as pyproject.toml's import-linter layers name them (the last layer is the
+    shared floor, whose modules every script imports: never a rule's computation)."""
+    toml = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    layers = toml["tool"]["importlinter"]["contracts"][0]["layers"]
+    return tuple(f"squidflow.{name}" for name in layers[:-1] if name != "cli")
+
+
+def called_stage_modules(script: Path) -> set[str]:
+    """The stage modules whose functions `script` calls (`from squidflow.judgments.crowd import crowd_tables`, then
+    `crowd_tables(...)`; or `from squidflow.judgments import crowd`, then `crowd.crowd_tables(...)`)."""
+    tree = ast.parse(script.read_text())
+    bound: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(_stages()):
+            for a in node.names:
+                bound[a.asname or a.name] = node.module
+                bound.setdefault(f"{a.asname or a.name}.", f"{node.module}.{a.name}")  # a module imported by name
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in bound:
+                called.add(bound[f.id])
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f"{f.value.id}." in bound:
+                called.add(bound[f"{f.value.id}."])
+    return called
 
 
 def _chain(script: str, chain: list[str]) -> str:
     return " -> ".join(f"scripts/{script}.py" if m == "__main__" else m for m in chain)
 
 
-def check(
-    script: Path, needs: frozenset[str], env: dict[str, str] | None = None, found: dict[str, list[str]] | None = None
-) -> list[str]:
-    """What is wrong with `script`'s heavy imports (`found`, else run here) against `needs`, one line per module."""
+def check(script: Path, env: dict[str, str] | None = None, found: dict[str, list[str]] | None = None) -> list[str]:
+    """The heavy modules `script`'s imports load (`found`, else run here) that its rule does not compute with, one
+    line per module, with the chain that pulled each in."""
     found = run_imports(script, env) if found is None else found
-    problems = [f"scripts/{script.name} imports {m}, which rule {script.stem} does not need: "
-                f"{_chain(script.stem, found[m])}" for m in sorted(set(found) - needs)]  # fmt: skip
-    problems += [f"scripts/{script.name} no longer imports {m} before its library call: update NEEDS in "
-                 f"tests/unit/structure/test_imports.py" for m in sorted(needs - set(found))]  # fmt: skip
+    called = called_stage_modules(script)
+    problems = []
+    for module, chain in sorted(found.items()):
+        first = chain[1] if len(chain) > 1 else chain[0]  # what the script itself imported
+        if first.split(".")[0] in {h.split(".")[0] for h in HEAVY} or first in called:
+            continue
+        problems.append(
+            f"scripts/{script.name} imports {module} before its library call, which rule {script.stem} does not "
+            f"compute with: {_chain(script.stem, chain)} (import it inside the function that uses it)"
+        )
     return problems
-
-
-def test_the_table_names_every_script_and_only_heavy_modules() -> None:
-    names = {p.stem for p in scripts()}
-    assert set(NEEDS) <= names, f"NEEDS names scripts that do not exist: {sorted(set(NEEDS) - names)}"
-    assert all(needs <= set(HEAVY) for needs in NEEDS.values())
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +80,16 @@ def imported() -> dict[str, dict[str, list[str]]]:
 
 
 @pytest.mark.parametrize("script", scripts(), ids=lambda p: p.stem)
-def test_a_script_imports_the_heavy_modules_its_rule_needs(script: Path, imported: dict) -> None:
-    problems = check(script, NEEDS.get(script.stem, frozenset()), found=imported[script.stem])
+def test_a_script_imports_only_the_heavy_modules_its_rule_computes_with(script: Path, imported: dict) -> None:
+    problems = check(script, found=imported[script.stem])
     assert not problems, "\n".join(problems)
+
+
+def test_what_a_rule_computes_with_is_read_from_its_script() -> None:
+    crowd = ROOT / "scripts" / "crowd_aggregation.py"
+    assert called_stage_modules(crowd) == {"squidflow.judgments.crowd"}
+    # the floor is never a rule's computation: io.write_parquet's module is not counted
+    assert not any(m.startswith("squidflow.contracts") for m in called_stage_modules(crowd))
 
 
 def test_a_planted_heavy_import_is_named_with_its_chain(tmp_path: Path) -> None:
@@ -78,9 +101,16 @@ def test_a_planted_heavy_import_is_named_with_its_chain(tmp_path: Path) -> None:
     script.write_text('"""Rule planted_rule."""\n\nfrom squidflow.runtime.logs import setup\n\nlog = setup(snakemake)\n\n'
                       "import polars as pl\n\nimport planted_stage\n\nprint(pl)\n")  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])}
-    problems = check(script, frozenset({"torch"}), env)
-    assert any("imports scipy.stats, which rule planted_rule does not need: scripts/planted_rule.py -> "
-               "planted_stage -> planted_floor -> scipy.stats" in p for p in problems), problems  # fmt: skip
-    assert any("no longer imports torch" in p for p in problems), problems
+    problems = check(script, env)
+    assert any("imports scipy.stats before its library call, which rule planted_rule does not compute with: "
+               "scripts/planted_rule.py -> planted_stage -> planted_floor -> scipy.stats" in p
+               for p in problems), problems  # fmt: skip
     # the forks that check the real scripts find the same module and chain
     assert run_imports_of([script], env) == {"planted_rule": run_imports(script, env)}
+
+
+def test_a_heavy_module_the_script_imports_itself_is_its_rules_computation(tmp_path: Path) -> None:
+    script = tmp_path / "planted_direct.py"
+    script.write_text('"""Rule planted_direct."""\n\nimport scipy.stats\n\nprint(scipy.stats.norm)\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    assert check(script, env) == []
