@@ -13,13 +13,12 @@ FRAME_SPREAD_FIGURE = "results/figures/frames_spread.png"
 
 
 def get_extract_frames_inputs(wildcards):
-    """The manifest, the shard's videos that the workflow makes itself (the demo's) and the download shards' folders
-    (get_video_shard_dirs): declared, so that a job on object storage gets its local copies
-    (squidflow.frames.extract.stable_shard picks the shard's demo videos; the downloaded ones are sharded by another
-    count, so every download folder is an input)."""
+    """The manifest, and the shard's videos that the workflow makes itself (the demo's): declared, so that a job on
+    object storage gets its local copies (squidflow.frames.extract.stable_shard picks the shard's). The downloaded
+    videos are the rule's input `downloads` (get_video_shard_dirs, apart: it waits for the checkpoint)."""
     from squidflow.frames.extract import stable_shard
 
-    inputs = {"videos": VIDEO_MANIFEST, "downloads": get_video_shard_dirs(wildcards)}
+    inputs = {"videos": VIDEO_MANIFEST}
     if "demo" in [s["type"] for s in config["sources"]]:
         shards = config["frames"]["shards"]
         mine = [v for v in DEMO_VIDEO_IDS if stable_shard(v, shards) == int(wildcards.shard)]
