@@ -256,6 +256,7 @@ HANDS_PATHS = {
     ("contact_sheets", "contact_sheets"): "one PNG per event into the output folder, through style.save",
     # Many files, or a file too large to hold: the library streams or fans out.
     ("extract_frames", "extract_videos"): "decodes videos and writes one image per frame into the output folder",
+    ("acquire_videos", "acquire_shard"): "downloads videos and links the shard's ok ones into its output folder",
     ("select_frames", "build_dataset"): "writes the selected frames' images into the dataset folder",
     ("make_demo_videos", "make_video"): "encodes a video frame by frame (ffmpeg pipe)",
     ("make_training_cache", "build_cache"): "streams the pool's pixels into a memory-mapped cache",
