@@ -9,8 +9,9 @@ uploaded bytes, the journal records each one, the frames are extracted, and neit
 file the run wrote. The same run on the S3 server without a shared filesystem (`--default-storage-provider s3
 --shared-fs-usage none`, issue 49 deliverable 1): the downloaded videos reach the bucket in the download jobs'
 declared shard folders, frame extraction reads them from there, the frames equal the local run's, and the working
-directory keeps nothing but Snakemake's own state. The small in-process tests: a missing object is `unavailable` with reason `http_4xx`, a bucket
-that is not there stops the listing naming the root, neither message naming the endpoint."""
+directory keeps nothing but Snakemake's own state. The small in-process tests: a missing object is `unavailable`
+with reason `http_4xx`, a bucket that is not there stops the listing naming the root, neither message naming the
+endpoint."""
 
 from __future__ import annotations
 
