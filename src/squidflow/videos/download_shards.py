@@ -13,8 +13,9 @@ results/videos/<source>/<id>.mp4, beside the journal on the machine that runs th
 at its end the job puts the shard's `ok` videos and their subtitles into its declared folder
 results/videos/downloads/shard<k>of<n>.g<generation>/ (`shard_folder`: hard links, no second copy on disk), and its
 status table's `path` names them there, so a later job gets them as declared inputs, on object storage too. The
-journal is read whole (every shard's file), so changing the shard count downloads nothing again either. A journal line carries the retry generation it was made in: the job of generation N (`retry_failed`,
-see videos.smk) asks again only for the videos whose newest line is not `ok` and older than N.
+journal is read whole (every shard's file), so changing the shard count downloads nothing again either. A journal
+line carries the retry generation it was made in: the job of generation N (`retry_failed`, see videos.smk) asks
+again only for the videos whose newest line is not `ok` and older than N.
 
 Workers take videos site by site, round-robin, through the brake (squidflow.videos.brake): a site that is paused or
 paced waits while the other sites' videos go on, and the videos of a site the brake has stopped are recorded as
