@@ -24,6 +24,7 @@ status = acquire_shard(
     opts=opts,
     journal_dir=job_file(params.journal_dir),
     brake=brake_for(opts, job_file(params.brake_dir), str(run_started())),
+    folder=snakemake.output.videos,  # the shard's ok videos and subtitles, where the status rows name them
 )
 write_parquet(status, snakemake.output.status, schemas.VIDEO_STATUS)
 # the journal's records of this job's videos, to the declared output (object storage keeps them)

@@ -25,6 +25,7 @@ candidates, takedown_log = apply_takedowns(
     params.takedown,
     journal_dirs=[job_file(d) for d in params.journal_dirs],
     status_dir=job_file(params.status_dir),
+    downloads_dir=job_file(params.downloads_dir),
 )
 for note in notes:
     log.info("source note: %s", note)

@@ -11,6 +11,9 @@ include: "inputs/frames.smk"
 rule extract_frames:
     input:
         unpack(get_extract_frames_inputs),
+        # the download shards' folders: the downloaded videos the manifest names (they are sharded by another
+        # count, so every folder is an input)
+        downloads=get_video_shard_dirs,
     output:
         frames=FRAME_SHARD_TABLE,
         status=FRAME_SHARD_STATUS_TABLE,

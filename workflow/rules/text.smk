@@ -14,6 +14,7 @@ rule read_subtitles:
     input:
         videos=VIDEO_MANIFEST,
         demo_subtitles=get_demo_subtitle_files,
+        downloads=get_video_shard_dirs,  # the downloaded videos' subtitles, beside them
     output:
         subtitles=SUBTITLES_TABLE,
     log:

@@ -6,15 +6,20 @@
 # Shape: checkpoint video_candidates lists every source's videos (the network is touched here and in the download
 # jobs only, never while the DAG is built). The videos to download are split into `download.shards` shards by a
 # stable hash of their id; one acquire_videos job per shard downloads its videos with `download.workers` workers and
-# writes the shard's status table results/videos/status/shard{shard}of{shards}.g{generation}.parquet (the videos
-# themselves land in results/videos/<type>/{video_id}.mp4, subtitles beside them as {video_id}.<lang>.vtt). Files
-# already on disk (demo, local, UCF-Crime) are only probed, by rule check_local_videos, which knows each file by its
-# size and modification time. A failed video is a row with a status and a reason, so the workflow completes.
+# writes the shard's status table results/videos/status/shard{shard}of{shards}.g{generation}.parquet and the folder
+# results/videos/downloads/shard{shard}of{shards}.g{generation}/ with the shard's `ok` videos ({video_id}.mp4,
+# subtitles beside them as {video_id}.<lang>.vtt, and the marker file .squidflow-videos, so it is never empty): the
+# table's `path` names them there, and the frames stage and the subtitles reader declare these folders as inputs.
+# Files already on disk (demo, local, UCF-Crime) are only probed, by rule check_local_videos, which knows each file
+# by its size and modification time. A failed video is a row with a status and a reason, so the workflow completes.
 #
 # Kills and reruns: each finished video is appended at once to results/videos/journal/ (one JSON line), so a shard
 # job killed mid-shard loses no finished video; its rerun takes every journalled video as it is (no request) and
-# downloads the rest. The manifest asks for each shard's newest status table on disk (the candidates are an
-# ancient() input, so listing the sources again redoes no download): a rerun with nothing to do downloads nothing.
+# downloads the rest. The videos download to working copies that outlive the job (results/videos/<type>/
+# {video_id}.mp4, as the candidates name them, beside the journal; see acquire_videos' params), because Snakemake
+# deletes a declared folder before it runs the job again; the folder gets hard links to them (no second copy). The
+# manifest asks for each shard's newest status table on disk (the candidates are an ancient() input, so listing the
+# sources again redoes no download): a rerun with nothing to do downloads nothing.
 # `--config retry_failed=true` asks, for each shard table that has videos not `ok` and is older than this
 # invocation, for the next generation `.g<N+1>`, whose job tries exactly those videos again, once per invocation.
 #
@@ -71,6 +76,7 @@ checkpoint video_candidates:
         takedown=config["takedown"],
         journal_dirs=[JOURNAL_DIR, JOURNAL_LOCAL_DIR],
         status_dir=STATUS_DIR,
+        downloads_dir=os.path.dirname(VIDEO_SHARD_DIR),  # a removed video's links in every shard folder
     script:
         "../../scripts/video_candidates.py"
 
@@ -97,6 +103,8 @@ rule acquire_videos:
         # the journal's records of this shard's videos (what was fetched, what failed and why), declared so that
         # they reach object storage; the working journal (journal_dir) stays beside the job (see below)
         journal="results/videos/status/shard{shard}of{shards}.g{generation}.journal.jsonl",
+        # the shard's ok videos and their subtitles (hard links to the working copies), never empty (a marker file)
+        videos=directory(VIDEO_SHARD_DIR),
     log:
         "logs/acquire_videos/shard{shard}of{shards}.g{generation}.log",
     benchmark:
@@ -106,11 +114,12 @@ rule acquire_videos:
     resources:
         downloads=1,
     params:
-        # Not declared, on purpose: the working journal must outlive a killed job and its rerun (Snakemake deletes a
-        # declared output before it runs a job again), and the brake's files are shared by the concurrent shard
-        # jobs. Both are on the machine that runs Snakemake (localrules), under the job's results folder
-        # (squidflow.contracts.paths.job_file: results/ here, Snakemake's local copies under .snakemake/storage/ on object
-        # storage, so a run's working folder keeps nothing else there).
+        # Not declared, on purpose: the working journal and the videos' working copies (the candidates' `path`)
+        # must outlive a killed job and its rerun (Snakemake deletes a declared output before it runs a job again),
+        # and the brake's files are shared by the concurrent shard jobs. All are on the machine that runs Snakemake
+        # (localrules), under the job's results folder (squidflow.contracts.paths.job_file: results/ here,
+        # Snakemake's local copies under .snakemake/storage/ on object storage, so a run's working folder keeps
+        # nothing else there).
         journal_dir=JOURNAL_DIR,
         brake_dir=BRAKE_DIR,
     script:

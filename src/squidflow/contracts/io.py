@@ -108,6 +108,31 @@ def write_json_lines(path: str | os.PathLike, records: Iterable[dict]) -> None:
             fh.write(json.dumps(record) + "\n")
 
 
+def marked_folder(folder: str | os.PathLike, marker: str, text: str) -> Path:
+    """Make `folder` (a rule's directory() output) and put the file `marker` in it, saying what the folder holds: on
+    object storage an empty directory() output is no object at all, and Snakemake takes it for missing, so a folder
+    where a job may legitimately write nothing else (a shard without a video) is never empty."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / marker).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    return folder
+
+
+def link_or_copy(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """`dest` as the same file as `src`: a hard link (no second copy on disk), a copy where the filesystem has none
+    (another device); an existing `dest` is replaced."""
+    import shutil
+
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.unlink(missing_ok=True)
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copy2(src, dest)
+    return dest
+
+
 def _is_any_width_f32(dtype: pl.DataType) -> bool:
     return isinstance(dtype, pl.Array) and dtype.inner == pl.Float32
 

@@ -150,14 +150,14 @@ def extract_videos(
     """
     import polars as pl
 
+    from squidflow.contracts.io import marked_folder
     from squidflow.contracts.paths import job_file, recorded_path
     from squidflow.runtime.logs import progress
 
-    image_dir = Path(image_dir)
-    image_dir.mkdir(parents=True, exist_ok=True)
-    # never an empty folder, even for a shard without a decodable video: on object storage an empty directory()
-    # output is no object at all, and Snakemake takes it for missing
-    (image_dir / SHARD_MARKER).write_text("the frames extracted from this shard's videos: <video_id>/<frame>.<ext>\n")
+    # never an empty folder, even for a shard without a decodable video (contracts.io.marked_folder)
+    image_dir = marked_folder(
+        image_dir, SHARD_MARKER, "the frames extracted from this shard's videos: <video_id>/<frame>.<ext>"
+    )
     rows, status = [], []
     has_release = "release_frames" in videos.columns
     decoder = resolve_decoder(cfg.decoder)

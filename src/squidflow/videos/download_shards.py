@@ -8,9 +8,14 @@ workers (threads, or processes with `download.pool: process`).
 Each finished video — `ok` or not — is appended at once to the shard's journal
 (results/videos/journal/shard<k>of<n>.jsonl, one JSON line, written with O_APPEND), so a job killed mid-shard loses
 no finished video: the rerun reads the journals, keeps every finished video as it is (no request to the site), and
-downloads the rest. The journal is read whole (every shard's file), so changing the shard count downloads nothing
-again either. A journal line carries the retry generation it was made in: the job of generation N (`retry_failed`,
-see videos.smk) asks again only for the videos whose newest line is not `ok` and older than N.
+downloads the rest. The videos download to their working copies (the candidates' `path`,
+results/videos/<source>/<id>.mp4, beside the journal on the machine that runs the job), which outlive a killed job;
+at its end the job puts the shard's `ok` videos and their subtitles into its declared folder
+results/videos/downloads/shard<k>of<n>.g<generation>/ (`shard_folder`: hard links, no second copy on disk), and its
+status table's `path` names them there, so a later job gets them as declared inputs, on object storage too. The
+journal is read whole (every shard's file), so changing the shard count downloads nothing again either. A journal
+line carries the retry generation it was made in: the job of generation N (`retry_failed`, see videos.smk) asks
+again only for the videos whose newest line is not `ok` and older than N.
 
 Workers take videos site by site, round-robin, through the brake (squidflow.videos.brake): a site that is paused or
 paced waits while the other sites' videos go on, and the videos of a site the brake has stopped are recorded as
@@ -76,6 +81,10 @@ def outcome_record(video_id: str, generation: int, result: DownloadResult) -> di
     if result.info is not None:
         record.update(result.info.as_row())
     record.update({k: result.metadata[k] for k in TEXT_FROM_DOWNLOAD if result.metadata.get(k) not in (None, "", [])})
+    if record["subtitles"]:  # by their paths in the workflow, not the job's local copies on object storage
+        from squidflow.contracts.paths import recorded_path
+
+        record["subtitles"] = [recorded_path(sub) for sub in record["subtitles"]]
     return record
 
 
@@ -187,7 +196,7 @@ def _worker_session(opts: DownloadOptions, brake: Brake | None) -> Session:
 def _acquire_one(candidate: dict[str, Any], opts: DownloadOptions, brake: Brake | None) -> DownloadResult:
     """One video by one worker; never raises (a bug or a full disk is this video's status, not the job's end)."""
     try:
-        return download(candidate["url"], candidate["path"], opts, session=_worker_session(opts, brake), brake=brake,
+        return download(candidate["url"], candidate.get("_work") or candidate["path"], opts, session=_worker_session(opts, brake), brake=brake,
                         first_attempt=candidate.get("_attempt", 1), hand_back_refusals=brake is not None,
                         licenses=candidate.get("licenses"))  # fmt: skip
     except Exception as exc:
@@ -218,19 +227,27 @@ def acquire_shard(
     journal_dir: str | Path,
     brake: Brake | None,
     progress: bool = True,
+    folder: str | Path | None = None,
 ) -> pl.DataFrame:
     """Download the shard's videos that no journal has settled yet; one VIDEO_STATUS row per video of the shard.
 
     Videos already settled (see `is_finished`) are taken from the journal without any request; the others are
     downloaded by `opts.workers` workers, each finished video journalled at once. A video refused by its site
     (rate limit, bot check) goes back to its site's queue, so its worker serves other sites during the pause.
+    Each video downloads to its working copy (the candidate's `path`, where this job sees it: `job_file`); with
+    `folder` (the job's declared output folder) the `ok` ones are then put there (`shard_folder`) and the rows name
+    them there.
     """
+    from squidflow.contracts.paths import job_file
+
     mine = shard_candidates(candidates, shard, shards).to_dicts()
+    for c in mine:
+        c["_work"] = job_file(c["path"])  # not a status column: status_row leaves it out
     records = read_journals(journal_dir, (c["video_id"] for c in mine))
     for c in mine:
         rec = records.get(c["video_id"])
         if rec is not None and rec.get("status") == "ok":
-            rec["path_exists"] = os.path.exists(c["path"])
+            rec["path_exists"] = os.path.exists(c["_work"])
     todo = [c for c in mine if not is_finished(records.get(c["video_id"]), generation)]
     log.info("shard %d of %d, generation %d: %d videos, %d settled by the journal, %d to download with %d %s "
              "worker(s)", shard, shards, generation, len(mine), len(mine) - len(todo), len(todo), opts.workers,
@@ -241,7 +258,38 @@ def acquire_shard(
             rec = outcome_record(vid, generation, result)
             journal.append(rec)
             records[vid] = rec
-    return status_table([status_row(c, records[c["video_id"]]) for c in mine])
+    rows = [status_row(c, records[c["video_id"]]) for c in mine]
+    if folder is not None:
+        shard_folder(folder, mine, rows)
+    return status_table(rows)
+
+
+FOLDER_MARKER = ".squidflow-videos"  # the file every download shard folder holds, a shard without an ok video too
+
+
+def shard_folder(folder: str | Path, candidates: list[dict[str, Any]], rows: list[dict[str, Any]]) -> Path:
+    """Put every `ok` video of `rows` (the status rows of `candidates`, in their order) and its subtitles into
+    `folder`, as the same files as their working copies (`link_or_copy`), and make the rows name them there (their
+    path in the workflow: `recorded_path`). The folder holds its marker file, so it is never empty (an empty
+    directory() output is missing on object storage)."""
+    from squidflow.contracts.io import link_or_copy, marked_folder
+    from squidflow.contracts.paths import recorded_path
+    from squidflow.videos.download import subtitle_files
+
+    folder = marked_folder(
+        folder,
+        FOLDER_MARKER,
+        "this download shard's videos (<video_id>.mp4) and their subtitles (<video_id>.<lang>.vtt)",
+    )
+    for c, row in zip(candidates, rows, strict=True):
+        if row["status"] != "ok":
+            continue
+        work = Path(c.get("_work") or c["path"])
+        dest = link_or_copy(work, folder / work.name)
+        subs = [link_or_copy(sub, folder / Path(sub).name) for sub in subtitle_files(work)]
+        row["path"] = recorded_path(dest)
+        row["subtitles"] = [recorded_path(sub) for sub in subs]
+    return folder
 
 
 def _run_pool(todo: list[dict[str, Any]], opts: DownloadOptions, brake: Brake | None, *, progress: bool):

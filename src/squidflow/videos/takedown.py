@@ -4,7 +4,8 @@ The top-level `takedown:` names a CSV (`video_id`, `requested`, `reason`) that c
 an input: a listed video is left out of the candidates, so every job downstream of the listing (the manifest, frame
 extraction, features, selection, annotation tasks, judgments, tables, the published configs) runs again without it,
 and the published dataset's version is bumped (`published_version`). The video's downloaded file, its subtitles and
-its journal lines are deleted (`delete_files`); `results/videos/takedown_log.csv` is the one file of the run that
+its journal lines are deleted (`delete_files`: the working copy and its hard links in every download shard folder,
+results/videos/downloads/*/); `results/videos/takedown_log.csv` is the one file of the run that
 names a removed video (what was removed, when asked, why, and when squidflow applied it). The card's "Changes"
 section counts the removals by reason without naming them.
 """
@@ -76,13 +77,17 @@ def video_files(row: dict) -> list[Path]:
     on disk, a local or demo source's, is theirs: not deleted, only left out)."""
     if not row.get("download") or not row.get("path"):
         return []
-    video = Path(row["path"])
-    if not video.parent.is_dir():
+    return files_of(Path(row["path"]).parent, Path(row["path"]).stem)
+
+
+def files_of(folder: Path, video_stem: str) -> list[Path]:
+    """The files of one video in a folder: `<stem>.mp4`, its subtitles and download leftovers."""
+    if not folder.is_dir():
         return []
-    stem = re.escape(video.stem)
+    stem = re.escape(video_stem)
     return sorted(
         p
-        for p in video.parent.iterdir()
+        for p in folder.iterdir()
         if re.fullmatch(
             stem + r"(\.[A-Za-z0-9_-]+)*\.(mp4|part|vtt|srt|"
             r"webm|mkv|m4a|ytdl|json)",
@@ -117,11 +122,16 @@ def forget_journal(journal_dirs: Iterable[str | Path], video_ids: Iterable[str])
     return dropped
 
 
-def delete_files(removed: pl.DataFrame) -> list[str]:
-    """Delete every file acquisition made for the removed videos; the paths deleted."""
+def delete_files(removed: pl.DataFrame, download_dirs: Iterable[str | Path] = ()) -> list[str]:
+    """Delete every file acquisition made for the removed videos, the working copies and their links in the download
+    shard folders (`download_dirs`: every generation's, results/videos/downloads/*/); the paths deleted."""
     gone = []
+    folders = [Path(d) for d in download_dirs]
     for row in removed.iter_rows(named=True):
-        for f in video_files(row):
+        files = video_files(row)
+        if row.get("download") and row.get("path"):
+            files += [f for d in folders for f in files_of(d, Path(row["path"]).stem)]
+        for f in files:
             f.unlink(missing_ok=True)
             gone.append(str(f))
     return gone
@@ -203,9 +213,11 @@ def apply_takedowns(
     *,
     journal_dirs: Iterable[str | Path] = (),
     status_dir: str | Path | None = None,
+    downloads_dir: str | Path | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The candidates without the takedown list's videos, and the takedown log. The removed videos' downloads, journal
-    lines and status rows are deleted, so no file of the run but the log names them."""
+    lines and status rows are deleted (and the videos' links in the shard folders under `downloads_dir`), so no file
+    of the run but the log names them."""
     import logging
 
     log = logging.getLogger(__name__)
@@ -213,7 +225,10 @@ def apply_takedowns(
     kept, removed = remove(candidates, takedowns)
     ids = removed["video_id"].to_list()
     if ids:
-        gone = delete_files(removed)
+        shards = Path(downloads_dir) if downloads_dir else None
+        gone = delete_files(
+            removed, sorted(p for p in shards.iterdir() if p.is_dir()) if shards and shards.is_dir() else []
+        )
         lines = forget_journal(journal_dirs, ids)
         rows = forget_status_rows(status_dir, ids) if status_dir else 0
         log.info(

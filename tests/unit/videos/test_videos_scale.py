@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -358,6 +359,34 @@ def test_journal_settles_finished_videos_whatever_the_shard_count(site, tmp_path
     with open(tmp_path / "journal" / "shard0of2.jsonl", "a") as fh:
         fh.write('{"video_id": "v1", "status": "fai')
     assert read_journals(tmp_path / "journal")["v1"]["status"] == "ok"
+
+
+def test_a_shard_puts_its_ok_videos_into_its_declared_folder_which_a_rerun_refills_without_a_request(
+    site, tmp_path, monkeypatch
+):
+    """The download job's declared folder (issue 49): the ok videos as hard links to the working copies, the rows'
+    `path` naming them there, a marker file so it is never empty; Snakemake deletes the folder before it runs a
+    killed job again, and the rerun fills it from the working copies the journal settles, asking the site nothing."""
+    monkeypatch.chdir(tmp_path)
+    cands = _candidates({"a": f"{site.url}/good/a.mp4?v=a", "gone": f"{site.url}/missing/a.mp4"})
+    opts = DownloadOptions(retries=0, socket_timeout_s=2.0, workers=2)
+    folder = "results/videos/downloads/shard0of1.g0"
+
+    def shard():
+        return acquire_shard(cands, shard=0, shards=1, generation=0, opts=opts, journal_dir="journal", brake=None,
+                             progress=False, folder=folder)  # fmt: skip
+
+    rows = {r["video_id"]: r for r in shard().iter_rows(named=True)}
+    assert rows["a"]["status"] == "ok" and rows["a"]["path"] == f"{folder}/a.mp4"
+    assert rows["gone"]["status"] == "unavailable"
+    working = cands.filter(pl.col("video_id") == "a")["path"].item()
+    assert os.path.samefile(rows["a"]["path"], working)  # a link, not a second copy
+    assert sorted(os.listdir(folder)) == [".squidflow-videos", "a.mp4"]
+    asked = len(site.requests)
+    shutil.rmtree(folder)  # as Snakemake does with a declared folder before it runs the job again
+    again = {r["video_id"]: r for r in shard().iter_rows(named=True)}
+    assert len(site.requests) == asked and again["a"]["path"] == rows["a"]["path"]
+    assert sorted(os.listdir(folder)) == [".squidflow-videos", "a.mp4"]
 
 
 def test_a_process_pool_downloads_and_classifies_the_same(site, tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ from squidflow.contracts import schemas
 from squidflow.contracts.io import conform, read_parquet, write_parquet
 from squidflow.errors import InputError
 from squidflow.publish.dataset import publish
+from squidflow.videos.download_shards import shard_folder
 from squidflow.videos.takedown import apply_takedowns, published_version, read_takedowns, removals_by_reason
 
 
@@ -72,12 +73,17 @@ def test_a_listed_video_leaves_the_candidates_with_its_files_journal_lines_and_s
     status.mkdir(parents=True)
     rows = cands.with_columns(pl.lit("ok").alias("status"), pl.lit(0).alias("retry_generation"))
     write_parquet(conform(rows, schemas.VIDEO_STATUS), status / "shard0of1.g0.parquet", schemas.VIDEO_STATUS)
+    # the download jobs' shard folders (two generations) hold links to the working copies (shard_folder)
+    downloads = tmp_path / "results" / "videos" / "downloads"
+    work = [c for c in cands.iter_rows(named=True) if c["download"]]
+    for gen in ("shard0of1.g0", "shard0of1.g1"):
+        shard_folder(downloads / gen, [{**c, "_work": c["path"]} for c in work], [{"status": "ok"} for _ in work])
     listing = tmp_path / "takedown.csv"
     listing.write_text(
         "video_id,requested,reason\ntakeme00002,2026-11-01,privacy\nlocal_a,2026-11-03,consent withdrawn\n"
         "notlisted99,2026-11-04,privacy\n"
     )
-    kept, log = apply_takedowns(cands, listing, journal_dirs=[journal], status_dir=status)
+    kept, log = apply_takedowns(cands, listing, journal_dirs=[journal], status_dir=status, downloads_dir=downloads)
     assert kept["video_id"].to_list() == ["keepme00001"]
     assert dict(zip(log["video_id"], log["outcome"], strict=True)) == {
         "takeme00002": "removed",
@@ -87,6 +93,9 @@ def test_a_listed_video_leaves_the_candidates_with_its_files_journal_lines_and_s
     videos = tmp_path / "results" / "videos" / "youtube"
     assert sorted(p.name for p in videos.iterdir()) == ["keepme00001.en.vtt", "keepme00001.mp4"]
     assert (tmp_path / "results" / "videos" / "mine" / "local_a.mp4").exists()  # a user's own file is left alone
+    for gen in ("shard0of1.g0", "shard0of1.g1"):
+        left = sorted(p.name for p in (downloads / gen).iterdir())
+        assert left == [".squidflow-videos", "keepme00001.en.vtt", "keepme00001.mp4"], left
     assert "takeme00002" not in (journal / "shard0.jsonl").read_text()
     assert read_parquet(status / "shard0of1.g0.parquet", schemas.VIDEO_STATUS)["video_id"].to_list() == ["keepme00001"]
     assert removals_by_reason(log) == {"consent withdrawn": 1, "privacy": 1}

@@ -14,7 +14,8 @@ FRAME_SPREAD_FIGURE = "results/figures/frames_spread.png"
 
 def get_extract_frames_inputs(wildcards):
     """The manifest, and the shard's videos that the workflow makes itself (the demo's): declared, so that a job on
-    object storage gets its local copies (squidflow.frames.extract.stable_shard picks the shard's)."""
+    object storage gets its local copies (squidflow.frames.extract.stable_shard picks the shard's). The downloaded
+    videos are the rule's input `downloads` (get_video_shard_dirs, apart: it waits for the checkpoint)."""
     from squidflow.frames.extract import stable_shard
 
     inputs = {"videos": VIDEO_MANIFEST}

@@ -80,6 +80,21 @@ def get_video_status_files(wildcards):
     return paths
 
 
+VIDEO_SHARD_DIR = "results/videos/downloads/shard{shard}of{shards}.g{generation}"  # acquire_videos' videos
+
+
+def get_video_shard_dirs(wildcards):
+    """The folders of the download shards whose status tables the manifest takes (each shard's newest generation):
+    the downloaded videos and subtitles the manifest's `path` names, declared by the jobs that open them (frame
+    extraction, the subtitles reader), so that on object storage they get their local copies."""
+    folders = []
+    for path in get_video_status_files(wildcards):
+        m = squidflow_manifest.SHARD_TABLE.fullmatch(os.path.basename(path))
+        if m:
+            folders.append(VIDEO_SHARD_DIR.format(shard=m[1], shards=m[2], generation=m[3]))
+    return folders
+
+
 def get_local_video_files():
     """Every video file of the local sources (and the UCF-Crime folder), sorted: video_candidates lists again when
     one is added or removed."""
