@@ -39,6 +39,9 @@ def _engine_names(tree: ast.AST) -> set[str]:
             names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith(ENGINE_PACKAGES)}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ENGINE_PACKAGES):
             names |= {a.asname or a.name for a in node.names}
+    for node in ast.walk(tree):  # and a name given one of them (`plugin = snakemake_executor_plugin_slurm`)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return names
 
 
@@ -149,6 +152,11 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(ROOT / folder, copy / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     assert check(copy) == []
     return copy
+
+
+def test_an_alias_of_an_engine_module_is_counted() -> None:
+    planted = "def f(p=None):\n    import snakemake_executor_plugin_slurm\n    p = snakemake_executor_plugin_slurm\n    p.run = print\n"
+    assert places(planted) == ["<planted>:4: assigns p.run"]
 
 
 def test_public_names_are_not_counted() -> None:
