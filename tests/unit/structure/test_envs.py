@@ -78,11 +78,23 @@ def _env_lock(env_file: Path) -> dict[str, str]:
     return lock
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node of `tree` but those under `if TYPE_CHECKING:`, which only a type checker imports (`_typeshed`)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            todo += node.orelse
+            continue
+        todo += ast.iter_child_nodes(node)
+
+
 @functools.cache  # every rule's walk reads the same library modules: each file is parsed once per session
 def _imports(path: Path) -> frozenset[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
