@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 import zipfile
 from pathlib import Path
 
@@ -140,8 +141,13 @@ def check_report(report_html: Path, results_dir: Path, categories: list[str], sc
                                 figure_shot = screenshots / "report_figure.png"
                                 page.screenshot(path=str(figure_shot))
                         elif content == "html":
-                            page.locator(f'iframe[src="{uri}"]').wait_for()
-                            frame = next(f for f in page.frames if f.url.endswith(uri))
+                            frame = page.locator(f'iframe[src="{uri}"]').element_handle().content_frame()
+                            assert frame is not None, uri
+                            # the iframe is in the page before its document is: wait until it has navigated there
+                            deadline = time.monotonic() + 60
+                            while not frame.url.endswith(uri):
+                                assert time.monotonic() < deadline, f"{uri}: the frame never opened it ({frame.url})"
+                                page.wait_for_timeout(100)
                             frame.wait_for_load_state("load")
                             assert frame.inner_text("body").strip(), f"{uri} shows nothing"
                             if "annotation" in uri:  # task pages: every image inlined and decoded
