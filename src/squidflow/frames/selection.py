@@ -9,8 +9,6 @@ them. For a SQUID-E release manifest (exact mode) the listed frames are the sele
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +126,7 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
     """
     from PIL import Image
 
+    from squidflow.contracts.io import link_or_copy
     from squidflow.contracts.paths import job_file, recorded_path
     from squidflow.frames.extract import save_image
 
@@ -136,15 +135,11 @@ def publish_images(frames: pl.DataFrame, image_dir: str | Path, cfg: SelectionCo
     for r in frames.iter_rows(named=True):
         src = Path(job_file(r["image_path"]))
         dst = image_dir / r["video_id"] / f"{r['frame_index']}.{cfg.image_format}"
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if dst.exists():
-            dst.unlink()
         if src.suffix.lstrip(".") == cfg.image_format:
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copyfile(src, dst)
+            link_or_copy(src, dst)
         else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.unlink(missing_ok=True)
             with Image.open(src) as img:
                 save_image(
                     np.asarray(img.convert("RGB")), dst, image_format=cfg.image_format, quality=cfg.image_quality

@@ -122,11 +122,11 @@ def forget_journal(journal_dirs: Iterable[str | Path], video_ids: Iterable[str])
     return dropped
 
 
-def delete_files(removed: pl.DataFrame, download_dirs: Iterable[str | Path] = ()) -> list[str]:
+def delete_files(removed: pl.DataFrame, downloads_dir: str | Path | None = None) -> list[str]:
     """Delete every file acquisition made for the removed videos, the working copies and their links in the download
-    shard folders (`download_dirs`: every generation's, results/videos/downloads/*/); the paths deleted."""
+    shard folders (every generation's, `downloads_dir`/*/: results/videos/downloads/); the paths deleted."""
     gone = []
-    folders = [Path(d) for d in download_dirs]
+    folders = sorted(p for p in Path(downloads_dir).glob("*") if p.is_dir()) if downloads_dir else []
     for row in removed.iter_rows(named=True):
         files = video_files(row)
         if row.get("download") and row.get("path"):
@@ -225,10 +225,7 @@ def apply_takedowns(
     kept, removed = remove(candidates, takedowns)
     ids = removed["video_id"].to_list()
     if ids:
-        shards = Path(downloads_dir) if downloads_dir else None
-        gone = delete_files(
-            removed, sorted(p for p in shards.iterdir() if p.is_dir()) if shards and shards.is_dir() else []
-        )
+        gone = delete_files(removed, downloads_dir)
         lines = forget_journal(journal_dirs, ids)
         rows = forget_status_rows(status_dir, ids) if status_dir else 0
         log.info(
