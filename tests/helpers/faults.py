@@ -202,3 +202,13 @@ def raw_payloads(path: Path) -> list[str]:
         if path.suffix == ".md" and "SQFPIPE|" in text:
             found.append(f"{path}: unescaped table pipe of a payload")
     return found
+
+
+def assert_one_clear_stop(res: subprocess.CompletedProcess, *needles: str) -> str:
+    """Exit status not 0, every needle in the output, and no Python traceback shown to the user."""
+    out = res.stdout
+    assert res.returncode != 0, out[-3000:]
+    for needle in needles:
+        assert needle in out, f"{needle!r} not in:\n{out[-3000:]}"
+    assert TRACEBACK not in out, out[-3000:]
+    return out

@@ -139,7 +139,7 @@ def card_alpha(card: str) -> dict[str, float]:
 
 
 def test_own_videos_and_raters_to_a_published_dataset(label_studio):
-    work, api, rng = label_studio.document_root, lss.Api(label_studio), np.random.default_rng(0)
+    work, api, rng = lss.workdir(label_studio, "own_dataset"), lss.Api(label_studio), np.random.default_rng(0)
     make_clips(work / "my videos")
     squidflow(
         work,

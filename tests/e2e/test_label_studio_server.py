@@ -141,7 +141,7 @@ def ratings_result(n: int, values: list[int]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def pushed(label_studio):
-    work = label_studio.document_root
+    work = lss.workdir(label_studio, "label_studio_server")
     make_run(work)
     t0 = time.perf_counter()
     res = cli(label_studio, work, "push")
