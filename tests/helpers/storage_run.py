@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
+from helpers.runs import ROOT, SMALL_CONFIGS, SNAKEMAKE
+
 # S3 keeps no modification times (snakemake issues 752, 1710): the runs decide what to rerun from what Snakemake
 # records of each job, as profiles/s3 says.
 RERUN_TRIGGERS = ("--rerun-triggers", "code", "params", "software-env", "input")
@@ -29,7 +27,7 @@ def storage_command(provider: str, prefix: str, *args: str) -> list[str]:
         "--snakefile",
         str(ROOT / "Snakefile"),
         "--configfile",
-        *map(str, CONFIGS),
+        *map(str, SMALL_CONFIGS),
         "--default-storage-provider",
         provider,
         "--default-storage-prefix",

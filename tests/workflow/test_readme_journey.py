@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from helpers.runs import clone_like
 from helpers.videotools import make_clip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,13 +26,9 @@ def journey() -> list[str]:
     return [ln for ln in block[: block.index("```")].splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def clone_like(tmp: Path) -> Path:
-    """tmp/clone: every top-level entry of the checkout linked, but no results, runs or Snakemake state."""
-    clone = tmp / "clone"
-    clone.mkdir()
-    for entry in ROOT.iterdir():
-        if entry.name not in ("results", "runs", "logs", ".snakemake", ".git", "mine.yaml"):
-            (clone / entry.name).symlink_to(entry)
+def clone_with_videos(tmp: Path) -> Path:
+    """A folder like a fresh clone (no mine.yaml either) with a folder of videos in it."""
+    clone = clone_like(tmp, leave_out=("mine.yaml",))
     for event in ("concert", "market"):
         for k, ext in enumerate(("mp4", "mkv", "webm")):
             make_clip(clone / "my-videos" / event / f"clip {k}.{ext}", size="64x48", rate=6, seconds=1)
@@ -47,8 +44,8 @@ def test_the_journey_runs_as_printed(tmp_path):
         ".venv/bin/squidflow",
         ".venv/bin/hf",
     ]
-    clone = clone_like(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    clone = clone_with_videos(tmp_path)
+    env = dict(os.environ)
     said = []
     for line in lines:
         if line.startswith("export "):

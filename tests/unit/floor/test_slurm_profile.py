@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 import yte
-from helpers.dryrun import local_rules
+from helpers.runs import SNAKEMAKE, local_rules
 
 from squidflow.runtime import slurm, slurm_plugin
 
 ROOT = Path(__file__).resolve().parents[3]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def load_profile(monkeypatch, **env: str) -> dict:

@@ -12,22 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.runs import rule_blocks
 
 ROOT = Path(__file__).resolve().parents[3]
 RULES = ROOT / "workflow" / "rules"
 STAGES = sorted(p.stem for p in RULES.glob("*.smk") if p.stem != "common")
 SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
-
-
-def rule_blocks() -> list[tuple[str, str, str]]:
-    """(stage, rule name, rule text) for every rule and checkpoint."""
-    out = []
-    for smk in sorted(RULES.glob("*.smk")):
-        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
-            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
-            if head:
-                out.append((smk.stem, head.group(1), block))
-    return out
 
 
 @pytest.mark.parametrize("stage", STAGES)

@@ -18,7 +18,7 @@ from squidflow.version import describe, git_describe
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+ENV = {**os.environ}
 
 
 # ---------------------------------------------------------------------------------------------- one version
