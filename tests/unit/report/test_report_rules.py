@@ -6,61 +6,61 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import jinja2
 import pytest
+from helpers.runs import snakemake
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTED_FOLDERS = ("results/tables/", "results/figures/")
 
-# Loads the workflow with Snakemake's API (as `snakemake --lint` does) and prints every rule output with its report
-# flag. It runs in a subprocess: the Snakefile changes the working directory and sys.path of whoever loads it.
+# A Snakefile that includes the workflow's and then writes every rule output with its report flag to the file named
+# by $SQUIDFLOW_WALK_OUT: it reads only the Snakefile's public `workflow` object (its rules and report text) and the
+# `report()` flags through snakemake.io's public functions. `snakemake --list-rules` parses it (no job, no DAG).
 WALK = r"""
-import json, sys
-from pathlib import Path
-from snakemake.api import SnakemakeApi
-from snakemake.io import get_flag_value, is_flagged
-from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
+include: {snakefile!r}
 
-configfiles = [Path(p).resolve() for p in sys.argv[1:]]
-rules, report_text = [], None
-with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-    workflow_api = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path("Snakefile").resolve(),
-                                config_settings=ConfigSettings(configfiles=configfiles))
-    workflow = workflow_api._workflow  # the loaded workflow (what lint() and list_rules() use)
-    if workflow.report_text is not None:
-        report_text = workflow.report_text.get_path_or_uri(secret_free=True)
-    for rule in workflow.rules:
-        for f in rule.output:
-            flag = get_flag_value(f, "report") if is_flagged(f, "report") else None
-            info = None
-            if flag is not None:
-                labels = flag.labels
-                info = {
-                    "caption": None if flag.caption is None else flag.caption.get_path_or_uri(secret_free=True),
-                    "category": None if flag.category is None else repr(flag.category),
-                    "subcategory": None if flag.subcategory is None else repr(flag.subcategory),
-                    "labels": labels if isinstance(labels, dict) else repr(labels),
-                    "patterns": list(flag.patterns or []),
-                }
-            rules.append({"rule": rule.name, "output": str(f), "report": info})
-print(json.dumps({"report_text": report_text, "outputs": rules}))
+import json, os
+from snakemake.io import get_flag_value, is_flagged
+
+_walked = []
+for _rule in workflow.rules:
+    for _f in _rule.output:
+        _flag = get_flag_value(_f, "report") if is_flagged(_f, "report") else None
+        _info = None
+        if _flag is not None:
+            _labels = _flag.labels
+            _info = {{
+                "caption": None if _flag.caption is None else _flag.caption.get_path_or_uri(secret_free=True),
+                "category": None if _flag.category is None else repr(_flag.category),
+                "subcategory": None if _flag.subcategory is None else repr(_flag.subcategory),
+                "labels": _labels if isinstance(_labels, dict) else repr(_labels),
+                "patterns": list(_flag.patterns or []),
+            }}
+        _walked.append({{"rule": _rule.name, "output": str(_f), "report": _info}})
+_text = workflow.report_text
+with open(os.environ["SQUIDFLOW_WALK_OUT"], "w") as _out:
+    json.dump({{"report_text": None if _text is None else _text.get_path_or_uri(secret_free=True), "outputs": _walked}}, _out)
 """
 
 
 @pytest.fixture(scope="module")
-def walked() -> dict:
-    res = subprocess.run(
-        [sys.executable, "-c", WALK, str(ROOT / "config" / "config.yaml")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+def walked(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    folder = tmp_path_factory.mktemp("walk")
+    (folder / "Snakefile").write_text(WALK.format(snakefile=str(ROOT / "Snakefile")))
+    out = folder / "walked.json"
+    res = snakemake(
+        "--snakefile",
+        folder / "Snakefile",
+        "--configfile",
+        ROOT / "config" / "config.yaml",
+        "--list-rules",
         timeout=300,
+        env={"SQUIDFLOW_WALK_OUT": str(out)},
     )
     assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return json.loads(out.read_text())
 
 
 def test_every_table_and_figure_output_is_in_the_report(walked):

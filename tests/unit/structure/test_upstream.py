@@ -5,7 +5,7 @@ bounds repeat.
 A place is: a private attribute (`_name`, not `__dunder__`) read from a Snakemake object or module (`workflow._x`,
 `snakemake.<...>._x`, a name imported from `snakemake` or one of its plugins), an assignment to an attribute of such
 a module or class (`plugin.query_job_status = ...`), or `setattr` on one. Searched in the library, the scripts, the
-rules (`Snakefile`, `workflow/**/*.smk`, read as Python where they are Python) and the benchmarks."""
+rules (`Snakefile`, `workflow/**/*.smk`, read as Python where they are Python), the benchmarks and the tests."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def places(source: str, filename: str = "<planted>") -> list[str]:
 
 def searched(root: Path) -> list[Path]:
     files = [root / "Snakefile", *(root / "workflow").rglob("*.smk")]
-    for folder in ("src", "scripts", "benchmarks"):
+    for folder in ("src", "scripts", "benchmarks", "tests"):
         files += (root / folder).rglob("*.py")
     # scripts/squidflow links to src/squidflow: each file once, where it lives
     return sorted(
@@ -148,7 +148,7 @@ def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: 
 def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("tree")
     shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
-    for folder in ("src", "scripts", "benchmarks", "workflow"):
+    for folder in ("src", "scripts", "benchmarks", "workflow", "tests"):
         shutil.copytree(ROOT / folder, copy / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     assert check(copy) == []
     return copy
