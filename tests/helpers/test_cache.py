@@ -60,9 +60,10 @@ def _files(root: Path, inputs: Iterable[str]) -> list[str]:
     return sorted(set(names))
 
 
-def input_key(root: Path = ROOT, inputs: Iterable[str] = RUN_INPUTS, recipe: str = "") -> str:
+def input_key(root: Path | None = None, inputs: Iterable[str] = RUN_INPUTS, recipe: str = "") -> str:
     """A digest of every input that can change a build: each file's path and content (a link's target), the public
     data's file names and sizes, the Python version and `recipe` (how the caller builds)."""
+    root = ROOT if root is None else root
     digest = hashlib.sha256()
     digest.update(f"python {platform.python_version()}\nrecipe {recipe}\n".encode())
     for name in _files(root, inputs):
