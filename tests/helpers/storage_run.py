@@ -1,6 +1,5 @@
 """The small demo (tests/configs/small.yaml) run on object storage through a Snakemake storage plugin, for
-tests/workflow/test_storage_fs.py (the `fs` plugin on a prefix folder) and tests/integration/test_s3.py (S3 on a
-moto server): every job reads and writes only what its rule declares, so the working directory keeps nothing but
+tests/e2e/test_s3.py (S3 on a moto server): every job reads and writes only what its rule declares, so the working directory keeps nothing but
 Snakemake's own state."""
 
 from __future__ import annotations

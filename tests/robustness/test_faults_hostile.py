@@ -144,7 +144,7 @@ def test_the_floor_helper_keeps_paths_inside(tmp_path, name):
 def test_the_reports_script_data_cannot_close_its_tag():
     """Issue 31: `snakemake --report` embeds the jobs' params (an event's prompt from the config) as JSON in <script>
     tags with `</` as it is. The workflow wraps Snakemake's renderers (squidflow.report.script_data): every `<` is
-    written `\\u003c`, the same JSON to the page. tests/integration/test_report_browser.py opens such a report in Chromium."""
+    written `\\u003c`, the same JSON to the page. tests/e2e/test_report_browser.py opens such a report in Chromium."""
     from snakemake.report.html_reporter import data
 
     from squidflow.report.script_data import RENDERERS, escape_report_scripts

@@ -1,7 +1,7 @@
 """README "Build your own dataset": every command of the journey runs as printed (issue 47), in a folder that looks
 like the clone (its files linked) with a folder of videos beside it: `init` and `check-config` for real, each
 `snakemake` as a dry run (-n), the Label Studio and publish commands up to the message that says what they lack
-(no server here; tests/integration/test_own_dataset.py walks the same journey through a real one)."""
+(no server here; tests/e2e/test_own_dataset.py walks the same journey through a real one)."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def rebuild_config(f: Facts) -> str:
 
 def rebuild_recipe(f: Facts) -> list[str]:
     """The card's recipe for reference-mode images: a config and one command, which
-    tests/workflow/test_rebuild_recipe.py follows as printed."""
+    tests/e2e/test_rebuild_recipe.py follows as printed."""
     if not f.rebuild_list:
         return [REBUILD_RELEASE]
     served = (

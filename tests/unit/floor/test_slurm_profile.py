@@ -1,7 +1,7 @@
 """profiles/slurm and squidflow.runtime.slurm without a cluster: what the profile asks Slurm for, and how Slurm's answers
 (a refused sbatch, a job pending forever) become a message naming the rule and the fix.
 
-The same behaviour on a real cluster: tests/integration/test_slurm.py."""
+The same behaviour on a real cluster: tests/e2e/test_slurm.py."""
 
 from __future__ import annotations
 
