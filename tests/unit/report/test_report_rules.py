@@ -4,63 +4,20 @@ labels — fails, naming the rule and the file."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import jinja2
 import pytest
-from helpers.runs import snakemake
+from helpers.report_walk import walk
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTED_FOLDERS = ("results/tables/", "results/figures/")
 
-# A Snakefile that includes the workflow's and then writes every rule output with its report flag to the file named
-# by $SQUIDFLOW_WALK_OUT: it reads only the Snakefile's public `workflow` object (its rules and report text) and the
-# `report()` flags through snakemake.io's public functions. `snakemake --list-rules` parses it (no job, no DAG).
-WALK = r"""
-include: {snakefile!r}
-
-import json, os
-from snakemake.io import get_flag_value, is_flagged
-
-_walked = []
-for _rule in workflow.rules:
-    for _f in _rule.output:
-        _flag = get_flag_value(_f, "report") if is_flagged(_f, "report") else None
-        _info = None
-        if _flag is not None:
-            _labels = _flag.labels
-            _info = {{
-                "caption": None if _flag.caption is None else _flag.caption.get_path_or_uri(secret_free=True),
-                "category": None if _flag.category is None else repr(_flag.category),
-                "subcategory": None if _flag.subcategory is None else repr(_flag.subcategory),
-                "labels": _labels if isinstance(_labels, dict) else repr(_labels),
-                "patterns": list(_flag.patterns or []),
-            }}
-        _walked.append({{"rule": _rule.name, "output": str(_f), "report": _info}})
-_text = workflow.report_text
-with open(os.environ["SQUIDFLOW_WALK_OUT"], "w") as _out:
-    json.dump({{"report_text": None if _text is None else _text.get_path_or_uri(secret_free=True), "outputs": _walked}}, _out)
-"""
-
 
 @pytest.fixture(scope="module")
-def walked(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    folder = tmp_path_factory.mktemp("walk")
-    (folder / "Snakefile").write_text(WALK.format(snakefile=str(ROOT / "Snakefile")))
-    out = folder / "walked.json"
-    res = snakemake(
-        "--snakefile",
-        folder / "Snakefile",
-        "--configfile",
-        ROOT / "config" / "config.yaml",
-        "--list-rules",
-        timeout=300,
-        env={"SQUIDFLOW_WALK_OUT": str(out)},
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(out.read_text())
+def walked() -> dict:
+    return walk()
 
 
 def test_every_table_and_figure_output_is_in_the_report(walked):
