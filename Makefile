@@ -62,7 +62,7 @@ system-tools:
 test-tools: setup
 	@bash .ci/ensure-apt.sh chromium:chromium
 	@bash .ci/ensure-slurm.sh || echo "note: the Slurm cluster tests will be skipped"
-	@$(BIN)/python tests/helpers/label_studio_server.py --install || echo "note: the Label Studio tests will be skipped"
+	@cd tests && $(abspath $(BIN))/python -m helpers.label_studio_server --install || echo "note: the Label Studio tests will be skipped"
 
 demo: setup
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES)

@@ -2,7 +2,7 @@
 
 `label-studio` pins its own Django stack, so it lives in its own virtualenv, never in the project's `.venv`: the one
 the library looks for by default (`~/.cache/squidflow/label-studio-venv`, or $SQUIDFLOW_LABEL_STUDIO_VENV), installed
-by `make test-tools` (`python tests/helpers/label_studio_server.py --install`), never inside a test, and installed
+by `make test-tools` (`cd tests && python -m helpers.label_studio_server --install`), never inside a test, and installed
 again only when its key (the Label Studio version and the Python that made the venv) changes. The
 server keeps its SQLite database and media in a temporary folder, listens on a free loopback port, has one user whose
 API token is made by its own CLI (`label-studio init --user-token`), serves local files from a document root, and is
