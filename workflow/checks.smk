@@ -27,12 +27,13 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 from snakemake.exceptions import WorkflowError
 from squidflow.runtime import slurm as squidflow_slurm
 from squidflow.config import ConfigError, check_config_files, check_writable
+from squidflow.config_layers import config_files, demo_configfiles, record_config
 from squidflow.runtime import run_record as squidflow_run_record
 
 try:
-    # config/config.yaml before the Snakefile's `configfile:` reads it; a workflow importing squidflow as a module
-    # has read its own config files already (workflow.configfiles)
-    _files = ["config/config.yaml", *map(str, workflow.configfiles), *map(str, workflow.overwrite_configfiles)]
+    # the files that make the configuration (squidflow.config_layers), before the Snakefile's `configfile:` reads the
+    # demo's; a workflow importing squidflow as a module has read its own config files already (workflow.configfiles)
+    _files = [*config_files(workflow.overwrite_configfiles, SQUIDFLOW_ROOT), *map(str, workflow.configfiles)]
     check_config_files(dict.fromkeys(os.path.normpath(f) for f in _files))
 except ConfigError as _error:
     raise WorkflowError(str(_error)) from None
@@ -54,6 +55,7 @@ onstart:
         raise WorkflowError("\n".join(_unwritable))
     _other_config = squidflow_run_record.check_and_record(
         [str(f) for f in workflow.configfiles],
+        config=record_config(config),
         replace=bool(config.get("replace_other_config")),
         repo_root=SQUIDFLOW_ROOT,
     )
