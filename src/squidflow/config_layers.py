@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,9 +119,11 @@ def _parse_config(entries: list[str]) -> dict[str, Any]:
     config: dict[str, Any] = {}
     for entry in entries:
         key, sep, text = entry.partition("=")
-        if not sep or not key.strip():
+        if not sep:
             raise ValueError("Config entries have to be defined as name=value pairs.")
-        merge_configs(config, {key.strip(): _value(text)})
+        if not re.fullmatch(r"[a-zA-Z_][\w-]*\w", key):
+            raise ValueError("Config entry must start with a valid identifier.")
+        merge_configs(config, {key: _value(text)})
     return config
 
 
