@@ -88,8 +88,8 @@ HEADER = """\
 # squidflow config for your own videos in {folder} (written by `squidflow init`; every key: config/README.md).
 # Events: {events} (the sub-folders). Judgments: {platform}; nothing of the offline demo (no simulated panel).
 # Check it, then run the journey of README.md, "Build your own dataset":
-#   .venv/bin/squidflow check-config --configfile {config} --directory {directory}
-#   .venv/bin/snakemake --configfile {config} --directory {directory} --cores 2
+#   .venv/bin/squidflow check-config --configfile {config}{directory}
+#   .venv/bin/snakemake --configfile {config}{directory} --cores 2
 # Read on the schema's defaults (never on the demo's config/config.yaml); `squidflow config` with the same arguments
 # prints every key a run reads.
 """
@@ -113,7 +113,11 @@ def write_config(
         folder, directory=directory, platform=platform, name=name, license_id=license_id, citation=citation
     )
     text = HEADER.format(
-        folder=folder, events=", ".join(config["events"]), platform=platform, config=out, directory=directory
+        folder=folder,
+        events=", ".join(config["events"]),
+        platform=platform,
+        config=out,
+        directory="" if Path(directory) == Path(".") else f" --directory {directory}",
     )
     body = yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=110)
     todo = [k for k in ("license", "citation") if not config["publish"][k]]
