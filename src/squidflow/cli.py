@@ -127,7 +127,8 @@ STAGE_COMMANDS = (  # label-studio, evaluate, publish
 )
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The `squidflow` command's arguments, every sub-command's."""
     from squidflow import __version__, config_layers
 
     parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
@@ -180,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("gpu-slots", help="show which GPU slots are taken")
     p.add_argument("--lock-dir", default=None)
     p.set_defaults(func=_cmd_gpu_slots)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     return args.func(args)
 
 

@@ -193,7 +193,11 @@ def _demo_hint(chosen: Layers, root: PathLike | None) -> str:
 
 def changed_from_before(chosen: Layers, config: Mapping[str, Any], root: PathLike | None = REPO_ROOT) -> list[str]:
     """The keys (dotted) whose value differs from what these config files gave on top of the demo config, as a run
-    in the clone read them before the one rule: empty when the demo config is read now or named."""
+    in the clone read them before the one rule: for a config that leaves `sources` to the demo's, as an overlay of
+    the demo does (one that names its own sources, as `squidflow init` writes, stands on its own). Empty when the
+    demo config is read now or named."""
+    if "sources" in _as_written(chosen.configfiles, chosen.overrides):
+        return []
     before = _with_demo_under(chosen, root)
     return [] if before is None else _differences(before, config)
 
