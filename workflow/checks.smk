@@ -1,4 +1,5 @@
-# Checks that run before anything else. Included first by the Snakefile, before its `configfile:` directive.
+# Checks that run before anything else. Included first by the Snakefile, before its `configfile:` directive (the demo
+# config, read only when no --configfile is given: squidflow.config_layers).
 #
 # 1. The config files are parsed strictly before Snakemake reads them, so a YAML syntax error (a tab) or a key given
 #    twice names its file and line instead of Snakemake's "not valid JSON or YAML". (Files given with --configfile
@@ -11,7 +12,8 @@
 # 3. One results folder per configuration: before the first job of a real run, the first config file is compared
 #    with the one recorded in results/report/run_config.yaml by the run that made the folder's results; another one
 #    stops the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same one
-#    (overlays after it may change) is recorded again (squidflow.runtime.run_record).
+#    (overlays after it may change) is recorded again, with the configuration the files made (what `squidflow
+#    config` prints for the same arguments; squidflow.runtime.run_record).
 # The config's keys and the input paths it names are checked in common.smk, once the config is read.
 import os
 import sys

@@ -142,7 +142,9 @@ def parser() -> argparse.ArgumentParser:
     config_layers.add_arguments(p, files_positional=True)
     p.set_defaults(func=_cmd_check_config)
     p = sub.add_parser(
-        "config", help="print the configuration a run with these arguments reads, as YAML", description=_cmd_config.__doc__
+        "config",
+        help="print the configuration a run with these arguments reads, as YAML",
+        description=_cmd_config.__doc__,
     )
     config_layers.add_arguments(p)
     p.set_defaults(func=_cmd_config)

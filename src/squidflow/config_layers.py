@@ -38,7 +38,7 @@ DEMO_CONFIG = Path("config") / "config.yaml"
 # The release in which the demo config stopped being read under a config file of your own (CHANGELOG.md)
 LAYERING_CHANGED = "a change after squidflow 0.4.0: CHANGELOG.md, Unreleased"
 
-PathLike = str | os.PathLike
+PathLike = str | Path
 
 
 def demo_configfiles(configfiles: Sequence[PathLike], root: PathLike | None = REPO_ROOT) -> list[Path]:

@@ -172,9 +172,12 @@ def test_the_own_dataset_journey_runs_as_printed(clone, monkeypatch):
         assert "squidflow label-studio pull" in cmd.output
     assert publish_check.returncode == 1 and "not a folder" in publish_check.output
     workflow = same_configuration(said, clone, monkeypatch)
-    assert workflow["annotation"]["label_studio"] == config_layers.resolve(
-        config_layers.layers([clone / "mine.yaml"], root=clone), check_paths=False
-    )["annotation"]["label_studio"]  # push builds its tasks' image URLs from what the run wrote them with
+    assert (
+        workflow["annotation"]["label_studio"]
+        == config_layers.resolve(config_layers.layers([clone / "mine.yaml"], root=clone), check_paths=False)[
+            "annotation"
+        ]["label_studio"]
+    )  # push builds its tasks' image URLs from what the run wrote them with
     # the workflow's own record of the configuration it read (a run with --touch records it before its first job)
     snakemake(*tasks.argv[1:], "--touch", cwd=clone)
     recorded = yaml.safe_load((clone / "runs/mine" / run_record.RECORD).read_text())
@@ -197,7 +200,13 @@ def test_the_demo_journey_runs_as_printed(clone, monkeypatch):
 
 def test_the_label_studio_journey_runs_as_printed(clone, monkeypatch):
     lines = commands(section("Your own annotators on Label Studio"))
-    assert [Path(shlex.split(ln, comments=True)[0]).name for ln in lines] == ["snakemake", "export", "squidflow", "squidflow", "snakemake"]
+    assert [Path(shlex.split(ln, comments=True)[0]).name for ln in lines] == [
+        "snakemake",
+        "export",
+        "squidflow",
+        "squidflow",
+        "snakemake",
+    ]
     videos(clone / "videos")
     assert squidflow("init", "videos", "--output", "my.yaml", "--license", "cc-by-4.0", "--citation", "@misc{m}",
                      cwd=clone).returncode == 0  # fmt: skip

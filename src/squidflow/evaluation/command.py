@@ -208,7 +208,5 @@ def add_parser(sub) -> None:
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (intervals.resamples)")
     p.add_argument("--level", type=float, default=None, help="interval level (intervals.level)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (intervals.seed)")
-    p.add_argument(
-        "--out", type=Path, default=None, help="output folder (default: results/evaluate in --directory)"
-    )
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: results/evaluate in --directory)")
     p.set_defaults(func=run)

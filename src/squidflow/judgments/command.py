@@ -72,7 +72,8 @@ def missing_judgments_message(source: str, missing: list[str]) -> str:
     if source == "label_studio":
         how = (
             "push the tasks, let your annotators answer, then pull their answers: `.venv/bin/squidflow label-studio "
-            "push` and `.venv/bin/squidflow label-studio pull` with the run's --configfile and --directory (pull writes results/judgments/label_studio/<task>.json), or list your own exports in "
+            "push` and `.venv/bin/squidflow label-studio pull` with the run's --configfile and --directory (pull "
+            "writes results/judgments/label_studio/<task>.json), or list your own exports in "
             "judgments.label_studio.exports"
         )
     else:

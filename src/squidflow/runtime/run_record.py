@@ -2,9 +2,9 @@
 
 A run records, before its first job, the config files it read (their paths as given, and their contents) and the
 configuration they made (every key, the schema's defaults filled in: what `squidflow config` prints for the same
-arguments) in `results/report/run_config.yaml`, beside the run summary. The first config file names the configuration (the demo's
-config/config.yaml, config/squid-e-release.yaml, ...); files after it are overlays on it (a model added, a key
-changed). The next run in the same folder compares its first config file with the record's: the same one goes on
+arguments) in `results/report/run_config.yaml`, beside the run summary. The first config file names the
+configuration (the demo's config/config.yaml, config/squid-e-release.yaml, ...); files after it are overlays on it
+(a model added, a key changed). The next run in the same folder compares its first config file with the record's: the same one goes on
 (overlays and edited contents too: Snakemake reruns what a changed key touches); another one
 (`--configfile config/squid-e-release.yaml` in the demo's folder) stops the run before its first job, naming both
 configurations and the fix: `--directory DIR`, one folder per configuration, or the top-level key

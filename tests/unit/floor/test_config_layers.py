@@ -145,7 +145,9 @@ def test_check_config_says_which_keys_the_demo_no_longer_gives(tmp_path):
 
 def test_squidflow_config_prints_each_layer_and_the_configuration(tmp_path):
     (tmp_path / "mine.yaml").write_text("frames: {n: 12}\n")
-    res = _cli("config", "--configfile", "mine.yaml", "--config", "retry_failed=true", "--directory", "run", cwd=tmp_path)
+    res = _cli(
+        "config", "--configfile", "mine.yaml", "--config", "retry_failed=true", "--directory", "run", cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr
     head = [line for line in res.stdout.splitlines() if line.startswith("#")]
     assert head[1:] == [
