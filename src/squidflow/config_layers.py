@@ -239,8 +239,10 @@ def shown_path(path: PathLike) -> str:
 
 def record_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration as a run records it and `squidflow config` prints it: what the workflow adds under `_`
-    (which squidflow made it) left out."""
-    return {k: v for k, v in config.items() if not str(k).startswith("_")}
+    (which squidflow made it) left out, a password in a URL (a proxy's) as `***`."""
+    from squidflow.runtime.run_record import redact
+
+    return redact({k: v for k, v in config.items() if not str(k).startswith("_")})
 
 
 # --- the command line: the arguments every `squidflow` command takes, as `snakemake` takes them -------------------
