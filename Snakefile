@@ -10,8 +10,9 @@ include: "workflow/checks.smk"  # config files parsed strictly (a tab, a twice-g
 
 # The configuration, whatever the working directory (squidflow.config_layers, the rule every `squidflow` command
 # follows too): the schema's defaults (filled in by common.smk), then the demo config only when no --configfile is
-# given, then the --configfile files in order, then --config. The demo config is named from the workflow's folder.
-for _demo_config in demo_configfiles(workflow.overwrite_configfiles, workflow.basedir):
+# given, then the --configfile files in order, then --config. The demo config is named from the workflow's own folder
+# (SQUIDFLOW_ROOT), not the working directory; as a module, squidflow reads the config its user hands it instead.
+for _demo_config in demo_configfiles(workflow.overwrite_configfiles, SQUIDFLOW_ROOT):
 
     configfile: _demo_config
 
