@@ -85,7 +85,7 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     config_path = user / "config" / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
     config["stages"] = ["judgments"]
-    config["judgments"].update(source="release", kappa_bins=[3, 4, 5])
+    config.setdefault("judgments", {}).update(source="release", kappa_bins=[3, 4, 5])  # the demo's: the default
     config["squid_e_release"] = {"judgments_csv": "../shared/data/squid-e/huj_annotations.csv"}  # beside the clone
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 INLINE = r"(?:,(?:[^{}]|\{[^{}]*\})*)?"  # a wildcard's inline constraint, which may hold `{2}`
 WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)" + INLINE + r"\}")
@@ -60,8 +61,14 @@ def remember_rules(rules) -> None:
     _READ[:] = list(rules)
 
 
-def workflow_rules(snakefile: str | os.PathLike, configfiles: list[str | os.PathLike], workdir: str | os.PathLike):
-    """The rules of the workflow as Snakemake reads it with these config files in `workdir` (no job is planned):
+def workflow_rules(
+    snakefile: str | os.PathLike,
+    configfiles: Sequence[str | os.PathLike],
+    workdir: str | os.PathLike,
+    config: Mapping[str, Any] | None = None,
+):
+    """The rules of the workflow as Snakemake reads it with these config files (`--configfile`; none: the demo's) and
+    `config` (`--config`) in `workdir` (no job is planned):
     Snakemake's API reads the Snakefile (`SnakemakeApi.workflow(...).dag()`), and the Snakefile's last include,
     workflow/targets.smk, hands its `workflow.rules` to `remember_rules` (public names only: docs/upstream.md)."""
     from pathlib import Path
@@ -72,7 +79,7 @@ def workflow_rules(snakefile: str | os.PathLike, configfiles: list[str | os.Path
     _READ.clear()
     with SnakemakeApi(OutputSettings()) as api:
         api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path(snakefile),
-                     config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles]),
+                     config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles], config=dict(config or {})),
                      workdir=Path(workdir)).dag()  # fmt: skip
     if not _READ:
         raise RuntimeError(f"{snakefile} defines no rules through workflow/targets.smk (is it squidflow's Snakefile?)")

@@ -558,7 +558,7 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
         str(res / "judgments/annotator_report.parquet"),
         "--frames",
         str(res / "dataset/frames.parquet"),
-        "--config",
+        "--configfile",
         *map(str, small_workflow.configfiles),
         "--out",
         str(tmp_path),

@@ -93,4 +93,4 @@ def test_squidflow_targets_lists_each_table_and_figure_with_its_rule(tmp_path):
     assert "Traceback" not in res.stdout + res.stderr
     res = subprocess.run([str(Path(sys.executable).with_name("squidflow")), "targets", "--configfile",
                           str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip
-    assert res.returncode == 2 and "nope.yaml not found" in res.stderr, res.stderr
+    assert res.returncode == 2 and "nope.yaml: config file not found" in res.stderr, res.stderr
