@@ -132,9 +132,9 @@ _STARTED = time.monotonic()
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--squidflow-tier",
-        default="adhoc",
-        help="the tier this run is (test, e2e): its durations go to .test-cache/durations-<tier>.txt, and its next "
-        "run starts the test files that took longest first",
+        default=None,
+        help="the tier this run is (test, e2e: the Makefile says it): its durations go to "
+        ".test-cache/durations-<tier>.txt, and its next run starts the test files that took longest first",
     )
 
 
@@ -146,7 +146,9 @@ def _file_weights(config: pytest.Config) -> dict[str, float]:
     """Seconds each test file took in this tier's last run (the durations file), summed over its tests."""
     weights: dict[str, float] = {}
     path = _durations_file(config)
-    for line in path.read_text().splitlines() if path.exists() else []:
+    if config.getoption("--squidflow-tier") is None or not path.exists():
+        return weights
+    for line in path.read_text().splitlines():
         seconds, _, nodeid = line.strip().partition("s ")
         try:
             weights[nodeid.split("::")[0]] = weights.get(nodeid.split("::")[0], 0.0) + float(seconds)
@@ -222,7 +224,7 @@ def pytest_testnodedown(node, error) -> None:
 
 def _write_durations(config: pytest.Config) -> None:
     """Every test's duration, longest first, to .test-cache/durations-<tier>.txt (`make test` prints its top)."""
-    if hasattr(config, "workerinput") or not _DURATIONS:
+    if hasattr(config, "workerinput") or not _DURATIONS or config.getoption("--squidflow-tier") is None:
         return
     CACHE.mkdir(exist_ok=True)
     lines = [f"{s:9.2f}s {nodeid}" for nodeid, s in sorted(_DURATIONS.items(), key=lambda kv: -kv[1])]
