@@ -73,8 +73,8 @@ report: setup
 
 # Two tiers (README, "Tests"). `make test`: tests/unit, tests/robustness and tests/workflow, one pytest-xdist worker
 # per core, on ONE shared small run, kept in .test-cache/ under a key of every input that can change it
-# (tests/helpers/test_cache.py). `make test-e2e`: the journeys of tests/e2e, one at a time (each Snakemake run gets
-# every core), reusing the same small run. Both write every test's duration to .test-cache/durations-<tier>.txt,
+# (tests/helpers/test_cache.py). `make test-e2e`: the journeys of tests/e2e, a test file per worker, two workers whose
+# Snakemake runs get a core each (tests/helpers/runs.py: cores), reusing the same small run. Both write every test's duration to .test-cache/durations-<tier>.txt,
 # print its top, and start the heaviest tests first on the next run.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 test: setup test-tools
@@ -82,7 +82,7 @@ test: setup test-tools
 	  rc=$$?; echo "slowest tests (.test-cache/durations-test.txt):"; head -15 .test-cache/durations-test.txt 2>/dev/null; exit $$rc
 
 test-e2e: setup test-tools
-	@$(PYTEST) -p no:xdist --squidflow-tier e2e tests/e2e; \
+	@$(PYTEST) -n auto --maxprocesses 2 --dist loadfile --squidflow-tier e2e tests/e2e; \
 	  rc=$$?; echo "slowest tests (.test-cache/durations-e2e.txt):"; head -15 .test-cache/durations-e2e.txt 2>/dev/null; exit $$rc
 
 # The loop while coding: tests/unit/ and tests/robustness/ without the tests that run Snakemake jobs (marked slow, or

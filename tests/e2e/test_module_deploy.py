@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.checkout import copy_checkout
-from helpers.runs import planned_jobs, snakemake
+from helpers.runs import cores, planned_jobs, snakemake
 
 import squidflow
 
@@ -89,7 +89,7 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     config["squid_e_release"] = {"judgments_csv": "../shared/data/squid-e/huj_annotations.csv"}  # beside the clone
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
 
-    res = in_users_folder(user, "--cores", "2", TABLE7)
+    res = in_users_folder(user, "--cores", str(cores()), TABLE7)
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
     table = (user / TABLE7).read_text()
     assert table.count("\n") >= 2, table

@@ -24,7 +24,7 @@ import polars as pl
 import pytest
 import yaml
 from helpers.moto_s3 import s3_server
-from helpers.runs import SNAKEMAKE
+from helpers.runs import SNAKEMAKE, cores
 from helpers.storage_run import RERUN_TRIGGERS, left_in_workdir
 from helpers.videotools import make_clip
 
@@ -105,7 +105,7 @@ def local_run(bucket, tmp_path_factory) -> Path:
     env = {**os.environ, **bucket.env}
     res = subprocess.run(
         [SNAKEMAKE, "--directory", str(work), "--configfile", str(ROOT / "config/config.yaml"), str(run_yaml),
-         "--cores", "2"],
+         "--cores", str(cores())],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200, env=env,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout[-6000:]
@@ -156,7 +156,7 @@ def test_videos_listed_and_read_from_a_bucket_through_the_storage_plugin(s3, cli
     # nothing changed: a second run runs no job
     again = subprocess.run(
         [SNAKEMAKE, "--directory", str(work), "--configfile", str(ROOT / "config/config.yaml"), str(work / "run.yaml"),
-         "--cores", "2", "--dry-run"],
+         "--cores", str(cores()), "--dry-run"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout[-3000:]
@@ -176,7 +176,7 @@ def test_on_the_bucket_without_a_shared_filesystem_the_frames_are_the_local_runs
     env = {**os.environ, **s3.env, "PYTHONHASHSEED": "0"}
     command = [
         SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--configfile", str(ROOT / "config/config.yaml"),
-        str(run_yaml), "--cores", "2", "--default-storage-provider", "s3", "--default-storage-prefix",
+        str(run_yaml), "--cores", str(cores()), "--default-storage-provider", "s3", "--default-storage-prefix",
         f"s3://{RUN_BUCKET}/run", "--shared-fs-usage", "none", *RERUN_TRIGGERS,
     ]  # fmt: skip
     res = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=1800, env=env)
