@@ -999,21 +999,27 @@ def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_d
 
 
 @pytest.mark.slow  # runs a Snakemake job
-def test_a_proxy_password_on_the_command_line_reaches_no_snakemake_log(tmp_path):
+def test_a_secret_on_the_command_line_reaches_no_snakemake_log(tmp_path):
     """Issue 44 case 7: `--config download='{"proxy": "http://u:p@..."}'` put the password into Snakemake's own log
-    (.snakemake/log/*.log, the header's "Command:" line). The workflow redacts its command line once it is parsed."""
+    (.snakemake/log/*.log, the header's "Command:" line); issue 57 case 6: so did `--storage-s3-secret-key KEY`. The
+    workflow redacts its command line once it is parsed (squidflow.runtime.command_line; docs/upstream.md, change 4)."""
     from helpers.faults import SNAKEMAKE, run
 
     res = run([SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "config.yaml"),
-               "--config", 'download={"proxy": "http://sqfuser:sqf-cli-pw@proxy.example:3128"}', "--cores", "1",
+               "--config", 'download={"proxy": "http://sqfuser:sqf-cli-pw@proxy.example:3128"}',
+               "--storage-s3-secret-key", "sqf-s3-secret-key", "--storage-s3-token=sqf-s3-token", "--cores", "1",
                "results/videos/download_settings.json"], timeout=600)  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:]
     logs = list((tmp_path / ".snakemake" / "log").glob("*.log"))
-    assert logs and "Command:" in logs[0].read_text() and "sqfuser:***@proxy.example" in logs[0].read_text()
-    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"sqf-cli-pw" in p.read_bytes()]
-    assert not leaked and "sqf-cli-pw" not in res.stdout, leaked
+    header = logs[0].read_text() if logs else ""
+    assert "Command:" in header and "sqfuser:***@proxy.example" in header, header[:2000]
+    assert "--storage-s3-secret-key ***" in header and "--storage-s3-token=***" in header, header[:2000]
+    for secret in ("sqf-cli-pw", "sqf-s3-secret-key", "sqf-s3-token"):
+        leaked = [p for p in tmp_path.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+        assert not leaked and secret not in res.stdout, (secret, leaked)
     tried(
-        "a proxy password given with --config on the command line (workflow run)",
+        "a proxy password (--config) and S3 storage secrets (--storage-s3-secret-key, --storage-s3-token) on the "
+        "command line (workflow run)",
         "redacted: Snakemake's log header and every file of the run",
     )
 

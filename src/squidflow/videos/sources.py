@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlparse
 
 import polars as pl
 
+from squidflow.bounds import parquet_check
 from squidflow.contracts import schemas
 from squidflow.contracts.io import conform, read_csv_strings, read_parquet
 from squidflow.contracts.paths import DOWNLOADS_DIR
@@ -266,6 +267,7 @@ def read_url_list(path: str | Path) -> pl.DataFrame:
     if path.suffix.lower() in JSON_LINES:
         df, where = _read_url_jsonl(path)
     elif path.suffix == ".parquet":
+        parquet_check(path, f"sources: url list {path}", InputError)
         try:
             df = pl.read_parquet(path)
         except Exception as exc:  # polars/arrow name neither the file nor what to do
