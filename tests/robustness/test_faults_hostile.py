@@ -1159,9 +1159,10 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
                           crowd=defaults["crowd"])  # fmt: skip
     verdicts = dict(zip(triage["annotator"], triage["verdict"], strict=True))
     why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    names = dict(zip(triage["annotator"], triage["pseudonym"], strict=True))
     for c in colluders:
         assert verdicts[c] == "careless" and "identical answers: 8 of their 8 HITs" in why[c], why[c]
-        assert all(other in why[c] for other in colluders if other != c), why[c]
+        assert all(names[other] in why[c] for other in colluders if other != c), why[c]  # by pseudonym (issue 57)
     assert {verdicts[w] for w in honest} == {"ok"}, {w: why[w] for w in honest}
     tried(
         "three colluding accounts filling HITs with identical random answers",
@@ -1203,4 +1204,136 @@ def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stat
     tried(
         f"a YouTube video whose licence reads {stated!r} (publish.images: embed)",
         "not Creative Commons: embed refuses its pixels, naming the video",
+    )
+
+
+# ====================================== 9. the third pass (issue 57) ================================================
+# A probe of 0.7's main as an attacker found these; each case rebuilds the probe's input in the test's own folder.
+PROBE_WORKER = "A9OTHERREALID88"  # an MTurk WorkerId
+PROBE_EMAIL = "alice.realname@uni.example.edu"  # a Label Studio rater id
+
+
+def _colluding_judgments(tmp_path: Path, colluders: list[str], honest: list[str]) -> pl.DataFrame:
+    """An MTurk batch whose `colluders` take every assignment of a third of the HITs with one random answer sheet
+    (the probe's shape), ingested."""
+    import numpy as np
+
+    from squidflow.judgments.ingest import ingest
+
+    rng = np.random.default_rng(10)
+    truth = rng.integers(0, 101, (24, 6))
+    rows = []
+    for h in range(24):
+        workers = colluders if h % 3 == 0 else [honest[(h + k) % len(honest)] for k in range(3)]
+        shared = rng.integers(0, 101, 6)
+        for w in workers:
+            answers = shared if w in colluders else np.clip(truth[h] + rng.normal(0, 10, 6), 0, 100).round()
+            rows.append({"HITId": f"H{h:02d}", "WorkerId": w, "AssignmentStatus": "Approved",
+                         "Input.event_prompt": "a parade", "Input.variant": "A",
+                         **{f"Input.image_{i + 1}_id": f"vid{h:02d}_{i}" for i in range(6)},
+                         **{f"Answer.rating_{i + 1}": int(a) for i, a in enumerate(answers)}})  # fmt: skip
+    pl.DataFrame(rows).write_csv(tmp_path / "batch.csv")
+    return ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])[0]
+
+
+def test_the_triage_names_partner_raters_by_pseudonym_in_every_table_people_read(tmp_path):
+    """Issue 57 case 1: "identical answers: 12 of their 12 HITs answered image for image as A9OTHERREALID88 did" —
+    the partner's raw id (an e-mail address with Label Studio) reached the published `excluded_because`, the card
+    and the report's tables. The reasons now name partners Ann<k>; results/tables/ and the report show pseudonyms;
+    results/judgments/rater_triage.parquet keeps the ids beside them, for the owner."""
+    from squidflow.config import fill_defaults, load_schema
+    from squidflow.judgments.figures import annotator_figure
+    from squidflow.judgments.pseudonyms import for_people, pseudonyms
+    from squidflow.judgments.quality import QualityConfig, annotator_report
+    from squidflow.judgments.triage import TriageConfig, exclusions, rater_triage, triage_markdown
+    from squidflow.statistics.intervals import IntervalConfig
+
+    colluders = [PROBE_WORKER, PROBE_EMAIL, "A1COLLUDERID042"]
+    honest = [f"A{w}HONESTWORKER{w:02d}" for w in range(9)]
+    judgments = _colluding_judgments(tmp_path, colluders, honest)
+    defaults = fill_defaults({}, load_schema(ROOT / "workflow/schemas/config.schema.yaml"))["judgments"]
+    report = annotator_report(judgments, QualityConfig())
+    triage = rater_triage(judgments, report, TriageConfig.from_config(defaults["triage"]), policy="triage",
+                          intervals=IntervalConfig(resamples=200), crowd=defaults["crowd"])  # fmt: skip
+    names = pseudonyms(judgments["annotator"].to_list())
+    raw = colluders + honest
+    why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    for c in colluders:
+        partners = sorted(names[o] for o in colluders if o != c)
+        assert f"image for image as {', '.join(partners)} did" in why[c] or all(p in why[c] for p in partners), why[c]
+        assert not [r for r in raw if r in why[c]], why[c]
+    assert set(triage["pseudonym"]) == set(names.values()) and set(triage["annotator"]) == set(raw)  # the owner's key
+    shown = for_people(triage)
+    people = [
+        shown.with_columns(shown[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds"))
+        .write_csv(),
+        triage_markdown(triage, policy="triage", source="mturk"),
+        exclusions(triage, report).filter(pl.col("excluded"))["flags"].list.join("; ").str.join("\n").item(),
+        " ".join(annotator_figure(judgments, report, tmp_path / "annotators.png")["annotator"].to_list()),
+    ]
+    leaks = [r for text in people for r in raw if r in text]
+    assert not leaks, leaks
+    assert "results/judgments/rater_triage.parquet" in people[1]  # says where the ids are
+    tried(
+        "colluding raters with an MTurk WorkerId and an e-mail address as ids (the probe's triage reasons)",
+        "pseudonyms: reasons, results/tables/, the report's figure and exclusions name Ann<k>; ids kept locally",
+    )
+
+
+def _published_with(tmp_path: Path, flag: str, **rename) -> tuple[Path, object]:
+    """The publish tests' small run, its raters renamed (W1 -> ...), W3 excluded with `flag` as its reason."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    run = small_run(tmp_path / "run")
+    ids = {"W1": rename.get("W1", "W1"), "W2": rename.get("W2", "W2"), "W3": rename.get("W3", "W3")}
+    run.judgments = run.judgments.with_columns(pl.col("annotator").replace(ids))
+    run.annotator_report = run.annotator_report.with_columns(
+        pl.col("annotator").replace(ids),
+        pl.when(pl.col("excluded")).then(pl.lit([flag])).otherwise(pl.col("flags")).alias("flags"),
+    )
+    target = tmp_path / "results" / "publish" / "seed"
+    return target, lambda: publish(target, run, settings())
+
+
+def test_nothing_published_names_a_rater_and_publish_check_looks_for_ids(tmp_path):
+    """Issue 57 case 1: the published judgments' `excluded_because` and the card's "Raters excluded" line carried the
+    partner's raw id while Croissant said no worker id was published, and publish check passed. A reason naming a
+    partner by pseudonym publishes; one naming the raw id (a triage made before) is refused by publish; publish check
+    fails on a WorkerId- or e-mail-like string in any file, and on the run's own raw ids where they are at hand."""
+    from squidflow.publish.dataset import PublishError
+
+    rename = {"W1": PROBE_WORKER, "W2": PROBE_EMAIL, "W3": "A1COLLUDERID042"}
+    target, publish = _published_with(tmp_path / "old", f"triage: identical answers: 2 of their 2 HITs answered "
+                                      f"image for image as {PROBE_WORKER}, {PROBE_EMAIL} did", **rename)  # fmt: skip
+    with pytest.raises(PublishError, match=rf"judgments\.excluded_because: {PROBE_WORKER}"):
+        publish()
+    assert not target.exists()
+
+    target, publish = _published_with(tmp_path / "new", "triage: identical answers: 2 of their 2 HITs answered image "
+                                      "for image as Ann2, Ann3 did", **rename)  # fmt: skip
+    publish()
+    every = b"".join(p.read_bytes() for p in target.rglob("*") if p.is_file())
+    assert not [r for r in rename.values() if r.encode() in every]
+    assert "as Ann2, Ann3 did" in (target / "README.md").read_text(encoding="utf-8")
+    res = _publish_check(target, tmp_path / "home", "--no-load")
+    assert "names a rater" not in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
+
+    # a hand edit, or another tool's folder: a WorkerId, an e-mail, and (the run at hand) an id of neither shape
+    edited = target / "lewidi" / "edited.json"
+    for planted, kind in [(PROBE_WORKER, "WorkerId"), (PROBE_EMAIL, "e-mail"), ("rater-zed", "the run's raw id")]:
+        if kind == "the run's raw id":
+            judgments = tmp_path / "new" / "results" / "judgments" / "judgments.parquet"
+            judgments.parent.mkdir(parents=True)
+            pl.DataFrame({"annotator": ["rater-zed", "W9"]}).write_parquet(judgments)
+        edited.write_text(json.dumps({"note": f"excluded: answered as {planted} did"}), encoding="utf-8")
+        res = _publish_check(target, tmp_path / "home", "--no-load")
+        out = res.stdout + res.stderr
+        assert res.returncode == 1 and f"{edited}: names a rater by a platform id or an e-mail address ('{planted}')" \
+            in out and TRACEBACK not in out, out[-3000:]  # fmt: skip
+        tried(f"a published file naming a rater by {kind} (publish check)", "refused: the file and the id named")
+    tried(
+        "a triage reason naming the partner rater by raw id, to publish",
+        "refused by publish (the column named); by pseudonym it publishes, and nothing published holds an id",
     )
