@@ -56,7 +56,13 @@ def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tup
     annotator_report.parquet whose `excluded` annotators are left out (as results/judgments/image_scores.parquet)."""
     from squidflow.judgments.ingest import read_release
 
+    from squidflow.bounds import parquet_check
+    from squidflow.errors import InputError
+
     path = Path(path)
+    for handed in (path, report):  # files someone hands over: their footers checked before a row is read
+        if handed is not None and Path(handed).suffix.lower() in (".parquet", ".pq"):
+            parquet_check(handed, str(handed), InputError)
     if path.suffix.lower() in (".parquet", ".pq"):
         judgments = io.read_parquet(path, schemas.JUDGMENTS)
     else:
