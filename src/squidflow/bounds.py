@@ -92,7 +92,8 @@ def parquet_check(path: str | os.PathLike, where: str, error: type[Exception]) -
     try:
         meta = pq.read_metadata(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
-        raise error(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
+        why = " ".join(str(exc).split())[:200]
+        raise error(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {why})") from None
     rows, columns = meta.num_rows, max(meta.num_columns, 1)
     stored = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     size, limit = max(stored, rows * columns * VALUE_BYTES), gzip_allowance(path)

@@ -2,7 +2,9 @@
 let through — a payload live in the report, a file copied into it, a file written outside the run folder, a secret
 echoed, the machine exhausted, a reader's traceback — and what must hold now: the input refused with its file and
 row named, nothing written outside, no secret in any file or log. The session summary (tests/conftest.py) counts
-these cases with the rest of the fault suite.
+these cases with the rest of the fault suite. Three probes so far: issue 31 (sections 1-7), issue 44 (section 8) and
+issue 57 (section 9: no rater identity in anything published, `init`, a licence link, Parquet and config bombs,
+links out of a local root, MTurk's escaping, formulas: 11 cases in 15 tests, 18 inputs tried).
 """
 
 from __future__ import annotations
@@ -1208,7 +1210,7 @@ def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stat
 
 
 # ====================================== 9. the third pass (issue 57) ================================================
-# A probe of 0.7's main as an attacker found these; each case rebuilds the probe's input in the test's own folder.
+# A probe of the main after 0.4 as an attacker found these; each case rebuilds the probe's input in the test's own folder.
 PROBE_WORKER = "A9OTHERREALID88"  # an MTurk WorkerId
 PROBE_EMAIL = "alice.realname@uni.example.edu"  # a Label Studio rater id
 
@@ -1265,8 +1267,9 @@ def test_the_triage_names_partner_raters_by_pseudonym_in_every_table_people_read
     assert set(triage["pseudonym"]) == set(names.values()) and set(triage["annotator"]) == set(raw)  # the owner's key
     shown = for_people(triage)
     people = [
-        shown.with_columns(shown[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds"))
-        .write_csv(),
+        shown.with_columns(
+            shown[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")
+        ).write_csv(),
         triage_markdown(triage, policy="triage", source="mturk"),
         exclusions(triage, report).filter(pl.col("excluded"))["flags"].list.join("; ").str.join("\n").item(),
         " ".join(annotator_figure(judgments, report, tmp_path / "annotators.png")["annotator"].to_list()),
@@ -1404,7 +1407,9 @@ def test_squidflow_init_writes_no_key_from_a_folder_or_output_name(tmp_path, whe
     written = yaml.safe_load((tmp_path / "fine.yaml").read_text(encoding="utf-8"))
     assert "replace_other_config" not in written and "retry_failed" not in written
     assert written["sources"][0]["root"] == "Konzert #2 – Übung"
-    tried(f"a {where} name with line breaks and config keys (squidflow init)", "refused: the name said, nothing written")
+    tried(
+        f"a {where} name with line breaks and config keys (squidflow init)", "refused: the name said, nothing written"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -1446,7 +1451,10 @@ def test_a_parquet_decompression_bomb_of_predictions_stops_with_a_message(tmp_pa
         res = subprocess.run([CLI, "evaluate", *given, "--out", str(tmp_path / "eval")], capture_output=True,
                              text=True, timeout=300, preexec_fn=cap)  # fmt: skip
         out = res.stdout + res.stderr
-        assert res.returncode == 2 and f"{named}: its 400,000,000 rows of 5 column(s)" in out, (res.returncode, out[-3000:])
+        assert res.returncode == 2 and f"{named}: its 400,000,000 rows of 5 column(s)" in out, (
+            res.returncode,
+            out[-3000:],
+        )
         assert "Parquet decompression bomb" in out and TRACEBACK not in out and time.monotonic() - t0 < 120, out[-3000:]
     tried("a Parquet decompression bomb as predictions and as judgments (squidflow evaluate, 4 GB cap)",
           "stopped with a message: file named, the bound said, before reading a row")  # fmt: skip

@@ -95,7 +95,9 @@ def annotator_figure(
     pseudonym = pseudonyms(judgments["annotator"].to_list())
     judgments = judgments.with_columns(pl.col("annotator").replace_strict(pseudonym, return_dtype=pl.Utf8))
     if report is not None:
-        report = report.with_columns(pl.col("annotator").replace_strict(pseudonym, default="Ann?", return_dtype=pl.Utf8))
+        report = report.with_columns(
+            pl.col("annotator").replace_strict(pseudonym, default="Ann?", return_dtype=pl.Utf8)
+        )
     stats = annotator_stats(judgments, report)
     shown = stats.sort("n_judgments", descending=True).head(max_annotators).sort(["median", "annotator"])
     names = shown["annotator"].to_list()

@@ -39,8 +39,8 @@ release's huj_0..2), the signals that need rater identity are skipped with that 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TypeGuard, cast
 
 import numpy as np

@@ -511,7 +511,10 @@ def list_candidates(
             listing = demo_source(read_parquet(demo_catalog, schemas.DEMO_CATALOG))
         elif kind == "local":
             listing = local_source(
-                src["root"], src.get("extensions") or VIDEO_EXTENSIONS, src.get("license"), bool(src.get("follow_links"))
+                src["root"],
+                src.get("extensions") or VIDEO_EXTENSIONS,
+                src.get("license"),
+                bool(src.get("follow_links")),
             )
         elif kind == "urls":
             listing = urls_source(read_url_list(src["path"]), str(src["path"]), src.get("license"), src.get("base_url"))

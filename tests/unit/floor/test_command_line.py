@@ -36,7 +36,9 @@ def test_sys_argv_is_rewritten_on_the_tested_snakemake_only(monkeypatch):
 
     monkeypatch.setattr(sys, "argv", ["snakemake", "--storage-s3-secret-key", "sqf-s3-secret"])
     monkeypatch.setattr(upstream, "_warned", set())
-    monkeypatch.setattr(command_line, "within_tested", lambda *a, **k: upstream.within_tested(*a, version="10.0.0", **k))
+    monkeypatch.setattr(
+        command_line, "within_tested", lambda *a, **k: upstream.within_tested(*a, version="10.0.0", **k)
+    )
     said: list[str] = []
     redact_command_line(warn=said.append)
     assert sys.argv == ["snakemake", "--storage-s3-secret-key", "sqf-s3-secret"]  # as it ships, with a warning
