@@ -72,13 +72,21 @@ def looks_like_ids(text: str) -> list[str]:
     return [*WORKER_ID.findall(str(text)), *EMAIL.findall(str(text))]
 
 
-def raw_ids_in_tables(tables: Mapping[str, pl.DataFrame], ids: Iterable[str]) -> list[str]:
-    """`<config>.<column>: <id>` for every raw id (`ids`) a text column of the published `tables` holds."""
+# The published columns that speak of raters: their names and the reasons they were left out (the other text columns
+# come from the videos' sources and the task, where a rater id would be a coincidence of words, not a leak)
+RATER_COLUMNS = ("annotator", "excluded_because")
+
+
+def raw_ids_in_tables(
+    tables: Mapping[str, pl.DataFrame], ids: Iterable[str], columns: tuple[str, ...] = RATER_COLUMNS
+) -> list[str]:
+    """`<config>.<column>: <id>` for every raw id (`ids`) that a rater column (`columns`) of the published `tables`
+    holds."""
     wanted = findable(ids)
     out = []
     for config, table in tables.items():
         for column, dtype in table.schema.items():
-            if dtype != pl.Utf8:
+            if dtype != pl.Utf8 or column not in columns:
                 continue
             for value in table[column].drop_nulls().unique(maintain_order=True).to_list():
                 out += [f"{config}.{column}: {a}" for a in raw_ids_in(value, wanted)]
