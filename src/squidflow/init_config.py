@@ -95,6 +95,21 @@ HEADER = """\
 """
 
 
+def one_line(value: str | Path, what: str) -> str:
+    """`value` as it may go into the config's comments: refused (ConfigError naming it) when it holds a line break or
+    another character YAML would not keep in a comment (a folder named `x\nretry_failed: true` would write a live
+    key; issue 57). Every other value is written by the YAML emitter."""
+    text = str(value)
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        raise ConfigError(
+            f"{what} {text[:120]!r} holds {bad!r} (a line break or control character), which would end the "
+            "config's comment line and write what follows as keys; rename it (letters, digits, spaces, `._-/`) "
+            "and run squidflow init again."
+        )
+    return text
+
+
 def write_config(
     folder: Path,
     out: Path,
@@ -107,6 +122,8 @@ def write_config(
     force: bool = False,
 ) -> dict:
     out = Path(out)
+    one_line(folder, "squidflow init: the folder")
+    one_line(out, "squidflow init: --output")
     if out.exists() and not force:
         raise ConfigError(f"{out} exists; give another --output or --force to replace it.")
     config = config_for(

@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 import polars as pl
 
-from squidflow.bounds import gzip_lines, gzip_read
+from squidflow.bounds import gzip_lines, gzip_read, parquet_check
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import id_expr, unknown_id_hint
 from squidflow.contracts.io import json_lines
@@ -75,6 +75,7 @@ def file_format(source: str | Path) -> tuple[str, bool]:
 def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame, int]:
     """The file as a frame plus the number of the first data row (CSV/JSON Lines line numbers; Parquet rows)."""
     if fmt == "parquet":
+        parquet_check(path, where, PredictionsError)  # a decompression bomb stops here, before any row is read
         try:
             return pl.read_parquet(path), 1
         except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a damaged file
@@ -349,6 +350,8 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
 def read_image_table(source: str | Path, cache_dir: str | Path) -> pl.DataFrame:
     """A mapping table image -> video_id, frame_index (CSV or Parquet, local or URL)."""
     path = fetch(source, cache_dir)
+    if str(path).endswith((".parquet", ".pq")):
+        parquet_check(path, str(source), PredictionsError)
     try:
         table = (
             pl.read_parquet(path) if str(path).endswith((".parquet", ".pq")) else pl.read_csv(path, infer_schema=False)

@@ -54,9 +54,14 @@ def excluded_annotators(report: pl.DataFrame | None) -> list[str]:
 def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tuple[pl.DataFrame, list[str]]:
     """(judgments, excluded annotators) from the release CSV or a judgments Parquet, plus an optional
     annotator_report.parquet whose `excluded` annotators are left out (as results/judgments/image_scores.parquet)."""
+    from squidflow.bounds import parquet_check
+    from squidflow.errors import InputError
     from squidflow.judgments.ingest import read_release
 
     path = Path(path)
+    for handed in (path, report):  # files someone hands over: their footers checked before a row is read
+        if handed is not None and Path(handed).suffix.lower() in (".parquet", ".pq"):
+            parquet_check(handed, str(handed), InputError)
     if path.suffix.lower() in (".parquet", ".pq"):
         judgments = io.read_parquet(path, schemas.JUDGMENTS)
     else:

@@ -4,8 +4,9 @@ bounds repeat.
 
 A place is: a private attribute (`_name`, not `__dunder__`) read from a Snakemake object or module (`workflow._x`,
 `snakemake.<...>._x`, a name imported from `snakemake` or one of its plugins), an assignment to an attribute of such
-a module or class (`plugin.query_job_status = ...`), or `setattr` on one. Searched in the library, the scripts, the
-rules (`Snakefile`, `workflow/**/*.smk`, read as Python where they are Python), the benchmarks and the tests."""
+a module or class (`plugin.query_job_status = ...`), `setattr` on one, or an assignment to `sys.argv` (Snakemake's
+log header quotes it after the Snakefile is read). Searched in the library, the scripts, the rules (`Snakefile`,
+`workflow/**/*.smk`, read as Python where they are Python), the benchmarks and the tests."""
 
 from __future__ import annotations
 
@@ -24,10 +25,13 @@ DECLARED = {
     "src/squidflow/runtime/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
     "src/squidflow/report/script_data.py": "Snakemake's report renderers (the script data made inert)",
     "src/squidflow/runtime/s3_plugin.py": "the S3 storage plugin's folder check (a folder's first `missing` kept)",
+    "src/squidflow/runtime/command_line.py": "the command line Snakemake's log header quotes (`sys.argv` redacted)",
 }
 ENGINE_PACKAGES = ("snakemake", "snakemake_executor_plugin_", "snakemake_interface_")
 ENGINE_NAMES = {"workflow", "snakemake"}  # the Snakefile's `workflow`, the scripts' injected `snakemake`
-SMK_PRIVATE = re.compile(r"\b(?:workflow|snakemake)(?:\.\w+)*\._(?!_)\w+|\bsetattr\(\s*(?:workflow|snakemake)\b")
+SMK_PRIVATE = re.compile(
+    r"\b(?:workflow|snakemake)(?:\.\w+)*\._(?!_)\w+|\bsetattr\(\s*(?:workflow|snakemake)\b|\bsys\.argv\s*(?:\[[^\]]*\])?\s*="
+)
 
 
 def _engine_names(tree: ast.AST) -> set[str]:
@@ -43,6 +47,12 @@ def _engine_names(tree: ast.AST) -> set[str]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return names
+
+
+def _is_argv(node: ast.AST) -> bool:
+    """`sys.argv` or `sys.argv[...]` as an assignment target."""
+    node = node.value if isinstance(node, ast.Subscript) else node
+    return isinstance(node, ast.Attribute) and node.attr == "argv" and _root(node.value) == "sys"
 
 
 def _root(node: ast.AST) -> str | None:
@@ -75,7 +85,7 @@ def places(source: str, filename: str = "<planted>") -> list[str]:
             found += [
                 f"{where}: assigns {ast.unparse(t)}"
                 for t in targets
-                if isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES
+                if (isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES) or _is_argv(t)
             ]
         elif (
             isinstance(node, ast.Call)
@@ -131,6 +141,8 @@ def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_it
         ("scripts/run_summary.py", "rules = snakemake._workflow.rules\n"),
         ("workflow/targets.smk", "_rules = workflow._workflow.rules\n"),
         ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
+        ("src/squidflow/runtime/targets.py", "import sys\nsys.argv[:] = ['snakemake']\n"),
+        ("workflow/rules/report.smk", "sys.argv[:] = [a for a in sys.argv]\n"),
     ],
 )
 def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: Path, where: str, planted: str) -> None:
