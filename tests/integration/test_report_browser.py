@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers.browser import chromium_page, playwright_or_skip
-
-from squidflow.style import figure_facts
+from helpers.png_facts import figure_facts
 
 # One category per stage of the small config (every stage is enabled there), and the run summary.
 CATEGORIES = [

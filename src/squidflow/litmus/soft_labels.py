@@ -226,24 +226,6 @@ def normalise(counts, method: str = "sum") -> np.ndarray:
     raise ValueError(f"normalisation {method!r} is not one of {NORMALISATIONS}; set litmus.normalisation")
 
 
-def spatial_soft_labels(
-    bboxes, image_width: float, image_height: float, form: str, answer: str, normalisation: str = "sum"
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """One spatial QA pair: each rule's reference set and the soft labels over its candidate objects."""
-    boxes = Boxes.of(bboxes, image_width, image_height)
-    n = len(boxes.left)
-    rs = reference_sets(boxes, np.full(n, form, dtype=object), np.full(n, answer, dtype=object))
-    return rs, normalise(sum(rs.values()), normalisation)
-
-
-def category_soft_labels(categories, question_categories, answer: str) -> np.ndarray:
-    """One category QA pair: uniform over the objects in the reference set (NaN where the set is empty)."""
-    member = np.isin(np.asarray(categories, dtype=object), np.asarray(list(question_categories), dtype=object))
-    if answer == "no":
-        member = ~member
-    return normalise(member.astype(float), "sum")
-
-
 def _question_types(questions: pl.Series) -> pl.DataFrame:
     """question -> type, form and referred categories, each distinct question classified once."""
     distinct = questions.unique(maintain_order=True).drop_nulls().to_list()

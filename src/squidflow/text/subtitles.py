@@ -203,13 +203,6 @@ def subtitle_file(video_path: str | Path, languages: list[str] | tuple[str, ...]
     return None
 
 
-def base_language(code: str | None) -> str | None:
-    """`en-US`, `en_GB`, `en-orig` -> `en` (what stop words, stemmers and lemmatisers are keyed by)."""
-    if not code:
-        return None
-    return re.split(r"[-_]", code.strip(), maxsplit=1)[0].lower() or None
-
-
 # --- the window around a frame -----------------------------------------------------------------------------------
 def in_window(cues: pl.DataFrame, t: float, half_width_s: float) -> pl.DataFrame:
     """The cues that overlap [t − w, t + w] (start ≤ t + w and end > t − w), in time order."""
