@@ -33,10 +33,58 @@ def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
     return out
 
 
+def _config(args: argparse.Namespace) -> dict:
+    """The config the command scores with: --config's files (else the defaults), with the command line's
+    evaluation and intervals options over them."""
+    from squidflow.config import load_config, merge_configs, validate_config
+
+    config = (
+        load_config(args.config[0], extra=tuple(args.config[1:]), check_paths=False)
+        if args.config
+        else validate_config({})
+    )
+    overrides: dict = {"evaluation": {}}
+    label_map = label_map_of(args.label_map)
+    for key, value in (
+        ("variant", args.variant),
+        ("top_k", args.top_k),
+        ("label_map", label_map),
+        ("ece_bins", args.ece_bins),
+    ):
+        if value is not None:
+            overrides["evaluation"][key] = value
+    intervals = {
+        k: v for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed)) if v is not None
+    }
+    if intervals:
+        overrides["intervals"] = intervals
+    return validate_config(merge_configs(config, overrides))
+
+
+def _models(args: argparse.Namespace) -> list[dict]:
+    """One model per predictions file, named by --name (in order) or by the file's name."""
+    from squidflow.errors import UserError
+
+    names = args.name or []
+    if names and len(names) != len(args.predictions):
+        raise UserError(
+            f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
+            "give one --name per file, in the same order, or none"
+        )
+    return [
+        {
+            "name": names[i] if names else Path(p).name.split(".")[0],
+            "predictions": str(p),
+            "images": args.images,
+            "reference_accuracy": None,
+        }
+        for i, p in enumerate(args.predictions)
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     """Score predictions files against human judgments as the evaluation rules do: Tables 2 and 8 and the
     soft-label table (CSV, Markdown, LaTeX) in --out."""
-    from squidflow.config import load_config, merge_configs, validate_config
     from squidflow.contracts import io, schemas
     from squidflow.contracts.io import SchemaError
     from squidflow.errors import UserError
@@ -44,45 +92,9 @@ def run(args: argparse.Namespace) -> int:
     from squidflow.evaluation.scoring import Scoring, evaluate_predictions, read_judgments
 
     try:
-        config = (
-            load_config(args.config[0], extra=tuple(args.config[1:]), check_paths=False)
-            if args.config
-            else validate_config({})
-        )
-        overrides: dict = {"evaluation": {}}
-        label_map = label_map_of(args.label_map)
-        for key, value in (
-            ("variant", args.variant),
-            ("top_k", args.top_k),
-            ("label_map", label_map),
-            ("ece_bins", args.ece_bins),
-        ):
-            if value is not None:
-                overrides["evaluation"][key] = value
-        intervals = {
-            k: v
-            for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
-            if v is not None
-        }
-        if intervals:
-            overrides["intervals"] = intervals
-        config = validate_config(merge_configs(config, overrides))
+        config = _config(args)
         ev = config["evaluation"]
-        names = args.name or []
-        if names and len(names) != len(args.predictions):
-            raise UserError(
-                f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
-                "give one --name per file, in the same order, or none"
-            )
-        models = [
-            {
-                "name": names[i] if names else Path(p).name.split(".")[0],
-                "predictions": str(p),
-                "images": args.images,
-                "reference_accuracy": None,
-            }
-            for i, p in enumerate(args.predictions)
-        ]
+        models = _models(args)
         judgments, excluded = read_judgments(args.judgments, report=args.annotator_report)
         frames = io.read_parquet(args.frames, schemas.FRAMES) if args.frames else None
         source = (

@@ -330,36 +330,8 @@ def calibration_sets(
     judged = human_means(scores, variant="B", events=event_info, candidates=events).filter(
         pl.col("prompt_event") == target
     )
-    parts = []
-    # SD: standard images, split by their own train/val split
-    sd_train = _balanced_train(
-        sd.filter(pl.col("split") == "train"),
-        target=target,
-        others=others,
-        n_target=train_target,
-        n_other=train_other,
-        seed=seed,
-        what="SD train",
-        notes=notes,
-    )
-    parts.append(_rows(sd_train, "train", "SD", label))
-    sd_val = sd.filter(pl.col("split") != "train")
-    parts.append(
-        _rows(
-            _sample(sd_val.filter(pl.col("event") == target), val_target, seed, "SD val target", notes),
-            "eval",
-            "SD",
-            label,
-        )
-    )
-    parts.append(
-        _rows(
-            _sample(sd_val.filter(pl.col("event") == similar), val_similar, seed, "SD val similar", notes),
-            "eval",
-            "SD",
-            label,
-        )
-    )
+    sizes = {"train_target": train_target, "train_other": train_other, "val_target": val_target}
+    parts = _calibration_sd(sd, target, similar, others, sizes | {"val_similar": val_similar}, seed, label, notes)
     if mode == "authors":
         authors = _check_authors_events(authors, events)
         se_train = authors_images(
@@ -367,9 +339,76 @@ def calibration_sets(
         )
         se_val = authors_images(_authors_list(authors, "table3", target, "val"), se, seed, "SE eval (authors)", notes)
         se_val = se_val.join(judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left")
-        parts.append(_rows(se_train, "train", "SE", label))
-        parts.append(_rows(se_val, "eval", "SE", label, human=True))
-        return pl.concat(parts)
+    else:
+        se_val = _calibration_se_eval(se, judged, target, similar, val_target, val_similar, seed, notes)
+        eval_videos = se_val["video_id"].drop_nulls().unique().implode()
+        se_train = _balanced_train(
+            se.filter(~pl.col("video_id").is_in(eval_videos)),
+            target=target,
+            others=others,
+            n_target=train_target,
+            n_other=train_other,
+            seed=seed,
+            what="SE train",
+            notes=notes,
+        )
+    parts.append(_rows(se_train, "train", "SE", label))
+    parts.append(_rows(se_val, "eval", "SE", label, human=True))
+    return pl.concat(parts)
+
+
+def _calibration_sd(
+    sd: pl.DataFrame,
+    target: str,
+    similar: str,
+    others: list[str],
+    sizes: dict[str, int],
+    seed: int,
+    label: pl.Expr,
+    notes: list[str],
+) -> list[pl.DataFrame]:
+    """The SD images of the calibration sets, split by their own train/val split: a balanced training set, and the
+    target and similar-event evaluation images."""
+    sd_train = _balanced_train(
+        sd.filter(pl.col("split") == "train"),
+        target=target,
+        others=others,
+        n_target=sizes["train_target"],
+        n_other=sizes["train_other"],
+        seed=seed,
+        what="SD train",
+        notes=notes,
+    )
+    sd_val = sd.filter(pl.col("split") != "train")
+    return [
+        _rows(sd_train, "train", "SD", label),
+        _rows(
+            _sample(sd_val.filter(pl.col("event") == target), sizes["val_target"], seed, "SD val target", notes),
+            "eval",
+            "SD",
+            label,
+        ),
+        _rows(
+            _sample(sd_val.filter(pl.col("event") == similar), sizes["val_similar"], seed, "SD val similar", notes),
+            "eval",
+            "SD",
+            label,
+        ),
+    ]
+
+
+def _calibration_se_eval(
+    se: pl.DataFrame,
+    judged: pl.DataFrame,
+    target: str,
+    similar: str,
+    val_target: int,
+    val_similar: int,
+    seed: int,
+    notes: list[str],
+) -> pl.DataFrame:
+    """clean: the SE evaluation images, chosen video by video from the frames outside the train split that have a
+    variant B judgment for the target prompt."""
     candidates = se.filter(pl.col("split") != "train").join(
         judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left"
     )
@@ -384,21 +423,7 @@ def calibration_sets(
         if len(picked) < n:
             notes.append(f"SE val {e}: wanted {n} images judged for {target!r} in variant B, only {len(picked)} exist")
         se_picks.append(picked)
-    se_val = pl.concat(se_picks)
-    eval_videos = se_val["video_id"].drop_nulls().unique().implode()
-    se_train = _balanced_train(
-        se.filter(~pl.col("video_id").is_in(eval_videos)),
-        target=target,
-        others=others,
-        n_target=train_target,
-        n_other=train_other,
-        seed=seed,
-        what="SE train",
-        notes=notes,
-    )
-    parts.append(_rows(se_train, "train", "SE", label))
-    parts.append(_rows(se_val, "eval", "SE", label, human=True))
-    return pl.concat(parts)
+    return pl.concat(se_picks)
 
 
 # --- entry points for the rule --------------------------------------------------------------------------------
