@@ -85,13 +85,15 @@ test-upstream: setup test-tools
 	bash .ci/test-upstream.sh $(BIN)/python
 
 # ruff (rules and complexity thresholds in pyproject.toml), ruff format --check, import-linter
-# (the library's floors: pyproject.toml's contract), snakefmt and Snakemake's own lint. .ci/run runs it before the
-# tests.
+# (the library's floors: pyproject.toml's contract), no library function over 80 lines (tools/function_length.py;
+# those still to split are listed in tools/long_functions.txt), snakefmt and Snakemake's own lint. .ci/run runs it
+# before the tests.
 LINTED := src scripts tests benchmarks tools
 lint: setup
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python tools/function_length.py
 	$(BIN)/mypy
 	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint
