@@ -149,16 +149,7 @@ def train_run(
     mean = torch.tensor(cfg.mean, device=device).view(1, 3, 1, 1)
     std = torch.tensor(cfg.std, device=device).view(1, 3, 1, 1)
     use_amp = cfg.amp and device.startswith("cuda")
-    loader = DataLoader(
-        _dataset(train, train_caches, per_image),
-        batch_size=cfg.batch_size,
-        shuffle=True,
-        num_workers=cfg.num_workers,
-        worker_init_fn=_seed_worker,
-        generator=torch.Generator().manual_seed(seed),
-        pin_memory=device.startswith("cuda"),
-        persistent_workers=cfg.num_workers > 0,
-    )
+    loader = _train_loader(_dataset(train, train_caches, per_image), cfg, seed, device)
     say(
         f"{experiment}/{train_set}/{method}/seed{seed}: {len(train)} training images, {len(evaluate)} evaluation "
         f"images, backbone {cfg.backbone}, {n_classes} classes, device {device}, amp {use_amp}, trainable {trainable} "
@@ -178,6 +169,20 @@ def train_run(
     predictions, metrics = _scored(experiment, evaluate, probs, cfg, seed)
     say("metrics: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
     return predictions, metrics, lines
+
+
+def _train_loader(dataset: Dataset, cfg: TrainConfig, seed: int, device: str) -> DataLoader:
+    """The training images in batches, shuffled by a generator of the run's seed, each worker seeded from it."""
+    return DataLoader(
+        dataset,
+        batch_size=cfg.batch_size,
+        shuffle=True,
+        num_workers=cfg.num_workers,
+        worker_init_fn=_seed_worker,
+        generator=torch.Generator().manual_seed(seed),
+        pin_memory=device.startswith("cuda"),
+        persistent_workers=cfg.num_workers > 0,
+    )
 
 
 def _training_caches(caches: dict[str, np.ndarray], whole_frames: bool, run: str, train_set: str) -> dict:

@@ -172,6 +172,29 @@ def _check_authors_events(authors: pl.DataFrame | None, events: list[str]) -> pl
     return authors
 
 
+def _train_per_event(
+    sd_train: pl.DataFrame, se_train: pl.DataFrame, events: list[str], train_per_event: int | None, notes: list[str]
+) -> int:
+    """Training images per event, the same for both datasets: the smaller pool's count, at most `train_per_event`."""
+    n = min(
+        min(len(sd_train.filter(pl.col("event") == e)) for e in events),
+        min(len(se_train.filter(pl.col("event") == e)) for e in events),
+    )
+    if train_per_event:
+        n = min(n, train_per_event)
+    if n == 0:
+        raise ValueError(
+            f"classification: no training images for some event of {events} in SD or SE (split=train); "
+            "check results/dataset/frames.parquet splits and standard_data"
+        )
+    if train_per_event and n < train_per_event:
+        notes.append(
+            f"training images per event: {n} from each dataset (training.classification.train_per_event = "
+            f"{train_per_event}; the smaller pool has no more)"
+        )
+    return n
+
+
 def classification_sets(
     sd: pl.DataFrame,
     se: pl.DataFrame,
@@ -207,22 +230,7 @@ def classification_sets(
     else:
         se_train = se.filter(pl.col("split") == "train")
         se_eval = se.filter(pl.col("split") != "train").select("image_id", "pool", "row", "event")
-    n = min(
-        min(len(sd_train.filter(pl.col("event") == e)) for e in events),
-        min(len(se_train.filter(pl.col("event") == e)) for e in events),
-    )
-    if train_per_event:
-        n = min(n, train_per_event)
-    if n == 0:
-        raise ValueError(
-            f"classification: no training images for some event of {events} in SD or SE (split=train); "
-            "check results/dataset/frames.parquet splits and standard_data"
-        )
-    if train_per_event and n < train_per_event:
-        notes.append(
-            f"training images per event: {n} from each dataset (training.classification.train_per_event = "
-            f"{train_per_event}; the smaller pool has no more)"
-        )
+    n = _train_per_event(sd_train, se_train, events, train_per_event, notes)
     parts = []
     for e in events:
         parts.append(
