@@ -20,7 +20,7 @@ help:
 	@echo "make report  after make demo: Snakemake's HTML report of it, results/report.zip"
 	@echo "make test    run the test suite"
 	@echo "make test-fast  tests/unit and tests/robustness without a Snakemake job: the loop while you code"
-	@echo "make lint    ruff, ruff format --check, import-linter, snakefmt --check, snakemake --lint"
+	@echo "make lint    ruff, ruff format --check, import-linter, function length, mypy, snakefmt --check, snakemake --lint"
 	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
 	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
 	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
