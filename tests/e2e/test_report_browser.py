@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 from helpers.browser import chromium_page, playwright_or_skip
+from helpers.png_facts import figure_facts
 from helpers.report_walk import reported_categories, walk
-
-from squidflow.style import figure_facts
 
 
 def results_table(results: dict, paths: list[str]) -> tuple[dict[tuple, str], str | None]:

@@ -35,9 +35,10 @@ def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
 
 def _config(args: argparse.Namespace) -> dict:
     """With --configfile, the configuration a run reads with the same arguments (squidflow.config_layers: the files
-    in order, then --config); without, no config file: the schema's defaults, then --config. The flags go on top."""
+    in order, then --config); without, no config file: the schema's defaults, then --config. The command line's
+    evaluation and intervals options go on top."""
     from squidflow import config_layers
-    from squidflow.config import ConfigError, validate_config
+    from squidflow.config import ConfigError, merge_configs, validate_config
 
     files = [c for c in args.config if "=" not in c and Path(c).is_file()]
     if files:
@@ -47,14 +48,51 @@ def _config(args: argparse.Namespace) -> dict:
         )
     if args.configfile:
         chosen = config_layers.from_arguments(args)
-        return config_layers.resolve(chosen, directory=args.directory, check_paths=False)
-    return validate_config(config_layers.parse_overrides(args.config))
+        config = config_layers.resolve(chosen, directory=args.directory, check_paths=False)
+    else:
+        config = validate_config(config_layers.parse_overrides(args.config))
+    overrides: dict = {"evaluation": {}}
+    label_map = label_map_of(args.label_map)
+    for key, value in (
+        ("variant", args.variant),
+        ("top_k", args.top_k),
+        ("label_map", label_map),
+        ("ece_bins", args.ece_bins),
+    ):
+        if value is not None:
+            overrides["evaluation"][key] = value
+    intervals = {
+        k: v for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed)) if v is not None
+    }
+    if intervals:
+        overrides["intervals"] = intervals
+    return validate_config(merge_configs(config, overrides))
+
+
+def _models(args: argparse.Namespace) -> list[dict]:
+    """One model per predictions file, named by --name (in order) or by the file's name."""
+    from squidflow.errors import UserError
+
+    names = args.name or []
+    if names and len(names) != len(args.predictions):
+        raise UserError(
+            f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
+            "give one --name per file, in the same order, or none"
+        )
+    return [
+        {
+            "name": names[i] if names else Path(p).name.split(".")[0],
+            "predictions": str(p),
+            "images": args.images,
+            "reference_accuracy": None,
+        }
+        for i, p in enumerate(args.predictions)
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
     """Score predictions files against human judgments as the evaluation rules do: Tables 2 and 8 and the
     soft-label table (CSV, Markdown, LaTeX) in --out."""
-    from squidflow.config import merge_configs, validate_config
     from squidflow.contracts import io, schemas
     from squidflow.contracts.io import SchemaError
     from squidflow.errors import UserError
@@ -65,40 +103,8 @@ def run(args: argparse.Namespace) -> int:
         args.out = args.directory / "results" / "evaluate"
     try:
         config = _config(args)
-        overrides: dict = {"evaluation": {}}
-        label_map = label_map_of(args.label_map)
-        for key, value in (
-            ("variant", args.variant),
-            ("top_k", args.top_k),
-            ("label_map", label_map),
-            ("ece_bins", args.ece_bins),
-        ):
-            if value is not None:
-                overrides["evaluation"][key] = value
-        intervals = {
-            k: v
-            for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
-            if v is not None
-        }
-        if intervals:
-            overrides["intervals"] = intervals
-        config = validate_config(merge_configs(config, overrides))
         ev = config["evaluation"]
-        names = args.name or []
-        if names and len(names) != len(args.predictions):
-            raise UserError(
-                f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
-                "give one --name per file, in the same order, or none"
-            )
-        models = [
-            {
-                "name": names[i] if names else Path(p).name.split(".")[0],
-                "predictions": str(p),
-                "images": args.images,
-                "reference_accuracy": None,
-            }
-            for i, p in enumerate(args.predictions)
-        ]
+        models = _models(args)
         judgments, excluded = read_judgments(args.judgments, report=args.annotator_report)
         frames = io.read_parquet(args.frames, schemas.FRAMES) if args.frames else None
         source = (

@@ -21,14 +21,9 @@ def requested(workflow) -> list[str]:
     settings = getattr(workflow, "dag_settings", None)
     if settings is not None and getattr(settings, "targets", None):
         return list(settings.targets)
-    import sys
+    from squidflow.runtime.command_line import arguments
 
-    try:
-        from snakemake.cli import get_argument_parser
-
-        args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
-    except (Exception, SystemExit):  # noqa: BLE001 - another program's command line: no targets to check
-        return []
+    args = arguments()  # None: another program's command line, no targets to check (docs/upstream.md)
     return [str(t) for t in getattr(args, "targets", None) or []]
 
 
@@ -49,6 +44,16 @@ def rule_outputs(rules) -> dict[str, str]:
     makes it: one list for the unknown-target message (workflow/targets.smk) and `squidflow targets`."""
     return {path: rule.name for rule in rules for out in rule.output
             for path in expand(str(out), rule.wildcard_constraints)}  # fmt: skip
+
+
+def makes(rules) -> Callable[[str], bool]:
+    """`path` -> some rule makes it, matched as Snakemake matches a target to a rule's outputs (wildcard constraints
+    included): by Snakemake's own `Rule.is_producer` (docs/upstream.md). Where a rule has none (another Snakemake),
+    every path counts as made, and a target no rule makes is left to Snakemake's own message."""
+    rules = list(rules)
+    if not all(callable(getattr(rule, "is_producer", None)) for rule in rules):
+        return lambda path: True
+    return lambda path: any(rule.is_producer(path) for rule in rules)
 
 
 # The rules of the workflow last read in this process, as workflow/targets.smk hands them over from the Snakefile's

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.png_facts import figure_facts
 from PIL import Image
 
 from squidflow import style
@@ -40,7 +41,7 @@ def _readable_png(path: Path, *, min_width: int = 600, min_height: int = 300) ->
         assert image.format == "PNG"
         pixels = np.asarray(image.convert("L"))
     assert pixels.std() > 5, f"{path} is blank"
-    facts = style.figure_facts(path)
+    facts = figure_facts(path)
     assert facts["width"] >= min_width and facts["height"] >= min_height, facts
     return facts
 
@@ -188,7 +189,7 @@ def test_contact_sheets_without_judgments(tmp_path):
         "birthday_party": 3,
         "parade": 3,
     }
-    assert style.figure_facts(tmp_path / "sheets" / "parade.png")["description"] == "1 videos, 3 frames, 0 judged"
+    assert figure_facts(tmp_path / "sheets" / "parade.png")["description"] == "1 videos, 3 frames, 0 judged"
 
 
 def test_frame_spread_positions_and_panels(tmp_path):
@@ -380,7 +381,7 @@ def test_saved_figures_record_their_panels_without_colour_bars(tmp_path):
     fig.colorbar(image, ax=axes[0][0])
     axes[0][2].set_visible(False)
     assert style.save(fig, tmp_path / "f.png", title="t", description="d") == 2
-    facts = style.figure_facts(tmp_path / "f.png")
+    facts = figure_facts(tmp_path / "f.png")
     assert (facts["panels"], facts["title"], facts["description"]) == (2, "t", "d")
     assert not list(tmp_path.glob(".f.*"))  # no temporary file left behind
 

@@ -27,6 +27,16 @@ DECLARED = {
     "src/squidflow/runtime/s3_plugin.py": "the S3 storage plugin's folder check (a folder's first `missing` kept)",
     "src/squidflow/runtime/command_line.py": "the command line Snakemake's log header quotes (`sys.argv` redacted)",
 }
+# What the library and the rules read from Snakemake beyond its documented interface, or add to it (docs/upstream.md,
+# sections 5-9): each in the one file that declares it (pattern -> that file), nowhere else.
+READS = {
+    r"\bdag_settings\b": "src/squidflow/runtime/targets.py",
+    r"\bsnakemake\.cli\b": "src/squidflow/runtime/command_line.py",
+    r"\bexecutor_plugin\b": "src/squidflow/runtime/slurm.py",
+    r"\batexit\b": "src/squidflow/runtime/slurm.py",
+    r"\bis_producer\b": "src/squidflow/runtime/targets.py",
+    r'config\["_squidflow"\]': "workflow/rules/common.smk",
+}
 ENGINE_PACKAGES = ("snakemake", "snakemake_executor_plugin_", "snakemake_interface_")
 ENGINE_NAMES = {"workflow", "snakemake"}  # the Snakefile's `workflow`, the scripts' injected `snakemake`
 SMK_PRIVATE = re.compile(
@@ -114,6 +124,42 @@ def check(root: Path) -> list[str]:
     undeclared = [p for f, found in by_file.items() if f not in DECLARED for p in found]
     problems = [f"undeclared: {p}" for p in undeclared]
     return problems + [f"declared but touching nothing any more: {f}" for f in DECLARED if not by_file.get(f)]
+
+
+def reads(root: Path) -> list[str]:
+    """The declared reads (READS) found outside their file, and a declared file that no longer holds its read."""
+    texts = {str(f.relative_to(root)): f.read_text() for f in searched(root)}
+    problems = []
+    for pattern, home in READS.items():
+        holders = {name for name, text in texts.items() if re.search(pattern, text)}
+        problems += [f"{name}: reads {pattern!r}, declared only in {home}" for name in sorted(holders - {home})]
+        if home not in holders:
+            problems.append(f"{home}: declared to read {pattern!r}, no longer does: take it out of READS and the doc")
+    return problems
+
+
+def test_what_is_read_beyond_the_documented_interface_stays_where_it_is_declared() -> None:
+    problems = reads(ROOT)
+    assert not problems, (
+        "Snakemake read beyond its documented interface outside the declared file: use the declared helper "
+        "(squidflow.runtime.command_line, squidflow.runtime.targets), or declare it in docs/upstream.md and READS:\n"
+        + "\n".join(problems)
+    )
+    doc = DOC.read_text()
+    for home in set(READS.values()):
+        assert f"`{home}`" in doc, f"docs/upstream.md: a section for {home}"
+
+
+def test_a_declared_read_spreading_to_another_file_fails(tree_copy: Path) -> None:
+    where = tree_copy / "src/squidflow/runtime/logs.py"
+    original = where.read_text()
+    try:
+        where.write_text(original + "\n\ndef executor(workflow):\n    return workflow.executor_plugin\n")
+        problems = reads(tree_copy)
+    finally:
+        where.write_text(original)
+    assert len(problems) == 1 and problems[0].startswith("src/squidflow/runtime/logs.py: reads "), problems
+    assert "executor_plugin" in problems[0] and "declared only in src/squidflow/runtime/slurm.py" in problems[0]
 
 
 def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_its_behaviour() -> None:
