@@ -101,10 +101,9 @@ def parse_overrides(entries: Sequence[str]) -> dict[str, Any]:
     """`--config KEY=VALUE ...` as `snakemake --config` reads it (its own parser where Snakemake is installed)."""
     if not entries:
         return {}
-    try:
-        from snakemake.cli import parse_config
-    except ImportError:  # the library installed on its own: the same rules, for the values people write
-        parse_config = _parse_config
+    from squidflow.runtime.command_line import config_parser
+
+    parse_config = config_parser() or _parse_config  # the library installed on its own: the same rules
     try:
         return parse_config(list(entries))
     except ValueError as exc:
@@ -115,7 +114,7 @@ def parse_overrides(entries: Sequence[str]) -> dict[str, Any]:
 
 
 def _parse_config(entries: list[str]) -> dict[str, Any]:
-    """snakemake.cli.parse_config's rules: a number, True/False, else YAML read as strings, else the text."""
+    """Snakemake's `--config` parser's rules: a number, True/False, else YAML read as strings, else the text."""
     config: dict[str, Any] = {}
     for entry in entries:
         key, sep, text = entry.partition("=")

@@ -60,6 +60,16 @@ def redact_command_line(warn: Callable[[str], None] | None = None) -> None:
         sys.argv[:] = redacted(sys.argv)
 
 
+def config_parser() -> Callable[[list[str]], dict] | None:
+    """Snakemake's own reader of `--config KEY=VALUE ...` (`snakemake.cli.parse_config`), so that a `squidflow`
+    command reads `--config` exactly as `snakemake` does; None where Snakemake is not installed."""
+    try:
+        from snakemake.cli import parse_config
+    except ImportError:
+        return None
+    return parse_config
+
+
 def is_snakemake_command() -> bool:
     """This process is Snakemake's command line: the `snakemake` program, or `python -m snakemake` (how Snakemake
     starts a job), not a program using Snakemake's API (`squidflow targets`) or a test."""
