@@ -204,7 +204,7 @@ def soft_label_precision(soft_labels: pl.DataFrame, judgments: pl.DataFrame | No
     if soft_labels.is_empty():
         return {}
     width = (soft_labels["mean_hi"] - soft_labels["mean_lo"]).drop_nulls().drop_nans()
-    out = {"labels": soft_labels.height, "without": soft_labels.height - len(width)}
+    out: dict[str, float] = {"labels": soft_labels.height, "without": soft_labels.height - len(width)}
     if len(width):
         out |= {"median": float(cast(float, width.median())), "p90": float(cast(float, width.quantile(0.9)))}
     if judgments is not None:
