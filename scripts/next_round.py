@@ -7,7 +7,6 @@ log = setup(snakemake)
 
 import polars as pl
 
-from squidflow import style
 from squidflow.contracts import io, schemas
 from squidflow.judgments.allocation import NextRoundConfig, plan_next_round, project
 from squidflow.judgments.next_round import by_activelab, round_hits
@@ -30,7 +29,7 @@ if cfg.strategy == "activelab" and i.get("predictions"):
     kept = judgments.filter(~pl.col("annotator").is_in(excluded))
     activelab = by_activelab(kept, probability, budget=kept.height)
 plan = plan_next_round(judgments, excluded, cfg, intervals, step=p.assignments_per_hit, activelab=activelab)
-projection = project(judgments, plan, excluded, cfg, intervals, step=p.assignments_per_hit)
+projection = project(plan, cfg, intervals, step=p.assignments_per_hit)
 round2 = round_hits(hits, plan, p.images_per_hit, p.assignments_per_hit)
 log.info("next round (%s): %s; HITs %s", cfg.strategy, " ".join(projection_lines(projection, cfg)),
          {v: len(h) for v, h in round2.items()})  # fmt: skip
@@ -40,4 +39,4 @@ io.write_csv(plan.filter(pl.col("ratings_planned") > 0), out.chosen, float_preci
 io.write_parquet(plan, out.table, schemas.NEXT_ROUND_PLAN)
 io.write_csv(plan, out.plan_csv, float_precision=4)
 io.write_text(out.plan_md, plan_markdown(plan, projection, cfg, simulated=p.source == "simulated"))
-projection_figure(projection, cfg, out.figure, note=style.report_note(("judgments",), **p.note))
+projection_figure(projection, cfg, out.figure, note=p.note)

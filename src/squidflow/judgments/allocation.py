@@ -41,7 +41,7 @@ import polars as pl
 
 from squidflow.config import ConfigError, defaults_from_schema, schema_key
 from squidflow.contracts import schemas
-from squidflow.statistics.intervals import IntervalConfig, image_resamples, item_mean_intervals
+from squidflow.statistics.intervals import IntervalConfig, item_mean_intervals
 
 STRATEGIES = tuple(schema_key("annotation.next_round.strategy")["enum"])
 ITEM = ["video_id", "frame_index", "event_prompt", "variant"]  # a soft label's unit: image, prompt, variant
@@ -274,6 +274,7 @@ class Projection:
     items: int
     reached: int
     unreachable: int
+    beyond_cap: int  # not (yet) unreachable, but the spread so far puts the target beyond the cap
     remaining: int
     remaining_lo: int
     remaining_hi: int
@@ -283,48 +284,54 @@ class Projection:
     curve: pl.DataFrame  # ratings (spent so far + more), at_target (share), at_target_lo, at_target_hi
 
 
-def _remaining(needed: np.ndarray, n: np.ndarray, room: np.ndarray, step: int) -> np.ndarray:
+def _still(needed: np.ndarray, n: np.ndarray, room: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """(kept ratings still to buy: to the target, or to the cap where the target lies beyond it, in whole steps;
+    whether the target is within the cap)."""
     still = np.minimum(np.maximum(needed - n, step), room)
-    return np.where(needed > n + room, -1, -(-still // step) * step)  # -1: out of reach within the cap
+    return np.minimum(-(-still // step) * step, room), needed <= n + room
 
 
 def project(
-    judgments: pl.DataFrame,
     plan: pl.DataFrame,
-    excluded: Iterable[str],
     cfg: NextRoundConfig,
     intervals: IntervalConfig,
     *,
     step: int,
     points: int = 60,
 ) -> Projection:
-    """The projection of the total ratings and rounds still needed to bring every reachable soft label of `plan` to
-    the target, each with its interval: the kept ratings redrawn with replacement (intervals.resamples times,
-    intervals.seed), each soft label's need recomputed from its redrawn spread. Rounds: at `cfg.budget` a round."""
+    """The projection of the kept ratings and rounds still needed until every soft label of `plan` not at the target
+    nor unreachable is at the target (or at the cap, where its target lies beyond it), with its interval: each soft
+    label's variance drawn intervals.resamples times (seed intervals.seed) from its distribution given its n kept
+    ratings of spread s under the normal model, (n - 1) s^2 / chi2(n - 1), and its need recomputed. Rounds: at
+    `cfg.budget` a round. The projection is the draws' median (a spread from a few ratings is below the SD more often
+    than not, so the need from the spread as measured is low); the curve: the share of soft labels at the target
+    against the ratings spent, the cheapest first, its median and band over the same draws."""
+    from scipy.stats import chi2
+
     z = z_value(intervals.level)
     w, cap = cfg.target_width, cfg.max_ratings_per_image
-    kept = [list(r) for r in soft_label_ratings(judgments, excluded)["kept"].to_list()]
-    n = np.array([len(r) for r in kept], dtype=np.int64)
+    n = plan["n"].to_numpy().astype(np.int64)
     open_ = ~plan["reached"].to_numpy() & ~plan["unreachable"].to_numpy()
     room = np.maximum((cap - n) // step * step, 0)
-    point = _remaining(plan["ratings_needed"].to_numpy(), n, room, step)
-    known = [i for i in range(len(kept)) if open_[i] and len(kept[i]) > 1]
-    reps = np.tile(point[:, None], (1, intervals.resamples))
-    by_n: dict[int, list[int]] = {}
-    for i in known:
-        by_n.setdefault(len(kept[i]), []).append(i)
-    for k, rows in by_n.items():
-        values = np.array([kept[i] for i in rows], dtype=float)
-        drawn = values[:, image_resamples(k, intervals)]  # rows × B × k
-        need = ratings_needed(drawn.std(axis=-1, ddof=1), w, z)
-        reps[rows] = _remaining(need, n[rows][:, None], room[rows][:, None], step)
-    todo = np.where(open_[:, None], reps, 0)
-    totals = np.where(todo > 0, todo, 0).sum(axis=0)
+    needed = plan["ratings_needed"].to_numpy().astype(np.int64)
+    beyond = open_ & (needed > n + room)
+    spread = plan["spread"].fill_null(np.nan).to_numpy().astype(float)
+    known = open_ & np.isfinite(spread) & (n > 1)
+    need_b = np.tile(needed[:, None], (1, intervals.resamples))
+    if known.any():
+        df = (n[known] - 1)[:, None]
+        rng = np.random.default_rng([intervals.seed, 59])
+        draws = chi2.rvs(df, size=(int(known.sum()), intervals.resamples), random_state=rng)
+        sigma = np.sqrt(df * spread[known][:, None] ** 2 / np.maximum(draws, 1e-12))
+        need_b[known] = np.minimum(ratings_needed(sigma, w, z), 10 * cap)
+    still_b, reach_b = _still(need_b, n[:, None], room[:, None], step)
+    todo = np.where(open_[:, None], still_b, 0)
+    totals = todo.sum(axis=0)
     spent = int(plan["ratings"].sum())
     reached = int(plan["reached"].sum())
     budget = max(cfg.budget, 1)
-    lo, hi = np.quantile(totals, [(1 - intervals.level) / 2, (1 + intervals.level) / 2])
-    rem = int(np.where(point > 0, point, 0)[open_].sum())
+    lo, mid, hi = np.quantile(totals, [(1 - intervals.level) / 2, 0.5, (1 + intervals.level) / 2])
+    rem = int(round(mid))  # the median of the draws: s from a few ratings is below the SD more often than not
     grid = spent + np.linspace(0, max(float(totals.max()), float(rem), 1.0), points)
 
     def share(costs: np.ndarray) -> np.ndarray:
@@ -332,12 +339,13 @@ def project(
         got = np.searchsorted(spent + np.cumsum(c), grid, side="right")
         return (reached + got) / max(len(plan), 1)
 
-    curves = np.stack([share(todo[:, b]) for b in range(todo.shape[1])]) if todo.shape[1] else np.zeros((1, points))
-    qlo, qhi = np.quantile(curves, [(1 - intervals.level) / 2, (1 + intervals.level) / 2], axis=0)
+    reachable = np.where(open_[:, None] & reach_b, still_b, 0)
+    curves = np.stack([share(reachable[:, b]) for b in range(reachable.shape[1])])
+    qlo, qmid, qhi = np.quantile(curves, [(1 - intervals.level) / 2, 0.5, (1 + intervals.level) / 2], axis=0)
     curve = pl.DataFrame(
         {
             "ratings": grid,
-            "at_target": share(np.where(open_, point, 0)),
+            "at_target": qmid,
             "at_target_lo": qlo,
             "at_target_hi": qhi,
         }
@@ -346,7 +354,8 @@ def project(
         spent=spent,
         items=len(plan),
         reached=reached,
-        unreachable=int(plan["unreachable"].sum()) + int(((point < 0) & open_).sum()),
+        unreachable=int(plan["unreachable"].sum()),
+        beyond_cap=int(beyond.sum()),
         remaining=rem,
         remaining_lo=int(math.floor(lo)),
         remaining_hi=int(math.ceil(hi)),

@@ -27,9 +27,10 @@ def projection_lines(p: Projection, cfg: NextRoundConfig) -> list[str]:
         f"Ratings spent so far: {p.spent:,} on {p.items:,} soft labels (image × prompt × variant).",
         f"At the target (interval of the mean no wider than {cfg.target_width:g} rating points): {p.reached:,} of "
         f"{p.items:,}; unreachable within {cfg.max_ratings_per_image} kept ratings: {p.unreachable:,} (reported, "
-        "not chased).",
-        f"Still needed for every reachable one: {p.remaining:,} kept ratings [{p.remaining_lo:,}, {p.remaining_hi:,}] "
-        f"(95% interval over the kept raters redrawn), {p.rounds} round(s) [{p.rounds_lo}, {p.rounds_hi}] at "
+        f"not chased); {p.beyond_cap:,} more whose spread so far puts the target beyond that cap.",
+        f"Still needed until every other one is at the target or the cap: {p.remaining:,} kept ratings "
+        f"[{p.remaining_lo:,}, {p.remaining_hi:,}] "
+        f"(95% interval: each variance drawn given its kept ratings), {p.rounds} round(s) [{p.rounds_lo}, {p.rounds_hi}] at "
         f"{cfg.budget:,} ratings a round.",
     ]
 
