@@ -381,14 +381,14 @@ rule next_round:
             labels={"result": "next round: plan against the target", "format": "csv"},
         ),
         plan_md=report(
-            "results/tables/next_round_plan.md",
+            NEXT_ROUND_PLAN_TABLE,
             caption="../report/judgments/next_round_plan.rst",
             category="Human judgments",
             subcategory="Ambiguity or noise",
             labels={"result": "next round: plan against the target", "format": "markdown"},
         ),
         figure=report(
-            "results/figures/next_round_projection.png",
+            NEXT_ROUND_FIGURE,
             caption="../report/judgments/next_round_plan.rst",
             category="Human judgments",
             subcategory="Ambiguity or noise",

@@ -43,7 +43,7 @@ def get_judgment_outputs():
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
     if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
         outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
-        outputs += ["results/tables/next_round_plan.md", "results/figures/next_round_projection.png"]
+        outputs += [NEXT_ROUND_PLAN_TABLE, NEXT_ROUND_FIGURE]
         if JUDGMENT_SOURCE == "simulated" or get_next_round_waves():
             outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
@@ -70,6 +70,8 @@ NEXT_ROUND_DIR = "results/annotation/round2"
 
 
 NEXT_ROUND_CHOSEN = "results/judgments/next_round_plan.parquet"  # schemas.NEXT_ROUND_PLAN
+NEXT_ROUND_PLAN_TABLE = "results/tables/next_round_plan.md"
+NEXT_ROUND_FIGURE = "results/figures/next_round_projection.png"
 
 
 SIMULATED_NEXT_ROUND = "results/judgments/simulated/batch_results_round2.csv"
