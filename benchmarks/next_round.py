@@ -1,7 +1,10 @@
 """The next round where it pays (issue 59): ratings until every image meets a target precision, per strategy.
 
-    .venv/bin/python benchmarks/next_round.py [--seed 0 1 2 3 4] [--target 15] [--careless-share 0 0.2]
-                                              [--budget 5400] [--json]
+    .venv/bin/python benchmarks/next_round.py [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
+                                              [--strategies ...] [--json]
+
+`make bench` runs it as it is: one seed (about 2 CPU minutes). Issue 59's acceptance reads five:
+`--seed 0 1 2 3 4` (about 10 CPU minutes, most of them ActiveLab's).
 
 The population: SQUID-E's real judgments (the release's huj_annotations.csv under $SQUIDFLOW_DATA/squid-e, read by
 squidflow.judgments.ingest.read_release). Each of its 1,795 images pools the ratings of both variants (3 + 3; 6 + 6
