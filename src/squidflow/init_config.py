@@ -1,7 +1,8 @@
 """`squidflow init FOLDER`: a config of your own for a folder of videos in event sub-folders (FOLDER/<event>/*.mp4):
 the events from the folder names, a `local` source, the annotation platform and the judgment source that goes with
-it, the `publish` keys to fill, and nothing of the demo's (no simulated component). It is read on top of
-config/config.yaml (the Snakefile's `configfile:`), so it sets every key where the demo's value would not fit.
+it, the `publish` keys to fill, and nothing of the demo's (no simulated component). A run with `--configfile` reads
+it on the schema's defaults alone (the demo's config/config.yaml is read only when no config file is given:
+squidflow.config_layers), so it sets every key whose default would not fit your videos.
 """
 
 from __future__ import annotations
@@ -87,9 +88,26 @@ HEADER = """\
 # squidflow config for your own videos in {folder} (written by `squidflow init`; every key: config/README.md).
 # Events: {events} (the sub-folders). Judgments: {platform}; nothing of the offline demo (no simulated panel).
 # Check it, then run the journey of README.md, "Build your own dataset":
-#   .venv/bin/squidflow check-config {config}
-#   .venv/bin/snakemake --configfile {config} --cores 2 results/annotation/hits_A.csv
+#   .venv/bin/squidflow check-config --configfile {config}{directory}
+#   .venv/bin/snakemake --configfile {config}{directory} --cores 2
+# Read on the schema's defaults (never on the demo's config/config.yaml); `squidflow config` with the same arguments
+# prints every key a run reads.
 """
+
+
+def one_line(value: str | Path, what: str) -> str:
+    """`value` as it may go into the config's comments: refused (ConfigError naming it) when it holds a line break or
+    another character YAML would not keep in a comment (a folder named `x\nretry_failed: true` would write a live
+    key; issue 57). Every other value is written by the YAML emitter."""
+    text = str(value)
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        raise ConfigError(
+            f"{what} {text[:120]!r} holds {bad!r} (a line break or control character), which would end the "
+            "config's comment line and write what follows as keys; rename it (letters, digits, spaces, `._-/`) "
+            "and run squidflow init again."
+        )
+    return text
 
 
 def write_config(
@@ -104,12 +122,20 @@ def write_config(
     force: bool = False,
 ) -> dict:
     out = Path(out)
+    one_line(folder, "squidflow init: the folder")
+    one_line(out, "squidflow init: --output")
     if out.exists() and not force:
         raise ConfigError(f"{out} exists; give another --output or --force to replace it.")
     config = config_for(
         folder, directory=directory, platform=platform, name=name, license_id=license_id, citation=citation
     )
-    text = HEADER.format(folder=folder, events=", ".join(config["events"]), platform=platform, config=out)
+    text = HEADER.format(
+        folder=folder,
+        events=", ".join(config["events"]),
+        platform=platform,
+        config=out,
+        directory="" if Path(directory) == Path(".") else f" --directory {directory}",
+    )
     body = yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=110)
     todo = [k for k in ("license", "citation") if not config["publish"][k]]
     if todo:

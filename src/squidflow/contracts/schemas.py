@@ -261,7 +261,8 @@ IMAGE_SCORES = Schema(
 RATER_TRIAGE = Schema(
     "rater_triage",
     {
-        "annotator": pl.Utf8,
+        "annotator": pl.Utf8,  # the platform's id: this table stays on this machine (never published)
+        "pseudonym": pl.Utf8,  # Ann<k>, the name the report, the tables and the published data give the rater
         "variant": pl.Utf8,
         "n_judgments": pl.Int64,  # round 1
         "n_items": pl.Int64,  # images × prompts shared with at least one other rater
@@ -290,7 +291,7 @@ RATER_TRIAGE = Schema(
         "duplicate_hits": pl.Int64,  # HITs answered image for image as another rater did (3+ answers within 6-94)
         "n_hits_answered": pl.Int64,  # HITs with 3+ answers within 6-94
         "duplicate_share": pl.Float64,  # duplicate_hits / n_hits_answered
-        "duplicates": pl.Utf8,  # the raters with those identical answers (the first five)
+        "duplicates": pl.Utf8,  # the raters with those identical answers, by pseudonym (the first five)
         "in_consensus": pl.Boolean,  # in the last round's consensus (not careless the round before)
         "consensus_rounds": pl.Int64,  # rounds until no verdict changed
         "rounds": pl.List(pl.Utf8),  # the rater's verdict changes between rounds, in words

@@ -53,7 +53,7 @@ def rebuild_config(f: Facts) -> str:
 
 def rebuild_recipe(f: Facts) -> list[str]:
     """The card's recipe for reference-mode images: a config and one command, which
-    tests/workflow/test_rebuild_recipe.py follows as printed."""
+    tests/e2e/test_rebuild_recipe.py follows as printed."""
     if not f.rebuild_list:
         return [REBUILD_RELEASE]
     served = (
@@ -85,6 +85,17 @@ def rebuild_recipe(f: Facts) -> list[str]:
         "(rebuild/results/dataset/frames.parquet's `image_path`): the frame this dataset was made from, pixel for "
         "pixel, when the video file is the same. Videos that have been taken down cannot be rebuilt.",
     ]
+
+
+# Issue 57 case 10: the published text is kept as it was given; what a reader must know about it.
+USING_THE_DATA = (
+    "Text columns (`prompt`, `hit`, `excluded_because`, the images' `title`, `source` and `license`, the keywords) "
+    "hold what the videos' sources, the annotation platform and the raters gave, unchanged: a value may start "
+    "with `=`, `+`, `-` or `@`, or hold markup. Read them as text. A spreadsheet may run such a cell as a formula "
+    "(`=HYPERLINK(...)`), and a page that shows one must escape it. Every CSV squidflow writes from them "
+    "(`rebuild/videos.csv`, the tables of its report) starts such a cell with an apostrophe (`'=`), so it opens as "
+    "text. Raters are named by pseudonym (`Ann<k>`) only."
+)
 
 
 def size_category(n: int) -> str:
@@ -189,6 +200,10 @@ def card(facts: Facts) -> str:
         "`soft_labels` — per image, prompt and variant the mean, std, n, certainty bin, the ratings and the interval "
         "of the mean. `croissant.json` types every field; `lewidi/` holds the judgments in the LeWiDi 2025 format.",
         "",
+        "## Using the data",
+        "",
+        USING_THE_DATA,
+        "",
     ]
     out += [
         "## How the data were collected",
@@ -280,7 +295,7 @@ def card(facts: Facts) -> str:
         "## Licences and terms",
         "",
         f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
-        f"({f.license_url}). {md_escape(f.terms)}",
+        f"({md_escape(f.license_url)}). {md_escape(f.terms)}",
         "",
     ]
     if f.licences:

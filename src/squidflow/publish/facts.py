@@ -104,6 +104,12 @@ def required(publish: Mapping, *, demo: bool) -> dict:
             f"publish.url = {url[:80]!r} is not an http(s) address: set the dataset's page (e.g. "
             "https://huggingface.co/datasets/<name>) or leave it empty."
         )
+    link = str(out.get("license_link") or "")
+    if link and not re.fullmatch(r"https://[^\s<>\"'`\\]+", link):  # the schema's pattern (issue 57)
+        raise ConfigError(
+            f"publish.license_link = {link[:80]!r} is not an https address: give the address of the licence's text "
+            "(e.g. https://example.org/my-licence-1.0), or leave it empty with a Hub licence id in publish.license."
+        )
     if demo:
         out["name"] = out.get("name") or DEMO_NAME
         out["license"] = out.get("license") or DEMO_LICENSE

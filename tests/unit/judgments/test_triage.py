@@ -151,7 +151,7 @@ def test_a_verdict_that_changes_between_consensus_rounds_says_why():
     assert t["honest1"]["verdict"] == "ok" and t["honest1"]["consensus_rounds"] >= 2
     assert any(
         c.startswith("round 2: careless → ok against a consensus without")
-        and "reversed (A)" in c
+        and f"{t['reversed']['pseudonym']} (A)" in c  # the rater left out, by pseudonym (issue 57)
         and "no longer: no agreement with the others" in c
         for c in t["honest1"]["rounds"]
     ), t["honest1"]
@@ -302,3 +302,42 @@ def test_next_round_plans_towards_the_target_in_round_one_hits(corpus):
     lab = NextRoundConfig(budget=15, strategy="activelab", target_width=15.0, max_ratings_per_image=60)
     picked = plan_next_round(judgments, excluded, lab, INTERVALS, step=3, activelab=scores)
     assert (picked["ratings_planned"] > 0).sum() == 5 and picked["ratings_planned"].max() == 3
+
+
+def test_the_triage_figure_draws_no_empty_row_and_names_each_images_prompt(tmp_path, monkeypatch):
+    """A class without images gets no row of the contact sheet; each image's title names its prompt (issue 60)."""
+    from PIL import Image
+
+    from squidflow import style
+    from squidflow.judgments.image_triage import triage_figure
+
+    classes, prompts = ["clear", "clear", "ambiguous", "undecided"], ["parade", "wedding", "protest", "birthday party"]
+    images = pl.DataFrame(
+        {
+            "video_id": ["v"] * 4,
+            "frame_index": [0, 1, 2, 3],
+            "event_prompt": prompts,
+            "mean": [10.0, 80.0, 50.0, 40.0],
+            "spread": [3.0, 4.0, 30.0, 20.0],
+            "interval_width": [5.0, 6.0, 10.0, 60.0],
+            "triage": classes,
+        }
+    )
+    paths = []
+    for k in range(4):
+        Image.new("RGB", (32, 24), (40 * k, 80, 120)).save(tmp_path / f"{k}.jpg")
+        paths.append(str(tmp_path / f"{k}.jpg"))
+    frames = pl.DataFrame({"video_id": ["v"] * 4, "frame_index": [0, 1, 2, 3], "image_path": paths})
+    drawn, real_save = {}, style.save
+
+    def keep(fig, path, **kw):
+        drawn["titles"] = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        return real_save(fig, path, **kw)
+
+    monkeypatch.setattr(style, "save", keep)
+    assert triage_figure(images, tmp_path / "triage.png", frames=frames, per_class=2) == 1 + 3 * 2  # not 1 + 4 * 2
+    assert not any(t.startswith("contested") for t in drawn["titles"])
+    assert sorted(drawn["titles"]) == sorted(
+        f"{c}: {m:.0f}±{s:.0f}\n{p}"
+        for c, m, s, p in zip(classes, images["mean"], images["spread"], prompts, strict=True)
+    )
