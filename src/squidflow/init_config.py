@@ -72,7 +72,7 @@ def config_for(
             # variant A: images from different videos of the event (the paper's six), an even number (B: half each)
             "images_per_hit": max(2, min(6, fewest) // 2 * 2),
             "assignments_per_hit": 3,
-            "next_round": {"budget": 12},
+            "next_round": {"budget": 36},  # ratings a round (12 more HITs of three raters)
         },
         "judgments": {"source": PLATFORM_SOURCE[platform], "quality": {"exclude": "triage"}},
         "publish": {

@@ -359,13 +359,13 @@ rule triage_validation:
         "../../scripts/triage_validation.py"
 
 
-# The next round of ratings (annotation.next_round): the images whose next rating shrinks the uncertainty most, as
-# round-2 HITs in round 1's format (squidflow.judgments.next_round).
+# The next round of ratings (annotation.next_round): per soft label the ratings that bring its interval towards the
+# target (squidflow.judgments.allocation), as round-2 HITs in round 1's format (squidflow.judgments.next_round).
 rule next_round:
     input:
         unpack(get_triage_predictions),
-        images=IMAGE_TRIAGE_TABLE,
         judgments=JUDGMENTS_TABLE,
+        exclusions=EXCLUSIONS_TABLE,
         hits_A=HITS_A,
         hits_B=HITS_B,
     output:
@@ -373,6 +373,27 @@ rule next_round:
         hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
         chosen=f"{NEXT_ROUND_DIR}/chosen.csv",
         table=NEXT_ROUND_CHOSEN,
+        plan_csv=report(
+            "results/tables/next_round_plan.csv",
+            caption="../report/judgments/next_round_plan.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: plan against the target", "format": "csv"},
+        ),
+        plan_md=report(
+            NEXT_ROUND_PLAN_TABLE,
+            caption="../report/judgments/next_round_plan.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: plan against the target", "format": "markdown"},
+        ),
+        figure=report(
+            NEXT_ROUND_FIGURE,
+            caption="../report/judgments/next_round_plan.rst",
+            category="Human judgments",
+            subcategory="Ambiguity or noise",
+            labels={"result": "next round: plan against the target", "format": "figure"},
+        ),
     log:
         "logs/next_round/next_round.log",
     conda:
@@ -380,8 +401,12 @@ rule next_round:
     params:
         next_round=config["annotation"]["next_round"],
         images_per_hit=config["annotation"]["images_per_hit"],
+        assignments_per_hit=config["annotation"]["assignments_per_hit"],
+        intervals=config["intervals"],
         events=TRIAGE_EVENTS,
         events_config=config["events"],
+        source=JUDGMENT_SOURCE,
+        note=get_report_note("judgments"),
     script:
         "../../scripts/next_round.py"
 
@@ -410,7 +435,6 @@ rule next_round_effect:
     conda:
         "../../envs/reporting.yaml"
     params:
-        triage=config["judgments"]["triage"],
         intervals=config["intervals"],
         strategy=config["annotation"]["next_round"]["strategy"],
     script:

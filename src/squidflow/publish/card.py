@@ -263,6 +263,18 @@ def card(facts: Facts) -> str:
             + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
             + " (the `wave` column; the soft labels use every wave, the agreement table the first)."
         )
+    if f.precision.get("median") is not None:  # what precision the soft labels reach, and what it took (issue 59)
+        took = (
+            f" from {f.precision['ratings']:,} ratings ({f.precision['kept']:,} kept)"
+            if "ratings" in f.precision
+            else ""
+        )
+        none = f"; {f.precision['without']:,} with fewer than two ratings have none" if f.precision["without"] else ""
+        out.append(
+            f"- Precision: the 95% interval of a soft label's mean rating (`mean_lo`, `mean_hi`) is "
+            f"{f.precision['median']:.1f} rating points wide at the median and {f.precision['p90']:.1f} at the 90th "
+            f"percentile, over {f.precision['labels']:,} soft labels{took}{none}."
+        )
     for effect in f.wave_effects:  # how each next round narrowed the soft labels' intervals it re-rated
         out.append(f"- Next round: {md_escape(summary_line(effect))} (`mean_lo`, `mean_hi` of `soft_labels`).")
     out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")

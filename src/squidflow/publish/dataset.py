@@ -211,6 +211,7 @@ def gather_facts(
         task_wording=F.task_wording(run.task_pages.get("rating", "")),
         task_pages=[TASK_PAGES[k] for k in run.task_pages],
         raters=F.raters_per_image(soft),
+        precision=F.soft_label_precision(soft, configs.get("judgments")),
         agreement=run.table7,
         **F.rater_facts(configs.get("judgments")),
         counts={c: t.height for c, t in configs.items()},

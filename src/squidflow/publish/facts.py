@@ -76,6 +76,9 @@ class Facts:
     rebuild_list: str = ""  # reference mode: the URL list of the videos with their frames (REBUILD_LIST), else ""
     rebuild_relative: bool = False  # some of its URLs are paths relative to the videos' folder (a base_url is needed)
     wave_effects: list = field(default_factory=list)  # per next-round wave: squidflow.judgments.waves.narrowing_summary
+    precision: dict = field(
+        default_factory=dict
+    )  # soft_label_precision: how wide their intervals are, from how many ratings
 
     @property
     def license_url(self) -> str:
@@ -198,6 +201,21 @@ def raters_per_image(soft_labels: pl.DataFrame) -> dict:
         n = g["n"]
         out[variant] = (int(cast(int, n.min())), float(cast(float, n.median())), int(cast(int, n.max())))
     return dict(sorted(out.items()))
+
+
+def soft_label_precision(soft_labels: pl.DataFrame, judgments: pl.DataFrame | None) -> dict:
+    """How precisely the soft labels are known (issue 59): the median and 90th percentile width of their intervals of
+    the mean (`mean_lo`, `mean_hi`), how many have none (fewer than two ratings), and the ratings that took (every
+    published rating, excluded raters' included, and the kept ones)."""
+    if soft_labels.is_empty():
+        return {}
+    width = (soft_labels["mean_hi"] - soft_labels["mean_lo"]).drop_nulls().drop_nans()
+    out: dict[str, float] = {"labels": soft_labels.height, "without": soft_labels.height - len(width)}
+    if len(width):
+        out |= {"median": float(cast(float, width.median())), "p90": float(cast(float, width.quantile(0.9)))}
+    if judgments is not None:
+        out |= {"ratings": judgments.height, "kept": int((~judgments["excluded"]).sum())}
+    return out
 
 
 def images_by_licence(images: pl.DataFrame) -> dict[str, int]:

@@ -43,6 +43,7 @@ def get_judgment_outputs():
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
     if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
         outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
+        outputs += [NEXT_ROUND_PLAN_TABLE, NEXT_ROUND_FIGURE]
         if JUDGMENT_SOURCE == "simulated" or get_next_round_waves():
             outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
@@ -68,7 +69,9 @@ PLANTED_FAULTS = "results/judgments/simulated/planted.parquet"
 NEXT_ROUND_DIR = "results/annotation/round2"
 
 
-NEXT_ROUND_CHOSEN = "results/judgments/next_round_chosen.parquet"
+NEXT_ROUND_CHOSEN = "results/judgments/next_round_plan.parquet"  # schemas.NEXT_ROUND_PLAN
+NEXT_ROUND_PLAN_TABLE = "results/tables/next_round_plan.md"
+NEXT_ROUND_FIGURE = "results/figures/next_round_projection.png"
 
 
 SIMULATED_NEXT_ROUND = "results/judgments/simulated/batch_results_round2.csv"
@@ -197,7 +200,7 @@ def get_next_round_effect_inputs(wildcards):
     images and the rater triage; your own next rounds, the waves judgments.parquet holds, with the raters excluded."""
     if JUDGMENT_SOURCE == "simulated":
         return {
-            "triage": RATER_TRIAGE_TABLE,
+            "exclusions": EXCLUSIONS_TABLE,
             "chosen": NEXT_ROUND_CHOSEN,
             "batch": SIMULATED_NEXT_ROUND,
             "frames": FRAMES_TABLE,
