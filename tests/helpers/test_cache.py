@@ -87,14 +87,22 @@ def _session_id() -> str:
     return os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"solo-{os.getpid()}"
 
 
-def cached_run(name: str, build: Callable[[Path], T], read: Callable[[Path], T], *, recipe: str = "") -> T:
+def cached_run(
+    name: str,
+    build: Callable[[Path], T],
+    read: Callable[[Path], T],
+    *,
+    recipe: str = "",
+    inputs: Iterable[str] = RUN_INPUTS,
+) -> T:
     """What `build(folder)` makes, built once per key: the first caller (of any worker, tier or later session) builds it
-    into .test-cache/<name>/<key>/ while holding a lock; later callers get `read(folder)`. A build that failed in this pytest run fails the other workers
+    into .test-cache/<name>/<key>/ while holding a lock; later callers get `read(folder)`. The key is `input_key` of
+    `inputs` (default: every input of a workflow run) and `recipe`. A build that failed in this pytest run fails the other workers
     at once, with its message; the next run tries again. Other keys' folders of `name` are removed once a new one is
     built, so the cache holds one build per name."""
     if os.environ.get("SQUIDFLOW_TEST_CACHE", "1") == "0":
         return build(Path(tempfile.mkdtemp(prefix=f"squidflow-{name}-")))
-    key = input_key(recipe=recipe)
+    key = input_key(inputs=inputs, recipe=recipe)
     folder = CACHE / name / key
     failed = CACHE / name / f"{key}.failed"
     folder.parent.mkdir(parents=True, exist_ok=True)
