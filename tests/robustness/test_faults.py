@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.checkout import copy_checkout
 from helpers.faults import (
     ROOT,
+    SNAKEMAKE,
     STARTS,
     TINY,
     TRACEBACK,
@@ -91,9 +93,13 @@ def test_duplicate_yaml_key_in_a_configfile_names_file_and_line(tmp_path):
 
 
 def test_tab_in_the_default_config_names_file_and_line(tmp_path):
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.yaml").write_text("stages: [videos]\ndemo:\n\tseed: 1\n")
-    res = run([str(Path(sys.executable).with_name("snakemake")), "-n", "--directory", str(tmp_path), "--cores", "1"])
+    """The demo config is the workflow's own config/config.yaml (read when no --configfile is given, whatever the
+    folder): a tab typed into it in a checkout stops the run naming that file, the line and the fix."""
+    checkout = copy_checkout(tmp_path / "checkout")
+    (checkout / "config" / "config.yaml").write_text("stages: [videos]\ndemo:\n\tseed: 1\n")
+    (tmp_path / "run").mkdir()
+    res = run([SNAKEMAKE, "-n", "--snakefile", str(checkout / "Snakefile"), "--directory", str(tmp_path / "run"),
+               "--cores", "1"])  # fmt: skip
     assert_one_clear_stop(res, "config/config.yaml line 3, column 1", "replace the tab with spaces")
     tried("a tab in the YAML of the workflow's config file", "stopped with a message: file, line and fix named")
 

@@ -338,6 +338,8 @@ NEXT_ROUND_PLAN = Schema(
         "ratings": pl.Int64,  # ratings bought so far, every wave, excluded raters' included (round 1)
         "n": pl.Int64,  # the kept ones: excluded raters left out (what the soft label averages)
         "mean": pl.Float64,
+        "mean_lo": pl.Float64,  # the interval of the mean (the published one); null: fewer than 2 ratings
+        "mean_hi": pl.Float64,
         "spread": pl.Float64,  # SD of the kept ratings (ddof 1); null: fewer than 2
         "interval_width": pl.Float64,  # of the mean (the published mean_lo, mean_hi); null: fewer than 2 ratings
         "target_width": pl.Float64,  # annotation.next_round.target.interval_width

@@ -107,8 +107,8 @@ def soft_label_ratings(judgments: pl.DataFrame, excluded: Iterable[str] = ()) ->
 
 
 def soft_label_state(judgments: pl.DataFrame, excluded: Iterable[str], intervals: IntervalConfig) -> pl.DataFrame:
-    """Per soft label: ratings, kept (list), n, mean, spread (ddof 1) and the width of the interval of the mean (the
-    published one: item_mean_intervals over the kept ratings; null with fewer than 2)."""
+    """Per soft label: ratings, kept (list), n, mean, spread (ddof 1), the interval of the mean (`mean_lo`, `mean_hi`:
+    the published one, item_mean_intervals over the kept ratings) and its width (null with fewer than 2)."""
     items = soft_label_ratings(judgments, excluded)
     kept = [list(r) for r in items["kept"].to_list()]
     lo, hi = item_mean_intervals(kept, intervals)
@@ -119,8 +119,10 @@ def soft_label_state(judgments: pl.DataFrame, excluded: Iterable[str], intervals
     return items.with_columns(
         pl.Series("n", n, dtype=pl.Int64),
         pl.Series("mean", mean).fill_nan(None),
+        pl.Series("mean_lo", np.asarray(lo, dtype=float)).fill_nan(None),
+        pl.Series("mean_hi", np.asarray(hi, dtype=float)).fill_nan(None),
         pl.Series("spread", spread).fill_nan(None),
-        pl.Series("interval_width", hi - lo).fill_nan(None),
+        pl.Series("interval_width", np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)).fill_nan(None),
     )
 
 
@@ -226,7 +228,7 @@ def allocate(
             planned[chosen] = np.minimum(step, room[chosen])
     with np.errstate(divide="ignore", invalid="ignore"):
         after = np.where(planned > 0, 2 * z * s / np.sqrt(n + planned), width)
-    return state.select(*ITEM, "ratings", "n", "mean", "spread", "interval_width").with_columns(
+    return state.select(*ITEM, "ratings", "n", "mean", "mean_lo", "mean_hi", "spread", "interval_width").with_columns(
         pl.lit(float(w)).alias("target_width"),
         pl.Series("ratings_needed", np.minimum(needed, np.iinfo(np.int64).max), dtype=pl.Int64),
         pl.Series("ratings_planned", planned, dtype=pl.Int64),

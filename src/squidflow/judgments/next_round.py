@@ -132,8 +132,9 @@ def interval_change(
     judgments: pl.DataFrame, next_ratings: pl.DataFrame, plan: pl.DataFrame, excluded, intervals
 ) -> pl.DataFrame:
     """Per soft label the plan re-rated (ratings_planned > 0), before (the judgments) and after (the next round's
-    ratings merged in), the excluded raters left out: kept ratings `n_`, the width of the interval of the mean
-    `interval_width_` (the published mean_lo, mean_hi), and the target it is held against, with `reached_after`."""
+    ratings merged in), the excluded raters left out: kept ratings `n_`,
+    the mean and its interval (`mean_<when>_lo`, `_hi`: the published mean_lo, mean_hi), the interval's width
+    `interval_width_`, and the target it is held against, with `reached_after`."""
     from squidflow.judgments.allocation import soft_label_state
 
     def side(table: pl.DataFrame, when: str) -> pl.DataFrame:
@@ -141,6 +142,8 @@ def interval_change(
             *ITEM,
             pl.col("n").alias(f"n_{when}"),
             pl.col("mean").alias(f"mean_{when}"),
+            pl.col("mean_lo").alias(f"mean_{when}_lo"),
+            pl.col("mean_hi").alias(f"mean_{when}_hi"),
             pl.col("interval_width").alias(f"interval_width_{when}"),
         )
 
