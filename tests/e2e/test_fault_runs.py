@@ -231,10 +231,12 @@ def test_hostile_text_in_every_field_never_reaches_an_output_raw(tmp_path):
     outputs = [p for p in sorted((tmp_path / "results").rglob("*")) if p.suffix in (".csv", ".md", ".html")]
     carrying = [p for p in outputs if "SQF" in p.read_text(encoding="utf-8", errors="replace")]
     names = {p.name for p in carrying}
-    # the payloads did reach the files people open (so the check below is not vacuous) ...
-    for must in ["hits_A.csv", "hit_preview.html", "comparison_hits.csv", "comparison_hits.html", "table7_agreement.md",
-                 "ingest_report.md"]:  # fmt: skip
+    # the payloads did reach the files people open (so the check below is not vacuous) ... (Table 7 names raters by
+    # pseudonym, issue 57, so the hostile worker ids no longer reach it: they must not)
+    for must in ["hits_A.csv", "hit_preview.html", "comparison_hits.csv", "comparison_hits.html", "ingest_report.md"]:
         assert must in names, f"{must} carries no payload: {sorted(names)}"
+    table7 = next((tmp_path / "results").rglob("table7_agreement.md")).read_text(encoding="utf-8")
+    assert "SQF" not in table7, table7[:2000]
     # ... and none of them is live anywhere
     live = [hit for p in outputs for hit in raw_payloads(p)]
     assert live == [], "\n".join(live[:20])
