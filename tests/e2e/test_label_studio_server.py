@@ -119,6 +119,7 @@ def cli(srv, work: Path, *args: str) -> subprocess.CompletedProcess:
             "squidflow.cli",
             "label-studio",
             *args,
+            "--configfile",
             str(work / "config.yaml"),
             "--directory",
             str(work),
