@@ -8,19 +8,30 @@ import sys
 from pathlib import Path
 
 
-def _cmd_check_config(args: argparse.Namespace) -> int:
-    """As a workflow run reads its config (squidflow.config_layers: the demo config only when no config file is
-    given, the config files in order, --config): the files strictly (a duplicate key or a tab: file and line), the
-    schema, and every local input path the config names (relative to --directory, the run's working directory)."""
+def _resolved(args: argparse.Namespace):
+    """The chosen config files and the configuration they resolve to (squidflow.config_layers), or None after saying
+    on stderr why they cannot be read (the commands then exit 2)."""
     from squidflow import config_layers
     from squidflow.errors import UserError
 
     try:
         chosen = config_layers.from_arguments(args)
-        config = config_layers.resolve(chosen, directory=args.directory)
+        return chosen, config_layers.resolve(chosen, directory=args.directory)
     except UserError as exc:
         print(exc, file=sys.stderr)
+        return None
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    """As a workflow run reads its config (squidflow.config_layers: the demo config only when no config file is
+    given, the config files in order, --config): the files strictly (a duplicate key or a tab: file and line), the
+    schema, and every local input path the config names (relative to --directory, the run's working directory)."""
+    from squidflow import config_layers
+
+    resolved = _resolved(args)
+    if resolved is None:
         return 2
+    chosen, config = resolved
     print(f"{', '.join(map(config_layers.shown_path, chosen.files))}: valid")
     changed = config_layers.changed_from_before(chosen, config)
     if changed:
@@ -40,14 +51,11 @@ def _cmd_config(args: argparse.Namespace) -> int:
     schema's defaults, the demo config (only when no config file is given), the --configfile files in order,
     --config. A run with the same arguments records the same configuration in results/report/run_config.yaml."""
     from squidflow import config_layers
-    from squidflow.errors import UserError
 
-    try:
-        chosen = config_layers.from_arguments(args)
-        config = config_layers.resolve(chosen, directory=args.directory)
-    except UserError as exc:
-        print(exc, file=sys.stderr)
+    resolved = _resolved(args)
+    if resolved is None:
         return 2
+    chosen, config = resolved
     print(config_layers.layered_yaml(config_layers.record_config(config), chosen, directory=args.directory), end="")
     return 0
 
