@@ -40,9 +40,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENTS = {"wedding": (230, 190, 200), "parade": (90, 140, 220)}
 
 
-def make_run(work: Path) -> dict[str, Path]:
+def make_run(work: Path, document_root: Path) -> dict[str, Path]:
     """A run's folder as the workflow leaves it before annotation: frames.parquet with real JPEGs, the HIT CSVs of
-    A, B and K, comparison_hits.csv, and the Label Studio task folders built from them (images as local files)."""
+    A, B and K, comparison_hits.csv, and the Label Studio task folders built from them (images as local files under
+    the server's `document_root`, made as the rule makes them: in the run's folder)."""
     rows = []
     for e, colour in EVENTS.items():
         for v in range(6):
@@ -89,15 +90,20 @@ def make_run(work: Path) -> dict[str, Path]:
         for k in range(2)
     ]
     write_csv(pl.DataFrame(comp), hits["comparison"])
-    counts = ls.build_label_studio_tasks(
-        work / "results/annotation/label_studio",
-        frames_path=work / "results/dataset/frames.parquet",
-        hits=hits,
-        images={"mode": "local_files"},
-        images_per_hit=6,
-        keywords_per_image=3,
-        project_prefix="squidflow test",
-    )
+    here = Path.cwd()
+    os.chdir(work)
+    try:
+        counts = ls.build_label_studio_tasks(
+            work / "results/annotation/label_studio",
+            frames_path=work / "results/dataset/frames.parquet",
+            hits=hits,
+            images={"mode": "local_files", "document_root": str(document_root)},
+            images_per_hit=6,
+            keywords_per_image=3,
+            project_prefix="squidflow test",
+        )
+    finally:
+        os.chdir(here)
     assert counts == {"A": 2, "B": 2, "K": 2, "comparison": 2}, counts
     config = work / "config.yaml"
     config.write_text("annotation:\n  platform: label_studio\n  label_studio: {url: SERVER, images: local_files}\n")
@@ -142,7 +148,7 @@ def ratings_result(n: int, values: list[int]) -> list[dict]:
 @pytest.fixture(scope="module")
 def pushed(label_studio):
     work = lss.workdir(label_studio, "label_studio_server")
-    make_run(work)
+    make_run(work, label_studio.document_root)
     t0 = time.perf_counter()
     res = cli(label_studio, work, "push")
     push_s = time.perf_counter() - t0

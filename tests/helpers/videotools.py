@@ -40,21 +40,33 @@ def make_clip(
     seconds: float = 3,
     hue: float | None = None,
     encode: Sequence[str] | None = None,
+    pattern: str = "testsrc2",
 ) -> Path:
-    """A synthetic clip made by ffmpeg (its `testsrc2` pattern: moving, every frame different), written atomically.
+    """A synthetic clip made by ffmpeg (by default its `testsrc2` pattern: moving, every frame different), written
+    atomically.
 
     `size` is WIDTHxHEIGHT, `rate` frames per second, `hue` turns the pattern's colours (degrees: clips that differ
-    in look), `encode` the output options (default: ENCODE_FOR_SUFFIX for the file's suffix). The parent folder is
-    made. Returns `path`."""
+    in look), `encode` the output options (default: ENCODE_FOR_SUFFIX for the file's suffix), `pattern` another
+    lavfi source (testsrc, smptebars, mandelbrot: clips whose bytes differ). The parent folder is made. Returns
+    `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    source = f"testsrc2=size={size}:rate={rate}:duration={seconds}" + (f",hue=h={hue}" if hue is not None else "")
+    source = f"{pattern}=size={size}:rate={rate}" + (f",hue=h={hue}" if hue is not None else "")
     options = list(encode if encode is not None else ENCODE_FOR_SUFFIX[path.suffix.lower()])
     tmp = path.with_name(f".{path.stem}.part{path.suffix}")
     subprocess.run(
-        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", source, *options, str(tmp)],
+        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-t", str(seconds), "-i", source, *options, str(tmp)],
         check=True,
         timeout=max(120, 2 * seconds),
     )
     tmp.replace(path)
     return path
+
+
+# A small fast H.264 MP4: the clip most tests of the videos stage need (25 fps, so `seconds` * 25 frames).
+FAST_MP4 = ("-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast")
+
+
+def make_mp4(path: Path, *, seconds: float = 1.0, size: str = "96x64", pattern: str = "testsrc") -> Path:
+    """A `seconds`-long 25 fps MP4 of ffmpeg's `pattern` at `size` (make_clip with the fast encoder)."""
+    return make_clip(path, size=size, rate=25, seconds=seconds, pattern=pattern, encode=FAST_MP4)

@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 import yaml
 from helpers.runs import in_folder, snakemake
+from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet, write_parquet
@@ -37,16 +38,6 @@ from squidflow.videos.sources import combine, local_source, safe_video_id, url_v
 
 ROOT = Path(__file__).resolve().parents[3]
 FAST = DownloadOptions(retries=3, backoff_s=0.05, socket_timeout_s=1.0)
-
-
-def make_mp4(path: Path, *, seconds: float = 1.0, size: str = "96x64", pattern: str = "testsrc") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", f"{pattern}=size={size}:rate=25",
-         "-t", str(seconds), "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", str(path)],
-        check=True,
-    )  # fmt: skip
-    return path
 
 
 @pytest.fixture(scope="session")

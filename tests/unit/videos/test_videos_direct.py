@@ -5,11 +5,10 @@ tests/unit/videos/test_videos.py; brake, journal and kill -9: tests/unit/videos/
 from __future__ import annotations
 
 import http.server
-import subprocess
 import threading
-from pathlib import Path
 
 import pytest
+from helpers.videotools import make_mp4
 
 from squidflow.videos import direct
 from squidflow.videos.download import DownloadOptions, Session, download
@@ -17,13 +16,6 @@ from squidflow.videos.failures import classify
 from squidflow.videos.probe import ProbeError, _probe_ffprobe, _probe_torchcodec, in_process
 
 FAST = DownloadOptions(retries=0, socket_timeout_s=2.0)
-
-
-def make_mp4(path: Path, seconds: float = 1.0, size: str = "96x64") -> Path:
-    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate=25",
-                    "-t", str(seconds), "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", str(path)],
-                   check=True)  # fmt: skip
-    return path
 
 
 class RangeSite:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
 from squidflow.release import read_dataset_csv
@@ -18,34 +19,6 @@ from squidflow.videos.manifest import build_manifest, download_report, probe_loc
 from squidflow.videos.sources import list_candidates, release_source
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def make_mp4(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            "ffmpeg",
-            "-nostdin",
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc=size=96x64:rate=25",
-            "-t",
-            "1",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "ultrafast",
-            str(path),
-        ],
-        check=True,
-    )
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ import pytest
 import yaml
 from helpers import runs
 from helpers.runs import in_folder
+from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
@@ -42,18 +43,9 @@ BOT_PAGE = (
 VTT = "WEBVTT\n\n00:00:00.000 --> 00:00:00.900\nA {lang} line.\n"
 
 
-def make_mp4(path: Path, pattern: str = "testsrc") -> bytes:
-    subprocess.run(
-        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", f"{pattern}=size=96x64:rate=25", "-t", "1",
-         "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", str(path)],
-        check=True,
-    )  # fmt: skip
-    return path.read_bytes()
-
-
 @pytest.fixture(scope="session")
 def mp4(tmp_path_factory) -> bytes:
-    return make_mp4(tmp_path_factory.mktemp("scale") / "a.mp4")
+    return make_mp4(tmp_path_factory.mktemp("scale") / "a.mp4").read_bytes()
 
 
 REFUSAL_BURST_S = 1.0  # /refuse/ requests this soon after the first are one burst: each gets the rate limit

@@ -153,14 +153,19 @@ class ImageSource:
                     f"image {image_id}: no image file in results/dataset/frames.parquet to serve as a "
                     "local file; use annotation.label_studio.images: url"
                 )
-            rel = (
-                Path(image_path).absolute().relative_to(Path(self.document_root).absolute())
-                if Path(image_path).is_absolute() or self.document_root != "."
-                else Path(image_path)
-            )
-            return LOCAL_FILES_PREFIX + urllib.parse.quote(rel.as_posix(), safe="/")
+            return self.local_file(image_path)
         video, frame = split_image_id(image_id)
         return f"{self.base_url.rstrip('/')}/{video}/{frame}.jpg"
+
+    def local_file(self, image_path: str) -> str:
+        """The local-files URL of an image file: its path relative to `document_root` (a relative path is the run
+        folder's, the working directory of the rule and of `squidflow label-studio`)."""
+        rel = (
+            Path(image_path).absolute().relative_to(Path(self.document_root).absolute())
+            if Path(image_path).is_absolute() or self.document_root != "."
+            else Path(image_path)
+        )
+        return LOCAL_FILES_PREFIX + urllib.parse.quote(rel.as_posix(), safe="/")
 
 
 def rating_tasks(hits: pl.DataFrame, images: ImageSource, image_paths: dict[str, str]) -> list[dict]:
@@ -189,7 +194,7 @@ def comparison_tasks(hits: pl.DataFrame, images: ImageSource | None = None) -> l
     for row in hits.iter_rows(named=True):
         image = row["image"]
         if images is not None and images.mode == "local_files" and "://" not in image:
-            image = LOCAL_FILES_PREFIX + urllib.parse.quote(Path(image).as_posix(), safe="/")
+            image = images.local_file(image)
         data = {"hit": f"comparison-{row['query_id']}", "query_id": row["query_id"], "image": image}
         for i in range(1, n + 1):
             data[f"inference_{i}"] = row.get(f"inference_{i}") or ""
