@@ -55,7 +55,21 @@ def make_clip(
     options = list(encode if encode is not None else ENCODE_FOR_SUFFIX[path.suffix.lower()])
     tmp = path.with_name(f".{path.stem}.part{path.suffix}")
     subprocess.run(
-        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-t", str(seconds), "-i", source, *options, str(tmp)],
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-t",
+            str(seconds),
+            "-i",
+            source,
+            *options,
+            str(tmp),
+        ],
         check=True,
         timeout=max(120, 2 * seconds),
     )
