@@ -10,7 +10,7 @@
 #    (--profile profiles/slurm) the handler also starts the watch that stops jobs Slurm will never start and says
 #    what to change when sbatch refuses a job (squidflow.runtime.slurm).
 # 3. One results folder per configuration: before the first job of a real run, the first config file is compared
-#    with the one recorded in results/report/run_config.yaml by the run that made the folder's results; another one
+#    with the one recorded in results/run_config.yaml by the run that made the folder's results; another one
 #    stops the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same one
 #    (overlays after it may change) is recorded again, with the configuration the files made (what `squidflow
 #    config` prints for the same arguments; squidflow.runtime.run_record).

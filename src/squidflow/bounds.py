@@ -199,7 +199,7 @@ def url_passwords(config: Any, path: str = "") -> list[str]:
     ):
         out.append(
             f"{path} = {shown(safe)} holds a password in its URL, which squidflow would record with the run "
-            "(results/report/run_config.yaml, .snakemake/metadata): give a URL without user:password@, or "
+            "(results/run_config.yaml, .snakemake/metadata): give a URL without user:password@, or "
             "download the file and point the key at the local copy."
         )
     return out

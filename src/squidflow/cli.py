@@ -49,7 +49,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 def _cmd_config(args: argparse.Namespace) -> int:
     """Print the configuration these arguments make, as YAML, with one comment per layer naming what was read: the
     schema's defaults, the demo config (only when no config file is given), the --configfile files in order,
-    --config. A run with the same arguments records the same configuration in results/report/run_config.yaml."""
+    --config. A run with the same arguments records the same configuration in results/run_config.yaml."""
     from squidflow import config_layers
 
     resolved = _resolved(args)

@@ -15,7 +15,7 @@ The Snakefile reads layer 2 through `demo_configfiles` (named from the workflow'
 does not matter); Snakemake itself reads layers 3 and 4 and squidflow's validation fills in layer 1. The `squidflow`
 commands take the same arguments (`add_arguments`) and read the same layers (`resolve`); `squidflow config` prints
 the result (`layered_yaml`), which equals the resolved configuration a run records in
-results/report/run_config.yaml. Local paths the config names are relative to `--directory`, the run's working
+results/run_config.yaml. Local paths the config names are relative to `--directory`, the run's working
 directory.
 """
 

@@ -130,7 +130,7 @@ def kill_session(proc: subprocess.Popen) -> None:
 # The local-video probe journal records which probes ran when (a kill and rerun probes in another order); the manifest
 # made from it is compared like every other result. So are its declared copies beside the status tables
 # (results/videos/status/*.journal.jsonl, what object storage keeps of it).
-RUN_RECORDS = ("benchmarks/", "report/run_summary.html", "report/run_config.yaml", "videos/journal_local/")
+RUN_RECORDS = ("benchmarks/", "report/run_summary.html", "run_config.yaml", "videos/journal_local/")
 RUN_RECORD_SUFFIXES = (".journal.jsonl",)
 
 

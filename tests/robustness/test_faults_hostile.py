@@ -302,7 +302,7 @@ def test_a_proxy_password_reaches_no_snakemake_record(tmp_path):
     leaked = [p for p in tmp_path.rglob("*") if p.is_file() and p != conf and b"sqf-proxy-pw" in p.read_bytes()]
     assert not leaked and "sqf-proxy-pw" not in res.stdout, leaked
     assert any(p.is_file() for p in (tmp_path / ".snakemake" / "metadata").iterdir())  # the params were recorded
-    assert "sqfuser:***@proxy.example" in (tmp_path / "results" / "report" / "run_config.yaml").read_text()
+    assert "sqfuser:***@proxy.example" in (tmp_path / "results" / "run_config.yaml").read_text()
     tried(
         "a proxy password in download.proxy (workflow run)",
         "redacted: .snakemake/metadata, Snakemake's log and the run's config record",

@@ -1,5 +1,5 @@
 """One configuration, whatever the folder (issue 56): `snakemake` plans the same jobs with or without `--directory`,
-and `squidflow config` prints the configuration a run records in results/report/run_config.yaml, for the demo,
+and `squidflow config` prints the configuration a run records in results/run_config.yaml, for the demo,
 tests/configs/small.yaml and a config written by `squidflow init`, each with and without `--directory`."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A run records, before its first job, the config files it read (their paths as given, and their contents) and the
 configuration they made (every key, the schema's defaults filled in: what `squidflow config` prints for the same
-arguments) in `results/report/run_config.yaml`, beside the run summary. The first config file names the
+arguments) in `results/run_config.yaml` (before 0.4's wave 6: `results/report/run_config.yaml`, still read). The first config file names the
 configuration (the demo's config/config.yaml, config/squid-e-release.yaml, ...); files after it are overlays on it
 (a model added, a key changed). The next run in the same folder compares its first config file with the record's: the same one goes on
 (overlays and edited contents too: Snakemake reruns what a changed key touches); another one
@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-RECORD = "results/report/run_config.yaml"
+RECORD = "results/run_config.yaml"
+EARLIER_RECORD = "results/report/run_config.yaml"  # where runs before wave 6 recorded it: read when RECORD is missing
 
 
 def _name(path: str | os.PathLike, repo_root: str | os.PathLike | None) -> str:
@@ -142,7 +143,8 @@ def check_and_record(
     `replace` is off); else record this configuration (the files and the `config` they made) and return None."""
     record = os.path.join(folder, RECORD)
     now = current(configfiles, repo_root, config)
-    message = conflict(read(record), now, folder=folder)
+    recorded = read(record) if os.path.exists(record) else read(os.path.join(folder, EARLIER_RECORD))
+    message = conflict(recorded, now, folder=folder)
     if message and not replace:
         return message
     write(now, record)

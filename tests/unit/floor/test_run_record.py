@@ -47,6 +47,19 @@ def test_the_record_names_the_files_and_keeps_their_contents(tmp_path):
     assert run_record.names(run_record.read(tmp_path / run_record.RECORD)) == ["config/squid-e-release.yaml"]
 
 
+def test_a_folder_recorded_where_earlier_runs_recorded_it_is_still_one_configuration(tmp_path):
+    """Runs before wave 6 wrote the record to results/report/run_config.yaml: another configuration in such a folder
+    still stops, and the same one goes on with the record written where issue 56 names it, results/run_config.yaml."""
+    earlier = tmp_path / run_record.EARLIER_RECORD
+    run_record.write(run_record.current([DEMO], ROOT), earlier)
+    message = run_record.check_and_record([RELEASE], repo_root=ROOT, folder=tmp_path)
+    assert message and "holds the results of another configuration: config/config.yaml" in message
+    assert not (tmp_path / run_record.RECORD).exists()
+    assert run_record.check_and_record([DEMO], repo_root=ROOT, folder=tmp_path) is None
+    assert run_record.RECORD == "results/run_config.yaml"
+    assert run_record.names(run_record.read(tmp_path / run_record.RECORD)) == ["config/config.yaml"]
+
+
 def test_the_release_config_in_the_demos_folder_stops_and_changes_nothing(tmp_path, shared_data):
     """The README's "regenerate one output" example run where the demo's results are: it used to plan
     ingest_judgments and overwrite the demo's judgments and Table 7."""
