@@ -29,14 +29,15 @@ strategy runs until it plans no rating.
 Printed per careless share and strategy, the median [lowest, highest] over the seeds: `ratings_to_target`, every
 rating bought after round 1 (the careless raters' too; for uniform, those of images already at the target too)
 until every image is at the target or unreachable; `rounds`; the images left unreachable; `short`: those left
-neither at the target nor unreachable (0 but for the next row); the final soft labels' error against the full population's (`mae_mean`: mean absolute error of the
-mean rating; `tv`: total variation distance of the distribution over SQUID-E's five certainty bins), over every
-image; and each strategy's ratings as a ratio of uniform's (the baseline, measured in the same run). With adaptive
-and uniform both run, one more row, `uniform@adaptive`: uniform stopped, per seed, once it has bought adaptive's
-ratings (the last round cut to what is left), so the two designs' errors compare at the same cost. `--json`: one
-JSON object per strategy (that row's too) and careless share (keys strategy, careless_share, ratings_to_target,
-rounds, mae_mean, tv, unreachable, short_of_target, per_seed). Goal (issue 59): at target 15, adaptive <= 0.5x uniform's ratings and fewer than activelab
-and interval_width, at 0% and 20% careless, error no worse than uniform's.
+neither at the target nor unreachable (0 but for the row `uniform@adaptive`); the final soft labels' error against
+the full population's (`mae_mean`: mean absolute error of the mean rating; `tv`: total variation distance of the
+distribution over SQUID-E's five certainty bins), over every image; and each strategy's ratings as a ratio of
+uniform's (the baseline, measured in the same run). With adaptive and uniform both run, one more row,
+`uniform@adaptive`: uniform stopped, per seed, once it has bought adaptive's ratings (the last round cut to what is
+left), so the two designs' errors compare at the same cost. `--json`: one JSON object per strategy (that row's
+too) and careless share (keys strategy, careless_share, ratings_to_target, rounds, mae_mean, tv, unreachable,
+short_of_target, per_seed). Goal (issue 59): at target 15, adaptive <= 0.5x uniform's ratings and fewer than
+activelab and interval_width, at 0% and 20% careless, error no worse than uniform's.
 """
 
 from __future__ import annotations
