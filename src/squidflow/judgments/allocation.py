@@ -33,8 +33,10 @@ Every strategy reads the same state: a soft label whose interval meets the targe
 `max_ratings_per_image` is `unreachable` (at the cap, or even the lower end of its spread's interval, chi-square
 with n - 1 degrees of freedom at `intervals.level`, needs more than the cap): reported, not chased, by any strategy.
 With one HIT at a time for every soft label not at the target (`interval_width`, `activelab` while the budget
-covers them) the stop is checked after every HIT, so no strategy under these stopping rules buys fewer ratings;
-`adaptive` buys a few more (where a spread from few ratings was too high) in a fraction of the rounds. A soft
+covers them) the stop is checked after every HIT: a soft label's ratings are the same draws whatever the design,
+and the finest checking stops each no later, so no strategy under these stopping rules buys fewer ratings in
+expectation. `adaptive` buys a few more (where a spread from few ratings was too high) in a fraction of the
+rounds. A soft
 label with fewer than two kept ratings has no interval and no spread: it is planned with the median spread of the
 others. Ratings come in steps of `annotation.assignments_per_hit` (each HIT is rated by that many people), so a
 plan is a multiple of it.
