@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/next_round.py [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
                                               [--strategies ...] [--json]
 
-`make bench` runs it as it is: one seed (about 2 CPU minutes). Issue 59's acceptance reads five:
-`--seed 0 1 2 3 4` (about 10 CPU minutes, most of them ActiveLab's).
+`make bench` runs it as it is: one seed (2.5 CPU minutes, 151 s user + system as measured). Issue 59's acceptance
+reads five: `--seed 0 1 2 3 4` (about 13 CPU minutes; 27 minutes wall on a shared 2-core machine at load 7-8).
 
 The population: SQUID-E's real judgments (the release's huj_annotations.csv under $SQUIDFLOW_DATA/squid-e, read by
 squidflow.judgments.ingest.read_release). Each of its 1,795 images pools the ratings of both variants (3 + 3; 6 + 6
