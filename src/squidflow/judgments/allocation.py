@@ -209,12 +209,19 @@ def _to_verdict(
 ) -> np.ndarray:
     """Per soft label whose need lies beyond the cap: the fewest extra ratings (whole steps, within `room`) after
     which, were its spread to stay as measured, even the lower end of the spread's interval needs more than the cap
-    (the `unreachable` verdict); `room` where no number within the cap would tell."""
-    out = room.copy()
-    for k in range(int(room.max(initial=0)) // step, 0, -1):
-        told = ratings_needed(_spread_low(spread, n + k * step, level), w, z) > cap
-        out = np.where(told & (k * step <= room), k * step, out)
-    return out
+    (the `unreachable` verdict); `room` where no number within the cap would tell. The verdict only grows more
+    certain with more ratings, so each is found by bisection on the number of steps."""
+
+    def told(k: np.ndarray) -> np.ndarray:
+        return ratings_needed(_spread_low(spread, n + k * step, level), w, z) > cap
+
+    top = room // step
+    lo, hi = np.zeros_like(top), top.copy()  # not told at lo (else it were unreachable now); hi: told, if ever
+    while (hi - lo > 1).any():
+        mid = (lo + hi) // 2
+        yes = told(mid)
+        hi, lo = np.where(yes, mid, hi), np.where(yes, lo, mid)
+    return np.where(told(top), hi * step, room)
 
 
 def allocate(
@@ -251,8 +258,8 @@ def allocate(
             still = np.minimum(np.maximum(needed[idx] - n[idx], 1), room[idx])
             still = np.minimum(-(-still // step) * step, room[idx])  # up to whole steps, within the cap
             beyond = needed[idx] > cap  # the spread so far puts the target beyond the cap: settle that first
-            verdict = _to_verdict(s[idx], n[idx], room[idx], cap, w, z, level, step)
-            still = np.where(beyond, verdict, still)
+            b = idx[beyond]
+            still[beyond] = _to_verdict(s[b], n[b], room[b], cap, w, z, level, step)
             if still.sum() <= slots * step:
                 planned[idx] = still
             else:
