@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/next_round.py [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
                                               [--strategies ...] [--json]
 
-`make bench` runs it as it is: one seed (about 2 CPU minutes). Issue 59's acceptance reads five:
-`--seed 0 1 2 3 4` (about 10 CPU minutes, most of them ActiveLab's).
+`make bench` runs it as it is: one seed (2.5 CPU minutes, 151 s user + system as measured). Issue 59's acceptance
+reads five: `--seed 0 1 2 3 4` (about 13 CPU minutes; 27 minutes wall on a shared 2-core machine at load 7-8).
 
 The population: SQUID-E's real judgments (the release's huj_annotations.csv under $SQUIDFLOW_DATA/squid-e, read by
 squidflow.judgments.ingest.read_release). Each of its 1,795 images pools the ratings of both variants (3 + 3; 6 + 6
@@ -18,18 +18,26 @@ squidflow.judgments.next_round.by_activelab with a model that says 50% for every
 release) from the ratings so far, the careless raters excluded (the rater triage's verdict taken as given: on
 planted careless raters it has ROC AUC 1.00, README "Ambiguity or noise"; their ratings are bought all the same),
 with the same budget of ratings a round (`--budget`), the same steps of 3 (annotation.assignments_per_hit), the same
-cap (annotation.next_round.max_ratings_per_image's default) and the same stopping rule: an image gets no more
-ratings once its own measured interval of the mean (the published `mean_lo`, `mean_hi`; intervals at the schema's
-defaults) is no wider than `--target`, or once it is unreachable within the cap. Until no strategy plans a rating.
+cap (annotation.next_round.max_ratings_per_image's default) and the same reading of each image's state: at the
+target once its own measured interval of the mean (the published `mean_lo`, `mean_hi`; intervals at the schema's
+defaults) is no wider than `--target`; unreachable at the cap, or once even the low end of its spread's interval
+needs more. adaptive, interval_width and activelab give an image at the target or unreachable no more ratings.
+uniform is the design of a study without per-image precision: every image not unreachable the same extra ratings a
+round (at the target or not), raised round after round until every image is at the target or unreachable. Each
+strategy runs until it plans no rating.
 
-Printed per careless share and strategy, the median [lowest, highest] over the seeds: `ratings_to_target`, the
-ratings bought after round 1 until every image is at the target or unreachable; `rounds`; the images left
-unreachable; the final soft labels' error against the full population's (`mae_mean`: mean absolute error of the
-mean rating; `tv`: total variation distance of the distribution over SQUID-E's five certainty bins), over every
-image; and each strategy's ratings as a ratio of uniform's (the baseline, measured in the same run). `--json`: one
-JSON object per strategy and careless share (keys strategy, careless_share, ratings_to_target, rounds, mae_mean, tv,
-unreachable, per_seed). Goal (issue 59): at target 15, adaptive <= 0.5x uniform's ratings and fewer than activelab
-and interval_width, at 0% and 20% careless, error no worse than uniform's.
+Printed per careless share and strategy, the median [lowest, highest] over the seeds: `ratings_to_target`, every
+rating bought after round 1 (the careless raters' too; for uniform, those of images already at the target too)
+until every image is at the target or unreachable; `rounds`; the images left unreachable; `short`: those left
+neither at the target nor unreachable (0 but for the row `uniform@adaptive`); the final soft labels' error against
+the full population's (`mae_mean`: mean absolute error of the mean rating; `tv`: total variation distance of the
+distribution over SQUID-E's five certainty bins), over every image; and each strategy's ratings as a ratio of
+uniform's (the baseline, measured in the same run). With adaptive and uniform both run, one more row,
+`uniform@adaptive`: uniform stopped, per seed, once it has bought adaptive's ratings (the last round cut to what is
+left), so the two designs' errors compare at the same cost. `--json`: one JSON object per strategy (that row's
+too) and careless share (keys strategy, careless_share, ratings_to_target, rounds, mae_mean, tv, unreachable,
+short_of_target, per_seed). Goal (issue 59): at target 15, adaptive <= 0.5x uniform's ratings and fewer than
+activelab and interval_width, at 0% and 20% careless, error no worse than uniform's.
 """
 
 from __future__ import annotations
@@ -37,29 +45,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "src")]
+from squidflow.config import schema_default
+from squidflow.contracts import schemas
+from squidflow.judgments.allocation import NextRoundConfig, plan_next_round
+from squidflow.judgments.ingest import read_release
+from squidflow.judgments.next_round import by_activelab
+from squidflow.statistics.certainty import BIN_WIDTH, CERTAINTY_BINS
+from squidflow.statistics.intervals import IntervalConfig
 
-from squidflow.config import schema_default  # noqa: E402
-from squidflow.contracts import schemas  # noqa: E402
-from squidflow.judgments.allocation import NextRoundConfig, plan_next_round  # noqa: E402
-from squidflow.judgments.ingest import read_release  # noqa: E402
-from squidflow.judgments.next_round import by_activelab  # noqa: E402
-from squidflow.statistics.certainty import BIN_WIDTH, CERTAINTY_BINS  # noqa: E402
-from squidflow.statistics.intervals import IntervalConfig  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 STRATEGIES = ("adaptive", "uniform", "interval_width", "activelab")
 RATERS = 300
 FIRST = 3  # ratings per image in round 1, as in SQUID-E
 STEP = int(schema_default("annotation.assignments_per_hit"))
 MAX_ROUNDS = 200
+EQUAL = "uniform@adaptive"  # uniform stopped at adaptive's ratings (same seed): the error at equal cost
 
 
 def population() -> tuple[pl.DataFrame, list[np.ndarray]]:
@@ -133,18 +140,19 @@ class Simulation:
         return float(np.mean(mae)), float(np.mean(tv))
 
 
-def run(images, pop, strategy: str, seed: int, careless: float, args, intervals) -> dict:
+def run(images, pop, strategy: str, seed: int, careless: float, args, intervals, stop_at: int | None = None) -> dict:
+    """One strategy's rounds until it plans no rating (or, with `stop_at`, until it has bought that many after round
+    1: the last round cut to what is left)."""
     sim = Simulation(images, pop, seed, careless)
-    cfg = NextRoundConfig(
-        budget=args.budget,
-        strategy=strategy,
-        target_width=args.target,
-        max_ratings_per_image=int(schema_default("annotation.next_round.max_ratings_per_image")),
-    )
+    cap = int(schema_default("annotation.next_round.max_ratings_per_image"))
     first = len(sim.item)
     rounds = 0
     key = images.with_columns(pl.lit("pooled").alias("event_prompt")).with_row_index("i")
     while rounds < MAX_ROUNDS:
+        left = args.budget if stop_at is None else min(args.budget, stop_at - (len(sim.item) - first))
+        cfg = NextRoundConfig(
+            budget=max(left, 0), strategy=strategy, target_width=args.target, max_ratings_per_image=cap
+        )
         judgments, excluded = sim.judgments(), sim.excluded()
         scores = None
         if strategy == "activelab":
@@ -164,6 +172,7 @@ def run(images, pop, strategy: str, seed: int, careless: float, args, intervals)
         "ratings_to_target": len(sim.item) - first,
         "rounds": rounds,
         "unreachable": int(plan["unreachable"].sum()),
+        "short_of_target": int((~plan["reached"] & ~plan["unreachable"]).sum()),
         "mae_mean": mae,
         "tv": tv,
     }
@@ -191,6 +200,11 @@ def main() -> None:
     for careless in args.careless_share:
         for strategy in args.strategies:
             results[careless, strategy] = [run(images, pop, strategy, s, careless, args, intervals) for s in args.seed]
+        if {"adaptive", "uniform"} <= set(args.strategies):  # the baseline's error at adaptive's ratings
+            results[careless, EQUAL] = [
+                run(images, pop, "uniform", s, careless, args, intervals, stop_at=a["ratings_to_target"])
+                for s, a in zip(args.seed, results[careless, "adaptive"], strict=True)
+            ]
     if args.json:
         for (careless, strategy), runs in results.items():
             med = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
@@ -200,8 +214,8 @@ def main() -> None:
         f"SQUID-E release: {len(pop):,} images, ratings of both variants pooled; target width {args.target:g}; "
         f"{args.budget:,} ratings a round in steps of {STEP}; seeds {args.seed}; median [lowest, highest] over seeds"
     )
-    head = f"{'careless':>8}  {'strategy':<15}{'ratings_to_target':>26}{'x uniform':>20}{'rounds':>16}"
-    print(head + f"{'unreachable':>16}{'mae_mean':>22}{'tv':>26}")
+    head = f"{'careless':>8}  {'strategy':<18}{'ratings_to_target':>26}{'x uniform':>20}{'rounds':>16}"
+    print(head + f"{'unreachable':>16}{'short':>16}{'mae_mean':>22}{'tv':>26}")
     for (careless, strategy), runs in results.items():
         base = results.get((careless, "uniform"))
         ratio = (
@@ -210,8 +224,9 @@ def main() -> None:
             else "–"
         )
         print(
-            f"{careless:>8.0%}  {strategy:<15}{summary([r['ratings_to_target'] for r in runs]):>26}{ratio:>20}"
+            f"{careless:>8.0%}  {strategy:<18}{summary([r['ratings_to_target'] for r in runs]):>26}{ratio:>20}"
             f"{summary([r['rounds'] for r in runs]):>16}{summary([r['unreachable'] for r in runs]):>16}"
+            f"{summary([r['short_of_target'] for r in runs]):>16}"
             f"{summary([r['mae_mean'] for r in runs], 2):>22}{summary([r['tv'] for r in runs], 3):>26}"
         )
     print(f"wall time {time.perf_counter() - start:.0f} s")

@@ -343,10 +343,10 @@ NEXT_ROUND_PLAN = Schema(
         "spread": pl.Float64,  # SD of the kept ratings (ddof 1); null: fewer than 2
         "interval_width": pl.Float64,  # of the mean (the published mean_lo, mean_hi); null: fewer than 2 ratings
         "target_width": pl.Float64,  # annotation.next_round.target.interval_width
-        "ratings_needed": pl.Int64,  # projected kept ratings in all to reach the target, (2 z spread / target)^2
+        "ratings_needed": pl.Int64,  # projected kept ratings in all to reach the target, about (2 z spread / target)^2
         "ratings_planned": pl.Int64,  # this round's ratings (a multiple of annotation.assignments_per_hit)
-        "interval_width_planned": pl.Float64,  # projected width after them, 2 z spread / sqrt(n + planned)
-        "reached": pl.Boolean,  # the interval meets the target: no more ratings
+        "interval_width_planned": pl.Float64,  # projected width after them, about 2 z spread / sqrt(n + planned)
+        "reached": pl.Boolean,  # the interval meets the target: no more ratings (but from uniform, the baseline)
         "unreachable": pl.Boolean,  # cannot reach it within max_ratings_per_image: reported, not chased
     },
     produced_by="rule next_round (workflow/rules/judgments.smk)",

@@ -1,11 +1,12 @@
 """The next round where it pays (issue 59): how many ratings each soft label gets, towards a target precision.
 
 A soft label (image, prompt, variant) is known to within the interval of its mean rating, the published `mean_lo`,
-`mean_hi` (squidflow.statistics.intervals.item_mean_intervals, the excluded raters left out). With n kept ratings of
-spread s (their SD) that interval is about 2 z s / sqrt(n) wide (z = 1.96 at the 95% level), so the target width w
+`mean_hi` (squidflow.statistics.intervals.item_mean_intervals: a percentile bootstrap over its kept ratings, the
+excluded raters left out). With n kept ratings of spread s (their SD) that interval is about 2 z s sqrt(n - 1) / n
+wide (z = 1.96 at the 95% level; `interval_width`), about 2 z s / sqrt(n), so the target width w
 (`annotation.next_round.target.interval_width`) needs
 
-    n >= (2 z s / w)^2                                     (`ratings_needed`)
+    n >= (N + sqrt(N^2 - 4 N)) / 2,  N = (2 z s / w)^2  (about N - 1)       (`ratings_needed`)
 
 ratings: in proportion to the image's variance. A clear image is pinned down by a few ratings, an ambiguous one
 needs many more. For a fixed number of ratings the total variance of the means, sum s_i^2 / n_i, is smallest with
@@ -14,23 +15,36 @@ representative method", JRSS 97(4); Cochran 1977, "Sampling Techniques", §5.5).
 advance: each round estimates them again from the ratings so far, the excluded raters left out (a sequential
 allocation). Strategies (`annotation.next_round.strategy`), each spending at most `budget` ratings a round:
 
-- `adaptive` (the default): every soft label not at the target gets the ratings it still needs when the budget
-  covers them all; otherwise the budget goes by Neyman's rule, the totals after the round in proportion to the
-  spread (water-filling: none below what it has, none beyond what it needs);
-- `uniform`: the budget split evenly over the soft labels not at the target (the baseline);
-- `interval_width`: one more HIT for the widest intervals first;
-- `activelab`: one more HIT for cleanlab's ActiveLab's lowest scores first (squidflow.judgments.next_round).
+- `adaptive` (the default): every soft label not at the target gets, at once, the ratings its spread so far says it
+  still needs; one whose need lies beyond the cap gets the fewest ratings after which, were its spread to stay as
+  measured, it would be found unreachable (below), not the whole way to the cap. When the budget does not cover
+  them all it goes by Neyman's rule, the totals after the round in proportion to the spread (water-filling: none
+  below what it has, none beyond what it was to get). It stops each soft label at the target.
+- `uniform` (the baseline: a study without per-image precision): every soft label that is not unreachable, at the
+  target or not, the same extra ratings a round (the budget's remainder to those with the fewest ratings), round
+  after round, until every soft label is at the target or unreachable. So its ratings to the target are what the
+  hardest soft label within the cap needs, times the number of soft labels.
+- `interval_width`: one more HIT for the widest intervals not at the target first;
+- `activelab`: one more HIT for cleanlab's ActiveLab's lowest scores first, among those not at the target
+  (squidflow.judgments.next_round).
 
-The same rules stop every strategy: a soft label whose interval meets the target gets no more, and one that cannot
-reach it within `max_ratings_per_image` is `unreachable` (at the cap, or even the lower end of its spread's
-interval, chi-square with n - 1 degrees of freedom at `intervals.level`, needs more than the cap): reported, not
-chased. A soft label with fewer than two kept ratings has no interval and no spread: it is planned with the median
-spread of the others. Ratings come in steps of `annotation.assignments_per_hit` (each HIT is rated by that many
-people), so a plan is a multiple of it.
+Every strategy reads the same state: a soft label whose interval meets the target is `reached` (`adaptive`,
+`interval_width` and `activelab` give it no more), and one that cannot reach the target within
+`max_ratings_per_image` is `unreachable` (at the cap, or even the lower end of its spread's interval, chi-square
+with n - 1 degrees of freedom at `intervals.level`, needs more than the cap): reported, not chased, by any strategy.
+With one HIT at a time for every soft label not at the target (`interval_width`, `activelab` while the budget
+covers them) the stop is checked after every HIT: a soft label's ratings are the same draws whatever the design,
+and the finest checking stops each no later, so no strategy under these stopping rules buys fewer ratings in
+expectation. `adaptive` buys a few more (where a spread from few ratings was too high) in a fraction of the
+rounds. A soft
+label with fewer than two kept ratings has no interval and no spread: it is planned with the median spread of the
+others. Ratings come in steps of `annotation.assignments_per_hit` (each HIT is rated by that many people), so a
+plan is a multiple of it.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -86,9 +100,20 @@ def z_value(level: float) -> float:
 
 
 def ratings_needed(spread: np.ndarray, target_width: float, z: float) -> np.ndarray:
-    """Kept ratings for an interval of the mean of width `target_width`: ceil((2 z s / w)^2), at least 2."""
-    s = np.asarray(spread, dtype=float)
-    return np.maximum(np.ceil((2 * z * s / target_width) ** 2 - 1e-9), 2).astype(np.int64)
+    """Kept ratings for an interval of the mean no wider than `target_width`: the fewest n (at least 2) with
+    interval_width(s, n) <= w, that is n >= (N + sqrt(N^2 - 4 N)) / 2 with N = (2 z s / w)^2 (about N - 1)."""
+    big = (2 * z * np.asarray(spread, dtype=float) / target_width) ** 2
+    with np.errstate(invalid="ignore"):
+        n = (big + np.sqrt(np.maximum(big * big - 4 * big, 0))) / 2
+    return np.maximum(np.ceil(np.where(big < 4, 2, n) - 1e-9), 2).astype(np.int64)
+
+
+def interval_width(spread: np.ndarray, n: np.ndarray, z: float) -> np.ndarray:
+    """The width of the published interval of the mean (a percentile bootstrap over the n kept ratings, whose SD as
+    the bootstrap draws them is s sqrt((n - 1) / n)) at spread s (ddof 1): about 2 z s sqrt(n - 1) / n."""
+    m = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 2 * z * np.asarray(spread, dtype=float) * np.sqrt(np.maximum(m - 1, 0)) / m
 
 
 def soft_label_ratings(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.DataFrame:
@@ -163,6 +188,42 @@ def _in_steps(real: np.ndarray, room: np.ndarray, slots: int, step: int) -> np.n
     return whole * step
 
 
+def _level(ratings: np.ndarray, room: np.ndarray, slots: int, step: int) -> np.ndarray:
+    """`uniform`'s round: at most `slots` steps, one at a time to the soft label with the fewest ratings so far (then
+    the first row), within `room`: every soft label the same extra ratings, the budget's remainder to the fewest."""
+    steps = np.zeros(len(ratings), dtype=np.int64)
+    heap = [(int(r), i) for i, r in enumerate(ratings) if room[i] >= step]
+    heapq.heapify(heap)
+    for _ in range(slots):
+        if not heap:
+            break
+        r, i = heapq.heappop(heap)
+        steps[i] += 1
+        if (steps[i] + 1) * step <= room[i]:
+            heapq.heappush(heap, (r + step, i))
+    return steps * step
+
+
+def _to_verdict(
+    spread: np.ndarray, n: np.ndarray, room: np.ndarray, cap: int, w: float, z: float, level: float, step: int
+) -> np.ndarray:
+    """Per soft label whose need lies beyond the cap: the fewest extra ratings (whole steps, within `room`) after
+    which, were its spread to stay as measured, even the lower end of the spread's interval needs more than the cap
+    (the `unreachable` verdict); `room` where no number within the cap would tell. The verdict only grows more
+    certain with more ratings, so each is found by bisection on the number of steps."""
+
+    def told(k: np.ndarray) -> np.ndarray:
+        return ratings_needed(_spread_low(spread, n + k * step, level), w, z) > cap
+
+    top = room // step
+    lo, hi = np.zeros_like(top), top.copy()  # not told at lo (else it were unreachable now); hi: told, if ever
+    while (hi - lo > 1).any():
+        mid = (lo + hi) // 2
+        yes = told(mid)
+        hi, lo = np.where(yes, mid, hi), np.where(yes, lo, mid)
+    return np.where(told(top), hi * step, room)
+
+
 def allocate(
     state: pl.DataFrame,
     cfg: NextRoundConfig,
@@ -193,30 +254,19 @@ def allocate(
     planned = np.zeros(len(n), dtype=np.int64)
     idx = np.flatnonzero(open_)
     if len(idx) and slots:
-        still = np.minimum(np.maximum(needed[idx] - n[idx], 1), room[idx])
-        still = np.minimum(-(-still // step) * step, room[idx])  # up to whole steps, within the cap
         if cfg.strategy == "adaptive":
+            still = np.minimum(np.maximum(needed[idx] - n[idx], 1), room[idx])
+            still = np.minimum(-(-still // step) * step, room[idx])  # up to whole steps, within the cap
+            beyond = needed[idx] > cap  # the spread so far puts the target beyond the cap: settle that first
+            b = idx[beyond]
+            still[beyond] = _to_verdict(s[b], n[b], room[b], cap, w, z, level, step)
             if still.sum() <= slots * step:
                 planned[idx] = still
             else:
                 planned[idx] = _in_steps(_neyman(s[idx], n[idx], still, slots * step), still, slots, step)
         elif cfg.strategy == "uniform":
-            steps = np.zeros(len(idx), dtype=np.int64)
-            order = np.lexsort((idx, -np.nan_to_num(width[idx], nan=np.inf)))  # widest first, then by row
-            left = slots
-            while left > 0:
-                can = order[steps[order] * step < room[idx][order]]
-                if not len(can):
-                    break
-                each = left // len(can)
-                if each:
-                    add = np.minimum(each, (room[idx][can] - steps[can] * step) // step)
-                    steps[can] += add
-                    left -= int(add.sum())
-                else:
-                    steps[can[:left]] += 1
-                    left = 0
-            planned[idx] = steps * step
+            pool = np.flatnonzero(~unreachable)  # at the target or not: a design without per-image precision
+            planned[pool] = _level(state["ratings"].to_numpy().astype(np.int64)[pool], room[pool], slots, step)
         else:
             if cfg.strategy == "interval_width":
                 key = -np.nan_to_num(width[idx], nan=np.inf)  # the widest first, no interval before them
@@ -227,7 +277,7 @@ def allocate(
             chosen = idx[np.lexsort((idx, key))[:slots]]
             planned[chosen] = np.minimum(step, room[chosen])
     with np.errstate(divide="ignore", invalid="ignore"):
-        after = np.where(planned > 0, 2 * z * s / np.sqrt(n + planned), width)
+        after = np.where(planned > 0, interval_width(s, n + planned, z), width)
     return state.select(*ITEM, "ratings", "n", "mean", "mean_lo", "mean_hi", "spread", "interval_width").with_columns(
         pl.lit(float(w)).alias("target_width"),
         pl.Series("ratings_needed", np.minimum(needed, np.iinfo(np.int64).max), dtype=pl.Int64),

@@ -47,19 +47,27 @@ def _cfg(budget: int, strategy: str = "adaptive", width: float = 2.0, cap: int =
     return NextRoundConfig(budget=budget, strategy=strategy, target_width=width, max_ratings_per_image=cap)
 
 
-def test_ratings_follow_the_spread_and_a_clear_image_gets_none():
-    """A budget that covers nobody's need: Neyman's rule, the totals after the round in proportion to the spread
-    (within one rating of rounding); the image whose raters all agree is at the target and gets none."""
-    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=400), INTERVALS, step=1)
+@pytest.mark.parametrize("step", [1, 3])
+def test_ratings_follow_the_spread_and_a_clear_image_gets_none(step):
+    """A budget that covers nobody's need: Neyman's rule, the totals after the round in proportion to the known
+    spread, each within one step of its exact share (largest remainder); the whole budget spent; the image whose
+    raters all agree is at the target and gets none."""
+    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=402), INTERVALS, step=step)
     assert plan.columns == list(schemas.NEXT_ROUND_PLAN.columns)
     by = {int(v[1:]): r for v, r in zip(plan["video_id"], plan.iter_rows(named=True), strict=True)}
     assert by[5]["reached"] and by[5]["ratings_planned"] == 0
-    assert plan["ratings_planned"].sum() == 400
-    totals = np.array([by[i]["n"] + by[i]["ratings_planned"] for i in range(5)], float)
-    spread = np.array([by[i]["spread"] for i in range(5)])
-    expected = 400 + 5 * 8  # every rating of the open images, shared in proportion to the spread
-    np.testing.assert_allclose(totals, expected * spread / spread.sum(), atol=1.0)
     assert not plan["unreachable"].any()
+    assert plan["ratings_planned"].sum() == 402
+    assert all(by[i]["ratings_planned"] % step == 0 for i in range(5))
+    gap = np.array([round(SPREADS[i] * np.sqrt(7 / 8)) for i in range(5)])  # the pool: 50 ± gap, four of each
+    spread = gap * np.sqrt(8 / 7)  # so the SD (ddof 1) of each image's 8 ratings is known exactly
+    np.testing.assert_allclose([by[i]["spread"] for i in range(5)], spread, rtol=1e-12)
+    totals = np.array([by[i]["n"] + by[i]["ratings_planned"] for i in range(5)], float)
+    exact = (402 + 5 * 8) * spread / spread.sum()  # every rating of the open images, in proportion to the spread
+    assert np.abs(totals - exact).max() < step + 0.1, (totals, exact)
+    assert (np.diff(totals) > 0).all()  # the wider, the more: strictly in the order of the spread
+    ratio = (totals / spread) / (totals / spread).mean()
+    assert np.abs(ratio - 1).max() < 0.06, ratio  # ratings per point of spread: the same for every image
 
 
 def test_an_ample_budget_buys_each_image_what_it_needs_and_no_more():
@@ -73,11 +81,13 @@ def test_an_ample_budget_buys_each_image_what_it_needs_and_no_more():
 
 def test_a_constant_rater_left_out_does_not_attract_ratings():
     """A rater who says 90 to everything widens every interval; once excluded (the rater triage's `constant`),
-    the plan is the one without them: the clear image still gets nothing."""
+    the plan is the one without them, to the rating: the clear image still gets nothing, and the others' shares
+    still follow their own spread."""
     with_c = _pool(SPREADS, constant=90)
     kept = plan_next_round(with_c, ["c"], _cfg(budget=400), INTERVALS, step=1)
     clean = plan_next_round(_pool(SPREADS), [], _cfg(budget=400), INTERVALS, step=1)
-    assert kept["ratings_planned"].to_list() == clean["ratings_planned"].to_list()
+    same = ["n", "spread", "mean_lo", "mean_hi", "ratings_needed", "ratings_planned", "reached", "unreachable"]
+    assert kept.select(same).equals(clean.select(same))
     assert kept.filter(pl.col("video_id") == "v5")["ratings_planned"].item() == 0
     assert (kept["ratings"] == kept["n"] + 1).all()  # the constant rater's ratings were bought all the same
     counted = plan_next_round(with_c, [], _cfg(budget=400), INTERVALS, step=1)
@@ -99,15 +109,49 @@ def test_an_image_beyond_the_cap_is_reported_not_chased():
     assert plan["ratings_planned"].sum() == plan.filter(~pl.col("unreachable"))["ratings_planned"].sum()
 
 
-@pytest.mark.parametrize("strategy", ["uniform", "interval_width"])
-def test_the_baselines_spend_the_same_budget_their_way(strategy):
-    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=50, strategy=strategy), INTERVALS, step=1)
-    open_ = plan.filter(~pl.col("reached"))
-    if strategy == "uniform":
-        assert open_["ratings_planned"].to_list() == [10] * 5
-    else:  # one more rating for each of the widest
-        assert open_["ratings_planned"].to_list() == [1] * 5
-    assert plan.filter(pl.col("reached"))["ratings_planned"].sum() == 0
+def test_uniform_gives_every_image_the_same_until_all_are_at_the_target():
+    """The baseline without per-image precision: every soft label not unreachable, the one already at the target
+    too, the same extra ratings (the budget's remainder to the fewest rated, then the first rows); one beyond the
+    cap gets none; nothing once every soft label is at the target or unreachable."""
+    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=50, strategy="uniform"), INTERVALS, step=1)
+    assert plan["ratings_planned"].to_list() == [9, 9, 8, 8, 8, 8]  # v0..v5, v5 at the target included
+    assert plan.filter(pl.col("reached"))["video_id"].to_list() == ["v5"]
+    in_hits = plan_next_round(_pool(SPREADS), [], _cfg(budget=50, strategy="uniform"), INTERVALS, step=3)
+    assert in_hits["ratings_planned"].to_list() == [9, 9, 9, 9, 6, 6]  # 16 HITs of 3 over 6 soft labels
+    capped = plan_next_round(_pool(SPREADS, n=20), [], _cfg(60, "uniform", width=10.0, cap=30), INTERVALS, step=1)
+    assert capped.filter(pl.col("unreachable"))["video_id"].to_list() == ["v4"]  # SD 20 needs ~61 > 30
+    assert capped.filter(pl.col("reached"))["video_id"].to_list() == ["v0", "v1", "v5"]
+    assert capped["ratings_planned"].to_list() == [10, 10, 10, 10, 0, 10]  # up to the cap of 30 kept, no further
+    done = plan_next_round(_pool({0: 4.0, 5: 0.0}, n=20), [], _cfg(60, "uniform", width=20.0), INTERVALS, step=1)
+    assert done["reached"].all() and done["ratings_planned"].sum() == 0
+
+
+def test_interval_width_gives_one_more_rating_to_the_widest_not_at_the_target():
+    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=3, strategy="interval_width"), INTERVALS, step=1)
+    assert plan["ratings_planned"].to_list() == [0, 0, 1, 1, 1, 0]  # SD 12, 16, 20: the widest intervals
+    ample = plan_next_round(_pool(SPREADS), [], _cfg(budget=50, strategy="interval_width"), INTERVALS, step=1)
+    assert ample["ratings_planned"].to_list() == [1, 1, 1, 1, 1, 0]  # none for the one at the target
+
+
+def test_adaptive_settles_an_image_beyond_the_cap_with_the_fewest_ratings_that_tell():
+    """SD about 12 at width 4 needs ~137 ratings, beyond a cap of 100. Rather than the whole way to the cap, it gets
+    the fewest ratings after which, were its spread to stay as measured, even the lower end of the spread's 95%
+    interval (chi-square) would need more than the cap: with those the target is ruled out, one HIT fewer not yet."""
+    from scipy.stats import chi2
+
+    cap, width, step = 100, 4.0, 2
+    plan = plan_next_round(_pool({0: 12.0}, n=8), [], _cfg(10_000, width=width, cap=cap), INTERVALS, step=step)
+    row = plan.row(0, named=True)
+    assert row["ratings_needed"] > cap and not row["unreachable"] and not row["reached"]
+    got = row["ratings_planned"]
+    assert 0 < got < cap - 8 and got % step == 0, got
+
+    def ruled_out(m: int) -> bool:
+        low = row["spread"] * np.sqrt((m - 1) / chi2.ppf(0.975, m - 1))
+        return bool(ratings_needed(np.array([low]), width, z_value(0.95))[0] > cap)
+
+    assert ruled_out(8 + got) and not ruled_out(8 + got - step)
+    assert not ruled_out(8)
 
 
 def test_activelab_without_scores_says_what_to_set():
