@@ -71,7 +71,8 @@ demo: setup
 report: setup
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES) --report results/report.zip
 
-# Two tiers (README, "Tests"). `make test`: tests/unit, tests/robustness and tests/workflow, one pytest-xdist worker
+# Two tiers (docs/reference.md, "Contributing"). `make test`: tests/unit, tests/robustness and tests/workflow, one
+# pytest-xdist worker
 # per core, on ONE shared small run, kept in .test-cache/ under a key of every input that can change it
 # (tests/helpers/test_cache.py). `make test-e2e`: the journeys of tests/e2e, a test file per worker, two workers whose
 # Snakemake runs get a core each (tests/helpers/runs.py: cores), reusing the same small run. Both write every test's duration to .test-cache/durations-<tier>.txt,
@@ -116,7 +117,8 @@ fmt: setup
 	$(BIN)/ruff format $(LINTED)
 	$(BIN)/snakefmt Snakefile workflow/
 
-# Every rule's conda env in one image (README, "Containers"). Where conda is not installed, containers/no-conda answers
+# Every rule's conda env in one image (docs/cluster-and-storage.md, "Containers"). Where conda is not installed,
+# containers/no-conda answers
 # the one thing Snakemake asks it here (the platform name).
 container: setup
 	PATH="$$(command -v conda >/dev/null || echo "$(CURDIR)/containers/no-conda:")$$PATH" \

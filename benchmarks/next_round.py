@@ -16,7 +16,8 @@ Round 1, as in the paper: three ratings per image. Then round after round, each 
 the workflow's own function (squidflow.judgments.allocation.plan_next_round; strategy activelab: the workflow's
 squidflow.judgments.next_round.by_activelab with a model that says 50% for every image, as no model is part of the
 release) from the ratings so far, the careless raters excluded (the rater triage's verdict taken as given: on
-planted careless raters it has ROC AUC 1.00, README "Ambiguity or noise"; their ratings are bought all the same),
+planted careless raters it has ROC AUC 1.00, docs/own-dataset.md, "Ambiguity or noise"; their ratings are bought all
+the same),
 with the same budget of ratings a round (`--budget`), the same steps of 3 (annotation.assignments_per_hit), the same
 cap (annotation.next_round.max_ratings_per_image's default) and the same reading of each image's state: at the
 target once its own measured interval of the mean (the published `mean_lo`, `mean_hi`; intervals at the schema's

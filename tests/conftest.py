@@ -39,7 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def _find_shared_data() -> Path | None:
-    """The offline mirror of the public data (README, "Offline copies of the public data"): $SQUIDFLOW_DATA, else
+    """The offline mirror of the public data (docs/paper.md, "Offline copies of the public data"): $SQUIDFLOW_DATA, else
     ../shared/data beside the clone; None where neither holds it."""
     env = os.environ.get("SQUIDFLOW_DATA") or os.environ.get("SQUIDFLOW_SHARED_DATA")  # the second: its old name
     candidates = [Path(env)] if env else [ROOT.parent / "shared" / "data"]
@@ -51,7 +51,7 @@ if SHARED_DATA is not None:  # the workflow runs the tests start read the public
     os.environ["SQUIDFLOW_DATA"] = str(SHARED_DATA)
 DATA_MISSING = (
     "the real public data (SQUID-E release, Sherlock, imSitu verbs) is not here: set SQUIDFLOW_DATA to "
-    'a folder holding its local copies (README, "Offline copies of the public data"), or put it beside '
+    'a folder holding its local copies (docs/paper.md, "Offline copies of the public data"), or put it beside '
     "the clone as ../shared/data"
 )
 

@@ -20,7 +20,8 @@ import sys
 
 # The workflow's own folder (this file is in its workflow/): src/, the schema and the public-data mirrors beside the
 # clone are found from here. Not workflow.basedir, which is the folder of the main Snakefile: when another workflow
-# imports squidflow as a module (README, "Use squidflow in your own workflow"), that is the user's folder.
+# imports squidflow as a module (docs/cluster-and-storage.md, "Use squidflow in your own workflow"), that is the user's
+# folder.
 SQUIDFLOW_ROOT = os.path.dirname(os.path.abspath(workflow.current_basedir.get_path_or_uri(secret_free=True)))
 # The Snakemake process imports the library of this workflow's own clone (a module's, not whatever version the
 # environment has installed); the jobs find it through scripts/squidflow (DEVELOPERS.md, "How the library is found").
@@ -43,7 +44,8 @@ except ConfigError as _error:
 
 # On object storage (`--default-storage-provider`) results/ and logs/ are not in the working directory: the jobs read
 # and write only their declared files, through Snakemake's local copies under .snakemake/storage/, and the run record
-# (3.) is not kept (it would be a file in the working directory that no rule declares; README, "Cloud and object
+# (3.) is not kept (it would be a file in the working directory that no rule declares; docs/cluster-and-storage.md,
+# "Cloud and object
 # storage").
 ON_STORAGE = bool(workflow.storage_settings.default_storage_provider)
 

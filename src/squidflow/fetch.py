@@ -45,8 +45,8 @@ def is_url(source: str) -> bool:
 
 
 # An offline mirror of the public data: a folder holding local copies of the files the configs name by their public
-# URLs, laid out as below (README, "Offline copies of the public data"). With SQUIDFLOW_DATA set, the workflow reads a
-# URL's local copy there instead of downloading it; without it, or where the copy is missing, it downloads.
+# URLs, laid out as below (docs/paper.md, "Offline copies of the public data"). With SQUIDFLOW_DATA set, the workflow
+# reads a URL's local copy there instead of downloading it; without it, or where the copy is missing, it downloads.
 DATA_ENV = "SQUIDFLOW_DATA"
 MIRROR_LAYOUT = {  # public home (a URL prefix) -> its place under $SQUIDFLOW_DATA
     "https://raw.githubusercontent.com/katesanders9/squid-e/main/dataset/data/": "squid-e/",

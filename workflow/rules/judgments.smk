@@ -242,8 +242,8 @@ rule agreement_figure:
         "../../scripts/agreement_figure.py"
 
 
-# Ambiguity or noise (README): each rater with the evidence against them and a verdict, each image with a class
-# and its reason (squidflow.judgments.triage, image_triage); judgments.quality.exclude picks the exclusions.
+# Ambiguity or noise (docs/own-dataset.md): each rater with the evidence against them and a verdict, each image with a
+# class and its reason (squidflow.judgments.triage, image_triage); judgments.quality.exclude picks the exclusions.
 rule rater_triage:
     input:
         unpack(get_triage_predictions),

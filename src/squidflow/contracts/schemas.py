@@ -618,8 +618,8 @@ PREDICTIONS = Schema(
         "label": pl.Utf8,  # e.g. an imSitu verb, or an event id
         "score": pl.Float64,  # the model's number for the label (a probability for classifiers); people's are people_*
     },
-    produced_by="the model's export (README, 'Evaluate your model'), or rules run_predictions / zero_shot_predictions "
-    "(workflow/rules/evaluation.smk)",
+    produced_by="the model's export (docs/evaluation.md, 'Evaluate your own model'), or rules run_predictions / "
+    "zero_shot_predictions (workflow/rules/evaluation.smk)",
     optional=("video_id", "frame_index", "image"),
 )
 

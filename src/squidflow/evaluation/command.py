@@ -172,7 +172,7 @@ def add_parser(sub) -> None:
         "predictions",
         type=Path,
         nargs="+",
-        help="predictions files (Parquet, CSV or JSON Lines; README, 'Evaluate your own model')",
+        help="predictions files (Parquet, CSV or JSON Lines; docs/evaluation.md, 'Evaluate your own model')",
     )
     p.add_argument(
         "--judgments",

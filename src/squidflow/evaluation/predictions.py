@@ -4,7 +4,7 @@ The format (schemas.PREDICTIONS) is one row per (image, rank): the image as `vid
 images are frames of videos) or as `image`, a file name that a mapping table (columns image, video_id,
 frame_index) turns into them; `rank` (1 = the model's top label), `label` and `score`. Files may be Parquet, CSV
 or JSON Lines, local or at a URL (fetched once into a cache). The model's own inference code stays its own: it only
-has to write these rows (README, "Evaluate your own model").
+has to write these rows (docs/evaluation.md, "Evaluate your own model").
 
 A file that is wrong in a way that changes the numbers stops the run, naming the file, the row (CSV and JSON Lines:
 the line, header = line 1; Parquet: the row, first = 1) and the problem: an image that is not among the judged
@@ -137,7 +137,7 @@ def _fail(where: str, problems: list[Problem], total: int | None = None) -> None
     raise PredictionsError(
         f"{n} problem(s) in predictions file {where}:\n  {shown}{more}\nFix the model's export: one row per (image, "
         "rank) with video_id + frame_index (or image + a mapping table), rank 1, 2, ... once each per image, a text "
-        "label and a numeric score (README, 'Evaluate your own model')."
+        "label and a numeric score (docs/evaluation.md, 'Evaluate your own model')."
     )
 
 
@@ -151,7 +151,7 @@ def _check_shape(raw: pl.DataFrame, where: str) -> None:
         has = [c for c in raw.columns if not c.startswith("_")]  # not the reader's own line/row columns
         raise PredictionsError(
             f"{where}: missing column(s) {need} (has {has}). Predictions need one row per "
-            "(image, rank) with rank, label, score and the image key (README, 'Evaluate your own model')."
+            "(image, rank) with rank, label, score and the image key (docs/evaluation.md, 'Evaluate your own model')."
         )
     nested = [
         f"{c} ({raw.schema[c]})"

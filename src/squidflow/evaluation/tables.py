@@ -202,7 +202,9 @@ def caption(
         parts.append("(demo) models are this workflow's own, trained or run on the offline demo's synthetic videos.")
     parts += _summary_notes(summaries)
     if not models:
-        parts.append("No models: add predictions files under evaluation.models (README, 'Evaluate your own model').")
+        parts.append(
+            "No models: add predictions files under evaluation.models (docs/evaluation.md, 'Evaluate your own model')."
+        )
     return " ".join(parts)
 
 

@@ -16,7 +16,8 @@ would be written there. Snakemake has parsed its command line before it reads th
 `workflow/rules/common.smk` replaces the process's `sys.argv` with the redacted one there, before the header is
 written: `***` for each secret. No public interface says what the header quotes; this is the one place that relies on
 it, on the Snakemake versions `squidflow.runtime.upstream.TESTED` names (outside them it warns and leaves `sys.argv` as
-it is: the README's advice — storage keys in the environment, never on the command line — then stands alone).
+it is: the advice of docs/security.md — storage keys in the environment, never on the command line — then stands
+alone).
 """
 
 from __future__ import annotations

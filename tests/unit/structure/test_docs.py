@@ -170,7 +170,8 @@ def listed(path: str, text: str) -> bool:
 
 
 def test_the_readme_lists_every_file_passed_between_rules_that_is_not_parquet() -> None:
-    """README, "The workflow": tables between rules are Parquet with a schema; the other files another rule reads are
+    """docs/reference.md, "The workflow": tables between rules are Parquet with a schema; the other files another rule
+    reads are
     listed there, so the claim cannot silently become false."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("These files passed between rules are not Parquet", 1)[1].split("\n## ", 1)[0]
