@@ -1,5 +1,6 @@
 """The README's journeys, every command as the README writes it (issues 47 and 56), read from README.md itself: the
-demo, your own dataset, Label Studio, publishing, Slurm and S3. Each runs in a folder that looks like a fresh clone
+demo, your own dataset, Label Studio, publishing, Slurm and S3. Where the README hands a journey on to a page of docs/
+(issue 60), the test follows its link and reads the commands there, as a reader does. Each runs in a folder that looks like a fresh clone
 (its files linked) with a folder of videos beside it: `init`, `check-config` and `config` for real, each `snakemake`
 (and the snakemake line `make` runs) as a dry run (-n), the Label Studio, publish and S3 commands up to the message
 that says what they lack (no server here; tests/integration/ walks them through real ones). For each journey, every
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.markdown import followed
 from helpers.runs import ROOT, clone_like, snakemake, squidflow
 from helpers.videotools import make_clip
 
@@ -35,6 +37,21 @@ def section(heading: str) -> str:
     start = text.index(f"\n## {heading}\n")
     end = text.find("\n## ", start + 1)
     return text[start : end if end > 0 else None]
+
+
+def page_section(heading: str, shown: str | None = None) -> str:
+    """The section `heading` of the docs page the README links to for it. With `shown`, the README's own commands
+    that start so (in "The cluster and the cloud", its short form of the journey) are commands of that section."""
+    page, text = followed(README, heading)
+    if shown:
+        argv = [tuple(shlex.split(ln, comments=True)) for ln in commands(text)]
+        short = [ln for ln in commands(section("The cluster and the cloud")) if ln.startswith(shown)]
+        assert short, f"README.md, 'The cluster and the cloud', shows no {shown!r}"
+        for ln in short:
+            assert tuple(shlex.split(ln, comments=True)) in argv, (
+                f"README.md: {ln!r} is not in {page.name}, {heading!r}"
+            )
+    return text
 
 
 def commands(text: str) -> list[str]:
@@ -199,7 +216,7 @@ def test_the_demo_journey_runs_as_printed(clone, monkeypatch):
 
 
 def test_the_label_studio_journey_runs_as_printed(clone, monkeypatch):
-    lines = commands(section("Your own annotators on Label Studio"))
+    lines = commands(page_section("Your own annotators on Label Studio"))
     assert [Path(shlex.split(ln, comments=True)[0]).name for ln in lines] == [
         "snakemake",
         "export",
@@ -220,7 +237,7 @@ def test_the_label_studio_journey_runs_as_printed(clone, monkeypatch):
 
 
 def test_the_publish_journey_runs_as_printed(clone):
-    lines = commands(section("Publish your dataset"))
+    lines = commands(page_section("Publish your dataset"))
     assert [shlex.split(ln, comments=True)[0] for ln in lines] == ["squidflow", "hf"]
     check, upload = Journey(clone).walk(lines)
     assert check.returncode == 1 and "not a folder" in check.output, check.output  # nothing published here yet
@@ -228,7 +245,7 @@ def test_the_publish_journey_runs_as_printed(clone):
 
 
 def test_the_slurm_journey_runs_as_printed(clone, monkeypatch, shared_data):
-    lines = commands(section("SLURM"))
+    lines = commands(page_section("SLURM", "snakemake --profile profiles/slurm"))
     assert sum(ln.startswith("snakemake --profile profiles/slurm") for ln in lines) == 2, lines
     (clone / "data" / "standard").mkdir(parents=True)  # config/squid-e.yaml's standard images: the user's to supply
     said = Journey(clone, SQUIDFLOW_DATA=str(shared_data)).walk(lines)
@@ -239,7 +256,7 @@ def test_the_slurm_journey_runs_as_printed(clone, monkeypatch, shared_data):
 
 
 def test_the_s3_journey_runs_as_printed(clone, monkeypatch):
-    lines = commands(section("Cloud and object storage"))
+    lines = commands(page_section("Cloud and object storage", "snakemake --profile profiles/s3"))
     assert lines[-1].startswith("snakemake --profile profiles/s3 --configfile config/mine.yaml"), lines
     videos(clone / "videos")
     res = squidflow("init", "videos", "--output", "config/mine.yaml", "--license", "cc-by-4.0", "--citation",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import markdown
 from helpers.tools import config_readme, layering, make_docs
 
 ROOT = layering.ROOT
@@ -160,7 +161,7 @@ def files_passed_between_rules(root: Path = ROOT) -> dict[str, set[str]]:
 
 
 def listed(path: str, text: str) -> bool:
-    """Whether the README's list names `path`: by name, by its folder and extension (`folder/*.json`), by a brace
+    """Whether the reference's list names `path`: by name, by its folder and extension (`folder/*.json`), by a brace
     pattern (`hits_{A,B,K}.csv`), or by its file name alone (`metrics.json`)."""
     folder, name = path.rsplit("/", 1)
     ext = name.split(".", 1)[1] if "." in name else ""
@@ -169,11 +170,10 @@ def listed(path: str, text: str) -> bool:
     return any(f"`{p}`" in text or f"{p}`" in text for p in patterns)
 
 
-def test_the_readme_lists_every_file_passed_between_rules_that_is_not_parquet() -> None:
+def test_the_reference_lists_every_file_passed_between_rules_that_is_not_parquet() -> None:
     """docs/reference.md, "The workflow": tables between rules are Parquet with a schema; the other files another rule
-    reads are
-    listed there, so the claim cannot silently become false."""
-    readme = (ROOT / "README.md").read_text()
+    reads are listed there, so the claim cannot silently become false."""
+    readme = (ROOT / "docs" / "reference.md").read_text()
     section = readme.split("These files passed between rules are not Parquet", 1)[1].split("\n## ", 1)[0]
     missing = sorted(
         f"{f} (read by {', '.join(sorted(rules))})"
@@ -183,8 +183,8 @@ def test_the_readme_lists_every_file_passed_between_rules_that_is_not_parquet() 
         and "/shard" not in f
         and not f.startswith(("results/annotation/label_studio/", "results/report/"))
     )
-    assert not missing, "README.md's list of files passed between rules that are not Parquet misses:\n" + "\n".join(
-        missing
+    assert not missing, (
+        "docs/reference.md's list of files passed between rules that are not Parquet misses:\n" + "\n".join(missing)
     )
 
 
@@ -196,3 +196,26 @@ def test_the_architecture_doc_names_the_snakefiles_include_order() -> None:
     assert named == [s for s in included if s != "common"], (
         f"docs/architecture.md says {named}; the Snakefile {included}"
     )
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves() -> None:
+    """Issue 60: the README is short and sends the reader on to docs/; every relative link of README.md and of
+    docs/*.md names a file that exists and, with `#anchor`, a heading of that file (GitHub's anchors)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) > 8 and all(markdown.links(p) for p in pages[:2]), pages
+    problems = [problem for page in pages for problem in markdown.broken(page)]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
+    """The link check on a page of its own: a missing file and a missing anchor are named, a good link passes."""
+    (tmp_path / "other.md").write_text("# Other\n\n## The cluster and the cloud\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[a](other.md#the-cluster-and-the-cloud) [b](missing.md) [c](other.md#nowhere) [d](https://x.org/#y)\n"
+        "```bash\n[e](not-a-link.md)\n```\n"
+    )
+    assert markdown.broken(page) == [
+        "page.md: missing.md: no such file",
+        "page.md: other.md#nowhere: other.md has no heading with that anchor",
+    ]
