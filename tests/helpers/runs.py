@@ -197,12 +197,13 @@ def planned_jobs(text: str) -> Counter:
     return counts
 
 
-def planned_outputs(text: str, rule: str) -> list[str]:
-    """The output files of every planned job of `rule` in a dry run (its job blocks' `output:` lines)."""
+def planned_outputs(text: str, rule: str, field: str = "output") -> list[str]:
+    """The output files of every planned job of `rule` in a dry run (its job blocks' `output:` lines; `field`
+    "input": the input files)."""
     outputs: list[str] = []
     for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", text):
         if re.match(rf"(?:local)?(?:rule|checkpoint) {rule}:", block.lstrip()):
-            found = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
+            found = re.search(rf"^\s+{field}: (.*)$", block, re.MULTILINE)
             outputs += found.group(1).split(", ") if found else []
     return outputs
 
