@@ -8,9 +8,9 @@ has run and uploaded it, on the same object. A folder that was not there at the 
 still "missing in storage" after its job uploaded it, and the job is reported failed. A clean run does not show
 it (Snakemake does not ask about the outputs of a job whose inputs are still to be made); a rerun after a kill
 does, for every directory output the killed run had not reached (tests/e2e/test_s3.py). That is a wrong
-answer, not a slow one, so `patch_directory_check` makes the plugin list the prefix on every question: one LIST
-request where a HEAD request has already found no object of that name. It stays until the plugin asks again
-itself.
+answer, not a slow one, so `patch_directory_check` makes the plugin forget a "no" whenever it is asked whether
+the object exists: one LIST request where a HEAD request has already found no object of that name. It stays until
+the plugin asks again itself.
 
 While Snakemake builds the DAG it asks a storage object for an inventory: what one request can tell about it and
 its neighbours. The plugin (0.3.6) keys its inventory by the bucket, so it lists the prefix of the first file asked
@@ -41,24 +41,29 @@ WHAT_INVENTORY = "one listing per folder while the DAG is built; without it a re
 
 
 def patch_directory_check(version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:
-    """Make the S3 plugin's storage objects list their prefix each time they are asked whether they are a folder,
-    instead of keeping the first answer (a folder uploaded after a first "no" is then seen). Only within
+    """Make the S3 plugin's storage objects forget a "not a folder" each time they are asked whether they exist, so
+    that a folder uploaded after a first "no" is seen; a "yes" is kept, as the plugin keeps it, and so is a "no"
+    between two existence questions (the modification time and size of a file ask whether it is a folder first:
+    listing again for each would be a LIST request per question, issue 61). Only within
     squidflow.runtime.upstream.TESTED (else a warning, once, and no change); nothing where the plugin is not
     installed. Returns whether the check was replaced (once per process)."""
     try:
         from snakemake_storage_plugin_s3 import StorageObject
     except ImportError:
         return False
-    if getattr(StorageObject.is_dir, "squidflow_uncached", False):
+    if getattr(StorageObject.exists, "squidflow_uncached", False):
         return False
     if not within_tested(PLUGIN, WHAT, version, warn):
         return False
+    shipped = StorageObject.exists
 
-    def is_dir(self: StorageObject) -> bool:
-        return any(self.get_subkeys())
+    def exists(self: StorageObject) -> bool:
+        if self._is_dir is False:  # a folder may have been uploaded since the last "no": list it again
+            self._is_dir = None
+        return shipped(self)
 
-    is_dir.squidflow_uncached = True  # type: ignore[attr-defined]
-    StorageObject.is_dir = is_dir  # type: ignore[method-assign]
+    exists.squidflow_uncached = True  # type: ignore[attr-defined]
+    StorageObject.exists = exists  # type: ignore[method-assign]
     return True
 
 

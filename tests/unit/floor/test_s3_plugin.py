@@ -16,7 +16,7 @@ BUCKET = "squidflow-is-dir"
 
 plugin = pytest.importorskip("snakemake_storage_plugin_s3")
 # the plugin's own check, as this module first sees it (no test process runs an S3 workflow in-process)
-SHIPPED_IS_DIR = plugin.StorageObject.is_dir
+SHIPPED_EXISTS = plugin.StorageObject.exists
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def _asked_then_uploaded(server: moto_s3.S3) -> tuple[bool, bool, bool]:
 
 
 def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert not getattr(SHIPPED_IS_DIR, "squidflow_uncached", False)
-    monkeypatch.setattr(plugin.StorageObject, "is_dir", SHIPPED_IS_DIR)
+    assert not getattr(SHIPPED_EXISTS, "squidflow_uncached", False)
+    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)
     before, same, new = _asked_then_uploaded(s3)
     assert before is False and new is True
     if same:
@@ -55,22 +55,30 @@ def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: p
 
 
 def test_patched_a_folder_uploaded_after_the_first_question_is_found(s3, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugin.StorageObject, "is_dir", SHIPPED_IS_DIR)  # and back to it after the test
+    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)  # and back to it after the test
     assert s3_plugin.patch_directory_check() is True
     assert s3_plugin.patch_directory_check() is False  # once per module
     assert _asked_then_uploaded(s3) == (False, True, True)
+    # a file's modification time and size ask whether it is a folder: listed once, not once per question (issue 61)
+    from squidflow.videos.storage import provider
+
+    key = f"run/{uuid.uuid4().hex}/results/videos/videos.parquet"
+    s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"x")
+    obj, lists = provider(f"s3://{BUCKET}/run").object(f"s3://{BUCKET}/{key}"), s3.requests["GET list"]
+    assert obj.exists() and obj.size() == 1 and obj.mtime() > 0 and obj.mtime() > 0 and obj.exists()
+    assert s3.requests["GET list"] - lists == 1
 
 
 def test_outside_the_tested_versions_the_plugin_runs_as_it_ships_and_a_warning_says_so_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(plugin.StorageObject, "is_dir", SHIPPED_IS_DIR)
+    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)
     monkeypatch.setattr(upstream, "_warned", set())
     said: list[str] = []
     low, high = upstream.TESTED[s3_plugin.PLUGIN]
     assert not s3_plugin.patch_directory_check(version="0.4.0", warn=said.append)
     assert not s3_plugin.patch_directory_check(version="0.4.1", warn=said.append)
-    assert not getattr(plugin.StorageObject.is_dir, "squidflow_uncached", False)
+    assert not getattr(plugin.StorageObject.exists, "squidflow_uncached", False)
     assert len(said) == 1 and f"{s3_plugin.PLUGIN} 0.4.0 is outside" in said[0] and high in said[0], said
 
 
