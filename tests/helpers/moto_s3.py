@@ -2,14 +2,17 @@
 of this process), reached over HTTP by boto3 and by Snakemake's S3 storage plugin like any S3-compatible service.
 
 `s3_server()` starts it and yields an `S3` whose `env` holds the endpoint and a pair of throw-away credentials for the
-processes a test starts (never written to a file). Where moto is missing the test is skipped saying so, and fails
+processes a test starts (never written to a file), and whose `requests` counts the requests the server answered, by
+kind, from its request log. Where moto is missing the test is skipped saying so, and fails
 under CI=true (make test-tools installs it)."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +48,7 @@ class S3:
     endpoint: str
     access_key: str = field(default_factory=lambda: "AKIA" + secrets.token_hex(8).upper())
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(30))
+    requests: Counter = field(default_factory=Counter)  # "HEAD object", "GET list", "PUT object", ... (RequestLog)
 
     @property
     def env(self) -> dict[str, str]:
@@ -86,17 +90,41 @@ class S3:
         return found
 
 
+class RequestLog(logging.Handler):
+    """Counts the server's request log lines (werkzeug's `"GET /bucket/key HTTP/1.1" 200 -`) by method and kind:
+    `list` for a listing (a bucket with a `list-type` or `prefix` query), `bucket` for another request on a bucket,
+    `object` for a key."""
+
+    LINE = re.compile(r'"(\w+) /([^/?\s]*)/?([^?\s]*)(\?\S*)? HTTP')
+
+    def __init__(self, counts: Counter) -> None:
+        super().__init__(logging.INFO)
+        self.counts = counts
+
+    def emit(self, record: logging.LogRecord) -> None:
+        m = self.LINE.search(re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage()))
+        if m:
+            method, key, query = m[1], m[3], m[4] or ""
+            kind = "object" if key else "list" if "list-type" in query or "prefix=" in query else "bucket"
+            self.counts[f"{method} {kind}"] += 1
+
+
 @contextmanager
 def s3_server() -> Iterator[S3]:
     """A moto S3 server on 127.0.0.1 for the block (stopped after)."""
     moto_or_skip()
     from moto.server import ThreadedMotoServer
 
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request into the test's log
     port = free_port()
+    s3 = S3(endpoint=f"http://127.0.0.1:{port}")
+    werkzeug, handler = logging.getLogger("werkzeug"), RequestLog(s3.requests)
+    werkzeug.setLevel(logging.INFO)
+    werkzeug.propagate = False  # counted, not a line per request into the test's log
+    werkzeug.addHandler(handler)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
-        yield S3(endpoint=f"http://127.0.0.1:{port}")
+        yield s3
     finally:
         server.stop()
+        werkzeug.removeHandler(handler)

@@ -3,7 +3,7 @@
 Every test that starts `snakemake` goes through this module (issue 55): the executable of this interpreter's venv, a
 `WorkflowRun` (a results folder and the config files that made it), `copy_run` (a variant works on a copy of the
 shared small run and reruns only what it changes), `clone_like` (a folder that looks like a fresh clone), and the
-readers of its output (`jobs_run`, `planned_jobs`)."""
+readers of its output (`jobs_run`, `planned_jobs`), and `measured` (a run's wall and CPU seconds and peak memory)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,6 +87,31 @@ def start(
     """`snakemake ARGS` started, not waited for (a test that kills it, or runs two at once); `popen` goes to Popen
     (stdout=..., start_new_session=...)."""
     return subprocess.Popen([SNAKEMAKE, *map(str, args)], cwd=cwd, env=environment(env), **popen)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A finished `snakemake` process: its exit status, output (stdout and stderr together), wall seconds, CPU
+    seconds (user + system, its own and its jobs') and peak memory (MB, the largest of it and its jobs)."""
+
+    returncode: int
+    output: str
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+
+
+def measured(*args: str | Path, cwd: Path = ROOT, env: dict[str, str | None] | None = None) -> Measured:
+    """`snakemake ARGS`, run to its end and measured from its own wait4 record: the figures are this process's (and
+    its children's), never those of an earlier run of the same test process (RUSAGE_CHILDREN counts them all)."""
+    with tempfile.TemporaryFile("w+") as out:
+        t0 = time.monotonic()
+        proc = start(*args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return Measured(proc.returncode, out.read(), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
 def squidflow(
@@ -170,12 +197,13 @@ def planned_jobs(text: str) -> Counter:
     return counts
 
 
-def planned_outputs(text: str, rule: str) -> list[str]:
-    """The output files of every planned job of `rule` in a dry run (its job blocks' `output:` lines)."""
+def planned_outputs(text: str, rule: str, field: str = "output") -> list[str]:
+    """The output files of every planned job of `rule` in a dry run (its job blocks' `output:` lines; `field`
+    "input": the input files)."""
     outputs: list[str] = []
     for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", text):
         if re.match(rf"(?:local)?(?:rule|checkpoint) {rule}:", block.lstrip()):
-            found = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
+            found = re.search(rf"^\s+{field}: (.*)$", block, re.MULTILINE)
             outputs += found.group(1).split(", ") if found else []
     return outputs
 

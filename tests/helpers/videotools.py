@@ -84,3 +84,24 @@ FAST_MP4 = ("-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast")
 def make_mp4(path: Path, *, seconds: float = 1.0, size: str = "96x64", pattern: str = "testsrc") -> Path:
     """A `seconds`-long 25 fps MP4 of ffmpeg's `pattern` at `size` (make_clip with the fast encoder)."""
     return make_clip(path, size=size, rate=25, seconds=seconds, pattern=pattern, encode=FAST_MP4)
+
+
+def make_clips(folder: Path, n: int, *, size: str = "64x48", rate: float = 6, seconds: float = 2) -> list[Path]:
+    """`n` distinct clips `folder`/clip00000.mp4 ... in one ffmpeg process (a benchmark's thousands, in seconds): one
+    `testsrc2` stream with each clip's index drawn in, cut every `seconds` at a key frame by the segment muxer.
+    Clips already there are kept (a cache): only a folder with fewer than `n` is made again. Returns the `n` paths."""
+    folder = Path(folder)
+    paths = [folder / f"clip{i:05d}.mp4" for i in range(n)]
+    if all(p.is_file() and p.stat().st_size for p in paths):
+        return paths
+    folder.mkdir(parents=True, exist_ok=True)
+    index = f"drawtext=text='%{{eif\\:floor(t/{seconds})\\:d}}':fontsize={int(size.split('x')[1]) // 3}:fontcolor=white"
+    source = f"testsrc2=size={size}:rate={rate}:duration={n * seconds},{index}"
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", source, "-c:v", "libx264", "-preset",
+         "ultrafast", "-pix_fmt", "yuv420p", "-force_key_frames", f"expr:gte(t,n_forced*{seconds})", "-f", "segment",
+         "-segment_time", str(seconds), "-reset_timestamps", "1", str(folder / "clip%05d.mp4")],
+        check=True,
+        timeout=max(300, n),
+    )  # fmt: skip
+    return paths

@@ -17,7 +17,7 @@ from squidflow.contracts.paths import (
     VIDEOS_CHECKED,
 )
 from squidflow import version as squidflow_version
-from squidflow.runtime.s3_plugin import patch_directory_check
+from squidflow.runtime.s3_plugin import patch_directory_check, patch_inventory
 from squidflow.runtime.command_line import redact_command_line
 
 # Snakemake's log header quotes its command line ("Command: ..."), into .snakemake/log/ too: a proxy password in
@@ -39,9 +39,11 @@ except ConfigError as _error:
 # reads only the config). Set after validation; no rule reads it.
 config["_squidflow"] = {"made_by": squidflow_version.describe(SQUIDFLOW_ROOT)}
 # On S3 (profiles/s3) a folder output is looked up again after its job uploaded it: the plugin keeps a folder's first
-# "missing" (squidflow.runtime.s3_plugin, docs/upstream.md).
+# "missing"; and each folder is listed once while the DAG is built, not a request per file (squidflow.runtime.s3_plugin,
+# docs/upstream.md, changes 3 and 3a).
 if getattr(workflow.storage_settings, "default_storage_provider", None) == "s3":
     patch_directory_check()
+    patch_inventory()
 # (The `onstart:` handler — writable results/ and logs/, the Slurm watch — is in workflow/checks.smk: a rules file
 # with functions may not also hold a handler, says `snakemake --lint`.)
 

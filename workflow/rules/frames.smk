@@ -11,9 +11,9 @@ include: "inputs/frames.smk"
 rule extract_frames:
     input:
         unpack(get_extract_frames_inputs),
-        # the download shards' folders: the downloaded videos the manifest names (they are sharded by another
-        # count, so every folder is an input)
-        downloads=get_video_shard_dirs,
+        # the download shards' folders that can hold this shard's videos (the manifest names them): those whose
+        # number agrees with the shard's modulo the gcd of the two shard counts, not every folder
+        downloads=get_extract_frames_downloads,
     output:
         frames=FRAME_SHARD_TABLE,
         status=FRAME_SHARD_STATUS_TABLE,

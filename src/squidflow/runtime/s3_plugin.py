@@ -1,5 +1,5 @@
-"""The one behaviour squidflow changes in Snakemake's S3 storage plugin (snakemake-storage-plugin-s3), and only on the
-versions it was tested on (docs/upstream.md lists it with its upstream report).
+"""The two behaviours squidflow changes in Snakemake's S3 storage plugin (snakemake-storage-plugin-s3), and only on the
+versions it was tested on (docs/upstream.md lists them with their upstream reports).
 
 A folder on S3 is no object but a prefix: the plugin answers "does `results/frames/shard0` exist?" by listing the
 keys under `results/frames/shard0/`, and keeps the answer on its storage object (`is_dir`) for as long as the
@@ -8,9 +8,17 @@ has run and uploaded it, on the same object. A folder that was not there at the 
 still "missing in storage" after its job uploaded it, and the job is reported failed. A clean run does not show
 it (Snakemake does not ask about the outputs of a job whose inputs are still to be made); a rerun after a kill
 does, for every directory output the killed run had not reached (tests/e2e/test_s3.py). That is a wrong
-answer, not a slow one, so `patch_directory_check` makes the plugin list the prefix on every question: one LIST
-request where a HEAD request has already found no object of that name. It stays until the plugin asks again
-itself.
+answer, not a slow one, so `patch_directory_check` makes the plugin forget a "no" whenever it is asked whether
+the object exists: one LIST request where a HEAD request has already found no object of that name. It stays until
+the plugin asks again itself.
+
+While Snakemake builds the DAG it asks a storage object for an inventory: what one request can tell about it and
+its neighbours. The plugin (0.3.6) keys its inventory by the bucket, so it lists the prefix of the first file asked
+about and nothing after: every other file costs a HEAD request, and a missing one (every output of a fresh run) a
+HEAD of the key, a HEAD of the bucket and a LIST of `<key>/`. `patch_inventory` keys it by the file's folder: each
+folder is listed once (its keys with their sizes and times, its sub-folders), and a file the listing does not hold
+is known missing without a request (issue 61: the small DAG on S3 against local disk, benchmarks/storage.py). A
+slow answer, not a wrong one: it goes when the plugin lists per folder itself.
 
 Outside the tested versions (squidflow.runtime.upstream.TESTED, the same bound as pyproject.toml's) nothing is
 patched: a warning says so once, and the plugin runs as it ships.
@@ -18,7 +26,9 @@ patched: a warning says so once, and the plugin runs as it ships.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
+from typing import Any
 
 from squidflow.runtime.upstream import within_tested
 
@@ -27,25 +37,83 @@ WHAT = (
     "a folder output on S3 is looked up again after its job uploaded it; without it a rerun after a kill can "
     "report a folder its job uploaded as `missing in storage`: run the same command again"
 )
+WHAT_INVENTORY = "one listing per folder while the DAG is built; without it a request per file, slower, same answers"
 
 
 def patch_directory_check(version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:
-    """Make the S3 plugin's storage objects list their prefix each time they are asked whether they are a folder,
-    instead of keeping the first answer (a folder uploaded after a first "no" is then seen). Only within
+    """Make the S3 plugin's storage objects forget a "not a folder" each time they are asked whether they exist, so
+    that a folder uploaded after a first "no" is seen; a "yes" is kept, as the plugin keeps it, and so is a "no"
+    between two existence questions (the modification time and size of a file ask whether it is a folder first:
+    listing again for each would be a LIST request per question, issue 61). Only within
     squidflow.runtime.upstream.TESTED (else a warning, once, and no change); nothing where the plugin is not
     installed. Returns whether the check was replaced (once per process)."""
     try:
         from snakemake_storage_plugin_s3 import StorageObject
     except ImportError:
         return False
-    if getattr(StorageObject.is_dir, "squidflow_uncached", False):
+    if getattr(StorageObject.exists, "squidflow_uncached", False):
         return False
     if not within_tested(PLUGIN, WHAT, version, warn):
         return False
+    shipped = StorageObject.exists
 
-    def is_dir(self: StorageObject) -> bool:
-        return any(self.get_subkeys())
+    def exists(self: StorageObject) -> bool:
+        if self._is_dir is False:  # a folder may have been uploaded since the last "no": list it again
+            self._is_dir = None
+        return shipped(self)
 
-    is_dir.squidflow_uncached = True  # type: ignore[attr-defined]
-    StorageObject.is_dir = is_dir  # type: ignore[method-assign]
+    exists.squidflow_uncached = True  # type: ignore[attr-defined]
+    StorageObject.exists = exists  # type: ignore[method-assign]
+    return True
+
+
+def patch_inventory(version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:
+    """Make the S3 plugin's inventory list each folder once (the direct keys with their sizes and modification times,
+    and the sub-folders, which exist) and tell Snakemake that the folder is inventoried, so that a file it does not
+    hold is missing without a request. Only within squidflow.runtime.upstream.TESTED (else a warning, once, and no
+    change); nothing where the plugin is not installed. Returns whether the inventory was replaced (once per
+    process)."""
+    try:
+        import snakemake_storage_plugin_s3 as plugin
+    except ImportError:
+        return False
+    if getattr(plugin.StorageObject.inventory, "squidflow_per_folder", False):
+        return False
+    if not within_tested(PLUGIN, WHAT_INVENTORY, version, warn):
+        return False
+
+    def get_inventory_parent(self: Any) -> str:
+        # the folder's cache key and a slash: a name no file has (a `directory()` output may be that folder)
+        return self.cache_key(posixpath.dirname(self.local_suffix())) + "/"
+
+    async def inventory(self: Any, cache: Any) -> None:
+        marker = self.get_inventory_parent()
+        if marker in cache.exists_in_storage:
+            return
+        cache.exists_in_storage[marker] = True
+        folder = posixpath.dirname(self.key)
+        prefix = f"{folder}/" if folder else ""
+        pages = self.provider.s3c.meta.client.get_paginator("list_objects_v2")
+        try:
+            for page in pages.paginate(Bucket=self.bucket, Prefix=prefix, Delimiter="/"):
+                for obj in page.get("Contents", []):
+                    if obj["Key"].endswith("/"):
+                        continue
+                    key = self.cache_key(self._local_suffix_from_key(obj["Key"]))
+                    cache.mtime[key] = plugin.Mtime(storage=obj["LastModified"].timestamp())
+                    cache.size[key] = obj["Size"]
+                    cache.exists_in_storage[key] = True
+                for sub in page.get("CommonPrefixes", []):  # a folder (a directory() output): it exists
+                    cache.exists_in_storage[self.cache_key(self._local_suffix_from_key(sub["Prefix"].rstrip("/")))] = (
+                        True
+                    )
+        except plugin.botocore.exceptions.ClientError:  # no such bucket, no permission: each file is asked as shipped
+            return
+        inventoried = getattr(cache.exists_in_storage, "has_inventory", None)
+        if inventoried is not None:  # snakemake.io.ExistsDict: a file of this folder not listed above is missing
+            inventoried.add(marker)
+
+    inventory.squidflow_per_folder = True  # type: ignore[attr-defined]
+    plugin.StorageObject.get_inventory_parent = get_inventory_parent  # type: ignore[method-assign]
+    plugin.StorageObject.inventory = inventory  # type: ignore[method-assign]
     return True

@@ -17,7 +17,7 @@ from importlib import metadata
 TESTED = {
     "snakemake": ("9.0.0", "9.27.1"),  # squidflow.report.script_data: the report's script data made inert
     "snakemake-executor-plugin-slurm": ("2.8.0", "2.8.0"),  # squidflow.runtime.slurm_plugin: `CANCELLED by <uid>`
-    "snakemake-storage-plugin-s3": ("0.3.6", "0.3.6"),  # squidflow.runtime.s3_plugin: a folder looked up again
+    "snakemake-storage-plugin-s3": ("0.3.6", "0.3.6"),  # squidflow.runtime.s3_plugin: folder check, inventory
 }
 
 log = logging.getLogger("squidflow.runtime.upstream")

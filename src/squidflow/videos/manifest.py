@@ -10,6 +10,7 @@ closed set of squidflow.videos.failures, the raw error and the number of attempt
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import time
@@ -370,6 +371,17 @@ def needs_retry(table: str | Path, started: float) -> bool:
         return bool((pl.read_parquet(table, columns=["status"])["status"] != "ok").any())
     except Exception:  # an unreadable table is redone like a failed one
         return True
+
+
+def shards_holding(shard: int, shards: int, other_shards: int) -> list[int]:
+    """The shards of `other_shards` that can hold a video of shard `shard` of `shards`, both by the crc32 of the id
+    (download_shards.shard_of, frames.extract.stable_shard): a video's hash h is `shard` modulo `shards` and its
+    other shard modulo `other_shards`, so both agree modulo g = gcd of the counts. Equal counts: the one shard of
+    the same number; `other_shards` a multiple of `shards`: `other_shards / shards` of them, holding only this
+    shard's videos; counts without a common divisor: all of them. A frame-extraction job declares only these
+    download folders (on object storage each declared folder is fetched whole)."""
+    g = math.gcd(max(1, shards), max(1, other_shards))
+    return [other for other in range(max(1, other_shards)) if other % g == shard % g]
 
 
 def shard_status_paths(status_dir: str, shards: int, *, retry_failed: bool, started: float) -> list[str]:

@@ -16,7 +16,7 @@ BUCKET = "squidflow-is-dir"
 
 plugin = pytest.importorskip("snakemake_storage_plugin_s3")
 # the plugin's own check, as this module first sees it (no test process runs an S3 workflow in-process)
-SHIPPED_IS_DIR = plugin.StorageObject.is_dir
+SHIPPED_EXISTS = plugin.StorageObject.exists
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def _asked_then_uploaded(server: moto_s3.S3) -> tuple[bool, bool, bool]:
 
 
 def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert not getattr(SHIPPED_IS_DIR, "squidflow_uncached", False)
-    monkeypatch.setattr(plugin.StorageObject, "is_dir", SHIPPED_IS_DIR)
+    assert not getattr(SHIPPED_EXISTS, "squidflow_uncached", False)
+    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)
     before, same, new = _asked_then_uploaded(s3)
     assert before is False and new is True
     if same:
@@ -55,20 +55,82 @@ def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: p
 
 
 def test_patched_a_folder_uploaded_after_the_first_question_is_found(s3, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugin.StorageObject, "is_dir", SHIPPED_IS_DIR)  # and back to it after the test
+    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)  # and back to it after the test
     assert s3_plugin.patch_directory_check() is True
     assert s3_plugin.patch_directory_check() is False  # once per module
     assert _asked_then_uploaded(s3) == (False, True, True)
+    # a file's modification time and size ask whether it is a folder: listed once, not once per question (issue 61)
+    from squidflow.videos.storage import provider
+
+    key = f"run/{uuid.uuid4().hex}/results/videos/videos.parquet"
+    s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"x")
+    obj, lists = provider(f"s3://{BUCKET}/run").object(f"s3://{BUCKET}/{key}"), s3.requests["GET list"]
+    assert obj.exists() and obj.size() == 1 and obj.mtime() > 0 and obj.mtime() > 0 and obj.exists()
+    assert s3.requests["GET list"] - lists == 1
 
 
 def test_outside_the_tested_versions_the_plugin_runs_as_it_ships_and_a_warning_says_so_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(plugin.StorageObject, "is_dir", SHIPPED_IS_DIR)
+    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)
     monkeypatch.setattr(upstream, "_warned", set())
     said: list[str] = []
     low, high = upstream.TESTED[s3_plugin.PLUGIN]
     assert not s3_plugin.patch_directory_check(version="0.4.0", warn=said.append)
     assert not s3_plugin.patch_directory_check(version="0.4.1", warn=said.append)
-    assert not getattr(plugin.StorageObject.is_dir, "squidflow_uncached", False)
+    assert not getattr(plugin.StorageObject.exists, "squidflow_uncached", False)
     assert len(said) == 1 and f"{s3_plugin.PLUGIN} 0.4.0 is outside" in said[0] and high in said[0], said
+
+
+SHIPPED_INVENTORY = (plugin.StorageObject.inventory, plugin.StorageObject.get_inventory_parent)
+FOLDERS = {"results/videos": ["a.parquet", "b.parquet"], "results/frames": ["shard0.parquet", "shard1.parquet"],
+           "results/frames/shard0": [".squidflow-frames", "v_0.jpg"], "results/dataset": ["frames.parquet"]}  # fmt: skip
+ASKED = [f"{folder}/{name}" for folder, names in FOLDERS.items() for name in names] + [
+    "results/frames/shard0",  # a directory() output: a prefix, no object
+    "results/frames/shard2.parquet",  # missing, in a folder that exists
+    "results/report/summary.html",  # missing, in a folder that does not
+]
+
+
+def _plan_like_snakemake(server: moto_s3.S3) -> tuple[dict[str, bool], int]:
+    """Every ASKED file's existence as Snakemake learns it while it builds the DAG (snakemake.io: the inventory of
+    the file first, then the cache's answer, else the plugin's own `exists`), and the requests that took."""
+    import asyncio
+
+    from snakemake.io import IOCache
+
+    from squidflow.videos.storage import provider
+
+    run = f"run/{uuid.uuid4().hex}"
+    for folder, names in FOLDERS.items():
+        for name in names:
+            server.client().put_object(Bucket=BUCKET, Key=f"{run}/{folder}/{name}", Body=b"x")
+    prov, cache = provider(f"s3://{BUCKET}/{run}"), IOCache(max_wait_time=20)
+    before = server.requests.total()
+    found = {}
+    for path in ASKED:
+        obj = prov.object(f"s3://{BUCKET}/{run}/{path}")
+        key, parent = obj.cache_key(), obj.get_inventory_parent()
+        if key not in cache.exists_in_storage and parent not in cache.exists_in_storage.has_inventory:
+            asyncio.run(obj.inventory(cache))
+        known = key in cache.exists_in_storage or parent in cache.exists_in_storage.has_inventory
+        found[path] = cache.exists_in_storage[key] if known else obj.exists()
+    return found, server.requests.total() - before
+
+
+def test_the_inventory_lists_each_folder_once_and_answers_as_the_plugin_does(
+    s3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 61: the plugin as it ships lists the first file's prefix and asks every other file with its own
+    requests (a missing one: HEAD key, HEAD bucket, LIST); patched, each folder is one LIST and the answers are the
+    same."""
+    truth = {path: not path.endswith(("shard2.parquet", "summary.html")) for path in ASKED}
+    monkeypatch.setattr(plugin.StorageObject, "inventory", SHIPPED_INVENTORY[0])
+    monkeypatch.setattr(plugin.StorageObject, "get_inventory_parent", SHIPPED_INVENTORY[1])
+    shipped, shipped_requests = _plan_like_snakemake(s3)
+    assert s3_plugin.patch_inventory() is True
+    assert s3_plugin.patch_inventory() is False  # once per module
+    patched, patched_requests = _plan_like_snakemake(s3)
+    assert shipped == truth and patched == truth
+    assert patched_requests == 5  # one listing per folder: videos, frames, frames/shard0, dataset, report
+    assert shipped_requests > 2 * patched_requests, (shipped_requests, patched_requests)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import math
 import subprocess
 import threading
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from helpers.runs import in_folder, snakemake
+from helpers.runs import in_folder, planned_outputs, snakemake
 from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
@@ -32,6 +33,7 @@ from squidflow.videos.manifest import (
     download_report,
     probe_local_candidates,
     shard_status_paths,
+    shards_holding,
 )
 from squidflow.videos.probe import ProbeError, probe
 from squidflow.videos.sources import combine, local_source, safe_video_id, url_video_id, urls_source
@@ -318,6 +320,12 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     assert server.total() == hits
     assert "Nothing to be done" in rerun.stdout + rerun.stderr
 
+    # frames (issue 61): each extraction job declares the one download folder its videos are in, not every folder
+    (work / "frames.yaml").write_text(yaml.safe_dump({**cfg, "stages": ["videos", "frames"]}))
+    plan = run_in(work, work / "frames.yaml", "-n", "results/frames/shard0.parquet", "results/frames/shard1.parquet")
+    declared = sorted(p for p in planned_outputs(plan.stdout, "extract_frames", "input") if "/downloads/" in p)
+    assert declared == [f"results/videos/downloads/shard{d}of2.g0" for d in (0, 1)], plan.stdout[-3000:]
+
     # retry_failed: only the two videos that are not ok are tried again, once per invocation
     before = Counter(server.hits)
     retry = run_in(work, work / "config.yaml", "--config", "retry_failed=true")
@@ -337,6 +345,24 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     hits = server.total()
     calm = run_in(work, work / "config.yaml")
     assert calm.returncode == 0 and server.total() == hits
+
+
+@pytest.mark.parametrize("frame_shards, download_shards", [(2, 1), (2, 2), (2, 4), (4, 2), (3, 4), (6, 4), (1, 3)])
+def test_a_frame_shard_declares_only_the_download_folders_that_hold_its_videos(frame_shards, download_shards):
+    """Issue 61: each frame-extraction job declares the download folders its videos can be in, not all of them (on
+    object storage a declared folder is fetched whole): every video's download shard is among its frame shard's, and
+    the frame shards split the download folders between them when the counts share a divisor."""
+    from squidflow.frames.extract import stable_shard
+    from squidflow.videos.download_shards import shard_of
+
+    held = {f: shards_holding(f, frame_shards, download_shards) for f in range(frame_shards)}
+    for i in range(2000):
+        video_id = f"clip{i:05d}"
+        assert shard_of(video_id, download_shards) in held[stable_shard(video_id, frame_shards)]
+    g = math.gcd(frame_shards, download_shards)
+    assert all(len(folders) == download_shards // g for folders in held.values())
+    if download_shards % frame_shards == 0:  # each folder has one frame shard's videos: no folder fetched twice
+        assert sorted(d for folders in held.values() for d in folders) == list(range(download_shards))
 
 
 def test_shard_status_paths_pick_the_newest_generation_and_retry_once(tmp_path):

@@ -15,7 +15,7 @@ FRAME_SPREAD_FIGURE = "results/figures/frames_spread.png"
 def get_extract_frames_inputs(wildcards):
     """The manifest, and the shard's videos that the workflow makes itself (the demo's): declared, so that a job on
     object storage gets its local copies (squidflow.frames.extract.stable_shard picks the shard's). The downloaded
-    videos are the rule's input `downloads` (get_video_shard_dirs, apart: it waits for the checkpoint)."""
+    videos are the rule's input `downloads` (get_extract_frames_downloads, apart: it waits for the checkpoint)."""
     from squidflow.frames.extract import stable_shard
 
     inputs = {"videos": VIDEO_MANIFEST}
@@ -24,6 +24,16 @@ def get_extract_frames_inputs(wildcards):
         mine = [v for v in DEMO_VIDEO_IDS if stable_shard(v, shards) == int(wildcards.shard)]
         inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=mine)
     return inputs
+
+
+def get_extract_frames_downloads(wildcards):
+    """The download shards' folders that can hold this frame shard's videos (squidflow.videos.manifest.shards_holding:
+    both shardings hash the id the same way), not every folder: on object storage each declared folder is fetched
+    whole. With `download.shards` a multiple of `frames.shards` each folder holds only this shard's videos."""
+    mine = squidflow_manifest.shards_holding(
+        int(wildcards.shard), config["frames"]["shards"], config["download"]["shards"]
+    )
+    return get_video_shard_dirs(wildcards, shards=set(mine))
 
 
 def get_frame_shards():

@@ -83,14 +83,15 @@ def get_video_status_files(wildcards):
 VIDEO_SHARD_DIR = "results/videos/downloads/shard{shard}of{shards}.g{generation}"  # acquire_videos' videos
 
 
-def get_video_shard_dirs(wildcards):
+def get_video_shard_dirs(wildcards, shards=None):
     """The folders of the download shards whose status tables the manifest takes (each shard's newest generation):
     the downloaded videos and subtitles the manifest's `path` names, declared by the jobs that open them (frame
-    extraction, the subtitles reader), so that on object storage they get their local copies."""
+    extraction, the subtitles reader), so that on object storage they get their local copies. `shards`: only these
+    download shards' folders (a frame-extraction job's, get_extract_frames_downloads)."""
     folders = []
     for path in get_video_status_files(wildcards):
         m = squidflow_manifest.SHARD_TABLE.fullmatch(os.path.basename(path))
-        if m:
+        if m and (shards is None or int(m[1]) in shards):
             folders.append(VIDEO_SHARD_DIR.format(shard=m[1], shards=m[2], generation=m[3]))
     return folders
 
