@@ -17,6 +17,7 @@ if snakemake.params.exports:
         frames=snakemake.input.get("frames"),
         on_error=snakemake.params.on_error,
         on_empty=snakemake.params.on_empty,
+        takedown=snakemake.input.get("takedown"),
     )
 else:
     ingest_to(
@@ -29,4 +30,5 @@ else:
         on_error=snakemake.params.on_error,
         on_empty=snakemake.params.on_empty,
         cache_dir=snakemake.params.cache_dir,
+        takedown=snakemake.input.get("takedown"),
     )

@@ -9,7 +9,7 @@ import polars as pl
 
 from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import ingest
-from squidflow.judgments.next_round import change_markdown, interval_change, waves_markdown
+from squidflow.judgments.next_round import change_markdown, chosen_images, interval_change, waves_markdown
 from squidflow.judgments.triage import TriageConfig
 from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.statistics.intervals import IntervalConfig
@@ -22,7 +22,7 @@ if "batch" in i.keys():  # the demo: its SIMULATED next round, read here, compar
     change = interval_change(
         judgments,
         next_ratings,
-        io.read_parquet(i.chosen, schemas.IMAGE_TRIAGE),
+        chosen_images(io.read_csv_strings(i.chosen, what="the next round's chosen images"), frames),
         io.read_parquet(i.triage, schemas.RATER_TRIAGE),
         TriageConfig.from_config(p.triage),
         IntervalConfig.from_config(p.intervals),

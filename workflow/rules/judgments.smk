@@ -7,27 +7,45 @@
 include: "inputs/judgments.smk"
 
 
-rule annotation_hits:
+# Round 1's tasks are written once (squidflow.judgments.issued): once hits_A.csv and hits_B.csv exist no rule makes
+# them again, so a takedown, a changed config or a rerun never re-pairs the images people answered.
+if 1 not in ISSUED_ROUNDS:
+
+    rule annotation_hits:
+        input:
+            frames=FRAMES_TABLE,
+        output:
+            hits_A=HITS_A,
+            hits_B=HITS_B,
+            record=squidflow_issued.record_path(1),
+        log:
+            "logs/annotation_hits/annotation_hits.log",
+        conda:
+            "../../envs/reporting.yaml"
+        params:
+            annotation=config["annotation"],
+            events=config["events"],
+        script:
+            "../../scripts/annotation_hits.py"
+
+
+rule hit_pages:
     input:
-        frames=FRAMES_TABLE,
-    output:
         hits_A=HITS_A,
-        hits_B=HITS_B,
+    output:
         template=HIT_TEMPLATE,
         preview="results/annotation/hit_preview.html",
     log:
-        "logs/annotation_hits/annotation_hits.log",
+        "logs/hit_pages/hit_pages.log",
     conda:
         "../../envs/reporting.yaml"
-    params:
-        annotation=config["annotation"],
-        events=config["events"],
     script:
-        "../../scripts/annotation_hits.py"
+        "../../scripts/hit_pages.py"
 
 
 # Label Studio (annotation.platform label_studio): per task a labeling config and import JSON, to import by hand or
-# with `squidflow label-studio push` (squidflow.judgments.label_studio: tasks, server).
+# with `squidflow label-studio push` (squidflow.judgments.label_studio: tasks, server). A rating task's folder, once
+# written, is issued: no rule makes it again (label_studio_task_constraint).
 rule label_studio_tasks:
     input:
         unpack(get_label_studio_hits),
@@ -38,6 +56,8 @@ rule label_studio_tasks:
         project=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/project.json",
     log:
         "logs/label_studio_tasks/{ls_task}.log",
+    wildcard_constraints:
+        ls_task=label_studio_task_constraint(),
     conda:
         "../../envs/reporting.yaml"
     params:
@@ -359,31 +379,36 @@ rule triage_validation:
         "../../scripts/triage_validation.py"
 
 
-# The next round of ratings (annotation.next_round): the images whose next rating shrinks the uncertainty most, as
-# round-2 HITs in round 1's format (squidflow.judgments.next_round).
-rule next_round:
-    input:
-        unpack(get_triage_predictions),
-        images=IMAGE_TRIAGE_TABLE,
-        judgments=JUDGMENTS_TABLE,
-        hits_A=HITS_A,
-        hits_B=HITS_B,
-    output:
-        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
-        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
-        chosen=f"{NEXT_ROUND_DIR}/chosen.csv",
-        table=NEXT_ROUND_CHOSEN,
-    log:
-        "logs/next_round/next_round.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        next_round=config["annotation"]["next_round"],
-        images_per_hit=config["annotation"]["images_per_hit"],
-        events=TRIAGE_EVENTS,
-        events_config=config["events"],
-    script:
-        "../../scripts/next_round.py"
+# The next round of ratings (annotation.next_round): the images whose next rating shrinks the uncertainty most, from
+# the judgments after the latest round with the excluded raters left out, as round <k>'s HITs in round 1's format
+# (squidflow.judgments.next_round). Written once: the next run reads them as issued (squidflow.judgments.issued).
+if NEXT_ROUND:
+
+    rule next_round:
+        input:
+            unpack(get_triage_predictions),
+            images=IMAGE_TRIAGE_TABLE,
+            judgments=JUDGMENTS_TABLE,
+            exclusions=EXCLUSIONS_TABLE,
+            hits_A=HITS_A,
+            hits_B=HITS_B,
+        output:
+            hits_A=squidflow_issued.hits_paths(NEXT_ROUND)["A"],
+            hits_B=squidflow_issued.hits_paths(NEXT_ROUND)["B"],
+            chosen=f"{squidflow_issued.round_dir(NEXT_ROUND)}/chosen.csv",
+            record=squidflow_issued.record_path(NEXT_ROUND),
+        log:
+            f"logs/next_round/round{NEXT_ROUND}.log",
+        conda:
+            "../../envs/reporting.yaml"
+        params:
+            next_round=config["annotation"]["next_round"],
+            annotation=config["annotation"],
+            round=NEXT_ROUND,
+            events=TRIAGE_EVENTS,
+            events_config=config["events"],
+        script:
+            "../../scripts/next_round.py"
 
 
 rule next_round_effect:

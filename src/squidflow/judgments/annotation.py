@@ -177,6 +177,18 @@ def render_task_page(template: str, hit: dict) -> str:
     return PLACEHOLDER.sub(lambda m: html.escape(str(hit.get(m.group(1), "")), quote=True), template)
 
 
+def task_pages(hits_a: pl.DataFrame) -> tuple[str, str]:
+    """The MTurk task page and a preview of the first variant-A HIT (rows of hits_A.csv as written: neutralised cells
+    read back as MTurk fills them in)."""
+    from squidflow.contracts.io import unneutralise
+
+    template = task_template()
+    first = hits_a.row(0, named=True) if len(hits_a) else {}
+    return template, render_task_page(
+        template, {k: unneutralise(v) if isinstance(v, str) else v for k, v in first.items()}
+    )
+
+
 def annotation_tasks(
     frames: pl.DataFrame, annotation: dict, events_config: dict | None, variants: tuple[str, ...] = ("A", "B")
 ) -> tuple[dict[str, pl.DataFrame], str, str]:

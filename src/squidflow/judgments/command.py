@@ -85,6 +85,14 @@ def missing_judgments_message(source: str, missing: list[str]) -> str:
     )
 
 
+def _task_name(text: str) -> str:
+    from squidflow.judgments.label_studio.tasks import is_task
+
+    if not is_task(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: A, B, K, comparison, or a next round's A_round<k>, B_round<k>")
+    return text
+
+
 def add_parser(sub) -> None:
     """The `label-studio` sub-command's arguments."""
     p = sub.add_parser(
@@ -97,7 +105,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--task",
         action="append",
-        choices=["A", "B", "K", "comparison", "A_round2", "B_round2"],
-        help="only these tasks (A_round2, B_round2: the next round's projects)",
+        type=_task_name,
+        help="only these tasks: A, B, K, comparison, or a next round's A_round<k>, B_round<k> (k >= 2)",
     )
     p.set_defaults(func=run)

@@ -47,6 +47,45 @@ class JudgmentError(UserError, ValueError):
     """Judgments that cannot be read as they are; the message names the file, the row and the problem."""
 
 
+class KnownImages(set):
+    """The dataset's image ids (results/dataset/frames.parquet), where an image of a video taken down (the `takedown:`
+    list) counts as known too: its answers match their task by id and are left out after reading, counted in the
+    ingestion report (`leave_out_taken_down`), never reported as an unknown image with a "closest known id"."""
+
+    def __init__(self, ids=(), removed_videos=()):
+        super().__init__(ids)
+        self.removed_videos = frozenset(removed_videos)
+
+    def __contains__(self, img) -> bool:
+        if super().__contains__(img):
+            return True
+        try:
+            return split_image_id(str(img))[0] in self.removed_videos
+        except ValueError:
+            return False
+
+
+def taken_down_videos(takedown: str | Path | None) -> frozenset[str]:
+    """The videos of the `takedown:` list (squidflow.videos.takedown: its path, as the config names it, is read as
+    the rule's input; None: none)."""
+    from squidflow.videos.takedown import read_takedowns
+
+    return frozenset(read_takedowns(takedown)["video_id"].to_list()) if takedown else frozenset()
+
+
+def leave_out_taken_down(judgments: pl.DataFrame, removed: frozenset[str]) -> tuple[pl.DataFrame, int]:
+    """The judgments without those about a taken-down video's images, and how many were left out."""
+    if not removed or judgments.is_empty():
+        return judgments, 0
+    gone = pl.col("video_id").is_in(sorted(removed))
+    return judgments.filter(~gone), int(judgments.select(gone.sum()).item())
+
+
+def taken_down_line(n: int) -> str:
+    """The ingestion report's count of the answers a takedown left out (never naming the video)."""
+    return f"{n} ratings of videos taken down (left out: the `takedown:` list)."
+
+
 @dataclass(frozen=True)
 class Problem:
     file: str
@@ -283,9 +322,11 @@ def judgments_frame(rows: list[dict]) -> pl.DataFrame:
     return pl.DataFrame(rows).select(list(cols)).cast(pl.Schema(cols))
 
 
-def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int) -> str:
+def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int, taken_down: int = 0) -> str:
     """Markdown listing what ingestion dropped, so that nothing is dropped silently."""
     lines = ["# Judgment ingestion report", "", f"Judgments read: {n_judgments}.", ""]
+    if taken_down:
+        lines += [taken_down_line(taken_down), ""]
     return "\n".join(lines + dropped_markdown(problems, rejected)) + "\n"
 
 
@@ -322,6 +363,7 @@ def ingest(
     on_error: str = "stop",
     on_empty: str = "error",
     waves: dict[str, str] | None = None,
+    removed_videos: frozenset[str] = frozenset(),
 ) -> tuple[pl.DataFrame, str]:
     """Every judgment of a run (source release | mturk | simulated) and the ingestion report.
 
@@ -345,7 +387,8 @@ def ingest(
             if n_rej:
                 rejected[str(path)] = n_rej
     out = pl.concat(frames) if frames else schemas.empty(schemas.JUDGMENTS)
-    report = ingest_report(problems, rejected, len(out))
+    out, taken_down = leave_out_taken_down(out, removed_videos)
+    report = ingest_report(problems, rejected, len(out), taken_down)
     if out.is_empty() and on_empty != "skip":
         log.error("no judgments; the ingestion report:\n%s", report)
         files = [str(release_csv)] if source == "release" else [str(p) for p, _ in batches]
@@ -369,12 +412,15 @@ def ingest_to(
     on_error="stop",
     cache_dir=DOWNLOADS_DIR,
     on_empty="error",
+    takedown: str | Path | None = None,
 ) -> pl.DataFrame:
-    """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
+    """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report
+    (`frames`, `takedown`: paths, the rule's inputs; the takedown list's videos' answers are left out, counted)."""
     from squidflow.contracts.io import read_parquet, write_parquet, write_text
     from squidflow.fetch import fetch
 
-    known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+    removed = taken_down_videos(takedown)
+    known = KnownImages(read_parquet(frames, schemas.FRAMES)["image_id"].to_list(), removed) if frames else None
     release = fetch(release_csv, cache_dir) if source == "release" else None
     df, report = ingest(
         source=source,
@@ -384,6 +430,7 @@ def ingest_to(
         known_images=known,
         on_error=on_error,
         on_empty=on_empty,
+        removed_videos=removed,
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)

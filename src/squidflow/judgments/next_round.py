@@ -114,6 +114,23 @@ def round_hits(
     return out
 
 
+def choose_next_round(
+    images: pl.DataFrame,
+    judgments: pl.DataFrame,
+    *,
+    budget: int,
+    strategy: str,
+    probability: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """The next round's images and prompts with their triage row (`judgments`: every round so far, the excluded raters
+    left out). The one seam rule next_round calls to choose; round_hits writes the chosen as tasks."""
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"annotation.next_round.strategy = {strategy!r}: one of {STRATEGIES}")
+    if strategy == "interval_width":
+        return by_interval_width(images, budget)
+    return images.join(by_activelab(judgments, probability, budget), on=IMAGE, how="inner").sort("activelab")
+
+
 def next_round(
     images: pl.DataFrame,
     judgments: pl.DataFrame,
@@ -124,14 +141,21 @@ def next_round(
     images_per_hit: int,
     probability: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
-    """(the chosen images with their triage row, round-2 HITs per variant)."""
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"annotation.next_round.strategy = {strategy!r}: one of {STRATEGIES}")
-    if strategy == "interval_width":
-        chosen = by_interval_width(images, budget)
-    else:
-        chosen = images.join(by_activelab(judgments, probability, budget), on=IMAGE, how="inner").sort("activelab")
+    """(the chosen images with their triage row, the next round's HITs per variant)."""
+    chosen = choose_next_round(images, judgments, budget=budget, strategy=strategy, probability=probability)
     return chosen, round_hits(hits_by_variant, chosen, judgments, images_per_hit)
+
+
+def chosen_images(chosen: pl.DataFrame, frames: pl.DataFrame) -> pl.DataFrame:
+    """A round's chosen.csv (every cell a string, as written) -> its images and prompts that are still in the dataset
+    (a takedown removes its video's)."""
+    out = chosen.select(
+        pl.col("video_id").map_elements(unneutralise, return_dtype=pl.Utf8),
+        pl.col("frame_index").cast(pl.Int64),
+        pl.col("event_prompt").map_elements(unneutralise, return_dtype=pl.Utf8),
+    )
+    keep = frames.select("video_id", "frame_index").unique()
+    return out.join(keep, on=["video_id", "frame_index"], how="semi", maintain_order="left")
 
 
 def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.DataFrame:

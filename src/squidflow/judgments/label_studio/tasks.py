@@ -41,7 +41,21 @@ log = logging.getLogger(__name__)
 
 PLATFORMS = ("mturk", "label_studio")
 RATING_TASKS = ("A", "B")
-TASKS = ("A", "B", "K", "comparison", "A_round2", "B_round2")  # A_round2, B_round2: the next round (rule next_round)
+TASKS = ("A", "B", "K", "comparison")  # and each next round's A_round<k>, B_round<k> (rule next_round, k >= 2)
+TASK_NAME = re.compile(r"^(?:A|B|K|comparison|[AB]_round(?:[2-9]|[1-9][0-9]+))\Z")
+
+
+def is_task(name: str) -> bool:
+    """A Label Studio task (project) squidflow writes: A, B, K, comparison, or a next round's A_round<k>, B_round<k>."""
+    return isinstance(name, str) and TASK_NAME.match(name) is not None
+
+
+def task_order(name: str) -> tuple:
+    """Tasks in the order they are written: round 1's A, B, then K, comparison, then round 2's, round 3's, ..."""
+    m = re.match(r"^([AB])_round([0-9]+)\Z", name)
+    return (int(m.group(2)), m.group(1)) if m else (1, TASKS.index(name) if name in TASKS else len(TASKS))
+
+
 LOCAL_FILES_PREFIX = "/data/local-files/?d="
 IMAGE_KEY = re.compile(r"^image_([0-9]+)_id\Z")  # ASCII digits, no trailing newline: one key per slot
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # written exports' timestamps count seconds from here
@@ -225,10 +239,9 @@ def project_title(prefix: str, task: str) -> str:
         "B": "variant B (rating)",
         "K": "keywords (task K)",
         "comparison": "comparison sets (plausibility)",
-        "A_round2": "variant A (rating), round 2",
-        "B_round2": "variant B (rating), round 2",
     }
-    return f"{prefix} {names[task]}"
+    m = re.match(r"^([AB])_round([0-9]+)\Z", task)
+    return f"{prefix} {names[m.group(1)]}, round {m.group(2)}" if m else f"{prefix} {names[task]}"
 
 
 def write_project(
