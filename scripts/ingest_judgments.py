@@ -18,6 +18,7 @@ if snakemake.params.exports:
         on_error=snakemake.params.on_error,
         on_empty=snakemake.params.on_empty,
         takedown=snakemake.input.get("takedown"),
+        counts_path=snakemake.output.counts,
     )
 else:
     ingest_to(
@@ -31,4 +32,5 @@ else:
         on_empty=snakemake.params.on_empty,
         cache_dir=snakemake.params.cache_dir,
         takedown=snakemake.input.get("takedown"),
+        counts_path=snakemake.output.counts,
     )

@@ -75,6 +75,7 @@ rule ingest_judgments:
     output:
         judgments=JUDGMENTS_TABLE,
         report="results/judgments/ingest_report.md",
+        counts=INGEST_COUNTS,
     log:
         "logs/ingest_judgments/ingest_judgments.log",
     conda:

@@ -73,12 +73,20 @@ def taken_down_videos(takedown: str | Path | None) -> frozenset[str]:
     return frozenset(read_takedowns(takedown)["video_id"].to_list()) if takedown else frozenset()
 
 
-def leave_out_taken_down(judgments: pl.DataFrame, removed: frozenset[str]) -> tuple[pl.DataFrame, int]:
-    """The judgments without those about a taken-down video's images, and how many were left out."""
-    if not removed or judgments.is_empty():
-        return judgments, 0
-    gone = pl.col("video_id").is_in(sorted(removed))
-    return judgments.filter(~gone), int(judgments.select(gone.sum()).item())
+def leave_out_taken_down(
+    judgments: pl.DataFrame, removed: frozenset[str], counts: dict | None = None
+) -> tuple[pl.DataFrame, int]:
+    """The judgments without those about a taken-down video's images, and how many were left out; `counts`, when
+    given, gets {"ratings": left out, "images": the images they were about} (results/judgments/ingest_counts.json:
+    the published card's "Changes")."""
+    n, images = 0, 0
+    if removed and not judgments.is_empty():
+        gone = judgments.filter(pl.col("video_id").is_in(sorted(removed)))
+        n, images = gone.height, gone.select("video_id", "frame_index").n_unique()
+        judgments = judgments.filter(~pl.col("video_id").is_in(sorted(removed)))
+    if counts is not None:
+        counts.update({"ratings": n, "images": images})
+    return judgments, n
 
 
 def taken_down_line(n: int) -> str:
@@ -364,6 +372,7 @@ def ingest(
     on_empty: str = "error",
     waves: dict[str, str] | None = None,
     removed_videos: frozenset[str] = frozenset(),
+    counts: dict | None = None,
 ) -> tuple[pl.DataFrame, str]:
     """Every judgment of a run (source release | mturk | simulated) and the ingestion report.
 
@@ -387,7 +396,7 @@ def ingest(
             if n_rej:
                 rejected[str(path)] = n_rej
     out = pl.concat(frames) if frames else schemas.empty(schemas.JUDGMENTS)
-    out, taken_down = leave_out_taken_down(out, removed_videos)
+    out, taken_down = leave_out_taken_down(out, removed_videos, counts)
     report = ingest_report(problems, rejected, len(out), taken_down)
     if out.is_empty() and on_empty != "skip":
         log.error("no judgments; the ingestion report:\n%s", report)
@@ -413,9 +422,11 @@ def ingest_to(
     cache_dir=DOWNLOADS_DIR,
     on_empty="error",
     takedown: str | Path | None = None,
+    counts_path: str | Path | None = None,
 ) -> pl.DataFrame:
     """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report
-    (`frames`, `takedown`: paths, the rule's inputs; the takedown list's videos' answers are left out, counted)."""
+    (`frames`, `takedown`: paths, the rule's inputs; the takedown list's videos' answers are left out, counted in
+    the report and in `counts_path`'s JSON)."""
     from squidflow.contracts.io import read_parquet, write_parquet, write_text
     from squidflow.fetch import fetch
 
@@ -431,7 +442,19 @@ def ingest_to(
         on_error=on_error,
         on_empty=on_empty,
         removed_videos=removed,
+        counts=(counts := {}),
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)
+    if counts_path:
+        write_counts(counts_path, counts)
     return df
+
+
+def write_counts(path: str | Path, taken_down: dict) -> None:
+    """results/judgments/ingest_counts.json: what ingestion left out for a takedown (counts, never a video id)."""
+    import json
+
+    from squidflow.contracts.io import write_text
+
+    write_text(path, json.dumps({"taken_down": taken_down}, indent=1, sort_keys=True) + "\n")

@@ -280,18 +280,7 @@ def card(facts: Facts) -> str:
             "",
         ]
     out += ["## Removal requests", "", md_escape(removal_requests(f.contact)), ""]
-    if f.changes:
-        n = sum(f.changes.values())
-        out += [
-            "## Changes",
-            "",
-            f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
-            f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
-            "from them. By reason:",
-            "",
-            *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)),
-            "",
-        ]
+    out += changes_section(f)
     fence = _fence(f.citation)
     out += [
         "## How to cite",
@@ -316,6 +305,74 @@ def _paragraph(text: str) -> str:
     """Data as one inert Markdown paragraph (io.md_escape), a leading `#` escaped too (no heading)."""
     out = md_escape(text)
     return "\\" + out if out.lstrip().startswith("#") else out
+
+
+VERSION_MARK = "<!-- squidflow-version:"
+
+
+def version_rows(f) -> list[tuple[str, str]]:
+    """Each version of the published data and what it changed, with counts (never a video id): the first release
+    (publish.version), each next round of ratings (the minor number), the removals on request (the patch number)."""
+    from squidflow.videos.takedown import published_version
+
+    rounds = [(w, n) for w, n in f.waves.items() if w != "first"]
+    first = f.waves.get("first")
+    rows = [
+        (
+            f.base_version or f.version,
+            "first release" + (f": {first:,} ratings of round 1" if first is not None else ""),
+        )
+    ]
+    for k, (wave, n) in enumerate(rounds, start=1):
+        rows.append(
+            (published_version(f.base_version, 0, k), f"{wave.replace('round', 'round ')}: {n:,} ratings added")
+        )
+    removed = sum(f.changes.values())
+    if removed:
+        reasons = ", ".join(f"{reason} {v:,}" for reason, v in f.changes.items())
+        what = f"{removed:,} video{'s' if removed != 1 else ''} removed on request ({reasons})"
+        if f.taken_down:
+            what += (
+                f": {f.taken_down.get('ratings', 0):,} ratings and {f.taken_down.get('images', 0):,} rated images "
+                "removed"
+            )
+        rows.append((f.version, what))
+    return rows
+
+
+def changes_section(f) -> list[str]:
+    """The card's "Changes": each version with its counts, the removals by reason, and the version and data digest
+    `publish check` compares with the data files (an HTML comment)."""
+    out = ["## Changes", "", *md_table(["Version", "What changed"], version_rows(f), data=(0, 1)), ""]
+    if len(f.waves) > 1 or f.changes:
+        out += [
+            "Ratings by round as published (the `wave` column; after the removals, if any). A next round raises the "
+            "minor number, a removal on request the patch number.",
+            "",
+        ]
+    if f.changes:
+        n = sum(f.changes.values())
+        out += [
+            f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
+            f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
+            "from them. By reason:",
+            "",
+            *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)),
+            "",
+        ]
+    if f.data_digest:
+        out += [f"{VERSION_MARK} {md_escape(f.version)} data-sha256 {f.data_digest} -->", ""]
+    return out
+
+
+def recorded_version(text: str) -> tuple[str, str] | None:
+    """(version, data digest) the card records (its VERSION_MARK comment), None when it has none."""
+    for line in text.splitlines():
+        if line.startswith(VERSION_MARK):
+            parts = line[len(VERSION_MARK) :].replace("-->", "").split()
+            if len(parts) == 3 and parts[1] == "data-sha256":
+                return parts[0], parts[2]
+    return None
 
 
 def _fence(text: str) -> str:

@@ -72,6 +72,8 @@ class Facts:
     licences: dict = field(default_factory=dict)  # the videos' licence as stated -> published images
     base_version: str = ""  # publish.version; `version` is it raised by the removals on request
     changes: dict = field(default_factory=dict)  # takedown reason -> videos removed (never their ids)
+    taken_down: dict = field(default_factory=dict)  # {"ratings", "images"} the removals left out (never an id)
+    data_digest: str = ""  # sha256 over the data files' sha256 (squidflow.publish.shards.digest): `publish check`
     contact: str = ""  # publish.contact: where removals are asked for
     rebuild_list: str = ""  # reference mode: the URL list of the videos with their frames (REBUILD_LIST), else ""
     rebuild_relative: bool = False  # some of its URLs are paths relative to the videos' folder (a base_url is needed)

@@ -176,15 +176,17 @@ def removals_by_reason(log: pl.DataFrame) -> dict[str, int]:
     return {str(r): int(n) for r, n in counts.iter_rows()}
 
 
-def published_version(version: str, removed: int) -> str:
-    """publish.version with its patch number raised by the videos removed on request (1.0.0, 2 removed: 1.0.2); a
-    version that is not MAJOR.MINOR.PATCH gets `+takedown.<n>`."""
-    if removed <= 0:
+def published_version(version: str, removed: int, rounds: int = 0) -> str:
+    """publish.version with its minor number raised by each next round of ratings the data holds and its patch
+    number by the videos removed on request (1.0.0, two next rounds, one removal: 1.2.1); a version that is not
+    MAJOR.MINOR.PATCH gets `+round.<n>` and `+takedown.<n>`."""
+    if removed <= 0 and rounds <= 0:
         return version
     m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version.strip())
     if not m:
-        return f"{version}+takedown.{removed}"
-    return f"{m[1]}.{m[2]}.{int(m[3]) + removed}"
+        tags = [f"round.{rounds}"] * (rounds > 0) + [f"takedown.{removed}"] * (removed > 0)
+        return f"{version}+{'.'.join(tags)}"
+    return f"{m[1]}.{int(m[2]) + max(rounds, 0)}.{int(m[3]) + max(removed, 0)}"
 
 
 def forget_status_rows(status_dir: str | Path, video_ids: Iterable[str]) -> int:

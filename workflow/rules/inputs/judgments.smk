@@ -13,6 +13,7 @@ ANNOTATORS_FIGURE = "results/figures/judgments_annotators.png"
 FIG3_JUDGMENTS_FIGURE = "results/figures/fig3_judgments.png"
 IMAGE_TRIAGE_FIGURE = "results/figures/image_triage.png"
 HIGH_CERTAINTY_LIST = "results/judgments/high_certainty.csv"
+INGEST_COUNTS = "results/judgments/ingest_counts.json"  # what a takedown left out (the card's "Changes")
 SIMULATED_BATCH_RESULTS = "results/judgments/simulated/batch_results.csv"
 SIMULATED_BATCH_REPEAT = "results/judgments/simulated/batch_results_repeat.csv"
 

@@ -25,6 +25,7 @@ def get_publish_inputs(wildcards):
         "report": EXCLUSIONS_TABLE,  # the raters judgments.quality.exclude leaves out: flagged in the published rows
         "scores": IMAGE_SCORES_TABLE,
         "table7": AGREEMENT_TABLE_CSV,
+        "ingest_counts": INGEST_COUNTS,  # the ratings and images a takedown left out: the card's "Changes"
     }
     if JUDGMENT_SOURCE != "release":
         inputs |= {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES, "videos": VIDEOS_CHECKED}

@@ -22,6 +22,7 @@ from squidflow.judgments.ingest import (
     leave_out_taken_down,
     taken_down_line,
     taken_down_videos,
+    write_counts,
 )
 from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
 from squidflow.judgments.waves import wave_of
@@ -52,6 +53,7 @@ def ingest_exports(
     source: str = "label_studio",
     on_empty: str = "error",
     removed_videos: frozenset[str] = frozenset(),
+    counts: dict | None = None,
 ) -> tuple[pl.DataFrame, str]:
     """Several exports (each {path | tasks + where, round, expected?}) -> judgments and the ingestion report.
 
@@ -100,7 +102,7 @@ def ingest_exports(
     judgments = out.with_columns(pl.col("_where").alias("source_file"), pl.col("_wave").alias("wave")).select(
         list(schemas.JUDGMENTS.columns)
     )
-    judgments, taken_down = leave_out_taken_down(judgments, removed_videos)
+    judgments, taken_down = leave_out_taken_down(judgments, removed_videos, counts)
     report = export_report(problems, stats, len(judgments), dropped_annotators, source, taken_down)
     if judgments.is_empty() and on_empty != "skip":
         raise EmptyError(
@@ -181,6 +183,7 @@ def ingest_exports_to(
     on_error: str = "stop",
     on_empty: str = "error",
     takedown: str | Path | None = None,
+    counts_path: str | Path | None = None,
 ) -> pl.DataFrame:
     """The rule's edge for Label Studio exports: known images from frames.parquet, ingest, write parquet + report
     (`frames`, `takedown`: paths, the rule's inputs; the takedown list's videos' answers are left out, counted)."""
@@ -195,7 +198,10 @@ def ingest_exports_to(
         source="simulated" if source == "simulated" else "label_studio",
         on_empty=on_empty,
         removed_videos=removed,
+        counts=(counts := {}),
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)
+    if counts_path:
+        write_counts(counts_path, counts)
     return df
