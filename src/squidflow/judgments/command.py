@@ -64,8 +64,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def missing_judgments_message(source: str, missing: list[str]) -> str:
-    """What to run when ingestion's files for `source` are not there (empty: nothing is missing)."""
+NO_BATCHES = (
+    "judgments.source is 'mturk' but judgments.batches is empty: post results/annotation/hits_A.csv and hits_B.csv "
+    "on MTurk (with results/annotation/hit_template.html as the task page), download the batch results (Manage > "
+    "Review results > Download CSV) and list them, e.g. judgments: {batches: [{path: mturk/batch_results.csv}, "
+    "{path: mturk/repeat.csv, round: 2}]} (config/README.md, `batches`). Nothing was run."
+)
+
+
+def missing_judgments_message(source: str, missing: list[str], *, listed: int = 1) -> str:
+    """What to run when ingestion's files for `source` are not there (empty: nothing is missing); `listed`: the
+    batch files the config lists (none for MTurk: what to post and download)."""
+    if source == "mturk" and not listed:
+        return NO_BATCHES
     if not missing:
         return ""
     files = ", ".join(missing)

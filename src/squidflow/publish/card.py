@@ -227,8 +227,7 @@ def card(facts: Facts) -> str:
         "",
         f"- Platform: {f.platform_name}.",
         f"- Task wording: “{md_escape(f.task_wording)}”" if f.task_wording else "- Task wording: see the task pages.",
-        "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
-        "shows images under the prompt of a similar event (SQUID-E §3.2).",
+        variant_wording(f.images_per_hit),
     ]
     if f.task_pages:
         out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
@@ -305,6 +304,21 @@ def _paragraph(text: str) -> str:
     """Data as one inert Markdown paragraph (io.md_escape), a leading `#` escaped too (no heading)."""
     out = md_escape(text)
     return "\\" + out if out.lstrip().startswith("#") else out
+
+
+def variant_wording(images_per_hit: int) -> str:
+    """The task variants as this dataset's task pages showed them (SQUID-E's design: six images per page)."""
+    if images_per_hit <= 0:  # the release's rows: the paper's design
+        return (
+            "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
+            "shows images under the prompt of a similar event (SQUID-E §3.2)."
+        )
+    many = f"{images_per_hit} images" if images_per_hit != 1 else "1 image"
+    return (
+        f"- Variant A shows up to {many} of an event per task page, from different videos where the event has "
+        "enough, under that event's prompt; variant B shows images under the prompt of a similar event (SQUID-E "
+        "§3.2, whose pages showed six)."
+    )
 
 
 VERSION_MARK = "<!-- squidflow-version:"

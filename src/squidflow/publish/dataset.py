@@ -177,6 +177,7 @@ def gather_facts(
         base_version=cfg["version"],
         changes=changes,
         taken_down=dict(run.taken_down or {}),
+        images_per_hit=F.images_per_hit(run.judgments) if source != "release" else 0,
         contact=cfg.get("contact") or "",
         license=cfg["license"],
         license_name=cfg.get("license_name") or "",

@@ -252,7 +252,8 @@ def check_judgment_files():
 
     exports = [e["path"] for e in get_label_studio_exports()] if JUDGMENT_SOURCE == "label_studio" else []
     batches = [b["path"] for b in get_judgment_batches()] if JUDGMENT_SOURCE == "mturk" else []
-    message = missing_judgments_message(JUDGMENT_SOURCE, [p for p in exports + batches if not os.path.exists(p)])
+    missing = [p for p in exports + batches if not os.path.exists(p)]
+    message = missing_judgments_message(JUDGMENT_SOURCE, missing, listed=len(exports + batches))
     if message:
         raise WorkflowError(message)
 
