@@ -61,11 +61,14 @@ def test_the_journey_runs_as_printed(tmp_path):
             continue
         if argv[0].endswith("/snakemake"):
             argv.append("-n")
+        if "takedown=takedown.csv" in argv:  # the README's step 6: the list the reader writes
+            (clone / "runs/mine").mkdir(parents=True, exist_ok=True)
+            (clone / "runs/mine/takedown.csv").write_text("video_id,requested,reason\nsome_video,2026-11-20,privacy\n")
         res = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True, timeout=600)
         out = res.stdout + res.stderr
         said.append((line, res.returncode, out))
         assert "usage:" not in out and "Traceback (most recent call last)" not in out, f"{line}\n{out[-3000:]}"
-    (init, check, tasks, push, pull, run, push2, pull2, run2, publish_check) = said
+    (init, check, tasks, push, pull, run, push2, pull2, run2, takedown, publish_check) = said
     assert init[1] == 0 and check[1] == 0 and "valid" in check[2], init[2] + check[2]
     mine = yaml.safe_load((clone / "mine.yaml").read_text())
     assert mine["sources"] == [{"type": "local", "root": "../../my-videos"}] and list(mine["events"]) == [
@@ -77,7 +80,7 @@ def test_the_journey_runs_as_printed(tmp_path):
         assert cmd[1] == 2 and "no <task>/tasks.json to import" in cmd[2], cmd[2]
     for cmd in (pull, pull2):
         assert cmd[1] == 2 and "squidflow label-studio push" in cmd[2], cmd[2]
-    for cmd in (run, run2):  # nothing pulled: ingestion's files are named with the command that makes them
+    for cmd in (run, run2, takedown):  # nothing pulled: ingestion's files are named with the command that makes them
         assert cmd[1] != 0 and re.search(r"its files are not there: results/judgments/label_studio/A\.json", cmd[2]), (
             cmd[2][-3000:]
         )

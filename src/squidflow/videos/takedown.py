@@ -209,6 +209,21 @@ def forget_status_rows(status_dir: str | Path, video_ids: Iterable[str]) -> int:
     return dropped
 
 
+def notes_without(notes: list[str], log: pl.DataFrame, candidates: pl.DataFrame | None = None) -> list[str]:
+    """The listing's notes (candidates_notes.txt) less those about a removed video: a note that names its id or its
+    file (the listing's note of a local file with an awkward name names both), replaced by one count."""
+    removed = log.filter(pl.col("outcome") == "removed")["video_id"].to_list() if "outcome" in log.columns else []
+    if not removed:
+        return notes
+    words = set(removed)
+    if candidates is not None and "path" in candidates.columns:
+        words |= {str(p) for p in candidates.filter(pl.col("video_id").is_in(removed))["path"].to_list() if p}
+    words |= {Path(w).name for w in list(words) if "/" in w}
+    kept = [n for n in notes if not any(w and w in n for w in words)]
+    gone = len(notes) - len(kept)
+    return kept + ([f"{gone} note(s) about videos taken down left out"] if gone else [])
+
+
 def apply_takedowns(
     candidates: pl.DataFrame,
     path: str | Path | None,
