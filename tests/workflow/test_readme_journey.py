@@ -44,6 +44,7 @@ def test_the_journey_runs_as_printed(tmp_path):
         ".venv/bin/snakemake"
     ] + [".venv/bin/squidflow"] * 2 + [".venv/bin/snakemake"] + [".venv/bin/squidflow"] * 2 + [
         ".venv/bin/snakemake",
+        ".venv/bin/snakemake",
         ".venv/bin/squidflow",
         ".venv/bin/hf",
     ]

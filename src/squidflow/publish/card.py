@@ -46,6 +46,8 @@ def rebuild_config(f: Facts) -> str:
     if f.rebuild_relative:
         source["base_url"] = f"{VIDEOS_PLACEHOLDER}/"
     config = {"stages": ["videos", "frames"], "sources": [source], "frames": frames}
+    # the frames' split is the published one: no SQUID-E release file is fetched to make its test split (offline)
+    config["splits"] = {"release_test": False}
     if selection:
         config["selection"] = selection
     return yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=100).rstrip()
