@@ -399,7 +399,7 @@ if NEXT_ROUND:
             chosen=f"{squidflow_issued.round_dir(NEXT_ROUND)}/chosen.csv",
             record=squidflow_issued.record_path(NEXT_ROUND),
         log:
-            f"logs/next_round/round{NEXT_ROUND}.log",
+            "logs/next_round/next_round.log",
         conda:
             "../../envs/reporting.yaml"
         params:

@@ -23,8 +23,8 @@ def rule_blocks() -> list[tuple[str, str, str]]:
     """(stage, rule name, rule text) for every rule and checkpoint."""
     out = []
     for smk in sorted(RULES.glob("*.smk")):
-        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
-            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+        for block in re.split(r"^(?=[ \t]*(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"[ \t]*(?:rule|checkpoint) (\w+):", block)
             if head:
                 out.append((smk.stem, head.group(1), block))
     return out

@@ -324,8 +324,8 @@ def get_answered_rounds():
 
 
 def next_round_number():
-    """The round rule next_round writes in this run (None: none; annotation.next_round.budget 0, or the latest
-    round still waits for its answers)."""
+    """The round whose tasks this run chooses and writes (None when there is none to write, as with
+    annotation.next_round.budget 0, or while the latest round waits for its answers)."""
     if JUDGMENT_SOURCE == "release" or not stage_enabled("judgments"):
         return None
     if config["annotation"]["next_round"]["budget"] <= 0:
