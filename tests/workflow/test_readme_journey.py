@@ -72,7 +72,9 @@ def test_the_journey_runs_as_printed(tmp_path):
     (init, check, tasks, push, pull, run, push2, pull2, run2, takedown, publish_check) = said
     assert init[1] == 0 and check[1] == 0 and "valid" in check[2], init[2] + check[2]
     mine = yaml.safe_load((clone / "mine.yaml").read_text())
-    assert mine["sources"] == [{"type": "local", "root": "../../my-videos"}] and list(mine["events"]) == [
+    assert mine["sources"] == [{"type": "local", "root": "../../my-videos", "license": None}] and list(
+        mine["events"]
+    ) == [
         "concert",
         "market",
     ]
