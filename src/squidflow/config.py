@@ -410,7 +410,7 @@ def check_inputs(
 
 def check_consistency(config: Mapping[str, Any]) -> list[str]:
     """Keys that are only valid together, one line per problem."""
-    problems = []
+    problems: list[str] = []
     # judgments.source mturk without batches is no config error: the HITs are made before any batch exists; the run
     # stops when it needs the batches (squidflow.judgments.command.missing_judgments_message, issue 58)
     return problems

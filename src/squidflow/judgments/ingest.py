@@ -431,6 +431,7 @@ def ingest_to(
     from squidflow.fetch import fetch
 
     removed = taken_down_videos(takedown)
+    counts: dict = {}  # what the takedown left out, filled by the ingestion
     known = KnownImages(read_parquet(frames, schemas.FRAMES)["image_id"].to_list(), removed) if frames else None
     release = fetch(release_csv, cache_dir) if source == "release" else None
     df, report = ingest(
@@ -442,7 +443,7 @@ def ingest_to(
         on_error=on_error,
         on_empty=on_empty,
         removed_videos=removed,
-        counts=(counts := {}),
+        counts=counts,
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)

@@ -138,7 +138,8 @@ def images_per_hit(judgments: pl.DataFrame | None) -> int:
     if a.is_empty():
         return 0
     per_hit = a.group_by("hit").agg(pl.struct("video_id", "frame_index").n_unique().alias("n"))
-    return int(per_hit["n"].max() or 0)
+    most = per_hit["n"].max()
+    return int(most) if isinstance(most, int) else 0
 
 
 def rater_facts(judgments: pl.DataFrame | None) -> dict:

@@ -190,6 +190,7 @@ def ingest_exports_to(
     from squidflow.contracts.io import read_parquet, write_parquet
 
     removed = taken_down_videos(takedown)
+    counts: dict = {}  # what the takedown left out, filled by the ingestion
     known = KnownImages(read_parquet(frames, schemas.FRAMES)["image_id"].to_list(), removed) if frames else None
     df, report = ingest_exports(
         exports,
@@ -198,7 +199,7 @@ def ingest_exports_to(
         source="simulated" if source == "simulated" else "label_studio",
         on_empty=on_empty,
         removed_videos=removed,
-        counts=(counts := {}),
+        counts=counts,
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)
