@@ -378,8 +378,11 @@ def ingest(
 
     No judgment at all is an EmptyError naming the files and what was dropped (unless `on_empty="skip"`).
     """
+    from squidflow.judgments.waves import wave_of
+
     frames, problems, rejected = [], [], {}
-    seen: dict[tuple, str] = {}
+    # a judgment given twice is one given twice in a wave: the next round asks a worker again on purpose
+    seen_in: dict[str, dict[tuple, str]] = {}
     if source == "release":
         if release_csv is None:
             raise ValueError("ingest_all: source 'release' needs release_csv")
@@ -388,10 +391,16 @@ def ingest(
         problems += probs
     else:
         for path, round_ in batches:
+            wave = (waves or {}).get(str(path), "") or wave_of(path)
             df, probs, n_rej = read_mturk_batch(
-                path, on_error=on_error, known_images=known_images, source=source, round_=round_, seen=seen
+                path,
+                on_error=on_error,
+                known_images=known_images,
+                source=source,
+                round_=round_,
+                seen=seen_in.setdefault(wave, {}),
             )
-            frames.append(with_provenance(df, path, (waves or {}).get(str(path), "")))
+            frames.append(with_provenance(df, path, wave))
             problems += probs
             if n_rej:
                 rejected[str(path)] = n_rej

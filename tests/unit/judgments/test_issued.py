@@ -134,3 +134,18 @@ def test_a_label_studio_export_keeps_every_answer_but_those_of_a_video_taken_dow
     assert df.select("video_id", "rating").rows() == [("kept", 30)]
     assert taken_down_line(1) in report and "gone" not in report
     assert pl.Series(df["wave"]).to_list() == ["first"]
+
+
+def test_a_worker_asked_again_in_the_next_round_is_no_duplicate(tmp_path):
+    """The next round asks the same workers about the same images on purpose: a duplicate is one within a wave."""
+    first = write_batch(
+        tmp_path / "batch_results.csv", [["H1", "W1", "Approved", "parade", "A", "a_1", "b_2", "40", "90"]]
+    )
+    again = write_batch(
+        tmp_path / "batch_results_round2.csv", [["H9", "W1", "Approved", "parade", "A", "a_1", "", "55", ""]]
+    )
+    df, _ = ingest(source="mturk", batches=[(first, 1), (again, 1)], known_images={"a_1", "b_2"})
+    assert df.select("wave", "rating").sort("wave", "rating").rows() == [("first", 40), ("first", 90), ("round2", 55)]
+    twice = write_batch(tmp_path / "copy.csv", [["H1", "W1", "Approved", "parade", "A", "a_1", "b_2", "40", "90"]])
+    with pytest.raises(JudgmentError, match="duplicate judgment"):
+        ingest(source="mturk", batches=[(first, 1), (twice, 1)], known_images={"a_1", "b_2"})
