@@ -25,7 +25,7 @@ from helpers.videotools import make_clip
 pytestmark = pytest.mark.slow
 CLIPS = {"concert": [("stage.mp4", 0), ("crowd.mp4", 30), ("lights.mp4", 60)],
          "market": [("stalls.mp4", 180), ("fruit.mp4", 210), ("awning.mp4", 240)]}  # fmt: skip
-GROUPS = {"A": ("a1", "a2", "a3"), "B": ("b1", "b2", "b3")}
+GROUPS = {"A": ("a1", "a2", "a3", "a4", "a5"), "B": ("b1", "b2", "b3", "b4")}
 CARELESS = "a3"
 
 
@@ -97,7 +97,7 @@ def test_three_rounds_and_a_takedown_through_label_studio(label_studio):
                      "--citation", "@misc{mine, title={Mine}}", cwd=work, env=env)  # fmt: skip
     assert init.returncode == 0, init.stderr
     test = {"frames": {"n": 12, "shards": 1}, "selection": {"k": 2},
-            "annotation": {"next_round": {"budget": 4},
+            "annotation": {"next_round": {"budget": 4}, "assignments_per_hit": 5,
                            "label_studio": {"url": label_studio.url, "images": "local_files"}}}  # fmt: skip
     (work / "test.yaml").write_text(yaml.safe_dump(test))
     configs = [str(DEMO_CONFIG), str(work / "mine.yaml"), str(work / "test.yaml")]
@@ -150,6 +150,8 @@ def test_three_rounds_and_a_takedown_through_label_studio(label_studio):
         assert any((tasks_dir / f"{v}_round{k + 1}/tasks.json").exists() for v in "AB")
     judgments = pl.read_parquet(work / "results/judgments/judgments.parquet")
     assert set(judgments["wave"]) == {"first", "round2", "round3"} and judgments.height == len(given)
+    # a next round's pages are not round 1's: their hit ids differ (A_round2-0), so no rater seems to answer twice
+    assert judgments.group_by("hit").agg(pl.col("wave").n_unique().alias("n"))["n"].max() == 1
 
     video = sorted(frames["video_id"].unique().to_list())[0]
     (work / "takedown.csv").write_text(f"video_id,requested,reason\n{video},2026-11-20,privacy\n")

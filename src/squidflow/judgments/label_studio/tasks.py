@@ -177,13 +177,16 @@ class ImageSource:
         return f"{self.base_url.rstrip('/')}/{video}/{frame}.jpg"
 
 
-def rating_tasks(hits: pl.DataFrame, images: ImageSource, image_paths: dict[str, str]) -> list[dict]:
-    """A/B/K HITs (rows of hits_<task>.csv) -> Label Studio tasks; `data.hit` = `<variant>-<hit_index>`."""
+def rating_tasks(
+    hits: pl.DataFrame, images: ImageSource, image_paths: dict[str, str], *, hit_prefix: str = ""
+) -> list[dict]:
+    """A/B/K HITs (rows of hits_<task>.csv) -> Label Studio tasks; `data.hit` = `<variant>-<hit_index>`, or
+    `<hit_prefix>-<hit_index>` (a next round's task, A_round2-0: its pages are not round 1's)."""
     slots = sorted(int(m.group(1)) for c in hits.columns if (m := IMAGE_KEY.match(c)))
     tasks = []
     for row in hits.iter_rows(named=True):
         variant = unneutralise(str(row["variant"]))
-        data = {"hit": f"{variant}-{row['hit_index']}", "variant": variant}
+        data = {"hit": f"{hit_prefix or variant}-{row['hit_index']}", "variant": variant}
         if "event" in row:
             data["event"] = unneutralise(row["event"] or "")
             data["event_prompt"] = unneutralise(row["event_prompt"] or "")
@@ -295,7 +298,7 @@ def build_label_studio_tasks(
             n = max((int(c.rsplit("_", 1)[1]) for c in df.columns if c.startswith("inference_")), default=1)
             config, instructions = comparison_config(n), f"<p>{COMPARISON_INSTRUCTIONS}</p>\n"
         else:
-            tasks = rating_tasks(df, source, paths)
+            tasks = rating_tasks(df, source, paths, hit_prefix=task if "_round" in task else "")
             full = all(t["data"].get(f"image_{i}_id") for t in tasks for i in range(1, images_per_hit + 1))
             if task == "K":
                 config, instructions = (
