@@ -4,10 +4,11 @@ from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.contracts import io
+from squidflow.contracts import io, schemas
 from squidflow.judgments.annotation import task_pages
 
 hits = io.read_csv_strings(snakemake.input.hits_A, what="variant A HITs")
-template, preview = task_pages(hits)
+images = set(io.read_parquet(snakemake.input.frames, schemas.FRAMES)["image_id"].to_list())
+template, preview = task_pages(hits, images)
 io.write_text(snakemake.output.template, template)
 io.write_text(snakemake.output.preview, preview)

@@ -32,6 +32,7 @@ if 1 not in ISSUED_ROUNDS:
 rule hit_pages:
     input:
         hits_A=HITS_A,
+        frames=FRAMES_TABLE,  # the preview shows a HIT whose images are all in the dataset (a takedown's are not)
     output:
         template=HIT_TEMPLATE,
         preview="results/annotation/hit_preview.html",

@@ -149,3 +149,21 @@ def test_a_worker_asked_again_in_the_next_round_is_no_duplicate(tmp_path):
     twice = write_batch(tmp_path / "copy.csv", [["H1", "W1", "Approved", "parade", "A", "a_1", "b_2", "40", "90"]])
     with pytest.raises(JudgmentError, match="duplicate judgment"):
         ingest(source="mturk", batches=[(first, 1), (twice, 1)], known_images={"a_1", "b_2"})
+
+
+def test_the_task_page_preview_shows_no_image_of_a_video_taken_down():
+    from squidflow.judgments.annotation import task_pages
+
+    hits = pl.DataFrame(
+        {
+            "hit_index": ["0", "1"],
+            "variant": ["A", "A"],
+            "event": ["parade"] * 2,
+            "event_prompt": ["parade"] * 2,
+            "image_1_id": ["gone_1", "kept_1"],
+            "image_1_url": ["../dataset/images/gone/1.jpg", "../dataset/images/kept/1.jpg"],
+            "image_1_event": ["parade"] * 2,
+        }  # fmt: skip
+    )
+    _, preview = task_pages(hits, {"kept_1"})
+    assert "gone" not in preview and "kept/1.jpg" in preview
