@@ -21,8 +21,8 @@ echo "import site; site.addsitedir('$base_site')" > "$site/zz-squidflow-project-
 echo "test-upstream: newest releases in $venv:"
 "$venv/bin/python" -m pip list 2>/dev/null | grep -E '^snakemake(-executor-plugin-slurm(-jobstep)?)? ' | sed 's/^/  /'
 echo "test-upstream: squidflow is tested on (squidflow.runtime.upstream.TESTED, the bounds in pyproject.toml):"
-PYTHONPATH="$PWD/src" "$venv/bin/python" -c \
+"$venv/bin/python" -c \
   'from squidflow.runtime.upstream import TESTED; [print(f"  {d} {lo} to {hi}") for d, (lo, hi) in TESTED.items()]'
-PYTHONPATH="$PWD/src" exec "$venv/bin/python" -m pytest -p no:xdist -v -rs \
+exec "$venv/bin/python" -m pytest -p no:xdist -v -rs \
   tests/unit/structure/test_upstream.py tests/unit/floor/test_slurm_profile.py \
-  tests/integration/test_report_browser.py tests/integration/test_slurm.py
+  tests/e2e/test_report_browser.py tests/e2e/test_slurm.py

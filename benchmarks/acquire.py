@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
 V2D_VERSION = "1.3.0"
 # What video2dataset's package imports when imported, less what this environment already has (torch, numpy, pandas,

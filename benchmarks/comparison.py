@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 DEFAULT_SHERLOCK = (
     Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data"))
     / "sherlock"

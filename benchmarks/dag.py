@@ -6,7 +6,7 @@ Snakefile, scripts, profiles and library (PYTHONPATH), one after the other on th
 - `local`: the small DAG (config/config.yaml + tests/configs/small.yaml) with `profiles/default --cores N` in a
   fresh folder, wall seconds, now / release (goal: <= 120 s, 226 s before issue 34).
 - `slurm`: the same DAG with `profiles/slurm` on the local Slurm test cluster (tests/helpers/slurm_cluster.py, the
-  one tests/integration/test_slurm.py starts: one node with as many cores as the local run uses), wall seconds of
+  one tests/e2e/test_slurm.py starts: one node with as many cores as the local run uses), wall seconds of
   the submitting Snakemake, and over the local run of the same tree. No goal: on a real cluster the queue decides;
   the figure is for users to read. This checkout runs the executor plugin as it ships, with squidflow's one kept fix
   (`CANCELLED by <uid>`, which changes nothing in a run where no job is cancelled: docs/upstream.md). With
@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from startup import env_for, measure, records, release_commit  # noqa: E402

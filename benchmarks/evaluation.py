@@ -33,18 +33,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from squidflow.evaluation import uncertainty as u  # noqa: E402
-from squidflow.statistics import intervals as iv  # noqa: E402
+from squidflow.evaluation import uncertainty as u
+from squidflow.statistics import intervals as iv
 
 
 def simulate(images: int, methods: int, seeds: int, seed: int = 0):

@@ -38,15 +38,11 @@ from __future__ import annotations
 import argparse
 import io
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from squidflow.publish.faces import blur_faces, detect  # noqa: E402
+from squidflow.publish.faces import blur_faces, detect
 
 FRAME = (360, 640)  # height, width
 

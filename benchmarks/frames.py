@@ -42,7 +42,6 @@ import cv2
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # its clips: tests/helpers/videotools.py
 
 from helpers.videotools import make_clip  # noqa: E402

@@ -15,22 +15,16 @@ On a shared machine under load the times are indicative only; the ratio is measu
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+import numpy as np
+import polars as pl
+from mturk_rows import read_mturk_batch_rows
 
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-
-from squidflow.contracts import io as sio  # noqa: E402
-from squidflow.judgments.ingest import read_mturk_batch  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from mturk_rows import read_mturk_batch_rows  # noqa: E402
+from squidflow.contracts import io as sio
+from squidflow.judgments.ingest import read_mturk_batch
 
 
 def batch(path: Path, rows: int, seed: int = 0) -> None:

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 DEFAULT_RELEASE = (
     Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
@@ -36,7 +35,7 @@ DEFAULT_RELEASE = (
 
 
 def cli(srv, work: Path, *args: str) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": srv.token}
+    env = {**os.environ, "LABEL_STUDIO_API_KEY": srv.token}
     t0 = time.perf_counter()
     res = subprocess.run(
         [

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,15 +28,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from squidflow.config import load_config  # noqa: E402
-from squidflow.contracts import schemas  # noqa: E402
-from squidflow.judgments.agreement import agreement_table  # noqa: E402
-from squidflow.judgments.scores import image_scores  # noqa: E402
-from squidflow.publish import croissant  # noqa: E402
-from squidflow.publish.dataset import RunSettings, RunTables, build_tables, publish, write_folder  # noqa: E402
-from squidflow.publish.facts import required  # noqa: E402
+from squidflow.config import load_config
+from squidflow.contracts import schemas
+from squidflow.judgments.agreement import agreement_table
+from squidflow.judgments.scores import image_scores
+from squidflow.publish import croissant
+from squidflow.publish.dataset import RunSettings, RunTables, build_tables, publish, write_folder
+from squidflow.publish.facts import required
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = ["birthday_party", "wedding", "parade", "protest", "covid_test", "medical_procedure"]

@@ -28,8 +28,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 SNAKEFILE = """
 onstart:
     if {patched}:
-        import sys
-        sys.path.insert(0, {src!r})
         from squidflow.runtime.slurm_plugin import patch_plugin_states
         print("squidflow fix installed:", patch_plugin_states(), flush=True)
 
@@ -43,8 +41,8 @@ rule all:
 def cancelled_run(cluster, folder: Path, patched: bool, give_up: float) -> tuple[float | None, str]:
     """Seconds from `scancel` to the submitting Snakemake's exit (None: still waiting after `give_up` s)."""
     folder.mkdir(parents=True)
-    (folder / "Snakefile").write_text(SNAKEFILE.format(patched=patched, src=str(ROOT / "src")))
-    env = cluster.profile_env(PYTHONPATH=str(ROOT / "src"))
+    (folder / "Snakefile").write_text(SNAKEFILE.format(patched=patched))
+    env = cluster.profile_env()
     cmd = [
         str(Path(sys.executable).with_name("snakemake")),
         "--executor",

@@ -23,7 +23,6 @@ share of step time spent waiting for input (goal: < 10% on one H100); without CU
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,13 +34,11 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 from torchvision.transforms import v2
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from squidflow.encoders.pretrained import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
-from squidflow.training.augment import build_augmentation, frame_short_side  # noqa: E402
-from squidflow.training.batch_augment import build_batch_augmentation  # noqa: E402
-from squidflow.training.cache import build_cache, build_frame_cache, open_cache, open_frame_cache  # noqa: E402
-from squidflow.training.runs import CachedImages, normalize  # noqa: E402
+from squidflow.encoders.pretrained import IMAGENET_MEAN, IMAGENET_STD
+from squidflow.training.augment import build_augmentation, frame_short_side
+from squidflow.training.batch_augment import build_batch_augmentation
+from squidflow.training.cache import build_cache, build_frame_cache, open_cache, open_frame_cache
+from squidflow.training.runs import CachedImages, normalize
 
 
 def make_jpegs(folder: Path, n: int, width: int = 640, height: int = 480, seed: int = 0) -> list[Path]:

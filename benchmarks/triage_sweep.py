@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "judgments")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "judgments")]
 
 from test_judgments import _hits_as_csv, make_corpus  # noqa: E402
 

@@ -9,36 +9,31 @@ import polars as pl
 
 from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import ingest
-from squidflow.judgments.next_round import change_markdown, chosen_images, interval_change, waves_markdown
-from squidflow.judgments.triage import TriageConfig
+from squidflow.judgments.next_round import change_markdown, in_dataset, interval_change, waves_markdown
 from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.statistics.intervals import IntervalConfig
 
 p, i, out = snakemake.params, snakemake.input, snakemake.output
 judgments = io.read_parquet(i.judgments, schemas.JUDGMENTS)
-if "batch" in i.keys():  # the demo: its SIMULATED next round, read here, compared on the chosen images
+report = io.read_parquet(i.exclusions, schemas.ANNOTATOR_REPORT)
+excluded = report.filter(pl.col("excluded"))["annotator"].to_list()
+intervals = IntervalConfig.from_config(p.intervals)
+if "batch" in i.keys():  # the demo: its SIMULATED next round, read here, compared on the soft labels it re-rated
     frames = io.read_parquet(i.frames, schemas.FRAMES)
     next_ratings, _ = ingest(source="simulated", batches=[(i.batch, 2)], known_images=set(frames["image_id"].to_list()))
-    change = interval_change(
-        judgments,
-        next_ratings,
-        chosen_images(io.read_csv_strings(i.chosen, what="the next round's chosen images"), frames),
-        io.read_parquet(i.triage, schemas.RATER_TRIAGE),
-        TriageConfig.from_config(p.triage),
-        IntervalConfig.from_config(p.intervals),
-    )
+    plan = in_dataset(io.read_parquet(i.chosen, schemas.NEXT_ROUND_PLAN), frames)  # a takedown's images left out
+    change = interval_change(judgments, next_ratings, plan, excluded, intervals)
     log.info(
-        "next round: median interval width %.1f -> %.1f over %d images",
+        "next round: median interval width %.1f -> %.1f over %d soft labels, %d at the target after",
         change["interval_width_before"].median(),
         change["interval_width_after"].median(),
         len(change),
+        change["reached_after"].sum(),
     )
     io.write_csv(change, out.csv, float_precision=4)
     io.write_text(out.md, change_markdown(change, strategy=p.strategy, source="simulated"))
 else:  # your own next rounds: the waves judgments.parquet holds, the raters the soft labels leave out left out
-    report = io.read_parquet(i.exclusions, schemas.ANNOTATOR_REPORT)
-    excluded = report.filter(pl.col("excluded"))["annotator"].to_list()
-    per_item = narrowing(judgments, IntervalConfig.from_config(p.intervals), excluded)
+    per_item = narrowing(judgments, intervals, excluded)
     summary = narrowing_summary(per_item, judgments)
     log.info("next rounds: %s", "; ".join(f"{s['wave']} {s['ratings']} ratings" for s in summary))
     io.write_csv(per_item, out.csv, float_precision=4)

@@ -5,6 +5,7 @@ from squidflow.runtime.logs import setup
 log = setup(snakemake)
 
 from squidflow.contracts import io, schemas
+from squidflow.judgments.pseudonyms import for_people
 from squidflow.judgments.triage import TriageConfig, event_probabilities, exclusions, rater_triage, triage_markdown
 from squidflow.statistics.intervals import IntervalConfig
 
@@ -31,8 +32,9 @@ source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
 log.info("verdicts: %s", dict(triage.group_by("verdict").len().iter_rows()))
 io.write_parquet(triage, out.triage, schemas.RATER_TRIAGE)
 io.write_parquet(exclusions(triage, report), out.exclusions, schemas.ANNOTATOR_REPORT)
+shown = for_people(triage)  # results/tables/: raters by pseudonym; the ids stay in results/judgments/
 io.write_csv(
-    triage.with_columns(*[triage[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")]),
+    shown.with_columns(*[shown[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")]),
     out.csv,
     float_precision=4,
 )

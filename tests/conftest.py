@@ -3,18 +3,17 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.runs import SMALL_CONFIGS, WorkflowRun
+from helpers.test_cache import CACHE, cached_run
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,39 +76,17 @@ def shared_data() -> Path:
     return _shared_data()
 
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-
-
-@dataclass(frozen=True)
-class WorkflowRun:
-    """A finished run of the workflow in its own directory, and how to run snakemake there again."""
-
-    directory: Path
-    configfiles: tuple[Path, ...]
-
-    @property
-    def results(self) -> Path:
-        return self.directory / "results"
-
-    def snakemake(
-        self, *args: str, timeout: int = 600, env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess:
-        """snakemake with this run's directory and config files (plus `args`), output captured; `env` adds to
-        the environment."""
-        cmd = [SNAKEMAKE, "--directory", str(self.directory), "--configfile", *map(str, self.configfiles), *args]
-        return subprocess.run(
-            cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env={**os.environ, **env} if env else None
-        )
-
-
-SMALL_CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
+def _common_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every pytest-xdist worker of this pytest run shares (the run's own temporary folder alone)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def _run_small_workflow(directory: Path) -> WorkflowRun:
     run = WorkflowRun(directory, SMALL_CONFIGS)
     old = os.umask(0o022)
     try:
-        res = run.snakemake("--cores", "2", timeout=2400, env={"PYTHONHASHSEED": "0"})
+        res = run.snakemake("--cores", str(os.cpu_count() or 1), timeout=2400, env={"PYTHONHASHSEED": "0"})
     finally:
         os.umask(old)
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
@@ -117,57 +94,33 @@ def _run_small_workflow(directory: Path) -> WorkflowRun:
 
 
 @pytest.fixture(scope="session")
-def small_workflow(tmp_path_factory: pytest.TempPathFactory) -> WorkflowRun:
-    """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE per test session under
-    umask 022 and shared by every test that inspects a finished workflow (it is the slowest step of the suite).
-    Tests may run `snakemake -n` against it; a test that changes its files must work on a copy. It runs under
-    PYTHONHASHSEED=0 so that tests/workflow/test_determinism.py can make its tables again under another hash seed.
-    Under pytest-xdist (`make test` runs one worker per core) the workers share one run: the first worker that asks
-    makes it in the run's common temporary folder while holding a lock, the others wait for it and read it (a failed
-    run fails them too, with its output)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return _run_small_workflow(tmp_path_factory.mktemp("small_workflow"))
-    common = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this pytest run
-    failed = common / "small_workflow.failed"
-    with open(common / "small_workflow.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes: the run is finished, or failed
-        if failed.exists():
-            pytest.fail(f"the shared small run failed in another worker:\n{failed.read_text()}")
-        directory = common / "small_workflow"
-        if (directory / "results" / ".squidflow-shared-run-done").exists():
-            return WorkflowRun(directory, SMALL_CONFIGS)
-        shutil.rmtree(directory, ignore_errors=True)  # a run that a killed worker left half done
-        directory.mkdir()
-        try:
-            run = _run_small_workflow(directory)
-        except BaseException as e:
-            failed.write_text(str(e))
-            raise
-        (directory / "results" / ".squidflow-shared-run-done").touch()
-        return run
+def small_workflow() -> WorkflowRun:
+    """Every stage of the demo on the small corpus (tests/configs/small.yaml), run ONCE under umask 022 and shared by
+    every test that inspects a finished workflow, in both tiers and across test sessions: it is kept in
+    .test-cache/small_workflow/<key>/ (helpers/test_cache.py), where the key is a digest of every input that can change
+    it (the workflow, scripts, library, configs, environments and lock files). A change to any of them makes a new
+    run; nothing else does. Tests may run `snakemake -n` against it; a test that changes its files works on a copy
+    (helpers.runs.copy_run). It runs under PYTHONHASHSEED=0 so that tests/workflow/test_determinism.py can make its
+    tables again under another hash seed. Workers and tiers that ask at once wait on one lock: the first makes the
+    run, the others read it (a failed run fails them too, with its output)."""
+    return cached_run("small_workflow", _run_small_workflow, lambda folder: WorkflowRun(folder, SMALL_CONFIGS))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def label_studio(tmp_path_factory: pytest.TempPathFactory):
-    """A real Label Studio server for one test module (tests/helpers/label_studio_server.py: its own venv, installed
-    on first use; SQLite and media in a temporary folder; a free loopback port), stopped when the module ends. Its
-    `document_root` is the module's working folder (local files are served from there). Skipped, saying why, where
-    the server cannot be installed or does not start."""
+    """One real Label Studio server for the whole test session, shared by the pytest-xdist workers through a lock
+    (tests/helpers/label_studio_server.py: the venv `make test-tools` installed; SQLite and media in the session's
+    temporary folder; a free loopback port). Its LOCAL_FILES_DOCUMENT_ROOT is a folder of the session: a test works in
+    a folder of its own under it (`lss.workdir`). Stopped when the session ends. Skipped, saying why, where the venv is
+    missing or the server does not start."""
     from helpers import label_studio_server as lss
 
-    why = lss.ensure_venv()
-    if why:
+    srv, why, started_here = lss.shared_server(_common_tmp(tmp_path_factory))
+    if srv is None:
         pytest.skip(why)
-    base = tmp_path_factory.mktemp("label_studio")
-    work = base / "work"
-    work.mkdir()
-    try:
-        srv = lss.start(base / "data", work)
-    except RuntimeError as exc:
-        pytest.skip(f"Label Studio did not start here: {str(exc)[:1500]}")
     yield srv
-    srv.stop()
-    assert srv.process.poll() is not None
+    if started_here and not os.environ.get("PYTEST_XDIST_WORKER"):
+        srv.stop()  # under xdist, a watcher stops it when the whole run ends (lss.shared_server)
 
 
 # Fixtures that run the whole workflow (or most of it): a test asking for one is `slow` whether or not it says so,
@@ -176,10 +129,53 @@ WHOLE_WORKFLOW_FIXTURES = frozenset({"small_workflow"})
 _STARTED = time.monotonic()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--squidflow-tier",
+        default=None,
+        help="the tier this run is (test, e2e: the Makefile says it): its durations go to "
+        ".test-cache/durations-<tier>.txt, and its next run starts the test files that took longest first",
+    )
+
+
+def _durations_file(config: pytest.Config) -> Path:
+    return CACHE / f"durations-{config.getoption('--squidflow-tier')}.txt"
+
+
+def _file_weights(config: pytest.Config) -> dict[str, float]:
+    """Seconds each test file took in this tier's last run (the durations file), summed over its tests."""
+    weights: dict[str, float] = {}
+    path = _durations_file(config)
+    if config.getoption("--squidflow-tier") is None or not path.exists():
+        return weights
+    for line in path.read_text().splitlines():
+        seconds, _, nodeid = line.strip().partition("s ")
+        try:
+            weights[nodeid.split("::")[0]] = weights.get(nodeid.split("::")[0], 0.0) + float(seconds)
+        except ValueError:
+            continue
+    return weights
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that ask for a whole-workflow fixture are slow; the files that took longest last time start first (a
+    file not seen before counts as the heaviest: it may be), so no worker is left with a long tail. Every
+    pytest-xdist worker reads the same file, so they agree on the order."""
     for item in items:
         if WHOLE_WORKFLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    weights = _file_weights(config)
+    if weights:
+        order = {id(item): k for k, item in enumerate(items)}
+        items.sort(key=lambda it: (-weights.get(it.nodeid.split("::")[0], float("inf")), order[id(it)]))
+
+
+_DURATIONS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Setup, call and teardown of each test (pytest-xdist's controller sees every worker's reports)."""
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
 
 
 def _wall_time(terminalreporter) -> str:
@@ -226,9 +222,19 @@ def pytest_testnodedown(node, error) -> None:
     _WORKERS["fuzzed"].append(summary.get("fuzzed", {}))
 
 
+def _write_durations(config: pytest.Config) -> None:
+    """Every test's duration, longest first, to .test-cache/durations-<tier>.txt (`make test` prints its top)."""
+    if hasattr(config, "workerinput") or not _DURATIONS or config.getoption("--squidflow-tier") is None:
+        return
+    CACHE.mkdir(exist_ok=True)
+    lines = [f"{s:9.2f}s {nodeid}" for nodeid, s in sorted(_DURATIONS.items(), key=lambda kv: -kv[1])]
+    _durations_file(config).write_text("\n".join(lines) + "\n")
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """Figures the tests measured (tests/helpers/figures.py) and the run's wall time; the fault-injection suite's count: faults and bad inputs tried (tests/helpers/faults.py: tried), the inputs
     generated per reader of user files (tests/helpers/faults.py: fuzzed), and test outcomes."""
+    _write_durations(terminalreporter.config)
     own = _own_summary()
     figures = [*own["figures"], *_WORKERS["figures"], _wall_time(terminalreporter)]
     terminalreporter.write_line("")

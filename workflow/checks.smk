@@ -1,4 +1,5 @@
-# Checks that run before anything else. Included first by the Snakefile, before its `configfile:` directive.
+# Checks that run before anything else. Included first by the Snakefile, before its `configfile:` directive (the demo
+# config, read only when no --configfile is given: squidflow.config_layers).
 #
 # 1. The config files are parsed strictly before Snakemake reads them, so a YAML syntax error (a tab) or a key given
 #    twice names its file and line instead of Snakemake's "not valid JSON or YAML". (Files given with --configfile
@@ -11,7 +12,8 @@
 # 3. One results folder per configuration: before the first job of a real run, the first config file is compared
 #    with the one recorded in results/report/run_config.yaml by the run that made the folder's results; another one
 #    stops the run naming both and the fix (`--directory DIR`, or `--config replace_other_config=true`); the same one
-#    (overlays after it may change) is recorded again (squidflow.runtime.run_record).
+#    (overlays after it may change) is recorded again, with the configuration the files made (what `squidflow
+#    config` prints for the same arguments; squidflow.runtime.run_record).
 # The config's keys and the input paths it names are checked in common.smk, once the config is read.
 import os
 import sys
@@ -27,12 +29,13 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 from snakemake.exceptions import WorkflowError
 from squidflow.runtime import slurm as squidflow_slurm
 from squidflow.config import ConfigError, check_config_files, check_writable
+from squidflow.config_layers import config_files, demo_configfiles, record_config
 from squidflow.runtime import run_record as squidflow_run_record
 
 try:
-    # config/config.yaml before the Snakefile's `configfile:` reads it; a workflow importing squidflow as a module
-    # has read its own config files already (workflow.configfiles)
-    _files = ["config/config.yaml", *map(str, workflow.configfiles), *map(str, workflow.overwrite_configfiles)]
+    # the files that make the configuration (squidflow.config_layers), before the Snakefile's `configfile:` reads the
+    # demo's; a workflow importing squidflow as a module has read its own config files already (workflow.configfiles)
+    _files = [*config_files(workflow.overwrite_configfiles, SQUIDFLOW_ROOT), *map(str, workflow.configfiles)]
     check_config_files(dict.fromkeys(os.path.normpath(f) for f in _files))
 except ConfigError as _error:
     raise WorkflowError(str(_error)) from None
@@ -54,6 +57,7 @@ onstart:
         raise WorkflowError("\n".join(_unwritable))
     _other_config = squidflow_run_record.check_and_record(
         [str(f) for f in workflow.configfiles],
+        config=record_config(config),
         replace=bool(config.get("replace_other_config")),
         repo_root=SQUIDFLOW_ROOT,
     )

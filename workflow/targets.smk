@@ -16,7 +16,7 @@ _is_main = os.path.abspath(str(workflow.main_snakefile)) == os.path.join(SQUIDFL
 _is_main = _is_main and not ON_STORAGE
 _unknown_targets = _is_main and squidflow_targets.unknown_targets_message(
     squidflow_targets.requested(workflow),
-    lambda path: any(r.is_producer(path) for r in workflow.rules),
+    squidflow_targets.makes(workflow.rules),
     list(squidflow_targets.rule_outputs(workflow.rules)),
     [r.name for r in workflow.rules],
 )

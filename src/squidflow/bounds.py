@@ -13,6 +13,11 @@
   machine's memory (`gzip_read`, `gzip_lines`). Real exports compress 4-15 times.
 - YAML a person hands us (a dataset card's header) is read with the same bound on aliases and depth (`load_bounded`),
   and nesting is counted from the parser's events before PyYAML's C composer recurses (`yaml_depth`).
+- A Parquet file a person hands us (predictions, a URL list, a published folder's shards) is checked against its
+  footer before it is read (`parquet_check`): its rows may take at most what its size would unpack to as gzip
+  (`gzip_allowance`), counting at least `VALUE_BYTES` per value, so 400 million dictionary-encoded rows in 8.6 MB
+  stop with a message, not with an aborted allocation (issue 57).
+- A text file read whole (a published folder's croissant.json and card) is at most `MAX_TEXT_BYTES` (`read_text`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ SHOWN = 80
 MAX_GZIP_RATIO = 50
 MIN_GZIP_ALLOWANCE = 64 * 2**20
 _CHUNK = 1 << 20
+VALUE_BYTES = 8  # a value in memory: at least a 64-bit number, or a string's offset
+MAX_TEXT_BYTES = 64 * 2**20  # croissant.json and README.md of a published folder: squidflow writes a few hundred kB
 
 
 def gzip_allowance(path: str | os.PathLike) -> int:
@@ -74,6 +81,37 @@ def gzip_lines(path: str | os.PathLike, where: str, error: type[Exception]) -> I
                 pending = []
     if pending:
         yield b"".join(pending)
+
+
+def parquet_check(path: str | os.PathLike, where: str, error: type[Exception]) -> None:
+    """`error` naming `where` when the Parquet file's footer says its rows unpack past `gzip_allowance` (the gzip
+    readers' ratio): its row groups' uncompressed size, and at least VALUE_BYTES per value (a dictionary- or
+    run-length-encoded column is small on disk whatever its rows). Read from the footer only, before any row."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
+        why = " ".join(str(exc).split())[:200]
+        raise error(f"{where}: cannot be read as Parquet ({type(exc).__name__}: {why})") from None
+    rows, columns = meta.num_rows, max(meta.num_columns, 1)
+    stored = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    size, limit = max(stored, rows * columns * VALUE_BYTES), gzip_allowance(path)
+    if size > limit:
+        raise error(
+            f"{where}: its {rows:,} rows of {columns} column(s) take at least {size:,} bytes to read, over "
+            f"{MAX_GZIP_RATIO} times its {os.path.getsize(path):,} bytes (the bound is {limit:,}; a Parquet "
+            "decompression bomb, or not this kind of file); give the rows in files that are not packed that tightly."
+        )
+
+
+def read_text(path: str | os.PathLike, where: str, error: type[Exception], limit: int = MAX_TEXT_BYTES) -> str:
+    """A UTF-8 text file read whole, or `error` naming `where` when it is over `limit` bytes (before reading it)."""
+    size = os.path.getsize(path)
+    if size > limit:
+        raise error(f"{where}: {size:,} bytes, over the {limit:,} this file may have; it is not one squidflow wrote.")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
 
 
 def shown(value: Any, limit: int = SHOWN) -> str:

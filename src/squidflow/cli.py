@@ -8,20 +8,55 @@ import sys
 from pathlib import Path
 
 
-def _cmd_check_config(args: argparse.Namespace) -> int:
-    """As a workflow run reads its config: the files strictly (a duplicate key or a tab: file and line), each on top
-    of the one before (like --configfile a.yaml b.yaml), the schema, and every local input path the config names
-    (relative to --directory, the run's working directory)."""
-    from squidflow.config import load_config
+def _resolved(args: argparse.Namespace):
+    """The chosen config files and the configuration they resolve to (squidflow.config_layers), or None after saying
+    on stderr why they cannot be read (the commands then exit 2)."""
+    from squidflow import config_layers
     from squidflow.errors import UserError
 
-    first, *more = args.configfile
     try:
-        load_config(first, extra=tuple(more), base_dir=args.directory)
+        chosen = config_layers.from_arguments(args)
+        return chosen, config_layers.resolve(chosen, directory=args.directory)
     except UserError as exc:
         print(exc, file=sys.stderr)
+        return None
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    """As a workflow run reads its config (squidflow.config_layers: the demo config only when no config file is
+    given, the config files in order, --config): the files strictly (a duplicate key or a tab: file and line), the
+    schema, and every local input path the config names (relative to --directory, the run's working directory)."""
+    from squidflow import config_layers
+
+    resolved = _resolved(args)
+    if resolved is None:
         return 2
-    print(f"{', '.join(map(str, args.configfile))}: valid")
+    chosen, config = resolved
+    print(f"{', '.join(map(config_layers.shown_path, chosen.files))}: valid")
+    changed = config_layers.changed_from_before(chosen, config)
+    if changed:
+        shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+        print(
+            f"note: the demo's config/config.yaml is no longer read under a config file you give "
+            f"({config_layers.LAYERING_CHANGED}); these keys now take the schema's default instead of the demo's "
+            f"value: {shown}. To keep the demo's values, name it first: --configfile config/config.yaml "
+            f"{' '.join(map(str, chosen.configfiles))}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    """Print the configuration these arguments make, as YAML, with one comment per layer naming what was read: the
+    schema's defaults, the demo config (only when no config file is given), the --configfile files in order,
+    --config. A run with the same arguments records the same configuration in results/report/run_config.yaml."""
+    from squidflow import config_layers
+
+    resolved = _resolved(args)
+    if resolved is None:
+        return 2
+    chosen, config = resolved
+    print(config_layers.layered_yaml(config_layers.record_config(config), chosen, directory=args.directory), end="")
     return 0
 
 
@@ -64,7 +99,10 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 def _cmd_targets(args: argparse.Namespace) -> int:
     """Every table and figure the workflow makes and the rule that makes it, as `snakemake <path>` asks for them
-    (read from the workflow with these config files: a configured method or model adds its own)."""
+    (read from the workflow with the same --configfile, --config and --directory: a configured method or model adds
+    its own)."""
+    from squidflow import config_layers
+    from squidflow.errors import UserError
     from squidflow.runtime import targets
 
     root = Path(__file__).resolve().parents[2]
@@ -75,13 +113,12 @@ def _cmd_targets(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    configfiles = args.configfile or [snakefile.parent / "config" / "config.yaml"]
-    missing = [str(f) for f in configfiles if not Path(f).is_file()]
-    if missing:
-        print(f"squidflow targets: config file {', '.join(missing)} not found", file=sys.stderr)
-        return 2
     try:
-        rules = targets.workflow_rules(snakefile, configfiles, args.directory)
+        chosen = config_layers.from_arguments(args, root=snakefile.parent)
+        rules = targets.workflow_rules(snakefile, chosen.configfiles, args.directory, config=chosen.overrides)
+    except UserError as exc:
+        print(f"squidflow targets: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - Snakemake's WorkflowError (an invalid config): its message says it all
         print(f"squidflow targets: {exc}", file=sys.stderr)
         return 2
@@ -107,16 +144,27 @@ STAGE_COMMANDS = (  # label-studio, evaluate, publish
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    from squidflow import __version__
+def parser() -> argparse.ArgumentParser:
+    """The `squidflow` command's arguments, every sub-command's."""
+    from squidflow import __version__, config_layers
 
     parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
     parser.add_argument("--version", action="version", version=f"squidflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("check-config", help="validate config files: YAML, schema, and the local paths they name")
-    p.add_argument("configfile", type=Path, nargs="+", help="config files, later ones on top (as --configfile)")
-    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
+    p = sub.add_parser(
+        "check-config",
+        help="validate a configuration: YAML, schema, and the local paths it names",
+        description=_cmd_check_config.__doc__,
+    )
+    config_layers.add_arguments(p, files_positional=True)
     p.set_defaults(func=_cmd_check_config)
+    p = sub.add_parser(
+        "config",
+        help="print the configuration a run with these arguments reads, as YAML",
+        description=_cmd_config.__doc__,
+    )
+    config_layers.add_arguments(p)
+    p.set_defaults(func=_cmd_config)
     p = sub.add_parser(
         "init",
         help="write a config for your own folder of videos (FOLDER/<event>/*.mp4)",
@@ -151,20 +199,17 @@ def main(argv: list[str] | None = None) -> int:
         help="list the tables and figures the workflow makes, and the rule that makes each",
         description=_cmd_targets.__doc__,
     )
-    p.add_argument(
-        "--configfile",
-        type=Path,
-        nargs="+",
-        default=None,
-        help="config files, later ones on top (as snakemake --configfile; default: config/config.yaml)",
-    )
-    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
+    config_layers.add_arguments(p)
     p.add_argument("--snakefile", type=Path, default=None, help="the workflow (default: this squidflow's Snakefile)")
     p.set_defaults(func=_cmd_targets)
     p = sub.add_parser("gpu-slots", help="show which GPU slots are taken")
     p.add_argument("--lock-dir", default=None)
     p.set_defaults(func=_cmd_gpu_slots)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     return args.func(args)
 
 

@@ -24,7 +24,7 @@ import difflib
 import functools
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
@@ -514,6 +514,18 @@ def merge_configs(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, 
     return base
 
 
+def read_configs(paths: Sequence[str | Path]) -> dict[str, Any]:
+    """Config files read strictly (`load_yaml`) and merged in order (`merge_configs`), not yet validated: the config
+    as written, without the schema's defaults."""
+    config: dict[str, Any] = {}
+    for p in paths:
+        data = load_yaml(p)
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError(f"{p}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
+        merge_configs(config, data or {})
+    return config
+
+
 def load_config(
     path: str | Path,
     schema_path: str | Path | None = None,
@@ -525,12 +537,7 @@ def load_config(
     """Load and validate config files outside Snakemake (tests, the CLI): `path`, then each of `extra` on top of it
     (like `--configfile a.yaml b.yaml`). With `check_paths`, the local paths they name must exist relative to
     `base_dir` (default: the current directory), as in a workflow run."""
-    config: dict[str, Any] = {}
-    for p in (path, *extra):
-        data = load_yaml(p)
-        if data is not None and not isinstance(data, dict):
-            raise ConfigError(f"{p}: a config file must be a mapping of keys (`key: value` lines) at the top level.")
-        merge_configs(config, data or {})
+    config = read_configs((path, *extra))
     base = (base_dir if base_dir is not None else os.getcwd()) if check_paths else None
     try:
         return validate_config(config, schema_path or SCHEMA_PATH, inputs_base=base)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 
 
 class UserError(Exception):
@@ -26,6 +27,14 @@ class InputError(UserError, ValueError):
 class EmptyError(UserError, ValueError):
     """A step has nothing to work on (no ok video, no judgment, no comparison set): said where it happens, with the
     file that tells why. The top-level config key `on_empty: skip` turns the ones that allow it into a note."""
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line for a one-line message, without torchcodec's C++ source location
+    ("SingleStreamDecoder, /…/SingleStreamDecoder.cpp:41, "); the exception's type where it says nothing."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return re.sub(r"^.*?\.(?:cpp|h):\d+,\s*", "", line)
 
 
 WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}

@@ -1,7 +1,8 @@
 """`squidflow init FOLDER`: a config of your own for a folder of videos in event sub-folders (FOLDER/<event>/*.mp4):
 the events from the folder names, a `local` source, the annotation platform and the judgment source that goes with
-it, the `publish` keys to fill, and nothing of the demo's (no simulated component). It is read on top of
-config/config.yaml (the Snakefile's `configfile:`), so it sets every key where the demo's value would not fit.
+it, the `publish` keys to fill, and nothing of the demo's (no simulated component). A run with `--configfile` reads
+it on the schema's defaults alone (the demo's config/config.yaml is read only when no config file is given:
+squidflow.config_layers), so it sets every key whose default would not fit your videos.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def config_for(
     forced = forced_settings(events)
     if forced:
         annotation["images_per_hit"] = forced["images_per_hit"][0]
-    annotation |= {"assignments_per_hit": 3, "next_round": {"budget": 12}}
+    annotation |= {"assignments_per_hit": 3, "next_round": {"budget": 36}}  # ratings a round (12 HITs of three)
     if platform == "label_studio":  # the README's Label Studio steps: the server serves the run's images itself
         annotation["label_studio"] = {"images": "local_files"}
     return {
@@ -109,13 +110,30 @@ HEADER = """\
 # squidflow config for your own videos in {folder} (written by `squidflow init`; every key: config/README.md).
 # Events: {events} (the sub-folders). Judgments: {platform}; nothing of the offline demo (no simulated panel).
 # Check it, then run the journey of README.md, "Build your own dataset":
-#   .venv/bin/squidflow check-config config/config.yaml {config}{dir_flag}
+#   .venv/bin/squidflow check-config --configfile {config}{dir_flag}
 #   .venv/bin/snakemake --configfile {config}{dir_flag} --cores 2 {targets}
+# Read on the schema's defaults (never on the demo's config/config.yaml); `squidflow config` with the same arguments
+# prints every key a run reads.
 """
 NEXT_TARGETS = {
     "label_studio": "results/annotation/label_studio/A/tasks.json results/annotation/label_studio/B/tasks.json",
     "mturk": "results/annotation/hits_A.csv results/annotation/hits_B.csv results/annotation/hit_template.html",
 }
+
+
+def one_line(value: str | Path, what: str) -> str:
+    """`value` as it may go into the config's comments: refused (ConfigError naming it) when it holds a line break or
+    another character YAML would not keep in a comment (a folder named `x\nretry_failed: true` would write a live
+    key; issue 57). Every other value is written by the YAML emitter."""
+    text = str(value)
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        raise ConfigError(
+            f"{what} {text[:120]!r} holds {bad!r} (a line break or control character), which would end the "
+            "config's comment line and write what follows as keys; rename it (letters, digits, spaces, `._-/`) "
+            "and run squidflow init again."
+        )
+    return text
 
 
 def write_config(
@@ -131,6 +149,8 @@ def write_config(
     video_license: str | None = None,
 ) -> dict:
     out = Path(out)
+    one_line(folder, "squidflow init: the folder")
+    one_line(out, "squidflow init: --output")
     if out.exists() and not force:
         raise ConfigError(f"{out} exists; give another --output or --force to replace it.")
     config = config_for(
@@ -147,7 +167,7 @@ def write_config(
         events=", ".join(config["events"]),
         platform=platform,
         config=out,
-        dir_flag=f" --directory {directory}" if str(directory) not in ("", ".") else "",
+        dir_flag="" if Path(directory) == Path(".") else f" --directory {directory}",
         targets=NEXT_TARGETS[platform],
     )
     for _, why in forced_settings(events_in(Path(folder))).values():

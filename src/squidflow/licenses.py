@@ -158,10 +158,6 @@ def spdx_url(license_id: str, link: str = "") -> str:
     return link or HUB_LICENSES_URL
 
 
-def spdx_id(license_id: str) -> str | None:
-    return HUB_LICENSES.get(license_id)
-
-
 # A video's licence as its source states it (issue 48; issue 44, case 10).
 UNKNOWN = "unknown"
 DEMO_LICENSE = "cc-by-4.0"  # the demo's videos and frames are synthetic, made by squidflow itself

@@ -59,8 +59,35 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
     number, an unknown id shape, a wrong column count) is reported and the row is skipped, never a crash.
     """
     path = Path(path)
-    raw = path.read_bytes()
     quirks: list[str] = []
+    rows: list[ReleaseRow] = []
+    quoted: list[str] = []
+    no_frames: list[str] = []
+    for line, rec in _records(path, quirks):
+        row = _release_row(path.name, line, rec, quirks, quoted, no_frames)
+        if row is not None:
+            rows.append(row)
+    if quoted:
+        quirks.append(f"{len(quoted)} ids written in triple quotes (e.g. {quoted[0]!r}); quotes stripped")
+    if no_frames:
+        quirks.append(f"{len(no_frames)} row(s) without frame numbers: {', '.join(no_frames)}; kept with no frames")
+    seen: dict[str, list[ReleaseRow]] = {}
+    for r in rows:
+        seen.setdefault(r.video_id, []).append(r)
+    for vid, rs in seen.items():
+        if len(rs) > 1:
+            where = ", ".join(f"{r.event} (line {r.line})" for r in rs)
+            same = len({r.event for r in rs}) == 1
+            quirks.append(
+                f"{vid} listed {len(rs)} times{' under the same event' if same else ''}: {where}; one video, "
+                f"event '{rs[0].event}' (first listing), frames of every listing kept in release_rows"
+            )
+    return ReleaseTable(rows=rows, quirks=quirks)
+
+
+def _records(path: Path, quirks: list[str]) -> list[tuple[int, list[str]]]:
+    """(line, fields) of every row after the header, read as UTF-8 CSV; a file that is not raises InputError."""
+    raw = path.read_bytes()
     if b"\r\n" in raw:
         quirks.append(f"{path.name}: CRLF line endings (read as plain lines)")
     try:
@@ -83,8 +110,6 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
             f"{path} line 1: header is {header}, expected video_ID,event,frame0..frame5 (the SQUID-E release's dataset.csv); "
             "point squid_e_release.dataset_csv at that file"
         )
-    rows: list[ReleaseRow] = []
-    quoted, no_frames = [], []
     records = []
     try:
         for rec in reader:
@@ -94,44 +119,35 @@ def read_dataset_csv(path: str | Path) -> ReleaseTable:
             f"{path} line {reader.line_num}: not valid CSV ({exc}); fix the line or download the release's "
             "dataset.csv again"
         ) from None
-    for line, rec in records:
-        if not rec or all(not c.strip() for c in rec):
-            continue
-        if len(rec) != 8:
-            quirks.append(f"{path.name} line {line}: {len(rec)} fields instead of 8; row skipped: {rec!r}")
-            continue
-        vid, event = rec[0].strip(), rec[1].strip()
-        if vid.startswith('"') or vid.endswith('"'):
-            vid = vid.strip('"')
-            quoted.append(vid)
-        kind = "ucf" if UCF_ID.match(vid) else "youtube" if YOUTUBE_ID.match(vid) else ""
-        if not kind:
-            quirks.append(f"{path.name} line {line}: id {vid!r} is neither a YouTube id nor a UCF bannerNN; skipped")
-            continue
-        cells = [c.strip() for c in rec[2:]]
-        if all(c == "" for c in cells):
-            no_frames.append(f"{vid} (line {line})")
-            frames: tuple[int, ...] = ()
-        else:
-            try:
-                frames = tuple(int(c) for c in cells)
-            except ValueError:
-                quirks.append(f"{path.name} line {line}: frame numbers {cells} are not all integers; row skipped")
-                continue
-        rows.append(ReleaseRow(line=line, video_id=vid, event=event, frames=frames, kind=kind))
-    if quoted:
-        quirks.append(f"{len(quoted)} ids written in triple quotes (e.g. {quoted[0]!r}); quotes stripped")
-    if no_frames:
-        quirks.append(f"{len(no_frames)} row(s) without frame numbers: {', '.join(no_frames)}; kept with no frames")
-    seen: dict[str, list[ReleaseRow]] = {}
-    for r in rows:
-        seen.setdefault(r.video_id, []).append(r)
-    for vid, rs in seen.items():
-        if len(rs) > 1:
-            where = ", ".join(f"{r.event} (line {r.line})" for r in rs)
-            same = len({r.event for r in rs}) == 1
-            quirks.append(
-                f"{vid} listed {len(rs)} times{' under the same event' if same else ''}: {where}; one video, "
-                f"event '{rs[0].event}' (first listing), frames of every listing kept in release_rows"
-            )
-    return ReleaseTable(rows=rows, quirks=quirks)
+    return records
+
+
+def _release_row(
+    name: str, line: int, rec: list[str], quirks: list[str], quoted: list[str], no_frames: list[str]
+) -> ReleaseRow | None:
+    """One row cleaned, or None where it is blank or skipped (the quirk says why); a quoted id and a row without
+    frames are counted in `quoted` and `no_frames`."""
+    if not rec or all(not c.strip() for c in rec):
+        return None
+    if len(rec) != 8:
+        quirks.append(f"{name} line {line}: {len(rec)} fields instead of 8; row skipped: {rec!r}")
+        return None
+    vid, event = rec[0].strip(), rec[1].strip()
+    if vid.startswith('"') or vid.endswith('"'):
+        vid = vid.strip('"')
+        quoted.append(vid)
+    kind = "ucf" if UCF_ID.match(vid) else "youtube" if YOUTUBE_ID.match(vid) else ""
+    if not kind:
+        quirks.append(f"{name} line {line}: id {vid!r} is neither a YouTube id nor a UCF bannerNN; skipped")
+        return None
+    cells = [c.strip() for c in rec[2:]]
+    if all(c == "" for c in cells):
+        no_frames.append(f"{vid} (line {line})")
+        frames: tuple[int, ...] = ()
+    else:
+        try:
+            frames = tuple(int(c) for c in cells)
+        except ValueError:
+            quirks.append(f"{name} line {line}: frame numbers {cells} are not all integers; row skipped")
+            return None
+    return ReleaseRow(line=line, video_id=vid, event=event, frames=frames, kind=kind)

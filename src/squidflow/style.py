@@ -153,21 +153,3 @@ def save(fig, path: str | Path, *, title: str = "", description: str = "") -> in
     finally:
         plt.close(fig)
     return n
-
-
-def figure_facts(path: str | Path) -> dict:
-    """What a saved PNG says about itself: width and height in pixels, panel count, title, description."""
-    from PIL import Image
-
-    with Image.open(path) as image:
-        image.load()
-        info = dict(getattr(image, "text", {}) or image.info)
-        width, height = image.size
-    panels_text = info.get(PANELS_KEY)
-    return {
-        "width": width,
-        "height": height,
-        "panels": int(panels_text) if panels_text is not None else None,
-        "title": info.get(TITLE_KEY, ""),
-        "description": info.get(DESCRIPTION_KEY, ""),
-    }

@@ -13,13 +13,13 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import polars as pl
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.runs import DEMO_CONFIG, ROOT, SNAKEMAKE
+
 CASES: list[tuple[str, str]] = []  # (case, outcome) of every fault tried in this session
 
 
@@ -37,7 +37,6 @@ def fuzzed(reader: str, outcome: str) -> None:
     counts[outcome] = counts.get(outcome, 0) + 1
 
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TRACEBACK = "Traceback (most recent call last)"
 
 # The smallest run that still has every kind of job of acquisition and frames (demo videos, the candidates and
@@ -63,7 +62,7 @@ def write_config(workdir: Path, text: str, name: str = "run.yaml") -> Path:
 
 
 def snakemake_args(workdir: Path, *configs: Path, cores: int = 1) -> list[str]:
-    return [SNAKEMAKE, "--directory", str(workdir), "--configfile", str(ROOT / "config" / "config.yaml"),
+    return [SNAKEMAKE, "--directory", str(workdir), "--configfile", str(DEMO_CONFIG),
             *map(str, configs), "--cores", str(cores)]  # fmt: skip
 
 
@@ -202,3 +201,13 @@ def raw_payloads(path: Path) -> list[str]:
         if path.suffix == ".md" and "SQFPIPE|" in text:
             found.append(f"{path}: unescaped table pipe of a payload")
     return found
+
+
+def assert_one_clear_stop(res: subprocess.CompletedProcess, *needles: str) -> str:
+    """Exit status not 0, every needle in the output, and no Python traceback shown to the user."""
+    out = res.stdout
+    assert res.returncode != 0, out[-3000:]
+    for needle in needles:
+        assert needle in out, f"{needle!r} not in:\n{out[-3000:]}"
+    assert TRACEBACK not in out, out[-3000:]
+    return out

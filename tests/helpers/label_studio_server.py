@@ -1,7 +1,9 @@
 """A real, local Label Studio server for the tests and the benchmark (not part of the library).
 
-`label-studio` pins its own Django stack, so it lives in its own virtualenv under a cache folder
-(`~/.cache/squidflow/label-studio-venv`, or $SQUIDFLOW_LABEL_STUDIO_VENV), never in the project's `.venv`. The
+`label-studio` pins its own Django stack, so it lives in its own virtualenv, never in the project's `.venv`: the one
+the library looks for by default (`~/.cache/squidflow/label-studio-venv`, or $SQUIDFLOW_LABEL_STUDIO_VENV), installed
+by `make test-tools` (`cd tests && python -m helpers.label_studio_server --install`), never inside a test, and installed
+again only when its key (the Label Studio version and the Python that made the venv) changes. The
 server keeps its SQLite database and media in a temporary folder, listens on a free loopback port, has one user whose
 API token is made by its own CLI (`label-studio init --user-token`), serves local files from a document root, and is
 stopped by its PID. `label-studio --version` checks PyPI and hangs offline: it is never called.
@@ -9,8 +11,11 @@ stopped by its PID. `label-studio --version` checks PyPI and hangs offline: it i
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,11 +35,25 @@ def venv_python() -> Path:
     return VENV / "bin" / "python"
 
 
-def ensure_venv() -> str | None:
-    """Install label-studio into its own venv if it is not there; None when ready, else why it cannot be."""
-    exe = VENV / "bin" / "label-studio"
-    if exe.exists():
+def _venv_key() -> str:
+    return f"label-studio=={LABEL_STUDIO_VERSION} python={sys.version.split()[0]}"
+
+
+def venv_ready() -> str | None:
+    """None when the venv `make test-tools` installs is there with this key, else why not (and what to run)."""
+    stamp = VENV / ".squidflow-venv-key"
+    if (VENV / "bin" / "label-studio").exists() and stamp.exists() and stamp.read_text() == _venv_key():
         return None
+    return f"no Label Studio {LABEL_STUDIO_VERSION} venv at {VENV}: run `make test-tools` (it installs it)"
+
+
+def ensure_venv() -> str | None:
+    """Install label-studio into its own venv unless it is there with this key; None when ready, else why it cannot
+    be. `make test-tools` calls it; a test only checks (venv_ready)."""
+    if venv_ready() is None:
+        return None
+    shutil.rmtree(VENV, ignore_errors=True)
+    exe = VENV / "bin" / "label-studio"
     try:
         VENV.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, capture_output=True, timeout=300)
@@ -48,7 +67,10 @@ def ensure_venv() -> str | None:
     except (subprocess.SubprocessError, OSError) as exc:
         tail = getattr(exc, "stderr", "") or ""
         return f"label-studio {LABEL_STUDIO_VERSION} could not be installed into {VENV}: {exc} {str(tail)[-500:]}"
-    return None if exe.exists() else f"no {exe} after installing label-studio"
+    if not exe.exists():
+        return f"no {exe} after installing label-studio"
+    (VENV / ".squidflow-venv-key").write_text(_venv_key())
+    return None
 
 
 @dataclass
@@ -59,17 +81,91 @@ class Server:
     password: str
     data_dir: Path
     document_root: Path
-    process: subprocess.Popen
+    pid: int
     log_path: Path
 
+    def running(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)  # its own process group: the server and its workers
+        """SIGTERM to its process group (the server and its workers), SIGKILL after 30 s."""
+        for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 30.0)):
             try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=30)
+                os.killpg(self.pid, sig)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                try:
+                    if os.waitpid(self.pid, os.WNOHANG)[0]:
+                        return
+                except ChildProcessError:  # started by another worker: not our child
+                    if not self.running():
+                        return
+                time.sleep(0.2)
+
+
+def workdir(srv: Server, name: str) -> Path:
+    """A test's own folder under the server's document root (the root is the session's; configs name it with
+    `annotation.label_studio.images.document_root`)."""
+    folder = srv.document_root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def shared_server(common: Path) -> tuple[Server | None, str, bool]:
+    """The test session's one server, started by the first caller of any pytest-xdist worker (under a lock in the
+    session's shared folder `common`) and read back by the others: (server, '', started here), or (None, why, False)
+    where the venv is missing or the server did not start (every worker then skips with the same reason)."""
+    info, why_file = common / "label_studio.json", common / "label_studio.skip"
+    with open(common / "label_studio.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if why_file.exists():
+            return None, why_file.read_text(), False
+        if info.exists():
+            fields = json.loads(info.read_text())
+            return (
+                Server(**{**fields, **{k: Path(fields[k]) for k in ("data_dir", "document_root", "log_path")}}),
+                "",
+                False,
+            )
+        why = venv_ready()
+        if why is None:
+            root = common / "label_studio_documents"
+            root.mkdir(exist_ok=True)
+            try:
+                srv = start(common / "label_studio_data", root)
+            except RuntimeError as exc:
+                why = f"Label Studio did not start here: {str(exc)[:1500]}"
+        if why is not None:
+            why_file.write_text(why)
+            return None, why, False
+        info.write_text(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in vars(srv).items()}))
+        _stop_with(os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid(), srv.pid)
+        return srv, "", True
+
+
+def _stop_with(owner: int, server: int) -> None:
+    """A watcher that stops the server's process group once `owner` (the pytest run: xdist's controller, or the one
+    pytest process) has ended, whoever started the server and however the run ended."""
+    watch = (
+        "import os, signal, sys, time\n"
+        "owner, server = int(sys.argv[1]), int(sys.argv[2])\n"
+        "while os.path.exists(f'/proc/{owner}'):\n    time.sleep(2)\n"
+        "for sig in (signal.SIGTERM, signal.SIGKILL):\n"
+        "    try:\n        os.killpg(server, sig)\n    except ProcessLookupError:\n        break\n    time.sleep(20)\n"
+    )
+    subprocess.Popen(
+        [sys.executable, "-c", watch, str(owner), str(server)],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _env(data_dir: Path, document_root: Path) -> dict:
@@ -127,7 +223,7 @@ def start(data_dir: Path, document_root: Path) -> Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    server = Server(f"http://127.0.0.1:{port}", token, email, password, data_dir, document_root, process, log_path)
+    server = Server(f"http://127.0.0.1:{port}", token, email, password, data_dir, document_root, process.pid, log_path)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -161,13 +257,17 @@ class Api:
         return self("GET", f"/api/tasks/?project={project}&page_size=1000")["tasks"]
 
 
-if (
-    __name__ == "__main__"
-):  # python tests/helpers/label_studio_server.py DIR: a server to try things against, until Ctrl-C
+if __name__ == "__main__":
+    # `--install`: the venv (make test-tools); DIR: a server to try things against, until Ctrl-C
+    if sys.argv[1] == "--install":
+        why = ensure_venv()
+        print(why or f"Label Studio {LABEL_STUDIO_VERSION}: {VENV}")
+        sys.exit(1 if why else 0)
     d = Path(sys.argv[1])
     s = start(d / "data", d)
-    print(s.url, s.token, s.email, s.password, s.process.pid, flush=True)
+    print(s.url, s.token, s.email, s.password, s.pid, flush=True)
     try:
-        s.process.wait()
+        while s.running():
+            time.sleep(1)
     finally:
         s.stop()

@@ -34,11 +34,34 @@ def cores() -> int:
     return max(1, (os.cpu_count() or 1) // max(1, workers))
 
 
+def environment(env: dict[str, str | None] | None = None) -> dict[str, str]:
+    """The test's environment plus `env` (a name given None is left out), with this venv's bin first on PATH (the
+    jobs' Python and tools)."""
+    merged = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
+    merged["PATH"] = f"{Path(SNAKEMAKE).parent}{os.pathsep}{merged.get('PATH', '')}"
+    return merged
+
+
+def in_folder(work: Path, *configfiles: Path, cores_: int | None = None) -> list[str]:
+    """The arguments of a run of this checkout's workflow in the folder `work` with `configfiles`, on `cores_` cores
+    (default: `cores()`)."""
+    return [
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(work),
+        "--configfile",
+        *map(str, configfiles),
+        "--cores",
+        str(cores_ or cores()),
+    ]
+
+
 def snakemake(
     *args: str | Path,
     cwd: Path = ROOT,
     timeout: int = 1800,
-    env: dict[str, str] | None = None,
+    env: dict[str, str | None] | None = None,
     check: bool = False,
 ) -> subprocess.CompletedProcess:
     """`snakemake ARGS` in `cwd` (the repository root unless said), output captured as text; `env` adds to the
@@ -49,15 +72,23 @@ def snakemake(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, **env} if env else None,
+        env=environment(env),
     )
     if check:
         assert res.returncode == 0, f"snakemake {' '.join(map(str, args))}\n{res.stdout[-5000:]}{res.stderr[-5000:]}"
     return res
 
 
+def start(
+    *args: str | Path, cwd: Path = ROOT, env: dict[str, str | None] | None = None, **popen: object
+) -> subprocess.Popen:
+    """`snakemake ARGS` started, not waited for (a test that kills it, or runs two at once); `popen` goes to Popen
+    (stdout=..., start_new_session=...)."""
+    return subprocess.Popen([SNAKEMAKE, *map(str, args)], cwd=cwd, env=environment(env), **popen)  # type: ignore[call-overload]
+
+
 def squidflow(
-    *args: str | Path, cwd: Path = ROOT, timeout: int = 600, env: dict[str, str] | None = None
+    *args: str | Path, cwd: Path = ROOT, timeout: int = 600, env: dict[str, str | None] | None = None
 ) -> subprocess.CompletedProcess:
     """The `squidflow` command of this venv, output captured as text."""
     return subprocess.run(
@@ -85,7 +116,7 @@ class WorkflowRun:
         return ["--directory", str(self.directory), "--configfile", *map(str, self.configfiles)]
 
     def snakemake(
-        self, *args: str, timeout: int = 1800, env: dict[str, str] | None = None, check: bool = False
+        self, *args: str, timeout: int = 1800, env: dict[str, str | None] | None = None, check: bool = False
     ) -> subprocess.CompletedProcess:
         """snakemake with this run's directory and config files (plus `args`), from the repository root."""
         return snakemake(*self.args(), *args, timeout=timeout, env=env, check=check)
@@ -156,3 +187,15 @@ def local_rules(rules_dir: Path) -> set[str]:
         for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?[ \t]*\n)+)", smk.read_text(), flags=re.M):
             names |= set(re.findall(r"\w+", block))
     return names
+
+
+def rule_blocks(rules_dir: Path = ROOT / "workflow" / "rules") -> list[tuple[str, str, str]]:
+    """(stage, rule name, rule text) for every rule and checkpoint of the rules files, those defined under a condition
+    (`if NEXT_ROUND:`, indented) too."""
+    out = []
+    for smk in sorted(rules_dir.glob("*.smk")):
+        for block in re.split(r"^(?=[ \t]*(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"[ \t]*(?:rule|checkpoint) (\w+):", block)
+            if head:
+                out.append((smk.stem, head.group(1), block))
+    return out

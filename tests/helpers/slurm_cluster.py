@@ -35,7 +35,6 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterable
@@ -43,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.ports import free_port
+from helpers.runs import SNAKEMAKE
 
 ROOT = Path(__file__).resolve().parents[2]
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/local/sbin"])
@@ -214,7 +214,8 @@ class SlurmCluster:
         self, tree: Path, directory: Path, configfiles: Iterable[Path], *args: str, timeout: int = 3600, **env: str
     ) -> subprocess.CompletedProcess:
         """`snakemake --profile profiles/slurm` of the workflow in `tree` (a checkout) into `directory`, as the README
-        shows it, with the library of `tree` (PYTHONPATH); `timeout -k` around it so that a hang fails instead of
+        shows it (the Snakemake process finds the library of `tree` through workflow/checks.smk, its jobs through
+        scripts/squidflow); `timeout -k` around it so that a hang fails instead of
         blocking, and snakemake in its own session, killed whole if we are interrupted."""
         proc = self.start_submit(tree, directory, configfiles, *args, timeout=timeout, **env)
         try:
@@ -230,13 +231,12 @@ class SlurmCluster:
     ) -> subprocess.Popen:
         """`submit` without waiting: the running `timeout snakemake ...`, in a session of its own (`os.killpg` of
         its pid stops it whole, as a lost login session would)."""
-        snakemake = str(Path(sys.executable).with_name("snakemake"))
         cmd = [
             "timeout",
             "-k",
             "10",
             str(timeout),
-            snakemake,
+            SNAKEMAKE,
             "--profile",
             "profiles/slurm",
             "--directory",
@@ -250,7 +250,7 @@ class SlurmCluster:
         return subprocess.Popen(
             cmd,
             cwd=tree,
-            env=self.profile_env(PYTHONPATH=str(tree / "src"), **env),
+            env=self.profile_env(**env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -1,18 +1,15 @@
 """The small demo (tests/configs/small.yaml) run on object storage through a Snakemake storage plugin, for
-tests/workflow/test_storage_fs.py (the `fs` plugin on a prefix folder) and tests/integration/test_s3.py (S3 on a
-moto server): every job reads and writes only what its rule declares, so the working directory keeps nothing but
+tests/e2e/test_s3.py (S3 on a moto server): every job reads and writes only what its rule declares, so the working directory keeps nothing but
 Snakemake's own state."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
+from helpers.runs import ROOT, SMALL_CONFIGS, SNAKEMAKE
+
 # S3 keeps no modification times (snakemake issues 752, 1710): the runs decide what to rerun from what Snakemake
 # records of each job, as profiles/s3 says.
 RERUN_TRIGGERS = ("--rerun-triggers", "code", "params", "software-env", "input")
@@ -29,7 +26,7 @@ def storage_command(provider: str, prefix: str, *args: str) -> list[str]:
         "--snakefile",
         str(ROOT / "Snakefile"),
         "--configfile",
-        *map(str, CONFIGS),
+        *map(str, SMALL_CONFIGS),
         "--default-storage-provider",
         provider,
         "--default-storage-prefix",

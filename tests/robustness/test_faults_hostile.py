@@ -2,7 +2,9 @@
 let through — a payload live in the report, a file copied into it, a file written outside the run folder, a secret
 echoed, the machine exhausted, a reader's traceback — and what must hold now: the input refused with its file and
 row named, nothing written outside, no secret in any file or log. The session summary (tests/conftest.py) counts
-these cases with the rest of the fault suite.
+these cases with the rest of the fault suite. Three probes so far: issue 31 (sections 1-7), issue 44 (section 8) and
+issue 57 (section 9: no rater identity in anything published, `init`, a licence link, Parquet and config bombs,
+links out of a local root, MTurk's escaping, formulas: 11 cases in 15 tests, 18 inputs tried).
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def test_the_floor_helper_keeps_paths_inside(tmp_path, name):
 def test_the_reports_script_data_cannot_close_its_tag():
     """Issue 31: `snakemake --report` embeds the jobs' params (an event's prompt from the config) as JSON in <script>
     tags with `</` as it is. The workflow wraps Snakemake's renderers (squidflow.report.script_data): every `<` is
-    written `\\u003c`, the same JSON to the page. tests/integration/test_report_browser.py opens such a report in Chromium."""
+    written `\\u003c`, the same JSON to the page. tests/e2e/test_report_browser.py opens such a report in Chromium."""
     from snakemake.report.html_reporter import data
 
     from squidflow.report.script_data import RENDERERS, escape_report_scripts
@@ -632,15 +634,34 @@ def published_folder(tmp_path_factory) -> Path:
     return tmp / "out" / "seed"
 
 
-def _publish_check(folder: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
-    """`squidflow publish check FOLDER` with its own HOME (a ~/.cache/croissant download would show there) and the
-    `datasets` cache in the test's folder, offline."""
+def _publish_check_env(home: Path) -> dict[str, str]:
+    """Its own HOME (a ~/.cache/croissant download would show there) and the `datasets` cache in the test's folder,
+    offline."""
     import os
 
     home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(home), "HF_DATASETS_CACHE": str(home / "hf"), "HF_HUB_OFFLINE": "1"}
+    return {**os.environ, "HOME": str(home), "HF_DATASETS_CACHE": str(home / "hf"), "HF_HUB_OFFLINE": "1"}
+
+
+def _publish_check(folder: Path, home: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`squidflow publish check FOLDER`, offline, with its own HOME."""
     return subprocess.run([CLI, "publish", "check", str(folder), *extra], capture_output=True, text=True, timeout=300,
-                          env=env)  # fmt: skip
+                          env=_publish_check_env(home))  # fmt: skip
+
+
+def _publish_check_peak(folder: Path, home: Path, *extra: str) -> tuple[int, str, int]:
+    """`squidflow publish check FOLDER` and the peak memory (kB) of that one process, from its own wait4 record: the
+    worker's RUSAGE_CHILDREN would also count every Snakemake run an earlier test of this worker made."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen([CLI, "publish", "check", str(folder), *extra], stdout=out, stderr=subprocess.STDOUT,
+                                text=True, env=_publish_check_env(home))  # fmt: skip
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return proc.returncode, out.read(), usage.ru_maxrss
 
 
 @pytest.mark.parametrize("where", ["loopback-url", "absolute", "parent"])
@@ -999,21 +1020,27 @@ def test_a_password_in_a_data_url_is_refused_by_check_config_and_redacted_in_a_d
 
 
 @pytest.mark.slow  # runs a Snakemake job
-def test_a_proxy_password_on_the_command_line_reaches_no_snakemake_log(tmp_path):
+def test_a_secret_on_the_command_line_reaches_no_snakemake_log(tmp_path):
     """Issue 44 case 7: `--config download='{"proxy": "http://u:p@..."}'` put the password into Snakemake's own log
-    (.snakemake/log/*.log, the header's "Command:" line). The workflow redacts its command line once it is parsed."""
+    (.snakemake/log/*.log, the header's "Command:" line); issue 57 case 6: so did `--storage-s3-secret-key KEY`. The
+    workflow redacts its command line once it is parsed (squidflow.runtime.command_line; docs/upstream.md, change 4)."""
     from helpers.faults import SNAKEMAKE, run
 
     res = run([SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(ROOT / "config" / "config.yaml"),
-               "--config", 'download={"proxy": "http://sqfuser:sqf-cli-pw@proxy.example:3128"}', "--cores", "1",
+               "--config", 'download={"proxy": "http://sqfuser:sqf-cli-pw@proxy.example:3128"}',
+               "--storage-s3-secret-key", "sqf-s3-secret-key", "--storage-s3-token=sqf-s3-token", "--cores", "1",
                "results/videos/download_settings.json"], timeout=600)  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:]
     logs = list((tmp_path / ".snakemake" / "log").glob("*.log"))
-    assert logs and "Command:" in logs[0].read_text() and "sqfuser:***@proxy.example" in logs[0].read_text()
-    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"sqf-cli-pw" in p.read_bytes()]
-    assert not leaked and "sqf-cli-pw" not in res.stdout, leaked
+    header = logs[0].read_text() if logs else ""
+    assert "Command:" in header and "sqfuser:***@proxy.example" in header, header[:2000]
+    assert "--storage-s3-secret-key ***" in header and "--storage-s3-token=***" in header, header[:2000]
+    for secret in ("sqf-cli-pw", "sqf-s3-secret-key", "sqf-s3-token"):
+        leaked = [p for p in tmp_path.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+        assert not leaked and secret not in res.stdout, (secret, leaked)
     tried(
-        "a proxy password given with --config on the command line (workflow run)",
+        "a proxy password (--config) and S3 storage secrets (--storage-s3-secret-key, --storage-s3-token) on the "
+        "command line (workflow run)",
         "redacted: Snakemake's log header and every file of the run",
     )
 
@@ -1153,9 +1180,10 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
                           crowd=defaults["crowd"])  # fmt: skip
     verdicts = dict(zip(triage["annotator"], triage["verdict"], strict=True))
     why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    names = dict(zip(triage["annotator"], triage["pseudonym"], strict=True))
     for c in colluders:
         assert verdicts[c] == "careless" and "identical answers: 8 of their 8 HITs" in why[c], why[c]
-        assert all(other in why[c] for other in colluders if other != c), why[c]
+        assert all(names[other] in why[c] for other in colluders if other != c), why[c]  # by pseudonym (issue 57)
     assert {verdicts[w] for w in honest} == {"ok"}, {w: why[w] for w in honest}
     tried(
         "three colluding accounts filling HITs with identical random answers",
@@ -1198,3 +1226,455 @@ def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stat
         f"a YouTube video whose licence reads {stated!r} (publish.images: embed)",
         "not Creative Commons: embed refuses its pixels, naming the video",
     )
+
+
+# ====================================== 9. the third pass (issue 57) ================================================
+# A probe of the main after 0.4 as an attacker found these; each case rebuilds the probe's input in the test's own folder.
+PROBE_WORKER = "A9OTHERREALID88"  # an MTurk WorkerId
+PROBE_EMAIL = "alice.realname@uni.example.edu"  # a Label Studio rater id
+
+
+def _colluding_judgments(tmp_path: Path, colluders: list[str], honest: list[str]) -> pl.DataFrame:
+    """An MTurk batch whose `colluders` take every assignment of a third of the HITs with one random answer sheet
+    (the probe's shape), ingested."""
+    import numpy as np
+
+    from squidflow.judgments.ingest import ingest
+
+    rng = np.random.default_rng(10)
+    truth = rng.integers(0, 101, (24, 6))
+    rows = []
+    for h in range(24):
+        workers = colluders if h % 3 == 0 else [honest[(h + k) % len(honest)] for k in range(3)]
+        shared = rng.integers(0, 101, 6)
+        for w in workers:
+            answers = shared if w in colluders else np.clip(truth[h] + rng.normal(0, 10, 6), 0, 100).round()
+            rows.append({"HITId": f"H{h:02d}", "WorkerId": w, "AssignmentStatus": "Approved",
+                         "Input.event_prompt": "a parade", "Input.variant": "A",
+                         **{f"Input.image_{i + 1}_id": f"vid{h:02d}_{i}" for i in range(6)},
+                         **{f"Answer.rating_{i + 1}": int(a) for i, a in enumerate(answers)}})  # fmt: skip
+    pl.DataFrame(rows).write_csv(tmp_path / "batch.csv")
+    return ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])[0]
+
+
+def test_the_triage_names_partner_raters_by_pseudonym_in_every_table_people_read(tmp_path):
+    """Issue 57 case 1: "identical answers: 12 of their 12 HITs answered image for image as A9OTHERREALID88 did" —
+    the partner's raw id (an e-mail address with Label Studio) reached the published `excluded_because`, the card
+    and the report's tables. The reasons now name partners Ann<k>; results/tables/ and the report show pseudonyms;
+    results/judgments/rater_triage.parquet keeps the ids beside them, for the owner."""
+    from squidflow.config import fill_defaults, load_schema
+    from squidflow.judgments.figures import annotator_figure
+    from squidflow.judgments.pseudonyms import for_people, pseudonyms
+    from squidflow.judgments.quality import QualityConfig, annotator_report
+    from squidflow.judgments.triage import TriageConfig, exclusions, rater_triage, triage_markdown
+    from squidflow.statistics.intervals import IntervalConfig
+
+    colluders = [PROBE_WORKER, PROBE_EMAIL, "A1COLLUDERID042"]
+    honest = [f"A{w}HONESTWORKER{w:02d}" for w in range(9)]
+    judgments = _colluding_judgments(tmp_path, colluders, honest)
+    defaults = fill_defaults({}, load_schema(ROOT / "workflow/schemas/config.schema.yaml"))["judgments"]
+    report = annotator_report(judgments, QualityConfig())
+    triage = rater_triage(judgments, report, TriageConfig.from_config(defaults["triage"]), policy="triage",
+                          intervals=IntervalConfig(resamples=200), crowd=defaults["crowd"])  # fmt: skip
+    names = pseudonyms(judgments["annotator"].to_list())
+    raw = colluders + honest
+    why = dict(zip(triage["annotator"], triage["reasons"].list.join("; "), strict=True))
+    for c in colluders:
+        partners = sorted(names[o] for o in colluders if o != c)
+        assert f"image for image as {', '.join(partners)} did" in why[c] or all(p in why[c] for p in partners), why[c]
+        assert not [r for r in raw if r in why[c]], why[c]
+    assert set(triage["pseudonym"]) == set(names.values()) and set(triage["annotator"]) == set(raw)  # the owner's key
+    shown = for_people(triage)
+    people = [
+        shown.with_columns(
+            shown[c].list.join("; ") for c in ("rubric_flags", "reasons", "skipped", "rounds")
+        ).write_csv(),
+        triage_markdown(triage, policy="triage", source="mturk"),
+        exclusions(triage, report).filter(pl.col("excluded"))["flags"].list.join("; ").str.join("\n").item(),
+        " ".join(annotator_figure(judgments, report, tmp_path / "annotators.png")["annotator"].to_list()),
+    ]
+    leaks = [r for text in people for r in raw if r in text]
+    assert not leaks, leaks
+    assert "results/judgments/rater_triage.parquet" in people[1]  # says where the ids are
+    tried(
+        "colluding raters with an MTurk WorkerId and an e-mail address as ids (the probe's triage reasons)",
+        "pseudonyms: reasons, results/tables/, the report's figure and exclusions name Ann<k>; ids kept locally",
+    )
+
+
+def _published_with(tmp_path: Path, flag: str, **rename) -> tuple[Path, object]:
+    """The publish tests' small run, its raters renamed (W1 -> ...), W3 excluded with `flag` as its reason."""
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.publish.dataset import publish
+
+    run = small_run(tmp_path / "run")
+    ids = {"W1": rename.get("W1", "W1"), "W2": rename.get("W2", "W2"), "W3": rename.get("W3", "W3")}
+    run.judgments = run.judgments.with_columns(pl.col("annotator").replace(ids))
+    run.annotator_report = run.annotator_report.with_columns(
+        pl.col("annotator").replace(ids),
+        pl.when(pl.col("excluded")).then(pl.lit([flag])).otherwise(pl.col("flags")).alias("flags"),
+    )
+    target = tmp_path / "results" / "publish" / "seed"
+    return target, lambda: publish(target, run, settings())
+
+
+def test_nothing_published_names_a_rater_and_publish_check_looks_for_ids(tmp_path):
+    """Issue 57 case 1: the published judgments' `excluded_because` and the card's "Raters excluded" line carried the
+    partner's raw id while Croissant said no worker id was published, and publish check passed. A reason naming a
+    partner by pseudonym publishes; one naming the raw id (a triage made before) is refused by publish; publish check
+    fails on a WorkerId- or e-mail-like string in any file, and on the run's own raw ids where they are at hand."""
+    from squidflow.publish.dataset import PublishError
+
+    rename = {"W1": PROBE_WORKER, "W2": PROBE_EMAIL, "W3": "A1COLLUDERID042"}
+    target, publish = _published_with(tmp_path / "old", f"triage: identical answers: 2 of their 2 HITs answered "
+                                      f"image for image as {PROBE_WORKER}, {PROBE_EMAIL} did", **rename)  # fmt: skip
+    with pytest.raises(PublishError, match=rf"judgments\.excluded_because: {PROBE_WORKER}"):
+        publish()
+    assert not target.exists()
+
+    target, publish = _published_with(tmp_path / "new", "triage: identical answers: 2 of their 2 HITs answered image "
+                                      "for image as Ann2, Ann3 did", **rename)  # fmt: skip
+    publish()
+    every = b"".join(p.read_bytes() for p in target.rglob("*") if p.is_file())
+    assert not [r for r in rename.values() if r.encode() in every]
+    assert "as Ann2, Ann3 did" in (target / "README.md").read_text(encoding="utf-8")
+    res = _publish_check(target, tmp_path / "home", "--no-load")
+    assert "names a rater" not in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
+
+    # a hand edit, or another tool's folder: a WorkerId, an e-mail, and (the run at hand) an id of neither shape
+    edited = target / "lewidi" / "edited.json"
+    for planted, kind in [(PROBE_WORKER, "WorkerId"), (PROBE_EMAIL, "e-mail"), ("rater-zed", "the run's raw id")]:
+        if kind == "the run's raw id":
+            judgments = tmp_path / "new" / "results" / "judgments" / "judgments.parquet"
+            judgments.parent.mkdir(parents=True)
+            pl.DataFrame({"annotator": ["rater-zed", "W9"]}).write_parquet(judgments)
+        edited.write_text(json.dumps({"note": f"excluded: answered as {planted} did"}), encoding="utf-8")
+        res = _publish_check(target, tmp_path / "home", "--no-load")
+        out = res.stdout + res.stderr
+        assert res.returncode == 1 and f"{edited}: names a rater by a platform id or an e-mail address ('{planted}')" \
+            in out and TRACEBACK not in out, out[-3000:]  # fmt: skip
+        tried(f"a published file naming a rater by {kind} (publish check)", "refused: the file and the id named")
+    tried(
+        "a triage reason naming the partner rater by raw id, to publish",
+        "refused by publish (the column named); by pseudonym it publishes, and nothing published holds an id",
+    )
+
+
+PROBE_LICENSE_LINK = "https://ok.example/) <img src=x onerror=alert(26)> [l](javascript:alert(27)) (x"
+
+
+def test_a_licence_link_with_markup_is_refused_and_a_good_one_is_escaped_in_the_card(tmp_path):
+    """Issue 57 case 2: with `license: other`, publish.license_link reached the card's body raw (markdown-it rendered
+    its `<img onerror>`) and Croissant's `license`. It must be an https address (check-config, and the publish job for
+    a config that skipped it), and it is escaped wherever it is written."""
+    from helpers.publish_run import settings, small_run
+    from markdown_it import MarkdownIt
+
+    from squidflow.config import ConfigError
+    from squidflow.publish.dataset import publish
+
+    other = {"license": "other", "license_name": "my-licence-1.0"}
+    run = small_run(tmp_path / "run")
+    for link in (PROBE_LICENSE_LINK, "javascript:alert(27)", "http://plain.example/licence"):
+        conf = write_config(tmp_path, "publish:\n  license: other\n  license_name: my-licence-1.0\n"
+                            f"  license_link: {json.dumps(link)}\n")  # fmt: skip
+        res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        out = res.stdout + res.stderr
+        assert res.returncode == 2 and "publish.license_link" in out and TRACEBACK not in out, out[-2000:]
+        target = tmp_path / "out" / "refused"
+        with pytest.raises(ConfigError, match=r"^publish\.license_link = .* is not an https address"):
+            publish(target, run, settings(**other, license_link=link))
+        assert not target.exists()
+    folder = tmp_path / "out" / "ok"  # a real address with Markdown's characters in it
+    link = "https://licences.example/my_licence_(v1)*[draft]"
+    publish(folder, run, settings(**other, license_link=link))
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    page = MarkdownIt("commonmark").render(text.split("\n---\n", 1)[1])
+    assert "<img" not in page and 'href="javascript:' not in page and "licences.example" in page, page
+    assert json.loads((folder / "croissant.json").read_text())["license"] in (link, [link])
+    tried("publish.license_link holding markup and a javascript: link (the probe's)", "refused: key named (check-config "
+          "and the publish job); a good link escaped in the card")  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["folder", "output"])
+def test_squidflow_init_writes_no_key_from_a_folder_or_output_name(tmp_path, where):
+    """Issue 57 case 3: a folder named `evil\\nreplace_other_config: true\\nretry_failed: true\\n#` put both keys into
+    the config `squidflow init` wrote (its header comment quoted the folder raw) and check-config said it was valid.
+    A name holding a line break is refused, naming it; nothing is written."""
+    import yaml
+
+    evil = "evil\nreplace_other_config: true\nretry_failed: true\n#"
+    videos = tmp_path / (evil if where == "folder" else "videos")
+    for event in ("parade", "wedding"):
+        (videos / event).mkdir(parents=True)
+        (videos / event / "a.mp4").write_bytes(b"\0")
+    out = tmp_path / (evil + ".yaml" if where == "output" else "mine.yaml")
+    res = subprocess.run([CLI, "init", str(videos), "--output", str(out), "--directory", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    msg = res.stdout + res.stderr
+    assert res.returncode == 2 and "squidflow init: " in msg and repr(str(videos if where == "folder" else out))[
+        :40] in msg and "rename it" in msg and TRACEBACK not in msg, msg  # fmt: skip
+    assert not out.exists() and not list(tmp_path.glob("*.yaml")), list(tmp_path.iterdir())
+    # an ordinary folder with a `#` and non-ASCII letters: written, and read back with only the keys init writes
+    fine = tmp_path / "Konzert #2 – Übung"
+    videos.rename(fine)
+    res = subprocess.run([CLI, "init", str(fine), "--output", str(tmp_path / "fine.yaml"), "--directory",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    written = yaml.safe_load((tmp_path / "fine.yaml").read_text(encoding="utf-8"))
+    assert "replace_other_config" not in written and "retry_failed" not in written
+    assert written["sources"][0]["root"] == "Konzert #2 – Übung"
+    tried(
+        f"a {where} name with line breaks and config keys (squidflow init)", "refused: the name said, nothing written"
+    )
+
+
+@pytest.fixture(scope="module")
+def parquet_bomb(tmp_path_factory) -> Path:
+    """The probe's predictions Parquet: 400,000,000 dictionary-encoded rows in about 7 MB (100 row groups)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path_factory.mktemp("parquet_bomb") / "preds.parquet"
+    n = 4_000_000
+    zeros = pa.array(np.zeros(n, dtype=np.int32))
+    values = {"video_id": pa.array(["vid_00"]), "frame_index": pa.array([12]), "rank": pa.array([1]),
+              "label": pa.array(["parading"]), "score": pa.array([0.5])}  # fmt: skip
+    table = pa.table({k: pa.DictionaryArray.from_arrays(zeros, v) for k, v in values.items()})
+    with pq.ParquetWriter(path, table.schema) as writer:
+        for _ in range(100):
+            writer.write_table(table, row_group_size=n)
+    assert pq.read_metadata(path).num_rows == 400_000_000 and path.stat().st_size < 10 * 2**20
+    return path
+
+
+def test_a_parquet_decompression_bomb_of_predictions_stops_with_a_message(tmp_path, parquet_bomb):
+    """Issue 57 case 4: `squidflow evaluate` on an 8.6 MB predictions Parquet of 400 M dictionary-encoded rows aborted
+    ("memory allocation ... failed", SIGABRT) under a 4 GB cap. Its footer is checked before any row is read, with
+    the gzip readers' ratio (squidflow.bounds.parquet_check); the command runs here under a 4 GB cap too."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+
+    from helpers.publish_run import small_run
+
+    judgments = tmp_path / "judgments.parquet"
+    small_run(tmp_path / "run").judgments.write_parquet(judgments)
+    for given, named in [((str(parquet_bomb), "--judgments", str(judgments)), str(parquet_bomb)),
+                         ((str(tmp_path / "ok.csv"), "--judgments", str(parquet_bomb)), str(parquet_bomb))]:  # fmt: skip
+        t0 = time.monotonic()
+        res = subprocess.run([CLI, "evaluate", *given, "--out", str(tmp_path / "eval")], capture_output=True,
+                             text=True, timeout=300, preexec_fn=cap)  # fmt: skip
+        out = res.stdout + res.stderr
+        assert res.returncode == 2 and f"{named}: its 400,000,000 rows of 5 column(s)" in out, (
+            res.returncode,
+            out[-3000:],
+        )
+        assert "Parquet decompression bomb" in out and TRACEBACK not in out and time.monotonic() - t0 < 120, out[-3000:]
+    tried("a Parquet decompression bomb as predictions and as judgments (squidflow evaluate, 4 GB cap)",
+          "stopped with a message: file named, the bound said, before reading a row")  # fmt: skip
+
+
+def test_a_parquet_bomb_in_a_url_list_and_in_a_published_folder_is_named(tmp_path, published_folder, parquet_bomb):
+    """Issue 57 case 4, the other Parquet files someone hands over: a URL list (sources[].path) and a published
+    folder's shard (publish check reads every row, through mlcroissant and `datasets`)."""
+    import shutil
+
+    from squidflow.videos.sources import read_url_list
+
+    urls = tmp_path / "urls.parquet"
+    shutil.copy(parquet_bomb, urls)
+    with pytest.raises(InputError, match=r"sources: url list .*urls\.parquet: its 400,000,000 rows"):
+        read_url_list(urls)
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    shard = sorted((folder / "data" / "judgments").glob("*.parquet"))[0]
+    shutil.copy(parquet_bomb, shard)
+    res = _publish_check(folder, tmp_path / "home")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and f"{shard}: its 400,000,000 rows" in out, out[-3000:]
+    assert "records and datasets loading not run" in out and TRACEBACK not in out, out[-3000:]
+    tried("a Parquet decompression bomb as a URL list and as a published shard",
+          "stopped with a message: the file named before reading its rows")  # fmt: skip
+
+
+def test_a_deep_config_is_snakemakes_traceback_before_squidflow_runs_and_check_config_names_it(tmp_path):
+    """Issue 57 case 5 (issue 44 case 8): `snakemake --configfile deep.yaml` (100,000 levels) prints a ~4,000-line
+    RecursionError from its own config loading, before any workflow code runs: squidflow cannot stop it first
+    (docs/upstream.md, "A config file nested 100,000 deep"). check-config names it in one line. When a Snakemake
+    release stops it itself, this test fails: update docs/upstream.md."""
+    from helpers.faults import SNAKEMAKE
+
+    conf = write_config(tmp_path, "demo: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    res = subprocess.run([SNAKEMAKE, "-n", "--directory", str(tmp_path / "w"), "--configfile",
+                          str(ROOT / "config" / "config.yaml"), str(conf), "--cores", "1"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "RecursionError" in out and "configfile.py" in out and "squidflow" not in \
+        out.replace(str(ROOT), ""), out[-2000:]  # fmt: skip
+    assert "deep" in (ROOT / "docs" / "upstream.md").read_text() and "RecursionError" in (
+        ROOT / "docs" / "upstream.md").read_text()  # fmt: skip
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 2 and "nested deeper than 64 levels" in res.stdout + res.stderr
+    tried("a config nested 100,000 deep under snakemake", "declared upstream (docs/upstream.md): Snakemake's own "
+          "traceback before squidflow runs; check-config names it")  # fmt: skip
+
+
+def mapping_bomb(levels: int) -> str:
+    """The probe's 10-line alias bomb: mappings that name the one before nine times."""
+    lines = ["x0: &a0 {" + ", ".join(f"k{j}: lol" for j in range(9)) + "}"]
+    lines += [f"x{i}: &a{i} {{" + ", ".join(f"k{j}: *a{i - 1}" for j in range(9)) + "}" for i in range(1, levels + 1)]
+    return "events:\n  parade:\n    description:\n      " + "\n      ".join(lines) + "\n"
+
+
+def test_snakemakes_config_merge_expands_an_alias_bomb_that_check_config_refuses_at_once(tmp_path):
+    """Issue 57 case 11: a 10-line YAML alias bomb took 64 s under `snakemake` before squidflow's message (0.4 s in
+    check-config). The time is Snakemake's: `update_config` copies every aliased mapping of a --configfile before any
+    workflow code runs (docs/upstream.md). Shown here on the probe's shape at four levels: Snakemake's merge makes
+    one dict per alias, expanded; squidflow's reader refuses the file from its nodes, at once. When a Snakemake
+    release shares or bounds them, this test fails: update docs/upstream.md."""
+    import yaml
+    from snakemake.utils import update_config
+
+    from squidflow.bounds import load_bounded
+
+    text = mapping_bomb(4)
+    loaded = yaml.load(text, Loader=yaml.FullLoader)  # as Snakemake's configfile reader loads it (through yte)
+    merged: dict = {}
+    update_config(merged, loaded)
+    described = merged["events"]["parade"]["description"]
+
+    def dicts(node, seen):
+        if isinstance(node, dict):
+            seen.add(id(node))
+            for v in node.values():
+                dicts(v, seen)
+        return seen
+
+    assert len(dicts(described["x4"], set())) == 1 + 9 + 81 + 729 + 6561  # every alias copied: 9^4 at the bottom
+    assert len(dicts(loaded["events"]["parade"]["description"]["x4"], set())) == 5  # PyYAML shares them
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="aliases"):
+        load_bounded(mapping_bomb(6), "bomb.yaml")
+    assert time.monotonic() - t0 < 5
+    assert "update_config" in (ROOT / "docs" / "upstream.md").read_text()
+    tried("a 10-line YAML alias bomb of mappings under snakemake", "declared upstream (docs/upstream.md): Snakemake's "
+          "merge expands it before squidflow runs; check-config refuses it at once")  # fmt: skip
+
+
+@pytest.mark.parametrize("link", ["video", "event folder"])
+def test_a_local_video_that_links_out_of_its_root_is_skipped_and_said(tmp_path, link):
+    """Issue 57 case 7: `concert/innocent.mp4 -> ~/private/family.mp4` was taken silently (and in embed mode its
+    frames published). A link leaving the root is skipped with its reason; `follow_links: true` takes it."""
+    from squidflow.videos.sources import SKIPPED, list_candidates, local_files
+
+    private = tmp_path / "home" / "private"
+    private.mkdir(parents=True)
+    (private / "family.mp4").write_bytes(b"\0private")
+    root = tmp_path / "videos"
+    (root / "parade").mkdir(parents=True)
+    (root / "parade" / "march.mp4").write_bytes(b"\0")
+    (root / "parade" / "inside.mp4").symlink_to(root / "parade" / "march.mp4")  # a link inside the root: fine
+    if link == "video":
+        (root / "concert").mkdir()
+        (root / "concert" / "innocent.mp4").symlink_to(private / "family.mp4")
+        linked = root / "concert" / "innocent.mp4"
+    else:
+        (root / "concert").symlink_to(private)
+        linked = root / "concert"
+    source = {"type": "local", "root": str(root)}
+    candidates, notes = list_candidates([source])
+    assert sorted(candidates["title"].to_list()) == ["inside", "march"], candidates
+    said = [n for n in notes if SKIPPED in n]
+    assert any(f"{linked}: a symbolic link to {private}" in n and "outside the root" in n and "follow_links: true"
+               in n for n in said), said  # fmt: skip
+    assert not [f for f in local_files([source]) if "family" in f or "innocent" in f]
+    taken, _ = list_candidates([{**source, "follow_links": True}])
+    assert len(taken) == 3
+    tried(f"a local {link} that is a symbolic link out of the root", "skipped with its reason (follow_links: true "
+          "takes it)")  # fmt: skip
+
+
+def test_a_prompt_with_markup_characters_round_trips_through_mturk(tmp_path):
+    """Issue 57 case 8: MTurk sends Input.event_prompt back as squidflow wrote it into the batch CSV, `rock & roll
+    &lt;live&gt; concert`, and that became the published prompt. Ingestion undoes exactly squidflow's references;
+    the round trip (HITs -> MTurk's results -> judgments -> the published table) keeps the prompt."""
+    from helpers.publish_run import small_run
+
+    from squidflow.judgments.annotation import make_hits
+    from squidflow.judgments.ingest import ingest
+    from squidflow.publish.tables import judgments_table
+
+    prompt = 'rock & roll <live> "concert"'
+    frames = small_run(tmp_path / "run").frames
+    hits = make_hits(frames, "A", events_config={"wedding": {"prompt": prompt}}, images_per_hit=2)
+    sent = hits.filter(pl.col("event") == "wedding").row(0, named=True)
+    assert sent["event_prompt"] == "rock & roll &lt;live&gt; &quot;concert&quot;"  # as MTurk fills it into the page
+    batch = pl.DataFrame([{"HITId": "H1", "WorkerId": w, "AssignmentStatus": "Approved",
+                           "Input.event_prompt": sent["event_prompt"], "Input.variant": "A",
+                           "Input.image_1_id": sent["image_1_id"], "Input.image_2_id": sent["image_2_id"],
+                           "Answer.rating_1": "40", "Answer.rating_2": "60"} for w in ("W1", "W2")])  # fmt: skip
+    batch.write_csv(tmp_path / "batch.csv")
+    judgments, _ = ingest(source="mturk", batches=[(tmp_path / "batch.csv", 1)])
+    assert set(judgments["event_prompt"]) == {prompt}
+    published = judgments_table(judgments.with_columns(pl.lit("first").alias("wave")), {"W1": "Ann1", "W2": "Ann2"})
+    assert set(published["prompt"]) == {prompt}
+    conf = write_config(tmp_path, "events:\n  wedding: {prompt: 'a &lt;wedding&gt;'}\n")
+    res = subprocess.run([CLI, "check-config", str(ROOT / "config" / "config.yaml"), str(conf)], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 2 and "events.wedding.prompt" in res.stdout + res.stderr, res.stdout + res.stderr
+    tried("a prompt with <, > and \" through MTurk and back", "round trip: the prompt published as configured; a "
+          "prompt holding the references themselves refused by check-config")  # fmt: skip
+
+
+def test_a_huge_croissant_json_stops_publish_check_before_it_is_read(tmp_path, published_folder):
+    """Issue 57 case 9: a 600 MB croissant.json cost publish check 4.9 GB before any message. It is bounded like the
+    card (squidflow.bounds.MAX_TEXT_BYTES), from its size, before it is read; here a sparse file of 600 MB."""
+    import shutil
+
+    folder = tmp_path / "handed" / "seed"
+    shutil.copytree(published_folder, folder)
+    with open(folder / "croissant.json", "r+b") as fh:
+        fh.truncate(600 * 10**6)
+    t0 = time.monotonic()
+    returncode, out, peak_kb = _publish_check_peak(folder, tmp_path / "home", "--no-load")
+    assert returncode == 1 and f"{folder / 'croissant.json'}: 600,000,000 bytes, over the" in out, out[-2000:]
+    assert time.monotonic() - t0 < 60 and TRACEBACK not in out
+    assert peak_kb < 2 * 2**20, peak_kb  # kB: far below the probe's 4.9 GB
+    tried("a 600 MB croissant.json (publish check)", "stopped with a message: file and bound named, nothing read")
+
+
+def test_a_formula_in_a_hit_id_stays_data_and_the_card_says_text_columns_are_raw(tmp_path):
+    """Issue 57 case 10: `=HYPERLINK(...)` in a HITId stays verbatim in the published `hit` column (the data is kept
+    as it came). The card's "Using the data" says text columns are raw; every CSV squidflow writes from them
+    neutralises formula cells (the rebuild list, the report's tables)."""
+    import pyarrow.parquet as pq
+    from helpers.faults import raw_payloads
+    from helpers.publish_run import settings, small_run
+
+    from squidflow.contracts.io import write_csv
+    from squidflow.publish.dataset import publish
+
+    formula = '=HYPERLINK("http://evil.example/x","click")'
+    run = small_run(tmp_path / "run")
+    run.judgments = run.judgments.with_columns(pl.lit(formula).alias("hit"))
+    run.videos = run.videos.with_columns(pl.lit(f"{formula} title").alias("title")) if "title" in run.videos.columns \
+        else run.videos  # fmt: skip
+    folder = tmp_path / "out" / "seed"
+    publish(folder, run, settings())
+    hits = {h for shard in (folder / "data" / "judgments").glob("*.parquet") for h in pq.read_table(shard)["hit"]
+            .to_pylist()}  # fmt: skip
+    assert hits == {formula}
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "## Using the data" in card and "Text columns" in card and "apostrophe" in card
+    table = tmp_path / "results" / "tables" / "hits.csv"  # a table written from the column, as the tables are
+    table.parent.mkdir(parents=True)
+    write_csv(run.judgments.select("hit", "annotator"), table)
+    assert not raw_payloads(table) and "'=HYPERLINK" in table.read_text(encoding="utf-8")
+    tried("a HITId that is a spreadsheet formula (=HYPERLINK)", "kept as data in the published hit column; the card "
+          "says text columns are raw; squidflow's CSVs neutralise it")  # fmt: skip

@@ -6,7 +6,6 @@ again here under PYTHONHASHSEED=1 and must be byte for byte the same."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +13,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.runs import WorkflowRun, copy_run, cores, jobs_run, rule_blocks
 
 from squidflow.judgments.agreement import agreement_table, intra_annotator_rhos
 from squidflow.judgments.ingest import read_release
 from squidflow.statistics.intervals import IntervalConfig
-
-# every rule that writes a table with intervals (results/tables/), and nothing else
-TABLE_RULES = ("agreement_table", "crowd_aggregation", "result_table", "evaluation_table", "litmus_tables",
-               "litmus_human_check", "text_keyword_table")  # fmt: skip
 
 TABLE7 = """
 import sys
@@ -84,30 +80,40 @@ def _tables(results: Path) -> dict[str, bytes]:
     }
 
 
+def _interval_table_rules(run: WorkflowRun) -> list[str]:
+    """Every rule that writes a table under results/tables/ (Snakemake's own summary of the run: file, date, rule)
+    and takes the intervals' settings (its params in the rules files), and nothing else."""
+    res = run.snakemake("--summary", timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    writers = {
+        cols[2]
+        for line in res.stdout.splitlines()
+        if len(cols := line.split("\t")) > 2 and "results/tables/" in cols[0]
+    }
+    takes_intervals = {rule for _, rule, block in rule_blocks() if 'intervals=config["intervals"]' in block}
+    return sorted(writers & takes_intervals)
+
+
 @pytest.mark.slow
 def test_the_runs_interval_tables_are_the_same_bytes_when_made_again_under_another_hash_seed(
     small_workflow, tmp_path: Path
 ) -> None:
     before = _tables(small_workflow.results)
     assert any(name.endswith("table7_agreement.csv") for name in before)
-    copy = type(small_workflow)(tmp_path / "run", small_workflow.configfiles)
-    shutil.copytree(small_workflow.directory, copy.directory, symlinks=True)
+    copy = copy_run(small_workflow, tmp_path / "run")
+    table_rules = _interval_table_rules(copy)
     res = copy.snakemake(
         "--cores",
-        "2",
+        str(cores()),
         "--forcerun",
-        *TABLE_RULES,
+        *table_rules,
         "--allowed-rules",
-        *TABLE_RULES,
+        *table_rules,
         env={"PYTHONHASHSEED": "1"},
         timeout=1200,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    remade = {
-        line.split("rule ", 1)[1].rstrip(":")
-        for line in res.stdout.splitlines() + res.stderr.splitlines()
-        if line.startswith(("rule ", "localrule "))
-    }
+    remade = jobs_run(res.stdout + res.stderr)
     assert {"agreement_table", "result_table", "evaluation_table"} <= remade, remade
     after = _tables(copy.results)
     assert after.keys() == before.keys()

@@ -3,29 +3,18 @@ rerun does nothing), a broken predictions file stopping the job, and the demo's 
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
+from helpers.runs import jobs_run, snakemake
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 BASE = [str(ROOT / "config" / "config.yaml"), str(ROOT / "config" / "squid-e-release.yaml")]
-
-
-def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
-
-
-def jobs_run(output: str) -> set[str]:
-    return set(re.findall(r"^(?:local)?rule (\w+):", output, flags=re.M))
 
 
 def _models_config(tmp_path: Path, predictions: Path) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers.dryrun import planned_jobs
+from helpers.runs import planned_jobs
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet

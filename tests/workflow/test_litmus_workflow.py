@@ -6,29 +6,18 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
+from helpers.runs import jobs_run, snakemake
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 DEMO = str(ROOT / "config" / "config.yaml")
-
-
-def snakemake(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([SNAKEMAKE, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def jobs_run(output: str) -> set[str]:
-    return set(re.findall(r"^(?:local)?rule (\w+):", output, flags=re.M))
 
 
 def write_config(path: Path, litmus: dict, stages=("litmus",)) -> Path:

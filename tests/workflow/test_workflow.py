@@ -4,30 +4,18 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
-from helpers.dryrun import planned_jobs, planned_outputs
+from helpers.runs import planned_jobs, planned_outputs, snakemake
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CONFIGS = sorted((ROOT / "config").glob("*.yaml"))
-
-
-def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
-
-
-def test_lint_is_clean() -> None:
-    res = snakemake("--lint")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "Congratulations, your workflow is in a good condition!" in res.stdout + res.stderr, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.name)

@@ -18,12 +18,13 @@ from squidflow.contracts.paths import (
 )
 from squidflow import version as squidflow_version
 from squidflow.runtime.s3_plugin import patch_directory_check
-from squidflow.fetch import redact_url_credentials
+from squidflow.runtime.command_line import redact_command_line
 
-# Snakemake's log header quotes its command line ("Command: ..."), into .snakemake/log/ too: a proxy password given as
-# --config download='{"proxy": "http://user:password@host"}' is redacted there (issue 44). The config keeps it; the
-# download jobs get it in their environment (squidflow.fetch.PROXY_ENV), never in a file.
-sys.argv[:] = [redact_url_credentials(arg) for arg in sys.argv]
+# Snakemake's log header quotes its command line ("Command: ..."), into .snakemake/log/ too: a proxy password in
+# --config (issue 44) and a --storage-*-secret*/-token*/-password* value (issue 57) are redacted there
+# (squidflow.runtime.command_line; docs/upstream.md, change 4). The config keeps the proxy; the download jobs get it
+# in their environment (squidflow.fetch.PROXY_ENV), never in a file.
+redact_command_line()
 
 # The config is checked here, before any job (its files were parsed strictly in workflow/checks.smk): every key
 # against the schema, keys that go together, and every local input path the config names (relative to the

@@ -381,15 +381,15 @@ rule triage_validation:
         "../../scripts/triage_validation.py"
 
 
-# The next round of ratings (annotation.next_round): the images whose next rating shrinks the uncertainty most, from
-# the judgments after the latest round with the excluded raters left out, as round <k>'s HITs in round 1's format
-# (squidflow.judgments.next_round). Written once: the next run reads them as issued (squidflow.judgments.issued).
+# The next round of ratings (annotation.next_round): per soft label the ratings that bring its interval towards the
+# target (squidflow.judgments.allocation), from the judgments after the latest round with the excluded raters left
+# out, as round <k>'s HITs in round 1's format (squidflow.judgments.next_round). Written once: the next run reads them
+# as issued (squidflow.judgments.issued).
 if NEXT_ROUND:
 
     rule next_round:
         input:
             unpack(get_triage_predictions),
-            images=IMAGE_TRIAGE_TABLE,
             judgments=JUDGMENTS_TABLE,
             exclusions=EXCLUSIONS_TABLE,
             hits_A=HITS_A,
@@ -398,6 +398,7 @@ if NEXT_ROUND:
             hits_A=squidflow_issued.hits_paths(NEXT_ROUND)["A"],
             hits_B=squidflow_issued.hits_paths(NEXT_ROUND)["B"],
             chosen=f"{squidflow_issued.round_dir(NEXT_ROUND)}/chosen.csv",
+            plan=squidflow_issued.plan_path(NEXT_ROUND),
             record=squidflow_issued.record_path(NEXT_ROUND),
         log:
             "logs/next_round/next_round.log",
@@ -406,11 +407,57 @@ if NEXT_ROUND:
         params:
             next_round=config["annotation"]["next_round"],
             annotation=config["annotation"],
+            intervals=config["intervals"],
             round=NEXT_ROUND,
             events=TRIAGE_EVENTS,
             events_config=config["events"],
         script:
             "../../scripts/next_round.py"
+
+
+# The latest next round's plan against the target: its table and the projected ratings-to-target figure, the images
+# a takedown removed left out (squidflow.judgments.plan_report).
+if PLANNED_ROUND:
+
+    rule next_round_plan:
+        input:
+            plan=squidflow_issued.plan_path(PLANNED_ROUND),
+            frames=FRAMES_TABLE,
+        output:
+            plan_csv=report(
+                NEXT_ROUND_PLAN_CSV,
+                caption="../report/judgments/next_round_plan.rst",
+                category="Human judgments",
+                subcategory="Ambiguity or noise",
+                labels={"result": "next round: plan against the target", "format": "csv"},
+            ),
+            plan_md=report(
+                NEXT_ROUND_PLAN_TABLE,
+                caption="../report/judgments/next_round_plan.rst",
+                category="Human judgments",
+                subcategory="Ambiguity or noise",
+                labels={"result": "next round: plan against the target", "format": "markdown"},
+            ),
+            figure=report(
+                NEXT_ROUND_FIGURE,
+                caption="../report/judgments/next_round_plan.rst",
+                category="Human judgments",
+                subcategory="Ambiguity or noise",
+                labels={"result": "next round: plan against the target", "format": "figure"},
+            ),
+        log:
+            "logs/next_round_plan/next_round_plan.log",
+        conda:
+            "../../envs/reporting.yaml"
+        params:
+            next_round=config["annotation"]["next_round"],
+            assignments_per_hit=config["annotation"]["assignments_per_hit"],
+            intervals=config["intervals"],
+            round=PLANNED_ROUND,
+            source=JUDGMENT_SOURCE,
+            note=get_report_note("judgments"),
+        script:
+            "../../scripts/next_round_plan.py"
 
 
 rule next_round_effect:
@@ -437,7 +484,6 @@ rule next_round_effect:
     conda:
         "../../envs/reporting.yaml"
     params:
-        triage=config["judgments"]["triage"],
         intervals=config["intervals"],
         strategy=config["annotation"]["next_round"]["strategy"],
     script:

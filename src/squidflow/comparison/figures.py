@@ -80,8 +80,6 @@ def sets_figure(
 ) -> int:
     """Write `n_sets` comparison sets, one row each (image with region | ranked inferences); returns the panel count.
     Local images are drawn only from under `image_root` (the run's results/; see `_load_image`)."""
-    from matplotlib.patches import Rectangle
-
     queries = chosen_sets(sets, n_sets)
     info = corpus.select("instance_id", "image_id", "image", "width", "height", "bboxes", "clue")
     fig, axes = style.figure(
@@ -102,67 +100,9 @@ def sets_figure(
         members = sets.filter(pl.col("query_id") == query).sort("rank")
         split, set_rank = members["split"][0], members["set_rank"][0]
         row = q.row(0, named=True) if q.height else {}
-        image = _load_image(row.get("image"), cache_dir, image_root)
-        if image is not None:
-            ax_img.imshow(image)
-            sx = image.shape[1] / float(row.get("width") or image.shape[1])
-            sy = image.shape[0] / float(row.get("height") or image.shape[0])
-            for box in row.get("bboxes") or []:
-                ax_img.add_patch(
-                    Rectangle(
-                        (box["left"] * sx, box["top"] * sy),
-                        box["width"] * sx,
-                        box["height"] * sy,
-                        fill=False,
-                        edgecolor=style.VERMILLION,
-                        linewidth=2.5,
-                    )
-                )
-        else:
-            ax_img.text(
-                0.5,
-                0.5,
-                f"image not available\n{row.get('image', '')}",
-                ha="center",
-                va="center",
-                fontsize=style.FONT_SIZE - 2,
-                transform=ax_img.transAxes,
-                wrap=True,
-            )
-        ax_img.set_xticks([])
-        ax_img.set_yticks([])
-        ax_img.grid(False)
+        _draw_image(ax_img, _load_image(row.get("image"), cache_dir, image_root), row)
         ax_img.set_title(f"{split} set {set_rank}: {query}", fontsize=style.FONT_SIZE)
-        ax_img.set_xlabel(textwrap.fill(f"clue: {row.get('clue') or '—'}", 50), fontsize=style.FONT_SIZE - 1)
-        ax_txt.axis("off")
-        lines = []
-        for m in members.iter_rows(named=True):
-            same = image_of.get(m["candidate_id"]) == row.get("image_id")
-            mark = " ★" if same else ""
-            text = textwrap.shorten(m["inference"] or "", 150, placeholder=" …")
-            lines.append(
-                textwrap.fill(
-                    f"{m['rank']:>2}. [{m['plausibility']:+.2f}]{mark} {text}", 78, subsequent_indent="      "
-                )
-            )
-        ax_txt.text(
-            0.0,
-            1.0,
-            "\n".join(lines),
-            ha="left",
-            va="top",
-            fontsize=style.FONT_SIZE - 1,
-            transform=ax_txt.transAxes,
-            family="DejaVu Sans",
-        )
-        # `rank` is the order the greedy selection picked them in (plausibility traded against diversity), not an
-        # order by plausibility: the title says so (issue 32)
-        ax_txt.set_title(
-            "inferences to rate, in the order picked (plausible yet diverse); [scorer's plausibility]; "
-            "★ written for this image",
-            fontsize=style.FONT_SIZE - 1,
-            loc="left",
-        )
+        _draw_inferences(ax_txt, members, image_of, row.get("image_id"))
     fig.suptitle("Comparison sets as the annotators see them: the region (outlined) and the inferences to rate")
     style.note(fig, note)
     return style.save(
@@ -170,4 +110,72 @@ def sets_figure(
         path,
         title="Comparison sets as annotators see them",
         description=f"{len(queries)} sets: {', '.join(queries)}",
+    )
+
+
+def _draw_image(ax, image: np.ndarray | None, row: dict) -> None:
+    """The query's image with its region outlined (its boxes scaled to the image as loaded) and its clue below; a
+    line saying so where the image is not available."""
+    from matplotlib.patches import Rectangle
+
+    if image is not None:
+        ax.imshow(image)
+        sx = image.shape[1] / float(row.get("width") or image.shape[1])
+        sy = image.shape[0] / float(row.get("height") or image.shape[0])
+        for box in row.get("bboxes") or []:
+            ax.add_patch(
+                Rectangle(
+                    (box["left"] * sx, box["top"] * sy),
+                    box["width"] * sx,
+                    box["height"] * sy,
+                    fill=False,
+                    edgecolor=style.VERMILLION,
+                    linewidth=2.5,
+                )
+            )
+    else:
+        ax.text(
+            0.5,
+            0.5,
+            f"image not available\n{row.get('image', '')}",
+            ha="center",
+            va="center",
+            fontsize=style.FONT_SIZE - 2,
+            transform=ax.transAxes,
+            wrap=True,
+        )
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.set_xlabel(textwrap.fill(f"clue: {row.get('clue') or '—'}", 50), fontsize=style.FONT_SIZE - 1)
+
+
+def _draw_inferences(ax, members: pl.DataFrame, image_of: dict, image_id) -> None:
+    """The set's inferences in the order picked, each with the scorer's plausibility; ★ where written for the image."""
+    ax.axis("off")
+    lines = []
+    for m in members.iter_rows(named=True):
+        same = image_of.get(m["candidate_id"]) == image_id
+        mark = " ★" if same else ""
+        text = textwrap.shorten(m["inference"] or "", 150, placeholder=" …")
+        lines.append(
+            textwrap.fill(f"{m['rank']:>2}. [{m['plausibility']:+.2f}]{mark} {text}", 78, subsequent_indent="      ")
+        )
+    ax.text(
+        0.0,
+        1.0,
+        "\n".join(lines),
+        ha="left",
+        va="top",
+        fontsize=style.FONT_SIZE - 1,
+        transform=ax.transAxes,
+        family="DejaVu Sans",
+    )
+    # `rank` is the order the greedy selection picked them in (plausibility traded against diversity), not an
+    # order by plausibility: the title says so (issue 32)
+    ax.set_title(
+        "inferences to rate, in the order picked (plausible yet diverse); [scorer's plausibility]; "
+        "★ written for this image",
+        fontsize=style.FONT_SIZE - 1,
+        loc="left",
     )

@@ -166,6 +166,22 @@ def greedy_diverse(plaus: np.ndarray, emb: np.ndarray, k: int, w_plaus: float = 
     return picked
 
 
+def _unused(
+    candidate_ids: list[str], plausibility: list[float], used: set[str], text_of: dict[str, str]
+) -> tuple[list[str], list[float]]:
+    """A query's candidates not yet in a set, each inference text once (the most plausible first, as given)."""
+    ids, pl_ = [], []
+    seen_text: set[str] = set()
+    for cid, p in zip(candidate_ids, plausibility, strict=True):
+        t = text_of[cid]
+        if cid in used or t in seen_text:
+            continue
+        seen_text.add(t)
+        ids.append(cid)
+        pl_.append(p)
+    return ids, pl_
+
+
 def select_sets(
     candidates: pl.DataFrame,
     pool: pl.DataFrame,
@@ -193,15 +209,7 @@ def select_sets(
     plaus_lists = grouped["plausibility"].to_list()
     rows = []
     for gi in tqdm(order, desc="greedy selection", disable=not progress):
-        ids, pl_ = [], []
-        seen_text: set[str] = set()
-        for cid, p in zip(cand_lists[gi], plaus_lists[gi], strict=True):
-            t = text_of[cid]
-            if cid in used or t in seen_text:
-                continue
-            seen_text.add(t)
-            ids.append(cid)
-            pl_.append(p)
+        ids, pl_ = _unused(cand_lists[gi], plaus_lists[gi], used, text_of)
         if len(ids) < max(cfg.min_candidates, cfg.set_size):
             continue
         emb = np.stack([sbert_by_instance[c] for c in ids])

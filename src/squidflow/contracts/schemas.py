@@ -261,7 +261,8 @@ IMAGE_SCORES = Schema(
 RATER_TRIAGE = Schema(
     "rater_triage",
     {
-        "annotator": pl.Utf8,
+        "annotator": pl.Utf8,  # the platform's id: this table stays on this machine (never published)
+        "pseudonym": pl.Utf8,  # Ann<k>, the name the report, the tables and the published data give the rater
         "variant": pl.Utf8,
         "n_judgments": pl.Int64,  # round 1
         "n_items": pl.Int64,  # images × prompts shared with at least one other rater
@@ -290,7 +291,7 @@ RATER_TRIAGE = Schema(
         "duplicate_hits": pl.Int64,  # HITs answered image for image as another rater did (3+ answers within 6-94)
         "n_hits_answered": pl.Int64,  # HITs with 3+ answers within 6-94
         "duplicate_share": pl.Float64,  # duplicate_hits / n_hits_answered
-        "duplicates": pl.Utf8,  # the raters with those identical answers (the first five)
+        "duplicates": pl.Utf8,  # the raters with those identical answers, by pseudonym (the first five)
         "in_consensus": pl.Boolean,  # in the last round's consensus (not careless the round before)
         "consensus_rounds": pl.Int64,  # rounds until no verdict changed
         "rounds": pl.List(pl.Utf8),  # the rater's verdict changes between rounds, in words
@@ -322,6 +323,33 @@ IMAGE_TRIAGE = Schema(
         "reason": pl.Utf8,
     },
     produced_by="rule image_triage (workflow/rules/judgments.smk)",
+)
+
+# The next round's plan (annotation.next_round; squidflow.judgments.allocation.plan_next_round): per soft label
+# (image, prompt, variant) its precision now against the target and the ratings the next round buys it. The CHOICE
+# of ratings; the tasks that carry them are written from it.
+NEXT_ROUND_PLAN = Schema(
+    "next_round_plan",
+    {
+        "video_id": pl.Utf8,
+        "frame_index": pl.Int64,
+        "event_prompt": pl.Utf8,
+        "variant": pl.Utf8,
+        "ratings": pl.Int64,  # ratings bought so far, every wave, excluded raters' included (round 1)
+        "n": pl.Int64,  # the kept ones: excluded raters left out (what the soft label averages)
+        "mean": pl.Float64,
+        "mean_lo": pl.Float64,  # the interval of the mean (the published one); null: fewer than 2 ratings
+        "mean_hi": pl.Float64,
+        "spread": pl.Float64,  # SD of the kept ratings (ddof 1); null: fewer than 2
+        "interval_width": pl.Float64,  # of the mean (the published mean_lo, mean_hi); null: fewer than 2 ratings
+        "target_width": pl.Float64,  # annotation.next_round.target.interval_width
+        "ratings_needed": pl.Int64,  # projected kept ratings in all to reach the target, (2 z spread / target)^2
+        "ratings_planned": pl.Int64,  # this round's ratings (a multiple of annotation.assignments_per_hit)
+        "interval_width_planned": pl.Float64,  # projected width after them, 2 z spread / sqrt(n + planned)
+        "reached": pl.Boolean,  # the interval meets the target: no more ratings
+        "unreachable": pl.Boolean,  # cannot reach it within max_ratings_per_image: reported, not chased
+    },
+    produced_by="rule next_round (workflow/rules/judgments.smk)",
 )
 
 # The SIMULATED panel's planted faults: which raters and images the triage should find (rule simulate_panel).

@@ -33,56 +33,78 @@ def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
     return out
 
 
+def _config(args: argparse.Namespace) -> dict:
+    """With --configfile, the configuration a run reads with the same arguments (squidflow.config_layers: the files
+    in order, then --config); without, no config file: the schema's defaults, then --config. The command line's
+    evaluation and intervals options go on top."""
+    from squidflow import config_layers
+    from squidflow.config import ConfigError, merge_configs, validate_config
+
+    files = [c for c in args.config if "=" not in c and Path(c).is_file()]
+    if files:
+        raise ConfigError(
+            f"--config {' '.join(files)}: config files go after --configfile (--config takes KEY=VALUE, as "
+            "`snakemake --config`)."
+        )
+    if args.configfile:
+        chosen = config_layers.from_arguments(args)
+        config = config_layers.resolve(chosen, directory=args.directory, check_paths=False)
+    else:
+        config = validate_config(config_layers.parse_overrides(args.config))
+    overrides: dict = {"evaluation": {}}
+    label_map = label_map_of(args.label_map)
+    for key, value in (
+        ("variant", args.variant),
+        ("top_k", args.top_k),
+        ("label_map", label_map),
+        ("ece_bins", args.ece_bins),
+    ):
+        if value is not None:
+            overrides["evaluation"][key] = value
+    intervals = {
+        k: v for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed)) if v is not None
+    }
+    if intervals:
+        overrides["intervals"] = intervals
+    return validate_config(merge_configs(config, overrides))
+
+
+def _models(args: argparse.Namespace) -> list[dict]:
+    """One model per predictions file, named by --name (in order) or by the file's name."""
+    from squidflow.errors import UserError
+
+    names = args.name or []
+    if names and len(names) != len(args.predictions):
+        raise UserError(
+            f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
+            "give one --name per file, in the same order, or none"
+        )
+    return [
+        {
+            "name": names[i] if names else Path(p).name.split(".")[0],
+            "predictions": str(p),
+            "images": args.images,
+            "reference_accuracy": None,
+        }
+        for i, p in enumerate(args.predictions)
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     """Score predictions files against human judgments as the evaluation rules do: Tables 2 and 8 and the
     soft-label table (CSV, Markdown, LaTeX) in --out."""
-    from squidflow.config import load_config, merge_configs, validate_config
     from squidflow.contracts import io, schemas
     from squidflow.contracts.io import SchemaError
     from squidflow.errors import UserError
     from squidflow.evaluation.predictions import PredictionsError
     from squidflow.evaluation.scoring import Scoring, evaluate_predictions, read_judgments
 
+    if args.out is None:
+        args.out = args.directory / "results" / "evaluate"
     try:
-        config = (
-            load_config(args.config[0], extra=tuple(args.config[1:]), check_paths=False)
-            if args.config
-            else validate_config({})
-        )
-        overrides: dict = {"evaluation": {}}
-        label_map = label_map_of(args.label_map)
-        for key, value in (
-            ("variant", args.variant),
-            ("top_k", args.top_k),
-            ("label_map", label_map),
-            ("ece_bins", args.ece_bins),
-        ):
-            if value is not None:
-                overrides["evaluation"][key] = value
-        intervals = {
-            k: v
-            for k, v in (("resamples", args.resamples), ("level", args.level), ("seed", args.seed))
-            if v is not None
-        }
-        if intervals:
-            overrides["intervals"] = intervals
-        config = validate_config(merge_configs(config, overrides))
+        config = _config(args)
         ev = config["evaluation"]
-        names = args.name or []
-        if names and len(names) != len(args.predictions):
-            raise UserError(
-                f"--name given {len(names)} time(s) for {len(args.predictions)} predictions file(s); "
-                "give one --name per file, in the same order, or none"
-            )
-        models = [
-            {
-                "name": names[i] if names else Path(p).name.split(".")[0],
-                "predictions": str(p),
-                "images": args.images,
-                "reference_accuracy": None,
-            }
-            for i, p in enumerate(args.predictions)
-        ]
+        models = _models(args)
         judgments, excluded = read_judgments(args.judgments, report=args.annotator_report)
         frames = io.read_parquet(args.frames, schemas.FRAMES) if args.frames else None
         source = (
@@ -172,13 +194,11 @@ def add_parser(sub) -> None:
         help="event -> correct labels: EVENT=LABEL[,LABEL...] (repeatable) or a YAML/JSON file "
         "(default: evaluation.label_map)",
     )
-    p.add_argument(
-        "--config",
-        type=Path,
-        nargs="+",
-        default=None,
-        help="squidflow config files whose evaluation section (and events) to use; flags override them",
-    )
+    from squidflow import config_layers
+
+    # the run's --configfile (whose evaluation section and events to use; none: the schema's defaults), --config and
+    # --directory, as snakemake takes them; the flags below override them
+    config_layers.add_arguments(p)
     p.add_argument("--name", action="append", default=None, help="a model's name in the tables (one per file)")
     p.add_argument("--images", default=None, help="mapping table image,video_id,frame_index for files keyed by `image`")
     p.add_argument("--vocabulary", default=None, help="label list to check the predicted labels against")
@@ -194,7 +214,5 @@ def add_parser(sub) -> None:
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (intervals.resamples)")
     p.add_argument("--level", type=float, default=None, help="interval level (intervals.level)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (intervals.seed)")
-    p.add_argument(
-        "--out", type=Path, default=Path("results/evaluate"), help="output folder (default: results/evaluate)"
-    )
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: results/evaluate in --directory)")
     p.set_defaults(func=run)

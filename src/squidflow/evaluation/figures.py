@@ -65,6 +65,42 @@ def smooth_curve(m: ModelPoints, mesh: int = 200) -> tuple[np.ndarray, np.ndarra
     return t, curve, sigma
 
 
+def _reliability_panel(ax, m: ModelPoints, n_bins: int, cfg: IntervalConfig) -> None:
+    """One model's reliability diagram: accuracy per bin with its bootstrap interval, the smooth curve, the ECEs."""
+    ax.plot([0, 1], [0, 1], color=style.GREY, linewidth=0.8, linestyle=":", label="perfect calibration")
+    if len(m.confidence):
+        bins = reliability_bins(m, n_bins, cfg)
+        ok = bins["count"] > 0
+        acc, conf = bins["accuracy"][ok], bins["confidence"][ok]
+        style.interval_bars(ax, conf, bins["lo"][ok], bins["hi"][ok], color=style.SKY_BLUE, linewidth=3)
+        ax.plot(
+            conf,
+            acc,
+            marker=style.MARKERS[0],
+            color=style.BLUE,
+            linestyle="none",
+            label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval",
+        )
+        ece = U.ece_equal_width(m.confidence, m.correct, n_bins)
+        t, curve, sigma = smooth_curve(m)
+        smece = U.smooth_ece(m.confidence, m.correct, sigma=sigma)
+        ax.plot(t, curve, color=style.VERMILLION, label="smooth reliability curve (at σ*)")
+        ax.text(
+            0.98,
+            0.02,
+            f"ECE {ece:.3f}\nsmECE {smece:.3f}\nσ* {sigma:.3f}",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=style.FONT_SIZE - 1,
+        )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("confidence (rank-1 score)")
+    ax.set_ylabel("accuracy")
+    ax.set_title(f"{m.name} (n={len(m.confidence)})")
+
+
 def reliability_figure(
     models: Sequence[ModelPoints],
     path: str | Path,
@@ -82,39 +118,7 @@ def reliability_figure(
         if i >= len(models):
             ax.set_visible(False)
             continue
-        m = models[i]
-        ax.plot([0, 1], [0, 1], color=style.GREY, linewidth=0.8, linestyle=":", label="perfect calibration")
-        if len(m.confidence):
-            bins = reliability_bins(m, n_bins, cfg)
-            ok = bins["count"] > 0
-            acc, conf = bins["accuracy"][ok], bins["confidence"][ok]
-            style.interval_bars(ax, conf, bins["lo"][ok], bins["hi"][ok], color=style.SKY_BLUE, linewidth=3)
-            ax.plot(
-                conf,
-                acc,
-                marker=style.MARKERS[0],
-                color=style.BLUE,
-                linestyle="none",
-                label=f"accuracy per bin, {round(100 * cfg.level)}% bootstrap interval",
-            )
-            ece = U.ece_equal_width(m.confidence, m.correct, n_bins)
-            t, curve, sigma = smooth_curve(m)
-            smece = U.smooth_ece(m.confidence, m.correct, sigma=sigma)
-            ax.plot(t, curve, color=style.VERMILLION, label="smooth reliability curve (at σ*)")
-            ax.text(
-                0.98,
-                0.02,
-                f"ECE {ece:.3f}\nsmECE {smece:.3f}\nσ* {sigma:.3f}",
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=style.FONT_SIZE - 1,
-            )
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("confidence (rank-1 score)")
-        ax.set_ylabel("accuracy")
-        ax.set_title(f"{m.name} (n={len(m.confidence)})")
+        _reliability_panel(ax, models[i], n_bins, cfg)
         style.panel_letter(ax, i)
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside upper center", ncols=min(3, len(labels)), frameon=False)
@@ -170,6 +174,58 @@ def saturation(
     return {s: {meas: np.asarray(v) for meas, v in d.items()} for s, d in out.items()}
 
 
+def _saturation_curves(ax, curves: dict, series: list[str], measure: str) -> None:
+    """Each series' curve of one measure against raters per image, with a band (or bars) of the central draws."""
+    for j, name in enumerate(series):
+        c = curves.get(name, {}).get(measure)
+        if c is None or not len(c):
+            continue
+        colour = style.BLACK if name in ("people", "alpha") else style.SERIES[j % len(style.SERIES)]
+        label = (
+            "people (leave-one-rater-out)"
+            if name == "people"
+            else ("Krippendorff's α (interval)" if name == "alpha" else name)
+        )
+        if len(c) >= 3:  # a band where it has a shape; two or fewer sizes: error bars (no grey triangles)
+            ax.fill_between(c[:, 0], c[:, 2], c[:, 3], color=colour, alpha=0.2)
+        else:
+            style.interval_bars(ax, c[:, 0], c[:, 2], c[:, 3], color=colour, cap=0.15)
+        ax.plot(
+            c[:, 0],
+            c[:, 1],
+            marker=style.MARKERS[j % len(style.MARKERS)],
+            color=colour,
+            label=label,
+            linestyle="--" if name == "people" else "-",
+        )
+
+
+def _saturation_legend(axes, n_panels: int, level: float, repeats: int) -> None:
+    """One legend for every panel, in the first unused panel's place (else in the first panel), the spare panels
+    hidden."""
+    handles: dict[str, object] = {}
+    for ax in axes.ravel()[:n_panels]:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    from matplotlib.patches import Patch
+
+    handles[f"band / bars: central {level:.0%}\nof {repeats} draws per size"] = Patch(color=style.BLACK, alpha=0.2)
+    spare = axes.ravel()[n_panels:]
+    for ax in spare:
+        ax.set_visible(False)
+    if spare.size:  # the legend in the first empty panel's place
+        x0, y0, w, h = spare[0].get_position().bounds  # left-aligned, clear of the last panel's markers
+        spare[0].figure.legend(
+            list(handles.values()),
+            list(handles),
+            loc="center left",
+            bbox_to_anchor=(x0 + 0.04, y0, w, h),
+            frameon=False,
+        )
+    else:
+        axes.ravel()[0].legend(list(handles.values()), list(handles), loc="best")
+
+
 def saturation_figure(
     models: Sequence[ModelPoints],
     people: np.ndarray,
@@ -188,54 +244,12 @@ def saturation_figure(
     fig, axes = style.figure(rows, cols, height=2.2 * rows + 0.6)
     names = [m.name for m in models] + ["people"]
     for i, (ax, measure) in enumerate(zip(axes.ravel(), panels, strict=False)):
-        series = ["alpha"] if measure == "alpha" else names
-        for j, name in enumerate(series):
-            c = curves.get(name, {}).get(measure)
-            if c is None or not len(c):
-                continue
-            colour = style.BLACK if name in ("people", "alpha") else style.SERIES[j % len(style.SERIES)]
-            label = (
-                "people (leave-one-rater-out)"
-                if name == "people"
-                else ("Krippendorff's α (interval)" if name == "alpha" else name)
-            )
-            if len(c) >= 3:  # a band where it has a shape; two or fewer sizes: error bars (no grey triangles)
-                ax.fill_between(c[:, 0], c[:, 2], c[:, 3], color=colour, alpha=0.2)
-            else:
-                style.interval_bars(ax, c[:, 0], c[:, 2], c[:, 3], color=colour, cap=0.15)
-            ax.plot(
-                c[:, 0],
-                c[:, 1],
-                marker=style.MARKERS[j % len(style.MARKERS)],
-                color=colour,
-                label=label,
-                linestyle="--" if name == "people" else "-",
-            )
+        _saturation_curves(ax, curves, ["alpha"] if measure == "alpha" else names, measure)
         ax.set_xlabel("raters per image")
         ax.set_title("Krippendorff's α" if measure == "alpha" else HEADERS[measure])
         ax.xaxis.get_major_locator().set_params(integer=True)
         style.panel_letter(ax, i)
-    handles: dict[str, object] = {}
-    for ax in axes.ravel()[: len(panels)]:
-        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, h)
-    from matplotlib.patches import Patch
-
-    handles[f"band / bars: central {level:.0%}\nof {repeats} draws per size"] = Patch(color=style.BLACK, alpha=0.2)
-    spare = axes.ravel()[len(panels) :]
-    for ax in spare:
-        ax.set_visible(False)
-    if spare.size:  # the legend in the first empty panel's place
-        x0, y0, w, h = spare[0].get_position().bounds  # left-aligned, clear of the last panel's markers
-        spare[0].figure.legend(
-            list(handles.values()),
-            list(handles),
-            loc="center left",
-            bbox_to_anchor=(x0 + 0.04, y0, w, h),
-            frameon=False,
-        )
-    else:
-        axes.ravel()[0].legend(list(handles.values()), list(handles), loc="best")
+    _saturation_legend(axes, len(panels), level, repeats)
     fig.suptitle(title or "How the measures change as raters per image are subsampled (more raters: flatter curves)")
     style.note(fig, note)
     return style.save(

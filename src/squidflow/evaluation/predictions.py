@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 import polars as pl
 
-from squidflow.bounds import gzip_lines, gzip_read
+from squidflow.bounds import gzip_lines, gzip_read, parquet_check
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import id_expr, unknown_id_hint
 from squidflow.contracts.io import json_lines
@@ -75,6 +75,7 @@ def file_format(source: str | Path) -> tuple[str, bool]:
 def _read_raw(path: Path, fmt: str, gz: bool, where: str) -> tuple[pl.DataFrame, int]:
     """The file as a frame plus the number of the first data row (CSV/JSON Lines line numbers; Parquet rows)."""
     if fmt == "parquet":
+        parquet_check(path, where, PredictionsError)  # a decompression bomb stops here, before any row is read
         try:
             return pl.read_parquet(path), 1
         except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a damaged file
@@ -140,8 +141,9 @@ def _fail(where: str, problems: list[Problem], total: int | None = None) -> None
     )
 
 
-def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
-    """Cast the columns, collecting every row-level problem; raises PredictionsError if there is any."""
+def _check_shape(raw: pl.DataFrame, where: str) -> None:
+    """The file's columns and rows before any row is read: the key, rank, label and score columns, none holding a
+    list or bytes, and at least one row."""
     has_key = {"video_id", "frame_index"} <= set(raw.columns) or "image" in raw.columns
     missing = [c for c in ("rank", "label", "score") if c not in raw.columns]
     if missing or not has_key:
@@ -168,30 +170,11 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
             "model's predictions again: one row per (image, rank) with rank, label, score and the "
             "image key."
         )
-    if "_row" not in raw.columns:
-        raw = raw.with_row_index("_row", offset=first_row).with_columns(pl.col("_row").cast(pl.Int64))
-    df = raw.select(
-        "_row",
-        *[_column(raw, c, text=True) for c in ("video_id", "image", "label")],
-        *[_column(raw, c, text=False) for c in ("frame_index", "rank", "score")],
-    )
-    # ids as people write them (the release's `"""-id"""`, pandas' `"-id"`): quotes and whitespace stripped; the id
-    # as written is kept for the message when it is unknown
-    df = df.with_columns(pl.coalesce("video_id", "image").alias("_written"), id_expr("video_id"), id_expr("image"))
-    rank_f = pl.col("rank").cast(pl.Float64, strict=False)
-    frame_f = pl.col("frame_index").cast(pl.Float64, strict=False)
-    df = df.with_columns(
-        pl.when(rank_f.is_finite() & (rank_f == rank_f.floor()) & (rank_f >= 1))
-        .then(rank_f)
-        .cast(pl.Int64)
-        .alias("_rank"),
-        pl.when(frame_f.is_finite() & (frame_f == frame_f.floor()) & (frame_f >= 0))
-        .then(frame_f)
-        .cast(pl.Int64)
-        .alias("_frame"),
-        pl.col("score").cast(pl.Float64, strict=False).alias("_score"),
-    )
-    checks = [
+
+
+def _row_checks() -> list[tuple[pl.Expr, Callable[[dict], str]]]:
+    """(rows with the problem, the problem in words) for every row-level problem of a predictions file."""
+    return [
         (pl.col("rank").is_null(), lambda r: "rank is empty"),
         (
             pl.col("rank").is_not_null() & pl.col("_rank").is_null(),
@@ -217,9 +200,37 @@ def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
             ),
         ),
     ]
+
+
+def _parse_rows(raw: pl.DataFrame, first_row: int, where: str) -> pl.DataFrame:
+    """Cast the columns, collecting every row-level problem; raises PredictionsError if there is any."""
+    _check_shape(raw, where)
+    if "_row" not in raw.columns:
+        raw = raw.with_row_index("_row", offset=first_row).with_columns(pl.col("_row").cast(pl.Int64))
+    df = raw.select(
+        "_row",
+        *[_column(raw, c, text=True) for c in ("video_id", "image", "label")],
+        *[_column(raw, c, text=False) for c in ("frame_index", "rank", "score")],
+    )
+    # ids as people write them (the release's `"""-id"""`, pandas' `"-id"`): quotes and whitespace stripped; the id
+    # as written is kept for the message when it is unknown
+    df = df.with_columns(pl.coalesce("video_id", "image").alias("_written"), id_expr("video_id"), id_expr("image"))
+    rank_f = pl.col("rank").cast(pl.Float64, strict=False)
+    frame_f = pl.col("frame_index").cast(pl.Float64, strict=False)
+    df = df.with_columns(
+        pl.when(rank_f.is_finite() & (rank_f == rank_f.floor()) & (rank_f >= 1))
+        .then(rank_f)
+        .cast(pl.Int64)
+        .alias("_rank"),
+        pl.when(frame_f.is_finite() & (frame_f == frame_f.floor()) & (frame_f >= 0))
+        .then(frame_f)
+        .cast(pl.Int64)
+        .alias("_frame"),
+        pl.col("score").cast(pl.Float64, strict=False).alias("_score"),
+    )
     problems: list[Problem] = []
     total = 0
-    for mask, say in checks:
+    for mask, say in _row_checks():
         bad = df.filter(mask)
         total += len(bad)
         problems += [Problem(r["_row"], say(r)) for r in bad.head(SHOW).iter_rows(named=True)]
@@ -349,6 +360,8 @@ def check_predictions(df: pl.DataFrame, known_images: pl.DataFrame | None, where
 def read_image_table(source: str | Path, cache_dir: str | Path) -> pl.DataFrame:
     """A mapping table image -> video_id, frame_index (CSV or Parquet, local or URL)."""
     path = fetch(source, cache_dir)
+    if str(path).endswith((".parquet", ".pq")):
+        parquet_check(path, str(source), PredictionsError)
     try:
         table = (
             pl.read_parquet(path) if str(path).endswith((".parquet", ".pq")) else pl.read_csv(path, infer_schema=False)

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -54,9 +55,14 @@ def excluded_annotators(report: pl.DataFrame | None) -> list[str]:
 def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tuple[pl.DataFrame, list[str]]:
     """(judgments, excluded annotators) from the release CSV or a judgments Parquet, plus an optional
     annotator_report.parquet whose `excluded` annotators are left out (as results/judgments/image_scores.parquet)."""
+    from squidflow.bounds import parquet_check
+    from squidflow.errors import InputError
     from squidflow.judgments.ingest import read_release
 
     path = Path(path)
+    for handed in (path, report):  # files someone hands over: their footers checked before a row is read
+        if handed is not None and Path(handed).suffix.lower() in (".parquet", ".pq"):
+            parquet_check(handed, str(handed), InputError)
     if path.suffix.lower() in (".parquet", ".pq"):
         judgments = io.read_parquet(path, schemas.JUDGMENTS)
     else:
@@ -162,6 +168,39 @@ class Scoring:
     frames: pl.DataFrame | None = None
 
 
+def _score_model(
+    m: Mapping, scores: pl.DataFrame, ratings: pl.DataFrame, how: Scoring
+) -> tuple[pl.DataFrame, Any, ModelPoints | None]:
+    """One model's predictions file, read once and scored: its accuracy rows, its summary, and its per-image points
+    (None where its scores are not probabilities)."""
+    preds = read_model_predictions(
+        m["predictions"], scores, image_table=m.get("images"), frames=how.frames, cache_dir=how.cache_dir
+    )
+    acc, summary = model_accuracy_of(
+        preds,
+        scores,
+        name=m["name"],
+        predictions=m["predictions"],
+        variant=how.variant,
+        top_k=how.top_k,
+        label_map=how.label_map,
+        events_config=how.events_config,
+        vocabulary=how.vocabulary,
+        cache_dir=how.cache_dir,
+        intervals=how.intervals,
+    )
+    p = model_points_of(
+        m["name"],
+        preds,
+        scores,
+        ratings,
+        variant=how.variant,
+        label_map=how.label_map,
+        events_config=how.events_config,
+    )
+    return io.conform(acc, schemas.MODEL_ACCURACY), summary, p
+
+
 def evaluate_predictions(
     models: Sequence[Mapping], judgments: pl.DataFrame, excluded: Sequence[str], how: Scoring
 ) -> dict[str, tuple[pl.DataFrame, str, str]]:
@@ -174,33 +213,9 @@ def evaluate_predictions(
     )
     accuracies, summaries, points, skipped = [], [], [], []
     for m in models:
-        preds = read_model_predictions(
-            m["predictions"], scores, image_table=m.get("images"), frames=how.frames, cache_dir=how.cache_dir
-        )
-        acc, summary = model_accuracy_of(
-            preds,
-            scores,
-            name=m["name"],
-            predictions=m["predictions"],
-            variant=how.variant,
-            top_k=how.top_k,
-            label_map=how.label_map,
-            events_config=how.events_config,
-            vocabulary=how.vocabulary,
-            cache_dir=how.cache_dir,
-            intervals=how.intervals,
-        )
-        accuracies.append(io.conform(acc, schemas.MODEL_ACCURACY))
+        acc, summary, p = _score_model(m, scores, ratings, how)
+        accuracies.append(acc)
         summaries.append(summary)
-        p = model_points_of(
-            m["name"],
-            preds,
-            scores,
-            ratings,
-            variant=how.variant,
-            label_map=how.label_map,
-            events_config=how.events_config,
-        )
         if p is None:
             skipped.append(m["name"])
         else:

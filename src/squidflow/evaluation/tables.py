@@ -126,6 +126,31 @@ def _rows(df: pl.DataFrame, models: list[ModelInfo], table: str, tex: bool) -> t
     return header, body
 
 
+def _summary_notes(summaries: list[dict]) -> list[str]:
+    """Per model, what was left out (judged images without prediction, labels outside the vocabulary), and the
+    label-map labels no model can predict."""
+    parts = []
+    for s in summaries:
+        notes = []
+        if s.get("judged_images_without_prediction"):
+            notes.append(
+                f"{s['judged_images_without_prediction']} of {s['judged_images']} judged images without prediction (left out)"
+            )
+        outside = s.get("predicted_labels_outside_vocabulary") or []
+        if s.get("vocabulary") is not None:
+            notes.append(
+                f"{len(outside)} predicted label(s) in {s['prediction_rows_outside_vocabulary']} rows outside the "
+                f"{s['vocabulary_size']}-label vocabulary"
+                + (f" ({', '.join(outside[:5])}{', …' if len(outside) > 5 else ''})" if outside else "")
+            )
+        if notes:
+            parts.append(f"{s['model']}: " + "; ".join(notes) + ".")
+    map_outside = sorted({lab for s in summaries for lab in (s.get("map_labels_outside_vocabulary") or [])})
+    if map_outside:
+        parts.append(f"Label-map labels outside the vocabulary (never predictable): {', '.join(map_outside)}.")
+    return parts
+
+
 def caption(
     table: str,
     models: list[ModelInfo],
@@ -175,24 +200,7 @@ def caption(
         parts.append("SD Acc.: the standard-data accuracy reported for the model (configured, not measured here).")
     if any(m.demo for m in models):
         parts.append("(demo) models are this workflow's own, trained or run on the offline demo's synthetic videos.")
-    for s in summaries:
-        notes = []
-        if s.get("judged_images_without_prediction"):
-            notes.append(
-                f"{s['judged_images_without_prediction']} of {s['judged_images']} judged images without prediction (left out)"
-            )
-        outside = s.get("predicted_labels_outside_vocabulary") or []
-        if s.get("vocabulary") is not None:
-            notes.append(
-                f"{len(outside)} predicted label(s) in {s['prediction_rows_outside_vocabulary']} rows outside the "
-                f"{s['vocabulary_size']}-label vocabulary"
-                + (f" ({', '.join(outside[:5])}{', …' if len(outside) > 5 else ''})" if outside else "")
-            )
-        if notes:
-            parts.append(f"{s['model']}: " + "; ".join(notes) + ".")
-    map_outside = sorted({lab for s in summaries for lab in (s.get("map_labels_outside_vocabulary") or [])})
-    if map_outside:
-        parts.append(f"Label-map labels outside the vocabulary (never predictable): {', '.join(map_outside)}.")
+    parts += _summary_notes(summaries)
     if not models:
         parts.append("No models: add predictions files under evaluation.models (README, 'Evaluate your own model').")
     return " ".join(parts)

@@ -34,6 +34,42 @@ def prompts_for(labels: Sequence[str], template: str) -> list[str]:
     return [template.format(label=str(lab).replace("_", " ")) for lab in labels]
 
 
+def _image_batch(rows: list[dict], start: int, preprocess) -> list:
+    """The frames of `rows` (rows `start` + 1, ... of frames.parquet), read and preprocessed for the model."""
+    from PIL import Image
+
+    batch = []
+    for j, r in enumerate(rows):
+        path = Path(job_file(r["image_path"]))
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{CONFIG_KEY}: frame image {path} (frames.parquet row {start + j + 1}) not "
+                "found; rerun the frames stage (results/dataset/frames.parquet)"
+            )
+        with Image.open(path) as im:
+            batch.append(preprocess(im.convert("RGB")))
+    return batch
+
+
+def _predictions(rows: list[dict], labels: list[str], top_p: list, top_i: list, ranks: int) -> pl.DataFrame:
+    """The `ranks` most probable labels of each frame (batches of probabilities and label indices) as
+    schemas.PREDICTIONS rows."""
+    n = len(rows)
+    p = np.concatenate(top_p) if top_p else np.zeros((0, ranks))
+    i = np.concatenate(top_i) if top_i else np.zeros((0, ranks), dtype=int)
+    return pl.DataFrame(
+        {
+            "video_id": np.repeat(np.asarray([r["video_id"] for r in rows], dtype=object), ranks),
+            "frame_index": np.repeat(np.asarray([r["frame_index"] for r in rows], dtype=np.int64), ranks),
+            "image": [None] * (n * ranks),
+            "rank": np.tile(np.arange(1, ranks + 1), n),
+            "label": np.asarray(labels, dtype=object)[i.ravel()] if n else np.asarray([], dtype=object),
+            "score": p.ravel().astype(float),
+        },
+        schema=schemas.PREDICTIONS.columns,
+    )
+
+
 def zero_shot_predictions(
     frames: pl.DataFrame,
     labels: Sequence[str],
@@ -48,7 +84,6 @@ def zero_shot_predictions(
 ) -> pl.DataFrame:
     """frames (video_id, frame_index, image_path) -> the `ranks` most probable labels per frame (schemas.PREDICTIONS)."""
     import torch
-    from PIL import Image
     from tqdm import tqdm
 
     labels = list(dict.fromkeys(labels))
@@ -75,40 +110,18 @@ def zero_shot_predictions(
         text_feats = torch.nn.functional.normalize(torch.cat(text_parts), dim=1)
         scale = float(model.logit_scale.exp()) if hasattr(model, "logit_scale") else 100.0
         for start in tqdm(range(0, len(rows), batch_size), desc="zero-shot CLIP", mininterval=10):
-            batch = []
-            for j, r in enumerate(rows[start : start + batch_size]):
-                path = Path(job_file(r["image_path"]))
-                if not path.exists():
-                    raise FileNotFoundError(
-                        f"{CONFIG_KEY}: frame image {path} (frames.parquet row {start + j + 1}) not "
-                        "found; rerun the frames stage (results/dataset/frames.parquet)"
-                    )
-                with Image.open(path) as im:
-                    batch.append(preprocess(im.convert("RGB")))
+            batch = _image_batch(rows[start : start + batch_size], start, preprocess)
             feats = torch.nn.functional.normalize(model.encode_image(torch.stack(batch).to(device)).float(), dim=1)
             probs = (scale * feats @ text_feats.T).softmax(dim=1)
             best_p, best_i = probs.topk(ranks, dim=1)
             top_p.append(best_p.cpu().numpy())
             top_i.append(best_i.cpu().numpy())
-    n = len(rows)
-    p = np.concatenate(top_p) if top_p else np.zeros((0, ranks))
-    i = np.concatenate(top_i) if top_i else np.zeros((0, ranks), dtype=int)
     log.info(
         "zero-shot CLIP %s (%s): %d frames against %d labels, top %d kept",
         model_name,
         pretrained,
-        n,
+        len(rows),
         len(labels),
         ranks,
     )
-    return pl.DataFrame(
-        {
-            "video_id": np.repeat(np.asarray([r["video_id"] for r in rows], dtype=object), ranks),
-            "frame_index": np.repeat(np.asarray([r["frame_index"] for r in rows], dtype=np.int64), ranks),
-            "image": [None] * (n * ranks),
-            "rank": np.tile(np.arange(1, ranks + 1), n),
-            "label": np.asarray(labels, dtype=object)[i.ravel()] if n else np.asarray([], dtype=object),
-            "score": p.ravel().astype(float),
-        },
-        schema=schemas.PREDICTIONS.columns,
-    )
+    return _predictions(rows, labels, top_p, top_i, ranks)

@@ -59,10 +59,10 @@ from pathlib import Path
 import ffmpeg
 import numpy as np
 
+from squidflow.errors import first_line
 from squidflow.frames.frame_table import (
     ExtractionError,
     FrameTable,
-    _first_line,
     _stderr,
     frame_table,
     resolve_decoder,
@@ -243,7 +243,7 @@ def _decode_played_at(table: FrameTable, seconds: np.ndarray, ranks: list[int], 
         )
         batch = dec.get_frames_played_at(at)
     except (RuntimeError, ValueError, IndexError) as exc:
-        log.info("%s: approximate-mode decoding failed (%s); decoding frame by frame", table.path, _first_line(exc))
+        log.info("%s: approximate-mode decoding failed (%s); decoding frame by frame", table.path, first_line(exc))
         return {}
     frames = batch.data.numpy()
     return {k: frames[i] for i, k in enumerate(ranks) if _rank_at(seconds, float(batch.pts_seconds[i])) == k}
@@ -262,7 +262,7 @@ def _decode_blocks(
         decoder = stream.make_decoder(device="cpu", num_ffmpeg_threads=threads)
         converter = ColorConverter(device="cpu")
     except (RuntimeError, ValueError) as exc:
-        raise ExtractionError(f"{table.path}: torchcodec could not open the video: {_first_line(exc)}") from exc
+        raise ExtractionError(f"{table.path}: torchcodec could not open the video: {first_line(exc)}") from exc
     bad_packets: list[str] = []
 
     def frames_from(key: int, only_first: bool):
@@ -276,7 +276,7 @@ def _decode_blocks(
             try:
                 yield from decoder.decode(packet)
             except RuntimeError as exc:  # a damaged packet: skipped, as the ffmpeg CLI and OpenCV skip it
-                bad_packets.append(_first_line(exc))
+                bad_packets.append(first_line(exc))
             if only_first:
                 break
         yield from decoder.drain()
@@ -310,7 +310,7 @@ def _decode_blocks(
         if isinstance(exc, ExtractionError):
             raise
         raise ExtractionError(
-            f"{table.path}: torchcodec could not decode frames {sorted(out)}: {_first_line(exc)}; "
+            f"{table.path}: torchcodec could not decode frames {sorted(out)}: {first_line(exc)}; "
             "the file may be truncated or corrupt"
         ) from exc
     if bad_packets:
@@ -382,7 +382,7 @@ def _output_order_torchcodec(table: FrameTable, wanted: list[int]) -> dict[int, 
         decoder = stream.make_decoder(device="cpu", num_ffmpeg_threads=1)
         converter = ColorConverter(device="cpu")
     except (RuntimeError, ValueError) as exc:
-        raise ExtractionError(f"{table.path}: torchcodec could not open the video: {_first_line(exc)}") from exc
+        raise ExtractionError(f"{table.path}: torchcodec could not open the video: {first_line(exc)}") from exc
     bad_packets: list[str] = []
 
     def delivered():
@@ -390,7 +390,7 @@ def _output_order_torchcodec(table: FrameTable, wanted: list[int]) -> dict[int, 
             try:
                 yield from decoder.decode(packet)
             except RuntimeError as exc:  # a damaged packet: skipped, as the ffmpeg CLI and OpenCV skip it
-                bad_packets.append(_first_line(exc))
+                bad_packets.append(first_line(exc))
         yield from decoder.drain()
 
     want, last, out = set(wanted), wanted[-1], {}
@@ -401,7 +401,7 @@ def _output_order_torchcodec(table: FrameTable, wanted: list[int]) -> dict[int, 
             if n >= last:
                 break
     except RuntimeError as exc:
-        raise ExtractionError(f"{table.path}: torchcodec could not decode the stream: {_first_line(exc)}") from exc
+        raise ExtractionError(f"{table.path}: torchcodec could not decode the stream: {first_line(exc)}") from exc
     if bad_packets:
         log.warning(
             "%s: %d damaged packets skipped while decoding (e.g. %s)", table.path, len(bad_packets), bad_packets[0]

@@ -148,10 +148,8 @@ def extract_videos(
     workflow. While one video decodes, the previous one's images are encoded by a second thread (the JPEG encoder
     releases the GIL).
     """
-    import polars as pl
-
     from squidflow.contracts.io import marked_folder
-    from squidflow.contracts.paths import job_file, recorded_path
+    from squidflow.contracts.paths import job_file
     from squidflow.runtime.logs import progress
 
     # never an empty folder, even for a shard without a decodable video (contracts.io.marked_folder)
@@ -180,50 +178,59 @@ def extract_videos(
             frames = decode_ranks(table, ranks, frames_per_call=cfg.frames_per_call, workers=workers, decoder=decoder)
         except (ExtractionError, OSError) as exc:
             log.warning("video %s (%s) cannot be used: %s", vid, path, exc)
-            status.append(
-                {
-                    "video_id": vid,
-                    "status": "corrupt",
-                    "error": str(exc),
-                    "mode": None,
-                    "n_frames": 0,
-                    "video_frames": None,
-                    "width": None,
-                    "height": None,
-                }
-            )
+            status.append(_status_row(vid, "corrupt", error=str(exc)))
             continue
         outs = [image_dir / vid / f"{rank}.{image_format}" for rank in ranks]
         if pending is not None:
             pending.result()  # at most one video's images in memory besides the one decoding
         pending = writer.submit(save_all, list(zip(frames, outs, strict=True)))
-        for rank, out in zip(ranks, outs, strict=True):
-            rows.append(
-                {
-                    "video_id": vid,
-                    "frame_index": rank,
-                    "pts_s": float(table.pts[rank] * table.time_base),
-                    "is_keyframe": bool(table.is_key[rank]),
-                    "image_path": recorded_path(out),  # the path in the workflow, wherever this job wrote it
-                }
-            )
-        width, height = table.display_size
-        status.append(
-            {
-                "video_id": vid,
-                "status": "ok",
-                "error": None,
-                "mode": mode,
-                "n_frames": len(ranks),
-                "video_frames": table.n_frames,
-                "width": width,
-                "height": height,
-            }
-        )
+        rows += _frame_rows(vid, table, ranks, outs)
+        status.append(_status_row(vid, "ok", mode=mode, n_frames=len(ranks), video=table))
         log.info("%s: %d frames (%s mode, %d keyframes)", vid, len(ranks), mode, int(table.is_key[ranks].sum()))
     if pending is not None:
         pending.result()
     writer.shutdown()
+    return _tables(rows, status)
+
+
+def _frame_rows(vid: str, table: FrameTable, ranks: list[int], outs: list[Path]) -> list[dict]:
+    """One video's rows of schemas.EXTRACTED_FRAMES."""
+    from squidflow.contracts.paths import recorded_path
+
+    return [
+        {
+            "video_id": vid,
+            "frame_index": rank,
+            "pts_s": float(table.pts[rank] * table.time_base),
+            "is_keyframe": bool(table.is_key[rank]),
+            "image_path": recorded_path(out),  # the path in the workflow, wherever this job wrote it
+        }
+        for rank, out in zip(ranks, outs, strict=True)
+    ]
+
+
+def _status_row(
+    vid: str, status: str, *, error: str | None = None, mode: str | None = None, n_frames: int = 0, video=None
+) -> dict:
+    """One video's row of schemas.EXTRACTION_STATUS: `ok` with its mode, frame counts and displayed size (from its
+    frame table `video`), or `corrupt` with the decoder's error."""
+    width, height = video.display_size if video is not None else (None, None)
+    return {
+        "video_id": vid,
+        "status": status,
+        "error": error,
+        "mode": mode,
+        "n_frames": n_frames,
+        "video_frames": video.n_frames if video is not None else None,
+        "width": width,
+        "height": height,
+    }
+
+
+def _tables(rows: list[dict], status: list[dict]):
+    """(frames, status) as tables with schemas.EXTRACTED_FRAMES and schemas.EXTRACTION_STATUS columns."""
+    import polars as pl
+
     frames_df = pl.DataFrame(
         rows,
         schema={

@@ -63,6 +63,29 @@ def sheet_rows(frames: pl.DataFrame, event: str, max_videos: int) -> pl.DataFram
     return frames.filter(pl.col("video_id").is_in(videos)).sort(["video_id", "pts_s"])
 
 
+def _draw_frame(ax, row: dict, video_id: str | None) -> None:
+    """One frame's thumbnail, framed in its split's colour, with its time, cluster and judgment below; `video_id` on
+    the left of a row's first frame."""
+    image = _thumbnail(row["image_path"])
+    if image is None:
+        ax.text(0.5, 0.5, "image\nmissing", ha="center", va="center", transform=ax.transAxes)
+    else:
+        ax.imshow(image)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(True)
+        spine.set_color(style.SPLIT_COLOURS.get(row["split"], style.GREY))
+        spine.set_linewidth(1.5)
+    label = f"{row['pts_s']:.1f} s · cluster {row['cluster']}"
+    if row.get("people_mean") is not None:
+        label += f"\njudged {row['people_mean']:.0f} ({row['certainty_bin']})"
+    ax.set_xlabel(label, fontsize=style.FONT_SIZE - 2, labelpad=2)
+    if video_id is not None:
+        ax.set_ylabel(video_id, fontsize=style.FONT_SIZE - 1, rotation=0, ha="right", va="center", labelpad=4)
+
+
 def contact_sheet(
     frames: pl.DataFrame,
     event: str,
@@ -98,25 +121,7 @@ def contact_sheet(
             if c >= video_rows.height:
                 ax.set_visible(False)
                 continue
-            row = video_rows.row(c, named=True)
-            image = _thumbnail(row["image_path"])
-            if image is None:
-                ax.text(0.5, 0.5, "image\nmissing", ha="center", va="center", transform=ax.transAxes)
-            else:
-                ax.imshow(image)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.grid(False)
-            for spine in ax.spines.values():
-                spine.set_visible(True)
-                spine.set_color(style.SPLIT_COLOURS.get(row["split"], style.GREY))
-                spine.set_linewidth(1.5)
-            label = f"{row['pts_s']:.1f} s · cluster {row['cluster']}"
-            if row.get("people_mean") is not None:
-                label += f"\njudged {row['people_mean']:.0f} ({row['certainty_bin']})"
-            ax.set_xlabel(label, fontsize=style.FONT_SIZE - 2, labelpad=2)
-            if c == 0:
-                ax.set_ylabel(video_id, fontsize=style.FONT_SIZE - 1, rotation=0, ha="right", va="center", labelpad=4)
+            _draw_frame(ax, video_rows.row(c, named=True), video_id if c == 0 else None)
     judged = int(rows["people_mean"].is_not_null().sum())
     shown = f"{len(videos)} of {n_all} videos" if n_all > len(videos) else f"{len(videos)} videos"
     fig.suptitle(
@@ -182,6 +187,45 @@ def relative_positions(frames: pl.DataFrame, videos: pl.DataFrame) -> pl.DataFra
     ).sort(["event", "video_id", "pts_s"])
 
 
+def _event_strips(ax, ev: pl.DataFrame, event: str, i: int, max_videos: int) -> None:
+    """One event's panel: a strip per video (its first `max_videos`), a tick where each selected frame falls."""
+    video_ids = ev["video_id"].unique(maintain_order=True).to_list()
+    shown = video_ids[:max_videos]
+    for y, video_id in enumerate(shown):
+        x = ev.filter(pl.col("video_id") == video_id)["position"].to_numpy()
+        ax.hlines(y, 0, 1, color=style.GREY, linewidth=0.6)
+        ax.plot(
+            x,
+            np.full_like(x, y),
+            linestyle="none",
+            marker="|",
+            markersize=8,
+            markeredgewidth=1.5,
+            color=style.SERIES[i % len(style.SERIES)],
+        )
+    ax.set_yticks(range(len(shown)), shown, fontsize=style.FONT_SIZE - 2)
+    ax.invert_yaxis()
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel("position in video (fraction of duration)")
+    more = f", first {len(shown)} of {len(video_ids)} videos" if len(video_ids) > len(shown) else ""
+    ax.set_title(f"{event}{more}")
+    ax.grid(axis="y", visible=False)
+    style.panel_letter(ax, i)
+
+
+def _add_to_histogram(hist_ax, ev: pl.DataFrame, event: str, i: int, bins: np.ndarray) -> None:
+    """One event's line in the pooled panel: the share of its selected frames in each tenth of the videos."""
+    counts, _ = np.histogram(ev["position"].to_numpy(), bins=bins)
+    share = counts / max(counts.sum(), 1)
+    hist_ax.plot(
+        (bins[:-1] + bins[1:]) / 2,
+        share,
+        marker=style.MARKERS[i % len(style.MARKERS)],
+        color=style.SERIES[i % len(style.SERIES)],
+        label=f"{event} ({ev.height} frames)",
+    )
+
+
 def frame_spread(
     frames: pl.DataFrame, videos: pl.DataFrame, path: str | Path, *, max_videos: int = 12, note: str = ""
 ) -> int:
@@ -196,39 +240,9 @@ def frame_spread(
     bins = np.linspace(0, 1, 11)
     hist_ax = flat[len(events)]
     for i, event in enumerate(events):
-        ax = flat[i]
         ev = positions.filter(pl.col("event") == event)
-        video_ids = ev["video_id"].unique(maintain_order=True).to_list()
-        shown = video_ids[:max_videos]
-        for y, video_id in enumerate(shown):
-            x = ev.filter(pl.col("video_id") == video_id)["position"].to_numpy()
-            ax.hlines(y, 0, 1, color=style.GREY, linewidth=0.6)
-            ax.plot(
-                x,
-                np.full_like(x, y),
-                linestyle="none",
-                marker="|",
-                markersize=8,
-                markeredgewidth=1.5,
-                color=style.SERIES[i % len(style.SERIES)],
-            )
-        ax.set_yticks(range(len(shown)), shown, fontsize=style.FONT_SIZE - 2)
-        ax.invert_yaxis()
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_xlabel("position in video (fraction of duration)")
-        more = f", first {len(shown)} of {len(video_ids)} videos" if len(video_ids) > len(shown) else ""
-        ax.set_title(f"{event}{more}")
-        ax.grid(axis="y", visible=False)
-        style.panel_letter(ax, i)
-        counts, _ = np.histogram(ev["position"].to_numpy(), bins=bins)
-        share = counts / max(counts.sum(), 1)
-        hist_ax.plot(
-            (bins[:-1] + bins[1:]) / 2,
-            share,
-            marker=style.MARKERS[i % len(style.MARKERS)],
-            color=style.SERIES[i % len(style.SERIES)],
-            label=f"{event} ({ev.height} frames)",
-        )
+        _event_strips(flat[i], ev, event, i, max_videos)
+        _add_to_histogram(hist_ax, ev, event, i, bins)
     hist_ax.axhline(0.1, color=style.GREY, linestyle="--", linewidth=1, label="uniform")
     hist_ax.set_xlim(0, 1)
     hist_ax.set_ylim(bottom=0)

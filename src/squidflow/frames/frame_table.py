@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -21,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import ffmpeg
 import numpy as np
+
+from squidflow.errors import first_line
 
 if TYPE_CHECKING:
     from torchcodec.decoders import Demuxer, VideoStream
@@ -165,7 +166,7 @@ def _frame_table_torchcodec(path: str | Path) -> FrameTable:
         meta = streams[0]  # the first video stream, as ffprobe's v:0
         index = video_stream(Demuxer(str(path), streams=meta.stream_index), path).scan()
     except (RuntimeError, ValueError) as exc:
-        raise ExtractionError(f"{path}: torchcodec could not read the packets: {_first_line(exc)}") from exc
+        raise ExtractionError(f"{path}: torchcodec could not read the packets: {first_line(exc)}") from exc
     # the scan's integer timestamps and time base (FrameIndex keeps them beside its float seconds)
     pts = index._pts.numpy().astype(np.int64)
     time_base = Fraction(int(index._time_base_num), int(index._time_base_den))
@@ -211,13 +212,6 @@ def _frame_table_ffprobe(path: str | Path) -> FrameTable:
         int(st.get("index", 0)),
         rotation,
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    """An exception's first line, without torchcodec's C++ source location ("Demuxer, /…/Demuxer.cpp:93, ")."""
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else type(exc).__name__
-    return re.sub(r"^.*?\.(?:cpp|h):\d+,\s*", "", line)
 
 
 def _stderr(exc: ffmpeg.Error) -> str:

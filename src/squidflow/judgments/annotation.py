@@ -32,12 +32,21 @@ PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 # MTurk fills ${column} into the task page verbatim (no escaping): a batch CSV value is written with the characters
 # that could open markup or close an attribute as character references. The config refuses them in a prompt and in
 # annotation.image_base_url (schema patterns); this keeps a value that reaches the CSV another way inert.
-_MTURK_UNSAFE = {"<": "&lt;", ">": "&gt;", '"': "&quot;"}
+MTURK_UNSAFE = {"<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
 def mturk_value(text: str) -> str:
     """`text` safe to be filled verbatim into the HTML of an MTurk task page (text, or an attribute in double quotes)."""
-    return "".join(_MTURK_UNSAFE.get(c, c) for c in str(text))
+    return "".join(MTURK_UNSAFE.get(c, c) for c in str(text))
+
+
+def mturk_text(value: str) -> str:
+    """A value MTurk sends back (`Input.event_prompt`) as squidflow wrote it before `mturk_value`: exactly its
+    character references undone, nothing else (issue 57: `rock & roll <live> concert` came back `rock & roll
+    &lt;live&gt; concert` and was published so). Exact because a prompt may not hold them itself (the schema)."""
+    for char, ref in MTURK_UNSAFE.items():
+        value = value.replace(ref, char)
+    return value
 
 
 # --- events: pairs --------------------------------------------------------------------------------------------

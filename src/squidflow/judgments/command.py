@@ -16,13 +16,13 @@ def run(args: argparse.Namespace) -> int:
     results/annotation/label_studio/ on the server of annotation.label_studio.url; pull: export their annotations
     as JSON into results/judgments/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
-    from squidflow.config import load_config
+    from squidflow import config_layers
     from squidflow.errors import UserError
     from squidflow.judgments.label_studio import server
 
     directory = args.directory
-    try:
-        config = load_config(args.configfile[0], extra=tuple(args.configfile[1:]), check_paths=False)
+    try:  # the configuration the workflow reads with the same arguments (squidflow.config_layers)
+        config = config_layers.resolve(config_layers.from_arguments(args), directory=directory, check_paths=False)
         ls = dict(config["annotation"]["label_studio"])
         if args.url:
             ls["url"] = args.url
@@ -83,8 +83,8 @@ def missing_judgments_message(source: str, missing: list[str], *, listed: int = 
     if source == "label_studio":
         how = (
             "push the tasks, let your annotators answer, then pull their answers: `.venv/bin/squidflow label-studio "
-            "push CONFIG...` and `.venv/bin/squidflow label-studio pull CONFIG...` (with --directory, the run's "
-            "folder; pull writes results/judgments/label_studio/<task>.json), or list your own exports in "
+            "push` and `.venv/bin/squidflow label-studio pull` with the run's --configfile and --directory (pull "
+            "writes results/judgments/label_studio/<task>.json), or list your own exports in "
             "judgments.label_studio.exports"
         )
     else:
@@ -109,9 +109,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "label-studio", help="create Label Studio projects and import tasks (push), export annotations (pull)"
     )
+    from squidflow import config_layers
+
     p.add_argument("action", choices=["push", "pull"])
-    p.add_argument("configfile", type=Path, nargs="+", help="the run's config files (annotation.label_studio)")
-    p.add_argument("--directory", type=Path, default=Path("."), help="the run's working directory (default: .)")
+    config_layers.add_arguments(p, files_positional=True)  # the run's --configfile, --config and --directory
     p.add_argument("--url", default=None, help="the server's URL (default: annotation.label_studio.url)")
     p.add_argument(
         "--task",

@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from squidflow import style
+from squidflow.judgments.pseudonyms import pseudonyms
 
 ITEM = ["video_id", "frame_index", "event_prompt", "variant", "hit"]
 
@@ -89,7 +90,14 @@ def annotator_stats(judgments: pl.DataFrame, report: pl.DataFrame | None = None)
 def annotator_figure(
     judgments: pl.DataFrame, report: pl.DataFrame | None, path: str | Path, *, max_annotators: int = 40, note: str = ""
 ) -> pl.DataFrame:
-    """Write the two-panel annotator figure to `path`; returns the per-annotator statistics it plots."""
+    """Write the two-panel annotator figure to `path`; returns the per-annotator statistics it plots. Raters are
+    named by pseudonym (squidflow.judgments.pseudonyms: the figure is in the report)."""
+    pseudonym = pseudonyms(judgments["annotator"].to_list())
+    judgments = judgments.with_columns(pl.col("annotator").replace_strict(pseudonym, return_dtype=pl.Utf8))
+    if report is not None:
+        report = report.with_columns(
+            pl.col("annotator").replace_strict(pseudonym, default="Ann?", return_dtype=pl.Utf8)
+        )
     stats = annotator_stats(judgments, report)
     shown = stats.sort("n_judgments", descending=True).head(max_annotators).sort(["median", "annotator"])
     names = shown["annotator"].to_list()

@@ -143,14 +143,19 @@ def triage_figure(
     images: pl.DataFrame, path: str | Path, *, frames: pl.DataFrame | None = None, per_class: int = 6, note: str = ""
 ) -> int:
     """Spread against the interval's width, coloured by class; with frames, a contact sheet of up to `per_class`
-    images per class (the widest spreads first). Returns the panel count (style.save)."""
+    images per class that has images (the widest spreads first), each titled with its prompt. Returns the panel
+    count (style.save)."""
+    import textwrap
+
     from PIL import Image
 
     from squidflow import style
 
-    show = frames is not None and not frames.is_empty()
-    rows = 1 + (len(CLASSES) if show else 0)
-    fig, grid = style.figure(rows, per_class if show else 1, height=1.1 * rows + 1.4)
+    drawn = (
+        [c for c in CLASSES if (images["triage"] == c).any()] if frames is not None and not frames.is_empty() else []
+    )
+    rows = 1 + len(drawn)
+    fig, grid = style.figure(rows, per_class if drawn else 1, height=1.1 * rows + 1.4)
     spec = grid[0, 0].get_gridspec()
     for ax in grid[0]:
         ax.remove()
@@ -164,9 +169,9 @@ def triage_figure(
     top.set_xlabel("width of the mean's interval (rating points)")
     top.set_ylabel("spread (SD)")
     top.legend(loc="best", fontsize=6)
-    if show and frames is not None:
+    if drawn and frames is not None:
         path_of = {(v, f): p for v, f, p in frames.select("video_id", "frame_index", "image_path").iter_rows()}
-        for k, c in enumerate(CLASSES, start=1):
+        for k, c in enumerate(drawn, start=1):
             d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
             for i, ax in enumerate(grid[k]):
                 ax.set_axis_off()
@@ -177,10 +182,12 @@ def triage_figure(
                 if p:
                     with Image.open(job_file(p)) as im:
                         ax.imshow(im.convert("RGB"))
-                ax.set_title(f"{c}: {r['mean']:.0f}±{r['spread']:.0f}", fontsize=5)
+                prompt = textwrap.shorten(str(r["event_prompt"]), 24, placeholder="…")
+                ax.set_title(f"{c}: {r['mean']:.0f}±{r['spread']:.0f}\n{prompt}", fontsize=5)
     if note:
         style.note(fig, note)
-    return style.save(fig, path, title="Image triage", description="clear, ambiguous, contested, undecided")
+    counts = ", ".join(f"{(images['triage'] == c).sum()} {c}" for c in CLASSES)
+    return style.save(fig, path, title="Image triage", description=f"{len(images)} images: {counts}")
 
 
 def _median(d: pl.DataFrame, column: str) -> str:

@@ -32,6 +32,7 @@ from squidflow.contracts.image_ids import HINTS, clean_id, image_id, split_image
 from squidflow.contracts.io import read_csv_strings, unneutralise
 from squidflow.contracts.paths import DOWNLOADS_DIR, job_file
 from squidflow.errors import EmptyError, InputError, UserError
+from squidflow.judgments.annotation import mturk_text
 from squidflow.judgments.mturk_batch import parse_rating, read_batch_frame
 from squidflow.table_format import md_table
 
@@ -284,7 +285,7 @@ def read_batch_row(
     already in `seen` (key -> "file:line") is a duplicate named with both places."""
     line = rec["_line"]
     worker, hit = (rec["WorkerId"] or "").strip(), (rec["HITId"] or "").strip()
-    prompt = unneutralise((rec["Input.event_prompt"] or "").strip())
+    prompt = mturk_text(unneutralise((rec["Input.event_prompt"] or "").strip()))
     variant = VARIANTS.get((rec["Input.variant"] or "").strip())
     bad, row_judgments = missing_ids(worker, hit), []
     in_row: dict[tuple, int] = {}

@@ -5,8 +5,9 @@ A round's tasks are what people were asked: an MTurk HIT row (its `hit_index` an
 collected on them match them by id, so a takedown, a new round, a changed config or a rerun of any stage never
 changes them. Each round's tasks live under results/annotation/:
 
-- round 1: `hits_A.csv`, `hits_B.csv` (rule annotation_hits); round k >= 2: `round<k>/hits_A.csv`, `round<k>/hits_B.csv`
-  and `round<k>/chosen.csv` (rule next_round: the images chosen from the judgments after round k-1);
+- round 1: `hits_A.csv`, `hits_B.csv` (rule annotation_hits); round k >= 2: `round<k>/hits_A.csv`, `round<k>/hits_B.csv`,
+  `round<k>/plan.parquet` and `round<k>/chosen.csv` (rule next_round: the ratings per soft label planned from the
+  judgments after round k-1, squidflow.judgments.allocation, and the soft labels that got some);
 - their Label Studio tasks: `label_studio/A/`, `label_studio/B/`, `label_studio/A_round<k>/`, ...
   (rule label_studio_tasks);
 - `issued/round<k>.json`: the settings the round was written with and each HITs file's sha256.
@@ -44,6 +45,11 @@ def round_dir(k: int) -> str:
 def hits_paths(k: int) -> dict[str, str]:
     """Round k's HITs files, per variant."""
     return dict(ROUND1_HITS) if k == 1 else {v: f"{round_dir(k)}/hits_{v}.csv" for v in VARIANTS}
+
+
+def plan_path(k: int) -> str:
+    """Round k's plan (k >= 2; schemas.NEXT_ROUND_PLAN): the ratings per soft label its HITs were written from."""
+    return f"{round_dir(k)}/plan.parquet"
 
 
 def record_path(k: int) -> str:

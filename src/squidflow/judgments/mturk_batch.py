@@ -21,6 +21,7 @@ import polars as pl
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import clean_id, split_image_id
 from squidflow.contracts.io import FORMULA_START
+from squidflow.judgments.annotation import MTURK_UNSAFE
 
 # Python's str.strip() removes exactly these (str.isspace); polars' default strips a slightly different set
 WHITESPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
@@ -35,6 +36,13 @@ def _text(col: str) -> pl.Expr:
 def _unneutralise(expr: pl.Expr) -> pl.Expr:
     starts = pl.any_horizontal(expr.str.slice(1).str.starts_with(s) for s in FORMULA_START)
     return pl.when(expr.str.starts_with("'") & starts).then(expr.str.slice(1)).otherwise(expr)
+
+
+def _mturk_text(expr: pl.Expr) -> pl.Expr:
+    """squidflow.judgments.annotation.mturk_text as an expression: the character references squidflow wrote undone."""
+    for char, ref in MTURK_UNSAFE.items():
+        expr = expr.str.replace_all(ref, char, literal=True)
+    return expr
 
 
 def _parse_slots(long: pl.DataFrame) -> pl.DataFrame:
@@ -110,7 +118,7 @@ def read_batch_frame(
     base = rows.select(
         "_i", "_line",
         _text("WorkerId").alias("annotator"), _text("HITId").alias("hit"),
-        _unneutralise(_text("Input.event_prompt")).alias("event_prompt"),
+        _mturk_text(_unneutralise(_text("Input.event_prompt"))).alias("event_prompt"),
         _text("Input.variant").replace_strict({"a": "A", "b": "B", "A": "A", "B": "B"}, default=None).alias("variant"),
         pl.concat_list([pl.lit(i, dtype=pl.Int64) for i in slots]).alias("slot"),
         pl.concat_list([_unneutralise(_text(f"Input.image_{i}_id")) for i in slots]).alias("image"),

@@ -1,16 +1,18 @@
-"""The next round of ratings (issue #36): which images the next annotation dollar should buy ratings for.
+"""The next round of ratings (issues #36, 59): the tasks that carry the ratings the plan buys, and their effect.
 
-`annotation.next_round: {budget: N, strategy: ...}` picks N images (each image under its prompt) from the image
-triage (squidflow.judgments.image_triage):
+`annotation.next_round` plans, per soft label (image, prompt, variant), how many ratings the next round buys towards
+a target width of the interval of the mean (squidflow.judgments.allocation.plan_next_round; strategies adaptive,
+uniform, interval_width, activelab). Here:
 
-- `interval_width`: the widest intervals of the mean first (an image with too few ratings for an interval first of
-  all) — the images whose next rating shrinks the uncertainty most;
-- `activelab`: cleanlab's ActiveLab scores (`cleanlab.multiannotator.get_active_learning_scores`) on the certainty
-  bins of the ratings with a model's probabilities (judgments.triage.predictions); lowest score first.
-
-Each chosen image goes back to every variant that rated it, under the same prompt, in HITs of the round-1 format
-(`make_hits`' columns: the MTurk batch input CSV, which the Label Studio tasks are made from), so round 2 passes the
-same checks as round 1.
+- `by_activelab`: cleanlab's ActiveLab scores (`cleanlab.multiannotator.get_active_learning_scores`) on the
+  certainty bins of the ratings with a model's probabilities (judgments.triage.predictions): the order of strategy
+  `activelab`, lowest score first;
+- `round_hits`: the plan's ratings as HITs of the round-1 format (`make_hits`' columns: the MTurk batch input CSV,
+  which the Label Studio tasks are made from), grouped by prompt, `images_per_hit` distinct images a HIT, an image
+  in as many HITs as its planned ratings need (each HIT is rated by `assignments_per_hit` people), so round 2 passes
+  the same checks as round 1 (written once, as the round's issued record: squidflow.judgments.issued);
+- `in_dataset`: a round's plan without the images a takedown removed (its tables and comparison name none);
+- `interval_change`, `change_markdown`, `waves_markdown`: the intervals before and after a next round.
 """
 
 from __future__ import annotations
@@ -24,18 +26,8 @@ from squidflow.config import ConfigError
 from squidflow.contracts.io import unneutralise
 from squidflow.table_format import md_row, md_rule
 
-STRATEGIES = ("interval_width", "activelab")
 IMAGE = ["video_id", "frame_index", "event_prompt"]
-
-
-def by_interval_width(images: pl.DataFrame, budget: int) -> pl.DataFrame:
-    """The `budget` images and prompts with the widest intervals of the mean (no interval: first)."""
-    return (
-        images.with_columns(pl.col("interval_width").fill_nan(None).fill_null(float("inf")).alias("_w"))
-        .sort(["_w", *IMAGE], descending=[True, False, False, False])
-        .head(budget)
-        .drop("_w")
-    )
+ITEM = [*IMAGE, "variant"]
 
 
 def by_activelab(judgments: pl.DataFrame, probability: pl.DataFrame | None, budget: int) -> pl.DataFrame:
@@ -70,14 +62,28 @@ def by_activelab(judgments: pl.DataFrame, probability: pl.DataFrame | None, budg
     )
 
 
+def hit_groups(copies: dict[str, int], images_per_hit: int) -> list[list[str]]:
+    """Image id -> HITs it must be in -> HITs of at most `images_per_hit` distinct images: the images with the most
+    HITs still to place first (then by id), so no HIT shows an image twice."""
+    left = {k: v for k, v in copies.items() if v > 0}
+    out = []
+    while left:
+        chunk = sorted(left, key=lambda k: (-left[k], k))[:images_per_hit]
+        out.append(sorted(chunk))
+        for k in chunk:
+            left[k] -= 1
+            if not left[k]:
+                del left[k]
+    return out
+
+
 def round_hits(
-    hits_by_variant: dict[str, pl.DataFrame], chosen: pl.DataFrame, judgments: pl.DataFrame, images_per_hit: int
+    hits_by_variant: dict[str, pl.DataFrame], plan: pl.DataFrame, images_per_hit: int, assignments_per_hit: int
 ) -> dict[str, pl.DataFrame]:
-    """Round-2 HITs per variant: the chosen images under their prompts, in variants that rated them, grouped by prompt
-    into HITs of `images_per_hit`, with each image's URL and event copied from its round-1 HIT."""
-    wanted = judgments.filter(pl.col("round") == 1).join(
-        chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left"
-    )
+    """Next-round HITs per variant from the plan (schemas.NEXT_ROUND_PLAN): each soft label with ratings planned in
+    ratings_planned / assignments_per_hit HITs of its variant, grouped by prompt into HITs of `images_per_hit`
+    distinct images, with each image's URL and event copied from its round-1 HIT."""
+    wanted = plan.filter(pl.col("ratings_planned") > 0)
     out = {}
     for variant, hits in sorted(hits_by_variant.items()):
         slots = sorted(int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id"))
@@ -90,21 +96,22 @@ def round_hits(
                     info[rec[f"image_{i}_id"]] = (rec[f"image_{i}_url"], rec[f"image_{i}_event"])
         mine = (
             wanted.filter(pl.col("variant") == variant)
-            .select((pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"), "event_prompt")
-            .unique(maintain_order=True)
+            .select(
+                (pl.col("video_id") + "_" + pl.col("frame_index").cast(pl.Utf8)).alias("image_id"),
+                "event_prompt",
+                (pl.col("ratings_planned") // assignments_per_hit).alias("copies"),
+            )
             .sort("event_prompt", "image_id")
         )
         rows: list[dict] = []
         for (prompt,), g in mine.group_by(["event_prompt"], maintain_order=True):
-            ids = g["image_id"].to_list()
-            for k in range(0, len(ids), images_per_hit):
+            for chunk in hit_groups(dict(g.select("image_id", "copies").iter_rows()), images_per_hit):
                 row = {
                     "hit_index": len(rows),
                     "variant": variant,
                     "event": prompt_event.get(prompt, prompt),
                     "event_prompt": prompt,
                 }
-                chunk = ids[k : k + images_per_hit]
                 for i in range(1, images_per_hit + 1):
                     img = chunk[i - 1] if i <= len(chunk) else ""
                     url, event = info.get(img, ("", ""))
@@ -114,48 +121,11 @@ def round_hits(
     return out
 
 
-def choose_next_round(
-    images: pl.DataFrame,
-    judgments: pl.DataFrame,
-    *,
-    budget: int,
-    strategy: str,
-    probability: pl.DataFrame | None = None,
-) -> pl.DataFrame:
-    """The next round's images and prompts with their triage row (`judgments`: every round so far, the excluded raters
-    left out). The one seam rule next_round calls to choose; round_hits writes the chosen as tasks."""
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"annotation.next_round.strategy = {strategy!r}: one of {STRATEGIES}")
-    if strategy == "interval_width":
-        return by_interval_width(images, budget)
-    return images.join(by_activelab(judgments, probability, budget), on=IMAGE, how="inner").sort("activelab")
-
-
-def next_round(
-    images: pl.DataFrame,
-    judgments: pl.DataFrame,
-    hits_by_variant: dict[str, pl.DataFrame],
-    *,
-    budget: int,
-    strategy: str,
-    images_per_hit: int,
-    probability: pl.DataFrame | None = None,
-) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
-    """(the chosen images with their triage row, the next round's HITs per variant)."""
-    chosen = choose_next_round(images, judgments, budget=budget, strategy=strategy, probability=probability)
-    return chosen, round_hits(hits_by_variant, chosen, judgments, images_per_hit)
-
-
-def chosen_images(chosen: pl.DataFrame, frames: pl.DataFrame) -> pl.DataFrame:
-    """A round's chosen.csv (every cell a string, as written) -> its images and prompts that are still in the dataset
-    (a takedown removes its video's)."""
-    out = chosen.select(
-        pl.col("video_id").map_elements(unneutralise, return_dtype=pl.Utf8),
-        pl.col("frame_index").cast(pl.Int64),
-        pl.col("event_prompt").map_elements(unneutralise, return_dtype=pl.Utf8),
-    )
+def in_dataset(plan: pl.DataFrame, frames: pl.DataFrame) -> pl.DataFrame:
+    """A round's plan (schemas.NEXT_ROUND_PLAN) without the images that are no longer in the dataset (a takedown
+    removes its video's): what the plan's tables and the before/after comparison show."""
     keep = frames.select("video_id", "frame_index").unique()
-    return out.join(keep, on=["video_id", "frame_index"], how="semi", maintain_order="left")
+    return plan.join(keep, on=["video_id", "frame_index"], how="semi", maintain_order="left")
 
 
 def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.DataFrame:
@@ -167,31 +137,44 @@ def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.Dat
 
 
 def interval_change(
-    judgments: pl.DataFrame, next_ratings: pl.DataFrame, chosen: pl.DataFrame, triage: pl.DataFrame, cfg, intervals
+    judgments: pl.DataFrame, next_ratings: pl.DataFrame, plan: pl.DataFrame, excluded, intervals
 ) -> pl.DataFrame:
-    """Per re-rated image and prompt, before (round 1) and after (merged): ratings, the mean with its interval
-    (`mean_before`, `mean_before_lo`, `mean_before_hi`, likewise `_after`), the interval's width and the class."""
-    from squidflow.judgments.image_triage import image_triage
+    """Per soft label the plan re-rated (ratings_planned > 0), before (the judgments) and after (the next round's
+    ratings merged in), the excluded raters left out: kept ratings `n_`,
+    the mean and its interval (`mean_<when>_lo`, `_hi`: the published mean_lo, mean_hi), the interval's width
+    `interval_width_`, and the target it is held against, with `reached_after`."""
+    from squidflow.judgments.allocation import soft_label_state
 
     def side(table: pl.DataFrame, when: str) -> pl.DataFrame:
         return table.select(
-            *IMAGE,
+            *ITEM,
             pl.col("n").alias(f"n_{when}"),
             pl.col("mean").alias(f"mean_{when}"),
             pl.col("mean_lo").alias(f"mean_{when}_lo"),
             pl.col("mean_hi").alias(f"mean_{when}_hi"),
             pl.col("interval_width").alias(f"interval_width_{when}"),
-            pl.col("triage").alias(f"triage_{when}"),
         )
 
-    before = image_triage(judgments, triage, cfg, intervals=intervals).join(
-        chosen.select(IMAGE), on=IMAGE, how="semi", maintain_order="left"
+    rerated = plan.filter(pl.col("ratings_planned") > 0).select(*ITEM, "ratings_planned", "target_width")
+    before = side(soft_label_state(judgments, excluded, intervals), "before")
+    after = side(soft_label_state(merged_rounds(judgments, next_ratings), excluded, intervals), "after")
+    return (
+        rerated.join(before, on=ITEM, how="left", maintain_order="left")
+        .join(after, on=ITEM, how="left", maintain_order="left")
+        .with_columns(
+            (pl.col("interval_width_after").fill_null(float("inf")) <= pl.col("target_width")).alias("reached_after")
+        )
+        .sort(ITEM)
     )
-    after = image_triage(merged_rounds(judgments, next_ratings), triage, cfg, intervals=intervals)
-    return side(before, "before").join(side(after, "after"), on=IMAGE, how="left", maintain_order="left").sort(IMAGE)
+
+
+def _width(v) -> str:
+    return "none" if v is None or not np.isfinite(v) else f"{v:.1f}"
 
 
 def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
+    """results/tables/next_round.md for the demo's SIMULATED next round: per re-rated soft label the interval
+    widths before and after, against the target."""
     from squidflow.contracts.io import md_escape
 
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
@@ -199,14 +182,20 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
         k: cast(float, change[f"interval_width_{k}"].median()) if len(change) else float("nan")
         for k in ("before", "after")
     }
+    target = change["target_width"][0] if len(change) else float("nan")
     lines = [
         f"# The next round of ratings{sim}",
         "",
-        f"Strategy: {strategy}. Re-rated: {len(change)} images × prompts. Median width of the mean's interval "
-        f"(rating points): before {med['before']:.1f}, after {med['after']:.1f}.",
+        f"Strategy: {strategy}, target: an interval of the mean no wider than {target:g} rating points. Re-rated: "
+        f"{len(change)} images × prompts × variants, {int(change['ratings_planned'].sum()) if len(change) else 0} "
+        f"ratings planned; {int(change['reached_after'].sum()) if len(change) else 0} at the target after. Median "
+        f"width of the mean's interval (rating points): before {med['before']:.1f}, after {med['after']:.1f}. The "
+        "excluded raters left out (the published soft labels' `mean_lo`, `mean_hi`).",
         "",
-        md_row(["image", "prompt", "ratings before", "after", "interval before", "after", "class before", "after"]),
-        md_rule(8),
+        md_row(
+            ["image", "prompt", "variant", "planned", "ratings before", "after", "interval before", "after", "target"]
+        ),
+        md_rule(9),
     ]
     for r in change.to_dicts():
         lines.append(
@@ -214,12 +203,13 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
                 [
                     f"{md_escape(r['video_id'])}_{r['frame_index']}",
                     md_escape(r["event_prompt"]),
+                    md_escape(r["variant"]),
+                    r["ratings_planned"],
                     r["n_before"],
                     r["n_after"],
-                    f"{r['interval_width_before']:.1f}",
-                    f"{r['interval_width_after']:.1f}",
-                    r["triage_before"],
-                    r["triage_after"],
+                    _width(r["interval_width_before"]),
+                    _width(r["interval_width_after"]),
+                    "met" if r["reached_after"] else f"> {r['target_width']:g}",
                 ]
             )
         )
@@ -246,9 +236,6 @@ def waves_markdown(per_item: pl.DataFrame, summary: list[dict], *, strategy: str
         md_rule(8),
     ]
 
-    def width(v) -> str:
-        return "none" if v is None or not np.isfinite(v) else f"{v:.1f}"
-
     for r in per_item.to_dicts():
         lines.append(
             md_row(
@@ -259,8 +246,8 @@ def waves_markdown(per_item: pl.DataFrame, summary: list[dict], *, strategy: str
                     md_escape(r["variant"]),
                     r["n_before"],
                     r["n_after"],
-                    width(r["interval_width_before"]),
-                    width(r["interval_width_after"]),
+                    _width(r["interval_width_before"]),
+                    _width(r["interval_width_after"]),
                 ]
             )
         )

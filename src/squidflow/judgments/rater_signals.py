@@ -17,9 +17,12 @@ raters no longer pull the consensus honest raters are measured against.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import polars as pl
 
+from squidflow.judgments import pseudonyms
 from squidflow.statistics.intervals import IntervalConfig, interval
 
 KEY = ["annotator", "variant"]
@@ -152,10 +155,11 @@ def neighbour_agreement(r: pl.DataFrame) -> pl.DataFrame:
     return out.with_columns(best.fill_null(float("nan")).alias("neighbour_agreement")).drop("_rn", "_rp")
 
 
-def duplicate_answers(r1: pl.DataFrame) -> pl.DataFrame:
+def duplicate_answers(r1: pl.DataFrame, names: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Per annotator and variant: HITs with at least MIN_MIDDLE_ANSWERS answers within 6-94 (`n_hits_answered`), how
     many of them another rater answered identically, image for image (`duplicate_hits`), their share
-    (`duplicate_share`) and who (`duplicates`: the first SHOWN_PARTNERS by name)."""
+    (`duplicate_share`) and who (`duplicates`: the first SHOWN_PARTNERS, by pseudonym where `names` maps the ids,
+    squidflow.judgments.pseudonyms)."""
     middle = ((pl.col("rating") > 5) & (pl.col("rating") < 95)).sum()
     sheets = (
         r1.sort([*KEY, "hit", "slot"], maintain_order=True)
@@ -179,8 +183,10 @@ def duplicate_answers(r1: pl.DataFrame) -> pl.DataFrame:
         .unique(maintain_order=True)
         .alias("_p"),
     )
-    names = [(a, v, [p for p in partners if p != a]) for a, v, partners in out.select(*KEY, "_p").iter_rows()]
-    shown = [", ".join(p[:SHOWN_PARTNERS]) + (" and others" if len(p) > SHOWN_PARTNERS else "") for _, _, p in names]
+    partners = [[p for p in ps if p != a] for a, _, ps in out.select(*KEY, "_p").iter_rows()]
+    if names is not None:
+        partners = [pseudonyms.named(ps, names) for ps in partners]
+    shown = [", ".join(p[:SHOWN_PARTNERS]) + (" and others" if len(p) > SHOWN_PARTNERS else "") for p in partners]
     return out.with_columns(
         (pl.col("duplicate_hits") / pl.col("n_hits_answered")).cast(pl.Float64).alias("duplicate_share"),
         pl.Series("duplicates", shown, pl.Utf8),

@@ -39,6 +39,7 @@ release's huj_0..2), the signals that need rater identity are skipped with that 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeGuard, cast
 
@@ -47,6 +48,7 @@ import polars as pl
 
 from squidflow.config import defaults_from_schema, from_section
 from squidflow.contracts import schemas
+from squidflow.judgments.pseudonyms import RAW_IDS, for_people, pseudonyms
 from squidflow.judgments.rater_signals import (
     KEY,
     agreement,
@@ -333,17 +335,17 @@ class _Skills:
         return self.last
 
 
-def _names(keys, most: int = 6) -> str:
-    names = sorted(f"{a} ({v})" for a, v in keys)
+def _names(keys, pseudonym: Mapping[str, str], most: int = 6) -> str:
+    names = sorted(f"{pseudonym.get(a, 'Ann?')} ({v})" for a, v in keys)
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def _change(rnd: int, old: tuple, new: tuple, left_out: set) -> str:
-    """A verdict that changed between rounds, in words."""
+def _change(rnd: int, old: tuple, new: tuple, left_out: set, pseudonym: Mapping[str, str]) -> str:
+    """A verdict that changed between rounds, in words (the raters left out by pseudonym)."""
     why = "; ".join(new[1]) if new[0] != "ok" else "no longer: " + "; ".join(old[1])
     return (
         f"round {rnd}: {old[0]} → {new[0]} against a consensus without the {len(left_out)} rater(s) round "
-        f"{rnd - 1} called careless ({_names(left_out)}): {why}"
+        f"{rnd - 1} called careless ({_names(left_out, pseudonym)}): {why}"
     )
 
 
@@ -360,13 +362,16 @@ def rater_triage(
 ) -> pl.DataFrame:
     """One row per annotator and variant (schemas.RATER_TRIAGE). `probability`: the model's probability of each
     prompt's event per (video_id, frame_index, event_prompt, probability), or None (CROWDLAB skipped, with
-    `no_model_reason`). The consensus rounds are described in the module's docstring."""
+    `no_model_reason`). The consensus rounds are described in the module's docstring. Each rater's `pseudonym`
+    (squidflow.judgments.pseudonyms) is the name every reason gives a partner rater: the reasons reach the report and
+    the published `excluded_because`; `annotator` keeps the raw id, on this machine only."""
     if policy not in POLICIES:
         raise ValueError(f"judgments.quality.exclude = {policy!r}: one of {POLICIES}")
     intervals = intervals or from_section(IntervalConfig, None)
     crowd = dict(crowd or {})
     min_skill = float(crowd.pop("min_skill", 0.3))
     r1 = first_round(judgments)
+    pseudonym = pseudonyms(judgments["annotator"].to_list())
     rubric = {a: (list(f), bool(e)) for a, f, e in report.select("annotator", "flags", "excluded").iter_rows()}
     identity = rater_identity(judgments) and not r1.is_empty()
     source = ",".join(sorted(judgments["source"].unique().to_list()))
@@ -383,6 +388,7 @@ def rater_triage(
         flags, excluded = rubric.get(annotator, ([], False))
         base[(annotator, variant)] = {
             "annotator": annotator,
+            "pseudonym": pseudonym[str(annotator)],
             "variant": variant,
             "n_judgments": g.height,
             "n_items": 0,
@@ -403,7 +409,7 @@ def rater_triage(
     consensus, used, seen, n_rounds = None, None, set(), 1
     if identity:
         r1 = with_slots(r1)
-        for row in duplicate_answers(r1).iter_rows(named=True):
+        for row in duplicate_answers(r1, pseudonym).iter_rows(named=True):
             base[(row["annotator"], row["variant"])].update({c: v for c, v in row.items() if c not in KEY})
         skills = _Skills(r1, crowd, probability)
         for n_rounds in range(1, cfg.max_rounds + 1):
@@ -418,7 +424,11 @@ def rater_triage(
                 if k in verdicts and verdicts[k][0] != new[k][0]:
                     rounds[k].append(
                         _change(
-                            n_rounds, verdicts[k], new[k], set(keys) - (set(keys) if consensus is None else consensus)
+                            n_rounds,
+                            verdicts[k],
+                            new[k],
+                            set(keys) - (set(keys) if consensus is None else consensus),
+                            pseudonym,
                         )
                     )
             verdicts = new
@@ -513,10 +523,13 @@ def event_probabilities(
 
 
 def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
-    """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals."""
+    """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals;
+    raters by pseudonym (the table is one of the report's: squidflow.judgments.pseudonyms)."""
     from squidflow.contracts.io import md_escape
     from squidflow.statistics.intervals import format_interval
 
+    if "pseudonym" in t.columns:
+        t = for_people(t)
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     counts = {v: int((t["verdict"] == v).sum()) for v in ("ok", "suspect", "careless")}
     excluded = t.filter(pl.col("excluded"))["annotator"].unique().sort().to_list()
@@ -530,6 +543,8 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
         + (", ".join(md_escape(a) for a in excluded) if excluded else "none")
         + "."
         + (f" {note}" if note else ""),
+        "",
+        f"Raters are named by pseudonym (Ann<k>, as in the published dataset); their platform ids are in {RAW_IDS}.",
         "",
     ]
     if skipped:

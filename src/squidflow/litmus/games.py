@@ -109,6 +109,45 @@ class _Line:
         return value
 
 
+def _parse_object(at: _Line, obj: Any, field: str, seen: set[int]) -> dict[str, Any]:
+    """One candidate object of a game (`field`: objects[i]), its id added to `seen`."""
+    if not isinstance(obj, dict):
+        raise at.fail(field, "must be a JSON object")
+    oid = at.get(obj, "id", f"{field}.id", int)
+    if oid in seen:
+        raise at.fail(f"{field}.id", f"repeats object id {oid}")
+    seen.add(oid)
+    bbox = at.get(obj, "bbox", f"{field}.bbox", list)
+    if len(bbox) != 4 or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in bbox):
+        raise at.fail(f"{field}.bbox", f"must be 4 numbers [left, top, width, height], not {bbox!r}")
+    if bbox[2] < 0 or bbox[3] < 0:
+        raise at.fail(f"{field}.bbox", f"has a negative width or height: {bbox!r}")
+    return {
+        "object_id": oid,
+        "category": at.get(obj, "category", f"{field}.category", str),
+        "category_id": at.get(obj, "category_id", f"{field}.category_id", int, optional=True),
+        "bbox": {"left": float(bbox[0]), "top": float(bbox[1]), "width": float(bbox[2]), "height": float(bbox[3])},
+    }
+
+
+def _first_qa(at: _Line, qas: list) -> dict[str, Any]:
+    """The game's first question and its answer (Yes, No or N/A); None each for a game without questions."""
+    if not qas:
+        return {"qa_id": None, "question": None, "answer": None}
+    qa = qas[0]
+    if not isinstance(qa, dict):
+        raise at.fail("qas[0]", "must be a JSON object")
+    raw = at.get(qa, "answer", "qas[0].answer", str)
+    answer = ANSWERS.get(raw.strip().lower())
+    if answer is None:
+        raise at.fail("qas[0].answer", f"= {raw!r} is not Yes, No or N/A")
+    return {
+        "qa_id": at.get(qa, "id", "qas[0].id", int, optional=True),
+        "question": at.get(qa, "question", "qas[0].question", str),
+        "answer": answer,
+    }
+
+
 def _parse_game(game: dict, name: str, lineno: int, split: str) -> dict[str, Any]:
     at = _Line(name, lineno)
     game_id = at.get(game, "id", "id", int)
@@ -121,51 +160,13 @@ def _parse_game(game: dict, name: str, lineno: int, split: str) -> dict[str, Any
     objects_raw = at.get(game, "objects", "objects", list)
     if not objects_raw:
         raise at.fail("objects", "is empty: a game needs its candidate objects")
-    objects, seen = [], set()
-    for i, obj in enumerate(objects_raw):
-        field = f"objects[{i}]"
-        if not isinstance(obj, dict):
-            raise at.fail(field, "must be a JSON object")
-        oid = at.get(obj, "id", f"{field}.id", int)
-        if oid in seen:
-            raise at.fail(f"{field}.id", f"repeats object id {oid}")
-        seen.add(oid)
-        bbox = at.get(obj, "bbox", f"{field}.bbox", list)
-        if len(bbox) != 4 or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in bbox):
-            raise at.fail(f"{field}.bbox", f"must be 4 numbers [left, top, width, height], not {bbox!r}")
-        if bbox[2] < 0 or bbox[3] < 0:
-            raise at.fail(f"{field}.bbox", f"has a negative width or height: {bbox!r}")
-        objects.append(
-            {
-                "object_id": oid,
-                "category": at.get(obj, "category", f"{field}.category", str),
-                "category_id": at.get(obj, "category_id", f"{field}.category_id", int, optional=True),
-                "bbox": {
-                    "left": float(bbox[0]),
-                    "top": float(bbox[1]),
-                    "width": float(bbox[2]),
-                    "height": float(bbox[3]),
-                },
-            }
-        )
+    seen: set[int] = set()
+    objects = [_parse_object(at, obj, f"objects[{i}]", seen) for i, obj in enumerate(objects_raw)]
     target = at.get(game, "object_id", "object_id", int)
     if target not in seen:
         raise at.fail("object_id", f"= {target} is not the id of any of the game's objects {sorted(seen)}")
     qas = at.get(game, "qas", "qas", list)
-    first: dict[str, Any] = {"qa_id": None, "question": None, "answer": None}
-    if qas:
-        qa = qas[0]
-        if not isinstance(qa, dict):
-            raise at.fail("qas[0]", "must be a JSON object")
-        raw = at.get(qa, "answer", "qas[0].answer", str)
-        answer = ANSWERS.get(raw.strip().lower())
-        if answer is None:
-            raise at.fail("qas[0].answer", f"= {raw!r} is not Yes, No or N/A")
-        first = {
-            "qa_id": at.get(qa, "id", "qas[0].id", int, optional=True),
-            "question": at.get(qa, "question", "qas[0].question", str),
-            "answer": answer,
-        }
+    first = _first_qa(at, qas)
     return {
         "game_id": game_id,
         "split": split,

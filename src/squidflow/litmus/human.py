@@ -121,17 +121,11 @@ def human_soft_labels(annotations: pl.DataFrame, games: pl.DataFrame, normalisat
     )
 
 
-def sample_check(
-    annotations: pl.DataFrame,
-    games: pl.DataFrame,
-    soft_labels: pl.DataFrame,
-    normalisation: str = "sum",
-    intervals=None,
-) -> pl.DataFrame:
-    """Per question type: QA pairs, annotators per QA pair, the share with full agreement, and Pearson's r between
-    human and rule soft labels (null for "other", which has no rule labels). With `intervals`
-    (squidflow.statistics.intervals.IntervalConfig), full_agreement and pearson_r have `_lo` / `_hi`: bootstrap over the
-    annotated QA pairs within their question type, each QA pair with its annotators (check_intervals)."""
+def _agreement_and_pairs(
+    annotations: pl.DataFrame, games: pl.DataFrame, soft_labels: pl.DataFrame, normalisation: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per annotated QA pair: its annotators and whether they all chose the same objects, with its question type;
+    and every (QA pair, candidate) with both a human and a rule soft label, in a fixed order."""
     human = human_soft_labels(annotations, games, normalisation)
     agree = (
         annotations.with_columns(pl.col("object_ids").list.sort().cast(pl.List(pl.Utf8)).list.join(" ").alias("_set"))
@@ -150,6 +144,21 @@ def sample_check(
     ).drop_nulls(["human_soft_label", "soft_label"])
     # in a fixed order: joins may reorder rows, and a sum's last bit depends on its order
     paired = paired.join(types, on="game_id", maintain_order="left").sort("game_id", "object_id")
+    return agree, paired
+
+
+def sample_check(
+    annotations: pl.DataFrame,
+    games: pl.DataFrame,
+    soft_labels: pl.DataFrame,
+    normalisation: str = "sum",
+    intervals=None,
+) -> pl.DataFrame:
+    """Per question type: QA pairs, annotators per QA pair, the share with full agreement, and Pearson's r between
+    human and rule soft labels (null for "other", which has no rule labels). With `intervals`
+    (squidflow.statistics.intervals.IntervalConfig), full_agreement and pearson_r have `_lo` / `_hi`: bootstrap over the
+    annotated QA pairs within their question type, each QA pair with its annotators (check_intervals)."""
+    agree, paired = _agreement_and_pairs(annotations, games, soft_labels, normalisation)
     rows = []
     for qtype in QUESTION_TYPES:
         a = agree.filter(pl.col("question_type") == qtype)

@@ -43,10 +43,9 @@ def _read(path: Path, name: str) -> pl.DataFrame:
     raise ProbabilityFileError(f"{name}: unknown format; name the file .csv, .parquet or .jsonl")
 
 
-def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, name: str | None = None) -> pl.DataFrame:
-    """Read a probability file and check it against the games; LITMUS_PROBABILITIES rows for `model` (seed null)."""
-    name = name or str(path)
-    raw = _read(Path(path), name)
+def _typed_rows(raw: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The file's columns cast to their types, each row numbered (`_row`), every probability in [0, 1] and every
+    (game, object) once; the first bad row raises ProbabilityFileError."""
     missing = [c for c in COLUMNS if c not in raw.columns]
     if missing:
         raise ProbabilityFileError(
@@ -82,6 +81,12 @@ def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, nam
             f"{name}, row {row['_row']}: game {row['game_id']} object {row['object_id']} "
             "appears twice; keep one row per (game, object)"
         )
+    return df
+
+
+def _check_games(df: pl.DataFrame, games: pl.DataFrame, name: str) -> None:
+    """Every row is a candidate object of a configured game, and every game lists all its candidates with
+    probabilities that sum to 1."""
     candidates = games.select(
         "game_id", pl.col("objects").list.eval(pl.element().struct.field("object_id")).alias("_candidates")
     )
@@ -124,6 +129,14 @@ def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, nam
             f"{name}, row {row['_row']}: game {row['game_id']}'s probabilities sum to "
             f"{row['total']:.4f}, not 1; write each game's distribution over its candidates"
         )
+
+
+def read_probabilities(path: str | Path, games: pl.DataFrame, *, model: str, name: str | None = None) -> pl.DataFrame:
+    """Read a probability file and check it against the games; LITMUS_PROBABILITIES rows for `model` (seed null)."""
+    name = name or str(path)
+    raw = _read(Path(path), name)
+    df = _typed_rows(raw, name)
+    _check_games(df, games, name)
     return df.select(
         pl.lit(model).alias("model"), pl.lit(None, dtype=pl.Int64).alias("seed"), "game_id", "object_id", "probability"
     )

@@ -226,24 +226,6 @@ def normalise(counts, method: str = "sum") -> np.ndarray:
     raise ValueError(f"normalisation {method!r} is not one of {NORMALISATIONS}; set litmus.normalisation")
 
 
-def spatial_soft_labels(
-    bboxes, image_width: float, image_height: float, form: str, answer: str, normalisation: str = "sum"
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """One spatial QA pair: each rule's reference set and the soft labels over its candidate objects."""
-    boxes = Boxes.of(bboxes, image_width, image_height)
-    n = len(boxes.left)
-    rs = reference_sets(boxes, np.full(n, form, dtype=object), np.full(n, answer, dtype=object))
-    return rs, normalise(sum(rs.values()), normalisation)
-
-
-def category_soft_labels(categories, question_categories, answer: str) -> np.ndarray:
-    """One category QA pair: uniform over the objects in the reference set (NaN where the set is empty)."""
-    member = np.isin(np.asarray(categories, dtype=object), np.asarray(list(question_categories), dtype=object))
-    if answer == "no":
-        member = ~member
-    return normalise(member.astype(float), "sum")
-
-
 def _question_types(questions: pl.Series) -> pl.DataFrame:
     """question -> type, form and referred categories, each distinct question classified once."""
     distinct = questions.unique(maintain_order=True).drop_nulls().to_list()
@@ -264,18 +246,12 @@ def _question_types(questions: pl.Series) -> pl.DataFrame:
     )
 
 
-def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame:
-    """Soft labels for every game whose first answer is yes or no: one row per (game, candidate object).
-
-    `games` is the LITMUS_GAMES artifact. Rows of "other" questions carry no memberships and no soft label; a
-    category or spatial QA pair whose reference set is empty under every rule (a "yes" to a category no candidate
-    has) has `soft_label` null and is left out of the metrics.
-    """
-    if normalisation not in NORMALISATIONS:
-        raise ValueError(f"litmus.normalisation = {normalisation!r} is not one of {NORMALISATIONS}")
+def _candidate_rows(games: pl.DataFrame) -> pl.DataFrame:
+    """One row per (game whose first answer is yes or no, candidate object), with the question's type, form and
+    categories and the object's box, in the games' order (`_order`)."""
     first = games.filter(pl.col("answer").is_in(["yes", "no"]))
     first = first.join(_question_types(first["question"]), on="question", how="left", maintain_order="left")
-    rows = (
+    return (
         first.select(
             "game_id",
             "split",
@@ -293,6 +269,11 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
         .unnest("bbox")
         .with_row_index("_order")
     )
+
+
+def _memberships(rows: pl.DataFrame) -> pl.DataFrame:
+    """Each candidate's membership of each rule's reference set (r1..r3, spatial questions; 0 elsewhere) and of the
+    category question's set (`_category_member`), after the answer."""
     spatial = (rows["question_type"] == "spatial").to_numpy()
     boxes = Boxes(
         *(rows[c].to_numpy().astype(float) for c in ("left", "top", "width", "height", "image_width", "image_height"))
@@ -306,10 +287,22 @@ def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame
         dtype=bool,
     )
     category_member = np.where(rows["answer"].to_numpy() == "no", ~in_category, in_category)
-    rows = rows.with_columns(
+    return rows.with_columns(
         *(pl.Series(name, np.where(spatial, member, 0)).cast(pl.Int8).alias(name) for name, member in rs.items()),
         pl.Series("_category_member", category_member.astype(np.int8)),
     )
+
+
+def label_games(games: pl.DataFrame, normalisation: str = "sum") -> pl.DataFrame:
+    """Soft labels for every game whose first answer is yes or no: one row per (game, candidate object).
+
+    `games` is the LITMUS_GAMES artifact. Rows of "other" questions carry no memberships and no soft label; a
+    category or spatial QA pair whose reference set is empty under every rule (a "yes" to a category no candidate
+    has) has `soft_label` null and is left out of the metrics.
+    """
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"litmus.normalisation = {normalisation!r} is not one of {NORMALISATIONS}")
+    rows = _memberships(_candidate_rows(games))
     count = pl.col("r1") + pl.col("r2") + pl.col("r3")
     spatial_label: pl.Expr
     if normalisation == "sum":

@@ -55,7 +55,7 @@ def rebuild_config(f: Facts) -> str:
 
 def rebuild_recipe(f: Facts) -> list[str]:
     """The card's recipe for reference-mode images: a config and one command, which
-    tests/workflow/test_rebuild_recipe.py follows as printed."""
+    tests/e2e/test_rebuild_recipe.py follows as printed."""
     if not f.rebuild_list:
         return [REBUILD_RELEASE]
     served = (
@@ -87,6 +87,17 @@ def rebuild_recipe(f: Facts) -> list[str]:
         "(rebuild/results/dataset/frames.parquet's `image_path`): the frame this dataset was made from, pixel for "
         "pixel, when the video file is the same. Videos that have been taken down cannot be rebuilt.",
     ]
+
+
+# Issue 57 case 10: the published text is kept as it was given; what a reader must know about it.
+USING_THE_DATA = (
+    "Text columns (`prompt`, `hit`, `excluded_because`, the images' `title`, `source` and `license`, the keywords) "
+    "hold what the videos' sources, the annotation platform and the raters gave, unchanged: a value may start "
+    "with `=`, `+`, `-` or `@`, or hold markup. Read them as text. A spreadsheet may run such a cell as a formula "
+    "(`=HYPERLINK(...)`), and a page that shows one must escape it. Every CSV squidflow writes from them "
+    "(`rebuild/videos.csv`, the tables of its report) starts such a cell with an apostrophe (`'=`), so it opens as "
+    "text. Raters are named by pseudonym (`Ann<k>`) only."
+)
 
 
 def size_category(n: int) -> str:
@@ -191,6 +202,10 @@ def card(facts: Facts) -> str:
         "`soft_labels` — per image, prompt and variant the mean, std, n, certainty bin, the ratings and the interval "
         "of the mean. `croissant.json` types every field; `lewidi/` holds the judgments in the LeWiDi 2025 format.",
         "",
+        "## Using the data",
+        "",
+        USING_THE_DATA,
+        "",
     ]
     out += [
         "## How the data were collected",
@@ -249,6 +264,18 @@ def card(facts: Facts) -> str:
             + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
             + " (the `wave` column; the soft labels use every wave, the agreement table the first)."
         )
+    if f.precision.get("median") is not None:  # what precision the soft labels reach, and what it took (issue 59)
+        took = (
+            f" from {f.precision['ratings']:,} ratings ({f.precision['kept']:,} kept)"
+            if "ratings" in f.precision
+            else ""
+        )
+        none = f"; {f.precision['without']:,} with fewer than two ratings have none" if f.precision["without"] else ""
+        out.append(
+            f"- Precision: the 95% interval of a soft label's mean rating (`mean_lo`, `mean_hi`) is "
+            f"{f.precision['median']:.1f} rating points wide at the median and {f.precision['p90']:.1f} at the 90th "
+            f"percentile, over {f.precision['labels']:,} soft labels{took}{none}."
+        )
     for effect in f.wave_effects:  # how each next round narrowed the soft labels' intervals it re-rated
         out.append(f"- Next round: {md_escape(summary_line(effect))} (`mean_lo`, `mean_hi` of `soft_labels`).")
     out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
@@ -269,7 +296,7 @@ def card(facts: Facts) -> str:
         "## Licences and terms",
         "",
         f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
-        f"({f.license_url}). {md_escape(f.terms)}",
+        f"({md_escape(f.license_url)}). {md_escape(f.terms)}",
         "",
     ]
     if f.licences:

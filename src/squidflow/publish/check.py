@@ -10,7 +10,13 @@ edited by hand). One line per problem, each naming the file and the config, fiel
 - the card's licence is a Hub licence id and croissant.json's `license` is its URL (they agree), and the LeWiDi
   files (lewidi/) are there; a folder that holds datasets instead of being one names them (did you mean ...).
 
-It reads only files inside FOLDER and fetches nothing: a contentUrl, a FileSet's includes or a card's data_files that
+No file names a rater: a string that looks like an MTurk WorkerId or an e-mail address (but the card's removal
+contact), or, where FOLDER is a run's results/publish/<name>/, one of that run's raw rater ids (its
+results/judgments/judgments.parquet), is a problem naming the file. A shard whose footer says its rows would unpack
+past squidflow.bounds' ratio, or a card or croissant.json over bounds.MAX_TEXT_BYTES, is named before anything reads
+it.
+
+It reads only files inside FOLDER (and that run's judgments) and fetches nothing: a contentUrl, a FileSet's includes or a card's data_files that
 is a URL, an absolute path, a `../` or a symbolic link out of the folder is a problem named with its field, and then
 neither mlcroissant's record generation nor `datasets` loading runs (either would follow it).
 """
@@ -24,7 +30,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from squidflow import licenses
+from squidflow import bounds, licenses
+from squidflow.judgments import pseudonyms
 from squidflow.publish import card, croissant
 from squidflow.publish.shards import sha256
 
@@ -374,6 +381,96 @@ def check_licence(folder: Path, meta: dict) -> list[str]:
     return []
 
 
+def too_large(folder: Path) -> list[str]:
+    """The card and croissant.json when over bounds.MAX_TEXT_BYTES: the checks read them whole."""
+    out = []
+    for name in ("README.md", "croissant.json"):
+        path = folder / name
+        if path.is_file() and (size := path.stat().st_size) > bounds.MAX_TEXT_BYTES:
+            out.append(
+                f"{path}: {size:,} bytes, over the {bounds.MAX_TEXT_BYTES:,} publish check reads (squidflow writes "
+                f"a few hundred kB); not checked further: write it again with squidflow publish"
+            )
+    return out
+
+
+def check_shard_sizes(folder: Path) -> list[str]:
+    """Every Parquet file under data/ whose footer says its rows unpack past the bound (squidflow.bounds.parquet_check),
+    before anything reads its rows."""
+    out = []
+    for shard in sorted((folder / "data").glob("*/*.parquet")):
+        try:
+            bounds.parquet_check(shard, str(shard), ValueError)
+        except ValueError as exc:
+            out.append(str(exc))
+    return out
+
+
+def run_judgments(folder: Path) -> Path | None:
+    """The run's own judgments when `folder` is a run's results/publish/<name>/ and they are there (the raw ids
+    to look for), else None."""
+    results = folder.resolve().parent.parent
+    if folder.resolve().parent.name != "publish" or results.name != "results":
+        return None
+    path = results / "judgments" / "judgments.parquet"
+    return path if path.is_file() else None
+
+
+def _published_texts(folder: Path):
+    """(file, text) of every text the folder publishes: the card, croissant.json, the LeWiDi and other text files,
+    and each string value of the Parquet shards (under their file's name)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = folder.resolve()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and root in p.resolve().parents):
+        if path.suffix == ".parquet":
+            try:
+                schema = pq.read_schema(path)
+                text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+                table = pq.read_table(path, columns=text)
+            except Exception:  # noqa: BLE001 - an unreadable shard is told by check_files and mlcroissant
+                continue
+            for column in table.column_names:
+                values = {v for v in table.column(column).to_pylist() if v}
+                yield path, column, "\n".join(sorted(values))
+        elif path.suffix in (".md", ".json", ".csv", ".txt", ".jsonl") and path.stat().st_size <= bounds.MAX_TEXT_BYTES:
+            yield path, None, path.read_text(encoding="utf-8", errors="replace")
+
+
+def check_identities(folder: Path) -> list[str]:
+    """Nothing in the folder names a rater: no string that looks like an MTurk WorkerId or an e-mail address (but
+    the contact the card gives for removal requests), and, where the folder is a run's results/publish/<name>/, none
+    of that run's raw rater ids (results/judgments/judgments.parquet). One line per file and id kind."""
+    import polars as pl
+
+    raw: set[str] = set()
+    own = run_judgments(folder)
+    if own is not None:
+        try:
+            raw = pseudonyms.findable(pl.read_parquet(own, columns=["annotator"])["annotator"].to_list())
+        except Exception:  # noqa: BLE001 - the run's table unreadable: the patterns still apply
+            raw = set()
+    contact = set()
+    try:
+        meta = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
+        contact = set(pseudonyms.EMAIL.findall(json.dumps(meta.get("rai:dataReleaseMaintenancePlan", ""))))
+    except Exception:  # noqa: BLE001 - croissant.json's own problems are told elsewhere
+        pass
+    out = []
+    for path, column, text in _published_texts(folder):
+        where = f"{path}" + (f" (column {column})" if column else "")
+        found = [s for s in pseudonyms.looks_like_ids(text) if s not in contact]
+        found += [s for s in pseudonyms.raw_ids_in(text, raw) if s not in found]
+        if found:
+            shown = ", ".join(repr(s) for s in found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            out.append(
+                f"{where}: names a rater by a platform id or an e-mail address ({shown}); a published folder "
+                "names raters by pseudonym (Ann<k>) only: publish again from the run"
+            )
+    return out
+
+
 def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     """Every problem of a published folder (empty: it passes)."""
     folder = Path(folder)
@@ -386,6 +483,9 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
                 f"{folder}: not a published dataset (no README.md, no croissant.json) but the folder above "
                 f"{len(below)}: did you mean {' or '.join(str(p) for p in below)}?"
             ]
+    oversized = too_large(folder)
+    if oversized:  # read whole by the checks below: stop before reading them
+        return oversized
     problems, configs = check_card(folder)
     path = folder / "croissant.json"
     try:
@@ -400,7 +500,11 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
         return [*problems, f"{path}: not a JSON-LD object (a Croissant file is one object)"]
     reaching = outside_reads(folder, meta) + links_out(folder)
     problems += reaching + check_files(folder, meta)
-    problems += check_version(folder, meta)
+    bombs = [] if reaching else check_shard_sizes(folder)
+    problems += bombs
+    if not reaching and not bombs:
+        problems += check_identities(folder)
+        problems += check_version(folder, meta)  # reads the data files: only once they are safe to read
     problems += check_rai(folder, meta)
     problems += check_licence(folder, meta)
     problems += check_rai_known(folder, meta)
@@ -409,6 +513,12 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
             f"{folder / 'lewidi'}: missing (the judgments in the LeWiDi format, one file per variant and "
             "split, and the annotators' metadata)"
         )
+    if bombs:  # mlcroissant's records and `datasets` would read every row
+        return [
+            *problems,
+            f"{folder}: Croissant records and datasets loading not run: a shard's rows would not fit the bound "
+            "(above); rewrite the shards (squidflow publish writes them) and check again",
+        ]
     if reaching:  # mlcroissant's records and `datasets` would fetch the URL or read the file outside
         return [
             *problems,

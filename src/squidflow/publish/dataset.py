@@ -22,6 +22,7 @@ from squidflow.contracts import schemas
 from squidflow.contracts.io import write_csv
 from squidflow.contracts.paths import job_file
 from squidflow.errors import EmptyError, UserError
+from squidflow.judgments.pseudonyms import pseudonyms, raw_ids_in_tables
 from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
@@ -74,7 +75,7 @@ def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict
     images = T.images_table(run.frames, run.videos, run.judgments)
     if mode == "embed":
         T.check_embeddable(images)
-    names = T.pseudonyms(
+    names = pseudonyms(
         run.judgments["annotator"].to_list(), [] if run.keywords is None else run.keywords["annotator"].to_list()
     )
     excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
@@ -88,6 +89,13 @@ def build_tables(run: RunTables, settings: RunSettings, mode: str) -> tuple[dict
         out["comparison_sets"] = T.with_split(run.comparison_sets, images)
     if run.keywords is not None:
         out["keywords"] = T.with_split(T.keywords_table(run.keywords, names), images)
+    leaks = raw_ids_in_tables(out, names)
+    if leaks:  # a reason written before raters were named by pseudonym, or a new text column naming one
+        raise PublishError(
+            f"the published tables would name raters by their platform id ({'; '.join(leaks[:5])}): nothing "
+            "published names a rater but by pseudonym (Ann<k>). Run the judgments stage again (its rater triage "
+            "names partner raters by pseudonym) and publish again."
+        )
     return out, names
 
 
@@ -206,6 +214,7 @@ def gather_facts(
         task_wording=F.task_wording(run.task_pages.get("rating", "")),
         task_pages=[TASK_PAGES[k] for k in run.task_pages],
         raters=F.raters_per_image(soft),
+        precision=F.soft_label_precision(soft, configs.get("judgments")),
         agreement=run.table7,
         **F.rater_facts(configs.get("judgments")),
         counts={c: t.height for c, t in configs.items()},

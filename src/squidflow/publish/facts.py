@@ -79,6 +79,9 @@ class Facts:
     rebuild_list: str = ""  # reference mode: the URL list of the videos with their frames (REBUILD_LIST), else ""
     rebuild_relative: bool = False  # some of its URLs are paths relative to the videos' folder (a base_url is needed)
     wave_effects: list = field(default_factory=list)  # per next-round wave: squidflow.judgments.waves.narrowing_summary
+    precision: dict = field(
+        default_factory=dict
+    )  # soft_label_precision: how wide their intervals are, from how many ratings
 
     @property
     def license_url(self) -> str:
@@ -103,6 +106,12 @@ def required(publish: Mapping, *, demo: bool) -> dict:
         raise ConfigError(
             f"publish.url = {url[:80]!r} is not an http(s) address: set the dataset's page (e.g. "
             "https://huggingface.co/datasets/<name>) or leave it empty."
+        )
+    link = str(out.get("license_link") or "")
+    if link and not re.fullmatch(r"https://[^\s<>\"'`\\]+", link):  # the schema's pattern (issue 57)
+        raise ConfigError(
+            f"publish.license_link = {link[:80]!r} is not an https address: give the address of the licence's text "
+            "(e.g. https://example.org/my-licence-1.0), or leave it empty with a Hub licence id in publish.license."
         )
     if demo:
         out["name"] = out.get("name") or DEMO_NAME
@@ -207,6 +216,21 @@ def raters_per_image(soft_labels: pl.DataFrame) -> dict:
         n = g["n"]
         out[variant] = (int(cast(int, n.min())), float(cast(float, n.median())), int(cast(int, n.max())))
     return dict(sorted(out.items()))
+
+
+def soft_label_precision(soft_labels: pl.DataFrame, judgments: pl.DataFrame | None) -> dict:
+    """How precisely the soft labels are known (issue 59): the median and 90th percentile width of their intervals of
+    the mean (`mean_lo`, `mean_hi`), how many have none (fewer than two ratings), and the ratings that took (every
+    published rating, excluded raters' included, and the kept ones)."""
+    if soft_labels.is_empty():
+        return {}
+    width = (soft_labels["mean_hi"] - soft_labels["mean_lo"]).drop_nulls().drop_nans()
+    out: dict[str, float] = {"labels": soft_labels.height, "without": soft_labels.height - len(width)}
+    if len(width):
+        out |= {"median": float(cast(float, width.median())), "p90": float(cast(float, width.quantile(0.9)))}
+    if judgments is not None:
+        out |= {"ratings": judgments.height, "kept": int((~judgments["excluded"]).sum())}
+    return out
 
 
 def images_by_licence(images: pl.DataFrame) -> dict[str, int]:

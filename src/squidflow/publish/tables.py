@@ -44,13 +44,6 @@ def image_mode(requested: str, source_types: Iterable[str], judgment_source: str
     return "embed"
 
 
-def pseudonyms(*annotators: Iterable[str]) -> dict[str, str]:
-    """Every annotator id of every task (ratings, keywords) -> `Ann<k>`, k by the ids' sorted order: one person keeps
-    one pseudonym across variants and tasks, and no platform worker id is published."""
-    ids = sorted({str(a) for column in annotators for a in column if a is not None})
-    return {a: f"Ann{k}" for k, a in enumerate(ids, start=1)}
-
-
 def dataset_split(split: pl.Expr) -> pl.Expr:
     """squidflow's split names (train, val, test) -> the `datasets` library's (train, validation, test)."""
     return split.replace_strict(SPLITS, default="test", return_dtype=pl.Utf8).fill_null("test")

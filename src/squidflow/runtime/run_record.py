@@ -1,9 +1,10 @@
 """Which configuration made a results folder: one results/ per configuration.
 
-A run records, before its first job, the config files it read (their paths as given, and their contents) in
-`results/report/run_config.yaml`, beside the run summary. The first config file names the configuration (the demo's
-config/config.yaml, config/squid-e-release.yaml, ...); files after it are overlays on it (a model added, a key
-changed). The next run in the same folder compares its first config file with the record's: the same one goes on
+A run records, before its first job, the config files it read (their paths as given, and their contents) and the
+configuration they made (every key, the schema's defaults filled in: what `squidflow config` prints for the same
+arguments) in `results/report/run_config.yaml`, beside the run summary. The first config file names the
+configuration (the demo's config/config.yaml, config/squid-e-release.yaml, ...); files after it are overlays on it
+(a model added, a key changed). The next run in the same folder compares its first config file with the record's: the same one goes on
 (overlays and edited contents too: Snakemake reruns what a changed key touches); another one
 (`--configfile config/squid-e-release.yaml` in the demo's folder) stops the run before its first job, naming both
 configurations and the fix: `--directory DIR`, one folder per configuration, or the top-level key
@@ -15,8 +16,9 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -33,9 +35,14 @@ def _name(path: str | os.PathLike, repo_root: str | os.PathLike | None) -> str:
     return str(path)
 
 
-def current(configfiles: Sequence[str | os.PathLike], repo_root: str | os.PathLike | None = None) -> dict:
+def current(
+    configfiles: Sequence[str | os.PathLike],
+    repo_root: str | os.PathLike | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> dict:
     """The record of this run's configuration: each config file's name, sha256 and text (a proxy's password as
-    `***`), in the order read."""
+    `***`), in the order read, and the configuration they made (`config`: every key, the schema's defaults filled in,
+    as `squidflow config` prints it for the same arguments; a proxy's password as `***`)."""
     from squidflow.fetch import redact_url_credentials
 
     files = []
@@ -48,7 +55,21 @@ def current(configfiles: Sequence[str | os.PathLike], repo_root: str | os.PathLi
                 "text": redact_url_credentials(data.decode("utf-8", errors="replace")),
             }
         )
-    return {"configfiles": files}
+    record: dict[str, Any] = {"configfiles": files}
+    if config is not None:
+        record["config"] = redact(config)
+    return record
+
+
+def redact(value: Any) -> Any:
+    """A configuration with every URL's password as `***` (squidflow.fetch.redact_url_credentials)."""
+    from squidflow.fetch import redact_url_credentials
+
+    if isinstance(value, Mapping):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return redact_url_credentials(value) if isinstance(value, str) else value
 
 
 def names(record: dict) -> list[str]:
@@ -115,11 +136,12 @@ def check_and_record(
     replace: bool = False,
     repo_root: str | os.PathLike | None = None,
     folder: str | os.PathLike = ".",
+    config: Mapping[str, Any] | None = None,
 ) -> str | None:
     """Before the first job: the stopping message when the folder holds another configuration's results (and
-    `replace` is off); else record this configuration and return None."""
+    `replace` is off); else record this configuration (the files and the `config` they made) and return None."""
     record = os.path.join(folder, RECORD)
-    now = current(configfiles, repo_root)
+    now = current(configfiles, repo_root, config)
     message = conflict(read(record), now, folder=folder)
     if message and not replace:
         return message

@@ -7,7 +7,7 @@ object lives. The submitting Snakemake asks about each output while it builds th
 has run and uploaded it, on the same object. A folder that was not there at the first question is therefore
 still "missing in storage" after its job uploaded it, and the job is reported failed. A clean run does not show
 it (Snakemake does not ask about the outputs of a job whose inputs are still to be made); a rerun after a kill
-does, for every directory output the killed run had not reached (tests/integration/test_s3.py). That is a wrong
+does, for every directory output the killed run had not reached (tests/e2e/test_s3.py). That is a wrong
 answer, not a slow one, so `patch_directory_check` makes the plugin list the prefix on every question: one LIST
 request where a HEAD request has already found no object of that name. It stays until the plugin asks again
 itself.

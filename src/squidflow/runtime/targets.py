@@ -8,7 +8,8 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 INLINE = r"(?:,(?:[^{}]|\{[^{}]*\})*)?"  # a wildcard's inline constraint, which may hold `{2}`
 WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)" + INLINE + r"\}")
@@ -20,14 +21,9 @@ def requested(workflow) -> list[str]:
     settings = getattr(workflow, "dag_settings", None)
     if settings is not None and getattr(settings, "targets", None):
         return list(settings.targets)
-    import sys
+    from squidflow.runtime.command_line import arguments
 
-    try:
-        from snakemake.cli import get_argument_parser
-
-        args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
-    except (Exception, SystemExit):  # noqa: BLE001 - another program's command line: no targets to check
-        return []
+    args = arguments()  # None: another program's command line, no targets to check (docs/upstream.md)
     return [str(t) for t in getattr(args, "targets", None) or []]
 
 
@@ -50,6 +46,16 @@ def rule_outputs(rules) -> dict[str, str]:
             for path in expand(str(out), rule.wildcard_constraints)}  # fmt: skip
 
 
+def makes(rules) -> Callable[[str], bool]:
+    """`path` -> some rule makes it, matched as Snakemake matches a target to a rule's outputs (wildcard constraints
+    included): by Snakemake's own `Rule.is_producer` (docs/upstream.md). Where a rule has none (another Snakemake),
+    every path counts as made, and a target no rule makes is left to Snakemake's own message."""
+    rules = list(rules)
+    if not all(callable(getattr(rule, "is_producer", None)) for rule in rules):
+        return lambda path: True
+    return lambda path: any(rule.is_producer(path) for rule in rules)
+
+
 # The rules of the workflow last read in this process, as workflow/targets.smk hands them over from the Snakefile's
 # own `workflow.rules` once every rule is defined (see workflow_rules).
 _READ: list = []
@@ -60,8 +66,14 @@ def remember_rules(rules) -> None:
     _READ[:] = list(rules)
 
 
-def workflow_rules(snakefile: str | os.PathLike, configfiles: list[str | os.PathLike], workdir: str | os.PathLike):
-    """The rules of the workflow as Snakemake reads it with these config files in `workdir` (no job is planned):
+def workflow_rules(
+    snakefile: str | os.PathLike,
+    configfiles: Sequence[str | os.PathLike],
+    workdir: str | os.PathLike,
+    config: Mapping[str, Any] | None = None,
+):
+    """The rules of the workflow as Snakemake reads it with these config files (`--configfile`; none: the demo's) and
+    `config` (`--config`) in `workdir` (no job is planned):
     Snakemake's API reads the Snakefile (`SnakemakeApi.workflow(...).dag()`), and the Snakefile's last include,
     workflow/targets.smk, hands its `workflow.rules` to `remember_rules` (public names only: docs/upstream.md)."""
     from pathlib import Path
@@ -72,7 +84,7 @@ def workflow_rules(snakefile: str | os.PathLike, configfiles: list[str | os.Path
     _READ.clear()
     with SnakemakeApi(OutputSettings()) as api:
         api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path(snakefile),
-                     config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles]),
+                     config_settings=ConfigSettings(configfiles=[Path(f) for f in configfiles], config=dict(config or {})),
                      workdir=Path(workdir)).dag()  # fmt: skip
     if not _READ:
         raise RuntimeError(f"{snakefile} defines no rules through workflow/targets.smk (is it squidflow's Snakefile?)")

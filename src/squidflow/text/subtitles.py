@@ -72,6 +72,24 @@ def clean_cue_text(raw: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _timing(line: str, where: str) -> tuple[float, float]:
+    """A cue's timing line (`where`: file:line) -> (start, end) in seconds; SubtitleError where it cannot be read or
+    ends before it starts."""
+    m = TIMING.match(line)
+    if m is None:
+        raise SubtitleError(
+            f"{where}: timing line {line.strip()!r} is not 'HH:MM:SS.mmm --> HH:MM:SS.mmm'; "
+            "fix the line or delete the file (subtitles are optional)"
+        )
+    start, end = _seconds(*m.group(1, 2, 3, 4)), _seconds(*m.group(5, 6, 7, 8))
+    if end < start:
+        raise SubtitleError(
+            f"{where}: cue ends ({end:.3f} s) before it starts ({start:.3f} s); "
+            "fix the timing or delete the file (subtitles are optional)"
+        )
+    return start, end
+
+
 def parse_subtitles(text: str, *, fmt: str, source: str = "<text>") -> pl.DataFrame:
     """Cues (cue, start_s, end_s, text) of a WebVTT (`fmt="vtt"`) or SubRip (`fmt="srt"`) document, in file order.
 
@@ -100,18 +118,7 @@ def parse_subtitles(text: str, *, fmt: str, source: str = "<text>") -> pl.DataFr
         if skip_block:
             continue
         if "-->" in line:
-            m = TIMING.match(line)
-            if m is None:
-                raise SubtitleError(
-                    f"{source}:{number}: timing line {line.strip()!r} is not 'HH:MM:SS.mmm --> HH:MM:SS.mmm'; "
-                    "fix the line or delete the file (subtitles are optional)"
-                )
-            start, end = _seconds(*m.group(1, 2, 3, 4)), _seconds(*m.group(5, 6, 7, 8))
-            if end < start:
-                raise SubtitleError(
-                    f"{source}:{number}: cue ends ({end:.3f} s) before it starts ({start:.3f} s); "
-                    "fix the timing or delete the file (subtitles are optional)"
-                )
+            start, end = _timing(line, f"{source}:{number}")
             if prev_was_block_start_text and cues:
                 cues[-1][2].pop()  # the line just before the timing is the cue's identifier (index)
             cues.append([start, end, [], number])
@@ -201,13 +208,6 @@ def subtitle_file(video_path: str | Path, languages: list[str] | tuple[str, ...]
             )
             return hits[0]
     return None
-
-
-def base_language(code: str | None) -> str | None:
-    """`en-US`, `en_GB`, `en-orig` -> `en` (what stop words, stemmers and lemmatisers are keyed by)."""
-    if not code:
-        return None
-    return re.split(r"[-_]", code.strip(), maxsplit=1)[0].lower() or None
 
 
 # --- the window around a frame -----------------------------------------------------------------------------------

@@ -162,42 +162,9 @@ def map_images(
     `known_videos`: dataset.csv's video id -> event. Output columns: image, event, data_type, video_id, frame_index,
     match, release_video.
     """
-    a_rows: dict[tuple, set] = defaultdict(set)  # (video, event, ratings) -> frames
-    b_rows: dict[tuple, set] = defaultdict(set)  # (video, prompt, ratings) -> frames
-    by_event_a: dict[tuple, set] = defaultdict(set)  # (event, ratings) -> {(video, frame)}: to resolve renamed videos
-    for vid, frame, variant, prompt, ratings in judged.iter_rows():
-        key = tuple(ratings)
-        if variant == "A":
-            a_rows[(vid, prompt, key)].add(frame)
-            by_event_a[(prompt, key)].add((vid, frame))
-        else:
-            b_rows[(vid, prompt, key)].add(frame)
-
+    a_rows, b_rows, by_event_a = _judged_index(judged)
     notes: list[str] = []
-    votes: dict[str, Counter] = defaultdict(Counter)
-    # resolve renamed videos first, from their eval images
-    for rec in images.filter(
-        (pl.col("data_type") == "eval") & ~pl.col("release_video").is_in(list(known_videos))
-    ).iter_rows(named=True):
-        hits = {v for v, _ in by_event_a.get((rec["event"], tuple(rec["ratings_a"])), set())}
-        if len(hits) == 1:
-            votes[rec["release_video"]][hits.pop()] += 1
-    resolved = {old: c.most_common(1)[0][0] for old, c in votes.items()}
-    for old, c in sorted(votes.items()):
-        if len(c) > 1:
-            notes.append(f"renamed video {old!r}: its eval images match {dict(c)}; using {resolved[old]!r}")
-    unresolved = sorted(set(images["release_video"]) - set(known_videos) - set(resolved))
-    if resolved:
-        notes.append(
-            f"{len(resolved)} release video ids that dataset.csv does not list were resolved through the "
-            f"ratings of their eval images: " + ", ".join(f"{o} -> {n}" for o, n in sorted(resolved.items()))
-        )
-    if unresolved:
-        notes.append(
-            f"{len(unresolved)} release video ids are neither in dataset.csv nor resolvable through ratings "
-            f"(kept as released): {', '.join(unresolved)}"
-        )
-
+    resolved = _resolve_renamed(images, known_videos, by_event_a, notes)
     out = []
     candidates: dict[str, set] = {}
     for rec in images.iter_rows(named=True):
@@ -219,23 +186,7 @@ def map_images(
             out.append({**_base(rec), "video_id": vid, "frame_index": next(iter(frames)), "match": match})
         else:
             out.append({**_base(rec), "video_id": vid, "frame_index": None, "match": "unmatched"})
-
-    # ties: k images of one video with identical ratings that match the same k frames
-    groups: dict[tuple, list[str]] = defaultdict(list)
-    for rec in out:
-        if rec["match"] == "unmatched" and len(candidates.get(rec["image"], ())) > 1:
-            groups[(rec["video_id"], tuple(sorted(candidates[rec["image"]])))].append(rec["image"])
-    by_image = {rec["image"]: rec for rec in out}
-    for (vid, frames), names in sorted(groups.items()):
-        if len(names) == len(frames):
-            for name, frame in zip(sorted(names), frames, strict=True):
-                by_image[name].update(frame_index=frame, match="tied ratings")
-            notes.append(
-                f"{len(names)} eval images of video {vid} ({', '.join(sorted(names))}) carry identical "
-                f"ratings and match frames {list(frames)}: paired in file-name order (same mean judgments)"
-            )
-        else:
-            notes.append(f"eval images {sorted(names)} of video {vid} match frames {list(frames)}: left unmatched")
+    _pair_ties(out, candidates, notes)
     unmatched = [r["image"] for r in out if r["match"] == "unmatched"]
     if unmatched:
         notes.append(
@@ -254,6 +205,71 @@ def map_images(
         },
     )
     return table, notes
+
+
+def _judged_index(judged: pl.DataFrame) -> tuple[dict[tuple, set], dict[tuple, set], dict[tuple, set]]:
+    """The judged frames by (video, event, ratings) of variant A, by (video, prompt, ratings) of variant B, and
+    variant A's (video, frame) by (event, ratings), which resolves renamed videos."""
+    a_rows: dict[tuple, set] = defaultdict(set)  # (video, event, ratings) -> frames
+    b_rows: dict[tuple, set] = defaultdict(set)  # (video, prompt, ratings) -> frames
+    by_event_a: dict[tuple, set] = defaultdict(set)  # (event, ratings) -> {(video, frame)}: to resolve renamed videos
+    for vid, frame, variant, prompt, ratings in judged.iter_rows():
+        key = tuple(ratings)
+        if variant == "A":
+            a_rows[(vid, prompt, key)].add(frame)
+            by_event_a[(prompt, key)].add((vid, frame))
+        else:
+            b_rows[(vid, prompt, key)].add(frame)
+    return a_rows, b_rows, by_event_a
+
+
+def _resolve_renamed(
+    images: pl.DataFrame, known_videos: Mapping[str, str], by_event_a: dict[tuple, set], notes: list[str]
+) -> dict[str, str]:
+    """Release video ids that dataset.csv does not list -> the video their eval images' ratings point at (a vote)."""
+    votes: dict[str, Counter] = defaultdict(Counter)
+    for rec in images.filter(
+        (pl.col("data_type") == "eval") & ~pl.col("release_video").is_in(list(known_videos))
+    ).iter_rows(named=True):
+        hits = {v for v, _ in by_event_a.get((rec["event"], tuple(rec["ratings_a"])), set())}
+        if len(hits) == 1:
+            votes[rec["release_video"]][hits.pop()] += 1
+    resolved = {old: c.most_common(1)[0][0] for old, c in votes.items()}
+    for old, c in sorted(votes.items()):
+        if len(c) > 1:
+            notes.append(f"renamed video {old!r}: its eval images match {dict(c)}; using {resolved[old]!r}")
+    unresolved = sorted(set(images["release_video"]) - set(known_videos) - set(resolved))
+    if resolved:
+        notes.append(
+            f"{len(resolved)} release video ids that dataset.csv does not list were resolved through the "
+            f"ratings of their eval images: " + ", ".join(f"{o} -> {n}" for o, n in sorted(resolved.items()))
+        )
+    if unresolved:
+        notes.append(
+            f"{len(unresolved)} release video ids are neither in dataset.csv nor resolvable through ratings "
+            f"(kept as released): {', '.join(unresolved)}"
+        )
+    return resolved
+
+
+def _pair_ties(out: list[dict], candidates: dict[str, set], notes: list[str]) -> None:
+    """Ties: k images of one video with identical ratings that match the same k frames, paired in file-name order
+    (in place in `out`)."""
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for rec in out:
+        if rec["match"] == "unmatched" and len(candidates.get(rec["image"], ())) > 1:
+            groups[(rec["video_id"], tuple(sorted(candidates[rec["image"]])))].append(rec["image"])
+    by_image = {rec["image"]: rec for rec in out}
+    for (vid, frames), names in sorted(groups.items()):
+        if len(names) == len(frames):
+            for name, frame in zip(sorted(names), frames, strict=True):
+                by_image[name].update(frame_index=frame, match="tied ratings")
+            notes.append(
+                f"{len(names)} eval images of video {vid} ({', '.join(sorted(names))}) carry identical "
+                f"ratings and match frames {list(frames)}: paired in file-name order (same mean judgments)"
+            )
+        else:
+            notes.append(f"eval images {sorted(names)} of video {vid} match frames {list(frames)}: left unmatched")
 
 
 def _base(rec: dict) -> dict:

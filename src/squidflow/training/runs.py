@@ -132,15 +132,8 @@ def train_run(
         if experiment == "classification"
         else (None, None)
     )
-    whole_frames = experiment == "classification" and frame_short_side(method, cfg.crop, cfg.augment_geometry)
-    train_caches = caches
-    if whole_frames:  # GA/AU start from the whole frame: the training images come from the frame cache
-        if f"{train_set}_frames" not in caches:
-            raise ValueError(
-                f"{experiment}/{train_set}/{method}: training.augment_geometry = whole_frame needs the "
-                f"whole-frame cache of pool {train_set} (rule make_training_frames), not given"
-            )
-        train_caches = {**caches, train_set: caches[f"{train_set}_frames"]}
+    whole_frames = bool(experiment == "classification" and frame_short_side(method, cfg.crop, cfg.augment_geometry))
+    train_caches = _training_caches(caches, whole_frames, f"{experiment}/{train_set}/{method}", train_set)
     train = sets.filter((pl.col("use") == "train") & (pl.col("dataset") == train_set))
     evaluate = _ordered_by_pool(sets.filter(pl.col("use") == "eval"))
     if len(train) == 0:
@@ -156,8 +149,32 @@ def train_run(
     mean = torch.tensor(cfg.mean, device=device).view(1, 3, 1, 1)
     std = torch.tensor(cfg.std, device=device).view(1, 3, 1, 1)
     use_amp = cfg.amp and device.startswith("cuda")
-    loader = DataLoader(
-        _dataset(train, train_caches, per_image),
+    loader = _train_loader(_dataset(train, train_caches, per_image), cfg, seed, device)
+    say(
+        f"{experiment}/{train_set}/{method}/seed{seed}: {len(train)} training images, {len(evaluate)} evaluation "
+        f"images, backbone {cfg.backbone}, {n_classes} classes, device {device}, amp {use_amp}, trainable {trainable} "
+        f"({sum(p.numel() for p in learning)} of {sum(p.numel() for p in model.parameters())} parameters)"
+        + (f", {method} on whole frames" if whole_frames else "")
+    )
+    for epoch in range(cfg.epochs):
+        total, count, wait, elapsed = _train_epoch(
+            model, loader, optimizer, spec, (per_batch, mean, std), use_amp, f"epoch {epoch + 1}/{cfg.epochs}", device
+        )
+        say(
+            f"epoch {epoch + 1}/{cfg.epochs}: loss {total / max(count, 1):.4f}, {count / elapsed:.1f} images/s, "
+            f"input wait {100 * wait / elapsed:.1f}% of {elapsed:.1f}s"
+        )
+
+    probs = predict(model, _dataset(evaluate, caches), spec, cfg, device, mean, std)
+    predictions, metrics = _scored(experiment, evaluate, probs, cfg, seed)
+    say("metrics: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    return predictions, metrics, lines
+
+
+def _train_loader(dataset: Dataset, cfg: TrainConfig, seed: int, device: str) -> DataLoader:
+    """The training images in batches, shuffled by a generator of the run's seed, each worker seeded from it."""
+    return DataLoader(
+        dataset,
         batch_size=cfg.batch_size,
         shuffle=True,
         num_workers=cfg.num_workers,
@@ -166,42 +183,66 @@ def train_run(
         pin_memory=device.startswith("cuda"),
         persistent_workers=cfg.num_workers > 0,
     )
-    say(
-        f"{experiment}/{train_set}/{method}/seed{seed}: {len(train)} training images, {len(evaluate)} evaluation "
-        f"images, backbone {cfg.backbone}, {n_classes} classes, device {device}, amp {use_amp}, trainable {trainable} "
-        f"({sum(p.numel() for p in learning)} of {sum(p.numel() for p in model.parameters())} parameters)"
-        + (f", {method} on whole frames" if whole_frames else "")
-    )
-    for epoch in range(cfg.epochs):
-        model.train()
-        total, count, wait, start = 0.0, 0, 0.0, time.perf_counter()
-        batches = iter(loader)
-        for _ in tqdm(range(len(loader)), desc=f"epoch {epoch + 1}/{cfg.epochs}", mininterval=10, leave=False):
-            t0 = time.perf_counter()
-            images, labels = next(batches)
-            images = images.to(device, non_blocking=True)
-            if per_batch is not None:
-                images = per_batch(images)
-            images = normalize(images, mean, std)
-            labels = labels.to(device, non_blocking=True)
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            wait += time.perf_counter() - t0
-            with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_amp):
-                outputs = model(images)
-            loss = spec.loss(outputs.float(), labels)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += float(loss.detach()) * len(labels)
-            count += len(labels)
-        elapsed = time.perf_counter() - start
-        say(
-            f"epoch {epoch + 1}/{cfg.epochs}: loss {total / max(count, 1):.4f}, {count / elapsed:.1f} images/s, "
-            f"input wait {100 * wait / elapsed:.1f}% of {elapsed:.1f}s"
-        )
 
-    probs = predict(model, _dataset(evaluate, caches), spec, cfg, device, mean, std)
+
+def _training_caches(caches: dict[str, np.ndarray], whole_frames: bool, run: str, train_set: str) -> dict:
+    """The caches the training images are read from: GA/AU start from the whole frame, read from the frame cache."""
+    if not whole_frames:
+        return caches
+    if f"{train_set}_frames" not in caches:
+        raise ValueError(
+            f"{run}: training.augment_geometry = whole_frame needs the "
+            f"whole-frame cache of pool {train_set} (rule make_training_frames), not given"
+        )
+    return {**caches, train_set: caches[f"{train_set}_frames"]}
+
+
+def _on_device(images: torch.Tensor, per_batch, mean: torch.Tensor, std: torch.Tensor, device: str) -> torch.Tensor:
+    """A uint8 batch moved to the device, augmented there as one batch (the method's D.1 augmentations), normalised."""
+    images = images.to(device, non_blocking=True)
+    if per_batch is not None:
+        images = per_batch(images)
+    return normalize(images, mean, std)
+
+
+def _train_epoch(
+    model: torch.nn.Module,
+    loader: DataLoader,
+    optimizer,
+    spec: Method,
+    prepare: tuple[object, torch.Tensor, torch.Tensor],
+    use_amp: bool,
+    desc: str,
+    device: str,
+) -> tuple[float, int, float, float]:
+    """One pass over the training loader: (summed loss, images, seconds waiting for input, seconds in all).
+    `prepare`: the per-batch augmentation (or None), mean and std the batches are moved and normalised with."""
+    model.train()
+    total, count, wait, start = 0.0, 0, 0.0, time.perf_counter()
+    batches = iter(loader)
+    for _ in tqdm(range(len(loader)), desc=desc, mininterval=10, leave=False):
+        t0 = time.perf_counter()
+        images, labels = next(batches)
+        images = _on_device(images, prepare[0], prepare[1], prepare[2], device)
+        labels = labels.to(device, non_blocking=True)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        wait += time.perf_counter() - t0
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_amp):
+            outputs = model(images)
+        loss = spec.loss(outputs.float(), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        total += float(loss.detach()) * len(labels)
+        count += len(labels)
+    return total, count, wait, time.perf_counter() - start
+
+
+def _scored(
+    experiment: str, evaluate: pl.DataFrame, probs: np.ndarray, cfg: TrainConfig, seed: int
+) -> tuple[pl.DataFrame, dict]:
+    """The evaluation images' predictions as a table, and the run's metrics."""
     predictions = pl.DataFrame(
         {
             "image_id": evaluate["image_id"],
@@ -223,8 +264,7 @@ def train_run(
         authors_ece_batch=cfg.authors_ece_batch,
         seed=seed,
     )
-    say("metrics: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-    return predictions, metrics, lines
+    return predictions, metrics
 
 
 @torch.no_grad()

@@ -172,6 +172,29 @@ def _check_authors_events(authors: pl.DataFrame | None, events: list[str]) -> pl
     return authors
 
 
+def _train_per_event(
+    sd_train: pl.DataFrame, se_train: pl.DataFrame, events: list[str], train_per_event: int | None, notes: list[str]
+) -> int:
+    """Training images per event, the same for both datasets: the smaller pool's count, at most `train_per_event`."""
+    n = min(
+        min(len(sd_train.filter(pl.col("event") == e)) for e in events),
+        min(len(se_train.filter(pl.col("event") == e)) for e in events),
+    )
+    if train_per_event:
+        n = min(n, train_per_event)
+    if n == 0:
+        raise ValueError(
+            f"classification: no training images for some event of {events} in SD or SE (split=train); "
+            "check results/dataset/frames.parquet splits and standard_data"
+        )
+    if train_per_event and n < train_per_event:
+        notes.append(
+            f"training images per event: {n} from each dataset (training.classification.train_per_event = "
+            f"{train_per_event}; the smaller pool has no more)"
+        )
+    return n
+
+
 def classification_sets(
     sd: pl.DataFrame,
     se: pl.DataFrame,
@@ -207,22 +230,7 @@ def classification_sets(
     else:
         se_train = se.filter(pl.col("split") == "train")
         se_eval = se.filter(pl.col("split") != "train").select("image_id", "pool", "row", "event")
-    n = min(
-        min(len(sd_train.filter(pl.col("event") == e)) for e in events),
-        min(len(se_train.filter(pl.col("event") == e)) for e in events),
-    )
-    if train_per_event:
-        n = min(n, train_per_event)
-    if n == 0:
-        raise ValueError(
-            f"classification: no training images for some event of {events} in SD or SE (split=train); "
-            "check results/dataset/frames.parquet splits and standard_data"
-        )
-    if train_per_event and n < train_per_event:
-        notes.append(
-            f"training images per event: {n} from each dataset (training.classification.train_per_event = "
-            f"{train_per_event}; the smaller pool has no more)"
-        )
+    n = _train_per_event(sd_train, se_train, events, train_per_event, notes)
     parts = []
     for e in events:
         parts.append(
@@ -330,36 +338,8 @@ def calibration_sets(
     judged = human_means(scores, variant="B", events=event_info, candidates=events).filter(
         pl.col("prompt_event") == target
     )
-    parts = []
-    # SD: standard images, split by their own train/val split
-    sd_train = _balanced_train(
-        sd.filter(pl.col("split") == "train"),
-        target=target,
-        others=others,
-        n_target=train_target,
-        n_other=train_other,
-        seed=seed,
-        what="SD train",
-        notes=notes,
-    )
-    parts.append(_rows(sd_train, "train", "SD", label))
-    sd_val = sd.filter(pl.col("split") != "train")
-    parts.append(
-        _rows(
-            _sample(sd_val.filter(pl.col("event") == target), val_target, seed, "SD val target", notes),
-            "eval",
-            "SD",
-            label,
-        )
-    )
-    parts.append(
-        _rows(
-            _sample(sd_val.filter(pl.col("event") == similar), val_similar, seed, "SD val similar", notes),
-            "eval",
-            "SD",
-            label,
-        )
-    )
+    sizes = {"train_target": train_target, "train_other": train_other, "val_target": val_target}
+    parts = _calibration_sd(sd, target, similar, others, sizes | {"val_similar": val_similar}, seed, label, notes)
     if mode == "authors":
         authors = _check_authors_events(authors, events)
         se_train = authors_images(
@@ -367,9 +347,76 @@ def calibration_sets(
         )
         se_val = authors_images(_authors_list(authors, "table3", target, "val"), se, seed, "SE eval (authors)", notes)
         se_val = se_val.join(judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left")
-        parts.append(_rows(se_train, "train", "SE", label))
-        parts.append(_rows(se_val, "eval", "SE", label, human=True))
-        return pl.concat(parts)
+    else:
+        se_val = _calibration_se_eval(se, judged, target, similar, val_target, val_similar, seed, notes)
+        eval_videos = se_val["video_id"].drop_nulls().unique().implode()
+        se_train = _balanced_train(
+            se.filter(~pl.col("video_id").is_in(eval_videos)),
+            target=target,
+            others=others,
+            n_target=train_target,
+            n_other=train_other,
+            seed=seed,
+            what="SE train",
+            notes=notes,
+        )
+    parts.append(_rows(se_train, "train", "SE", label))
+    parts.append(_rows(se_val, "eval", "SE", label, human=True))
+    return pl.concat(parts)
+
+
+def _calibration_sd(
+    sd: pl.DataFrame,
+    target: str,
+    similar: str,
+    others: list[str],
+    sizes: dict[str, int],
+    seed: int,
+    label: pl.Expr,
+    notes: list[str],
+) -> list[pl.DataFrame]:
+    """The SD images of the calibration sets, split by their own train/val split: a balanced training set, and the
+    target and similar-event evaluation images."""
+    sd_train = _balanced_train(
+        sd.filter(pl.col("split") == "train"),
+        target=target,
+        others=others,
+        n_target=sizes["train_target"],
+        n_other=sizes["train_other"],
+        seed=seed,
+        what="SD train",
+        notes=notes,
+    )
+    sd_val = sd.filter(pl.col("split") != "train")
+    return [
+        _rows(sd_train, "train", "SD", label),
+        _rows(
+            _sample(sd_val.filter(pl.col("event") == target), sizes["val_target"], seed, "SD val target", notes),
+            "eval",
+            "SD",
+            label,
+        ),
+        _rows(
+            _sample(sd_val.filter(pl.col("event") == similar), sizes["val_similar"], seed, "SD val similar", notes),
+            "eval",
+            "SD",
+            label,
+        ),
+    ]
+
+
+def _calibration_se_eval(
+    se: pl.DataFrame,
+    judged: pl.DataFrame,
+    target: str,
+    similar: str,
+    val_target: int,
+    val_similar: int,
+    seed: int,
+    notes: list[str],
+) -> pl.DataFrame:
+    """clean: the SE evaluation images, chosen video by video from the frames outside the train split that have a
+    variant B judgment for the target prompt."""
     candidates = se.filter(pl.col("split") != "train").join(
         judged.drop("prompt_event"), on="image_id", how="inner", maintain_order="left"
     )
@@ -384,21 +431,7 @@ def calibration_sets(
         if len(picked) < n:
             notes.append(f"SE val {e}: wanted {n} images judged for {target!r} in variant B, only {len(picked)} exist")
         se_picks.append(picked)
-    se_val = pl.concat(se_picks)
-    eval_videos = se_val["video_id"].drop_nulls().unique().implode()
-    se_train = _balanced_train(
-        se.filter(~pl.col("video_id").is_in(eval_videos)),
-        target=target,
-        others=others,
-        n_target=train_target,
-        n_other=train_other,
-        seed=seed,
-        what="SE train",
-        notes=notes,
-    )
-    parts.append(_rows(se_train, "train", "SE", label))
-    parts.append(_rows(se_val, "eval", "SE", label, human=True))
-    return pl.concat(parts)
+    return pl.concat(se_picks)
 
 
 # --- entry points for the rule --------------------------------------------------------------------------------

@@ -237,58 +237,78 @@ def _listed(names: list[str]) -> str:
 def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, methods: list[str]) -> str:
     """The sentences of a table's caption that name every definition choice behind its numbers (config key, value,
     and whether it is the SQUID-E authors' setting), the sets' sizes, and what differs from the configuration."""
-    out = []
-    mode = choices["sets"]
-    if mode == "authors":
-        lists = (
-            "indices.json"
-            if spec.experiment == "classification"
-            else (f"indices_uq.json, target {choices.get('target_event')}")
-        )
-        out.append(
-            f"Image sets: the authors' (training.sets: authors): the SE images the release lists ({lists}), "
-            "mapped to frames; SD images (not released) drawn by squidflow."
-        )
-        for leak in (sets or {}).get("leaks", []):
-            out.append(
-                f"LEAK in the authors' sets: {leak['rated_in_train']} training images are rated evaluation "
-                f"images of the release and {leak['val_sharing_video']} of {leak['n_val']} evaluation images "
-                "share a video with a training image; training.sets: clean avoids this."
-            )
+    out = _sets_text(spec, choices, sets)
+    if sets:
+        out += _sizes_text(spec, sets)
+    out += _trainable_text(choices, methods)
+    if spec.experiment == "calibration":
+        out += _calibration_text(spec, choices, methods)
     else:
-        out.append(
+        out += _augment_text(choices, methods)
+    out += _models_text(spec, choices)
+    return " ".join(out)
+
+
+def _sets_text(spec: TableSpec, choices: Mapping, sets: Mapping | None) -> list[str]:
+    """Where the image sets come from (training.sets), and the leaks of the authors' sets."""
+    if choices["sets"] != "authors":
+        return [
             "Image sets: clean (training.sets: clean): chosen by video, no SE evaluation image shares a video "
             "with a training image."
+        ]
+    lists = (
+        "indices.json"
+        if spec.experiment == "classification"
+        else (f"indices_uq.json, target {choices.get('target_event')}")
+    )
+    out = [
+        f"Image sets: the authors' (training.sets: authors): the SE images the release lists ({lists}), "
+        "mapped to frames; SD images (not released) drawn by squidflow."
+    ]
+    for leak in (sets or {}).get("leaks", []):
+        out.append(
+            f"LEAK in the authors' sets: {leak['rated_in_train']} training images are rated evaluation "
+            f"images of the release and {leak['val_sharing_video']} of {leak['n_val']} evaluation images "
+            "share a video with a training image; training.sets: clean avoids this."
         )
-    if sets:
-        counts: dict[tuple, int] = {}
-        for c in sets.get("counts", []):
-            counts[(c["use"], c["dataset"])] = counts.get((c["use"], c["dataset"]), 0) + c["n"]
-        if spec.experiment == "calibration":
-            by = {(c["use"], c["dataset"], c["label"]): c["n"] for c in sets.get("counts", [])}
-            size = lambda u, d: f"{by.get((u, d, 1), 0)} + {by.get((u, d, 0), 0)}"  # noqa: E731
-            out.append(
-                f"Sizes (target + other): training SD {size('train', 'SD')}, SE {size('train', 'SE')}; "
-                f"evaluation SD {size('eval', 'SD')}, SE {size('eval', 'SE')}."
+    return out
+
+
+def _sizes_text(spec: TableSpec, sets: Mapping) -> list[str]:
+    """The sets' sizes, what differs from the configuration, and which human means the labels are."""
+    out = []
+    counts: dict[tuple, int] = {}
+    for c in sets.get("counts", []):
+        counts[(c["use"], c["dataset"])] = counts.get((c["use"], c["dataset"]), 0) + c["n"]
+    if spec.experiment == "calibration":
+        by = {(c["use"], c["dataset"], c["label"]): c["n"] for c in sets.get("counts", [])}
+        size = lambda u, d: f"{by.get((u, d, 1), 0)} + {by.get((u, d, 0), 0)}"  # noqa: E731
+        out.append(
+            f"Sizes (target + other): training SD {size('train', 'SD')}, SE {size('train', 'SE')}; "
+            f"evaluation SD {size('eval', 'SD')}, SE {size('eval', 'SE')}."
+        )
+    else:
+        out.append("Sizes: " + ", ".join(f"{u} {d} {n}" for (u, d), n in sorted(counts.items())) + ".")
+    if sets.get("notes"):
+        out.append(
+            "Differences from the configuration: " + " ".join(n if n.endswith(".") else n + "." for n in sets["notes"])
+        )
+    means = sets.get("human_means")
+    if means:
+        out.append(
+            "Human judgments: "
+            + (
+                "the mean of every judgment of the image and prompt"
+                if means == "all"
+                else "means after the annotator-quality step"
             )
-        else:
-            out.append("Sizes: " + ", ".join(f"{u} {d} {n}" for (u, d), n in sorted(counts.items())) + ".")
-        if sets.get("notes"):
-            out.append(
-                "Differences from the configuration: "
-                + " ".join(n if n.endswith(".") else n + "." for n in sets["notes"])
-            )
-        means = sets.get("human_means")
-        if means:
-            out.append(
-                "Human judgments: "
-                + (
-                    "the mean of every judgment of the image and prompt"
-                    if means == "all"
-                    else "means after the annotator-quality step"
-                )
-                + f" (training.human_means: {means})."
-            )
+            + f" (training.human_means: {means})."
+        )
+    return out
+
+
+def _trainable_text(choices: Mapping, methods: list[str]) -> list[str]:
+    """Which layers each method trained (training.trainable)."""
     trainable = choices.get("trainable") or {}
     groups: dict[str, list[str]] = {}
     for m in methods:
@@ -298,51 +318,66 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
         "layer4": "the backbone's last stage (ResNet50 layer4, EfficientNet-Lite0 blocks 5-6) + head",
         "head": "the head only",
     }
-    if groups:
+    if not groups:
+        return []
+    return [
+        "Trainable layers (training.trainable; the authors': layer4 + head, MC head only): "
+        + "; ".join(f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items()))
+        + "."
+    ]
+
+
+def _calibration_text(spec: TableSpec, choices: Mapping, methods: list[str]) -> list[str]:
+    """The calibration experiment's choices: MC's passes and average, RS's scale and smoothing, the authors' ECE."""
+    out = []
+    if "MC" in methods:
+        mc = choices["mc_average"]
         out.append(
-            "Trainable layers (training.trainable; the authors': layer4 + head, MC head only): "
-            + "; ".join(f"{words.get(k, k)} for {_listed(v)}" for k, v in sorted(groups.items()))
-            + "."
+            f"MC: {choices['mc_samples']} dropout passes, "
+            + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
+            + f" (training.mc_average: {mc})."
         )
-    if spec.experiment == "calibration":
-        if "MC" in methods:
-            mc = choices["mc_average"]
-            out.append(
-                f"MC: {choices['mc_samples']} dropout passes, "
-                + ("softmax of the mean logits (the authors')" if mc == "logits" else "mean of the softmax outputs")
-                + f" (training.mc_average: {mc})."
-            )
-        if "RS" in methods:
-            rs, ls = choices["rs_scale"], choices["rs_label_smoothing"]
-            authors = rs == "raw" and ls == 0.2
-            out.append(
-                f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
-                f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
-                + ("; the authors'" if authors else "; the authors': raw, 0.2")
-                + ")."
-            )
-        if "ece_authors" in spec.metrics:
-            out.append(
-                f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
-                f"label, {choices['authors_ece_bins']} bins, averaged over shuffled batches of "
-                f"{choices['authors_ece_batch']} — the quantity the paper's ECE column reports; it "
-                "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
-                "and a constant 0.5 near 0."
-            )
-    else:
-        if {"GA", "AU"} & set(methods):
-            geometry = choices["augment_geometry"]
-            out.append(
-                "GA/AU geometry (training.augment_geometry: "
-                + geometry
-                + "): "
-                + (
-                    "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
-                    if geometry == "whole_frame"
-                    else "on the cached centre crop (not the authors')"
-                )
-                + "."
-            )
+    if "RS" in methods:
+        rs, ls = choices["rs_scale"], choices["rs_label_smoothing"]
+        authors = rs == "raw" and ls == 0.2
+        out.append(
+            f"RS: logits × {'the raw extra output' if rs == 'raw' else 'softplus of the extra output'}, "
+            f"label smoothing {ls} (training.rs_scale: {rs}, rs_label_smoothing: {ls}"
+            + ("; the authors'" if authors else "; the authors': raw, 0.2")
+            + ")."
+        )
+    if "ece_authors" in spec.metrics:
+        out.append(
+            f"ECE (authors' code): torchmetrics 0.8 binary calibration error of P(class 0) against the 0/1 "
+            f"label, {choices['authors_ece_bins']} bins, averaged over shuffled batches of "
+            f"{choices['authors_ece_batch']} — the quantity the paper's ECE column reports; it "
+            "compares P(class 0) with the frequency of class 1, so a confident, correct model scores near 1 "
+            "and a constant 0.5 near 0."
+        )
+    return out
+
+
+def _augment_text(choices: Mapping, methods: list[str]) -> list[str]:
+    """The classification experiment's augmentation geometry (training.augment_geometry), where GA or AU ran."""
+    if not {"GA", "AU"} & set(methods):
+        return []
+    geometry = choices["augment_geometry"]
+    return [
+        "GA/AU geometry (training.augment_geometry: "
+        + geometry
+        + "): "
+        + (
+            "the whole frame resized to a 2·crop short side, RandomPerspective(0.5), RandomCrop(crop) (the authors')"
+            if geometry == "whole_frame"
+            else "on the cached centre crop (not the authors')"
+        )
+        + "."
+    ]
+
+
+def _models_text(spec: TableSpec, choices: Mapping) -> list[str]:
+    """The backbone behind the classification rows' names, and the demo's warning."""
+    out = []
     backbone = choices.get("backbone")
     if backbone and spec.experiment == "classification":
         out.append(
@@ -356,7 +391,7 @@ def choices_text(spec: TableSpec, choices: Mapping, sets: Mapping | None, method
             "Demo: synthetic videos and a SIMULATED annotator panel; the numbers show that the pipeline runs, "
             "not how any model behaves."
         )
-    return " ".join(out)
+    return out
 
 
 def _alpha(intervals: Mapping | None) -> float:

@@ -242,15 +242,6 @@ class Brake:
         with self._locked(site) as state:
             state["consecutive"] = 0
 
-    def stopped_notes(self) -> list[str]:
-        """The one-line notes of the sites stopped in this run."""
-        notes = []
-        for path in sorted(self.folder.glob("*.json")):
-            state = self._read(path, path.stem)
-            if state.get("stopped") and state.get("note"):
-                notes.append(state["note"])
-        return notes
-
 
 def stop_note(site: str, count: int, reason: str, message: str) -> str:
     """The one line a person reads when the brake stops a site: what happened and how to resume."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import subprocess
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
+
+from squidflow.errors import first_line
 
 
 class ProbeError(RuntimeError):
@@ -80,13 +81,6 @@ def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -
     return _probe_ffprobe(path, decode_frames, timeout_s)
 
 
-def _first_line(exc: BaseException) -> str:
-    """An exception's first line, without torchcodec's C++ source location ("SingleStreamDecoder, /…cpp:41, ")."""
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else type(exc).__name__
-    return re.sub(r"^.*?\.(?:cpp|h):\d+,\s*", "", line)
-
-
 def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
     """The container's header (no scan of the packets) and the first frames decoded, by torchcodec in process."""
     from torchcodec.decoders import VideoDecoder
@@ -94,7 +88,7 @@ def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
     try:
         decoder = VideoDecoder(str(path), seek_mode="approximate", num_ffmpeg_threads=1)
     except (RuntimeError, ValueError) as exc:
-        raise ProbeError(f"{path}: ffmpeg cannot decode it (no video stream read): {_first_line(exc)}") from exc
+        raise ProbeError(f"{path}: ffmpeg cannot decode it (no video stream read): {first_line(exc)}") from exc
     meta = decoder.metadata
     fps = float(meta.average_fps_from_header or 0.0)
     nb = meta.num_frames_from_header
@@ -112,7 +106,7 @@ def _probe_torchcodec(path: Path, decode_frames: int) -> VideoInfo:
             decoded = int(decoder.get_frames_in_range(0, want).data.shape[0])
             error = ""
         except (RuntimeError, IndexError, ValueError) as exc:
-            decoded, error = 0, _first_line(exc)
+            decoded, error = 0, first_line(exc)
         if decoded < want:
             raise ProbeError(f"{path}: ffmpeg cannot decode its first {decode_frames} frames "
                              f"({decoded} decoded): {error or 'no decoding error reported'}")  # fmt: skip

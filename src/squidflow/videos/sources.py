@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlparse
 
 import polars as pl
 
+from squidflow.bounds import parquet_check
 from squidflow.contracts import schemas
 from squidflow.contracts.io import conform, read_csv_strings, read_parquet
 from squidflow.contracts.paths import DOWNLOADS_DIR
@@ -126,17 +127,39 @@ def demo_source(catalog: pl.DataFrame) -> SourceListing:
 SKIPPED = "skipped file"  # how a listing names a file it did not take (the report counts and lists these notes)
 
 
-def walk_local(root: Path, exts: set[str]) -> tuple[list[tuple[str, Path]], list[tuple[Path, str]]]:
-    """([(event, video file)], [(skipped path, why)]) of a local tree `<root>/<event>/*.<ext>`, both sorted."""
+def _leaves(path: Path, root: Path) -> str | None:
+    """Where a symbolic link at `path` leads when that is outside `root` (both resolved), else None."""
+    if not path.is_symlink():
+        return None
+    target = path.resolve()
+    return None if target.is_relative_to(root) else str(target)
+
+
+def walk_local(
+    root: Path, exts: set[str], follow_links: bool = False
+) -> tuple[list[tuple[str, Path]], list[tuple[Path, str]]]:
+    """([(event, video file)], [(skipped path, why)]) of a local tree `<root>/<event>/*.<ext>`, both sorted. A
+    symbolic link (an event folder or a video) that leads outside the root is skipped with its reason, unless
+    `follow_links` (sources[].follow_links: videos kept elsewhere on purpose): a link into a private folder would
+    otherwise be taken, and in `publish.images: embed` its frames published (issue 57)."""
     videos, skipped = [], []
+    base = root.resolve()
+    why_link = "a symbolic link to {}, outside the root (set follow_links: true on this source to take it)"
     for entry in sorted(root.iterdir()):
+        out = None if follow_links else _leaves(entry, base)
+        if out is not None:
+            skipped.append((entry, why_link.format(out)))
+            continue
         if entry.is_file():
             skipped.append((entry, "not in an event folder (expected <root>/<event>/<video>)"))
             continue
         if not entry.is_dir():
             continue
         for f in sorted(entry.iterdir()):
-            if f.is_dir():
+            out = None if follow_links else _leaves(f, base)
+            if out is not None:
+                skipped.append((f, why_link.format(out)))
+            elif f.is_dir():
                 skipped.append((f, "a folder inside an event folder (not searched)"))
             elif not f.is_file() or f.suffix.lower().lstrip(".") not in exts:
                 skipped.append((f, f"not a video (extensions: {', '.join(sorted(exts))})"))
@@ -149,6 +172,7 @@ def local_source(
     root: str | Path,
     extensions: list[str] | tuple[str, ...] = VIDEO_EXTENSIONS,
     license: str | None = None,
+    follow_links: bool = False,
 ) -> SourceListing:
     """`<root>/<event>/*.<ext>`: the folder names the event, the file stem the video id (made job-safe). Every other
     file (not a video, not in an event folder) is named in a note starting with SKIPPED, for the report. `license`:
@@ -172,7 +196,7 @@ def local_source(
             raise FileNotFoundError(
                 f"sources: local root {root} is not a folder; create it as <root>/<event>/<video>.mp4 or fix `root`"
             )
-        files, skipped_files = walk_local(root, exts)
+        files, skipped_files = walk_local(root, exts, follow_links)
         skipped = [(str(f), why) for f, why in skipped_files]
         videos = [(event, f.stem, str(f), {"source": "local", "path": str(f), "download": False}) for event, f in files]
         kind = "local file"
@@ -206,7 +230,7 @@ def local_files(sources: list[dict[str, Any]], release_cfg: dict[str, Any] | Non
     for src in sources:
         if src["type"] == "local" and not is_storage_url(src["root"]) and Path(src["root"]).is_dir():
             exts = {e.lower().lstrip(".") for e in (src.get("extensions") or VIDEO_EXTENSIONS)}
-            files += [str(f) for _, f in walk_local(Path(src["root"]), exts)[0]]
+            files += [str(f) for _, f in walk_local(Path(src["root"]), exts, bool(src.get("follow_links")))[0]]
         elif src["type"] == "squid-e-release":
             ucf = Path((release_cfg or {}).get("ucf_dir") or "data/ucf-crime")
             if ucf.is_dir():
@@ -266,6 +290,7 @@ def read_url_list(path: str | Path) -> pl.DataFrame:
     if path.suffix.lower() in JSON_LINES:
         df, where = _read_url_jsonl(path)
     elif path.suffix == ".parquet":
+        parquet_check(path, f"sources: url list {path}", InputError)
         try:
             df = pl.read_parquet(path)
         except Exception as exc:  # polars/arrow name neither the file nor what to do
@@ -485,7 +510,12 @@ def list_candidates(
                 raise ValueError("sources: a demo source needs the demo catalog (rule make_demo_videos)")
             listing = demo_source(read_parquet(demo_catalog, schemas.DEMO_CATALOG))
         elif kind == "local":
-            listing = local_source(src["root"], src.get("extensions") or VIDEO_EXTENSIONS, src.get("license"))
+            listing = local_source(
+                src["root"],
+                src.get("extensions") or VIDEO_EXTENSIONS,
+                src.get("license"),
+                bool(src.get("follow_links")),
+            )
         elif kind == "urls":
             listing = urls_source(read_url_list(src["path"]), str(src["path"]), src.get("license"), src.get("base_url"))
         elif kind == "youtube":

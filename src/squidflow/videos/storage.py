@@ -42,7 +42,7 @@ from squidflow.errors import InputError
 log = logging.getLogger(__name__)
 
 # URL scheme -> the Snakemake storage plugin that reads it (package snakemake-storage-plugin-<name>). Only s3 is
-# tested (a moto S3 server, tests/integration/test_storage_source.py).
+# tested (a moto S3 server, tests/e2e/test_storage_source.py).
 PLUGINS = {"s3": "s3"}
 STORAGE_URL = re.compile(r"^(?P<scheme>[a-z0-9]+)://(?P<bucket>[^/]+)(?P<prefix>/.*)?$")
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Submit command of snakemake-executor-plugin-cluster-generic for tests/integration/test_s3.py: runs one Snakemake job
+# Submit command of snakemake-executor-plugin-cluster-generic for tests/e2e/test_s3.py: runs one Snakemake job
 # script in a fresh, empty scratch folder of its own, in the background, as a node without a shared filesystem would:
 # the job finds nothing of the run's working directory, only what it downloads from object storage.
 # The workflow's sources are read where they are (on a cluster: a checkout or a container image on each node).

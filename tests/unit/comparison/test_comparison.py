@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 from helpers.floats import assert_floats_close, float_tolerance
+from helpers.test_cache import cached_run
 from PIL import Image
 
 from squidflow.comparison import corpus as sherlock
@@ -279,10 +280,17 @@ def test_greedy_trades_plausibility_for_diversity() -> None:
 @pytest.fixture(scope="session")
 def sherlock_built(shared_data: Path, tmp_path_factory):
     """The whole construction on the 22,737 validation instances, once per session. SBERT-encoding its ~40K distinct
-    clues and inferences takes ~75 s on 2 idle cores; SQUIDFLOW_TEST_SBERT_CACHE=<file.parquet> keeps the
-    embeddings between sessions (the construction itself then takes ~45 s)."""
+    clues and inferences takes ~75 s on 2 idle cores, so the embeddings are kept between sessions in .test-cache/sbert/
+    under a key of what makes them (the encoder's code, the lock files with the packaged model's version, the data's
+    file list: tests/helpers/test_cache.py); SQUIDFLOW_TEST_SBERT_CACHE=<file.parquet> names another file. The
+    construction itself then takes ~45 s."""
     corpus = sherlock.load_sherlock(shared_data / SHERLOCK_ZIP)
-    cache = os.environ.get("SQUIDFLOW_TEST_SBERT_CACHE") or tmp_path_factory.mktemp("sbert") / "sbert.parquet"
+    cache = os.environ.get("SQUIDFLOW_TEST_SBERT_CACHE") or cached_run(
+        "sbert",
+        lambda folder: folder / "sbert.parquet",
+        lambda folder: folder / "sbert.parquet",
+        inputs=("src/squidflow/encoders", "src/squidflow/comparison/plausibility.py", "requirements.lock"),
+    )
     emb = plausibility.text_scorer(corpus, encode=plausibility.sbert_encoder(cache))
     cfg = comparison.ComparisonConfig()
     pool = comparison.build_pool(corpus, emb.inference, cfg, progress=False)

@@ -17,6 +17,7 @@ import json
 import runpy
 import subprocess
 import sys
+import unittest.mock
 from pathlib import Path
 
 import numpy as np
@@ -59,15 +60,13 @@ def run_official(script: str, *args: object) -> tuple[dict, str]:
         if event == "return" and frame.f_code.co_name == "main" and frame.f_code.co_filename == path:
             captured.update(frame.f_locals)
 
-    argv, state, out = sys.argv, np.random.get_state(), stdio.StringIO()
-    sys.argv = [path, *map(str, args)]
+    state, out = np.random.get_state(), stdio.StringIO()
     sys.setprofile(keep_main_locals)
     try:
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), unittest.mock.patch.object(sys, "argv", [path, *map(str, args)]):
             runpy.run_path(path, run_name="__main__")
     finally:
         sys.setprofile(None)
-        sys.argv = argv
         np.random.set_state(state)
     assert captured, f"{script}: main() did not run"
     return captured, out.getvalue()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -12,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
+from helpers.runs import SNAKEMAKE
 from helpers.videotools import opencv_frames
 
 from squidflow.config import check_config, load_schema
@@ -32,7 +32,6 @@ from squidflow.demo.videos import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 SMALL = DemoConfig(videos_per_event=2, seconds=4, width=160, height=120, fps=15, seed=3, gop=24)
 
 

@@ -281,8 +281,9 @@ def test_soft_label_table_values_equal_the_core_and_the_people_row_is_the_ceilin
 
 
 def test_the_two_figures_are_drawn(tmp_path):
+    from helpers.png_facts import figure_facts
+
     from squidflow.evaluation.figures import reliability_figure, saturation, saturation_figure
-    from squidflow.style import figure_facts
 
     images, preds, ratings = _judged(120)
     m = model_points("m", preds, images, ratings)
@@ -558,7 +559,7 @@ def test_squidflow_evaluate_gives_the_workflows_numbers(small_workflow, tmp_path
         str(res / "judgments/annotator_report.parquet"),
         "--frames",
         str(res / "dataset/frames.parquet"),
-        "--config",
+        "--configfile",
         *map(str, small_workflow.configfiles),
         "--out",
         str(tmp_path),

@@ -32,7 +32,6 @@ JOB = textwrap.dedent(
 def _env(devices: str) -> dict[str, str]:
     env = dict(os.environ)
     env["SQUIDFLOW_GPU_DEVICES"] = devices
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3] / "src")
     return env
 
 

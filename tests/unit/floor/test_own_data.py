@@ -44,8 +44,9 @@ def test_local_sources_without_a_judgment_source_stop_naming_the_sources_to_set(
         tmp_path, {"sources": [{"type": "local", "root": "videos"}], "stages": ["videos", "frames", "judgments"]}
     )
     assert out.startswith("2\n")
-    assert "judgments.source is 'simulated'" in out and "label_studio" in out and "squidflow label-studio pull" in out
-    # and without the demo config underneath: the schema's default is as silent, and named the same way
+    # the demo config states no default (issue 56): judgments.source stays the schema's, which the user did not set
+    assert "judgments.source is not set" in out and "label_studio" in out and "squidflow label-studio pull" in out
+    # and without the demo config underneath: named the same way
     with pytest.raises(ConfigError, match="judgments.source is not set"):
         load_config(
             _write(tmp_path, {"sources": [{"type": "local", "root": "videos"}], "stages": ["judgments"]}),

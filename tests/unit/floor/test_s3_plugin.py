@@ -1,7 +1,7 @@
 """squidflow.runtime.s3_plugin on a real S3 API (moto's server on 127.0.0.1, tests/helpers/moto_s3.py): the S3
 storage plugin as it ships keeps a folder's first "missing" on its storage object, so a folder uploaded after that
 first question stays missing; patched, it is found. The same failure in a whole run, a rerun after a kill:
-tests/integration/test_s3.py. docs/upstream.md, section 3."""
+tests/e2e/test_s3.py. docs/upstream.md, section 3."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """profiles/slurm and squidflow.runtime.slurm without a cluster: what the profile asks Slurm for, and how Slurm's answers
 (a refused sbatch, a job pending forever) become a message naming the rule and the fix.
 
-The same behaviour on a real cluster: tests/integration/test_slurm.py."""
+The same behaviour on a real cluster: tests/e2e/test_slurm.py."""
 
 from __future__ import annotations
 
@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 import yte
-from helpers.dryrun import local_rules
+from helpers.runs import SNAKEMAKE, local_rules
 
 from squidflow.runtime import slurm, slurm_plugin
 
 ROOT = Path(__file__).resolve().parents[3]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def load_profile(monkeypatch, **env: str) -> dict:

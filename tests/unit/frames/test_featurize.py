@@ -1,5 +1,5 @@
 """Featurization with the packaged EfficientNet-Lite0 (offline), the ResNet50 weights rule, and the on-device decoding
-path (run here on the CPU; tests/integration/test_gpu_paths.py runs it on a GPU)."""
+path (run here on the CPU; tests/e2e/test_gpu_paths.py runs it on a GPU)."""
 
 from __future__ import annotations
 

@@ -4,14 +4,13 @@ simulated panel's calibration, and the judgments stage run by Snakemake (demo an
 from __future__ import annotations
 
 import csv
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from helpers.runs import snakemake
 from PIL import Image
 
 from squidflow.contracts import schemas
@@ -312,27 +311,8 @@ def test_careless_simulated_annotators_are_caught_by_the_quality_checks(tmp_path
 
 
 # --- the stage as Snakemake runs it ------------------------------------------------------------------------------------
-def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(ROOT / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--cores",
-            "2",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=600,
-    )
+def run_in(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return snakemake("--snakefile", ROOT / "Snakefile", "--directory", workdir, "--cores", "2", *args, timeout=600)
 
 
 @pytest.mark.slow
@@ -362,11 +342,11 @@ def test_release_config_makes_table7_without_videos_or_frames(tmp_path, shared_d
     # the config names the release's public URL; the shared_data fixture's SQUIDFLOW_DATA has its local copy
     work = tmp_path / "work"
     work.mkdir()
-    dry = _snakemake(work, "--configfile", str(ROOT / "config/squid-e-release.yaml"), "-n")
+    dry = run_in(work, "--configfile", str(ROOT / "config/squid-e-release.yaml"), "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
     planned = {line.split()[-1] for line in dry.stdout.splitlines() if line.startswith("rule ")}
     assert "annotation_hits" not in "".join(planned) and "frames" not in "".join(planned)
-    res = _snakemake(work, "--configfile", str(ROOT / "config/squid-e-release.yaml"))
+    res = run_in(work, "--configfile", str(ROOT / "config/squid-e-release.yaml"))
     assert res.returncode == 0, res.stderr[-4000:]
     table = {r["variant"]: r for r in pl.read_csv(work / "results/tables/table7_agreement.csv").iter_rows(named=True)}
     assert table["A"]["alpha"] == pytest.approx(0.658, abs=0.005) and table["B"]["kappa_5"] == pytest.approx(

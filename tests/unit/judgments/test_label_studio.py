@@ -2,7 +2,7 @@
 Label Studio produces (skips, drafts, updates, several annotators, bad ratings, foreign tasks, an annotator in both
 variants), the SQUID-E release round-tripped through the export format, and crowd-kit's models beside the rubric.
 
-The tests against a real Label Studio server are in tests/integration/test_label_studio_server.py."""
+The tests against a real Label Studio server are in tests/e2e/test_label_studio_server.py."""
 
 from __future__ import annotations
 

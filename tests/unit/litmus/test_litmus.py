@@ -20,7 +20,7 @@ from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.games import GameFileError, GameSource, read_games, source_of, split_of
 from squidflow.litmus.guessers import spatial_features, train_guesser
 from squidflow.litmus.questions import SPATIAL_FORMS, classify
-from squidflow.litmus.soft_labels import Boxes, normalise, rule_r1, rule_r2, rule_r3, spatial_soft_labels
+from squidflow.litmus.soft_labels import Boxes, normalise, reference_sets, rule_r1, rule_r2, rule_r3
 
 W = H = 100.0
 
@@ -88,9 +88,10 @@ def test_worked_example_of_figure_3_right() -> None:
     """Sums 0, 3, 0, 3, 1 give 0, .4286, 0, .4286, .1429 — from real boxes on a "left? yes" question too."""
     assert np.round(normalise([0, 3, 0, 3, 1]), 4).tolist() == [0, 0.4286, 0, 0.4286, 0.1429]
     boxes = [[60, 10, 30, 20], [5, 10, 25, 20], [70, 10, 25, 20], [10, 10, 30, 20], [41, 10, 16, 20]]
-    rs, soft = spatial_soft_labels(boxes, W, H, "left", "yes")
+    one_question = np.full(len(boxes), "left", dtype=object), np.full(len(boxes), "yes", dtype=object)
+    rs = reference_sets(Boxes.of(boxes, W, H), *one_question)
     assert (rs["r1"] + rs["r2"] + rs["r3"]).tolist() == [0, 3, 0, 3, 1]
-    assert np.round(soft, 4).tolist() == [0, 0.4286, 0, 0.4286, 0.1429]
+    assert np.round(normalise(rs["r1"] + rs["r2"] + rs["r3"]), 4).tolist() == [0, 0.4286, 0, 0.4286, 0.1429]
 
 
 def test_softmax_normalisation_is_the_papers_wording() -> None:
@@ -188,13 +189,6 @@ def test_r3_uses_the_centroid_and_a_centroid_on_the_midline_is_neither_side() ->
 
 def test_a_form_the_rules_do_not_know_is_in_no_reference_set() -> None:
     assert not member(rule_r1, [0, 0, 10, 10], None)
-
-
-def test_category_soft_labels_are_uniform_over_the_reference_set() -> None:
-    cats = ["person", "dog", "person", "cat"]
-    assert soft_labels.category_soft_labels(cats, ["person"], "yes").tolist() == [0.5, 0, 0.5, 0]
-    assert soft_labels.category_soft_labels(cats, ["person"], "no").tolist() == [0, 0.5, 0, 0.5]
-    assert np.isnan(soft_labels.category_soft_labels(cats, ["car"], "yes")).all()
 
 
 # ---------------------------------------------------------------------------------------------- games files

@@ -603,6 +603,22 @@ def test_reference_mode_carries_the_url_list_its_recipe_reads(tmp_path, kind):
     assert check.check_folder(folder, load=False) == []
 
 
+def test_the_cards_precision_line_follows_from_the_published_files(tmp_path):
+    """Issue 59: the card says how precisely the soft labels are known (their intervals' widths) and how many ratings
+    that took, numbers that follow from the published `soft_labels` and `judgments` alone."""
+    run = small_run(tmp_path / "run")
+    run.annotator_report = _report(run.judgments["annotator"], excluded={"W3"})
+    run.scores = image_scores(run.judgments, ["W3"])
+    folder = tmp_path / "out" / "mine"
+    publish(folder, run, _settings())
+    line = next(ln for ln in (folder / "README.md").read_text().splitlines() if ln.startswith("- Precision:"))
+    soft, rows = _published(folder, "soft_labels"), _published(folder, "judgments")
+    width = (soft["mean_hi"] - soft["mean_lo"]).drop_nulls()
+    assert f"{width.median():.1f} rating points wide at the median" in line, line
+    assert f"{width.quantile(0.9):.1f} at the 90th percentile, over {soft.height:,} soft labels" in line, line
+    assert f"from {rows.height:,} ratings ({rows.filter(~pl.col('excluded')).height:,} kept)" in line, line
+
+
 def test_the_cards_next_round_line_follows_from_the_published_files(tmp_path):
     """Issue 47: a next round ingested as wave round2 (its own raters, round 1 of its task) is published with its
     wave; the card says how many ratings it added and how the soft labels' intervals it re-rated narrowed, and those

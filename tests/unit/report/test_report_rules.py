@@ -4,63 +4,20 @@ labels — fails, naming the rule and the file."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 
 import jinja2
 import pytest
+from helpers.report_walk import walk
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTED_FOLDERS = ("results/tables/", "results/figures/")
 
-# Loads the workflow with Snakemake's API (as `snakemake --lint` does) and prints every rule output with its report
-# flag. It runs in a subprocess: the Snakefile changes the working directory and sys.path of whoever loads it.
-WALK = r"""
-import json, sys
-from pathlib import Path
-from snakemake.api import SnakemakeApi
-from snakemake.io import get_flag_value, is_flagged
-from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
-
-configfiles = [Path(p).resolve() for p in sys.argv[1:]]
-rules, report_text = [], None
-with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-    workflow_api = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path("Snakefile").resolve(),
-                                config_settings=ConfigSettings(configfiles=configfiles))
-    workflow = workflow_api._workflow  # the loaded workflow (what lint() and list_rules() use)
-    if workflow.report_text is not None:
-        report_text = workflow.report_text.get_path_or_uri(secret_free=True)
-    for rule in workflow.rules:
-        for f in rule.output:
-            flag = get_flag_value(f, "report") if is_flagged(f, "report") else None
-            info = None
-            if flag is not None:
-                labels = flag.labels
-                info = {
-                    "caption": None if flag.caption is None else flag.caption.get_path_or_uri(secret_free=True),
-                    "category": None if flag.category is None else repr(flag.category),
-                    "subcategory": None if flag.subcategory is None else repr(flag.subcategory),
-                    "labels": labels if isinstance(labels, dict) else repr(labels),
-                    "patterns": list(flag.patterns or []),
-                }
-            rules.append({"rule": rule.name, "output": str(f), "report": info})
-print(json.dumps({"report_text": report_text, "outputs": rules}))
-"""
-
 
 @pytest.fixture(scope="module")
 def walked() -> dict:
-    res = subprocess.run(
-        [sys.executable, "-c", WALK, str(ROOT / "config" / "config.yaml")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return walk()
 
 
 def test_every_table_and_figure_output_is_in_the_report(walked):

@@ -12,22 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.runs import rule_blocks
 
 ROOT = Path(__file__).resolve().parents[3]
 RULES = ROOT / "workflow" / "rules"
 STAGES = sorted(p.stem for p in RULES.glob("*.smk") if p.stem != "common")
 SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
-
-
-def rule_blocks() -> list[tuple[str, str, str]]:
-    """(stage, rule name, rule text) for every rule and checkpoint."""
-    out = []
-    for smk in sorted(RULES.glob("*.smk")):
-        for block in re.split(r"^(?=[ \t]*(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
-            head = re.match(r"[ \t]*(?:rule|checkpoint) (\w+):", block)
-            if head:
-                out.append((smk.stem, head.group(1), block))
-    return out
 
 
 @pytest.mark.parametrize("stage", STAGES)
@@ -41,25 +31,26 @@ def test_every_stage_has_its_package_with_a_docstring_citing_a_paper(stage: str)
     )
 
 
-# Rules that share a script and a log folder: the train rules (all seeds of a method, or every run of an experiment,
-# in one job) run scripts/train.py, each run's log in logs/train/<run>.log.
-SHARES_SCRIPT = {"train_classification": "train", "train_experiment_classification": "train"}
-
-
 def test_each_rule_script_and_log_share_the_rules_name() -> None:
+    """A rule runs scripts/<rule>.py and logs to logs/<rule>/. Rules that run one script together (the train rules:
+    all seeds of a method, or every run of an experiment, in one job) share its name instead: script and log folder
+    named after the script, no rule named so."""
     problems = []
-    scripts_used = set()
-    for stage, rule, block in rule_blocks():
-        script = re.search(r'script:\s*\n?\s*"\.\./\.\./scripts/([\w]+)\.py"', block)
-        if script:
-            scripts_used.add(script.group(1))
-            if script.group(1) != SHARES_SCRIPT.get(rule, rule):
-                problems.append(
-                    f"rule {rule} ({stage}.smk) runs scripts/{script.group(1)}.py; name it scripts/{rule}.py"
-                )
+    blocks = list(rule_blocks())
+    script_of = {
+        rule: found.group(1)
+        for _, rule, block in blocks
+        if (found := re.search(r'script:\s*\n?\s*"\.\./\.\./scripts/([\w]+)\.py"', block))
+    }
+    scripts_used = set(script_of.values())
+    shared = {s for s in scripts_used if list(script_of.values()).count(s) > 1 and s not in script_of}
+    for stage, rule, block in blocks:
+        name = script_of.get(rule, rule) if script_of.get(rule) in shared else rule
+        if rule in script_of and script_of[rule] != name:
+            problems.append(f"rule {rule} ({stage}.smk) runs scripts/{script_of[rule]}.py; name it scripts/{rule}.py")
         log = re.search(r'log:\s*\n\s*(?:\w+=)?(?:expand\(\s*)?"logs/([^/"]+)/', block)
-        if not log or log.group(1) != SHARES_SCRIPT.get(rule, rule):
-            problems.append(f"rule {rule} ({stage}.smk) logs to {log.group(1) if log else 'nothing'}; use logs/{rule}/")
+        if not log or log.group(1) != name:
+            problems.append(f"rule {rule} ({stage}.smk) logs to {log.group(1) if log else 'nothing'}; use logs/{name}/")
     orphans = sorted(p.stem for p in (ROOT / "scripts").glob("*.py") if p.stem not in scripts_used)
     assert not orphans, f"scripts without a rule of the same name: {orphans}"
     assert not problems, "\n".join(problems)
@@ -82,89 +73,30 @@ def test_no_rule_passes_a_whole_scheduling_section() -> None:
     assert not whole, "\n".join(whole)
 
 
-def _schema_section(path: str) -> dict:
-    node = SCHEMA
-    for part in path.split("."):
-        node = node["properties"][part]
-    return node["properties"]
-
-
-def _effective_default(prop: dict):
-    """The schema default as validation fills it: an object's default gets its properties' defaults."""
-    want = prop["default"]
-    if isinstance(want, dict) and "properties" in prop:
-        return {**{k: v["default"] for k, v in prop["properties"].items() if "default" in v}, **want}
-    return want
-
-
-# Each library config dataclass and the schema section its fields come from.
-CONFIG_CLASSES = [
-    ("squidflow.frames.extract", "FramesConfig", "frames"),
-    ("squidflow.frames.featurize", "FeaturesConfig", "features"),
-    ("squidflow.frames.selection", "SelectionConfig", "selection"),
-    ("squidflow.frames.splits", "SplitsConfig", "splits"),
-    ("squidflow.videos.download", "DownloadOptions", "download"),
-    ("squidflow.comparison.sets", "ComparisonConfig", "comparison"),
-    ("squidflow.demo.videos", "DemoConfig", "demo"),
-    ("squidflow.training.config", "TrainConfig", "training"),
-    ("squidflow.litmus.config", "GuesserConfig", "litmus.guesser"),
-    ("squidflow.demo.panel", "PanelConfig", "judgments.panel"),
-    ("squidflow.judgments.triage", "TriageConfig", "judgments.triage"),
-    ("squidflow.demo.keyword_panel", "KeywordPanelConfig", "text.gold.panel"),
-]
-# Fields a class takes from elsewhere than its section (not config keys of that section).
-NOT_IN_SECTION = {
-    "TrainConfig": {"mean", "std", "events"},
-    "PanelConfig": {"assignments_per_hit"},
-    "KeywordPanelConfig": {"keywords_per_image"},
-}
-# ... and, where the rule passes them from another key, that key (whose schema default the field must equal too).
-FROM_KEY = {
-    ("PanelConfig", "assignments_per_hit"): "annotation.assignments_per_hit",
-    ("KeywordPanelConfig", "keywords_per_image"): "text.gold.keywords_per_image",
-}
-
-
-@pytest.mark.parametrize(("module", "cls", "section"), CONFIG_CLASSES, ids=[c[1] for c in CONFIG_CLASSES])
-def test_dataclass_defaults_equal_the_schema(module: str, cls: str, section: str) -> None:
-    """The schema is the one source of defaults; a dataclass default that drifts from it is a silent second one."""
-    klass = getattr(importlib.import_module(module), cls)
-    default_section = section
-    problems = []
-    for f in dataclasses.fields(klass):
-        key = FROM_KEY.get((cls, f.name))
-        if key:
-            section, name = key.rsplit(".", 1)
-            props = {f.name: _schema_section(section)[name]}
-        else:
-            section, props = default_section, _schema_section(default_section)
-            if f.name in NOT_IN_SECTION.get(cls, set()):
+def _config_classes() -> dict[str, set[str]]:
+    """Every library config dataclass (`@defaults_from_schema(section, **keys)`) and the fields it takes from its own
+    section: its annotated fields without a value in the class body, less those the decorator names another key for."""
+    classes: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "src" / "squidflow").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
                 continue
-        if f.name not in props:
-            problems.append(f"{cls}.{f.name} is in no schema section '{section}'")
-            continue
-        default = (
-            f.default
-            if f.default is not dataclasses.MISSING
-            else (f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
-        )
-        if default is dataclasses.MISSING or "default" not in props[f.name]:
-            continue
-        want = _effective_default(props[f.name])
-        have = list(default) if isinstance(default, tuple) else default
-        if have != want:
-            problems.append(f"{cls}.{f.name} defaults to {have!r}, the schema ({section}.{f.name}) to {want!r}")
-    assert not problems, "\n".join(problems)
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and ast.unparse(deco.func).endswith("defaults_from_schema"):
+                    elsewhere = {k.arg for k in deco.keywords}
+                    classes[node.name] = {
+                        ast.unparse(stmt.target)
+                        for stmt in node.body
+                        if isinstance(stmt, ast.AnnAssign) and stmt.value is None
+                    } - elsewhere
+    return classes
 
 
 def test_no_rules_file_copies_a_config_classs_fields_by_hand() -> None:
     """A job's params are built from the library's config dataclass (`config_fields(TrainConfig, ...)`), so a new
     field reaches the job without a second list to keep equal."""
-    classes = {
-        cls: {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
-        - NOT_IN_SECTION.get(cls, set())
-        for module, cls, _ in CONFIG_CLASSES
-    }
+    classes = _config_classes()
+    assert {"TrainConfig", "GuesserConfig", "FramesConfig"} <= set(classes), sorted(classes)
     copies = []
     for smk in sorted(RULES.rglob("*.smk")):
         for name, body in re.findall(r"^(\w+) = \[(.*?)\]", smk.read_text(), flags=re.M | re.S):

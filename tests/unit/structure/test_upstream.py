@@ -4,8 +4,9 @@ bounds repeat.
 
 A place is: a private attribute (`_name`, not `__dunder__`) read from a Snakemake object or module (`workflow._x`,
 `snakemake.<...>._x`, a name imported from `snakemake` or one of its plugins), an assignment to an attribute of such
-a module or class (`plugin.query_job_status = ...`), or `setattr` on one. Searched in the library, the scripts, the
-rules (`Snakefile`, `workflow/**/*.smk`, read as Python where they are Python) and the benchmarks."""
+a module or class (`plugin.query_job_status = ...`), `setattr` on one, or an assignment to `sys.argv` (Snakemake's
+log header quotes it after the Snakefile is read). Searched in the library, the scripts, the rules (`Snakefile`,
+`workflow/**/*.smk`, read as Python where they are Python), the benchmarks and the tests."""
 
 from __future__ import annotations
 
@@ -24,10 +25,23 @@ DECLARED = {
     "src/squidflow/runtime/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
     "src/squidflow/report/script_data.py": "Snakemake's report renderers (the script data made inert)",
     "src/squidflow/runtime/s3_plugin.py": "the S3 storage plugin's folder check (a folder's first `missing` kept)",
+    "src/squidflow/runtime/command_line.py": "the command line Snakemake's log header quotes (`sys.argv` redacted)",
+}
+# What the library and the rules read from Snakemake beyond its documented interface, or add to it (docs/upstream.md,
+# sections 5-9): each in the one file that declares it (pattern -> that file), nowhere else.
+READS = {
+    r"\bdag_settings\b": "src/squidflow/runtime/targets.py",
+    r"\bsnakemake\.cli\b": "src/squidflow/runtime/command_line.py",
+    r"\bexecutor_plugin\b": "src/squidflow/runtime/slurm.py",
+    r"\batexit\b": "src/squidflow/runtime/slurm.py",
+    r"\bis_producer\b": "src/squidflow/runtime/targets.py",
+    r'config\["_squidflow"\]': "workflow/rules/common.smk",
 }
 ENGINE_PACKAGES = ("snakemake", "snakemake_executor_plugin_", "snakemake_interface_")
 ENGINE_NAMES = {"workflow", "snakemake"}  # the Snakefile's `workflow`, the scripts' injected `snakemake`
-SMK_PRIVATE = re.compile(r"\b(?:workflow|snakemake)(?:\.\w+)*\._(?!_)\w+|\bsetattr\(\s*(?:workflow|snakemake)\b")
+SMK_PRIVATE = re.compile(
+    r"\b(?:workflow|snakemake)(?:\.\w+)*\._(?!_)\w+|\bsetattr\(\s*(?:workflow|snakemake)\b|\bsys\.argv\s*(?:\[[^\]]*\])?\s*="
+)
 
 
 def _engine_names(tree: ast.AST) -> set[str]:
@@ -43,6 +57,12 @@ def _engine_names(tree: ast.AST) -> set[str]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return names
+
+
+def _is_argv(node: ast.AST) -> bool:
+    """`sys.argv` or `sys.argv[...]` as an assignment target."""
+    node = node.value if isinstance(node, ast.Subscript) else node
+    return isinstance(node, ast.Attribute) and node.attr == "argv" and _root(node.value) == "sys"
 
 
 def _root(node: ast.AST) -> str | None:
@@ -75,7 +95,7 @@ def places(source: str, filename: str = "<planted>") -> list[str]:
             found += [
                 f"{where}: assigns {ast.unparse(t)}"
                 for t in targets
-                if isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES
+                if (isinstance(t, ast.Attribute) and _root(t.value) in engine - ENGINE_NAMES) or _is_argv(t)
             ]
         elif (
             isinstance(node, ast.Call)
@@ -90,7 +110,7 @@ def places(source: str, filename: str = "<planted>") -> list[str]:
 
 def searched(root: Path) -> list[Path]:
     files = [root / "Snakefile", *(root / "workflow").rglob("*.smk")]
-    for folder in ("src", "scripts", "benchmarks"):
+    for folder in ("src", "scripts", "benchmarks", "tests"):
         files += (root / folder).rglob("*.py")
     # scripts/squidflow links to src/squidflow: each file once, where it lives
     return sorted(
@@ -104,6 +124,43 @@ def check(root: Path) -> list[str]:
     undeclared = [p for f, found in by_file.items() if f not in DECLARED for p in found]
     problems = [f"undeclared: {p}" for p in undeclared]
     return problems + [f"declared but touching nothing any more: {f}" for f in DECLARED if not by_file.get(f)]
+
+
+def reads(root: Path) -> list[str]:
+    """The declared reads (READS) found outside their file, and a declared file that no longer holds its read. The
+    tests are not searched for these: a test of a declared read names what it reads."""
+    texts = {str(f.relative_to(root)): f.read_text() for f in searched(root) if f.relative_to(root).parts[0] != "tests"}
+    problems = []
+    for pattern, home in READS.items():
+        holders = {name for name, text in texts.items() if re.search(pattern, text)}
+        problems += [f"{name}: reads {pattern!r}, declared only in {home}" for name in sorted(holders - {home})]
+        if home not in holders:
+            problems.append(f"{home}: declared to read {pattern!r}, no longer does: take it out of READS and the doc")
+    return problems
+
+
+def test_what_is_read_beyond_the_documented_interface_stays_where_it_is_declared() -> None:
+    problems = reads(ROOT)
+    assert not problems, (
+        "Snakemake read beyond its documented interface outside the declared file: use the declared helper "
+        "(squidflow.runtime.command_line, squidflow.runtime.targets), or declare it in docs/upstream.md and READS:\n"
+        + "\n".join(problems)
+    )
+    doc = DOC.read_text()
+    for home in set(READS.values()):
+        assert f"`{home}`" in doc, f"docs/upstream.md: a section for {home}"
+
+
+def test_a_declared_read_spreading_to_another_file_fails(tree_copy: Path) -> None:
+    where = tree_copy / "src/squidflow/runtime/logs.py"
+    original = where.read_text()
+    try:
+        where.write_text(original + "\n\ndef executor(workflow):\n    return workflow.executor_plugin\n")
+        problems = reads(tree_copy)
+    finally:
+        where.write_text(original)
+    assert len(problems) == 1 and problems[0].startswith("src/squidflow/runtime/logs.py: reads "), problems
+    assert "executor_plugin" in problems[0] and "declared only in src/squidflow/runtime/slurm.py" in problems[0]
 
 
 def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_its_behaviour() -> None:
@@ -131,6 +188,8 @@ def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_it
         ("scripts/run_summary.py", "rules = snakemake._workflow.rules\n"),
         ("workflow/targets.smk", "_rules = workflow._workflow.rules\n"),
         ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
+        ("src/squidflow/runtime/targets.py", "import sys\nsys.argv[:] = ['snakemake']\n"),
+        ("workflow/rules/report.smk", "sys.argv[:] = [a for a in sys.argv]\n"),
     ],
 )
 def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: Path, where: str, planted: str) -> None:
@@ -148,7 +207,7 @@ def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: 
 def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("tree")
     shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
-    for folder in ("src", "scripts", "benchmarks", "workflow"):
+    for folder in ("src", "scripts", "benchmarks", "workflow", "tests"):
         shutil.copytree(ROOT / folder, copy / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     assert check(copy) == []
     return copy

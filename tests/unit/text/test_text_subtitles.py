@@ -11,7 +11,6 @@ import pytest
 
 from squidflow.text.subtitles import (
     SubtitleError,
-    base_language,
     in_window,
     parse_subtitles,
     read_subtitles,
@@ -130,7 +129,6 @@ def test_the_subtitle_file_is_found_beside_the_video_by_yt_dlp_names(tmp_path):
     (tmp_path / "abc-123_x.en.srt").unlink()
     assert subtitle_file(video, ["en"]) == ("en-GB", tmp_path / "abc-123_x.en-GB.srt")  # a regional variant
     assert subtitle_file(video, ["*"])[0] in {"de", "en-GB"}
-    assert base_language("en-GB") == "en" and base_language("pt_BR") == "pt" and base_language(None) is None
 
 
 def test_demo_subtitles_follow_the_truth_and_read_back(tmp_path):

@@ -4,11 +4,11 @@ and mapped to frames through huj_annotations.csv — offline, without a video.""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from helpers.runs import SNAKEMAKE
 
 from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import read_release
@@ -16,7 +16,6 @@ from squidflow.release import EVENTS_BY_PROMPT
 from squidflow.training.authors_sets import authors_sets, experiment_file_sources, leaks, read_experiment_files
 
 ROOT = Path(__file__).resolve().parents[3]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 EVENTS = {"birthday", "parade", "protest", "wedding"}
 SIMILAR = {"birthday": "wedding", "wedding": "birthday", "parade": "protest", "protest": "parade"}
 

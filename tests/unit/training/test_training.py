@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import polars as pl
 import pytest
 import torch
 from helpers.floats import assert_floats_close
+from helpers.runs import DEMO_CONFIG, snakemake
 from helpers.training_fixtures import EVENTS, make_inputs
 from PIL import Image
 
@@ -24,7 +24,6 @@ from squidflow.training.runs import train_run
 from squidflow.training.sets import calibration_sets, classification_sets
 
 ROOT = Path(__file__).resolve().parents[3]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TRAINING_RULES = [
     "make_training_cache",
     "make_training_frames",
@@ -212,18 +211,17 @@ def test_packaged_backbone_is_pretrained():
     assert not torch.equal(first, next(iter(random_model.state_dict().values())))
 
 
-def _snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+def run_training(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     extra = workdir / "extra.yaml"
     extra.write_text(
         f"standard_data:\n  path: {workdir / 'standard'}\ntraining:\n  epochs: 1\n  classification:\n    seeds: 1\n"
     )
-    cmd = [
-        SNAKEMAKE,
+    return snakemake(
         "--directory",
-        str(workdir),
+        workdir,
         "--configfile",
-        str(ROOT / "config/config.yaml"),
-        str(extra),
+        DEMO_CONFIG,
+        extra,
         "--cores",
         "2",
         *[a for a in args if a.startswith("-")],
@@ -231,8 +229,8 @@ def _snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.Comp
         *TRAINING_RULES,
         "--",
         *[a for a in args if not a.startswith("-")],
-    ]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        timeout=timeout,
+    )
 
 
 def _job_counts(output: str) -> dict[str, int]:
@@ -242,7 +240,7 @@ def _job_counts(output: str) -> dict[str, int]:
 @pytest.mark.slow
 def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
     target = "results/tables/table3_calibration.md"
-    plan = _snakemake(workdir, "-n", target)
+    plan = run_training(workdir, "-n", target)
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
     # 24 runs (2 training sets x 6 methods x 2 seeds) in one job: every run of the experiment (training.runs_per_job)
     assert _job_counts(plan.stdout) == {
@@ -251,7 +249,7 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
         "train_experiment_calibration": 1,
         "result_table": 1,
     }
-    res = _snakemake(workdir, target)
+    res = run_training(workdir, target)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     runs = sorted((workdir / "results/runs/calibration").glob("*/*/seed*/metrics.json"))
     assert len(runs) == 24 and not (workdir / "results/runs/classification").exists()
@@ -271,20 +269,20 @@ def test_table3_builds_only_its_runs_and_a_rerun_does_nothing(workdir: Path):
         "ECE (authors' code)",
     ):
         assert choice in md, choice
-    again = _snakemake(workdir, "-n", target)
+    again = run_training(workdir, "-n", target)
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
     # one job per method and training set (seeds) retrains, as the schema says: its params hold one method's
     # trainable choice, the experiment's job every method's
-    switched = _snakemake(workdir, "-n", target, '--config=training={"runs_per_job": "seeds"}')
+    switched = run_training(workdir, "-n", target, '--config=training={"runs_per_job": "seeds"}')
     assert _job_counts(switched.stdout) == {"train_calibration": 12, "result_table": 1}, switched.stdout[-2000:]
     # Table 9 reuses the same runs
-    t9 = _snakemake(workdir, "-n", "results/tables/table9_kl.md")
+    t9 = run_training(workdir, "-n", "results/tables/table9_kl.md")
     assert _job_counts(t9.stdout) == {"result_table": 1}, t9.stdout[-2000:]
 
 
 @pytest.mark.slow  # runs Snakemake jobs
 def test_table1_has_the_seven_methods(workdir: Path):
-    res = _snakemake(workdir, "results/tables/table1_training.md")
+    res = run_training(workdir, "results/tables/table1_training.md")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     table = pl.read_csv(workdir / "results/tables/table1_training.csv")
     rows = table.select("train_set", "method").unique().sort("method")

@@ -583,7 +583,7 @@ def test_figures_are_written(tmp_path):
     assert (
         points.filter(pl.col("n_human") > 0).select((pl.col("confidence") - pl.col("human")).abs().max()).item() < 1e-9
     )
-    from squidflow.style import figure_facts
+    from helpers.png_facts import figure_facts
 
     assert figure_facts(tmp_path / "t1.png")["panels"] == 1 and figure_facts(tmp_path / "rel.png")["panels"] == 2
     for name in ("t1.png", "rel.png"):

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,6 +19,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from helpers.runs import in_folder, snakemake
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet, write_parquet
@@ -272,11 +271,8 @@ def test_acquire_writes_a_status_row_for_every_outcome(server, tmp_path, monkeyp
 
 
 # --- acceptance: the workflow on a URL list ----------------------------------------------------------------------
-def _snakemake(workdir: Path, configfile: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(configfile), "--cores", "2", *extra]  # fmt: skip
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+def run_in(workdir: Path, configfile: Path, *extra: str) -> subprocess.CompletedProcess:
+    return snakemake(*in_folder(workdir, configfile, cores_=2), *extra, timeout=600)
 
 
 @pytest.mark.slow  # runs Snakemake jobs
@@ -294,7 +290,7 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
            "download": {"retries": 3, "backoff_s": 0.05, "socket_timeout_s": 2, "shards": 2, "workers": 2}}  # fmt: skip
     (work / "config.yaml").write_text(yaml.safe_dump(cfg))
 
-    run = _snakemake(work, work / "config.yaml")
+    run = run_in(work, work / "config.yaml")
     assert run.returncode == 0, run.stderr[-3000:]
     manifest = read_parquet(work / "results/videos/videos.parquet", schemas.VIDEOS)
     status = dict(zip(manifest["video_id"], manifest["status"], strict=True))
@@ -326,14 +322,14 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
 
     # a rerun downloads nothing
     hits = server.total()
-    rerun = _snakemake(work, work / "config.yaml")
+    rerun = run_in(work, work / "config.yaml")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert server.total() == hits
     assert "Nothing to be done" in rerun.stdout + rerun.stderr
 
     # retry_failed: only the two videos that are not ok are tried again, once per invocation
     before = Counter(server.hits)
-    retry = _snakemake(work, work / "config.yaml", "--config", "retry_failed=true")
+    retry = run_in(work, work / "config.yaml", "--config", "retry_failed=true")
     assert retry.returncode == 0, retry.stderr[-3000:]
     more = {path: n - before[path] for path, n in server.hits.items() if n != before[path]}
     assert set(more) == {"/missing/a.mp4", "/truncated/c.mp4"} and more["/missing/a.mp4"] == 1
@@ -348,7 +344,7 @@ def test_url_list_workflow_accounts_for_every_video(server, tmp_path):
     assert dict(zip(after["video_id"], after["status"], strict=True))["gone"] == "unavailable"
     # and a plain run afterwards is again a no-op
     hits = server.total()
-    calm = _snakemake(work, work / "config.yaml")
+    calm = run_in(work, work / "config.yaml")
     assert calm.returncode == 0 and server.total() == hits
 
 

@@ -8,14 +8,15 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
+from helpers import runs
 from helpers.faults import tried
+from helpers.runs import in_folder
 from test_videos import make_mp4
 
 from squidflow.contracts import schemas
@@ -40,15 +41,15 @@ def audio_only(path: Path) -> Path:
     return path
 
 
-def snakemake(work: Path, *extra: str, popen: bool = False, slow_probes: Path | None = None):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+def run_local(work: Path, *extra: str, popen: bool = False, slow_probes: Path | None = None):
+    """The videos stage on the folder's local source (config.yaml in `work`), waited for or started (`popen`)."""
+    env = {}
     if slow_probes is not None:  # every Python the run starts (its jobs included) loads the folder's sitecustomize
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(slow_probes), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(work),
-           "--configfile", str(work / "config.yaml"), "--cores", "2", *extra]  # fmt: skip
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(slow_probes), os.environ.get("PYTHONPATH")]))
+    args = in_folder(work, work / "config.yaml", cores_=2) + list(extra)
     if popen:
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        return runs.start(*args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    return runs.snakemake(*args, env=env, timeout=600)
 
 
 def local_work(work: Path) -> Path:
@@ -70,7 +71,7 @@ def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are
     make_mp4(work / "lib" / "wedding" / "resized.mp4", seconds=1.0)
     (work / "lib" / "parade").mkdir()
     (work / "lib" / "parade" / "broken.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42 not a video at all")
-    first = snakemake(work)
+    first = run_local(work)
     assert first.returncode == 0, first.stderr[-3000:]
     m = manifest_of(work)
     assert dict(zip(m["video_id"], m["status"], strict=True)) == {"broken": "corrupt", "good": "ok", "resized": "ok"}
@@ -79,7 +80,7 @@ def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are
     # the broken file is replaced by a good one, the other in place by a longer one with another size: no flag
     make_mp4(work / "lib" / "parade" / "broken.mp4", seconds=1.0)
     make_mp4(work / "lib" / "wedding" / "resized.mp4", seconds=2.0, size="160x120")
-    second = snakemake(work)
+    second = run_local(work)
     assert second.returncode == 0, second.stderr[-3000:]
     m = manifest_of(work).to_dicts()
     by_id = {r["video_id"]: r for r in m}
@@ -90,7 +91,7 @@ def test_a_replaced_local_file_is_checked_again_without_a_flag_and_its_facts_are
     assert sorted(probed) == ["broken", "broken", "good", "resized", "resized"]  # the unchanged file: probed once
 
     # nothing changed: nothing to do
-    third = snakemake(work)
+    third = run_local(work)
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
     tried(
         "a corrupt local video replaced by a good one, another replaced in place, no flag",
@@ -109,17 +110,17 @@ def test_retry_failed_checks_an_unchanged_local_failure_again(tmp_path):
     target.write_bytes(b"\x00" * good.stat().st_size)  # same size, not a video
     st = good.stat()
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert snakemake(work).returncode == 0
+    assert run_local(work).returncode == 0
     assert manifest_of(work)["status"].to_list() == ["corrupt"]
     shutil.copyfile(good, target)
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime: the same fingerprint
-    assert snakemake(work).returncode == 0
+    assert run_local(work).returncode == 0
     assert manifest_of(work)["status"].to_list() == ["corrupt"]
-    retry = snakemake(work, "--config", "retry_failed=true")
+    retry = run_local(work, "--config", "retry_failed=true")
     assert retry.returncode == 0, retry.stderr[-3000:]
     assert manifest_of(work)["status"].to_list() == ["ok"]
     assert (work / "results/videos/status/local.g1.parquet").exists()
-    calm = snakemake(work)
+    calm = run_local(work)
     assert calm.returncode == 0 and "Nothing to be done" in calm.stdout + calm.stderr
     tried(
         "a local failure fixed without changing size or mtime, then retry_failed",
@@ -149,7 +150,7 @@ def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_ru
     clean, killed = local_work(tmp_path / "clean"), local_work(tmp_path / "killed")
     for path, seconds in files.items():
         make_mp4(killed / "lib" / path, seconds=seconds)
-    assert snakemake(killed).returncode == 0
+    assert run_local(killed).returncode == 0
     # replace every file (and break one), then kill -9 the run while the local check is under way
     for path, seconds in files.items():
         make_mp4(killed / "lib" / path, seconds=seconds + 0.4, pattern="smptebars")
@@ -158,19 +159,19 @@ def test_kill_during_the_recheck_of_a_replaced_file_then_rerun_equals_a_clean_ru
     lines_before = len(journal.read_text().splitlines())
     # a probe takes ~2 ms, so the whole check can end between two looks at the journal: here each probe of the
     # killed run takes 0.25 s more, so the kill lands in the middle of the check on any machine
-    proc = snakemake(killed, popen=True, slow_probes=slow_probe_site(tmp_path / "slow", seconds=0.25))
+    proc = run_local(killed, popen=True, slow_probes=slow_probe_site(tmp_path / "slow", seconds=0.25))
     deadline = time.time() + 120
     while time.time() < deadline and len(journal.read_text().splitlines()) < lines_before + 3:
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert len(journal.read_text().splitlines()) < lines_before + len(files), "the check finished before the kill"
-    assert snakemake(killed, "--unlock").returncode == 0  # what Snakemake asks for after a kill
-    rerun = snakemake(killed, "--rerun-incomplete")
+    assert run_local(killed, "--unlock").returncode == 0  # what Snakemake asks for after a kill
+    rerun = run_local(killed, "--rerun-incomplete")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     # a clean run on the same files
     shutil.copytree(killed / "lib", clean / "lib")
-    assert snakemake(clean).returncode == 0
+    assert run_local(clean).returncode == 0
     a, b = manifest_of(killed), manifest_of(clean)
     cols = ["video_id", "event", "status", "reason", "duration_s", "fps", "n_frames", "width", "height", "path"]
     assert a.select(cols).equals(b.select(cols))

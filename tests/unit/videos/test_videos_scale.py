@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -23,6 +22,8 @@ from urllib.parse import urlparse
 import polars as pl
 import pytest
 import yaml
+from helpers import runs
+from helpers.runs import in_folder
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
@@ -417,14 +418,12 @@ def test_pace_spaces_video_starts_on_the_site(site, tmp_path, monkeypatch):
 
 
 # --- the workflow: shard jobs, the brake across them, kill -9 and rerun ---------------------------------------------
-def _snakemake(workdir: Path, *extra: str, wait: bool = True):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("SQUIDFLOW_RUN_STARTED", None)  # each invocation is a run of its own
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", "2", *extra]  # fmt: skip
+def run_videos(workdir: Path, *extra: str, wait: bool = True):
+    env: dict[str, str | None] = {"SQUIDFLOW_RUN_STARTED": None}  # each invocation is a run of its own
+    args = in_folder(workdir, workdir / "config.yaml", cores_=2) + list(extra)
     if wait:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        return runs.snakemake(*args, env=env, timeout=600)
+    return runs.start(*args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _workdir(tmp_path: Path, urls: dict[str, str], download: dict) -> Path:
@@ -445,7 +444,7 @@ def test_brake_pauses_the_site_for_every_shard_job_then_stops_it(site, other_sit
     urls |= {f"g{i}": f"{other_site.url}/good/a.mp4?v={i}" for i in range(4)}
     pause = 3.0
     work = _workdir(tmp_path, urls, {"shards": 2, "workers": 2, "pause_s": pause, "stop_after": 2})
-    run = _snakemake(work)
+    run = run_videos(work)
     assert run.returncode == 0, run.stderr[-3000:]
 
     events = read_events(work / "results/videos/brake")
@@ -499,7 +498,7 @@ def test_kill_9_mid_shard_then_rerun_keeps_every_finished_video(site, tmp_path):
     urls |= {"held": f"{site.url}/hold/a.mp4?v=h"}
     urls |= {f"w{i}": f"{site.url}/good/a.mp4?v=w{i}" for i in range(3)}
     work = _workdir(tmp_path, urls, {"shards": 1, "workers": 1})
-    proc = _snakemake(work, wait=False)
+    proc = run_videos(work, wait=False)
     deadline = time.time() + 120
     while not site.hits("/hold/") and time.time() < deadline:
         time.sleep(0.1)
@@ -516,7 +515,7 @@ def test_kill_9_mid_shard_then_rerun_keeps_every_finished_video(site, tmp_path):
 
     site.hold.set()  # the held request may finish now; the rerun asks for it again
     before = site.hits()
-    rerun = _snakemake(work)
+    rerun = run_videos(work)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     after = site.hits()
     again = {p: n - before[p] for p, n in after.items() if n != before[p]}

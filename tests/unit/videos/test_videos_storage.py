@@ -1,7 +1,7 @@
 """A bucket source without a server (squidflow.videos.storage): the layout rules a bucket shares with a local folder,
 the error words its failures are classified by, the config check of an s3:// root, and what is published of such a
 video (its `<event>/<file>`, never the bucket). The listing and reading against a real S3 API:
-tests/integration/test_storage_source.py."""
+tests/e2e/test_storage_source.py."""
 
 from __future__ import annotations
 

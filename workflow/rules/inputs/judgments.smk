@@ -48,6 +48,7 @@ def get_judgment_outputs():
     if NEXT_ROUND:
         outputs += list(squidflow_issued.hits_paths(NEXT_ROUND).values())
     if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
+        outputs += [NEXT_ROUND_PLAN_TABLE, NEXT_ROUND_FIGURE] if PLANNED_ROUND else []
         if JUDGMENT_SOURCE == "simulated" or get_next_round_waves():
             outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
@@ -71,6 +72,11 @@ PLANTED_FAULTS = "results/judgments/simulated/planted.parquet"
 
 
 NEXT_ROUND_DIR = squidflow_issued.round_dir(2)  # the demo's SIMULATED next round (rule simulate_next_round)
+
+
+NEXT_ROUND_PLAN_CSV = "results/tables/next_round_plan.csv"  # the latest round's plan (rule next_round_plan)
+NEXT_ROUND_PLAN_TABLE = "results/tables/next_round_plan.md"
+NEXT_ROUND_FIGURE = "results/figures/next_round_projection.png"
 
 
 SIMULATED_NEXT_ROUND = "results/judgments/simulated/batch_results_round2.csv"
@@ -219,8 +225,8 @@ def get_next_round_effect_inputs(wildcards):
     images and the rater triage; your own next rounds, the waves judgments.parquet holds, with the raters excluded."""
     if JUDGMENT_SOURCE == "simulated":
         return {
-            "triage": RATER_TRIAGE_TABLE,
-            "chosen": f"{NEXT_ROUND_DIR}/chosen.csv",
+            "exclusions": EXCLUSIONS_TABLE,
+            "chosen": squidflow_issued.plan_path(2),
             "batch": SIMULATED_NEXT_ROUND,
             "frames": FRAMES_TABLE,
         }
@@ -334,3 +340,14 @@ def next_round_number():
 
 
 NEXT_ROUND = next_round_number()
+
+
+def planned_round():
+    """The latest next round whose plan the tables show (rule next_round_plan): the one written now, else the latest
+    issued (None without a next round)."""
+    if JUDGMENT_SOURCE == "release" or config["annotation"]["next_round"]["budget"] <= 0:
+        return None
+    return NEXT_ROUND or max((k for k in ISSUED_ROUNDS if k > 1), default=None)
+
+
+PLANNED_ROUND = planned_round()

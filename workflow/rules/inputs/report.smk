@@ -10,10 +10,14 @@ RUN_SUMMARY = "results/report/run_summary.html"
 PUBLISH_PAGE = "results/report/published_dataset.html"
 
 # `snakemake --report` embeds each result's params (text from the config: an event's prompt) as JSON in <script> tags
-# without escaping `</`: make that JSON inert before the report is rendered (issue 31).
+# without escaping `</`: make that JSON inert before the report is rendered (issue 31). Only when a report is being
+# made (read from Snakemake's command line; where that cannot be told, always): a run or a job leaves Snakemake's
+# renderers as they ship (docs/upstream.md).
 from squidflow.report.script_data import escape_report_scripts
+from squidflow.runtime.command_line import report_requested
 
-escape_report_scripts()
+if report_requested():
+    escape_report_scripts()
 
 
 def get_task_pages():

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ import polars as pl
 import pytest
 import torch
 import yaml
+from helpers.runs import SNAKEMAKE
 from PIL import Image
 from skimage import data
 
@@ -33,7 +33,6 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TRAIN_RUN = "results/runs/classification/SD/GA/seed0"
 
 

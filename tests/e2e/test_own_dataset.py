@@ -23,11 +23,11 @@ import polars as pl
 import pytest
 import yaml
 from helpers import label_studio_server as lss
+from helpers.runs import DEMO_CONFIG, in_folder, snakemake
 from helpers.videotools import make_clip
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CLIPS = {
     "concert": [("stage a.mp4", 0), ("crowd.mkv", 20), ("lights.webm", 40)],
     "market": [("stalls.mp4", 180), ("fruit stand.mkv", 200), ("awning.webm", 220)],
@@ -46,7 +46,6 @@ def make_clips(root: Path) -> None:
 def squidflow(work: Path, srv, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT / "src"),
         "LABEL_STUDIO_API_KEY": srv.token,
         "SQUIDFLOW_LABEL_STUDIO_VENV": str(lss.VENV),
     }
@@ -57,29 +56,10 @@ def squidflow(work: Path, srv, *args: str, check: bool = True) -> subprocess.Com
     return res
 
 
-def snakemake(work: Path, *targets: str, check: bool = True) -> subprocess.CompletedProcess:
-    res = subprocess.run(
-        [
-            SNAKEMAKE,
-            "--directory",
-            str(work),
-            "--configfile",
-            str(ROOT / "config" / "config.yaml"),
-            str(work / "mine.yaml"),
-            str(work / "test.yaml"),
-            "--cores",
-            "2",
-            *targets,
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=3000,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )
-    assert not check or res.returncode == 0, res.stdout[-6000:]
-    return res
+def run_mine(work: Path, *targets: str, check: bool = True) -> subprocess.CompletedProcess:
+    """The workflow on the own dataset's configs (the demo's, mine.yaml, test.yaml) in `work`."""
+    configs = (DEMO_CONFIG, work / "mine.yaml", work / "test.yaml")
+    return snakemake(*in_folder(work, *configs), *targets, timeout=3000, check=check)
 
 
 def answer(api: lss.Api, users: dict, project: int, who: tuple[str, ...], event_of: dict, rng) -> int:
@@ -139,7 +119,7 @@ def card_alpha(card: str) -> dict[str, float]:
 
 
 def test_own_videos_and_raters_to_a_published_dataset(label_studio):
-    work, api, rng = label_studio.document_root, lss.Api(label_studio), np.random.default_rng(0)
+    work, api, rng = lss.workdir(label_studio, "own_dataset"), lss.Api(label_studio), np.random.default_rng(0)
     make_clips(work / "my videos")
     squidflow(
         work,
@@ -171,7 +151,7 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
     assert "valid" in squidflow(work, label_studio, "check-config", *configs).stdout
 
     # frames and the Label Studio tasks; push; six annotators answer; pull
-    snakemake(work, "results/annotation/label_studio/A/tasks.json", "results/annotation/label_studio/B/tasks.json")
+    run_mine(work, "results/annotation/label_studio/A/tasks.json", "results/annotation/label_studio/B/tasks.json")
     squidflow(work, label_studio, "label-studio", "push", *configs)
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     assert set(projects) == {"A", "B"}
@@ -188,7 +168,7 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
     squidflow(work, label_studio, "label-studio", "pull", *configs)
 
     # ingest, triage, publish, and the next round's tasks
-    snakemake(work)
+    run_mine(work)
     exclusions = pl.read_parquet(work / "results/judgments/annotator_exclusions.parquet")
     assert exclusions.filter(pl.col("excluded"))["annotator"].to_list() == [f"{CARELESS}@lab.example"]
     assert (work / "results/annotation/label_studio/A_round2/tasks.json").exists()
@@ -201,7 +181,7 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
     round2 = {"A_round2": ("a1", "a2"), "B_round2": ("b1", "b2")}
     assert sum(answer(api, users, projects[t], who, event_of, rng) for t, who in round2.items() if t in projects) > 0
     squidflow(work, label_studio, "label-studio", "pull", *configs)
-    snakemake(work)  # the pulled A_round2.json and B_round2.json are ingested beside round 1's, as wave round2
+    run_mine(work)  # the pulled A_round2.json and B_round2.json are ingested beside round 1's, as wave round2
 
     judgments = pl.read_parquet(work / "results/judgments/judgments.parquet")
     assert set(judgments["source"]) == {"label_studio"}
@@ -246,12 +226,16 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
     # switching the judgment source without its files: the run stops with what to run; nothing published changes
     before = checksums(folder)
     (work / "results/judgments/label_studio").rename(work / "pulled")
-    res = snakemake(work, check=False)
-    assert res.returncode != 0 and "squidflow label-studio pull" in res.stdout, res.stdout[-3000:]
+    res = run_mine(work, check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "squidflow label-studio pull" in out, out[-3000:]
     (work / "pulled").rename(work / "results/judgments/label_studio")
     mine = yaml.safe_load((work / "mine.yaml").read_text())
     mine["judgments"] = {**mine["judgments"], "source": "mturk", "batches": [{"path": "mturk/batch_results.csv"}]}
     (work / "mine.yaml").write_text(yaml.safe_dump(mine, sort_keys=False))
-    res = snakemake(work, check=False)
-    assert res.returncode != 0 and "judgments.batches[0].path = 'mturk/batch_results.csv': no such file" in res.stdout
+    res = run_mine(work, check=False)
+    assert (
+        res.returncode != 0
+        and "judgments.batches[0].path = 'mturk/batch_results.csv': no such file" in res.stdout + res.stderr
+    )
     assert checksums(folder) == before

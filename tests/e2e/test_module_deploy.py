@@ -17,7 +17,6 @@ the user's.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -27,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.checkout import copy_checkout
-from helpers.dryrun import planned_jobs
+from helpers.runs import cores, planned_jobs, snakemake
 
 import squidflow
 
@@ -56,12 +55,9 @@ def deploy(repo: Path, dest: Path) -> None:
     snakefile.write_text(text)
 
 
-def snakemake(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    """snakemake run in the user's folder, as the user runs it there (no PYTHONPATH: the module brings its library)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [str(BIN / "snakemake"), *args], cwd=folder, env=env, capture_output=True, text=True, timeout=600
-    )
+def in_users_folder(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """snakemake run in the user's folder, as the user runs it there (the module brings its library)."""
+    return snakemake(*args, cwd=folder, timeout=600)
 
 
 def test_workflow_files_do_not_locate_themselves_from_the_main_snakefile():
@@ -89,17 +85,17 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     config_path = user / "config" / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
     config["stages"] = ["judgments"]
-    config["judgments"].update(source="release", kappa_bins=[3, 4, 5])
+    config.setdefault("judgments", {}).update(source="release", kappa_bins=[3, 4, 5])  # the demo's: the default
     config["squid_e_release"] = {"judgments_csv": "../shared/data/squid-e/huj_annotations.csv"}  # beside the clone
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
 
-    res = snakemake(user, "--cores", "2", TABLE7)
+    res = in_users_folder(user, "--cores", str(cores()), TABLE7)
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
     table = (user / TABLE7).read_text()
     assert table.count("\n") >= 2, table
 
     # the report's front page names the release and the commit of the module it ran (git describe of the clone)
-    res = snakemake(user, "--report", "results/report.html", TABLE7)
+    res = in_users_folder(user, "--report", "results/report.html", TABLE7)
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
     front = (user / "results" / "report.html").read_text()
     assert f"squidflow {squidflow.__version__} (v{squidflow.__version__})" in front
@@ -121,11 +117,11 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     assert status.stdout == "", status.stdout
 
     # nothing to redo; one config value changed redoes exactly the job that reads it
-    res = snakemake(user, "-n", TABLE7)
+    res = in_users_folder(user, "-n", TABLE7)
     assert res.returncode == 0 and "Nothing to be done" in res.stdout + res.stderr, res.stdout + res.stderr
     config["judgments"]["kappa_bins"] = [3, 4, 6]
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    res = snakemake(user, "-n", TABLE7)
+    res = in_users_folder(user, "-n", TABLE7)
     assert res.returncode == 0, res.stdout + res.stderr
     assert planned_jobs(res.stdout) == {"agreement_table": 1}
 
@@ -138,7 +134,7 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
         .read_text()
         .replace("use rule * from squidflow", "use rule * from squidflow as squidflow_*")
     )
-    res = snakemake(prefixed, "-n", TABLE7)
+    res = in_users_folder(prefixed, "-n", TABLE7)
     assert res.returncode == 0, res.stdout + res.stderr
     assert planned_jobs(res.stdout) == {
         "squidflow_ingest_judgments": 1,
@@ -148,7 +144,7 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     }
     # and the whole demo plans there under the prefixed names (input functions, checkpoints, `rules.` references)
     shutil.copy2(repo / "config" / "config.yaml", prefixed / "config" / "config.yaml")
-    res = snakemake(prefixed, "-n")
+    res = in_users_folder(prefixed, "-n")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     plan = planned_jobs(res.stdout)
     assert plan["squidflow_all"] == 1 and plan["squidflow_make_demo_videos"] == 4 and plan["squidflow_run_summary"] == 1
@@ -160,6 +156,6 @@ def test_deployed_as_a_module_runs_in_the_users_folder(tmp_path, shared_data):
     (prefixed / "config" / "config.yaml").unlink()
     snakefile = prefixed / "workflow" / "Snakefile"
     snakefile.write_text(snakefile.read_text().replace('"config/config.yaml"', '"config/mine.yaml"'))
-    res = snakemake(prefixed, "-n")
+    res = in_users_folder(prefixed, "-n")
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "config/mine.yaml line" in out and "'on_empty' is given twice" in out, out

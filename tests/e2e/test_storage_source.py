@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
 from helpers.moto_s3 import s3_server
+from helpers.runs import SNAKEMAKE, cores
 from helpers.storage_run import RERUN_TRIGGERS, left_in_workdir
 from helpers.videotools import make_clip
 
@@ -35,7 +35,6 @@ from squidflow.videos.download import DownloadOptions, download
 from squidflow.videos.sources import list_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 BUCKET = "squidflow-videos"
 RUN_BUCKET = "squidflow-run"  # the run's files on storage (--default-storage-prefix s3://squidflow-run/run)
 CLIPS = {"clips/birthday_party/cake.mp4": 0, "clips/birthday_party/candles.mp4": 90, "clips/wedding/vows.mp4": 200}
@@ -103,10 +102,10 @@ def local_run(bucket, tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("local") / "work"
     work.mkdir()
     run_yaml = bucket_config(work)
-    env = {**os.environ, **bucket.env, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, **bucket.env}
     res = subprocess.run(
         [SNAKEMAKE, "--directory", str(work), "--configfile", str(ROOT / "config/config.yaml"), str(run_yaml),
-         "--cores", "2"],
+         "--cores", str(cores())],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200, env=env,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout[-6000:]
@@ -116,7 +115,7 @@ def local_run(bucket, tmp_path_factory) -> Path:
 @pytest.mark.slow  # runs Snakemake jobs
 def test_videos_listed_and_read_from_a_bucket_through_the_storage_plugin(s3, clips, local_run):
     work = local_run
-    env = {**os.environ, **s3.env, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, **s3.env}
 
     videos = read_parquet(work / "results/videos/videos.parquet", schemas.VIDEOS).sort("video_id")
     assert videos["video_id"].to_list() == ["cake", "candles", "vows"]
@@ -157,7 +156,7 @@ def test_videos_listed_and_read_from_a_bucket_through_the_storage_plugin(s3, cli
     # nothing changed: a second run runs no job
     again = subprocess.run(
         [SNAKEMAKE, "--directory", str(work), "--configfile", str(ROOT / "config/config.yaml"), str(work / "run.yaml"),
-         "--cores", "2", "--dry-run"],
+         "--cores", str(cores()), "--dry-run"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout[-3000:]
@@ -174,10 +173,10 @@ def test_on_the_bucket_without_a_shared_filesystem_the_frames_are_the_local_runs
     work = tmp_path / "work"
     work.mkdir()
     run_yaml = bucket_config(tmp_path)  # beside the working directory: it must hold nothing of the run's own
-    env = {**os.environ, **s3.env, "PYTHONPATH": str(ROOT / "src"), "PYTHONHASHSEED": "0"}
+    env = {**os.environ, **s3.env, "PYTHONHASHSEED": "0"}
     command = [
         SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--configfile", str(ROOT / "config/config.yaml"),
-        str(run_yaml), "--cores", "2", "--default-storage-provider", "s3", "--default-storage-prefix",
+        str(run_yaml), "--cores", str(cores()), "--default-storage-provider", "s3", "--default-storage-prefix",
         f"s3://{RUN_BUCKET}/run", "--shared-fs-usage", "none", *RERUN_TRIGGERS,
     ]  # fmt: skip
     res = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=1800, env=env)

@@ -15,7 +15,6 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import polars as pl
 import pytest
 import yaml
 from helpers.publish_run import INTERVALS, SCHEMA_DEFAULTS, annotator_report
+from helpers.runs import clone_like, cores, snakemake
 from helpers.videotools import make_clip
 from PIL import Image
 
@@ -37,7 +37,6 @@ from squidflow.publish.dataset import RunSettings, RunTables, publish
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CLIPS = {"concert": [("stage a.mp4", 0), ("crowd.mkv", 60)], "market": [("fruit stand.webm", 180)]}
 # VP9: a video fetched from a URL is remuxed into MP4 (squidflow.videos.download), which cannot hold VP8 (make_clip's
 # WebM default): a VP8 WebM served by URL ends `corrupt` ("cannot remux to MP4"), a limit of acquisition, not of the
@@ -46,16 +45,8 @@ VP9 = ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-pix_fm
 RUN = {"stages": ["videos", "frames"], "frames": {"n": 6, "shards": 1}, "selection": {"k": 2}}
 
 
-def snakemake(directory: Path, configfile: Path, *targets: str) -> None:
-    res = subprocess.run(
-        [SNAKEMAKE, "--directory", str(directory), "--configfile", str(configfile), "--cores", "2", *targets],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-    )
-    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
+def run_in(directory: Path, configfile: Path, *targets: str) -> None:
+    snakemake("--directory", directory, "--configfile", configfile, "--cores", str(cores()), *targets, check=True)
 
 
 def ratings(frames: pl.DataFrame) -> pl.DataFrame:
@@ -112,16 +103,6 @@ def fenced(text: str, lang: str) -> str:
     return blocks[0]
 
 
-def clone_like(tmp: Path) -> Path:
-    """A folder that looks like a fresh clone: the checkout's files linked, no results, runs or Snakemake state."""
-    clone = tmp / "clone"
-    clone.mkdir()
-    for entry in ROOT.iterdir():
-        if entry.name not in ("results", "runs", "logs", ".snakemake", ".git", "rebuild", "rebuild.yaml"):
-            (clone / entry.name).symlink_to(entry)
-    return clone
-
-
 @pytest.fixture
 def served(tmp_path):
     """http://127.0.0.1:<port>/ serving the folder tmp_path/served (a thread of this process, stopped after)."""
@@ -148,7 +129,7 @@ def test_the_cards_recipe_rebuilds_every_published_image_pixel_for_pixel(tmp_pat
     work.mkdir()
     config = work / "mine.yaml"
     config.write_text(yaml.safe_dump({**RUN, "sources": [{"type": "local", "root": str(videos)}]}))
-    snakemake(work, config, "results/dataset/frames.parquet")
+    run_in(work, config, "results/dataset/frames.parquet")
     folder = tmp_path / "published" / "my-events"
     published_by_reference(work, config, folder)
 
@@ -171,7 +152,7 @@ def test_the_cards_recipe_rebuilds_every_published_image_pixel_for_pixel(tmp_pat
             (root / event / name).write_bytes((videos / event / name).read_bytes())
     snippet = fenced(section, "yaml")
     assert card.DATASET_PLACEHOLDER in snippet and card.VIDEOS_PLACEHOLDER in snippet
-    clone = clone_like(tmp_path)
+    clone = clone_like(tmp_path, leave_out=("rebuild", "rebuild.yaml"))
     filled = snippet.replace(card.DATASET_PLACEHOLDER, str(folder)).replace(card.VIDEOS_PLACEHOLDER, url)
     (clone / "rebuild.yaml").write_text(filled, encoding="utf-8")
     [command] = [ln for ln in fenced(section, "bash").splitlines() if ln.strip()]
@@ -185,7 +166,6 @@ def test_the_cards_recipe_rebuilds_every_published_image_pixel_for_pixel(tmp_pat
         # fetched for another dataset would fail here
         env={
             **{k: v for k, v in os.environ.items() if k != "SQUIDFLOW_DATA"},
-            "PYTHONPATH": str(ROOT / "src"),
             **dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), "http://127.0.0.1:9"),
             **dict.fromkeys(("NO_PROXY", "no_proxy"), "127.0.0.1,localhost"),
         },

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import moto_s3
+from helpers.runs import cores
 from helpers.storage_run import ROOT, left_in_workdir, planned_jobs, storage_command
 from helpers.tools import compare_results
 
@@ -92,9 +93,9 @@ class S3Run:
             "--cluster-generic-status-cmd",
             str(EXECUTOR / "status.sh"),
             "--jobs",
-            "2",
+            str(cores()),
             "--local-cores",
-            "2",
+            str(cores()),
             # what the job uploaded is read back at once (moto answers as S3 does: strongly consistent)
             "--latency-wait",
             "5",

@@ -107,7 +107,6 @@ def make_run(work: Path) -> dict[str, Path]:
 def cli(srv, work: Path, *args: str) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT / "src"),
         "LABEL_STUDIO_API_KEY": srv.token,
         "SQUIDFLOW_LABEL_STUDIO_VENV": str(lss.VENV),
     }
@@ -120,6 +119,7 @@ def cli(srv, work: Path, *args: str) -> subprocess.CompletedProcess:
             "squidflow.cli",
             "label-studio",
             *args,
+            "--configfile",
             str(work / "config.yaml"),
             "--directory",
             str(work),
@@ -141,7 +141,7 @@ def ratings_result(n: int, values: list[int]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def pushed(label_studio):
-    work = label_studio.document_root
+    work = lss.workdir(label_studio, "label_studio_server")
     make_run(work)
     t0 = time.perf_counter()
     res = cli(label_studio, work, "push")
@@ -237,7 +237,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(label_studio
 
 
 def test_a_refused_token_names_the_server_and_the_fix(label_studio, pushed, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LABEL_STUDIO_API_KEY": "not-a-token"}
+    env = {**os.environ, "LABEL_STUDIO_API_KEY": "not-a-token"}
     res = subprocess.run(
         [
             sys.executable,

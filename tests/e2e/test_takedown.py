@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from helpers.runs import cores
 
 TEXT = {".csv", ".md", ".json", ".jsonl", ".txt", ".tsv", ".html", ".yaml", ".yml", ".tex", ".rst", ".vtt", ".srt"}
 IMAGES = {".jpg", ".jpeg", ".png"}
@@ -74,7 +75,7 @@ def test_a_takedown_removes_the_video_from_everything_the_run_made(small_workflo
     overlay = copy.directory / "takedown.yaml"
     overlay.write_text("takedown: takedown.csv\n")
     rerun = type(copy)(copy.directory, (*copy.configfiles, overlay))
-    res = rerun.snakemake("--cores", "2", timeout=2400, env={"PYTHONHASHSEED": "0"})
+    res = rerun.snakemake("--cores", str(cores()), timeout=2400, env={"PYTHONHASHSEED": "0"})
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
 
     for path, data in issued.items():  # a takedown never changes a task issued (issue 58)

@@ -28,14 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from helpers.dryrun import local_rules, planned_jobs
 from helpers.figures import figure
+from helpers.runs import SMALL_CONFIGS, SNAKEMAKE, local_rules, planned_jobs
 from helpers.slurm_cluster import SlurmCluster, start_cluster, why_unavailable
 from helpers.tools import compare_results
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-CONFIGS = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
+CONFIGS = SMALL_CONFIGS
 GPU_RULES = {"featurize", "train_experiment_classification", "train_experiment_calibration", "litmus_train_guesser"}
 # the small demo's rules that declare gpu=1 (training.runs_per_job: experiment, the default: a training job is every
 # run of one experiment)

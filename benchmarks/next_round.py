@@ -1,0 +1,221 @@
+"""The next round where it pays (issue 59): ratings until every image meets a target precision, per strategy.
+
+    .venv/bin/python benchmarks/next_round.py [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
+                                              [--strategies ...] [--json]
+
+`make bench` runs it as it is: one seed (about 2 CPU minutes). Issue 59's acceptance reads five:
+`--seed 0 1 2 3 4` (about 10 CPU minutes, most of them ActiveLab's).
+
+The population: SQUID-E's real judgments (the release's huj_annotations.csv under $SQUIDFLOW_DATA/squid-e, read by
+squidflow.judgments.ingest.read_release). Each of its 1,795 images pools the ratings of both variants (3 + 3; 6 + 6
+for the five images listed twice): a simulated honest rater of an image draws one of them at random. A pool of 300
+raters, `--careless-share` of them careless (a uniform random rating, whatever the image). Each image is rated by
+distinct raters, in a random order of the pool per image.
+
+Round 1, as in the paper: three ratings per image. Then round after round, each strategy plans the next round with
+the workflow's own function (squidflow.judgments.allocation.plan_next_round; strategy activelab: the workflow's
+squidflow.judgments.next_round.by_activelab with a model that says 50% for every image, as no model is part of the
+release) from the ratings so far, the careless raters excluded (the rater triage's verdict taken as given: on
+planted careless raters it has ROC AUC 1.00, README "Ambiguity or noise"; their ratings are bought all the same),
+with the same budget of ratings a round (`--budget`), the same steps of 3 (annotation.assignments_per_hit), the same
+cap (annotation.next_round.max_ratings_per_image's default) and the same stopping rule: an image gets no more
+ratings once its own measured interval of the mean (the published `mean_lo`, `mean_hi`; intervals at the schema's
+defaults) is no wider than `--target`, or once it is unreachable within the cap. Until no strategy plans a rating.
+
+Printed per careless share and strategy, the median [lowest, highest] over the seeds: `ratings_to_target`, the
+ratings bought after round 1 until every image is at the target or unreachable; `rounds`; the images left
+unreachable; the final soft labels' error against the full population's (`mae_mean`: mean absolute error of the
+mean rating; `tv`: total variation distance of the distribution over SQUID-E's five certainty bins), over every
+image; and each strategy's ratings as a ratio of uniform's (the baseline, measured in the same run). `--json`: one
+JSON object per strategy and careless share (keys strategy, careless_share, ratings_to_target, rounds, mae_mean, tv,
+unreachable, per_seed). Goal (issue 59): at target 15, adaptive <= 0.5x uniform's ratings and fewer than activelab
+and interval_width, at 0% and 20% careless, error no worse than uniform's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src")]
+
+from squidflow.config import schema_default  # noqa: E402
+from squidflow.contracts import schemas  # noqa: E402
+from squidflow.judgments.allocation import NextRoundConfig, plan_next_round  # noqa: E402
+from squidflow.judgments.ingest import read_release  # noqa: E402
+from squidflow.judgments.next_round import by_activelab  # noqa: E402
+from squidflow.statistics.certainty import BIN_WIDTH, CERTAINTY_BINS  # noqa: E402
+from squidflow.statistics.intervals import IntervalConfig  # noqa: E402
+
+STRATEGIES = ("adaptive", "uniform", "interval_width", "activelab")
+RATERS = 300
+FIRST = 3  # ratings per image in round 1, as in SQUID-E
+STEP = int(schema_default("annotation.assignments_per_hit"))
+MAX_ROUNDS = 200
+
+
+def population() -> tuple[pl.DataFrame, list[np.ndarray]]:
+    """The release's images (video_id, frame_index) and, per image, its ratings of both variants."""
+    data = Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data"))
+    judgments, _ = read_release(data / "squid-e" / "huj_annotations.csv")
+    per = (
+        judgments.group_by("video_id", "frame_index", maintain_order=True)
+        .agg(pl.col("rating"))
+        .sort("video_id", "frame_index")
+    )
+    return per.select("video_id", "frame_index"), [np.asarray(r, float) for r in per["rating"].to_list()]
+
+
+def binned(values: np.ndarray) -> np.ndarray:
+    counts = np.bincount(np.minimum(values.astype(int) // BIN_WIDTH, len(CERTAINTY_BINS) - 1), minlength=5)
+    return counts / max(counts.sum(), 1)
+
+
+class Simulation:
+    """One seed and careless share: the raters, each image's order of them, and the ratings bought so far."""
+
+    def __init__(self, images: pl.DataFrame, pop: list[np.ndarray], seed: int, careless: float):
+        self.images, self.pop = images, pop
+        self.rng = np.random.default_rng([seed, int(round(careless * 1000))])
+        self.careless = np.arange(RATERS) < round(careless * RATERS)
+        self.order = np.stack([self.rng.permutation(RATERS) for _ in pop])  # image -> its raters, in turn
+        self.item, self.rater, self.rating = [], [], []
+        self.buy(np.full(len(pop), FIRST))
+
+    def buy(self, counts: np.ndarray) -> None:
+        taken = np.bincount(np.asarray(self.item, dtype=np.int64), minlength=len(self.pop))
+        for i in np.flatnonzero(counts):
+            raters = self.order[i, taken[i] : taken[i] + counts[i]]
+            honest = self.pop[i][self.rng.integers(0, len(self.pop[i]), size=len(raters))]
+            values = np.where(self.careless[raters], self.rng.integers(0, 101, size=len(raters)), honest)
+            self.item += [int(i)] * len(raters)
+            self.rater += raters.tolist()
+            self.rating += values.astype(int).tolist()
+
+    def judgments(self) -> pl.DataFrame:
+        item = np.asarray(self.item)
+        return pl.DataFrame(
+            {
+                "video_id": self.images["video_id"].to_numpy()[item],
+                "frame_index": self.images["frame_index"].to_numpy()[item],
+                "event_prompt": "pooled",
+                "variant": "AB",
+                "annotator": [f"r{r}" for r in self.rater],
+                "position": np.arange(len(item)),
+                "hit": [f"i{i}" for i in item],
+                "rating": self.rating,
+                "round": 1,
+                "source": "simulated",
+            },
+            schema={c: t for c, t in schemas.JUDGMENTS.columns.items() if c not in ("source_file", "wave")},
+        )
+
+    def excluded(self) -> list[str]:
+        return [f"r{r}" for r in np.flatnonzero(self.careless)]
+
+    def errors(self) -> tuple[float, float]:
+        item, rating = np.asarray(self.item), np.asarray(self.rating, float)
+        keep = ~self.careless[np.asarray(self.rater)]
+        mae, tv = [], []
+        for i, p in enumerate(self.pop):
+            mine = rating[(item == i) & keep]
+            mine = mine if len(mine) else rating[item == i]
+            mae.append(abs(mine.mean() - p.mean()))
+            tv.append(0.5 * np.abs(binned(mine) - binned(p)).sum())
+        return float(np.mean(mae)), float(np.mean(tv))
+
+
+def run(images, pop, strategy: str, seed: int, careless: float, args, intervals) -> dict:
+    sim = Simulation(images, pop, seed, careless)
+    cfg = NextRoundConfig(
+        budget=args.budget,
+        strategy=strategy,
+        target_width=args.target,
+        max_ratings_per_image=int(schema_default("annotation.next_round.max_ratings_per_image")),
+    )
+    first = len(sim.item)
+    rounds = 0
+    key = images.with_columns(pl.lit("pooled").alias("event_prompt")).with_row_index("i")
+    while rounds < MAX_ROUNDS:
+        judgments, excluded = sim.judgments(), sim.excluded()
+        scores = None
+        if strategy == "activelab":
+            kept = judgments.filter(~pl.col("annotator").is_in(excluded))
+            model = images.select(
+                "video_id", "frame_index", pl.lit("pooled").alias("event_prompt"), pl.lit(0.5).alias("probability")
+            )
+            scores = by_activelab(kept, model, budget=len(images))
+        plan = plan_next_round(judgments, excluded, cfg, intervals, step=STEP, activelab=scores)
+        if plan["ratings_planned"].sum() == 0:
+            break
+        counts = key.join(plan, on=["video_id", "frame_index", "event_prompt"], how="left", maintain_order="left")
+        sim.buy(counts["ratings_planned"].fill_null(0).to_numpy())
+        rounds += 1
+    mae, tv = sim.errors()
+    return {
+        "ratings_to_target": len(sim.item) - first,
+        "rounds": rounds,
+        "unreachable": int(plan["unreachable"].sum()),
+        "mae_mean": mae,
+        "tv": tv,
+    }
+
+
+def summary(values: list[float], digits: int = 0) -> str:
+    v = np.asarray(values, float)
+    f = f"{{:,.{digits}f}}"
+    return f"{f.format(np.median(v))} [{f.format(v.min())}, {f.format(v.max())}]"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, nargs="+", default=[0])
+    ap.add_argument("--target", type=float, default=15.0, help="interval width wanted, rating points")
+    ap.add_argument("--careless-share", type=float, nargs="+", default=[0.0, 0.2])
+    ap.add_argument("--budget", type=int, default=5400, help="ratings a round (default: 3 per image)")
+    ap.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
+    ap.add_argument("--json", action="store_true", help="one JSON object per strategy and careless share")
+    args = ap.parse_args()
+    intervals = IntervalConfig.from_config(schema_default("intervals"))
+    images, pop = population()
+    start = time.perf_counter()
+    results: dict[tuple[float, str], list[dict]] = {}
+    for careless in args.careless_share:
+        for strategy in args.strategies:
+            results[careless, strategy] = [run(images, pop, strategy, s, careless, args, intervals) for s in args.seed]
+    if args.json:
+        for (careless, strategy), runs in results.items():
+            med = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
+            print(json.dumps({"strategy": strategy, "careless_share": careless, **med, "per_seed": runs}))
+        return
+    print(
+        f"SQUID-E release: {len(pop):,} images, ratings of both variants pooled; target width {args.target:g}; "
+        f"{args.budget:,} ratings a round in steps of {STEP}; seeds {args.seed}; median [lowest, highest] over seeds"
+    )
+    head = f"{'careless':>8}  {'strategy':<15}{'ratings_to_target':>26}{'x uniform':>20}{'rounds':>16}"
+    print(head + f"{'unreachable':>16}{'mae_mean':>22}{'tv':>26}")
+    for (careless, strategy), runs in results.items():
+        base = results.get((careless, "uniform"))
+        ratio = (
+            summary([r["ratings_to_target"] / b["ratings_to_target"] for r, b in zip(runs, base, strict=True)], 2)
+            if base
+            else "–"
+        )
+        print(
+            f"{careless:>8.0%}  {strategy:<15}{summary([r['ratings_to_target'] for r in runs]):>26}{ratio:>20}"
+            f"{summary([r['rounds'] for r in runs]):>16}{summary([r['unreachable'] for r in runs]):>16}"
+            f"{summary([r['mae_mean'] for r in runs], 2):>22}{summary([r['tv'] for r in runs], 3):>26}"
+        )
+    print(f"wall time {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,368 @@
+"""The next round where it pays (issue 59): how many ratings each soft label gets, towards a target precision.
+
+A soft label (image, prompt, variant) is known to within the interval of its mean rating, the published `mean_lo`,
+`mean_hi` (squidflow.statistics.intervals.item_mean_intervals, the excluded raters left out). With n kept ratings of
+spread s (their SD) that interval is about 2 z s / sqrt(n) wide (z = 1.96 at the 95% level), so the target width w
+(`annotation.next_round.target.interval_width`) needs
+
+    n >= (2 z s / w)^2                                     (`ratings_needed`)
+
+ratings: in proportion to the image's variance. A clear image is pinned down by a few ratings, an ambiguous one
+needs many more. For a fixed number of ratings the total variance of the means, sum s_i^2 / n_i, is smallest with
+n_i in proportion to s_i: Neyman's optimum allocation (Neyman 1934, "On the two different aspects of the
+representative method", JRSS 97(4); Cochran 1977, "Sampling Techniques", §5.5). The spreads are not known in
+advance: each round estimates them again from the ratings so far, the excluded raters left out (a sequential
+allocation). Strategies (`annotation.next_round.strategy`), each spending at most `budget` ratings a round:
+
+- `adaptive` (the default): every soft label not at the target gets the ratings it still needs when the budget
+  covers them all; otherwise the budget goes by Neyman's rule, the totals after the round in proportion to the
+  spread (water-filling: none below what it has, none beyond what it needs);
+- `uniform`: the budget split evenly over the soft labels not at the target (the baseline);
+- `interval_width`: one more HIT for the widest intervals first;
+- `activelab`: one more HIT for cleanlab's ActiveLab's lowest scores first (squidflow.judgments.next_round).
+
+The same rules stop every strategy: a soft label whose interval meets the target gets no more, and one that cannot
+reach it within `max_ratings_per_image` is `unreachable` (at the cap, or even the lower end of its spread's
+interval, chi-square with n - 1 degrees of freedom at `intervals.level`, needs more than the cap): reported, not
+chased. A soft label with fewer than two kept ratings has no interval and no spread: it is planned with the median
+spread of the others. Ratings come in steps of `annotation.assignments_per_hit` (each HIT is rated by that many
+people), so a plan is a multiple of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+
+from squidflow.config import ConfigError, defaults_from_schema, schema_key
+from squidflow.contracts import schemas
+from squidflow.statistics.intervals import IntervalConfig, item_mean_intervals
+
+STRATEGIES = tuple(schema_key("annotation.next_round.strategy")["enum"])
+ITEM = ["video_id", "frame_index", "event_prompt", "variant"]  # a soft label's unit: image, prompt, variant
+IMAGE = ["video_id", "frame_index", "event_prompt"]
+
+
+@dataclass(frozen=True)
+@defaults_from_schema("annotation.next_round", target_width="annotation.next_round.target.interval_width")
+class NextRoundConfig:
+    """`annotation.next_round`: `budget` (ratings a round), `strategy`, `target_width` (its `target.interval_width`),
+    `max_ratings_per_image`."""
+
+    budget: int
+    strategy: str
+    target_width: float
+    max_ratings_per_image: int
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"annotation.next_round.strategy = {self.strategy!r}: one of {STRATEGIES}")
+        if not self.target_width > 0:
+            raise ConfigError(
+                f"annotation.next_round.target.interval_width = {self.target_width}: must be above 0 rating points"
+            )
+
+    @classmethod
+    def from_config(cls, section: Mapping) -> NextRoundConfig:
+        """From the `annotation.next_round` mapping (the schema's defaults for the keys it leaves out)."""
+        target = dict(section.get("target") or {})
+        base = cls.__dataclass_fields__
+        return cls(
+            budget=int(section.get("budget", base["budget"].default)),
+            strategy=str(section.get("strategy", base["strategy"].default)),
+            target_width=float(target.get("interval_width", base["target_width"].default)),
+            max_ratings_per_image=int(section.get("max_ratings_per_image", base["max_ratings_per_image"].default)),
+        )
+
+
+def z_value(level: float) -> float:
+    """The normal quantile of a two-sided interval at `level` (1.96 at 0.95)."""
+    return NormalDist().inv_cdf((1 + level) / 2)
+
+
+def ratings_needed(spread: np.ndarray, target_width: float, z: float) -> np.ndarray:
+    """Kept ratings for an interval of the mean of width `target_width`: ceil((2 z s / w)^2), at least 2."""
+    s = np.asarray(spread, dtype=float)
+    return np.maximum(np.ceil((2 * z * s / target_width) ** 2 - 1e-9), 2).astype(np.int64)
+
+
+def soft_label_ratings(judgments: pl.DataFrame, excluded: Iterable[str] = ()) -> pl.DataFrame:
+    """Per soft label (image, prompt, variant): `ratings` (how many were bought: round 1, every wave, excluded raters'
+    included) and `kept` (the list of the ratings the soft label averages: excluded raters left out)."""
+    out = list(excluded)
+    j = judgments.filter(pl.col("round") == 1).sort("hit", "position", maintain_order=True)
+    return (
+        j.group_by(ITEM, maintain_order=True)
+        .agg(
+            pl.len().cast(pl.Int64).alias("ratings"),
+            pl.col("rating").filter(~pl.col("annotator").is_in(out)).alias("kept"),
+        )
+        .sort(ITEM)
+    )
+
+
+def soft_label_state(judgments: pl.DataFrame, excluded: Iterable[str], intervals: IntervalConfig) -> pl.DataFrame:
+    """Per soft label: ratings, kept (list), n, mean, spread (ddof 1), the interval of the mean (`mean_lo`, `mean_hi`:
+    the published one, item_mean_intervals over the kept ratings) and its width (null with fewer than 2)."""
+    items = soft_label_ratings(judgments, excluded)
+    kept = [list(r) for r in items["kept"].to_list()]
+    lo, hi = item_mean_intervals(kept, intervals)
+    n = np.array([len(r) for r in kept], dtype=np.int64)
+    with np.errstate(invalid="ignore"):
+        mean = np.array([np.mean(r) if r else np.nan for r in kept])
+        spread = np.array([np.std(r, ddof=1) if len(r) > 1 else np.nan for r in kept])
+    return items.with_columns(
+        pl.Series("n", n, dtype=pl.Int64),
+        pl.Series("mean", mean).fill_nan(None),
+        pl.Series("mean_lo", np.asarray(lo, dtype=float)).fill_nan(None),
+        pl.Series("mean_hi", np.asarray(hi, dtype=float)).fill_nan(None),
+        pl.Series("spread", spread).fill_nan(None),
+        pl.Series("interval_width", np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)).fill_nan(None),
+    )
+
+
+def _spread_low(spread: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
+    """The lower end of each SD's interval (chi-square, n - 1 degrees of freedom): s sqrt((n - 1) / chi2_hi)."""
+    from scipy.stats import chi2
+
+    df = np.maximum(n - 1, 1)
+    return spread * np.sqrt(df / chi2.ppf((1 + level) / 2, df))
+
+
+def _neyman(spread: np.ndarray, n: np.ndarray, room: np.ndarray, total: float) -> np.ndarray:
+    """Real-valued extra ratings a_i in [0, room_i], sum = total, with n_i + a_i in proportion to spread_i where
+    neither bound binds (water-filling on the constant c of n_i + a_i = c s_i)."""
+
+    def spent(c: float) -> float:
+        return float(np.clip(c * spread - n, 0, room).sum())
+
+    lo, hi = 0.0, 1.0
+    while spent(hi) < total and hi < 1e12:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if spent(mid) < total else (lo, mid)
+    return np.clip(hi * spread - n, 0, room)
+
+
+def _in_steps(real: np.ndarray, room: np.ndarray, slots: int, step: int) -> np.ndarray:
+    """Real-valued ratings -> multiples of `step` (largest remainder), at most `slots` steps in all, within room."""
+    want = real / step
+    whole = np.minimum(np.floor(want + 1e-9), room // step).astype(np.int64)
+    left = slots - int(whole.sum())
+    if left > 0:
+        frac = np.where(whole < room // step, want - whole, -1.0)
+        for i in np.argsort(-frac, kind="stable")[:left]:
+            if frac[i] > 1e-9:
+                whole[i] += 1
+    return whole * step
+
+
+def allocate(
+    state: pl.DataFrame,
+    cfg: NextRoundConfig,
+    *,
+    level: float,
+    step: int,
+    rank: np.ndarray | None = None,
+) -> pl.DataFrame:
+    """The plan (schemas.NEXT_ROUND_PLAN) from soft_label_state's frame: per soft label whether it is at the target
+    or unreachable, the ratings it needs, and this round's ratings by `cfg.strategy` (module docstring), in multiples
+    of `step` (annotation.assignments_per_hit), at most `cfg.budget` in all. `rank`: one score per row for
+    `activelab` (lowest first; NaN last)."""
+    z = z_value(level)
+    w, cap = cfg.target_width, cfg.max_ratings_per_image
+    n = state["n"].to_numpy().astype(np.int64)
+    width = state["interval_width"].fill_null(np.nan).to_numpy().astype(float)
+    spread = state["spread"].fill_null(np.nan).to_numpy().astype(float)
+    known = np.isfinite(spread)
+    prior = float(np.median(spread[known])) if known.any() else 50.0  # the widest SD a 0-100 rating allows
+    s = np.where(known, spread, prior)
+    needed = ratings_needed(s, w, z)
+    reached = np.isfinite(width) & (width <= w + 1e-9)
+    room = np.maximum((cap - n) // step * step, 0)
+    confident = known & (ratings_needed(_spread_low(np.where(known, spread, 0), n, level), w, z) > cap)
+    unreachable = ~reached & ((room == 0) | confident)
+    open_ = ~reached & ~unreachable
+    slots = cfg.budget // step
+    planned = np.zeros(len(n), dtype=np.int64)
+    idx = np.flatnonzero(open_)
+    if len(idx) and slots:
+        still = np.minimum(np.maximum(needed[idx] - n[idx], 1), room[idx])
+        still = np.minimum(-(-still // step) * step, room[idx])  # up to whole steps, within the cap
+        if cfg.strategy == "adaptive":
+            if still.sum() <= slots * step:
+                planned[idx] = still
+            else:
+                planned[idx] = _in_steps(_neyman(s[idx], n[idx], still, slots * step), still, slots, step)
+        elif cfg.strategy == "uniform":
+            steps = np.zeros(len(idx), dtype=np.int64)
+            order = np.lexsort((idx, -np.nan_to_num(width[idx], nan=np.inf)))  # widest first, then by row
+            left = slots
+            while left > 0:
+                can = order[steps[order] * step < room[idx][order]]
+                if not len(can):
+                    break
+                each = left // len(can)
+                if each:
+                    add = np.minimum(each, (room[idx][can] - steps[can] * step) // step)
+                    steps[can] += add
+                    left -= int(add.sum())
+                else:
+                    steps[can[:left]] += 1
+                    left = 0
+            planned[idx] = steps * step
+        else:
+            if cfg.strategy == "interval_width":
+                key = -np.nan_to_num(width[idx], nan=np.inf)  # the widest first, no interval before them
+            elif rank is None:
+                raise ConfigError("annotation.next_round.strategy activelab: no ActiveLab scores were given")
+            else:
+                key = np.nan_to_num(np.asarray(rank, dtype=float)[idx], nan=np.inf)
+            chosen = idx[np.lexsort((idx, key))[:slots]]
+            planned[chosen] = np.minimum(step, room[chosen])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        after = np.where(planned > 0, 2 * z * s / np.sqrt(n + planned), width)
+    return state.select(*ITEM, "ratings", "n", "mean", "mean_lo", "mean_hi", "spread", "interval_width").with_columns(
+        pl.lit(float(w)).alias("target_width"),
+        pl.Series("ratings_needed", np.minimum(needed, np.iinfo(np.int64).max), dtype=pl.Int64),
+        pl.Series("ratings_planned", planned, dtype=pl.Int64),
+        pl.Series("interval_width_planned", after).fill_nan(None),
+        pl.Series("reached", reached),
+        pl.Series("unreachable", unreachable),
+    )
+
+
+def plan_next_round(
+    judgments: pl.DataFrame,
+    excluded: Iterable[str],
+    cfg: NextRoundConfig,
+    intervals: IntervalConfig,
+    *,
+    step: int,
+    activelab: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """THE CHOICE of the next round: judgments as they are (schemas.JUDGMENTS, every wave), the raters the soft
+    labels leave out (`excluded`), the config -> per soft label (image, prompt, variant) the ratings planned and
+    where it stands against the target (schemas.NEXT_ROUND_PLAN). `step`: annotation.assignments_per_hit.
+    `activelab` (strategy activelab): video_id, frame_index, event_prompt, activelab (next_round.by_activelab)."""
+    state = soft_label_state(judgments, excluded, intervals)
+    rank = None
+    if cfg.strategy == "activelab":
+        if activelab is None:
+            raise ConfigError(
+                "annotation.next_round.strategy activelab needs a model's probabilities: set "
+                "judgments.triage.predictions (zero_shot or a predictions file), or use adaptive"
+            )
+        scored = state.select(IMAGE).join(
+            activelab.select(*IMAGE, "activelab"), on=IMAGE, how="left", maintain_order="left"
+        )
+        rank = scored["activelab"].fill_null(np.nan).to_numpy().astype(float)
+    plan = allocate(state, cfg, level=intervals.level, step=step, rank=rank)
+    return plan.select(list(schemas.NEXT_ROUND_PLAN.columns))
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What the target still costs: ratings spent so far, the kept ratings still needed (point and interval) and
+    the rounds at `budget` a round, with the curve of the share of soft labels at the target against ratings."""
+
+    spent: int
+    items: int
+    reached: int
+    unreachable: int
+    beyond_cap: int  # not (yet) unreachable, but the spread so far puts the target beyond the cap
+    remaining: int
+    remaining_lo: int
+    remaining_hi: int
+    rounds: int
+    rounds_lo: int
+    rounds_hi: int
+    curve: pl.DataFrame  # ratings (spent so far + more), at_target (share), at_target_lo, at_target_hi
+
+
+def _still(needed: np.ndarray, n: np.ndarray, room: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """(kept ratings still to buy: to the target, or to the cap where the target lies beyond it, in whole steps;
+    whether the target is within the cap)."""
+    still = np.minimum(np.maximum(needed - n, step), room)
+    return np.minimum(-(-still // step) * step, room), needed <= n + room
+
+
+def project(
+    plan: pl.DataFrame,
+    cfg: NextRoundConfig,
+    intervals: IntervalConfig,
+    *,
+    step: int,
+    points: int = 60,
+) -> Projection:
+    """The projection of the kept ratings and rounds still needed until every soft label of `plan` not at the target
+    nor unreachable is at the target (or at the cap, where its target lies beyond it), with its interval: each soft
+    label's variance drawn intervals.resamples times (seed intervals.seed) from its distribution given its n kept
+    ratings of spread s under the normal model, (n - 1) s^2 / chi2(n - 1), and its need recomputed. Rounds: at
+    `cfg.budget` a round. The projection is the draws' median (a spread from a few ratings is below the SD more often
+    than not, so the need from the spread as measured is low); the curve: the share of soft labels at the target
+    against the ratings spent, the cheapest first, its median and band over the same draws."""
+    from scipy.stats import chi2
+
+    z = z_value(intervals.level)
+    w, cap = cfg.target_width, cfg.max_ratings_per_image
+    n = plan["n"].to_numpy().astype(np.int64)
+    open_ = ~plan["reached"].to_numpy() & ~plan["unreachable"].to_numpy()
+    room = np.maximum((cap - n) // step * step, 0)
+    needed = plan["ratings_needed"].to_numpy().astype(np.int64)
+    beyond = open_ & (needed > n + room)
+    spread = plan["spread"].fill_null(np.nan).to_numpy().astype(float)
+    known = open_ & np.isfinite(spread) & (n > 1)
+    need_b = np.tile(needed[:, None], (1, intervals.resamples))
+    if known.any():
+        df = (n[known] - 1)[:, None]
+        rng = np.random.default_rng([intervals.seed, 59])
+        draws = chi2.rvs(df, size=(int(known.sum()), intervals.resamples), random_state=rng)
+        sigma = np.sqrt(df * spread[known][:, None] ** 2 / np.maximum(draws, 1e-12))
+        need_b[known] = np.minimum(ratings_needed(sigma, w, z), 10 * cap)
+    still_b, reach_b = _still(need_b, n[:, None], room[:, None], step)
+    todo = np.where(open_[:, None], still_b, 0)
+    totals = todo.sum(axis=0)
+    spent = int(plan["ratings"].sum())
+    reached = int(plan["reached"].sum())
+    budget = max(cfg.budget, 1)
+    lo, mid, hi = np.quantile(totals, [(1 - intervals.level) / 2, 0.5, (1 + intervals.level) / 2])
+    rem = int(round(mid))  # the median of the draws: s from a few ratings is below the SD more often than not
+    grid = spent + np.linspace(0, max(float(totals.max()), float(rem), 1.0), points)
+
+    def share(costs: np.ndarray) -> np.ndarray:
+        c = np.sort(costs[costs > 0])
+        got = np.searchsorted(spent + np.cumsum(c), grid, side="right")
+        return (reached + got) / max(len(plan), 1)
+
+    reachable = np.where(open_[:, None] & reach_b, still_b, 0)
+    curves = np.stack([share(reachable[:, b]) for b in range(reachable.shape[1])])
+    qlo, qmid, qhi = np.quantile(curves, [(1 - intervals.level) / 2, 0.5, (1 + intervals.level) / 2], axis=0)
+    curve = pl.DataFrame(
+        {
+            "ratings": grid,
+            "at_target": qmid,
+            "at_target_lo": qlo,
+            "at_target_hi": qhi,
+        }
+    )
+    return Projection(
+        spent=spent,
+        items=len(plan),
+        reached=reached,
+        unreachable=int(plan["unreachable"].sum()),
+        beyond_cap=int(beyond.sum()),
+        remaining=rem,
+        remaining_lo=int(math.floor(lo)),
+        remaining_hi=int(math.ceil(hi)),
+        rounds=math.ceil(rem / budget),
+        rounds_lo=math.ceil(lo / budget),
+        rounds_hi=math.ceil(hi / budget),
+        curve=curve,
+    )
