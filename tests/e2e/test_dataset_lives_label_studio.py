@@ -178,9 +178,9 @@ def test_three_rounds_and_a_takedown_through_label_studio(label_studio):
         assert alphas[variant] == pytest.approx(alpha_from_rows(first.filter(pl.col("variant") == variant)), abs=5e-4)
     check = squidflow("publish", "check", str(folder), cwd=work, env=env)
     assert "passes" in check.stderr, check.stdout + check.stderr
-    # kept: the takedown log, the issued task records (ids, no pixels), and the answers as Label Studio exported them
-    # (`label-studio pull`'s files: what people answered, matched to the tasks by id; an open point of issue 58)
-    kept_files = ("annotation/", "judgments/label_studio/")
+    # kept: the takedown log and the issued task records with their answers as Label Studio exported them
+    # (results/annotation/: ids, no pixels; what people answered, matched to the tasks by id)
+    kept_files = ("annotation/",)
     offenders = [
         p.relative_to(work / "results").as_posix()
         for p in sorted((work / "results").rglob("*"))

@@ -225,11 +225,11 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
 
     # switching the judgment source without its files: the run stops with what to run; nothing published changes
     before = checksums(folder)
-    (work / "results/judgments/label_studio").rename(work / "pulled")
+    (work / "results/annotation/answers/label_studio").rename(work / "pulled")
     res = run_mine(work, check=False)
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "squidflow label-studio pull" in out, out[-3000:]
-    (work / "pulled").rename(work / "results/judgments/label_studio")
+    (work / "pulled").rename(work / "results/annotation/answers/label_studio")
     mine = yaml.safe_load((work / "mine.yaml").read_text())
     mine["judgments"] = {**mine["judgments"], "source": "mturk", "batches": [{"path": "mturk/batch_results.csv"}]}
     (work / "mine.yaml").write_text(yaml.safe_dump(mine, sort_keys=False))

@@ -174,7 +174,7 @@ def test_the_own_dataset_journey_runs_as_printed(clone, monkeypatch):
         assert cmd.returncode == 2 and "squidflow label-studio push" in cmd.output, cmd.output
     for cmd in (run, run2, takedown):  # nothing pulled: ingestion's files are named with the command that makes them
         assert cmd.returncode != 0, cmd.output[-3000:]
-        assert re.search(r"its files are not there: results/judgments/label_studio/A\.json", cmd.output)
+        assert re.search(r"its files are not there: results/annotation/answers/label_studio/A\.json", cmd.output)
         assert "squidflow label-studio pull" in cmd.output
     assert publish_check.returncode == 1 and "not a folder" in publish_check.output
     workflow = same_configuration(said, clone, monkeypatch)

@@ -14,10 +14,11 @@ from pathlib import Path
 def run(args: argparse.Namespace) -> int:
     """push: create the projects (A, B, K, comparison sets) and import their tasks from
     results/annotation/label_studio/ on the server of annotation.label_studio.url; pull: export their annotations
-    as JSON into results/judgments/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
+    as JSON into results/annotation/answers/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
     from squidflow import config_layers
     from squidflow.errors import UserError
+    from squidflow.judgments.issued import ANSWERS_DIR
     from squidflow.judgments.label_studio import server
 
     directory = args.directory
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                     f"task {task}: project {p['id']} ({p['title']}), {p['n_tasks']} tasks imported in {p['seconds']} s"
                 )
         else:
-            exports = server.pull(out_dir, directory / "results" / "judgments" / "label_studio", ls, tasks=tasks)
+            exports = server.pull(out_dir, directory / ANSWERS_DIR, ls, tasks=tasks)
             for task, e in exports.items():
                 print(
                     f"task {task}: project {e['project']}: {e['n_tasks']} tasks, {e['n_annotations']} annotations "
@@ -84,7 +85,7 @@ def missing_judgments_message(source: str, missing: list[str], *, listed: int = 
         how = (
             "push the tasks, let your annotators answer, then pull their answers: `.venv/bin/squidflow label-studio "
             "push` and `.venv/bin/squidflow label-studio pull` with the run's --configfile and --directory (pull "
-            "writes results/judgments/label_studio/<task>.json), or list your own exports in "
+            "writes results/annotation/answers/label_studio/<task>.json), or list your own exports in "
             "judgments.label_studio.exports"
         )
     else:

@@ -10,7 +10,10 @@ changes them. Each round's tasks live under results/annotation/:
   judgments after round k-1, squidflow.judgments.allocation, and the soft labels that got some);
 - their Label Studio tasks: `label_studio/A/`, `label_studio/B/`, `label_studio/A_round<k>/`, ...
   (rule label_studio_tasks);
-- `issued/round<k>.json`: the settings the round was written with and each HITs file's sha256.
+- `issued/round<k>.json`: the settings the round was written with and each HITs file's sha256;
+- `answers/label_studio/<task>.json`: the answers collected on them, as `squidflow label-studio pull` exported them
+  (ANSWERS_DIR; what ingestion reads). They are data that cannot be collected again, kept with the tasks they answer:
+  like the tasks, they keep the ids they were given after a takedown (ingestion leaves the video's answers out).
 
 The workflow reads this record when it is parsed (workflow/rules/inputs/judgments.smk): a round whose HITs exist
 has no rule that makes them (they are inputs the rules take as given), a Label Studio task folder whose tasks.json
@@ -31,6 +34,7 @@ from squidflow.config import ConfigError
 ANNOTATION_DIR = "results/annotation"
 ROUND1_HITS = {"A": f"{ANNOTATION_DIR}/hits_A.csv", "B": f"{ANNOTATION_DIR}/hits_B.csv"}
 ISSUED_DIR = f"{ANNOTATION_DIR}/issued"
+ANSWERS_DIR = f"{ANNOTATION_DIR}/answers/label_studio"  # `squidflow label-studio pull`'s exports, <task>.json
 VARIANTS = ("A", "B")
 ROUND_DIR = re.compile(r"^round([0-9]+)\Z")
 # the settings that decide which images a round's HITs hold, per round kind (round 1: the pairing too)

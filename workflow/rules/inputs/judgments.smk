@@ -192,7 +192,7 @@ def get_label_studio_exports():
     return out
 
 
-LABEL_STUDIO_EXPORTS_DIR = "results/judgments/label_studio"
+LABEL_STUDIO_EXPORTS_DIR = squidflow_issued.ANSWERS_DIR  # the answers collected, kept with the tasks
 
 
 def get_next_round_exports():
