@@ -355,7 +355,8 @@ VERSION_MARK = "<!-- squidflow-version:"
 
 def version_rows(f) -> list[tuple[str, str]]:
     """Each version of the published data and what it changed, with counts (never a video id): the first release
-    (publish.version), each next round of ratings (the minor number), the removals on request (the patch number)."""
+    (publish.version), each next round of ratings and each change of method (the minor number: the rounds first,
+    then the methods, squidflow.publish.methods), the removals on request (the patch number)."""
     from squidflow.videos.takedown import published_version
 
     rounds = [(w, n) for w, n in f.waves.items() if w != "first"]
@@ -370,6 +371,8 @@ def version_rows(f) -> list[tuple[str, str]]:
         rows.append(
             (published_version(f.base_version, 0, k), f"{wave.replace('round', 'round ')}: {n:,} ratings added")
         )
+    for j, keys in enumerate(f.method_changes, start=len(rounds) + 1):
+        rows.append((published_version(f.base_version, 0, j), f"method changed: {', '.join(keys) or 'settings'}"))
     removed = sum(f.changes.values())
     if removed:
         reasons = ", ".join(f"{reason} {v:,}" for reason, v in f.changes.items())
@@ -387,10 +390,10 @@ def changes_section(f) -> list[str]:
     """The card's "Changes": each version with its counts, the removals by reason, and the version and data digest
     `publish check` compares with the data files (an HTML comment)."""
     out = ["## Changes", "", *md_table(["Version", "What changed"], version_rows(f), data=(0, 1)), ""]
-    if len(f.waves) > 1 or f.changes:
+    if len(f.waves) > 1 or f.changes or f.method_changes:
         out += [
-            "Ratings by round as published (the `wave` column; after the removals, if any). A next round raises the "
-            "minor number, a removal on request the patch number.",
+            "Ratings by round as published (the `wave` column; after the removals, if any). A next round and a change "
+            "of method raise the minor number, a removal on request the patch number.",
             "",
         ]
     if f.changes:

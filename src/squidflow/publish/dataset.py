@@ -27,6 +27,7 @@ from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+from squidflow.publish.methods import changes as method_changes
 from squidflow.statistics.intervals import IntervalConfig
 from squidflow.videos.takedown import published_version, removals_by_reason
 
@@ -55,6 +56,7 @@ class RunTables:
     task_pages: dict[str, str] = field(default_factory=dict)  # rating | keywords -> the page's HTML
     takedowns: pl.DataFrame | None = None  # results/videos/takedown_log.csv (squidflow.videos.takedown)
     taken_down: dict = field(default_factory=dict)  # ratings and images a takedown left out (ingest_counts.json)
+    methods: list = field(default_factory=list)  # the methods recorded, in order (squidflow.publish.methods)
 
 
 @dataclass(frozen=True)
@@ -181,10 +183,15 @@ def gather_facts(
     return F.Facts(
         name=name,
         pretty_name=cfg.get("pretty_name") or name,
-        version=published_version(cfg["version"], sum(changes.values()), next_rounds(configs.get("judgments"))),
+        version=published_version(
+            cfg["version"],
+            sum(changes.values()),
+            next_rounds(configs.get("judgments")) + len(method_changes(run.methods)),
+        ),
         base_version=cfg["version"],
         changes=changes,
         taken_down=dict(run.taken_down or {}),
+        method_changes=method_changes(run.methods),
         images_per_hit=F.images_per_hit(run.judgments) if source != "release" else 0,
         contact=cfg.get("contact") or "",
         license=cfg["license"],

@@ -67,6 +67,7 @@ class Facts:
     excluded: list = field(default_factory=list)  # (pseudonym, why) of each rater left out of soft labels and Table 7
     annotators: int = 0  # raters in the judgments config
     waves: dict = field(default_factory=dict)  # wave -> ratings it added (first, round2, ...)
+    method_changes: list = field(default_factory=list)  # per change of method, the keys it changed (publish.methods)
     license_name: str = ""  # publish.license other: the licence's short id and the URL of its text
     license_link: str = ""
     licences: dict = field(default_factory=dict)  # the videos' licence as stated -> published images

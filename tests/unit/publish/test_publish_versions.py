@@ -1,12 +1,12 @@
-"""Versions a reader can trust (issue 58): a next round raises the minor number, a removal on request the patch
-number; the card lists each version with counts and never a video id; `publish check` names data that changed while
+"""Versions a reader can trust (issue 58): a next round and a change of method raise the minor number, a removal
+on request the patch number; the card lists each version with counts and never a video id; `publish check` names data that changed while
 the version did not."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from squidflow.publish import card
+from squidflow.publish import card, methods
 from squidflow.publish.check import check_version
 from squidflow.publish.facts import Facts
 from squidflow.publish.shards import folder_digest
@@ -28,6 +28,7 @@ def test_the_card_lists_each_version_with_counts_and_publish_check_compares_the_
             "waves": {"first": 500, "round2": 40, "round3": 12},
             "changes": {"privacy": 1},
             "taken_down": {"ratings": 30, "images": 4},
+            "method_changes": [],
             "data_digest": "",
         }
     )
@@ -48,3 +49,35 @@ def test_the_card_lists_each_version_with_counts_and_publish_check_compares_the_
     assert "differs from croissant.json" in check_version(tmp_path, {"version": "1.2.0"})[0]
     pl.DataFrame({"rating": [1, 2, 3]}).write_parquet(data / "train-00000.parquet")  # a round added, version kept
     assert "the data files changed while the version stayed 1.2.1" in " ".join(check_version(tmp_path, meta))
+
+
+def test_a_change_of_method_is_recorded_once_and_raises_the_minor_number(tmp_path):
+    config = {"intervals": {"level": 0.95}, "judgments": {"quality": {"exclude": "triage"}}, "frames": {"n": 12}}
+    assert methods.next_method(config, []) == 1
+    folder = tmp_path / methods.METHODS_DIR
+    folder.mkdir(parents=True)
+    (folder / "1.json").write_text(methods.record_text(methods.method(config), 1))
+    recorded = methods.recorded(tmp_path)
+    assert methods.next_method(config, recorded) is None  # the same method: nothing to record, no new version
+    config["frames"] |= {"shards": 4}  # how a job runs is no method
+    assert methods.next_method(config, recorded) is None
+    config["judgments"]["quality"] = {"exclude": "none"}
+    assert methods.next_method(config, recorded) == 2
+    (folder / "2.json").write_text(methods.record_text(methods.method(config), 2))
+    recorded = methods.recorded(tmp_path)
+    assert methods.changes(recorded) == [["judgments.quality"]]
+
+    f = Facts.__new__(Facts)
+    f.__dict__.update(
+        {
+            "version": "1.2.1",
+            "base_version": "1.0.0",
+            "waves": {"first": 500, "round2": 40},
+            "changes": {"privacy": 1},
+            "taken_down": {},
+            "method_changes": methods.changes(recorded),
+        }
+    )
+    assert published_version("1.0.0", 1, 1 + len(f.method_changes)) == "1.2.1"
+    assert card.version_rows(f)[1:3] == [("1.1.0", "round 2: 40 ratings added"),
+                                         ("1.2.0", "method changed: judgments.quality")]  # fmt: skip
