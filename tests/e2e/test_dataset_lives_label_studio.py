@@ -97,7 +97,7 @@ def test_three_rounds_and_a_takedown_through_label_studio(label_studio):
                      "--citation", "@misc{mine, title={Mine}}", cwd=work, env=env)  # fmt: skip
     assert init.returncode == 0, init.stderr
     test = {"frames": {"n": 12, "shards": 1}, "selection": {"k": 2},
-            "annotation": {"next_round": {"budget": 4}, "assignments_per_hit": 5,
+            "annotation": {"next_round": {"budget": 20, "target": {"interval_width": 3}}, "assignments_per_hit": 5,
                            "label_studio": {"url": label_studio.url, "images": "local_files"}}}  # fmt: skip
     (work / "test.yaml").write_text(yaml.safe_dump(test))
     configs = [str(DEMO_CONFIG), str(work / "mine.yaml"), str(work / "test.yaml")]

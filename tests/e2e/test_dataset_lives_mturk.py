@@ -79,8 +79,12 @@ def test_rounds_and_a_takedown_keep_every_answer_with_mturk_batches(tmp_path):
     init = squidflow("init", "my videos", "--platform", "mturk", "--output", "mine.yaml", "--name", "my-events",
                      "--license", "cc-by-4.0", "--citation", "@misc{mine, title={Mine}}", cwd=work)  # fmt: skip
     assert init.returncode == 0, init.stderr
-    test = {"frames": {"n": 8, "shards": 1}, "selection": {"k": 2},
-            "annotation": {"next_round": {"budget": 4}}, "judgments": {"batches": []}}  # fmt: skip
+    test = {
+        "frames": {"n": 8, "shards": 1},
+        "selection": {"k": 2},
+        "annotation": {"next_round": {"budget": 12, "target": {"interval_width": 3}}},
+        "judgments": {"batches": []},
+    }  # budget: ratings (issue 59); the raters agree within the default target width, so a narrower one
     (work / "test.yaml").write_text(yaml.safe_dump(test))
     configs = [str(DEMO_CONFIG), str(work / "mine.yaml"), str(work / "test.yaml")]
 
