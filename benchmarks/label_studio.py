@@ -158,7 +158,7 @@ def server_phase(release_csv: Path, out: dict) -> None:
         out["pull_baseline_s"] = round(time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
         got, _ = ingest_exports(
-            [{"path": work / f"results/judgments/label_studio/{v}.json"} for v in ("A", "B")], on_error="skip"
+            [{"path": work / f"results/annotation/answers/label_studio/{v}.json"} for v in ("A", "B")], on_error="skip"
         )
         out["ingest_s"] = round(time.perf_counter() - t0, 2)
         key = ["video_id", "frame_index", "event_prompt", "variant", "annotator", "position", "rating"]

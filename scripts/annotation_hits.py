@@ -1,4 +1,4 @@
-"""Rule annotation_hits: the HITs of variants A and B as MTurk batch input CSVs, and the task page."""
+"""Rule annotation_hits: round 1's HITs of variants A and B as MTurk batch input CSVs, and their issued record."""
 
 from squidflow.runtime.logs import setup
 
@@ -6,12 +6,12 @@ log = setup(snakemake)
 
 from squidflow.contracts import io, schemas
 from squidflow.judgments.annotation import annotation_tasks
+from squidflow.judgments.issued import record
 
-annotation = snakemake.params.annotation
+annotation, out = snakemake.params.annotation, snakemake.output
 frames = io.read_parquet(snakemake.input.frames, schemas.FRAMES)
-hits, template, preview = annotation_tasks(frames, annotation, snakemake.params.events)
-for variant, csv in (("A", snakemake.output.hits_A), ("B", snakemake.output.hits_B)):
+hits, _, _ = annotation_tasks(frames, annotation, snakemake.params.events)
+for variant, csv in (("A", out.hits_A), ("B", out.hits_B)):
     io.write_csv(hits[variant], csv)
     log.info("variant %s: %d HITs of %d images -> %s", variant, len(hits[variant]), annotation["images_per_hit"], csv)
-io.write_text(snakemake.output.template, template)
-io.write_text(snakemake.output.preview, preview)
+io.write_text(out.record, record(annotation, 1, {"A": out.hits_A, "B": out.hits_B}))

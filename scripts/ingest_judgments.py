@@ -17,6 +17,8 @@ if snakemake.params.exports:
         frames=snakemake.input.get("frames"),
         on_error=snakemake.params.on_error,
         on_empty=snakemake.params.on_empty,
+        takedown=snakemake.input.get("takedown"),
+        counts_path=snakemake.output.counts,
     )
 else:
     ingest_to(
@@ -29,4 +31,6 @@ else:
         on_error=snakemake.params.on_error,
         on_empty=snakemake.params.on_empty,
         cache_dir=snakemake.params.cache_dir,
+        takedown=snakemake.input.get("takedown"),
+        counts_path=snakemake.output.counts,
     )

@@ -9,7 +9,7 @@ import polars as pl
 
 from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import ingest
-from squidflow.judgments.next_round import change_markdown, interval_change, waves_markdown
+from squidflow.judgments.next_round import change_markdown, in_dataset, interval_change, waves_markdown
 from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.statistics.intervals import IntervalConfig
 
@@ -21,7 +21,7 @@ intervals = IntervalConfig.from_config(p.intervals)
 if "batch" in i.keys():  # the demo: its SIMULATED next round, read here, compared on the soft labels it re-rated
     frames = io.read_parquet(i.frames, schemas.FRAMES)
     next_ratings, _ = ingest(source="simulated", batches=[(i.batch, 2)], known_images=set(frames["image_id"].to_list()))
-    plan = io.read_parquet(i.chosen, schemas.NEXT_ROUND_PLAN)
+    plan = in_dataset(io.read_parquet(i.chosen, schemas.NEXT_ROUND_PLAN), frames)  # a takedown's images left out
     change = interval_change(judgments, next_ratings, plan, excluded, intervals)
     log.info(
         "next round: median interval width %.1f -> %.1f over %d soft labels, %d at the target after",

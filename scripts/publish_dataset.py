@@ -5,6 +5,7 @@ from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -36,6 +37,8 @@ run = RunTables(
     dropped_md=text("dropped"),
     task_pages={k: text(f"{k}_page") for k in ("rating", "keyword") if f"{k}_page" in i.keys()},
     takedowns=read_log(text("takedown_log")) if "takedown_log" in i.keys() else None,
+    taken_down=json.loads(text("ingest_counts") or "{}").get("taken_down", {}),
+    methods=[json.loads(Path(m).read_text(encoding="utf-8")) for m in i.get("methods", [])],
 )
 settings = RunSettings(
     publish=p.publish,

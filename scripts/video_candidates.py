@@ -10,7 +10,7 @@ from squidflow.contracts.io import write_csv, write_parquet, write_text
 from squidflow.contracts.paths import job_file
 from squidflow.videos.download import DownloadOptions, network_params
 from squidflow.videos.sources import list_candidates
-from squidflow.videos.takedown import apply_takedowns
+from squidflow.videos.takedown import apply_takedowns, notes_without
 
 params = snakemake.params
 candidates, notes = list_candidates(
@@ -20,6 +20,7 @@ candidates, notes = list_candidates(
     cache_dir=snakemake.params.cache_dir,
     ydl_params=network_params(DownloadOptions.from_config(params.search_network)),
 )
+listed = candidates
 candidates, takedown_log = apply_takedowns(
     candidates,
     params.takedown,
@@ -27,6 +28,7 @@ candidates, takedown_log = apply_takedowns(
     status_dir=job_file(params.status_dir),
     downloads_dir=job_file(params.downloads_dir),
 )
+notes = notes_without(notes, takedown_log, listed)  # no note names a video taken down
 for note in notes:
     log.info("source note: %s", note)
 log.info("%d candidate videos (%d to download)", len(candidates), candidates["download"].sum())

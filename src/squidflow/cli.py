@@ -77,14 +77,23 @@ def _cmd_init(args: argparse.Namespace) -> int:
             license_id=args.license or "",
             citation=args.citation or "",
             force=args.force,
+            video_license=args.video_license,
         )
     except UserError as exc:
         print(exc, file=sys.stderr)
         return 2
+    from squidflow.init_config import NEXT_TARGETS, events_in, forced_settings
+
     print(
         f"{args.output}: events {', '.join(config['events'])}; source local ({config['sources'][0]['root']}); "
         f"judgments from {args.platform}; dataset {config['publish']['name']}"
     )
+    for _, why in forced_settings(events_in(args.folder)).values():
+        print(f"note: {why}.")
+    if not args.video_license:
+        print("note: the videos' licence is unknown (sources[0].license: null); set it, or give --video-license.")
+    where = f" --directory {args.directory}" if str(args.directory) not in ("", ".") else ""
+    print(f"next: .venv/bin/snakemake --configfile {args.output}{where} --cores 2 {NEXT_TARGETS[args.platform]}")
     return 0
 
 
@@ -175,6 +184,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="the dataset's id (default: the folder's name)")
     p.add_argument("--license", default=None, help="a Hugging Face Hub licence id, e.g. cc-by-4.0 (publish.license)")
     p.add_argument("--citation", default=None, help="a BibTeX entry for the dataset (publish.citation)")
+    p.add_argument(
+        "--video-license",
+        default=None,
+        help="the videos' licence as you state it, e.g. cc-by-4.0 (sources[0].license; default: unknown)",
+    )
     p.add_argument("--force", action="store_true", help="replace the config if it exists")
     p.set_defaults(func=_cmd_init)
     # Commands that belong to a stage live in it and are loaded by name: the floor imports no stage.

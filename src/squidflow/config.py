@@ -13,7 +13,7 @@ Everything that can be checked before a job runs is checked here, when the confi
   an object-storage URL such as s3://bucket/prefix, checked by its pattern and plugin instead; `x-input-when` limits
   the check to configs where another key has a given value, `x-input-except` lists values that are not paths);
   a new stage marks its path keys in workflow/schemas/config.schema.yaml and is checked too;
-- keys that only make sense together (`check_consistency`), e.g. `judgments.source: mturk` needs `batches`.
+- keys that only make sense together (`check_consistency`).
 """
 
 from __future__ import annotations
@@ -410,14 +410,9 @@ def check_inputs(
 
 def check_consistency(config: Mapping[str, Any]) -> list[str]:
     """Keys that are only valid together, one line per problem."""
-    problems = []
-    judgments = config.get("judgments") or {}
-    if judgments.get("source") == "mturk" and not judgments.get("batches"):
-        problems.append(
-            "judgments.source is 'mturk' but judgments.batches is empty: list your MTurk batch-results CSVs, e.g. "
-            "judgments: {batches: [{path: mturk/batch_results.csv}, {path: mturk/repeat.csv, round: 2}]} "
-            "(config/README.md, `batches`)."
-        )
+    problems: list[str] = []
+    # judgments.source mturk without batches is no config error: the HITs are made before any batch exists; the run
+    # stops when it needs the batches (squidflow.judgments.command.missing_judgments_message, issue 58)
     return problems
 
 

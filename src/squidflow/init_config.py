@@ -44,8 +44,11 @@ def config_for(
     name: str = "",
     license_id: str = "",
     citation: str = "",
+    video_license: str | None = None,
 ) -> dict:
-    """The config (a dict) for `folder`, its root written relative to the run's `directory` when it is inside it."""
+    """The config (a dict) for `folder`, its root written relative to the run's `directory` when it is inside it.
+    The videos' licence is `video_license` or null ("unknown" on the card: never guessed); `images_per_hit` is left
+    at the paper's (the schema's default) unless an event has fewer videos than that (`forced_settings` says why)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(
@@ -62,18 +65,18 @@ def config_for(
     root = os.path.relpath(folder.resolve(), Path(directory).resolve())  # the run's paths are relative to it
     if Path(root).parts[:3] == ("..", "..", ".."):  # far away: where it is
         root = str(folder.resolve())
-    fewest = min(events.values())
+    annotation: dict = {"platform": platform}
+    forced = forced_settings(events)
+    if forced:
+        annotation["images_per_hit"] = forced["images_per_hit"][0]
+    annotation |= {"assignments_per_hit": 3, "next_round": {"budget": 36}}  # ratings a round (12 HITs of three)
+    if platform == "label_studio":  # the README's Label Studio steps: the server serves the run's images itself
+        annotation["label_studio"] = {"images": "local_files"}
     return {
         "stages": ["videos", "frames", "judgments", "publish"],
-        "sources": [{"type": "local", "root": root}],
+        "sources": [{"type": "local", "root": root, "license": video_license or None}],
         "events": {e: {"prompt": e.replace("_", " "), "description": e.replace("_", " ")} for e in events},
-        "annotation": {
-            "platform": platform,
-            # variant A: images from different videos of the event (the paper's six), an even number (B: half each)
-            "images_per_hit": max(2, min(6, fewest) // 2 * 2),
-            "assignments_per_hit": 3,
-            "next_round": {"budget": 36},  # ratings a round (12 more HITs of three raters)
-        },
+        "annotation": annotation,
         "judgments": {"source": PLATFORM_SOURCE[platform], "quality": {"exclude": "triage"}},
         "publish": {
             "name": name or dataset_name(folder),
@@ -84,15 +87,38 @@ def config_for(
     }
 
 
+def forced_settings(events: dict[str, int]) -> dict[str, tuple[int, str]]:
+    """The settings a folder forces away from their defaults, each with why: variant A shows images of different
+    videos of an event (the paper's six per HIT, an even number: variant B shows half of each event), so an event
+    with fewer videos makes the HITs smaller."""
+    from squidflow.config import schema_default
+
+    default = int(schema_default("annotation.images_per_hit"))
+    fewest = min(events.values())
+    if fewest >= default:
+        return {}
+    n = max(2, fewest // 2 * 2)
+    few = ", ".join(f"{e} ({k})" for e, k in events.items() if k < default)
+    why = (
+        f"annotation.images_per_hit: {n}, not {default}: variant A shows images of different videos of an event, "
+        f"and these events have fewer than {default} videos: {few}"
+    )
+    return {"images_per_hit": (n, why)}
+
+
 HEADER = """\
 # squidflow config for your own videos in {folder} (written by `squidflow init`; every key: config/README.md).
 # Events: {events} (the sub-folders). Judgments: {platform}; nothing of the offline demo (no simulated panel).
 # Check it, then run the journey of README.md, "Build your own dataset":
-#   .venv/bin/squidflow check-config --configfile {config}{directory}
-#   .venv/bin/snakemake --configfile {config}{directory} --cores 2
+#   .venv/bin/squidflow check-config --configfile {config}{dir_flag}
+#   .venv/bin/snakemake --configfile {config}{dir_flag} --cores 2 {targets}
 # Read on the schema's defaults (never on the demo's config/config.yaml); `squidflow config` with the same arguments
 # prints every key a run reads.
 """
+NEXT_TARGETS = {
+    "label_studio": "results/annotation/label_studio/A/tasks.json results/annotation/label_studio/B/tasks.json",
+    "mturk": "results/annotation/hits_A.csv results/annotation/hits_B.csv results/annotation/hit_template.html",
+}
 
 
 def one_line(value: str | Path, what: str) -> str:
@@ -120,6 +146,7 @@ def write_config(
     license_id: str = "",
     citation: str = "",
     force: bool = False,
+    video_license: str | None = None,
 ) -> dict:
     out = Path(out)
     one_line(folder, "squidflow init: the folder")
@@ -127,15 +154,29 @@ def write_config(
     if out.exists() and not force:
         raise ConfigError(f"{out} exists; give another --output or --force to replace it.")
     config = config_for(
-        folder, directory=directory, platform=platform, name=name, license_id=license_id, citation=citation
+        folder,
+        directory=directory,
+        platform=platform,
+        name=name,
+        license_id=license_id,
+        citation=citation,
+        video_license=video_license,
     )
     text = HEADER.format(
         folder=folder,
         events=", ".join(config["events"]),
         platform=platform,
         config=out,
-        directory="" if Path(directory) == Path(".") else f" --directory {directory}",
+        dir_flag="" if Path(directory) == Path(".") else f" --directory {directory}",
+        targets=NEXT_TARGETS[platform],
     )
+    for _, why in forced_settings(events_in(Path(folder))).values():
+        text += f"# {why}.\n"
+    if not video_license:
+        text += (
+            "# The videos' licence is unknown (sources[0].license: null; the card says `unknown`): set it, e.g. "
+            "cc-by-4.0, or give --video-license.\n"
+        )
     body = yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=110)
     todo = [k for k in ("license", "citation") if not config["publish"][k]]
     if todo:

@@ -26,7 +26,7 @@ PUBLISH_KEYS = (
 )
 JUDGMENT_SOURCES_HELP = (
     "label_studio (your Label Studio exports: `squidflow label-studio pull` writes them to "
-    "results/judgments/label_studio/A.json and B.json), mturk (your MTurk batch-results CSVs in judgments.batches) "
+    "results/annotation/answers/label_studio/A.json and B.json), mturk (your MTurk batch-results CSVs in judgments.batches) "
     "or release (the SQUID-E release's judgments)"
 )
 

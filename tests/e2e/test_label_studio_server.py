@@ -209,7 +209,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(label_studio
     assert label_studio.token not in res.stdout + res.stderr
     exports = [
         {
-            "path": work / f"results/judgments/label_studio/{v}.json",
+            "path": work / f"results/annotation/answers/label_studio/{v}.json",
             "expected": work / f"results/annotation/label_studio/{v}/tasks.json",
         }
         for v in ("A", "B")
@@ -378,12 +378,12 @@ def test_keyword_and_comparison_answers_come_back(label_studio, pushed):
         )
     res = cli(label_studio, work, "pull", "--task", "K", "--task", "comparison")
     assert res.returncode == 0, res.stderr[-3000:]
-    kw, problems, _ = read_keyword_export(work / "results/judgments/label_studio/K.json")
+    kw, problems, _ = read_keyword_export(work / "results/annotation/answers/label_studio/K.json")
     assert not problems
     got = {(f"{v}_{f}", p, k) for v, f, p, k in kw.select("video_id", "frame_index", "position", "keyword").iter_rows()}
     want = {(k_task["data"][f"image_{i}_id"], j, w) for i, ws in words.items() for j, w in enumerate(ws, start=1)}
     assert got == want and set(kw["annotator"]) == {"kw1@lab.example"}
-    long, problems, _ = read_comparison_export(work / "results/judgments/label_studio/comparison.json")
+    long, problems, _ = read_comparison_export(work / "results/annotation/answers/label_studio/comparison.json")
     assert not problems and len(long) == 6
     table = comparison_ratings_table(long)
     assert table["annot1"].to_list() == [3, 1, 2] and table["annot2"].to_list() == [2, 1, 3]
@@ -391,4 +391,6 @@ def test_keyword_and_comparison_answers_come_back(label_studio, pushed):
     # what `pull` wrote for comparison.ratings is what the comparison metrics read
     from squidflow.comparison.metrics_sherlock.report import read_comparison_ratings
 
-    assert read_comparison_ratings(work / "results/judgments/label_studio/comparison_ratings.csv").equals(table)
+    assert read_comparison_ratings(work / "results/annotation/answers/label_studio/comparison_ratings.csv").equals(
+        table
+    )

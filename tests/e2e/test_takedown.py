@@ -58,13 +58,19 @@ def test_a_takedown_removes_the_video_from_everything_the_run_made(small_workflo
         for p in frames.filter(pl.col("video_id") == video)["image_path"].to_list()
     }
     assert theirs
-    publish = next((results / "publish").iterdir())
+    [publish] = [p.parent for p in (results / "publish").glob("*/croissant.json")]  # beside it: methods/ (issue 58)
     before = published_images(publish)
     others_before = before.filter(pl.col("video_id") != video).sort("image_id")
     removed_images = before.height - others_before.height
     assert removed_images > 0
     version_before = json.loads((publish / "croissant.json").read_text())["version"]
 
+    issued = {
+        p: p.read_bytes()
+        for p in (results / "annotation").rglob("*")
+        if p.name in ("hits_A.csv", "hits_B.csv", "chosen.csv") or p.parent.name == "issued"
+    }
+    assert len(issued) >= 5  # round 1's HITs, round 2's HITs and chosen images, their records
     (copy.directory / "takedown.csv").write_text(f"video_id,requested,reason\n{video},2026-11-20,privacy\n")
     overlay = copy.directory / "takedown.yaml"
     overlay.write_text("takedown: takedown.csv\n")
@@ -72,12 +78,17 @@ def test_a_takedown_removes_the_video_from_everything_the_run_made(small_workflo
     res = rerun.snakemake("--cores", str(cores()), timeout=2400, env={"PYTHONHASHSEED": "0"})
     assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
 
+    for path, data in issued.items():  # a takedown never changes a task issued (issue 58)
+        assert path.read_bytes() == data, f"{path} was rewritten by the takedown"
     log = results / "videos" / "takedown_log.csv"
     assert video in log.read_text()
     offenders = []
     for path in sorted(p for p in results.rglob("*") if p.is_file()):
         rel = path.relative_to(results)
-        if path == log or rel.as_posix().startswith("videos/demo/"):
+        # the issued task records keep the ids they were issued with (answers match them), never pixels (issue 58)
+        if path == log or rel.as_posix().startswith(("videos/demo/", "annotation/")):
+            if rel.as_posix().startswith("annotation/") and path.suffix in IMAGES:
+                offenders.append(f"{rel}: an image in the issued task records")
             continue
         if video in rel.as_posix() or mentions(path, video):
             offenders.append(f"{rel}: names {video}")

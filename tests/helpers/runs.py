@@ -218,11 +218,12 @@ def local_rules(rules_dir: Path) -> set[str]:
 
 
 def rule_blocks(rules_dir: Path = ROOT / "workflow" / "rules") -> list[tuple[str, str, str]]:
-    """(stage, rule name, rule text) for every rule and checkpoint of the rules files."""
+    """(stage, rule name, rule text) for every rule and checkpoint of the rules files, those defined under a condition
+    (`if NEXT_ROUND:`, indented) too."""
     out = []
     for smk in sorted(rules_dir.glob("*.smk")):
-        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
-            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+        for block in re.split(r"^(?=[ \t]*(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"[ \t]*(?:rule|checkpoint) (\w+):", block)
             if head:
                 out.append((smk.stem, head.group(1), block))
     return out

@@ -69,8 +69,10 @@ def test_typo_in_mturk_batch_path_stops_before_any_job(tmp_path):
 
 
 def test_mturk_source_without_batches_stops(tmp_path):
-    res = dry_run(tmp_path, "judgments:\n  source: mturk\n")
-    assert_one_clear_stop(res, "judgments.source is 'mturk' but judgments.batches is empty", "batches:")
+    # the HITs are made before any batch exists (issue 58): the run stops where it needs the batches, saying what to do
+    publish = "publish: {name: mine, license: cc-by-4.0, citation: '@misc{m}'}\n"
+    res = dry_run(tmp_path, "judgments:\n  source: mturk\n" + publish)
+    assert_one_clear_stop(res, "judgments.source is 'mturk' but judgments.batches is empty", "batches:", "hits_A.csv")
     tried("judgments.source: mturk without batches", "stopped with a message: both keys named, with an example")
 
 

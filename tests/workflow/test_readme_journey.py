@@ -165,16 +165,22 @@ def test_the_own_dataset_journey_runs_as_printed(clone, monkeypatch):
         ".venv/bin/snakemake"
     ] + [".venv/bin/squidflow"] * 2 + [".venv/bin/snakemake"] + [".venv/bin/squidflow"] * 2 + [
         ".venv/bin/snakemake",
+        ".venv/bin/snakemake",
         ".venv/bin/squidflow",
         ".venv/bin/hf",
     ]
     videos(clone / "my-videos")
+    # the README's takedown step: the list the reader writes (read only by the run that names it)
+    (clone / "runs/mine").mkdir(parents=True, exist_ok=True)
+    (clone / "runs/mine/takedown.csv").write_text("video_id,requested,reason\nsome_video,2026-11-20,privacy\n")
     said = Journey(clone).walk(lines)
-    (init, check, tasks, push, pull, run, push2, pull2, run2, publish_check, _) = said
+    (init, check, tasks, push, pull, run, push2, pull2, run2, takedown, publish_check, _) = said
     assert init.returncode == 0 and check.returncode == 0 and "valid" in check.output, init.output + check.output
     assert "note:" not in check.output  # read on the schema's defaults, and written for them
     mine = yaml.safe_load((clone / "mine.yaml").read_text())
-    assert mine["sources"] == [{"type": "local", "root": "../../my-videos"}] and list(mine["events"]) == [
+    assert mine["sources"] == [{"type": "local", "root": "../../my-videos", "license": None}] and list(
+        mine["events"]
+    ) == [
         "concert",
         "market",
     ]
@@ -183,9 +189,9 @@ def test_the_own_dataset_journey_runs_as_printed(clone, monkeypatch):
         assert cmd.returncode == 2 and "no <task>/tasks.json to import" in cmd.output, cmd.output
     for cmd in (pull, pull2):
         assert cmd.returncode == 2 and "squidflow label-studio push" in cmd.output, cmd.output
-    for cmd in (run, run2):  # nothing pulled: ingestion's files are named with the command that makes them
+    for cmd in (run, run2, takedown):  # nothing pulled: ingestion's files are named with the command that makes them
         assert cmd.returncode != 0, cmd.output[-3000:]
-        assert re.search(r"its files are not there: results/judgments/label_studio/A\.json", cmd.output)
+        assert re.search(r"its files are not there: results/annotation/answers/label_studio/A\.json", cmd.output)
         assert "squidflow label-studio pull" in cmd.output
     assert publish_check.returncode == 1 and "not a folder" in publish_check.output
     workflow = same_configuration(said, clone, monkeypatch)

@@ -73,6 +73,7 @@ rule make_demo_subtitles:
 # --- the SIMULATED annotators (judgments stage; squidflow.demo.panel, keyword_panel, label_studio) ----------------
 rule simulate_panel:
     input:
+        unpack(get_takedown_list),
         hits_A=HITS_A,
         hits_B=HITS_B,
         truth=DEMO_TRUTH_TABLE,
@@ -112,6 +113,7 @@ rule simulate_label_studio:
 # The demo's second round: the SIMULATED panel rates the round-2 HITs; the report shows the intervals before and after.
 rule simulate_next_round:
     input:
+        unpack(get_takedown_list),
         hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
         hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
         truth=DEMO_TRUTH_TABLE,

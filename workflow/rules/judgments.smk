@@ -7,27 +7,46 @@
 include: "inputs/judgments.smk"
 
 
-rule annotation_hits:
+# Round 1's tasks are written once (squidflow.judgments.issued): once hits_A.csv and hits_B.csv exist no rule makes
+# them again, so a takedown, a changed config or a rerun never re-pairs the images people answered.
+if 1 not in ISSUED_ROUNDS:
+
+    rule annotation_hits:
+        input:
+            frames=FRAMES_TABLE,
+        output:
+            hits_A=HITS_A,
+            hits_B=HITS_B,
+            record=squidflow_issued.record_path(1),
+        log:
+            "logs/annotation_hits/annotation_hits.log",
+        conda:
+            "../../envs/reporting.yaml"
+        params:
+            annotation=config["annotation"],
+            events=config["events"],
+        script:
+            "../../scripts/annotation_hits.py"
+
+
+rule hit_pages:
     input:
-        frames=FRAMES_TABLE,
-    output:
         hits_A=HITS_A,
-        hits_B=HITS_B,
+        frames=FRAMES_TABLE,  # the preview shows a HIT whose images are all in the dataset (a takedown's are not)
+    output:
         template=HIT_TEMPLATE,
         preview="results/annotation/hit_preview.html",
     log:
-        "logs/annotation_hits/annotation_hits.log",
+        "logs/hit_pages/hit_pages.log",
     conda:
         "../../envs/reporting.yaml"
-    params:
-        annotation=config["annotation"],
-        events=config["events"],
     script:
-        "../../scripts/annotation_hits.py"
+        "../../scripts/hit_pages.py"
 
 
 # Label Studio (annotation.platform label_studio): per task a labeling config and import JSON, to import by hand or
-# with `squidflow label-studio push` (squidflow.judgments.label_studio: tasks, server).
+# with `squidflow label-studio push` (squidflow.judgments.label_studio: tasks, server). A rating task's folder, once
+# written, is issued: no rule makes it again (label_studio_task_constraint).
 rule label_studio_tasks:
     input:
         unpack(get_label_studio_hits),
@@ -38,6 +57,8 @@ rule label_studio_tasks:
         project=f"{LABEL_STUDIO_TASKS_DIR}/{{ls_task}}/project.json",
     log:
         "logs/label_studio_tasks/{ls_task}.log",
+    wildcard_constraints:
+        ls_task=label_studio_task_constraint(),
     conda:
         "../../envs/reporting.yaml"
     params:
@@ -55,6 +76,7 @@ rule ingest_judgments:
     output:
         judgments=JUDGMENTS_TABLE,
         report="results/judgments/ingest_report.md",
+        counts=INGEST_COUNTS,
     log:
         "logs/ingest_judgments/ingest_judgments.log",
     conda:
@@ -360,55 +382,82 @@ rule triage_validation:
 
 
 # The next round of ratings (annotation.next_round): per soft label the ratings that bring its interval towards the
-# target (squidflow.judgments.allocation), as round-2 HITs in round 1's format (squidflow.judgments.next_round).
-rule next_round:
-    input:
-        unpack(get_triage_predictions),
-        judgments=JUDGMENTS_TABLE,
-        exclusions=EXCLUSIONS_TABLE,
-        hits_A=HITS_A,
-        hits_B=HITS_B,
-    output:
-        hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
-        hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
-        chosen=f"{NEXT_ROUND_DIR}/chosen.csv",
-        table=NEXT_ROUND_CHOSEN,
-        plan_csv=report(
-            "results/tables/next_round_plan.csv",
-            caption="../report/judgments/next_round_plan.rst",
-            category="Human judgments",
-            subcategory="Ambiguity or noise",
-            labels={"result": "next round: plan against the target", "format": "csv"},
-        ),
-        plan_md=report(
-            NEXT_ROUND_PLAN_TABLE,
-            caption="../report/judgments/next_round_plan.rst",
-            category="Human judgments",
-            subcategory="Ambiguity or noise",
-            labels={"result": "next round: plan against the target", "format": "markdown"},
-        ),
-        figure=report(
-            NEXT_ROUND_FIGURE,
-            caption="../report/judgments/next_round_plan.rst",
-            category="Human judgments",
-            subcategory="Ambiguity or noise",
-            labels={"result": "next round: plan against the target", "format": "figure"},
-        ),
-    log:
-        "logs/next_round/next_round.log",
-    conda:
-        "../../envs/reporting.yaml"
-    params:
-        next_round=config["annotation"]["next_round"],
-        images_per_hit=config["annotation"]["images_per_hit"],
-        assignments_per_hit=config["annotation"]["assignments_per_hit"],
-        intervals=config["intervals"],
-        events=TRIAGE_EVENTS,
-        events_config=config["events"],
-        source=JUDGMENT_SOURCE,
-        note=get_report_note("judgments"),
-    script:
-        "../../scripts/next_round.py"
+# target (squidflow.judgments.allocation), from the judgments after the latest round with the excluded raters left
+# out, as round <k>'s HITs in round 1's format (squidflow.judgments.next_round). Written once: the next run reads them
+# as issued (squidflow.judgments.issued).
+if NEXT_ROUND:
+
+    rule next_round:
+        input:
+            unpack(get_triage_predictions),
+            judgments=JUDGMENTS_TABLE,
+            exclusions=EXCLUSIONS_TABLE,
+            hits_A=HITS_A,
+            hits_B=HITS_B,
+        output:
+            hits_A=squidflow_issued.hits_paths(NEXT_ROUND)["A"],
+            hits_B=squidflow_issued.hits_paths(NEXT_ROUND)["B"],
+            chosen=f"{squidflow_issued.round_dir(NEXT_ROUND)}/chosen.csv",
+            plan=squidflow_issued.plan_path(NEXT_ROUND),
+            record=squidflow_issued.record_path(NEXT_ROUND),
+        log:
+            "logs/next_round/next_round.log",
+        conda:
+            "../../envs/reporting.yaml"
+        params:
+            next_round=config["annotation"]["next_round"],
+            annotation=config["annotation"],
+            intervals=config["intervals"],
+            round=NEXT_ROUND,
+            events=TRIAGE_EVENTS,
+            events_config=config["events"],
+        script:
+            "../../scripts/next_round.py"
+
+
+# The latest next round's plan against the target: its table and the projected ratings-to-target figure, the images
+# a takedown removed left out (squidflow.judgments.plan_report).
+if PLANNED_ROUND:
+
+    rule next_round_plan:
+        input:
+            plan=squidflow_issued.plan_path(PLANNED_ROUND),
+            frames=FRAMES_TABLE,
+        output:
+            plan_csv=report(
+                NEXT_ROUND_PLAN_CSV,
+                caption="../report/judgments/next_round_plan.rst",
+                category="Human judgments",
+                subcategory="Ambiguity or noise",
+                labels={"result": "next round: plan against the target", "format": "csv"},
+            ),
+            plan_md=report(
+                NEXT_ROUND_PLAN_TABLE,
+                caption="../report/judgments/next_round_plan.rst",
+                category="Human judgments",
+                subcategory="Ambiguity or noise",
+                labels={"result": "next round: plan against the target", "format": "markdown"},
+            ),
+            figure=report(
+                NEXT_ROUND_FIGURE,
+                caption="../report/judgments/next_round_plan.rst",
+                category="Human judgments",
+                subcategory="Ambiguity or noise",
+                labels={"result": "next round: plan against the target", "format": "figure"},
+            ),
+        log:
+            "logs/next_round_plan/next_round_plan.log",
+        conda:
+            "../../envs/reporting.yaml"
+        params:
+            next_round=config["annotation"]["next_round"],
+            assignments_per_hit=config["annotation"]["assignments_per_hit"],
+            intervals=config["intervals"],
+            round=PLANNED_ROUND,
+            source=JUDGMENT_SOURCE,
+            note=get_report_note("judgments"),
+        script:
+            "../../scripts/next_round_plan.py"
 
 
 rule next_round_effect:

@@ -7,6 +7,23 @@
 include: "inputs/publish.smk"
 
 
+# A change of method (squidflow.publish.methods) is recorded once, as the next results/publish/methods/<n>.json.
+if NEW_METHOD:
+
+    rule method_record:
+        output:
+            squidflow_methods.record_path(NEW_METHOD),
+        log:
+            "logs/method_record/method_record.log",
+        conda:
+            "../../envs/publish.yaml"
+        params:
+            method=squidflow_methods.method(config),
+            n=NEW_METHOD,
+        script:
+            "../../scripts/method_record.py"
+
+
 rule publish_dataset:
     input:
         unpack(get_publish_inputs),

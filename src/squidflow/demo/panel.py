@@ -34,6 +34,7 @@ A repeat round (SQUID-E §4.2) has the most active annotators rate some of their
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -349,6 +350,40 @@ def _planted(hits: pl.DataFrame, slots, variant: str, faults: dict[int, str], pa
                 }
             )
     return rows
+
+
+def _video_of(image: str | None) -> str | None:
+    if not image:
+        return None
+    text = unneutralise(image)
+    return text.rsplit("_", 1)[0] if "_" in text else None
+
+
+def without_videos(batch: pl.DataFrame, removed: frozenset[str]) -> pl.DataFrame:
+    """A SIMULATED batch with every slot of a video taken down emptied (its image, URL, event and rating): the panel
+    is simulated again on every run, so after a takedown it leaves the video's images unanswered rather than keep a
+    file that names it. Your own batch files are yours and are read as given (ingestion leaves those answers out)."""
+    if not removed or batch.is_empty():
+        return batch
+    columns = []
+    for c in batch.columns:
+        m = re.match(r"^Input\.image_([0-9]+)_id\Z", c)
+        if m is None:
+            continue
+        i = m.group(1)
+        gone = pl.col(c).map_elements(lambda s: _video_of(s) in removed, return_dtype=pl.Boolean).fill_null(False)
+        for col in (c, f"Input.image_{i}_url", f"Input.image_{i}_event", f"Answer.rating_{i}"):
+            if col in batch.columns:
+                columns.append(pl.when(gone).then(pl.lit("")).otherwise(pl.col(col).cast(pl.Utf8)).alias(col))
+    return batch.with_columns(columns)
+
+
+def planted_without_videos(planted: pl.DataFrame, removed: frozenset[str]) -> pl.DataFrame:
+    """The planted faults without the swapped images of a video taken down."""
+    if not removed:
+        return planted
+    gone = pl.col("image_id").map_elements(lambda s: _video_of(s) in removed, return_dtype=pl.Boolean)
+    return planted.filter(~gone.fill_null(False))
 
 
 def simulate_panel(

@@ -186,6 +186,27 @@ def render_task_page(template: str, hit: dict) -> str:
     return PLACEHOLDER.sub(lambda m: html.escape(str(hit.get(m.group(1), "")), quote=True), template)
 
 
+def task_pages(hits_a: pl.DataFrame, dataset_images: set[str] | None = None) -> tuple[str, str]:
+    """The MTurk task page and a preview of the first variant-A HIT (rows of hits_A.csv as written: neutralised cells
+    read back as MTurk fills them in) whose images are all still in the dataset (`dataset_images`: a takedown's
+    video is shown in no preview, though its issued HITs keep its ids)."""
+    from squidflow.contracts.io import unneutralise
+
+    template = task_template()
+    rows = [
+        {k: unneutralise(v) if isinstance(v, str) else v for k, v in r.items()} for r in hits_a.iter_rows(named=True)
+    ]
+    shown = [
+        r
+        for r in rows
+        if dataset_images is None or all(r[c] in dataset_images for c in r if PLACEHOLDER_ID.match(c) and r[c])
+    ]
+    return template, render_task_page(template, shown[0] if shown else {})
+
+
+PLACEHOLDER_ID = re.compile(r"^image_[0-9]+_id\Z")
+
+
 def annotation_tasks(
     frames: pl.DataFrame, annotation: dict, events_config: dict | None, variants: tuple[str, ...] = ("A", "B")
 ) -> tuple[dict[str, pl.DataFrame], str, str]:

@@ -14,10 +14,11 @@ from pathlib import Path
 def run(args: argparse.Namespace) -> int:
     """push: create the projects (A, B, K, comparison sets) and import their tasks from
     results/annotation/label_studio/ on the server of annotation.label_studio.url; pull: export their annotations
-    as JSON into results/judgments/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
+    as JSON into results/annotation/answers/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
     from squidflow import config_layers
     from squidflow.errors import UserError
+    from squidflow.judgments.issued import ANSWERS_DIR
     from squidflow.judgments.label_studio import server
 
     directory = args.directory
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                     f"task {task}: project {p['id']} ({p['title']}), {p['n_tasks']} tasks imported in {p['seconds']} s"
                 )
         else:
-            exports = server.pull(out_dir, directory / "results" / "judgments" / "label_studio", ls, tasks=tasks)
+            exports = server.pull(out_dir, directory / ANSWERS_DIR, ls, tasks=tasks)
             for task, e in exports.items():
                 print(
                     f"task {task}: project {e['project']}: {e['n_tasks']} tasks, {e['n_annotations']} annotations "
@@ -64,8 +65,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def missing_judgments_message(source: str, missing: list[str]) -> str:
-    """What to run when ingestion's files for `source` are not there (empty: nothing is missing)."""
+NO_BATCHES = (
+    "judgments.source is 'mturk' but judgments.batches is empty: post results/annotation/hits_A.csv and hits_B.csv "
+    "on MTurk (with results/annotation/hit_template.html as the task page), download the batch results (Manage > "
+    "Review results > Download CSV) and list them, e.g. judgments: {batches: [{path: mturk/batch_results.csv}, "
+    "{path: mturk/repeat.csv, round: 2}]} (config/README.md, `batches`). Nothing was run."
+)
+
+
+def missing_judgments_message(source: str, missing: list[str], *, listed: int = 1) -> str:
+    """What to run when ingestion's files for `source` are not there (empty: nothing is missing); `listed`: the
+    batch files the config lists (none for MTurk: what to post and download)."""
+    if source == "mturk" and not listed:
+        return NO_BATCHES
     if not missing:
         return ""
     files = ", ".join(missing)
@@ -73,7 +85,7 @@ def missing_judgments_message(source: str, missing: list[str]) -> str:
         how = (
             "push the tasks, let your annotators answer, then pull their answers: `.venv/bin/squidflow label-studio "
             "push` and `.venv/bin/squidflow label-studio pull` with the run's --configfile and --directory (pull "
-            "writes results/judgments/label_studio/<task>.json), or list your own exports in "
+            "writes results/annotation/answers/label_studio/<task>.json), or list your own exports in "
             "judgments.label_studio.exports"
         )
     else:
@@ -83,6 +95,14 @@ def missing_judgments_message(source: str, missing: list[str]) -> str:
         "was run: the judgments and the published dataset already in results/ are left as they are (they are "
         "never relabelled under another source)."
     )
+
+
+def _task_name(text: str) -> str:
+    from squidflow.judgments.label_studio.tasks import is_task
+
+    if not is_task(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: A, B, K, comparison, or a next round's A_round<k>, B_round<k>")
+    return text
 
 
 def add_parser(sub) -> None:
@@ -98,7 +118,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--task",
         action="append",
-        choices=["A", "B", "K", "comparison", "A_round2", "B_round2"],
-        help="only these tasks (A_round2, B_round2: the next round's projects)",
+        type=_task_name,
+        help="only these tasks: A, B, K, comparison, or a next round's A_round<k>, B_round<k> (k >= 2)",
     )
     p.set_defaults(func=run)

@@ -48,6 +48,53 @@ class JudgmentError(UserError, ValueError):
     """Judgments that cannot be read as they are; the message names the file, the row and the problem."""
 
 
+class KnownImages(set):
+    """The dataset's image ids (results/dataset/frames.parquet), where an image of a video taken down (the `takedown:`
+    list) counts as known too: its answers match their task by id and are left out after reading, counted in the
+    ingestion report (`leave_out_taken_down`), never reported as an unknown image with a "closest known id"."""
+
+    def __init__(self, ids=(), removed_videos=()):
+        super().__init__(ids)
+        self.removed_videos = frozenset(removed_videos)
+
+    def __contains__(self, img) -> bool:
+        if super().__contains__(img):
+            return True
+        try:
+            return split_image_id(str(img))[0] in self.removed_videos
+        except ValueError:
+            return False
+
+
+def taken_down_videos(takedown: str | Path | None) -> frozenset[str]:
+    """The videos of the `takedown:` list (squidflow.videos.takedown: its path, as the config names it, is read as
+    the rule's input; None: none)."""
+    from squidflow.videos.takedown import read_takedowns
+
+    return frozenset(read_takedowns(takedown)["video_id"].to_list()) if takedown else frozenset()
+
+
+def leave_out_taken_down(
+    judgments: pl.DataFrame, removed: frozenset[str], counts: dict | None = None
+) -> tuple[pl.DataFrame, int]:
+    """The judgments without those about a taken-down video's images, and how many were left out; `counts`, when
+    given, gets {"ratings": left out, "images": the images they were about} (results/judgments/ingest_counts.json:
+    the published card's "Changes")."""
+    n, images = 0, 0
+    if removed and not judgments.is_empty():
+        gone = judgments.filter(pl.col("video_id").is_in(sorted(removed)))
+        n, images = gone.height, gone.select("video_id", "frame_index").n_unique()
+        judgments = judgments.filter(~pl.col("video_id").is_in(sorted(removed)))
+    if counts is not None:
+        counts.update({"ratings": n, "images": images})
+    return judgments, n
+
+
+def taken_down_line(n: int) -> str:
+    """The ingestion report's count of the answers a takedown left out (never naming the video)."""
+    return f"{n} ratings of videos taken down (left out: the `takedown:` list)."
+
+
 @dataclass(frozen=True)
 class Problem:
     file: str
@@ -284,9 +331,11 @@ def judgments_frame(rows: list[dict]) -> pl.DataFrame:
     return pl.DataFrame(rows).select(list(cols)).cast(pl.Schema(cols))
 
 
-def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int) -> str:
+def ingest_report(problems: list[Problem], rejected: dict[str, int], n_judgments: int, taken_down: int = 0) -> str:
     """Markdown listing what ingestion dropped, so that nothing is dropped silently."""
     lines = ["# Judgment ingestion report", "", f"Judgments read: {n_judgments}.", ""]
+    if taken_down:
+        lines += [taken_down_line(taken_down), ""]
     return "\n".join(lines + dropped_markdown(problems, rejected)) + "\n"
 
 
@@ -323,13 +372,18 @@ def ingest(
     on_error: str = "stop",
     on_empty: str = "error",
     waves: dict[str, str] | None = None,
+    removed_videos: frozenset[str] = frozenset(),
+    counts: dict | None = None,
 ) -> tuple[pl.DataFrame, str]:
     """Every judgment of a run (source release | mturk | simulated) and the ingestion report.
 
     No judgment at all is an EmptyError naming the files and what was dropped (unless `on_empty="skip"`).
     """
+    from squidflow.judgments.waves import wave_of
+
     frames, problems, rejected = [], [], {}
-    seen: dict[tuple, str] = {}
+    # a judgment given twice is one given twice in a wave: the next round asks a worker again on purpose
+    seen_in: dict[str, dict[tuple, str]] = {}
     if source == "release":
         if release_csv is None:
             raise ValueError("ingest_all: source 'release' needs release_csv")
@@ -338,15 +392,22 @@ def ingest(
         problems += probs
     else:
         for path, round_ in batches:
+            wave = (waves or {}).get(str(path), "") or wave_of(path)
             df, probs, n_rej = read_mturk_batch(
-                path, on_error=on_error, known_images=known_images, source=source, round_=round_, seen=seen
+                path,
+                on_error=on_error,
+                known_images=known_images,
+                source=source,
+                round_=round_,
+                seen=seen_in.setdefault(wave, {}),
             )
-            frames.append(with_provenance(df, path, (waves or {}).get(str(path), "")))
+            frames.append(with_provenance(df, path, wave))
             problems += probs
             if n_rej:
                 rejected[str(path)] = n_rej
     out = pl.concat(frames) if frames else schemas.empty(schemas.JUDGMENTS)
-    report = ingest_report(problems, rejected, len(out))
+    out, taken_down = leave_out_taken_down(out, removed_videos, counts)
+    report = ingest_report(problems, rejected, len(out), taken_down)
     if out.is_empty() and on_empty != "skip":
         log.error("no judgments; the ingestion report:\n%s", report)
         files = [str(release_csv)] if source == "release" else [str(p) for p, _ in batches]
@@ -370,12 +431,18 @@ def ingest_to(
     on_error="stop",
     cache_dir=DOWNLOADS_DIR,
     on_empty="error",
+    takedown: str | Path | None = None,
+    counts_path: str | Path | None = None,
 ) -> pl.DataFrame:
-    """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report."""
+    """The rule's edge: fetch the release if needed, read the known images, ingest, write the parquet and report
+    (`frames`, `takedown`: paths, the rule's inputs; the takedown list's videos' answers are left out, counted in
+    the report and in `counts_path`'s JSON)."""
     from squidflow.contracts.io import read_parquet, write_parquet, write_text
     from squidflow.fetch import fetch
 
-    known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+    removed = taken_down_videos(takedown)
+    counts: dict = {}  # what the takedown left out, filled by the ingestion
+    known = KnownImages(read_parquet(frames, schemas.FRAMES)["image_id"].to_list(), removed) if frames else None
     release = fetch(release_csv, cache_dir) if source == "release" else None
     df, report = ingest(
         source=source,
@@ -385,7 +452,20 @@ def ingest_to(
         known_images=known,
         on_error=on_error,
         on_empty=on_empty,
+        removed_videos=removed,
+        counts=counts,
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)
+    if counts_path:
+        write_counts(counts_path, counts)
     return df
+
+
+def write_counts(path: str | Path, taken_down: dict) -> None:
+    """results/judgments/ingest_counts.json: what ingestion left out for a takedown (counts, never a video id)."""
+    import json
+
+    from squidflow.contracts.io import write_text
+
+    write_text(path, json.dumps({"taken_down": taken_down}, indent=1, sort_keys=True) + "\n")

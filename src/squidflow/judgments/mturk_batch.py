@@ -136,7 +136,9 @@ def read_batch_frame(
     long = _parse_slots(long).with_columns(pl.lit(round_, dtype=pl.Int64).alias("round"))
     slot_ok = pl.col("video_id").is_not_null() & pl.col("frame_index").is_not_null() & pl.col("rating").is_not_null()
     if known_images is not None:
-        slot_ok = slot_ok & pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
+        known = pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
+        removed = sorted(getattr(known_images, "removed_videos", ()))  # a video taken down: its images count as known
+        slot_ok = slot_ok & (known | pl.col("video_id").is_in(pl.Series(removed, dtype=pl.Utf8).implode()))
     # a judgment in two rows, or in an earlier batch: by its hash (a collision only sends a row to the row reader)
     long = long.with_columns(pl.struct(KEY).hash().alias("_h"))
     earlier = [b.select("_h") for _, b in _seen_batches(seen)]

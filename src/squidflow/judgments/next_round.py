@@ -10,7 +10,8 @@ uniform, interval_width, activelab). Here:
 - `round_hits`: the plan's ratings as HITs of the round-1 format (`make_hits`' columns: the MTurk batch input CSV,
   which the Label Studio tasks are made from), grouped by prompt, `images_per_hit` distinct images a HIT, an image
   in as many HITs as its planned ratings need (each HIT is rated by `assignments_per_hit` people), so round 2 passes
-  the same checks as round 1;
+  the same checks as round 1 (written once, as the round's issued record: squidflow.judgments.issued);
+- `in_dataset`: a round's plan without the images a takedown removed (its tables and comparison name none);
 - `interval_change`, `change_markdown`, `waves_markdown`: the intervals before and after a next round.
 """
 
@@ -118,6 +119,13 @@ def round_hits(
                 rows.append(row)
         out[variant] = pl.DataFrame(rows, schema=hits.schema) if rows else hits.clear()
     return out
+
+
+def in_dataset(plan: pl.DataFrame, frames: pl.DataFrame) -> pl.DataFrame:
+    """A round's plan (schemas.NEXT_ROUND_PLAN) without the images that are no longer in the dataset (a takedown
+    removes its video's): what the plan's tables and the before/after comparison show."""
+    keep = frames.select("video_id", "frame_index").unique()
+    return plan.join(keep, on=["video_id", "frame_index"], how="semi", maintain_order="left")
 
 
 def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.DataFrame:

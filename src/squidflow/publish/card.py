@@ -46,6 +46,8 @@ def rebuild_config(f: Facts) -> str:
     if f.rebuild_relative:
         source["base_url"] = f"{VIDEOS_PLACEHOLDER}/"
     config = {"stages": ["videos", "frames"], "sources": [source], "frames": frames}
+    # the frames' split is the published one: no SQUID-E release file is fetched to make its test split (offline)
+    config["splits"] = {"release_test": False}
     if selection:
         config["selection"] = selection
     return yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=100).rstrip()
@@ -242,8 +244,7 @@ def card(facts: Facts) -> str:
         "",
         f"- Platform: {f.platform_name}.",
         f"- Task wording: “{md_escape(f.task_wording)}”" if f.task_wording else "- Task wording: see the task pages.",
-        "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
-        "shows images under the prompt of a similar event (SQUID-E §3.2).",
+        variant_wording(f.images_per_hit),
     ]
     if f.task_pages:
         out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
@@ -307,18 +308,7 @@ def card(facts: Facts) -> str:
             "",
         ]
     out += ["## Removal requests", "", md_escape(removal_requests(f.contact)), ""]
-    if f.changes:
-        n = sum(f.changes.values())
-        out += [
-            "## Changes",
-            "",
-            f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
-            f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
-            "from them. By reason:",
-            "",
-            *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)),
-            "",
-        ]
+    out += changes_section(f)
     fence = _fence(f.citation)
     out += [
         "## How to cite",
@@ -343,6 +333,92 @@ def _paragraph(text: str) -> str:
     """Data as one inert Markdown paragraph (io.md_escape), a leading `#` escaped too (no heading)."""
     out = md_escape(text)
     return "\\" + out if out.lstrip().startswith("#") else out
+
+
+def variant_wording(images_per_hit: int) -> str:
+    """The task variants as this dataset's task pages showed them (SQUID-E's design: six images per page)."""
+    if images_per_hit <= 0:  # the release's rows: the paper's design
+        return (
+            "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
+            "shows images under the prompt of a similar event (SQUID-E §3.2)."
+        )
+    many = f"{images_per_hit} images" if images_per_hit != 1 else "1 image"
+    return (
+        f"- Variant A shows up to {many} of an event per task page, from different videos where the event has "
+        "enough, under that event's prompt; variant B shows images under the prompt of a similar event (SQUID-E "
+        "§3.2, whose pages showed six)."
+    )
+
+
+VERSION_MARK = "<!-- squidflow-version:"
+
+
+def version_rows(f) -> list[tuple[str, str]]:
+    """Each version of the published data and what it changed, with counts (never a video id): the first release
+    (publish.version), each next round of ratings and each change of method (the minor number: the rounds first,
+    then the methods, squidflow.publish.methods), the removals on request (the patch number)."""
+    from squidflow.videos.takedown import published_version
+
+    rounds = [(w, n) for w, n in f.waves.items() if w != "first"]
+    first = f.waves.get("first")
+    rows = [
+        (
+            f.base_version or f.version,
+            "first release" + (f": {first:,} ratings of round 1" if first is not None else ""),
+        )
+    ]
+    for k, (wave, n) in enumerate(rounds, start=1):
+        rows.append(
+            (published_version(f.base_version, 0, k), f"{wave.replace('round', 'round ')}: {n:,} ratings added")
+        )
+    for j, keys in enumerate(f.method_changes, start=len(rounds) + 1):
+        rows.append((published_version(f.base_version, 0, j), f"method changed: {', '.join(keys) or 'settings'}"))
+    removed = sum(f.changes.values())
+    if removed:
+        reasons = ", ".join(f"{reason} {v:,}" for reason, v in f.changes.items())
+        what = f"{removed:,} video{'s' if removed != 1 else ''} removed on request ({reasons})"
+        if f.taken_down:
+            what += (
+                f": {f.taken_down.get('ratings', 0):,} ratings and {f.taken_down.get('images', 0):,} rated images "
+                "removed"
+            )
+        rows.append((f.version, what))
+    return rows
+
+
+def changes_section(f) -> list[str]:
+    """The card's "Changes": each version with its counts, the removals by reason, and the version and data digest
+    `publish check` compares with the data files (an HTML comment)."""
+    out = ["## Changes", "", *md_table(["Version", "What changed"], version_rows(f), data=(0, 1)), ""]
+    if len(f.waves) > 1 or f.changes or f.method_changes:
+        out += [
+            "Ratings by round as published (the `wave` column; after the removals, if any). A next round and a change "
+            "of method raise the minor number, a removal on request the patch number.",
+            "",
+        ]
+    if f.changes:
+        n = sum(f.changes.values())
+        out += [
+            f"Version {md_escape(f.version)} (from {md_escape(f.base_version)}): {n:,} "
+            f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
+            "from them. By reason:",
+            "",
+            *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)),
+            "",
+        ]
+    if f.data_digest:
+        out += [f"{VERSION_MARK} {md_escape(f.version)} data-sha256 {f.data_digest} -->", ""]
+    return out
+
+
+def recorded_version(text: str) -> tuple[str, str] | None:
+    """(version, data digest) the card records (its VERSION_MARK comment), None when it has none."""
+    for line in text.splitlines():
+        if line.startswith(VERSION_MARK):
+            parts = line[len(VERSION_MARK) :].replace("-->", "").split()
+            if len(parts) == 3 and parts[1] == "data-sha256":
+                return parts[0], parts[2]
+    return None
 
 
 def _fence(text: str) -> str:

@@ -187,6 +187,35 @@ def check_files(folder: Path, meta: dict) -> list[str]:
     return problems
 
 
+def check_version(folder: Path, meta: dict) -> list[str]:
+    """The version the card records with its data digest (card.VERSION_MARK) against croissant.json's version and
+    the data files as they are: data that changed while the version did not is named (a `datasets` cache of the
+    folder would serve the old rows under the same version)."""
+    from squidflow.publish.shards import folder_digest
+
+    path = folder / "README.md"
+    try:
+        recorded = card.recorded_version(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return []
+    if recorded is None:
+        return []
+    version, digest = recorded
+    problems = []
+    if str(meta.get("version", "")) != version:
+        problems.append(
+            f"{path}: version {version} differs from croissant.json's {meta.get('version')!r}; rebuild the folder "
+            "with the workflow (rule publish_dataset)"
+        )
+    if folder_digest(folder) != digest:
+        problems.append(
+            f"{folder}: the data files changed while the version stayed {version} (the card records their digest); "
+            "rebuild the folder with the workflow, which raises the version with what changed (a next round: the "
+            "minor number, a removal on request: the patch number)"
+        )
+    return problems
+
+
 def check_rai(folder: Path, meta: dict) -> list[str]:
     path = folder / "croissant.json"
     problems = []
@@ -475,6 +504,7 @@ def check_folder(folder: str | Path, *, load: bool = True) -> list[str]:
     problems += bombs
     if not reaching and not bombs:
         problems += check_identities(folder)
+        problems += check_version(folder, meta)  # reads the data files: only once they are safe to read
     problems += check_rai(folder, meta)
     problems += check_licence(folder, meta)
     problems += check_rai_known(folder, meta)

@@ -27,6 +27,7 @@ from squidflow.judgments.waves import narrowing, narrowing_summary
 from squidflow.publish import card, croissant, faces, lewidi, shards
 from squidflow.publish import facts as F
 from squidflow.publish import tables as T
+from squidflow.publish.methods import changes as method_changes
 from squidflow.statistics.intervals import IntervalConfig
 from squidflow.videos.takedown import published_version, removals_by_reason
 
@@ -54,6 +55,8 @@ class RunTables:
     dropped_md: str = ""
     task_pages: dict[str, str] = field(default_factory=dict)  # rating | keywords -> the page's HTML
     takedowns: pl.DataFrame | None = None  # results/videos/takedown_log.csv (squidflow.videos.takedown)
+    taken_down: dict = field(default_factory=dict)  # ratings and images a takedown left out (ingest_counts.json)
+    methods: list = field(default_factory=list)  # the methods recorded, in order (squidflow.publish.methods)
 
 
 @dataclass(frozen=True)
@@ -180,9 +183,16 @@ def gather_facts(
     return F.Facts(
         name=name,
         pretty_name=cfg.get("pretty_name") or name,
-        version=published_version(cfg["version"], sum(changes.values())),
+        version=published_version(
+            cfg["version"],
+            sum(changes.values()),
+            next_rounds(configs.get("judgments")) + len(method_changes(run.methods)),
+        ),
         base_version=cfg["version"],
         changes=changes,
+        taken_down=dict(run.taken_down or {}),
+        method_changes=method_changes(run.methods),
+        images_per_hit=F.images_per_hit(run.judgments) if source != "release" else 0,
         contact=cfg.get("contact") or "",
         license=cfg["license"],
         license_name=cfg.get("license_name") or "",
@@ -235,6 +245,14 @@ def wave_effects(published: pl.DataFrame | None, cfg: IntervalConfig) -> list[di
     return narrowing_summary(narrowing(rows, cfg, excluded), rows)
 
 
+def next_rounds(published: pl.DataFrame | None) -> int:
+    """The next rounds (waves after the first) whose ratings the published judgments hold: each raised the minor
+    version."""
+    if published is None or published.is_empty() or "wave" not in published.columns:
+        return 0
+    return int(published.filter(pl.col("wave") != "first")["wave"].n_unique())
+
+
 def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mapping, mode: str) -> F.Facts:
     """Every file of the published folder into `folder` (no checks)."""
     configs, names = build_tables(run, settings, mode)
@@ -259,6 +277,7 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
         feats[config] = shards.features(SCHEMAS[config], image=embed)
         written += shards.write_config(folder, config, table, feats[config], max_bytes, pixels if embed else None)
     facts = gather_facts(run, settings, cfg, mode, configs, blurred)
+    facts.data_digest = shards.digest(written)
     if mode == "reference" and run.frames is not None:  # the card's recipe reads the videos and frames from it
         listing = T.rebuild_list(configs["images"])
         (folder / T.REBUILD_LIST).parent.mkdir(exist_ok=True)

@@ -67,11 +67,15 @@ class Facts:
     excluded: list = field(default_factory=list)  # (pseudonym, why) of each rater left out of soft labels and Table 7
     annotators: int = 0  # raters in the judgments config
     waves: dict = field(default_factory=dict)  # wave -> ratings it added (first, round2, ...)
+    method_changes: list = field(default_factory=list)  # per change of method, the keys it changed (publish.methods)
     license_name: str = ""  # publish.license other: the licence's short id and the URL of its text
     license_link: str = ""
     licences: dict = field(default_factory=dict)  # the videos' licence as stated -> published images
     base_version: str = ""  # publish.version; `version` is it raised by the removals on request
     changes: dict = field(default_factory=dict)  # takedown reason -> videos removed (never their ids)
+    taken_down: dict = field(default_factory=dict)  # {"ratings", "images"} the removals left out (never an id)
+    images_per_hit: int = 0  # the most images a variant-A task page showed (0: unknown, the release's rows)
+    data_digest: str = ""  # sha256 over the data files' sha256 (squidflow.publish.shards.digest): `publish check`
     contact: str = ""  # publish.contact: where removals are asked for
     rebuild_list: str = ""  # reference mode: the URL list of the videos with their frames (REBUILD_LIST), else ""
     rebuild_relative: bool = False  # some of its URLs are paths relative to the videos' folder (a base_url is needed)
@@ -134,6 +138,18 @@ def judgment_source(judgments: pl.DataFrame, configured: str) -> tuple[str, list
     if "simulated" in present:
         return "simulated", present
     return (present[0] if len(present) == 1 else configured), present
+
+
+def images_per_hit(judgments: pl.DataFrame | None) -> int:
+    """The most images one variant-A task page (HIT) showed, from the ratings (the settings actually used)."""
+    if judgments is None or judgments.is_empty() or "hit" not in judgments.columns:
+        return 0
+    a = judgments.filter(pl.col("variant") == "A")
+    if a.is_empty():
+        return 0
+    per_hit = a.group_by("hit").agg(pl.struct("video_id", "frame_index").n_unique().alias("n"))
+    most = per_hit["n"].max()
+    return int(most) if isinstance(most, int) else 0
 
 
 def rater_facts(judgments: pl.DataFrame | None) -> dict:

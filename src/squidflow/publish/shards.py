@@ -85,6 +85,20 @@ def sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def digest(written: Sequence[Shard]) -> str:
+    """One sha256 over every data file (its path in the folder and its sha256, in path order): what the card records
+    beside the version, so that `publish check` finds data that changed while the version did not."""
+    lines = sorted(f"{s.path} {s.sha256}" for s in written)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def folder_digest(folder: str | Path) -> str:
+    """`digest` of the data files in a published folder as they are now (data/<config>/*.parquet)."""
+    folder = Path(folder)
+    lines = sorted(f"{p.relative_to(folder).as_posix()} {sha256(p)}" for p in folder.glob("data/*/*.parquet"))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 def _arrow(table: pl.DataFrame, feats: datasets.Features, images: Sequence[bytes | None] | None) -> pa.Table:
     columns = [c for c in feats if c != IMAGE_COLUMN]
     arrow = table.select(columns).to_arrow()

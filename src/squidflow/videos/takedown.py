@@ -176,15 +176,17 @@ def removals_by_reason(log: pl.DataFrame) -> dict[str, int]:
     return {str(r): int(n) for r, n in counts.iter_rows()}
 
 
-def published_version(version: str, removed: int) -> str:
-    """publish.version with its patch number raised by the videos removed on request (1.0.0, 2 removed: 1.0.2); a
-    version that is not MAJOR.MINOR.PATCH gets `+takedown.<n>`."""
-    if removed <= 0:
+def published_version(version: str, removed: int, rounds: int = 0) -> str:
+    """publish.version with its minor number raised by each next round of ratings the data holds and its patch
+    number by the videos removed on request (1.0.0, two next rounds, one removal: 1.2.1); a version that is not
+    MAJOR.MINOR.PATCH gets `+round.<n>` and `+takedown.<n>`."""
+    if removed <= 0 and rounds <= 0:
         return version
     m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version.strip())
     if not m:
-        return f"{version}+takedown.{removed}"
-    return f"{m[1]}.{m[2]}.{int(m[3]) + removed}"
+        tags = [f"round.{rounds}"] * (rounds > 0) + [f"takedown.{removed}"] * (removed > 0)
+        return f"{version}+{'.'.join(tags)}"
+    return f"{m[1]}.{int(m[2]) + max(rounds, 0)}.{int(m[3]) + max(removed, 0)}"
 
 
 def forget_status_rows(status_dir: str | Path, video_ids: Iterable[str]) -> int:
@@ -205,6 +207,21 @@ def forget_status_rows(status_dir: str | Path, video_ids: Iterable[str]) -> int:
             dropped += rows.height - keep.height
             write_parquet(keep, table, schemas.VIDEO_STATUS)
     return dropped
+
+
+def notes_without(notes: list[str], log: pl.DataFrame, candidates: pl.DataFrame | None = None) -> list[str]:
+    """The listing's notes (candidates_notes.txt) less those about a removed video: a note that names its id or its
+    file (the listing's note of a local file with an awkward name names both), replaced by one count."""
+    removed = log.filter(pl.col("outcome") == "removed")["video_id"].to_list() if "outcome" in log.columns else []
+    if not removed:
+        return notes
+    words = set(removed)
+    if candidates is not None and "path" in candidates.columns:
+        words |= {str(p) for p in candidates.filter(pl.col("video_id").is_in(removed))["path"].to_list() if p}
+    words |= {Path(w).name for w in list(words) if "/" in w}
+    kept = [n for n in notes if not any(w and w in n for w in words)]
+    gone = len(notes) - len(kept)
+    return kept + ([f"{gone} note(s) about videos taken down left out"] if gone else [])
 
 
 def apply_takedowns(

@@ -35,8 +35,8 @@ def gpu_rules() -> set[str]:
     `use rule X as Y with:` asks for what X asks (no override of resources here)."""
     found = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for block in re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
-            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+        for block in re.split(r"^(?=[ \t]*(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M):
+            head = re.match(r"[ \t]*(?:rule|checkpoint) (\w+):", block)
             if head and re.search(r"^\s+gpu=1,?\s*$", block, flags=re.M):
                 found.add(head.group(1))
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
@@ -94,7 +94,7 @@ def all_rules() -> set[str]:
         name
         for smk in (ROOT / "workflow" / "rules").glob("*.smk")
         for name in [
-            *re.findall(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M),
+            *re.findall(r"^[ \t]*(?:rule|checkpoint) (\w+):", smk.read_text(), flags=re.M),
             *(new for _, new in USE_RULE.findall(smk.read_text())),
         ]
     }

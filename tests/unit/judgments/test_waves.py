@@ -16,9 +16,9 @@ from squidflow.judgments.waves import first_wave, per_wave, wave_of
 
 
 def test_a_files_name_says_its_wave():
-    assert wave_of("results/judgments/label_studio/A_round2.json") == "round2"
+    assert wave_of("results/annotation/answers/label_studio/A_round2.json") == "round2"
     assert wave_of("mturk/batch_results_round3.csv") == "round3"
-    assert wave_of("results/judgments/label_studio/A.json") == "first"
+    assert wave_of("results/annotation/answers/label_studio/A.json") == "first"
     assert wave_of("mturk/batch_results_repeat.csv") == "first"  # a repeat is round 2 of the first wave
     assert wave_of("round1.csv") == "first"
 

@@ -133,9 +133,9 @@ def rules_with_env_and_script() -> list[tuple[str, str, str]]:
     """(rule, env file, script) for every rule in workflow/rules/*.smk that runs a script."""
     out = []
     for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
-        blocks = re.split(r"^(?=(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M)
+        blocks = re.split(r"^(?=[ \t]*(?:rule|checkpoint) \w+:)", smk.read_text(), flags=re.M)
         for block in blocks:
-            head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            head = re.match(r"[ \t]*(?:rule|checkpoint) (\w+):", block)
             if not head:
                 continue
             conda = re.search(r"conda:\s*\n?\s*\"([^\"]+)\"", block)

@@ -163,3 +163,25 @@ def test_the_log_reads_back_ids_that_start_with_a_dash(tmp_path):
         "outcome": "removed",
         "applied": "2026-11-28",
     }
+
+
+def test_the_listing_notes_name_no_video_taken_down():
+    """Issue 58: candidates_notes.txt keeps no note that names a removed video, by id or file; it says how many left."""
+    import polars as pl
+
+    from squidflow.videos.takedown import notes_without
+
+    log = pl.DataFrame(
+        {"video_id": ["concert_stage_a", "gone_elsewhere"], "outcome": ["removed", "not in the sources"]}
+    )
+    candidates = pl.DataFrame({"video_id": ["concert_stage_a"], "path": ["my videos/concert/stage a.mp4"]})
+    notes = [
+        "my videos/concert: id 'concert_stage_a' (the file name has characters job names cannot hold)",
+        "skipped stage a.mp4: unreadable",
+        "my videos/market: 3 videos",
+    ]
+    assert notes_without(notes, log, candidates) == [
+        "my videos/market: 3 videos",
+        "2 note(s) about videos taken down left out",
+    ]
+    assert notes_without(notes, log.filter(pl.col("outcome") != "removed"), candidates) == notes

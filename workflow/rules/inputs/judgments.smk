@@ -1,15 +1,19 @@
 # The input functions, params and paths of workflow/rules/judgments.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of judgments.smk.
+import re
+
+from squidflow.judgments import issued as squidflow_issued
 from squidflow.judgments.waves import FIRST as FIRST_WAVE, wave_of
 
-HITS_A = "results/annotation/hits_A.csv"
-HITS_B = "results/annotation/hits_B.csv"
+HITS_A = squidflow_issued.ROUND1_HITS["A"]
+HITS_B = squidflow_issued.ROUND1_HITS["B"]
 AGREEMENT_TABLE_MD = "results/tables/table7_agreement.md"
 AGREEMENT_FIGURE = "results/figures/table7_agreement.png"
 ANNOTATORS_FIGURE = "results/figures/judgments_annotators.png"
 FIG3_JUDGMENTS_FIGURE = "results/figures/fig3_judgments.png"
 IMAGE_TRIAGE_FIGURE = "results/figures/image_triage.png"
 HIGH_CERTAINTY_LIST = "results/judgments/high_certainty.csv"
+INGEST_COUNTS = "results/judgments/ingest_counts.json"  # what a takedown left out (the card's "Changes")
 SIMULATED_BATCH_RESULTS = "results/judgments/simulated/batch_results.csv"
 SIMULATED_BATCH_REPEAT = "results/judgments/simulated/batch_results_repeat.csv"
 
@@ -34,16 +38,17 @@ def get_judgment_outputs():
         FIG3_JUDGMENTS_FIGURE,
     ]
     if JUDGMENT_SOURCE != "release":
-        outputs += expand("results/annotation/hits_{variant}.csv", variant=["A", "B"])
-        outputs += [HIT_TEMPLATE]
+        outputs += [HITS_A, HITS_B, HIT_TEMPLATE]
+        outputs += [p for k in ISSUED_ROUNDS if k > 1 for p in squidflow_issued.hits_paths(k).values()]
     outputs += expand("results/tables/crowd_aggregation.{ext}", ext=["csv", "md"])
     outputs += [RATER_TRIAGE_TABLE, IMAGE_TRIAGE_TABLE, IMAGE_TRIAGE_FIGURE]
     outputs += expand("results/tables/{t}.{ext}", t=["rater_triage", "image_triage"], ext=["csv", "md"])
     if JUDGMENT_SOURCE == "simulated":
         outputs += expand("results/tables/triage_validation.{ext}", ext=["csv", "md"])
+    if NEXT_ROUND:
+        outputs += list(squidflow_issued.hits_paths(NEXT_ROUND).values())
     if JUDGMENT_SOURCE != "release" and config["annotation"]["next_round"]["budget"] > 0:
-        outputs += [f"{NEXT_ROUND_DIR}/hits_{v}.csv" for v in ("A", "B")]
-        outputs += [NEXT_ROUND_PLAN_TABLE, NEXT_ROUND_FIGURE]
+        outputs += [NEXT_ROUND_PLAN_TABLE, NEXT_ROUND_FIGURE] if PLANNED_ROUND else []
         if JUDGMENT_SOURCE == "simulated" or get_next_round_waves():
             outputs += expand("results/tables/next_round.{ext}", ext=["csv", "md"])
     outputs += expand(f"{LABEL_STUDIO_TASKS_DIR}/{{task}}/tasks.json", task=get_label_studio_tasks())
@@ -66,10 +71,10 @@ IMAGE_TRIAGE_TABLE = "results/judgments/image_triage.parquet"
 PLANTED_FAULTS = "results/judgments/simulated/planted.parquet"
 
 
-NEXT_ROUND_DIR = "results/annotation/round2"
+NEXT_ROUND_DIR = squidflow_issued.round_dir(2)  # the demo's SIMULATED next round (rule simulate_next_round)
 
 
-NEXT_ROUND_CHOSEN = "results/judgments/next_round_plan.parquet"  # schemas.NEXT_ROUND_PLAN
+NEXT_ROUND_PLAN_CSV = "results/tables/next_round_plan.csv"  # the latest round's plan (rule next_round_plan)
 NEXT_ROUND_PLAN_TABLE = "results/tables/next_round_plan.md"
 NEXT_ROUND_FIGURE = "results/figures/next_round_projection.png"
 
@@ -105,13 +110,15 @@ SIMULATED_LABEL_STUDIO = {
 
 
 def get_label_studio_tasks():
-    """The Label Studio tasks this run writes (annotation.platform label_studio): A and B with the judgments stage,
-    K with the text stage's keyword task, the comparison sets with the comparison stage."""
+    """The Label Studio tasks this run writes or holds (annotation.platform label_studio): A and B with the judgments
+    stage and each next round's A_round<k>, B_round<k> (issued, or written now), K with the text stage's keyword task,
+    the comparison sets with the comparison stage."""
     if ANNOTATION_PLATFORM != "label_studio" or JUDGMENT_SOURCE == "release":
         return []
-    tasks = ["A", "B"] if stage_enabled("judgments") else []
-    if tasks and config["annotation"]["next_round"]["budget"] > 0:
-        tasks += ["A_round2", "B_round2"]  # the next round's HITs (rule next_round), imported like round 1's
+    tasks = []
+    if stage_enabled("judgments"):
+        rounds = [1, *(k for k in ISSUED_ROUNDS if k > 1), *([NEXT_ROUND] if NEXT_ROUND else [])]
+        tasks = [squidflow_issued.label_studio_task(v, k) for k in rounds for v in squidflow_issued.VARIANTS]
     if stage_enabled("text") and stage_enabled("frames"):
         tasks.append("K")
     if stage_enabled("comparison"):
@@ -119,19 +126,31 @@ def get_label_studio_tasks():
     return tasks
 
 
+RATING_TASK = re.compile(r"^([AB])(?:_round([0-9]+))?\Z")  # A, B, A_round2, B_round3, ...
+
+
 def get_label_studio_hits(wildcards):
-    hits = {
-        "A": HITS_A,
-        "B": HITS_B,
-        "K": KEYWORD_HITS,
-        "comparison": COMPARISON_HITS,
-        "A_round2": f"{NEXT_ROUND_DIR}/hits_A.csv",
-        "B_round2": f"{NEXT_ROUND_DIR}/hits_B.csv",
-    }[wildcards.ls_task]
+    task = wildcards.ls_task
+    rating = RATING_TASK.match(task)
+    if rating:
+        hits = squidflow_issued.hits_paths(int(rating.group(2) or 1))[rating.group(1)]
+    else:
+        hits = {"K": KEYWORD_HITS, "comparison": COMPARISON_HITS}[task]
     inputs = {"hits": hits}
-    if wildcards.ls_task != "comparison":
+    if task != "comparison":
         inputs["frames"] = FRAMES_TABLE
     return inputs
+
+
+def label_studio_task_constraint():
+    """The `{ls_task}` wildcard: any task but a rating task whose tasks.json is issued already (squidflow.judgments.
+    issued: no rule makes it again, it is an input the rules take as given)."""
+    issued = [
+        t
+        for t in get_label_studio_tasks()
+        if RATING_TASK.match(t) and os.path.exists(f"{LABEL_STUDIO_TASKS_DIR}/{t}/tasks.json")
+    ]
+    return f"(?!(?:{'|'.join(issued)})/)[A-Za-z0-9_]+" if issued else "[A-Za-z0-9_]+"
 
 
 def get_label_studio_images():
@@ -167,23 +186,29 @@ def get_label_studio_exports():
     for e in config["judgments"]["label_studio"]["exports"] + get_next_round_exports():
         stem = os.path.splitext(os.path.basename(e["path"]))[0]
         item = {"path": e["path"], "round": e.get("round", 1), "wave": e.get("wave") or ""}
-        if check and stem in ("A", "B", "A_round2", "B_round2"):
+        if check and RATING_TASK.match(stem):
             item["expected"] = f"{LABEL_STUDIO_TASKS_DIR}/{stem}/tasks.json"
         out.append(item)
     return out
 
 
-LABEL_STUDIO_EXPORTS_DIR = "results/judgments/label_studio"
+LABEL_STUDIO_EXPORTS_DIR = squidflow_issued.ANSWERS_DIR  # the answers collected, kept with the tasks
 
 
 def get_next_round_exports():
-    """The next round's exports that `squidflow label-studio pull` wrote (A_round2.json, B_round2.json), ingested as
-    wave round2 beside round 1's when judgments.label_studio.exports is left at its default (A.json, B.json)."""
+    """The next rounds' exports that `squidflow label-studio pull` wrote (A_round2.json, B_round3.json, ...), ingested
+    as waves round2, round3, ... beside round 1's when judgments.label_studio.exports is left at its default (A.json,
+    B.json)."""
     listed = [e["path"] for e in config["judgments"]["label_studio"]["exports"]]
     if listed != [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A", "B")]:
         return []
-    found = [f"{LABEL_STUDIO_EXPORTS_DIR}/{t}.json" for t in ("A_round2", "B_round2")]
-    return [{"path": p} for p in found if os.path.exists(p)]
+    found = []
+    if os.path.isdir(LABEL_STUDIO_EXPORTS_DIR):
+        for name in os.listdir(LABEL_STUDIO_EXPORTS_DIR):
+            m = RATING_TASK.match(name[: -len(".json")]) if name.endswith(".json") else None
+            if m and m.group(2) and int(m.group(2)) >= 2:
+                found.append((int(m.group(2)), m.group(1), f"{LABEL_STUDIO_EXPORTS_DIR}/{name}"))
+    return [{"path": p} for _, _, p in sorted(found)]
 
 
 def get_next_round_waves():
@@ -201,7 +226,7 @@ def get_next_round_effect_inputs(wildcards):
     if JUDGMENT_SOURCE == "simulated":
         return {
             "exclusions": EXCLUSIONS_TABLE,
-            "chosen": NEXT_ROUND_CHOSEN,
+            "chosen": squidflow_issued.plan_path(2),
             "batch": SIMULATED_NEXT_ROUND,
             "frames": FRAMES_TABLE,
         }
@@ -233,9 +258,15 @@ def check_judgment_files():
 
     exports = [e["path"] for e in get_label_studio_exports()] if JUDGMENT_SOURCE == "label_studio" else []
     batches = [b["path"] for b in get_judgment_batches()] if JUDGMENT_SOURCE == "mturk" else []
-    message = missing_judgments_message(JUDGMENT_SOURCE, [p for p in exports + batches if not os.path.exists(p)])
+    missing = [p for p in exports + batches if not os.path.exists(p)]
+    message = missing_judgments_message(JUDGMENT_SOURCE, missing, listed=len(exports + batches))
     if message:
         raise WorkflowError(message)
+
+
+def get_takedown_list(wildcards):
+    """The `takedown:` list, for the jobs that leave its videos' answers out (ingestion, the SIMULATED panel)."""
+    return {"takedown": config["takedown"]} if config["takedown"] else {}
 
 
 def get_judgment_inputs(wildcards):
@@ -251,6 +282,9 @@ def get_judgment_inputs(wildcards):
     exports = get_label_studio_exports()
     if exports:
         inputs["exports"] = [e["path"] for e in exports]
+        # the issued tasks each export's tasks are checked against (judgments.label_studio.check_tasks)
+        inputs["expected"] = sorted({e["expected"] for e in exports if e.get("expected")})
+    inputs |= get_takedown_list(wildcards)  # the answers about its videos' images are left out, counted in the report
     return inputs
 
 
@@ -274,3 +308,46 @@ def get_keyword_batches():
 
 def get_keyword_gold_inputs(wildcards):
     return {"batches": [b["path"] for b in get_keyword_batches()], "frames": FRAMES_TABLE}
+
+
+# The issued tasks (squidflow.judgments.issued): each round's HITs and Label Studio tasks, written once, then read
+# back as given. Checked here, before any job: a changed file of the record, or a config asking for other tasks than
+# a round was issued with, stops the run naming the round.
+ISSUED_ROUNDS = squidflow_issued.issued_rounds() if JUDGMENT_SOURCE != "release" else []
+try:
+    squidflow_issued.check_issued(config["annotation"], ISSUED_ROUNDS)
+except ConfigError as _issued_error:
+    raise WorkflowError(str(_issued_error)) from None
+
+
+def get_answered_rounds():
+    """The next rounds (k >= 2) whose answers this run ingests: a Label Studio export or MTurk batch of wave round<k>."""
+    if JUDGMENT_SOURCE not in ("label_studio", "mturk"):
+        return set()
+    files = get_label_studio_exports() if judgments_via_label_studio() else get_judgment_batches()
+    waves = [f.get("wave") or wave_of(f["path"]) for f in files]
+    return {int(w[len("round") :]) for w in waves if re.fullmatch(r"round[0-9]+", w)}
+
+
+def next_round_number():
+    """The round whose tasks this run chooses and writes (None when there is none to write, as with
+    annotation.next_round.budget 0, or while the latest round waits for its answers)."""
+    if JUDGMENT_SOURCE == "release" or not stage_enabled("judgments"):
+        return None
+    if config["annotation"]["next_round"]["budget"] <= 0:
+        return None
+    return squidflow_issued.next_round_number(ISSUED_ROUNDS, get_answered_rounds())
+
+
+NEXT_ROUND = next_round_number()
+
+
+def planned_round():
+    """The latest next round whose plan the tables show (rule next_round_plan): the one written now, else the latest
+    issued (None without a next round)."""
+    if JUDGMENT_SOURCE == "release" or config["annotation"]["next_round"]["budget"] <= 0:
+        return None
+    return NEXT_ROUND or max((k for k in ISSUED_ROUNDS if k > 1), default=None)
+
+
+PLANNED_ROUND = planned_round()

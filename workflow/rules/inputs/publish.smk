@@ -1,5 +1,6 @@
 # The input functions, params and paths of workflow/rules/publish.smk (a rules file may not hold functions,
 # says `snakemake --lint`); included at the top of publish.smk.
+from squidflow.publish import methods as squidflow_methods
 from squidflow.publish.facts import required as publish_required
 
 # The demo publishes under its own name and licence; any other run names its dataset, licence and citation
@@ -25,6 +26,8 @@ def get_publish_inputs(wildcards):
         "report": EXCLUSIONS_TABLE,  # the raters judgments.quality.exclude leaves out: flagged in the published rows
         "scores": IMAGE_SCORES_TABLE,
         "table7": AGREEMENT_TABLE_CSV,
+        "ingest_counts": INGEST_COUNTS,  # the ratings and images a takedown left out: the card's "Changes"
+        "methods": METHOD_RECORDS,  # each change of method raises the minor version (squidflow.publish.methods)
     }
     if JUDGMENT_SOURCE != "release":
         inputs |= {"frames": FRAMES_TABLE, "dataset_images": DATASET_IMAGES, "videos": VIDEOS_CHECKED}
@@ -50,3 +53,14 @@ def get_publish_frames_settings():
     pixels = {k: frames[k] for k in ("decoder", "letterbox", "letterbox_below", "letterbox_to")}
     pixels |= {k: selection[k] for k in ("image_format", "image_quality")}
     return {"n": frames["n"], "k": selection["k"], "backbone": config["features"]["backbone"], **pixels}
+
+
+# The methods the run's publications were made with (squidflow.publish.methods): read when the workflow is parsed; a
+# method not yet recorded is written by rule method_record before the dataset is published.
+try:
+    _methods = squidflow_methods.recorded()
+except ConfigError as _error:
+    raise WorkflowError(str(_error)) from None
+NEW_METHOD = squidflow_methods.next_method(config, _methods) if stage_enabled("publish") else None
+METHOD_RECORDS = [squidflow_methods.record_path(m["n"]) for m in _methods]
+METHOD_RECORDS += [squidflow_methods.record_path(NEW_METHOD)] if NEW_METHOD else []

@@ -31,7 +31,8 @@ def _client(request: dict):
             json.dumps(
                 {
                     "error": f"the environment variable {request['token_env']} is empty: set it to "
-                    "your Label Studio API token (Account & Settings > Access Token)"
+                    "your Label Studio personal access token (Account & Settings > Personal Access Token; "
+                    "Label Studio 1.22 and later disable the legacy tokens)"
                 }
             )
         )

@@ -16,7 +16,14 @@ import polars as pl
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import md_escape, write_text
-from squidflow.judgments.ingest import JudgmentError
+from squidflow.judgments.ingest import (
+    JudgmentError,
+    KnownImages,
+    leave_out_taken_down,
+    taken_down_line,
+    taken_down_videos,
+    write_counts,
+)
 from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
 from squidflow.judgments.waves import wave_of
 from squidflow.table_format import md_table
@@ -45,6 +52,8 @@ def ingest_exports(
     known_images: set[str] | None = None,
     source: str = "label_studio",
     on_empty: str = "error",
+    removed_videos: frozenset[str] = frozenset(),
+    counts: dict | None = None,
 ) -> tuple[pl.DataFrame, str]:
     """Several exports (each {path | tasks + where, round, expected?}) -> judgments and the ingestion report.
 
@@ -93,7 +102,8 @@ def ingest_exports(
     judgments = out.with_columns(pl.col("_where").alias("source_file"), pl.col("_wave").alias("wave")).select(
         list(schemas.JUDGMENTS.columns)
     )
-    report = export_report(problems, stats, len(judgments), dropped_annotators, source)
+    judgments, taken_down = leave_out_taken_down(judgments, removed_videos, counts)
+    report = export_report(problems, stats, len(judgments), dropped_annotators, source, taken_down)
     if judgments.is_empty() and on_empty != "skip":
         raise EmptyError(
             f"no judgment was read from {', '.join(str(e.get('where') or e.get('path')) for e in exports) or 'no export'}: "
@@ -104,7 +114,12 @@ def ingest_exports(
 
 
 def export_report(
-    problems: list[TaskProblem], stats: ExportStats, n_judgments: int, dropped: list[str], source: str
+    problems: list[TaskProblem],
+    stats: ExportStats,
+    n_judgments: int,
+    dropped: list[str],
+    source: str,
+    taken_down: int = 0,
 ) -> str:
     label = " (SIMULATED panel, through the Label Studio export format)" if source == "simulated" else ""
     lines = [
@@ -112,6 +127,7 @@ def export_report(
         "",
         f"Judgments read: {n_judgments}.",
         "",
+        *([taken_down_line(taken_down), ""] if taken_down else []),
         *md_table(
             [
                 "export",
@@ -166,18 +182,27 @@ def ingest_exports_to(
     frames: str | Path | None = None,
     on_error: str = "stop",
     on_empty: str = "error",
+    takedown: str | Path | None = None,
+    counts_path: str | Path | None = None,
 ) -> pl.DataFrame:
-    """The rule's edge for Label Studio exports: known images from frames.parquet, ingest, write parquet + report."""
+    """The rule's edge for Label Studio exports: known images from frames.parquet, ingest, write parquet + report
+    (`frames`, `takedown`: paths, the rule's inputs; the takedown list's videos' answers are left out, counted)."""
     from squidflow.contracts.io import read_parquet, write_parquet
 
-    known = set(read_parquet(frames, schemas.FRAMES)["image_id"].to_list()) if frames else None
+    removed = taken_down_videos(takedown)
+    counts: dict = {}  # what the takedown left out, filled by the ingestion
+    known = KnownImages(read_parquet(frames, schemas.FRAMES)["image_id"].to_list(), removed) if frames else None
     df, report = ingest_exports(
         exports,
         on_error=on_error,
         known_images=known,
         source="simulated" if source == "simulated" else "label_studio",
         on_empty=on_empty,
+        removed_videos=removed,
+        counts=counts,
     )
     write_parquet(df, judgments_path, schemas.JUDGMENTS)
     write_text(report_path, report)
+    if counts_path:
+        write_counts(counts_path, counts)
     return df

@@ -23,7 +23,7 @@ from squidflow.config import ConfigError
 from squidflow.contracts.io import inside
 from squidflow.errors import UserError
 from squidflow.fetch import PROXY_ENV
-from squidflow.judgments.label_studio.tasks import TASKS
+from squidflow.judgments.label_studio.tasks import TASKS, is_task, task_order
 
 log = logging.getLogger(__name__)
 
@@ -108,10 +108,10 @@ def _projects(record: dict, record_path: Path, tasks) -> dict[str, int]:
         )
     out = {}
     for key, pid in projects.items():
-        if key not in TASKS:
+        if not is_task(key):
             raise UserError(
                 f"{record_path}: project key {str(key)[:80]!r} is not a task squidflow knows "
-                f"({', '.join(TASKS)}); fix or remove it."
+                f"({', '.join(TASKS)}, A_round<k>, B_round<k>); fix or remove it."
             )
         if isinstance(pid, bool) or not isinstance(pid, int) or pid < 0:
             raise UserError(
@@ -144,16 +144,22 @@ def push(
     """Create one project per task folder under `out_dir` (results/annotation/label_studio) and import its tasks;
     the project ids go to `<out_dir>/projects.json` (what `pull` reads), beside those pushed before to the same
     server. Without `tasks`: every task folder not pushed to this server yet (so the next round's A_round2 and
-    B_round2 are pushed on their own, once the workflow has written them)."""
+    B_round2 are pushed on their own, once the workflow has written them). A task folder with no task (a variant the
+    next round chose no image of) makes no project."""
     out_dir = Path(out_dir)
     if tasks is None:
-        tasks = tuple(t for t in TASKS if t not in pushed(out_dir, ls["url"]))
+        done = pushed(out_dir, ls["url"])
+        written = [p.name for p in out_dir.iterdir() if p.is_dir() and is_task(p.name)] if out_dir.is_dir() else []
+        tasks = tuple(t for t in sorted(written, key=task_order) if t not in done)
     projects = []
     for task in tasks:
         folder = out_dir / task
         if not (folder / "tasks.json").exists():
             continue
         meta = json.loads((folder / "project.json").read_text(encoding="utf-8"))
+        if not meta.get("n_tasks"):
+            log.info("task %s: no task to label (the round chose no image of it): no project", task)
+            continue
         projects.append(
             {
                 "task": task,

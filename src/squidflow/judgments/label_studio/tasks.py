@@ -41,7 +41,21 @@ log = logging.getLogger(__name__)
 
 PLATFORMS = ("mturk", "label_studio")
 RATING_TASKS = ("A", "B")
-TASKS = ("A", "B", "K", "comparison", "A_round2", "B_round2")  # A_round2, B_round2: the next round (rule next_round)
+TASKS = ("A", "B", "K", "comparison")  # and each next round's A_round<k>, B_round<k> (rule next_round, k >= 2)
+TASK_NAME = re.compile(r"^(?:A|B|K|comparison|[AB]_round(?:[2-9]|[1-9][0-9]+))\Z")
+
+
+def is_task(name: str) -> bool:
+    """A Label Studio task (project) squidflow writes: A, B, K, comparison, or a next round's A_round<k>, B_round<k>."""
+    return isinstance(name, str) and TASK_NAME.match(name) is not None
+
+
+def task_order(name: str) -> tuple:
+    """Tasks in the order they are written: round 1's A, B, then K, comparison, then round 2's, round 3's, ..."""
+    m = re.match(r"^([AB])_round([0-9]+)\Z", name)
+    return (int(m.group(2)), m.group(1)) if m else (1, TASKS.index(name) if name in TASKS else len(TASKS))
+
+
 LOCAL_FILES_PREFIX = "/data/local-files/?d="
 IMAGE_KEY = re.compile(r"^image_([0-9]+)_id\Z")  # ASCII digits, no trailing newline: one key per slot
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # written exports' timestamps count seconds from here
@@ -168,13 +182,16 @@ class ImageSource:
         return LOCAL_FILES_PREFIX + urllib.parse.quote(rel.as_posix(), safe="/")
 
 
-def rating_tasks(hits: pl.DataFrame, images: ImageSource, image_paths: dict[str, str]) -> list[dict]:
-    """A/B/K HITs (rows of hits_<task>.csv) -> Label Studio tasks; `data.hit` = `<variant>-<hit_index>`."""
+def rating_tasks(
+    hits: pl.DataFrame, images: ImageSource, image_paths: dict[str, str], *, hit_prefix: str = ""
+) -> list[dict]:
+    """A/B/K HITs (rows of hits_<task>.csv) -> Label Studio tasks; `data.hit` = `<variant>-<hit_index>`, or
+    `<hit_prefix>-<hit_index>` (a next round's task, A_round2-0: its pages are not round 1's)."""
     slots = sorted(int(m.group(1)) for c in hits.columns if (m := IMAGE_KEY.match(c)))
     tasks = []
     for row in hits.iter_rows(named=True):
         variant = unneutralise(str(row["variant"]))
-        data = {"hit": f"{variant}-{row['hit_index']}", "variant": variant}
+        data = {"hit": f"{hit_prefix or variant}-{row['hit_index']}", "variant": variant}
         if "event" in row:
             data["event"] = unneutralise(row["event"] or "")
             data["event_prompt"] = unneutralise(row["event_prompt"] or "")
@@ -230,10 +247,9 @@ def project_title(prefix: str, task: str) -> str:
         "B": "variant B (rating)",
         "K": "keywords (task K)",
         "comparison": "comparison sets (plausibility)",
-        "A_round2": "variant A (rating), round 2",
-        "B_round2": "variant B (rating), round 2",
     }
-    return f"{prefix} {names[task]}"
+    m = re.match(r"^([AB])_round([0-9]+)\Z", task)
+    return f"{prefix} {names[m.group(1)]}, round {m.group(2)}" if m else f"{prefix} {names[task]}"
 
 
 def write_project(
@@ -287,7 +303,7 @@ def build_label_studio_tasks(
             n = max((int(c.rsplit("_", 1)[1]) for c in df.columns if c.startswith("inference_")), default=1)
             config, instructions = comparison_config(n), f"<p>{COMPARISON_INSTRUCTIONS}</p>\n"
         else:
-            tasks = rating_tasks(df, source, paths)
+            tasks = rating_tasks(df, source, paths, hit_prefix=task if "_round" in task else "")
             full = all(t["data"].get(f"image_{i}_id") for t in tasks for i in range(1, images_per_hit + 1))
             if task == "K":
                 config, instructions = (
