@@ -343,8 +343,8 @@ NEXT_ROUND = next_round_number()
 
 
 def planned_round():
-    """The latest next round whose plan the tables show (rule next_round_plan): the one written now, else the latest
-    issued (None without a next round)."""
+    """The latest next round whose plan the tables show (made by rule next_round_plan) — the one written now, else
+    the latest issued (None without a next round)."""
     if JUDGMENT_SOURCE == "release" or config["annotation"]["next_round"]["budget"] <= 0:
         return None
     return NEXT_ROUND or max((k for k in ISSUED_ROUNDS if k > 1), default=None)
