@@ -161,8 +161,7 @@ def resolve(
         config = _as_written(chosen.files, chosen.overrides)
         return validate_config(config, inputs_base=directory if check_paths else None, repo_root=root)
     except ConfigError as exc:
-        hint = _demo_hint(chosen, root)
-        raise ConfigError(f"{', '.join(map(str, chosen.files))}: {exc}{hint}") from None
+        raise ConfigError(f"{', '.join(map(str, chosen.files))}: {exc}") from None
 
 
 def _with_demo_under(chosen: Layers, root: PathLike | None) -> dict[str, Any] | None:
@@ -177,17 +176,6 @@ def _with_demo_under(chosen: Layers, root: PathLike | None) -> dict[str, Any] | 
         return validate_config(_as_written([demo, *chosen.configfiles], chosen.overrides))
     except ConfigError:
         return None
-
-
-def _demo_hint(chosen: Layers, root: PathLike | None) -> str:
-    if _with_demo_under(chosen, root) is None:
-        return ""
-    names = " ".join(map(str, chosen.configfiles))
-    return (
-        f"\nThe demo's config/config.yaml is no longer read under a config file you give ({LAYERING_CHANGED}), "
-        f"and {names} was valid on top of it. To keep the demo's settings under yours, name it first: "
-        f"--configfile config/config.yaml {names}"
-    )
 
 
 def changed_from_before(chosen: Layers, config: Mapping[str, Any], root: PathLike | None = REPO_ROOT) -> list[str]:

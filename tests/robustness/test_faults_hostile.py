@@ -649,19 +649,29 @@ def _publish_check(folder: Path, home: Path, *extra: str) -> subprocess.Complete
                           env=_publish_check_env(home))  # fmt: skip
 
 
-def _publish_check_peak(folder: Path, home: Path, *extra: str) -> tuple[int, str, int]:
-    """`squidflow publish check FOLDER` and the peak memory (kB) of that one process, from its own wait4 record: the
-    worker's RUSAGE_CHILDREN would also count every Snakemake run an earlier test of this worker made."""
-    import os
-    import tempfile
+# Runs the command given after the file name as its own child and writes that child's peak RSS (kB) to the file. The
+# measured process must not be a direct child of the pytest worker: Linux carries the forking process's peak RSS into
+# the child's ru_maxrss (a worker at 2 GB reads 2 GB for /bin/true), so a small interpreter forks it.
+_PEAK_OF_CHILD = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
 
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen([CLI, "publish", "check", str(folder), *extra], stdout=out, stderr=subprocess.STDOUT,
-                                text=True, env=_publish_check_env(home))  # fmt: skip
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        return proc.returncode, out.read(), usage.ru_maxrss
+
+def _publish_check_peak(folder: Path, home: Path, *extra: str) -> tuple[int, str, int]:
+    """`squidflow publish check FOLDER`, its exit code, output and peak memory (kB) of that one process."""
+    import sys
+
+    peak = home / "publish_check.peak"
+    home.mkdir(parents=True, exist_ok=True)
+    res = subprocess.run([sys.executable, "-c", _PEAK_OF_CHILD, str(peak), CLI, "publish", "check", str(folder),
+                          *extra], capture_output=True, text=True, timeout=300, env=_publish_check_env(home))  # fmt: skip
+    return res.returncode, res.stdout + res.stderr, int(peak.read_text())
 
 
 @pytest.mark.parametrize("where", ["loopback-url", "absolute", "parent"])

@@ -15,7 +15,7 @@ from squidflow.runtime import run_record
 
 # The jobs each configuration plans in a fresh folder (a dry run, the checkpoints' jobs not yet known): the same with
 # `--directory D` as in the clone itself.
-PLANNED = {"small": 62, "init": 12}
+PLANNED = {"small": 63, "init": 12}  # small: 62 before issue 58 (its method record)
 
 
 @pytest.fixture(scope="module")

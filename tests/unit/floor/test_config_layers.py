@@ -115,23 +115,6 @@ def test_config_values_are_read_as_snakemake_reads_them():
         config_layers._parse_config(["1x=2"])
 
 
-def test_a_config_that_needed_the_demo_under_it_is_told_what_to_do(tmp_path, monkeypatch):
-    """A config written for the old reading (on top of config/config.yaml, in the clone) that is invalid alone: the
-    message says why and how to keep the demo's values."""
-    monkeypatch.chdir(tmp_path)
-    root = tmp_path / "clone"
-    (root / "config").mkdir(parents=True)
-    (root / "config" / "config.yaml").write_text("judgments:\n  batches: [{path: batch.csv}]\n")
-    (tmp_path / "batch.csv").write_text("")
-    (tmp_path / "mine.yaml").write_text("judgments: {source: mturk}\n")
-    chosen = config_layers.layers(["mine.yaml"], root=root)
-    with pytest.raises(ConfigError) as error:
-        config_layers.resolve(chosen, directory=tmp_path, root=root)
-    assert "judgments.batches is empty" in str(error.value)
-    assert "no longer read under a config file you give" in str(error.value)
-    assert "--configfile config/config.yaml mine.yaml" in str(error.value)
-
-
 # --- the commands --------------------------------------------------------------------------------------------------
 def test_check_config_says_which_keys_the_demo_no_longer_gives(tmp_path):
     (tmp_path / "old.yaml").write_text("demo: {videos_per_event: 4}\n")

@@ -41,11 +41,11 @@ def test_init_writes_a_config_check_config_accepts(tmp_path):
     assert config["annotation"]["images_per_hit"] == 2 and "annotation.images_per_hit: 2, not 6" in text
     assert "note: annotation.images_per_hit: 2, not 6" in res.stdout
     header = [ln[len("#   ") :] for ln in text.splitlines() if ln.startswith("#   .venv/bin/")]
-    assert header[0] == "check-config config/config.yaml mine.yaml".join([".venv/bin/squidflow ", ""])
+    assert header[0] == ".venv/bin/squidflow check-config --configfile mine.yaml"  # issue 56: as snakemake takes it
     assert "results/annotation/label_studio/A/tasks.json" in header[1]
     assert config["publish"]["license"] == "cc-by-4.0" and config["publish"]["name"] == "my-videos"
     assert "simulated" not in (tmp_path / "mine.yaml").read_text().split("\n", 3)[3]
-    ok = _cli("check-config", ROOT / "config" / "config.yaml", "mine.yaml", cwd=tmp_path)
+    ok = _cli("check-config", "--configfile", "mine.yaml", cwd=tmp_path)  # the header's command, as written
     assert ok.returncode == 0, ok.stdout + ok.stderr
     again = _cli("init", "my videos", "--output", "mine.yaml", cwd=tmp_path)
     assert again.returncode == 2 and "exists" in again.stderr
