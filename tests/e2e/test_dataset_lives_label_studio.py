@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 import yaml
 from helpers import label_studio_server as lss
+from helpers.published import alpha_from_rows, card_alpha, published
 from helpers.runs import DEMO_CONFIG, snakemake, squidflow
 from helpers.videotools import make_clip
 
@@ -47,31 +48,6 @@ def answer(api: lss.Api, users: dict, project: int, who, event_of: dict, rng) ->
                 given.append((img, value))
             api("POST", f"/api/tasks/{task['id']}/annotations/", json={"result": result, "completed_by": users[person]})
     return given
-
-
-def published(folder: Path, config: str) -> pl.DataFrame:
-    return pl.concat([pl.read_parquet(p) for p in sorted((folder / "data" / config).glob("*.parquet"))])
-
-
-def alpha_from_rows(rows: pl.DataFrame) -> float:
-    """Krippendorff's interval α by the `krippendorff` package: a unit per image, prompt and task page."""
-    import krippendorff
-
-    units = {k: i for i, k in enumerate(rows.select("image_id", "prompt", "hit").unique().sort(pl.all()).iter_rows())}
-    positions = sorted(rows["position"].unique().to_list())
-    data = np.full((len(positions), len(units)), np.nan)
-    for r in rows.iter_rows(named=True):
-        data[positions.index(r["position"]), units[(r["image_id"], r["prompt"], r["hit"])]] = r["rating"]
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
-
-
-def card_alpha(card: str) -> dict[str, float]:
-    out = {}
-    for line in card.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0] in ("A", "B", "A+B") and cells[2][:1] in "-0123456789":
-            out[cells[0]] = float(cells[2].split()[0])
-    return out
 
 
 def names(path: Path, video: str) -> bool:

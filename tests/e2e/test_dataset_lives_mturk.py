@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
+from helpers.published import published
 from helpers.runs import DEMO_CONFIG, snakemake, squidflow
 from helpers.videotools import make_clip
 
@@ -54,10 +55,6 @@ def answer(hits_csv: Path, batch: Path, event_of: dict, rng, *, round_tag: str) 
             w.writeheader()
         w.writerows(rows)
     return given
-
-
-def published(folder: Path, config: str) -> pl.DataFrame:
-    return pl.concat([pl.read_parquet(p) for p in sorted((folder / "data" / config).glob("*.parquet"))])
 
 
 def names(path: Path, video: str) -> bool:
