@@ -5,8 +5,10 @@ figure in it is read from the run's own outputs, and a SIMULATED panel says so i
 
 from __future__ import annotations
 
+import functools
 import re
 
+import jinja2
 import yaml
 
 from squidflow.bounds import load_bounded
@@ -29,11 +31,6 @@ VIDEOS_PLACEHOLDER = "VIDEOS_URL"  # ... and where the videos are served from, w
 REBUILD_COMMAND = (
     ".venv/bin/snakemake --configfile rebuild.yaml --directory rebuild --cores all results/dataset/frames.parquet"
 )
-REBUILD_RELEASE = """\
-The `images` config holds no pixels, as the SQUID-E release published its frames: each row names its video
-(`video_id`, `source`) and the decode-order frame number (`frame_index`). The release's own source rebuilds them:
-`sources: [{type: squid-e-release}]` with `frames.mode: exact` extracts exactly the release's listed frames
-(results/dataset/images/<video_id>/<frame_index>.jpg). Videos that have been taken down cannot be rebuilt."""
 
 
 def rebuild_config(f: Facts) -> str:
@@ -51,53 +48,6 @@ def rebuild_config(f: Facts) -> str:
     if selection:
         config["selection"] = selection
     return yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=100).rstrip()
-
-
-def rebuild_recipe(f: Facts) -> list[str]:
-    """The card's recipe for reference-mode images: a config and one command, which
-    tests/e2e/test_rebuild_recipe.py follows as printed."""
-    if not f.rebuild_list:
-        return [REBUILD_RELEASE]
-    served = (
-        f" and `{VIDEOS_PLACEHOLDER}` by the address the videos are served from (the list names videos from a local "
-        "folder by their path in it, `<event>/<file>` as in `source`; a copy of that folder is served by "
-        "`python -m http.server 8000 --bind 127.0.0.1 --directory FOLDER`, then the address is http://127.0.0.1:8000)"
-        if f.rebuild_relative
-        else ""
-    )
-    return [
-        "The `images` config holds no pixels (`publish.images: reference`), as the SQUID-E release published its "
-        "frames: each row names its video (`video_id`; `source`, its URL or its path in its source's folder) and the "
-        f"decode-order frame number (`frame_index`). `{f.rebuild_list}` lists the videos with the frame numbers "
-        "published of each (a squidflow URL list: url, event, video_id, frames). To rebuild the JPEGs, save this as "
-        f"`rebuild.yaml` in a squidflow clone, with `{DATASET_PLACEHOLDER}` replaced by this folder's absolute "
-        f"path{served}:",
-        "",
-        "```yaml",
-        rebuild_config(f),
-        "```",
-        "",
-        "and run, in the clone:",
-        "",
-        "```bash",
-        REBUILD_COMMAND,
-        "```",
-        "",
-        "The image `<video_id>_<frame_index>` is then rebuild/results/dataset/images/<video_id>/<frame_index>.jpg "
-        "(rebuild/results/dataset/frames.parquet's `image_path`): the frame this dataset was made from, pixel for "
-        "pixel, when the video file is the same. Videos that have been taken down cannot be rebuilt.",
-    ]
-
-
-# Issue 57 case 10: the published text is kept as it was given; what a reader must know about it.
-USING_THE_DATA = (
-    "Text columns (`prompt`, `hit`, `excluded_because`, the images' `title`, `source` and `license`, the keywords) "
-    "hold what the videos' sources, the annotation platform and the raters gave, unchanged: a value may start "
-    "with `=`, `+`, `-` or `@`, or hold markup. Read them as text. A spreadsheet may run such a cell as a formula "
-    "(`=HYPERLINK(...)`), and a page that shows one must escape it. Every CSV squidflow writes from them "
-    "(`rebuild/videos.csv`, the tables of its report) starts such a cell with an apostrophe (`'=`), so it opens as "
-    "text. Raters are named by pseudonym (`Ann<k>`) only."
-)
 
 
 def size_category(n: int) -> str:
@@ -159,195 +109,51 @@ def _agreement(facts: Facts) -> list[str]:
 
 
 def card(facts: Facts) -> str:
-    """README.md: the YAML header, then the sections."""
-    f = facts
-    out = [
-        "---",
-        yaml.safe_dump(header(f), sort_keys=False, allow_unicode=True).strip(),
-        "---",
-        "",
-        f"# {md_escape(f.pretty_name)}",
-        "",
-    ]
-    if f.judgment_source == "simulated":
-        out += [
-            "**This is squidflow's offline demo: the videos are SYNTHETIC (made by ffmpeg) and every judgment comes "
-            "from a SIMULATED annotator panel, not from people. Use it to see the format, never as data about "
-            "people.**",
-            "",
-        ]
-    out += [_paragraph(f.description), ""]
-    out += ["## Dataset structure", "", md_row(["Config", "Rows", "Splits"]), md_rule(3)]
-    for config, splits in f.splits.items():
-        out.append(
-            md_row([f"`{config}`", f"{f.counts.get(config, 0):,}", ", ".join(f"{s} {n:,}" for s, n in splits.items())])
-        )
-    out += [
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        f'judgments = load_dataset("path/to/{f.name}", "judgments")  # or its Hub id once uploaded',
-        f'images = load_dataset("path/to/{f.name}")  # the default config: images',
-        "",
-        "# A local folder you rebuilt (a takedown, a second round): `datasets` caches a local folder under its name",
-        "# alone, so read its files afresh instead of the previous build's rows from ~/.cache/huggingface:",
-        f'judgments = load_dataset("path/to/{f.name}", "judgments", download_mode="force_redownload",',
-        '                         verification_mode="no_checks")',
-        "```",
-        "",
-        "Columns: `images` — image id, video id, frame index, timestamp, event, split, k-means cluster, source, "
-        "licence" + (", and the image (JPEG)" if f.image_mode == "embed" else "") + "; `judgments` — one rating "
-        "(0–100) per row with its prompt, variant, round, annotator pseudonym, task page (hit) and position; "
-        "`soft_labels` — per image, prompt and variant the mean, std, n, certainty bin, the ratings and the interval "
-        "of the mean. `croissant.json` types every field; `lewidi/` holds the judgments in the LeWiDi 2025 format.",
-        "",
-        "## Using the data",
-        "",
-        USING_THE_DATA,
-        "",
-    ]
-    out += [
-        "## How the data were collected",
-        "",
-        f"- Sources: {_list(f.sources)}.",
-        f"- Search queries: {_list(f.queries)}.",
-        f"- Languages: {_list(f.languages)}.",
-    ]
-    if f.timeframe:
-        out.append(f"- Videos fetched between {f.timeframe[0].isoformat()} and {f.timeframe[1].isoformat()} (UTC).")
-    else:
-        out.append("- When the videos were fetched was not recorded in this run.")
-    if f.videos is not None:
-        out += [
-            "",
-            *md_table(
-                ["Event", "Status", "Videos"], f.videos.select("event", "status", "videos").iter_rows(), data=(0, 1)
-            ),
-        ]
-    if f.dropped:
-        out += ["", "### Dropped videos", "", f.dropped]
-    out += ["", "## How frames were chosen", ""]
-    if f.frames:
-        out.append(
-            f"{f.frames['n']} frames per video were extracted at even intervals, embedded with the "
-            f"`{md_escape(f.frames['backbone'])}` backbone, and {f.frames['k']} per video were kept by k-means "
-            "(the frame nearest each cluster centre; SQUID-E supplement A.1)."
-        )
-    else:
-        out.append(
-            "The frames are the SQUID-E release's (video id and decode-order frame number); this run selected none."
-        )
-    out += [
-        "",
-        "## Annotation protocol",
-        "",
-        f"- Platform: {f.platform_name}.",
-        f"- Task wording: “{md_escape(f.task_wording)}”" if f.task_wording else "- Task wording: see the task pages.",
-        variant_wording(f.images_per_hit),
-    ]
-    if f.task_pages:
-        out.append("- Task pages: " + ", ".join(f"[{p}]({p})" for p in f.task_pages) + ".")
-    for variant, (lo, med, hi) in f.raters.items():
-        out.append(f"- Raters per image, variant {md_escape(variant)}: median {med:g} (min {lo}, max {hi}).")
-    if f.annotators:
-        why = "; ".join(f"{md_escape(a)}: {md_escape(r or 'excluded')}" for a, r in f.excluded)
-        out.append(
-            f"- Raters excluded: {len(f.excluded)} of {f.annotators}"
-            + (f" ({why})" if why else "")
-            + ". Their ratings stay in the `judgments` config with `excluded` true and `excluded_because`; the "
-            "soft labels and the agreement below leave them out."
-        )
-    if len(f.waves) > 1:
-        out.append(
-            "- Ratings per wave: "
-            + ", ".join(f"{md_escape(w)} {n:,}" for w, n in f.waves.items())
-            + " (the `wave` column; the soft labels use every wave, the agreement table the first)."
-        )
-    if f.precision.get("median") is not None:  # what precision the soft labels reach, and what it took (issue 59)
-        took = (
-            f" from {f.precision['ratings']:,} ratings ({f.precision['kept']:,} kept)"
-            if "ratings" in f.precision
-            else ""
-        )
-        none = f"; {f.precision['without']:,} with fewer than two ratings have none" if f.precision["without"] else ""
-        out.append(
-            f"- Precision: the 95% interval of a soft label's mean rating (`mean_lo`, `mean_hi`) is "
-            f"{f.precision['median']:.1f} rating points wide at the median and {f.precision['p90']:.1f} at the 90th "
-            f"percentile, over {f.precision['labels']:,} soft labels{took}{none}."
-        )
-    for effect in f.wave_effects:  # how each next round narrowed the soft labels' intervals it re-rated
-        out.append(f"- Next round: {md_escape(summary_line(effect))} (`mean_lo`, `mean_hi` of `soft_labels`).")
-    out.append(f"- Pay: {md_escape(f.pay)}." if f.pay else "- Pay: not stated in the config (publish.pay).")
-    out.append(f"- Annotators: {md_escape(f.annotator_demographics)}.")
-    out += ["", "## Agreement", "", *_agreement(f), ""]
-    out += ["## Known limitations", ""]
-    out += [f"- {md_escape(x)}" for x in f.rai.get("data_limitations", [])]
-    out += [f"- {md_escape(x)}" for x in f.rai.get("data_biases", [])]
-    out += ["", "## Personal and sensitive information", ""]
-    out += [f"- {md_escape(x)}" for x in f.rai.get("personal_sensitive_information", [])]
-    out += ["", "## Images", ""]
-    if f.image_mode == "reference":
-        out += rebuild_recipe(f)
-    else:
-        out.append("The `images` config embeds each selected frame as JPEG bytes (the `datasets` Image feature).")
-    out += [
-        "",
-        "## Licences and terms",
-        "",
-        f"The dataset (its tables, judgments and card) is released under `{md_escape(f.license_name if f.license == 'other' else f.license)}` "
-        f"({md_escape(f.license_url)}). {md_escape(f.terms)}",
-        "",
-    ]
-    if f.licences:
-        out += [
-            "Images by the licence of their video, as its source states it (`license` in the `images` config; "
-            "`unknown`: the source states none):",
-            "",
-            *md_table(["Licence", "Images"], [(k, f"{n:,}") for k, n in f.licences.items()], data=(0,)),
-            "",
-        ]
-    out += ["## Removal requests", "", md_escape(removal_requests(f.contact)), ""]
-    out += changes_section(f)
-    fence = _fence(f.citation)
-    out += [
-        "## How to cite",
-        "",
-        "The dataset:",
-        "",
-        f"{fence}bibtex",
-        f.citation.strip(),
-        fence,
-        "",
-        "The method and the original SQUID-E dataset:",
-        "",
-        "```bibtex",
-        SQUID_E_CITATION,
-        "```",
-        "",
-    ]
-    return "\n".join(out)
+    """README.md: templates/dataset_card.md.j2 filled from the facts, the Hub's YAML header first."""
+    return _template().render(f=facts)
+
+
+@functools.cache
+def _template() -> jinja2.Template:
+    """The card's template, read once from the package. Not HTML: no autoescape, every text from outside goes through
+    the `md` filter (md_escape); a fact the template names and the facts lack stops the rendering (StrictUndefined).
+    Block tags take their line with them (trim_blocks, lstrip_blocks), so the template's lines are the card's."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("squidflow", "templates"),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters |= {
+        "md": md_escape,
+        "paragraph": _paragraph,
+        "num": "{:,}".format,
+        "listing": _list,
+        "counted": lambda counts: [(k, f"{n:,}") for k, n in counts.items()],
+    }
+    env.globals |= {
+        "yaml_header": lambda f: yaml.safe_dump(header(f), sort_keys=False, allow_unicode=True).strip(),
+        "md_table": md_table,
+        "agreement": _agreement,
+        "summary_line": summary_line,
+        "rebuild_config": rebuild_config,
+        "removal_requests": removal_requests,
+        "changes_section": changes_section,
+        "fence_for": _fence,
+        "SQUID_E_CITATION": SQUID_E_CITATION,
+        "REBUILD_COMMAND": REBUILD_COMMAND,
+        "DATASET_PLACEHOLDER": DATASET_PLACEHOLDER,
+        "VIDEOS_PLACEHOLDER": VIDEOS_PLACEHOLDER,
+    }
+    return env.get_template("dataset_card.md.j2")
 
 
 def _paragraph(text: str) -> str:
     """Data as one inert Markdown paragraph (io.md_escape), a leading `#` escaped too (no heading)."""
     out = md_escape(text)
     return "\\" + out if out.lstrip().startswith("#") else out
-
-
-def variant_wording(images_per_hit: int) -> str:
-    """The task variants as this dataset's task pages showed them (SQUID-E's design: six images per page)."""
-    if images_per_hit <= 0:  # the release's rows: the paper's design
-        return (
-            "- Variant A shows six images of an event from six different videos under that event's prompt; variant B "
-            "shows images under the prompt of a similar event (SQUID-E §3.2)."
-        )
-    many = f"{images_per_hit} images" if images_per_hit != 1 else "1 image"
-    return (
-        f"- Variant A shows up to {many} of an event per task page, from different videos where the event has "
-        "enough, under that event's prompt; variant B shows images under the prompt of a similar event (SQUID-E "
-        "§3.2, whose pages showed six)."
-    )
 
 
 VERSION_MARK = "<!-- squidflow-version:"
