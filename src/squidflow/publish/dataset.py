@@ -130,19 +130,111 @@ def gather_facts(
     mode: str,
     configs: Mapping[str, pl.DataFrame],
     blurred: list[int] | None = None,
+    *,
+    data_digest: str = "",
+    rebuild: tuple[str, bool] = ("", False),
 ) -> F.Facts:
-    per_status, queries, languages = F.video_summary(run.videos)
-    annotators = cfg.get("annotators") or {}
+    """Everything the card, croissant.json and the LeWiDi files state, once: from the published tables (`configs`),
+    the run's own outputs and publish.* (`cfg`). `data_digest` is the data files' (shards.digest), `rebuild` the URL
+    list of reference mode and whether it names videos by relative path (T.REBUILD_LIST; empty in embed mode)."""
     source, present = F.judgment_source(run.judgments, settings.judgment_source)  # the rows say, not the config
-    simulated = source == "simulated"
-    platform = source if source in F.PLATFORMS else settings.platform
+    soft = configs.get("soft_labels", pl.DataFrame(schema={"variant": pl.Utf8, "n": pl.Int64}))
+    rai = _rai(cfg, _limitations(source, present, soft, mode), blurred, mode, settings.demo, source == "simulated")
+    return F.Facts(
+        **_release_facts(run, cfg, configs),
+        demo=settings.demo,
+        judgment_source=source,
+        platform=source if source in F.PLATFORMS else settings.platform,
+        image_mode=mode,
+        description=cfg.get("description") or _description(configs, source == "simulated"),
+        **_video_facts(run, settings),
+        **_judgment_facts(run, settings, cfg, configs, source, soft),
+        counts={c: t.height for c, t in configs.items()},
+        splits={
+            c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows())
+            for c, t in configs.items()
+        },
+        rai=rai,
+        licences=F.images_by_licence(configs["images"]),
+        data_digest=data_digest,
+        rebuild_list=rebuild[0],
+        rebuild_relative=rebuild[1],
+    )
+
+
+def _release_facts(run: RunTables, cfg: Mapping, configs: Mapping[str, pl.DataFrame]) -> dict:
+    """Who publishes what, under which licence and version: publish.* and the version its data raised (a next round
+    or a change of method the minor number, a removal on request the patch number)."""
+    name = cfg["name"]
+    changes = removals_by_reason(run.takedowns) if run.takedowns is not None and not run.takedowns.is_empty() else {}
+    methods = method_changes(run.methods)
+    return {
+        "name": name,
+        "pretty_name": cfg.get("pretty_name") or name,
+        "version": published_version(
+            cfg["version"], sum(changes.values()), next_rounds(configs.get("judgments")) + len(methods)
+        ),
+        "base_version": cfg["version"],
+        "changes": changes,
+        "taken_down": dict(run.taken_down or {}),
+        "method_changes": methods,
+        "contact": cfg.get("contact") or "",
+        "license": cfg["license"],
+        "license_name": cfg.get("license_name") or "",
+        "license_link": cfg.get("license_link") or "",
+        "citation": cfg["citation"],
+        "url": cfg.get("url") or f"https://huggingface.co/datasets/{name}",
+        "creators": list(cfg.get("creators") or []),
+        "terms": cfg.get("terms") or "",
+        "pay": cfg.get("pay") or "",
+    }
+
+
+def _video_facts(run: RunTables, settings: RunSettings) -> dict:
+    """Where the videos came from and how frames were chosen (the manifest, frames.*, dropped_videos.md)."""
+    per_status, queries, languages = F.video_summary(run.videos)
+    return {
+        "sources": sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],
+        "frames": dict(settings.frames) if run.frames is not None else {},
+        "videos": per_status,
+        "queries": queries,
+        "languages": languages,
+        "dropped": F.dropped_text(run.dropped_md) if run.dropped_md else "",
+        "timeframe": F.collection_timeframe(run.videos),
+    }
+
+
+def _judgment_facts(
+    run: RunTables, settings: RunSettings, cfg: Mapping, configs: Mapping[str, pl.DataFrame], source: str, soft
+) -> dict:
+    """How people judged the images and how well they agreed, from the published judgments and soft labels."""
+    judgments = configs.get("judgments")
+    demographics = (cfg.get("annotators") or {}).get("demographics") or (
+        "none: the ratings come from a SIMULATED annotator panel, not from people"
+        if source == "simulated"
+        else F.NOT_COLLECTED
+    )
+    return {
+        "images_per_hit": F.images_per_hit(run.judgments) if source != "release" else 0,
+        "annotator_demographics": demographics,
+        "task_wording": F.task_wording(run.task_pages.get("rating", "")),
+        "task_pages": [TASK_PAGES[k] for k in run.task_pages],
+        "raters": F.raters_per_image(soft),
+        "precision": F.soft_label_precision(soft, judgments),
+        "agreement": run.table7,
+        **F.rater_facts(judgments),
+        "wave_effects": wave_effects(judgments, IntervalConfig.from_config(settings.intervals)),
+    }
+
+
+def _limitations(source: str, present: list[str], soft: pl.DataFrame, mode: str) -> list[str]:
+    """The card's and Croissant's data limitations that the run itself shows (the rest is publish.rai's)."""
     limitations = []
-    if simulated:
+    if source == "simulated":
         limitations.append(
             "The judgments come from a SIMULATED annotator panel and the videos are SYNTHETIC "
             "(squidflow's offline demo): not data about people."
         )
-    soft = configs.get("soft_labels", pl.DataFrame(schema={"variant": pl.Utf8, "n": pl.Int64}))
     if not soft.is_empty():
         limitations.append(
             f"Each soft label is the mean of few ratings (median {float(cast(float, soft['n'].median())):g} per "
@@ -163,75 +255,34 @@ def gather_facts(
             "The SQUID-E release names no annotator: its annotator ids are the three rating positions "
             "of a row (huj_0..huj_2), not people; a few images are rated twice in a variant."
         )
+    return limitations
+
+
+def _rai(
+    cfg: Mapping, limitations: list[str], blurred: list[int] | None, mode: str, demo: bool, simulated: bool
+) -> dict:
+    """publish.rai with what the run knows added: its limitations, the faces blurred, a simulated collection, and
+    how to ask for a removal."""
     rai = dict(cfg.get("rai") or {})
     rai["data_limitations"] = limitations
-    face_note = faces.sensitive_note(blurred, mode=mode, demo=settings.demo)
+    face_note = faces.sensitive_note(blurred, mode=mode, demo=demo)
     if face_note:
         rai["personal_sensitive_information"] = [*(rai.get("personal_sensitive_information") or []), face_note]
     if simulated:  # the demo's videos are made by ffmpeg and its ratings by a panel model: no web, no crowd
         rai["data_collection_type"] = ["Synthetic data (squidflow's offline demo videos)", "Simulated annotations"]
-    description = cfg.get("description") or (
-        f"{configs['images'].height:,} images from event videos with {configs['judgments'].height if 'judgments' in configs else 0:,} "
+    removal = F.removal_requests(cfg.get("contact") or "")
+    rai["data_release_maintenance_plan"] = " ".join(x for x in (rai.get("data_release_maintenance_plan"), removal) if x)
+    return rai
+
+
+def _description(configs: Mapping[str, pl.DataFrame], simulated: bool) -> str:
+    """The card's first paragraph when publish.description gives none: what the dataset holds, in counts."""
+    judgments = configs["judgments"].height if "judgments" in configs else 0
+    return (
+        f"{configs['images'].height:,} images from event videos with {judgments:,} "
         + ("SIMULATED " if simulated else "human ")
         + "uncertainty judgments (0-100: how certain that the image comes from a video of the prompted event), made "
         "with squidflow (SQUID-E, Sanders et al., NeurIPS 2022 Datasets and Benchmarks)."
-    )
-    name = cfg["name"]
-    changes = removals_by_reason(run.takedowns) if run.takedowns is not None and not run.takedowns.is_empty() else {}
-    removal = F.removal_requests(cfg.get("contact") or "")
-    rai["data_release_maintenance_plan"] = " ".join(x for x in (rai.get("data_release_maintenance_plan"), removal) if x)
-    return F.Facts(
-        name=name,
-        pretty_name=cfg.get("pretty_name") or name,
-        version=published_version(
-            cfg["version"],
-            sum(changes.values()),
-            next_rounds(configs.get("judgments")) + len(method_changes(run.methods)),
-        ),
-        base_version=cfg["version"],
-        changes=changes,
-        taken_down=dict(run.taken_down or {}),
-        method_changes=method_changes(run.methods),
-        images_per_hit=F.images_per_hit(run.judgments) if source != "release" else 0,
-        contact=cfg.get("contact") or "",
-        license=cfg["license"],
-        license_name=cfg.get("license_name") or "",
-        license_link=cfg.get("license_link") or "",
-        citation=cfg["citation"],
-        url=cfg.get("url") or f"https://huggingface.co/datasets/{name}",
-        description=description,
-        creators=list(cfg.get("creators") or []),
-        demo=settings.demo,
-        judgment_source=source,
-        platform=platform,
-        image_mode=mode,
-        sources=sorted(set(settings.sources)) if run.videos is not None else ["squid-e-release (judgments only)"],
-        terms=cfg.get("terms") or "",
-        pay=cfg.get("pay") or "",
-        annotator_demographics=annotators.get("demographics")
-        or (
-            "none: the ratings come from a SIMULATED annotator panel, not from people" if simulated else F.NOT_COLLECTED
-        ),
-        frames=dict(settings.frames) if run.frames is not None else {},
-        videos=per_status,
-        queries=queries,
-        languages=languages,
-        dropped=F.dropped_text(run.dropped_md) if run.dropped_md else "",
-        timeframe=F.collection_timeframe(run.videos),
-        task_wording=F.task_wording(run.task_pages.get("rating", "")),
-        task_pages=[TASK_PAGES[k] for k in run.task_pages],
-        raters=F.raters_per_image(soft),
-        precision=F.soft_label_precision(soft, configs.get("judgments")),
-        agreement=run.table7,
-        **F.rater_facts(configs.get("judgments")),
-        counts={c: t.height for c, t in configs.items()},
-        splits={
-            c: dict(t.group_by("split", maintain_order=True).len().sort("split").iter_rows())
-            for c, t in configs.items()
-        },
-        rai=rai,
-        licences=F.images_by_licence(configs["images"]),
-        wave_effects=wave_effects(configs.get("judgments"), IntervalConfig.from_config(settings.intervals)),
     )
 
 
@@ -276,35 +327,47 @@ def write_folder(folder: Path, run: RunTables, settings: RunSettings, cfg: Mappi
         embed = config == "images" and mode == "embed"
         feats[config] = shards.features(SCHEMAS[config], image=embed)
         written += shards.write_config(folder, config, table, feats[config], max_bytes, pixels if embed else None)
-    facts = gather_facts(run, settings, cfg, mode, configs, blurred)
-    facts.data_digest = shards.digest(written)
+    rebuild = ("", False)
     if mode == "reference" and run.frames is not None:  # the card's recipe reads the videos and frames from it
-        listing = T.rebuild_list(configs["images"])
-        (folder / T.REBUILD_LIST).parent.mkdir(exist_ok=True)
-        write_csv(listing, folder / T.REBUILD_LIST)
-        facts.rebuild_list, facts.rebuild_relative = T.REBUILD_LIST, T.has_relative_urls(listing)
+        rebuild = _write_rebuild_list(folder, configs["images"])
+    facts = gather_facts(
+        run, settings, cfg, mode, configs, blurred, data_digest=shards.digest(written), rebuild=rebuild
+    )
     (folder / "README.md").write_text(card.card(facts), encoding="utf-8")
     (folder / "croissant.json").write_text(
         json.dumps(croissant.metadata_json(facts, written, feats), indent=2, ensure_ascii=False, default=str) + "\n",
         encoding="utf-8",
     )
-    lewidi_dir = folder / "lewidi"
-    lewidi_dir.mkdir(exist_ok=True)
-    splits = dict(zip(configs["images"]["image_id"].to_list(), configs["images"]["split"].to_list(), strict=True))
-    excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
-    for variant, by_split in lewidi.items(T.rated_items(run.judgments, excluded), names, splits).items():
-        for split, items in by_split.items():
-            (lewidi_dir / f"{facts.name}_{variant}_{split}.json").write_text(
-                json.dumps(items, indent=1, ensure_ascii=False) + "\n"
-            )
-    (lewidi_dir / f"{facts.name}_annotators_meta.json").write_text(
-        json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
-    )
+    _write_lewidi(folder / "lewidi", facts.name, run, names, configs["images"], meta)
     for kind, page in run.task_pages.items():
         target = folder / TASK_PAGES[kind]
         target.parent.mkdir(exist_ok=True)
         target.write_text(page, encoding="utf-8")
     return facts
+
+
+def _write_rebuild_list(folder: Path, images: pl.DataFrame) -> tuple[str, bool]:
+    """Reference mode's URL list of the videos with their published frames (T.REBUILD_LIST), which the card's recipe
+    reads; returns its path in the folder and whether it names videos by relative path (a base_url is needed)."""
+    listing = T.rebuild_list(images)
+    (folder / T.REBUILD_LIST).parent.mkdir(exist_ok=True)
+    write_csv(listing, folder / T.REBUILD_LIST)
+    return T.REBUILD_LIST, T.has_relative_urls(listing)
+
+
+def _write_lewidi(
+    folder: Path, name: str, run: RunTables, names: dict[str, str], images: pl.DataFrame, meta: dict
+) -> None:
+    """The judgments in the LeWiDi 2025 format: one file per variant and split, and the annotators' metadata."""
+    folder.mkdir(exist_ok=True)
+    splits = dict(zip(images["image_id"].to_list(), images["split"].to_list(), strict=True))
+    excluded = run.annotator_report.filter(pl.col("excluded"))["annotator"].to_list()
+    for variant, by_split in lewidi.items(T.rated_items(run.judgments, excluded), names, splits).items():
+        for split, items in by_split.items():
+            (folder / f"{name}_{variant}_{split}.json").write_text(
+                json.dumps(items, indent=1, ensure_ascii=False) + "\n"
+            )
+    (folder / f"{name}_annotators_meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
 
 
 def publish(target: str | Path, run: RunTables, settings: RunSettings) -> F.Facts:

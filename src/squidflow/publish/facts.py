@@ -31,9 +31,10 @@ PLATFORMS = {"mturk": "Amazon Mechanical Turk", "label_studio": "Label Studio"}
 NOT_COLLECTED = "not collected: the annotators' demographics were not collected"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Facts:
-    """Everything the card and croissant.json state; every number comes from the run's files."""
+    """Everything the card and croissant.json state; every number comes from the run's files. Built once, by
+    squidflow.publish.dataset.gather_facts, and read by the card's template, croissant.json and the LeWiDi files."""
 
     name: str
     pretty_name: str

@@ -20,7 +20,10 @@ def test_rounds_raise_the_minor_number_and_removals_the_patch():
 
 
 def test_the_card_lists_each_version_with_counts_and_publish_check_compares_the_data(tmp_path):
-    f = Facts.__new__(Facts)
+    data = tmp_path / "data" / "judgments"
+    data.mkdir(parents=True)
+    pl.DataFrame({"rating": [1, 2]}).write_parquet(data / "train-00000.parquet")
+    f = Facts.__new__(Facts)  # Facts is frozen: its fields are set as gather_facts would have set them
     f.__dict__.update(
         {
             "version": "1.2.1",
@@ -29,7 +32,7 @@ def test_the_card_lists_each_version_with_counts_and_publish_check_compares_the_
             "changes": {"privacy": 1},
             "taken_down": {"ratings": 30, "images": 4},
             "method_changes": [],
-            "data_digest": "",
+            "data_digest": folder_digest(tmp_path),
         }
     )
     rows = card.version_rows(f)
@@ -39,10 +42,6 @@ def test_the_card_lists_each_version_with_counts_and_publish_check_compares_the_
         ("1.2.0", "round 3: 12 ratings added"),
         ("1.2.1", "1 video removed on request (privacy 1): 30 ratings and 4 rated images removed"),
     ]
-    data = tmp_path / "data" / "judgments"
-    data.mkdir(parents=True)
-    pl.DataFrame({"rating": [1, 2]}).write_parquet(data / "train-00000.parquet")
-    f.data_digest = folder_digest(tmp_path)
     (tmp_path / "README.md").write_text("\n".join(card.changes_section(f)))
     meta = {"version": "1.2.1"}
     assert check_version(tmp_path, meta) == []
