@@ -109,10 +109,9 @@ def data_collection(facts: Facts) -> str:
     return text + "; then rated by annotators (rai:annotationProtocol)."
 
 
-def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datasets.Features]) -> dict:
-    """The Croissant 1.1 JSON-LD of a published folder."""
-    ctx = _context()
-    distribution = [
+def _distribution(ctx: mlc.Context, shards: Sequence[Shard], feats: dict[str, datasets.Features]) -> list:
+    """Croissant's distribution: each Parquet shard as a FileObject (size, sha256), each config's shards as a FileSet."""
+    files = [
         mlc.FileObject(
             ctx=ctx,
             id=s.path,
@@ -124,7 +123,7 @@ def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datase
         )
         for s in shards
     ]
-    distribution += [
+    return files + [
         mlc.FileSet(
             ctx=ctx,
             id=f"{config}-parquet",
@@ -134,7 +133,11 @@ def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datase
         )
         for config in feats
     ]
-    record_sets = [
+
+
+def _record_sets(ctx: mlc.Context, feats: dict[str, datasets.Features]) -> list:
+    """One RecordSet per config, a field per column (its type from the config's `datasets` features)."""
+    return [
         mlc.RecordSet(
             ctx=ctx,
             id=config,
@@ -144,13 +147,22 @@ def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datase
         )
         for config, fs in feats.items()
     ]
-    raters = (
+
+
+def _annotations_per_item(facts: Facts) -> str:
+    """rai:annotationsPerItem: per variant, how many ratings an image's soft label is of."""
+    return (
         "; ".join(
             f"variant {v}: median {med:g} ratings per image (min {lo}, max {hi})"
             for v, (lo, med, hi) in facts.raters.items()
         )
         or "none"
     )
+
+
+def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datasets.Features]) -> dict:
+    """The Croissant 1.1 JSON-LD of a published folder."""
+    ctx = _context()
     rai = facts.rai
     limitations = list(rai.get("data_limitations", [])) + [facts.terms]
     md = mlc.Metadata(
@@ -164,14 +176,14 @@ def metadata_json(facts: Facts, shards: Sequence[Shard], feats: dict[str, datase
         date_published=dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
         creators=[mlc.Person(ctx=ctx, name=c) for c in facts.creators] or None,
         keywords=["human judgments", "uncertainty", "soft labels", "ambiguous images", "event classification"],
-        distribution=distribution,
-        record_sets=record_sets,
+        distribution=_distribution(ctx, shards, feats),
+        record_sets=_record_sets(ctx, feats),
         data_collection=data_collection(facts),
         data_collection_type=list(rai.get("data_collection_type", [])),
         data_collection_timeframe=list(facts.timeframe) if facts.timeframe else None,
         data_annotation_protocol=[annotation_protocol(facts)],
         data_annotation_platform=[facts.platform_name],
-        annotations_per_item=raters,
+        annotations_per_item=_annotations_per_item(facts),
         annotator_demographics=[facts.annotator_demographics],
         data_limitations=limitations,
         data_biases=list(rai.get("data_biases", [])),

@@ -88,6 +88,52 @@ def _video_source(videos: pl.DataFrame | None) -> pl.DataFrame:
     ).unique("video_id", keep="first", maintain_order=True)
 
 
+def _release_images(judgments: pl.DataFrame, src: pl.DataFrame) -> pl.DataFrame:
+    """The images of the release's judgments (no frames): the rated images, event from their variant-A prompt, split
+    test, source the video's (else its YouTube URL; UCF-Crime ids: the dataset's name)."""
+    to_event = prompt_to_event(PROMPTS)
+    events = (
+        judgments.filter(pl.col("variant") == "A")
+        .group_by("video_id", "frame_index", maintain_order=True)
+        .agg(pl.col("event_prompt").first())
+        .with_columns(
+            pl.col("event_prompt")
+            .map_elements(lambda p: to_event.get(normalise_event(p)), return_dtype=pl.Utf8)
+            .alias("event")
+        )
+    )
+    out = (
+        judgments.select("video_id", "frame_index")
+        .unique(maintain_order=True)
+        .join(
+            events.select("video_id", "frame_index", "event"),
+            on=["video_id", "frame_index"],
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(
+            image_id_expr().alias("image_id"),
+            pl.lit(None, pl.Float64).alias("timestamp_s"),
+            pl.lit("test").alias("split"),
+            pl.lit(None, pl.Int64).alias("cluster"),
+            pl.lit(None, pl.Utf8).alias("image_path"),
+        )
+        .join(src, on="video_id", how="left", maintain_order="left")
+    )
+    vid = pl.col("video_id")
+    release_url = (
+        pl.when(vid.str.contains(UCF_ID.pattern))
+        .then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
+        .when(vid.str.contains(YOUTUBE_ID.pattern))
+        .then(pl.format(YOUTUBE_URL, vid))
+        .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid)
+    )
+    return out.with_columns(
+        pl.coalesce(pl.col("source"), release_url).alias("source"),
+        pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"),
+    )
+
+
 def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgments: pl.DataFrame) -> pl.DataFrame:
     """One row per image (schemas.PUBLISH_IMAGES), with `kind` (the video's source type) and `image_path` beside it
     for the pixels of embed mode. Without frames (the release's judgments): the rated images, event from their
@@ -105,47 +151,7 @@ def images_table(frames: pl.DataFrame | None, videos: pl.DataFrame | None, judgm
             "image_path",
         ).join(src, on="video_id", how="left", maintain_order="left")
     else:
-        to_event = prompt_to_event(PROMPTS)
-        events = (
-            judgments.filter(pl.col("variant") == "A")
-            .group_by("video_id", "frame_index", maintain_order=True)
-            .agg(pl.col("event_prompt").first())
-            .with_columns(
-                pl.col("event_prompt")
-                .map_elements(lambda p: to_event.get(normalise_event(p)), return_dtype=pl.Utf8)
-                .alias("event")
-            )
-        )
-        out = (
-            judgments.select("video_id", "frame_index")
-            .unique(maintain_order=True)
-            .join(
-                events.select("video_id", "frame_index", "event"),
-                on=["video_id", "frame_index"],
-                how="left",
-                maintain_order="left",
-            )
-            .with_columns(
-                image_id_expr().alias("image_id"),
-                pl.lit(None, pl.Float64).alias("timestamp_s"),
-                pl.lit("test").alias("split"),
-                pl.lit(None, pl.Int64).alias("cluster"),
-                pl.lit(None, pl.Utf8).alias("image_path"),
-            )
-            .join(src, on="video_id", how="left", maintain_order="left")
-        )
-        vid = pl.col("video_id")
-        release_url = (
-            pl.when(vid.str.contains(UCF_ID.pattern))
-            .then(pl.lit("UCF-Crime (Sultani et al., 2018): ") + vid)
-            .when(vid.str.contains(YOUTUBE_ID.pattern))
-            .then(pl.format(YOUTUBE_URL, vid))
-            .otherwise(pl.lit("SQUID-E release video (an older local name; not a YouTube id): ") + vid)
-        )
-        out = out.with_columns(
-            pl.coalesce(pl.col("source"), release_url).alias("source"),
-            pl.coalesce(pl.col("kind"), pl.lit("squid-e-release")).alias("kind"),
-        )
+        out = _release_images(judgments, src)
     # the licence as the video's source states it (the demo's: squidflow's own), else unknown: never guessed
     out = out.with_columns(
         pl.coalesce(pl.col("license"), pl.lit(UNKNOWN_LICENSE)).alias("license"),

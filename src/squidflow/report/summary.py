@@ -92,6 +92,14 @@ def _when(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
+STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:1.5em;max-width:60em;color:#222}"
+    "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid #ddd;padding:.2em .8em;"
+    "text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
+    ".note{background:#fff4e5;border-left:4px solid #E69F00;padding:.5em 1em}code{background:#f3f3f3}"
+)
+
+
 def summary_html(
     jobs: pl.DataFrame,
     *,
@@ -103,19 +111,27 @@ def summary_html(
 ) -> str:
     """The run summary as a self-contained HTML page (no external file: it opens inside the report's viewer).
     `made_by` names the squidflow version and commit (`squidflow.version.describe`)."""
-    esc = html.escape
-    per_rule = rule_times(jobs)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>squidflow run summary</title><style>",
-        "body{font-family:system-ui,sans-serif;margin:1.5em;max-width:60em;color:#222}"
-        "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid #ddd;padding:.2em .8em;"
-        "text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
-        ".note{background:#fff4e5;border-left:4px solid #E69F00;padding:.5em 1em}code{background:#f3f3f3}",
+        STYLE,
         "</style></head><body><h1>squidflow run summary</h1>",
     ]
     if data_note:
-        parts.append(f"<p class='note'>{esc(data_note)}</p>")
-    parts.append("<h2>Configuration</h2><ul>")
+        parts.append(f"<p class='note'>{html.escape(data_note)}</p>")
+    parts += _configuration(configfiles, stages, made_by, snakemake_version)
+    parts.append("<h2>How long</h2>")
+    if jobs.is_empty():
+        parts.append("<p>Snakemake recorded no finished job in this folder (.snakemake/metadata).</p>")
+    else:
+        parts += _how_long(jobs, rule_times(jobs))
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def _configuration(configfiles: list[str], stages: list[str], made_by: str, snakemake_version: str) -> list[str]:
+    """The page's "Configuration": the config files in order, the stages, the versions, each file's text folded."""
+    esc = html.escape
+    parts = ["<h2>Configuration</h2><ul>"]
     parts += [
         f"<li>config file <code>{esc(str(c))}</code> (in this order; later files override earlier keys)</li>"
         for c in configfiles
@@ -132,45 +148,44 @@ def summary_html(
         except OSError:
             continue
         parts.append(f"<details><summary><code>{esc(str(c))}</code></summary><pre>{esc(text)}</pre></details>")
-    parts.append("<h2>How long</h2>")
-    if jobs.is_empty():
-        parts.append("<p>Snakemake recorded no finished job in this folder (.snakemake/metadata).</p>")
-    else:
-        start, end = cast(float, jobs["starttime"].min()), cast(float, jobs["endtime"].max())
-        unknown = jobs["seconds"].null_count()
-        total = cast(float, jobs["seconds"].sum())
-        ran = (
-            f"the jobs ran {esc(_duration(total))} in total"
-            if not unknown
-            else f"the {_jobs(jobs.height - unknown)} run by this machine's Snakemake ran "
-            f"{esc(_duration(total))} in total; {unknown} ran through a cluster executor, which "
-            "records no job time in Snakemake's metadata (Slurm's <code>sacct</code> has them)"
-        )
+    return parts
+
+
+def _how_long(jobs: pl.DataFrame, per_rule: pl.DataFrame) -> list[str]:
+    """The page's times: the run's span and job time, then "What ran" (per rule) and "Longest jobs" (the ten)."""
+    esc = html.escape
+    start, end = cast(float, jobs["starttime"].min()), cast(float, jobs["endtime"].max())
+    unknown = jobs["seconds"].null_count()
+    total = cast(float, jobs["seconds"].sum())
+    ran = (
+        f"the jobs ran {esc(_duration(total))} in total"
+        if not unknown
+        else f"the {_jobs(jobs.height - unknown)} run by this machine's Snakemake ran "
+        f"{esc(_duration(total))} in total; {unknown} ran through a cluster executor, which "
+        "records no job time in Snakemake's metadata (Slurm's <code>sacct</code> has them)"
+    )
+    parts = [
+        f"<p>{jobs.height} jobs of {per_rule.height} steps made the results in this folder, between "
+        f"{esc(_when(start))} and {esc(_when(end))} ({esc(_duration(end - start))} from the first job's start to "
+        f"the last one's end, including any pause between runs); {ran}. The report's <i>Statistics</i> panel "
+        f"shows every job on a timeline.</p>",
+        "<h2>What ran</h2><table><tr><th>step (rule)</th><th>jobs</th><th>job time</th>"
+        "<th>longest job</th><th>first started</th></tr>",
+    ]
+    for r in per_rule.iter_rows(named=True):
         parts.append(
-            f"<p>{jobs.height} jobs of {per_rule.height} steps made the results in this folder, between "
-            f"{esc(_when(start))} and {esc(_when(end))} ({esc(_duration(end - start))} from the first job's start to "
-            f"the last one's end, including any pause between runs); {ran}. The report's <i>Statistics</i> panel "
-            f"shows every job on a timeline.</p>"
+            f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{r['jobs']}</td>"
+            f"<td class='n'>{esc(_duration(r['total_s']))}</td><td class='n'>{esc(_duration(r['max_s']))}"
+            f"</td><td>{esc(_when(r['first_start']))}</td></tr>"
         )
+    parts.append("</table><h2>Longest jobs</h2><table><tr><th>step (rule)</th><th>time</th><th>started</th></tr>")
+    for r in jobs.drop_nulls("seconds").sort("seconds", descending=True).head(10).iter_rows(named=True):
         parts.append(
-            "<h2>What ran</h2><table><tr><th>step (rule)</th><th>jobs</th><th>job time</th>"
-            "<th>longest job</th><th>first started</th></tr>"
+            f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{esc(_duration(r['seconds']))}</td>"
+            f"<td>{esc(_when(r['starttime']))}</td></tr>"
         )
-        for r in per_rule.iter_rows(named=True):
-            parts.append(
-                f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{r['jobs']}</td>"
-                f"<td class='n'>{esc(_duration(r['total_s']))}</td><td class='n'>{esc(_duration(r['max_s']))}"
-                f"</td><td>{esc(_when(r['first_start']))}</td></tr>"
-            )
-        parts.append("</table><h2>Longest jobs</h2><table><tr><th>step (rule)</th><th>time</th><th>started</th></tr>")
-        for r in jobs.drop_nulls("seconds").sort("seconds", descending=True).head(10).iter_rows(named=True):
-            parts.append(
-                f"<tr><td><code>{esc(r['rule'])}</code></td><td class='n'>{esc(_duration(r['seconds']))}</td>"
-                f"<td>{esc(_when(r['starttime']))}</td></tr>"
-            )
-        parts.append("</table>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
+    parts.append("</table>")
+    return parts
 
 
 def write_run_summary(
