@@ -133,6 +133,28 @@ def test_card_names_every_config_and_says_the_panel_is_simulated_first(small):
     assert (folder / "tasks/rating_task.html").exists()
 
 
+def test_a_fact_the_card_names_and_the_facts_lack_stops_the_card_naming_it():
+    """The card is templates/dataset_card.md.j2 filled from one Facts (issue 60) with StrictUndefined: a fact that
+    the template names and the facts lack (a renamed field, a template edit) fails the card, naming the fact, instead
+    of printing an empty line in a published dataset."""
+    import jinja2
+
+    from squidflow.publish import card
+    from squidflow.publish.facts import Facts
+
+    facts = Facts(
+        name="mine", pretty_name="My events", version="1.0.0", license="mit", citation="@misc{mine}",
+        url="https://example.org/mine", description="Frames of my events.", creators=[], demo=False,
+        judgment_source="mturk", platform="mturk", image_mode="embed", sources=["local"], terms="",
+        pay="US$0.10 per task", annotator_demographics="not collected",
+    )  # fmt: skip
+    text = card.card(facts)
+    assert text.startswith("---\npretty_name: My events\n") and "- Pay: US$0.10 per task.\n" in text
+    del facts.__dict__["pay"]
+    with pytest.raises(jinja2.UndefinedError, match="'pay'"):
+        card.card(facts)
+
+
 def test_lewidi_files_hold_each_variants_items(small):
     folder, run = small
     files = sorted(p.name for p in (folder / "lewidi").iterdir())
