@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 
 import jinja2
 import yaml
@@ -129,12 +130,12 @@ def _template() -> jinja2.Template:
     env.filters |= {
         "md": md_escape,
         "paragraph": _paragraph,
-        "num": "{:,}".format,
+        "num": _num,
         "listing": _list,
-        "counted": lambda counts: [(k, f"{n:,}") for k, n in counts.items()],
+        "counted": _counted,
     }
     env.globals |= {
-        "yaml_header": lambda f: yaml.safe_dump(header(f), sort_keys=False, allow_unicode=True).strip(),
+        "yaml_header": _yaml_header,
         "md_table": md_table,
         "agreement": _agreement,
         "summary_line": summary_line,
@@ -148,6 +149,20 @@ def _template() -> jinja2.Template:
         "VIDEOS_PLACEHOLDER": VIDEOS_PLACEHOLDER,
     }
     return env.get_template("dataset_card.md.j2")
+
+
+def _yaml_header(facts: Facts) -> str:
+    return yaml.safe_dump(header(facts), sort_keys=False, allow_unicode=True).strip()
+
+
+def _num(n: int) -> str:
+    """A count as the card writes it: 12,345."""
+    return f"{n:,}"
+
+
+def _counted(counts: Mapping[str, int]) -> list[tuple[str, str]]:
+    """A table's rows from {name: count}, the counts written as numbers (md_table escapes the names)."""
+    return [(k, _num(n)) for k, n in counts.items()]
 
 
 def _paragraph(text: str) -> str:
@@ -209,7 +224,7 @@ def changes_section(f) -> list[str]:
             f"video{'s' if n != 1 else ''} removed on request, with every image, judgment and soft label made "
             "from them. By reason:",
             "",
-            *md_table(["Reason", "Videos removed"], [(k, f"{v:,}") for k, v in f.changes.items()], data=(0,)),
+            *md_table(["Reason", "Videos removed"], _counted(f.changes), data=(0,)),
             "",
         ]
     if f.data_digest:
