@@ -33,7 +33,6 @@ import os
 os.environ.setdefault("TQDM_DISABLE", "1")  # the library's progress bars would interleave with the figures
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.config import schema_default
+from squidflow.config.validation import schema_default
 from squidflow.contracts import schemas
 from squidflow.judgments.allocation import NextRoundConfig, plan_next_round
 from squidflow.judgments.ingest import read_release

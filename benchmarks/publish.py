@@ -28,7 +28,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from squidflow.config import load_config
+from squidflow.config.validation import load_config
 from squidflow.contracts import schemas
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.scores import image_scores

@@ -18,7 +18,6 @@ flagged and every planted rater flagged at every share up to 40%, with or withou
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path

@@ -16,8 +16,8 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from squidflow import style
 from squidflow.judgments.pseudonyms import pseudonyms
+from squidflow.presentation import style
 
 ITEM = ["video_id", "frame_index", "event_prompt", "variant", "hit"]
 

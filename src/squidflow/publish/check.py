@@ -30,10 +30,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from squidflow import bounds, licenses
+from squidflow.config import bounds
 from squidflow.judgments import pseudonyms
 from squidflow.publish import card, croissant
 from squidflow.publish.shards import sha256
+from squidflow.vocabulary import licenses
 
 
 def check_card(folder: Path) -> tuple[list[str], list[str]]:

@@ -308,8 +308,8 @@ def test_the_triage_figure_draws_no_empty_row_and_names_each_images_prompt(tmp_p
     """A class without images gets no row of the contact sheet; each image's title names its prompt (issue 60)."""
     from PIL import Image
 
-    from squidflow import style
     from squidflow.judgments.image_triage import triage_figure
+    from squidflow.presentation import style
 
     classes, prompts = ["clear", "clear", "ambiguous", "undecided"], ["parade", "wedding", "protest", "birthday party"]
     images = pl.DataFrame(
