@@ -1,6 +1,6 @@
 """The next round where it pays (issue 59): ratings until every image meets a target precision, per strategy.
 
-    .venv/bin/python benchmarks/next_round.py [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
+    .venv/bin/python -m benchmarks.next_round [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
                                               [--strategies ...] [--json]
 
 `make bench` runs it as it is: one seed (2.5 CPU minutes, 151 s user + system as measured). Issue 59's acceptance

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers.tools import layering
+from .tools import layering
 
 ROOT = layering.ROOT
 

@@ -187,7 +187,7 @@ def test_the_task_page_rule_logs_what_it_refused(tmp_path):
     page = tmp_path / "results" / "annotation" / "comparison_hits.html"
     page.write_text('<img src="/etc/hostname">')
     out, log = tmp_path / "results" / "report" / "page.html", tmp_path / "logs" / "report_task_page.log"
-    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); from types import SimpleNamespace as S; "
+    code = ("from types import SimpleNamespace as S; "
             f"snakemake = S(input=S(page={str(page)!r}), output=[{str(out)!r}], log=[{str(log)!r}], rule='report_task_page');"
             f"exec(open({str(script)!r}).read())")  # fmt: skip
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -270,7 +270,7 @@ def test_a_proxy_password_reaches_no_file_and_no_log(tmp_path, monkeypatch):
     monkeypatch.setenv(PROXY_ENV, proxy)
     settings = tmp_path / "results" / "videos" / "download_settings.json"
     log = tmp_path / "logs" / "download_settings" / "download_settings.log"
-    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); from types import SimpleNamespace as S; "
+    code = ("from types import SimpleNamespace as S; "
             f"snakemake = S(output=[{str(settings)!r}], log=[{str(log)!r}], rule='download_settings', "
             f"params=S(download={{'proxy': {proxy!r}, 'retries': 1}})); "
             f"exec(open({str(ROOT / 'scripts' / 'download_settings.py')!r}).read())")  # fmt: skip
