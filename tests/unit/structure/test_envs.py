@@ -99,8 +99,8 @@ def _imports(path: Path) -> frozenset[str]:
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
-            if node.module == "squidflow":
-                found |= {f"squidflow.{a.name}" for a in node.names}
+            if node.module.split(".")[0] == "squidflow":  # `from squidflow.config import bounds`: a module, maybe
+                found |= {f"{node.module}.{a.name}" for a in node.names}
     return frozenset(found)
 
 
