@@ -25,7 +25,7 @@ help:
 	@echo "make fmt     format Snakefile and workflow/ with snakefmt"
 	@echo "make container  regenerate containers/Dockerfile (snakemake --containerize) after changing envs/"
 	@echo "make bench   run the benchmarks in benchmarks/ (each figure a ratio against a baseline run beside it)"
-	@echo "make bench-gpu  the GPU figures in one table (benchmarks/gpu.py); says so in one line without CUDA"
+	@echo "make bench-gpu  the GPU figures in one table (python -m benchmarks.gpu); says so in one line without CUDA"
 	@echo "make dag     draw the rule graph to docs/rulegraph.svg (needs graphviz)"
 	@echo "make docs    the import graph (docs/imports.md) and the rule graph (docs/rulegraph.md, .svg), from the code"
 
@@ -124,11 +124,14 @@ container: setup
 	PATH="$$(command -v conda >/dev/null || echo "$(CURDIR)/containers/no-conda:")$$PATH" \
 	  $(BIN)/snakemake --containerize > containers/Dockerfile.new && mv containers/Dockerfile.new containers/Dockerfile
 
+# Each benchmark runs as a module from the repository root (`python -m benchmarks.scale`): the installed library, the
+# other benchmarks and tests.helpers are reached so, with no path of their own (benchmarks/__init__.py).
 bench: setup
-	@for b in benchmarks/*.py; do [ $$b = benchmarks/gpu.py ] && continue; echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/*.py; do m=$$(basename $$b .py); case $$m in __init__|gpu) continue;; esac; \
+	  echo "== $$b"; $(BIN)/python -m benchmarks.$$m || exit 1; done
 
 bench-gpu: setup
-	$(BIN)/python benchmarks/gpu.py
+	$(BIN)/python -m benchmarks.gpu
 
 dag: setup
 	$(BIN)/python tools/make_docs.py docs --svg

@@ -8,7 +8,7 @@ min_version("9.0")
 include: "workflow/checks.smk"  # config files parsed strictly (a tab, a twice-given key: file, line); writable results
 
 
-# The configuration, whatever the working directory (squidflow.config_layers, the rule every `squidflow` command
+# The configuration, whatever the working directory (squidflow.config.layers, the rule every `squidflow` command
 # follows too): the schema's defaults (filled in by common.smk), then the demo config only when no --configfile is
 # given, then the --configfile files in order, then --config. The demo config is named from the workflow's own folder
 # (SQUIDFLOW_ROOT), not the working directory; as a module, squidflow reads the config its user hands it instead.

@@ -1,6 +1,6 @@
 """Acquisition at scale: download throughput side by side with video2dataset, and the time to plan many videos.
 
-    .venv/bin/python benchmarks/acquire.py [--videos 150 3000] [--workers 8] [--plan 20000 100000]
+    .venv/bin/python -m benchmarks.acquire [--videos 150 3000] [--workers 8] [--plan 20000 100000]
                                            [--cache-dir results/benchmark_cache] [--no-video2dataset]
 
 1. Throughput, at each `--videos` size (150 and 3,000). That many small MP4 links (distinct URLs ending in .mp4, 1 s

@@ -15,7 +15,7 @@ process so that its peak RSS is its own.
    (sorted by character count, batches of 256: ~40% padding), the baseline; and the largest difference between the
    two sets of vectors (1 - cosine).
 
-    python benchmarks/comparison.py [--sherlock ../shared/data/sherlock/sherlock_val_with_split_idxs_v1_1.json.zip]
+    python -m benchmarks.comparison [--sherlock ../shared/data/sherlock/sherlock_val_with_split_idxs_v1_1.json.zip]
                                     [--n-synthetic 363000] [--skip-cold] [--construct-only] [--compare-batching]
 """
 

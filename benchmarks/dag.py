@@ -23,7 +23,7 @@ Snakefile, scripts, profiles and library (PYTHONPATH), one after the other on th
 Seconds move with other work on the machine; the ratio of two runs back to back moves less. The load average is
 printed with the table.
 
-    .venv/bin/python benchmarks/dag.py [--only local slurm demo startup] [--quick] [--cores 2] [--baseline REF]
+    .venv/bin/python -m benchmarks.dag [--only local slurm demo startup] [--quick] [--cores 2] [--baseline REF]
                                        [--keep DIR]
 """
 
@@ -39,10 +39,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from benchmarks.startup import env_for, measure, records, release_commit
 
-from startup import env_for, measure, records, release_commit  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 SMALL = (Path("config") / "config.yaml", Path("tests") / "configs" / "small.yaml")  # relative to the tree
@@ -138,7 +137,7 @@ def main() -> None:
                 seconds["local", side], _ = run_dag(tree, fresh("local", side), SMALL, args.cores)
                 print(f"local  {side:8s} {seconds['local', side]:6.0f} s", flush=True)
         if "slurm" in only:
-            from helpers.slurm_cluster import start_cluster, why_unavailable
+            from tests.helpers.slurm_cluster import start_cluster, why_unavailable
 
             reason = why_unavailable()
             if reason:

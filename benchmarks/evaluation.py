@@ -1,7 +1,7 @@
 """Confidence intervals for every measure of a Table 3-shaped evaluation, against a per-measure scipy.stats.bootstrap
 loop in the same run.
 
-    .venv/bin/python benchmarks/evaluation.py [--images 1800] [--methods 6] [--seeds 8] [--resamples 2000]
+    .venv/bin/python -m benchmarks.evaluation [--images 1800] [--methods 6] [--seeds 8] [--resamples 2000]
                                               [--baseline-cells 1] [--baseline-resamples 100] [--bins 15]
 
 Data: a simulated SQUID-E Table 3 shape (SQUID-E §5.3): `--images` images, each with a true propensity of the event,

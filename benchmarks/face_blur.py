@@ -1,7 +1,7 @@
 """Benchmark of the face detector that blurs published JPEGs (squidflow.publish.faces, publish.blur_faces): recall,
 false positives and cost per image, against scikit-image's own example settings of the same cascade, in the same run.
 
-    .venv/bin/python benchmarks/face_blur.py [--faces 100] [--sizes 32,64,128] [--seed 0]
+    .venv/bin/python -m benchmarks.face_blur [--faces 100] [--sizes 32,64,128] [--seed 0]
 
 The labelled set ships in a package: scikit-image's `lfw_subset` (100 faces and 100 non-faces, 25x25 grey crops of
 Labeled Faces in the Wild). Each crop is pasted, at each of --sizes pixels, at a random place into a real photograph

@@ -1,6 +1,6 @@
 """Benchmarks of the frames stage; each figure is a ratio against a baseline or peer measured in the same run.
 
-    .venv/bin/python benchmarks/frames.py [--cache-dir results/benchmark_cache] [--images 64] [--threads 1]
+    .venv/bin/python -m benchmarks.frames [--cache-dir results/benchmark_cache] [--images 64] [--threads 1]
 
 1. Decoding side by side, on one 10-minute 1280x720 H.264 video (GOP 250, B-frames; generated once into the cache
    dir), three extraction modes: `even` (36 evenly spaced frames, keyframe-aware: squidflow's default), `exact_times`
@@ -33,7 +33,6 @@ import os
 os.environ.setdefault("TQDM_DISABLE", "1")  # the library's progress bars would interleave with the figures
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,15 +41,12 @@ import cv2
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # its clips: tests/helpers/videotools.py
-
-from helpers.videotools import make_clip  # noqa: E402
-
 from squidflow.encoders.pretrained import Backbone, WeightsError, load_backbone  # noqa: E402
 from squidflow.frames.decode import decode_ranks  # noqa: E402
 from squidflow.frames.extract import even_targets, save_image  # noqa: E402
 from squidflow.frames.featurize import FeaturesConfig, embed_images, load_image  # noqa: E402
 from squidflow.frames.frame_table import frame_table  # noqa: E402
+from tests.helpers.videotools import make_clip  # noqa: E402
 
 SHRINK = 4  # frames are compared on 4x-reduced copies (memory: ~250 frames of 720p would be 0.7 GB)
 

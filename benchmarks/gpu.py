@@ -1,6 +1,6 @@
 """The GPU figures in one table (`make bench-gpu`): what only a machine with CUDA can measure.
 
-    .venv/bin/python benchmarks/gpu.py [--images 4096] [--steps 60] [--points 363000] [--no-pytest]
+    .venv/bin/python -m benchmarks.gpu [--images 4096] [--steps 60] [--points 363000] [--no-pytest]
 
 1. Featurization: ResNet50 (224 px, AMP, channels_last, batch 256) over 1280x720 JPEGs, decoding included —
    squidflow's path (nvJPEG decode on the GPU) against a DataLoader of PIL workers in the same run; images/s and the
@@ -25,16 +25,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "unit" / "comparison"))  # test_faiss_device
 
 
 def featurization(folder: Path, n: int) -> list[tuple[str, str, str]]:
     import os
 
-    from frames import backbone_or_random
-    from training import make_jpegs
-
+    from benchmarks.frames import backbone_or_random
+    from benchmarks.training import make_jpegs
     from squidflow.frames.featurize import FeaturesConfig, embed_images
 
     paths = [str(p) for p in make_jpegs(folder, 64, width=1280, height=720)]
@@ -62,8 +59,8 @@ def featurization(folder: Path, n: int) -> list[tuple[str, str, str]]:
 
 def training_input(folder: Path, steps: int) -> list[tuple[str, str, str]]:
     import polars as pl
-    from training import gpu_step_benchmark, make_jpegs
 
+    from benchmarks.training import gpu_step_benchmark, make_jpegs
     from squidflow.training.cache import build_cache, build_frame_cache, open_cache, open_frame_cache
 
     paths = make_jpegs(folder, 256)
@@ -87,9 +84,9 @@ def training_input(folder: Path, steps: int) -> list[tuple[str, str, str]]:
 def faiss_kmeans(points: int) -> list[tuple[str, str, str]]:
     import faiss
     import numpy as np
-    from test_faiss_device import GPU_CPU_RAND_INDEX, _blobs, _rand_index
 
     from squidflow.comparison import dedup
+    from tests.unit.comparison.test_faiss_device import GPU_CPU_RAND_INDEX, _blobs, _rand_index
 
     if not (hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0):
         return [("faiss k-means, Sherlock scale", "not measured", "faiss has no CUDA here: make setup FAISS=gpu")]

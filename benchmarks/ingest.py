@@ -7,7 +7,7 @@ benchmarks/mturk_rows.py, with the polars CSV path switched off) — on the same
 (then scaled linearly, and said so). Both must return the same judgments and problems. Target: < 30 s for 1,000,000
 rows.
 
-    python benchmarks/ingest.py [--rows 1000000] [--baseline-rows 1000000]
+    python -m benchmarks.ingest [--rows 1000000] [--baseline-rows 1000000]
 
 On a shared machine under load the times are indicative only; the ratio is measured in the same run.
 """
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from mturk_rows import read_mturk_batch_rows
 
+from benchmarks.mturk_rows import read_mturk_batch_rows
 from squidflow.contracts import io as sio
 from squidflow.judgments.ingest import read_mturk_batch
 

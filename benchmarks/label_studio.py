@@ -11,7 +11,7 @@
 3. crowd-kit: majority vote, Dawid–Skene, GLAD and MACE on the 10,800 release ratings' certainty bins, with the
    schema's defaults (n_iter 20, 2 MACE restarts). Baseline: majority vote alone. Target: < 30 s.
 
-    python benchmarks/label_studio.py [--skip-server] [--release ../shared/data/squid-e/huj_annotations.csv]
+    python -m benchmarks.label_studio [--skip-server] [--release ../shared/data/squid-e/huj_annotations.csv]
 
 On a shared machine under load the times are indicative only; the ratios are measured in the same run.
 """
@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 DEFAULT_RELEASE = (
     Path(os.environ.get("SQUIDFLOW_DATA", ROOT.parent / "shared" / "data")) / "squid-e" / "huj_annotations.csv"
 )
@@ -59,7 +58,6 @@ def cli(srv, work: Path, *args: str) -> float:
 
 
 def server_phase(release_csv: Path, out: dict) -> None:
-    import label_studio_server as lss
     import polars as pl
     import requests
 
@@ -68,6 +66,7 @@ def server_phase(release_csv: Path, out: dict) -> None:
     from squidflow.judgments.ingest import read_release
     from squidflow.judgments.label_studio import tasks as ls
     from squidflow.judgments.label_studio.run_exports import ingest_exports
+    from tests.helpers import label_studio_server as lss
 
     why = lss.ensure_venv()
     if why:

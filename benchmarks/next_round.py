@@ -1,6 +1,6 @@
 """The next round where it pays (issue 59): ratings until every image meets a target precision, per strategy.
 
-    .venv/bin/python benchmarks/next_round.py [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
+    .venv/bin/python -m benchmarks.next_round [--seed 0] [--target 15] [--careless-share 0 0.2] [--budget 5400]
                                               [--strategies ...] [--json]
 
 `make bench` runs it as it is: one seed (2.5 CPU minutes, 151 s user + system as measured). Issue 59's acceptance
@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.config import schema_default
+from squidflow.config.validation import schema_default
 from squidflow.contracts import schemas
 from squidflow.judgments.allocation import NextRoundConfig, plan_next_round
 from squidflow.judgments.ingest import read_release

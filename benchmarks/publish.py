@@ -1,7 +1,7 @@
 """Benchmark of the publish stage: publishing a release-sized dataset in embed mode against writing the same Parquet
 with plain pyarrow, in the same run.
 
-    .venv/bin/python benchmarks/publish.py [--cache-dir results/benchmark_cache] [--images 3600] [--size 640x360]
+    .venv/bin/python -m benchmarks.publish [--cache-dir results/benchmark_cache] [--images 3600] [--size 640x360]
 
 The dataset: SQUID-E's size — 3,600 selected frames (600 videos × 6; JPEGs of --size made once into the cache dir),
 1,800 of them rated in variants A and B by three annotators each (10,800 ratings), a quality report, the image scores
@@ -28,7 +28,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from squidflow.config import load_config
+from squidflow.config.validation import load_config
 from squidflow.contracts import schemas
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.scores import image_scores

@@ -25,7 +25,7 @@ image size are lowered so that the scale, not the backbone, is what is measured.
 The default, 1,000 and 3,000, takes about 30 minutes on 2 cores; 10,000 is opt-in (`--sizes 1000,3000,10000`).
 Seconds move with other work on the machine: the load average is printed beside the table.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 1000,3000] [--cores 2] [--work DIR] [--json FILE]
+    .venv/bin/python -m benchmarks.scale [--sizes 1000,3000] [--cores 2] [--work DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -36,19 +36,17 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from benchmarks.startup import env_for
+from tests.helpers.runs import measured, start
+from tests.helpers.videotools import make_clips
 
-from helpers.runs import measured, start  # noqa: E402
-from helpers.videotools import make_clips  # noqa: E402
-from startup import env_for  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 EVENTS = ("birthday_party", "wedding", "parade", "protest")  # the schema's default events
 STAGES = {

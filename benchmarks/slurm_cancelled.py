@@ -7,7 +7,7 @@ ships, and with squidflow's fix installed by the workflow's `onstart` (as workfl
 ships (2.8.0) reads `sacct`'s `CANCELLED by <uid>` as no failed state and waits; the wait is cut at --give-up
 seconds and reported as such. Needs root and Debian's Slurm (`make test-tools`).
 
-    .venv/bin/python benchmarks/slurm_cancelled.py [--give-up 180]
+    .venv/bin/python -m benchmarks.slurm_cancelled [--give-up 180]
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 SNAKEFILE = """
 onstart:
@@ -82,7 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--give-up", type=float, default=180.0, help="seconds to wait for Snakemake to end")
     args = ap.parse_args()
-    from helpers.slurm_cluster import start_cluster, why_unavailable
+    from tests.helpers.slurm_cluster import start_cluster, why_unavailable
 
     reason = why_unavailable()
     if reason:

@@ -14,7 +14,7 @@ The DAGs: `small` (config/config.yaml + tests/configs/small.yaml, what the tests
 what `make demo` runs; that figure is from a filled clone, not from `make setup` on a fresh one). On a machine with
 other work the seconds move; the ratio of the two paths, run back to back, moves less.
 
-    .venv/bin/python benchmarks/small_dag.py [--dags small demo] [--cores 2] [--keep DIR]
+    .venv/bin/python -m benchmarks.small_dag [--dags small demo] [--cores 2] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from benchmarks.dag import run_dag, startup_share
 
-from dag import run_dag, startup_share  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DAGS = {
     "small": (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml"),

@@ -15,7 +15,7 @@ own benchmark records (`results/benchmarks/<rule>/...tsv`, `cpu_time` = user + s
 share of those jobs' CPU time that their start-up takes, with this checkout's and the baseline's start-up figures
 (goal: <= 20% of the demo's job CPU time). Only rules with a `benchmark:` directive leave records.
 
-    .venv/bin/python benchmarks/startup.py [--baseline REF] [--run DIR] [--rules train featurize ...] [--repeat 1]
+    .venv/bin/python -m benchmarks.startup [--baseline REF] [--run DIR] [--rules train featurize ...] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from tests.helpers.script_imports import import_command, run_imports
 
-from helpers.script_imports import import_command, run_imports  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 WARM_UP = "import torch, torchvision, timm, scipy.stats, sklearn, pandas, polars, matplotlib.pyplot, snakemake.script"
 

@@ -16,7 +16,7 @@ against the same DAG on the local filesystem, measured in the same run, one afte
 Where the S3 run fails (a rule that reads or writes a file it does not declare), one line says so with the end of
 Snakemake's output, and the figure is left out (the exit status stays 0, so `make bench` goes on).
 
-    .venv/bin/python benchmarks/storage.py [--cores 2] [--keep DIR]
+    .venv/bin/python -m benchmarks.storage [--cores 2] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from benchmarks.startup import env_for
 
-from startup import env_for  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 SMALL = (ROOT / "config" / "config.yaml", ROOT / "tests" / "configs" / "small.yaml")
@@ -68,7 +67,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="keep the two runs' folders under this folder")
     args = ap.parse_args()
 
-    from helpers.moto_s3 import s3_server, why_unavailable
+    from tests.helpers.moto_s3 import s3_server, why_unavailable
 
     why = why_unavailable()
     if why:

@@ -17,7 +17,7 @@ On a machine with CUDA it also trains resnet50 at 256 px with AMP from the cache
 augmentation on the GPU and 4 DataLoader workers reading the cache, and prints images/s per training step and the
 share of step time spent waiting for input (goal: < 10% on one H100); without CUDA that part says it was not measured.
 
-    .venv/bin/python benchmarks/training.py [--images 160] [--methods SD PA AM] [--size 256]
+    .venv/bin/python -m benchmarks.training [--images 160] [--methods SD PA AM] [--size 256]
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The rater triage against planted faults, sweeping the share of faulty raters from 0 to 40% (issues #36, #50).
 
-    .venv/bin/python benchmarks/triage_sweep.py [--annotators 20] [--seeds 0 1] [--shares 0 0.1 0.2 0.3 0.4]
+    .venv/bin/python -m benchmarks.triage_sweep [--annotators 20] [--seeds 0 1] [--shares 0 0.1 0.2 0.3 0.4]
                                                 [--blank both|with|without]
 
-A demo-like corpus (tests/unit/judgments/test_judgments.make_corpus: 600 frames, four events) is rated by the SIMULATED panel
+A demo-like corpus (tests/helpers/judgments_corpus.make_corpus: 600 frames, four events) is rated by the SIMULATED panel
 (squidflow.demo.panel) with `--annotators` raters per variant, of which a share is faulty: from six faulty raters on,
 three colluders (identical random answers, sharing HITs), the others the kinds constant, reversed, shifted by one
 image and random (`careless`) in turn. Each share runs with the corpus's blank frames as the rubric's controls (SQUID-E
@@ -18,26 +18,21 @@ flagged and every planted rater flagged at every share up to 40%, with or withou
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "judgments")]
-
-from test_judgments import _hits_as_csv, make_corpus  # noqa: E402
-
-from squidflow.contracts import schemas  # noqa: E402
-from squidflow.contracts.io import read_parquet, write_csv  # noqa: E402
-from squidflow.demo.panel import FAULT_KINDS, PanelConfig, simulate_panel  # noqa: E402
-from squidflow.demo.triage_validation import seed_scores  # noqa: E402
-from squidflow.judgments.ingest import ingest  # noqa: E402
-from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images  # noqa: E402
-from squidflow.judgments.triage import TriageConfig, rater_triage  # noqa: E402
-from squidflow.statistics.intervals import IntervalConfig  # noqa: E402
+from squidflow.contracts import schemas
+from squidflow.contracts.io import read_parquet, write_csv
+from squidflow.demo.panel import FAULT_KINDS, PanelConfig, simulate_panel
+from squidflow.demo.triage_validation import seed_scores
+from squidflow.judgments.ingest import ingest
+from squidflow.judgments.quality import QualityConfig, annotator_report, blank_images
+from squidflow.judgments.triage import TriageConfig, rater_triage
+from squidflow.statistics.intervals import IntervalConfig
+from tests.helpers.judgments_corpus import hits_as_csv, make_corpus
 
 KINDS = ("constant", "reversed", "shifted", "careless")  # in turn; "careless" rates at random
 COLLUDERS = 3
@@ -90,7 +85,7 @@ def main() -> None:
         make_corpus(root, videos_per_event=25, frames_per_video=6, seed=3)
         frames = read_parquet(root / "results/dataset/frames.parquet", schemas.FRAMES)
         truth = read_parquet(root / "results/videos/demo/truth.parquet", schemas.TRUTH)
-        hits = _hits_as_csv(frames, root)
+        hits = hits_as_csv(frames, root)
         blank_ids = blank_images(frames, 4.0, root=root)
         print(f"{args.annotators} raters per variant, seeds {args.seeds}; {len(blank_ids)} blank frames")
         print(

@@ -11,7 +11,7 @@ import re
 
 import torch
 
-from squidflow.config import from_section
+from squidflow.config.validation import from_section
 from squidflow.contracts import io, schemas
 from squidflow.litmus.config import GuesserConfig
 from squidflow.litmus.guessers import train_guesser

@@ -4,7 +4,7 @@ from squidflow.runtime.logs import setup
 
 log = setup(snakemake)
 
-from squidflow.config import from_section
+from squidflow.config.validation import from_section
 from squidflow.contracts import io, schemas
 from squidflow.evaluation.figures import reliability_figure
 from squidflow.evaluation.points import points_from_frame

@@ -1,5 +1,5 @@
 # Checks that run before anything else. Included first by the Snakefile, before its `configfile:` directive (the demo
-# config, read only when no --configfile is given: squidflow.config_layers).
+# config, read only when no --configfile is given: squidflow.config.layers).
 #
 # 1. The config files are parsed strictly before Snakemake reads them, so a YAML syntax error (a tab) or a key given
 #    twice names its file and line instead of Snakemake's "not valid JSON or YAML". (Files given with --configfile
@@ -29,12 +29,12 @@ sys.path.insert(0, os.path.join(SQUIDFLOW_ROOT, "src"))
 
 from snakemake.exceptions import WorkflowError
 from squidflow.runtime import slurm as squidflow_slurm
-from squidflow.config import ConfigError, check_config_files, check_writable
-from squidflow.config_layers import config_files, demo_configfiles, record_config
+from squidflow.config.validation import ConfigError, check_config_files, check_writable
+from squidflow.config.layers import config_files, demo_configfiles, record_config
 from squidflow.runtime import run_record as squidflow_run_record
 
 try:
-    # the files that make the configuration (squidflow.config_layers), before the Snakefile's `configfile:` reads the
+    # the files that make the configuration (squidflow.config.layers), before the Snakefile's `configfile:` reads the
     # demo's; a workflow importing squidflow as a module has read its own config files already (workflow.configfiles)
     _files = [*config_files(workflow.overwrite_configfiles, SQUIDFLOW_ROOT), *map(str, workflow.configfiles)]
     check_config_files(dict.fromkeys(os.path.normpath(f) for f in _files))

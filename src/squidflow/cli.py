@@ -9,9 +9,9 @@ from pathlib import Path
 
 
 def _resolved(args: argparse.Namespace):
-    """The chosen config files and the configuration they resolve to (squidflow.config_layers), or None after saying
+    """The chosen config files and the configuration they resolve to (squidflow.config.layers), or None after saying
     on stderr why they cannot be read (the commands then exit 2)."""
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
     from squidflow.errors import UserError
 
     try:
@@ -23,10 +23,10 @@ def _resolved(args: argparse.Namespace):
 
 
 def _cmd_check_config(args: argparse.Namespace) -> int:
-    """As a workflow run reads its config (squidflow.config_layers: the demo config only when no config file is
+    """As a workflow run reads its config (squidflow.config.layers: the demo config only when no config file is
     given, the config files in order, --config): the files strictly (a duplicate key or a tab: file and line), the
     schema, and every local input path the config names (relative to --directory, the run's working directory)."""
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
 
     resolved = _resolved(args)
     if resolved is None:
@@ -50,7 +50,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
     """Print the configuration these arguments make, as YAML, with one comment per layer naming what was read: the
     schema's defaults, the demo config (only when no config file is given), the --configfile files in order,
     --config. A run with the same arguments records the same configuration in results/run_config.yaml."""
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
 
     resolved = _resolved(args)
     if resolved is None:
@@ -64,8 +64,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
     """Write a config for a folder of videos in event sub-folders (FOLDER/<event>/*.mp4): the events from the folder
     names, a local source, the annotation platform and its judgment source, the publish keys to fill; nothing of the
     offline demo."""
+    from squidflow.config.from_folder import write_config
     from squidflow.errors import UserError
-    from squidflow.init_config import write_config
 
     try:
         config = write_config(
@@ -82,7 +82,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     except UserError as exc:
         print(exc, file=sys.stderr)
         return 2
-    from squidflow.init_config import NEXT_TARGETS, events_in, forced_settings
+    from squidflow.config.from_folder import NEXT_TARGETS, events_in, forced_settings
 
     print(
         f"{args.output}: events {', '.join(config['events'])}; source local ({config['sources'][0]['root']}); "
@@ -101,7 +101,7 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     """Every table and figure the workflow makes and the rule that makes it, as `snakemake <path>` asks for them
     (read from the workflow with the same --configfile, --config and --directory: a configured method or model adds
     its own)."""
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
     from squidflow.errors import UserError
     from squidflow.runtime import targets
 
@@ -146,7 +146,8 @@ STAGE_COMMANDS = (  # label-studio, evaluate, publish
 
 def parser() -> argparse.ArgumentParser:
     """The `squidflow` command's arguments, every sub-command's."""
-    from squidflow import __version__, config_layers
+    from squidflow import __version__
+    from squidflow.config import layers as config_layers
 
     parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
     parser.add_argument("--version", action="version", version=f"squidflow {__version__}")

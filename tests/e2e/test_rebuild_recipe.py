@@ -27,7 +27,7 @@ from helpers.runs import clone_like, cores, snakemake
 from helpers.videotools import make_clip
 from PIL import Image
 
-from squidflow.config import load_config
+from squidflow.config.validation import load_config
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
 from squidflow.judgments.agreement import agreement_table

@@ -87,7 +87,7 @@ def test_wheel_installs_into_an_empty_virtualenv_and_checks_a_config(tmp_path):
     )
     assert res.returncode == 2 and "stagez" in res.stderr and "stages" in res.stderr, res.stdout + res.stderr
     located = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import squidflow.config as c; print(c.SCHEMA_PATH)"],
+        [str(venv / "bin" / "python"), "-c", "import squidflow.config.validation as c; print(c.SCHEMA_PATH)"],
         cwd=user,
         capture_output=True,
         text=True,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers.tools import layering
+from .tools import layering
 
 ROOT = layering.ROOT
 
@@ -26,11 +26,11 @@ DEFINITIONS: dict[str, tuple[str, tuple[re.Pattern, ...]]] = {
             re.compile(r"linspace\(\s*0(?:\.0)?\s*,\s*1(?:\.0)?\s*,\s*\w+\s*\+\s*1\s*\)"),
         ),
     ),
-    "a LaTeX escaper": ("table_format.py", (re.compile(r"""r["']\\[&%_#$]["']|["']\\\\[&%_#$]["']"""),)),
-    "a LaTeX table written by hand": ("table_format.py", (re.compile(r"\\{1,2}begin\{tabular\}"),)),
+    "a LaTeX escaper": ("presentation/table_format.py", (re.compile(r"""r["']\\[&%_#$]["']|["']\\\\[&%_#$]["']"""),)),
+    "a LaTeX table written by hand": ("presentation/table_format.py", (re.compile(r"\\{1,2}begin\{tabular\}"),)),
     "a Markdown escaper": ("contracts/io.py", (re.compile(r"""replace\(\s*["']\|["']"""),)),
     "a Markdown table written by hand": (
-        "table_format.py",
+        "presentation/table_format.py",
         (
             re.compile(r"""["']\|\s*-{3}"""),
             re.compile(r"""["']-{3}:?\|["']"""),

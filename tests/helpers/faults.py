@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from helpers.runs import DEMO_CONFIG, ROOT, SNAKEMAKE
+from .runs import DEMO_CONFIG, ROOT, SNAKEMAKE
 
 CASES: list[tuple[str, str]] = []  # (case, outcome) of every fault tried in this session
 

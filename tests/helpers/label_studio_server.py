@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.ports import free_port
+from .ports import free_port
 
 LABEL_STUDIO_VERSION = "1.23.2"
 VENV = Path(os.environ.get("SQUIDFLOW_LABEL_STUDIO_VENV", Path.home() / ".cache" / "squidflow" / "label-studio-venv"))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.ports import free_port
+from .ports import free_port
 
 MISSING = "moto[server] is not installed (make test-tools installs it; pip install 'moto[server]')"
 

@@ -1,4 +1,4 @@
-"""What a figure saved by `squidflow.style.save` says about itself, read back from its PNG text chunks: the reader
+"""What a figure saved by `squidflow.presentation.style.save` says about itself, read back from its PNG text chunks: the reader
 the tests use to check a figure's size, panels, title and description (the library writes them, never reads them)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from squidflow.style import DESCRIPTION_KEY, PANELS_KEY, TITLE_KEY
+from squidflow.presentation.style import DESCRIPTION_KEY, PANELS_KEY, TITLE_KEY
 
 
 def figure_facts(path: str | Path) -> dict:

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 from PIL import Image
 
-from squidflow.config import load_config
+from squidflow.config.validation import load_config
 from squidflow.contracts import schemas
 from squidflow.judgments.agreement import agreement_table
 from squidflow.judgments.scores import image_scores

@@ -9,7 +9,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from helpers.runs import DEMO_CONFIG, ROOT, snakemake
+from .runs import DEMO_CONFIG, ROOT, snakemake
 
 # A Snakefile that includes the workflow's and then writes every rule output with its report flag to the file named
 # by $SQUIDFLOW_WALK_OUT: it reads only the Snakefile's public `workflow` object (its rules and report text) and the

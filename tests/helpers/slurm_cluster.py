@@ -41,8 +41,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.ports import free_port
-from helpers.runs import SNAKEMAKE
+from .ports import free_port
+from .runs import SNAKEMAKE
 
 ROOT = Path(__file__).resolve().parents[2]
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/local/sbin"])

@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from helpers.runs import ROOT, SMALL_CONFIGS, SNAKEMAKE
+from .runs import ROOT, SMALL_CONFIGS, SNAKEMAKE
 
 # S3 keeps no modification times (snakemake issues 752, 1710): the runs decide what to rerun from what Snakemake
 # records of each job, as profiles/s3 says.

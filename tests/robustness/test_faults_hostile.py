@@ -187,7 +187,7 @@ def test_the_task_page_rule_logs_what_it_refused(tmp_path):
     page = tmp_path / "results" / "annotation" / "comparison_hits.html"
     page.write_text('<img src="/etc/hostname">')
     out, log = tmp_path / "results" / "report" / "page.html", tmp_path / "logs" / "report_task_page.log"
-    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); from types import SimpleNamespace as S; "
+    code = ("from types import SimpleNamespace as S; "
             f"snakemake = S(input=S(page={str(page)!r}), output=[{str(out)!r}], log=[{str(log)!r}], rule='report_task_page');"
             f"exec(open({str(script)!r}).read())")  # fmt: skip
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -270,7 +270,7 @@ def test_a_proxy_password_reaches_no_file_and_no_log(tmp_path, monkeypatch):
     monkeypatch.setenv(PROXY_ENV, proxy)
     settings = tmp_path / "results" / "videos" / "download_settings.json"
     log = tmp_path / "logs" / "download_settings" / "download_settings.log"
-    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); from types import SimpleNamespace as S; "
+    code = ("from types import SimpleNamespace as S; "
             f"snakemake = S(output=[{str(settings)!r}], log=[{str(log)!r}], rule='download_settings', "
             f"params=S(download={{'proxy': {proxy!r}, 'retries': 1}})); "
             f"exec(open({str(ROOT / 'scripts' / 'download_settings.py')!r}).read())")  # fmt: skip
@@ -810,7 +810,7 @@ def _gzip_bomb(path: Path, line: bytes, size: int, head: bytes = b"") -> Path:
 
 def test_a_gzip_bomb_of_predictions_stops_with_a_message(tmp_path):
     """Issue 44 case 5: a predictions .csv.gz of 18.7 MB unpacking to 4 GB ended `squidflow evaluate` in MemoryError;
-    a gzip file now unpacks to at most squidflow.bounds.gzip_allowance bytes (50 times its size, at least 64 MB)."""
+    a gzip file now unpacks to at most squidflow.config.bounds.gzip_allowance bytes (50 times its size, at least 64 MB)."""
     from squidflow.evaluation.predictions import PredictionsError, read_predictions
 
     bomb = _gzip_bomb(tmp_path / "preds.csv.gz", b"vid_00,12,1,parading,0.5\n", 160 * 2**20,
@@ -925,7 +925,7 @@ def test_a_javascript_url_for_the_dataset_is_refused(tmp_path):
     """Issue 44 case 6: publish.url: javascript:alert(10) was written to Croissant's `url` without a word."""
     from helpers.publish_run import settings, small_run
 
-    from squidflow.config import ConfigError
+    from squidflow.config.validation import ConfigError
     from squidflow.publish.dataset import publish
 
     target = tmp_path / "out" / "squidflow-demo"
@@ -1076,7 +1076,7 @@ def test_a_crowd_batch_of_hundreds_of_answers_per_image_degrades_the_annotator_m
     MACE's `ValueError: Encountered all NA values`: its likelihood underflows with hundreds of answers per item) and
     crowd_aggregation run past 580 s (GLAD). 400 workers per HIT (57,600 answers) already trip MACE on 0.4.0's code;
     now both steps end in bounded time, the models skipped with the reason (judgments.crowd.max_answers)."""
-    from squidflow.config import fill_defaults, load_schema
+    from squidflow.config.validation import fill_defaults, load_schema
     from squidflow.judgments.crowd import crowd_tables
     from squidflow.judgments.ingest import ingest
     from squidflow.judgments.quality import QualityConfig, annotator_report
@@ -1163,7 +1163,7 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
     with the partners named; the honest raters stay `ok`."""
     import numpy as np
 
-    from squidflow.config import fill_defaults, load_schema
+    from squidflow.config.validation import fill_defaults, load_schema
     from squidflow.judgments.ingest import ingest
     from squidflow.judgments.quality import QualityConfig, annotator_report
     from squidflow.judgments.triage import TriageConfig, rater_triage
@@ -1213,12 +1213,12 @@ def test_colluders_filling_hits_with_identical_random_answers_are_careless_not_o
 )
 def test_a_licence_that_only_mentions_creative_commons_is_not_one(tmp_path, stated):
     """A YouTube row whose licence text says "NOT creative commons" was read as Creative Commons by a substring match
-    and its pixels embedded; the statement is now read as a whole (squidflow.licenses), so embed refuses it."""
+    and its pixels embedded; the statement is now read as a whole (squidflow.vocabulary.licenses), so embed refuses it."""
     from helpers.publish_run import settings, small_run
 
-    from squidflow.config import ConfigError
-    from squidflow.licenses import cc_family
+    from squidflow.config.validation import ConfigError
     from squidflow.publish.dataset import publish
+    from squidflow.vocabulary.licenses import cc_family
 
     assert cc_family(stated) is None
     run = small_run(tmp_path / "run")
@@ -1272,7 +1272,7 @@ def test_the_triage_names_partner_raters_by_pseudonym_in_every_table_people_read
     the partner's raw id (an e-mail address with Label Studio) reached the published `excluded_because`, the card
     and the report's tables. The reasons now name partners Ann<k>; results/tables/ and the report show pseudonyms;
     results/judgments/rater_triage.parquet keeps the ids beside them, for the owner."""
-    from squidflow.config import fill_defaults, load_schema
+    from squidflow.config.validation import fill_defaults, load_schema
     from squidflow.judgments.figures import annotator_figure
     from squidflow.judgments.pseudonyms import for_people, pseudonyms
     from squidflow.judgments.quality import QualityConfig, annotator_report
@@ -1381,7 +1381,7 @@ def test_a_licence_link_with_markup_is_refused_and_a_good_one_is_escaped_in_the_
     from helpers.publish_run import settings, small_run
     from markdown_it import MarkdownIt
 
-    from squidflow.config import ConfigError
+    from squidflow.config.validation import ConfigError
     from squidflow.publish.dataset import publish
 
     other = {"license": "other", "license_name": "my-licence-1.0"}
@@ -1464,7 +1464,7 @@ def parquet_bomb(tmp_path_factory) -> Path:
 def test_a_parquet_decompression_bomb_of_predictions_stops_with_a_message(tmp_path, parquet_bomb):
     """Issue 57 case 4: `squidflow evaluate` on an 8.6 MB predictions Parquet of 400 M dictionary-encoded rows aborted
     ("memory allocation ... failed", SIGABRT) under a 4 GB cap. Its footer is checked before any row is read, with
-    the gzip readers' ratio (squidflow.bounds.parquet_check); the command runs here under a 4 GB cap too."""
+    the gzip readers' ratio (squidflow.config.bounds.parquet_check); the command runs here under a 4 GB cap too."""
     import resource
 
     def cap():
@@ -1551,7 +1551,7 @@ def test_snakemakes_config_merge_expands_an_alias_bomb_that_check_config_refuses
     import yaml
     from snakemake.utils import update_config
 
-    from squidflow.bounds import load_bounded
+    from squidflow.config.bounds import load_bounded
 
     text = mapping_bomb(4)
     loaded = yaml.load(text, Loader=yaml.FullLoader)  # as Snakemake's configfile reader loads it (through yte)
@@ -1644,7 +1644,7 @@ def test_a_prompt_with_markup_characters_round_trips_through_mturk(tmp_path):
 
 def test_a_huge_croissant_json_stops_publish_check_before_it_is_read(tmp_path, published_folder):
     """Issue 57 case 9: a 600 MB croissant.json cost publish check 4.9 GB before any message. It is bounded like the
-    card (squidflow.bounds.MAX_TEXT_BYTES), from its size, before it is read; here a sparse file of 600 MB."""
+    card (squidflow.config.bounds.MAX_TEXT_BYTES), from its size, before it is read; here a sparse file of 600 MB."""
     import shutil
 
     folder = tmp_path / "handed" / "seed"

@@ -442,7 +442,7 @@ CONFIG_SEED = (
 
 @given(mutated(CONFIG_SEED))
 def test_config_yaml_mutated(data):
-    from squidflow.config import load_config
+    from squidflow.config.validation import load_config
 
     tmp, path = in_tmp("run.yaml", data)
     with tmp:
@@ -458,7 +458,7 @@ DATASET_SEED = (
 
 @given(mutated(DATASET_SEED))
 def test_release_dataset_csv_mutated(data):
-    from squidflow.release import read_dataset_csv
+    from squidflow.vocabulary.release import read_dataset_csv
 
     tmp, path = in_tmp("dataset.csv", data)
     with tmp:
@@ -914,8 +914,8 @@ FAIR_NAME = st.sampled_from(["parade", "covid-test", "birthday_party", "HpLQCPkG
 def test_listed_events_are_job_safe_or_refused_naming_the_list(pairs):
     """Every event and video id that leaves the listing can name a file and a job; the rest stop naming the list."""
     from squidflow.errors import EmptyError, InputError
-    from squidflow.events import EVENT_ID_MAX
     from squidflow.videos.sources import list_candidates
+    from squidflow.vocabulary.events import EVENT_ID_MAX
 
     rows = [{"url": f"https://a.example/{i}.mp4", "event": e, "video_id": v} for i, (e, v) in enumerate(pairs)]
     tmp, path = in_tmp("urls.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())

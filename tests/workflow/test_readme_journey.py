@@ -4,7 +4,7 @@ demo, your own dataset, Label Studio, publishing, Slurm and S3. Where the README
 (its files linked) with a folder of videos beside it: `init`, `check-config` and `config` for real, each `snakemake`
 (and the snakemake line `make` runs) as a dry run (-n), the Label Studio, publish and S3 commands up to the message
 that says what they lack (no server here; tests/integration/ walks them through real ones). For each journey, every
-command that reads a configuration reads the one its `snakemake` commands read (squidflow.config_layers, through
+command that reads a configuration reads the one its `snakemake` commands read (squidflow.config.layers, through
 each program's own argument parser), and for your own dataset, the one the run records."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from helpers.markdown import followed
 from helpers.runs import ROOT, clone_like, snakemake, squidflow
 from helpers.videotools import make_clip
 
-from squidflow import cli, config_layers
+from squidflow import cli
+from squidflow.config import layers as config_layers
 from squidflow.runtime import run_record
 
 README = ROOT / "README.md"

@@ -21,7 +21,7 @@ CONFIGS = sorted((ROOT / "config").glob("*.yaml"))
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.name)
 def test_dry_run_of_every_config(config: Path, tmp_path: Path) -> None:
     # the local data a paper config names (data/standard, ...) is the user's to supply: stand-ins in the work dir
-    from squidflow.config import named_inputs
+    from squidflow.config.validation import named_inputs
 
     for _, value, kind in named_inputs(yaml.safe_load(config.read_text())):
         local = tmp_path / value

@@ -6,7 +6,7 @@ import os
 # The library (src/squidflow) is on the path since workflow/checks.smk, included first (DEVELOPERS.md, "How the
 # library is found").
 from snakemake.exceptions import WorkflowError
-from squidflow.config import ConfigError, validate_config
+from squidflow.config.validation import ConfigError, validate_config
 from squidflow.fetch import is_url, local_copy
 from squidflow.contracts.paths import (
     ANNOTATOR_REPORT_TABLE,
@@ -143,9 +143,9 @@ REPORT = config["report"]
 
 
 def get_report_note(*kinds):
-    """What a figure or page says about its data, empty for real data (squidflow.style.report_note: `videos`,
+    """What a figure or page says about its data, empty for real data (squidflow.presentation.style.report_note: `videos`,
     `judgments`, `run_judgments`)."""
-    from squidflow.style import report_note
+    from squidflow.presentation.style import report_note
 
     return report_note(
         kinds,

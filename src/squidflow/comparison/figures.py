@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow import style
+from squidflow.presentation import style
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.contracts.image_ids import image_id_expr
 from squidflow.encoders import text_embed
 from squidflow.encoders.clip import load_clip

@@ -14,7 +14,7 @@ import polars as pl
 
 from squidflow.comparison.metrics_sherlock.comparison import pairwise_accuracy
 from squidflow.judgments.crowd import MODELS, fit
-from squidflow.table_format import md_table
+from squidflow.presentation.table_format import md_table
 
 
 def plausibility_answers(ratings: pl.DataFrame) -> pd.DataFrame:

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from squidflow.comparison import dedup
 from squidflow.comparison.plausibility import DualEmbeddings, candidates_above_gold
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 
 log = logging.getLogger(__name__)
 

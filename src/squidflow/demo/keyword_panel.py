@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema
+from squidflow.config.validation import defaults_from_schema
 from squidflow.contracts.io import unneutralise
 from squidflow.demo.panel import truth_lookup
 from squidflow.demo.text import EN, GENERIC

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema
+from squidflow.config.validation import defaults_from_schema
 from squidflow.contracts import schemas
 from squidflow.contracts.io import unneutralise
 from squidflow.judgments.agreement import krippendorff_alpha_interval, spearman_pairs

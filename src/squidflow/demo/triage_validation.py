@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from squidflow.judgments.triage import TriageConfig
-from squidflow.table_format import md_row, md_rule
+from squidflow.presentation.table_format import md_row, md_rule
 
 COLUMNS = [
     "signal",

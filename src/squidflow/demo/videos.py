@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.demo import scenes
 from squidflow.demo.text import describe_video
 

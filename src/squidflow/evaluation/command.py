@@ -13,7 +13,7 @@ from pathlib import Path
 
 def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
     """--label-map EVENT=LABEL[,LABEL…] (repeatable), or one YAML/JSON file mapping event -> labels."""
-    from squidflow.config import ConfigError, load_yaml
+    from squidflow.config.validation import ConfigError, load_yaml
 
     if not values:
         return None
@@ -34,11 +34,11 @@ def label_map_of(values: list[str] | None) -> dict[str, list[str]] | None:
 
 
 def _config(args: argparse.Namespace) -> dict:
-    """With --configfile, the configuration a run reads with the same arguments (squidflow.config_layers: the files
+    """With --configfile, the configuration a run reads with the same arguments (squidflow.config.layers: the files
     in order, then --config); without, no config file: the schema's defaults, then --config. The command line's
     evaluation and intervals options go on top."""
-    from squidflow import config_layers
-    from squidflow.config import ConfigError, merge_configs, validate_config
+    from squidflow.config import layers as config_layers
+    from squidflow.config.validation import ConfigError, merge_configs, validate_config
 
     files = [c for c in args.config if "=" not in c and Path(c).is_file()]
     if files:
@@ -194,7 +194,7 @@ def add_parser(sub) -> None:
         help="event -> correct labels: EVENT=LABEL[,LABEL...] (repeatable) or a YAML/JSON file "
         "(default: evaluation.label_map)",
     )
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
 
     # the run's --configfile (whose evaluation section and events to use; none: the schema's defaults), --config and
     # --directory, as snakemake takes them; the flags below override them

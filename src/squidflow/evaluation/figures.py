@@ -1,4 +1,4 @@
-"""The uncertainty core's two figures (squidflow.style).
+"""The uncertainty core's two figures (squidflow.presentation.style).
 
 - `reliability_figure`: per model, a reliability diagram of its top-label confidence: accuracy per equal-width bin
   (`evaluation.ece_bins`) with the percentile band of the image bootstrap (config `intervals`), and the smooth
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from squidflow import style
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.soft_labels import HEADERS, ModelPoints
 from squidflow.judgments.agreement import krippendorff_alpha_interval
+from squidflow.presentation import style
 from squidflow.statistics.ece import equal_width_bin
 from squidflow.statistics.intervals import IntervalConfig, counts, image_resamples
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from squidflow.errors import UserError
-from squidflow.events import normalise_event, prompt_to_event
+from squidflow.vocabulary.events import normalise_event, prompt_to_event
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow.config import from_section
+from squidflow.config.validation import from_section
 from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.evaluation.judged import judged_images
 from squidflow.evaluation.labels import check_vocabulary, read_vocabulary

@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 import polars as pl
 
-from squidflow.bounds import gzip_lines, gzip_read, parquet_check
+from squidflow.config.bounds import gzip_lines, gzip_read, parquet_check
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import id_expr, unknown_id_hint
 from squidflow.contracts.io import json_lines

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from squidflow.config import from_section
+from squidflow.config.validation import from_section
 from squidflow.contracts import io, schemas
 from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.evaluation.judged import judged_images
@@ -55,7 +55,7 @@ def excluded_annotators(report: pl.DataFrame | None) -> list[str]:
 def read_judgments(path: str | Path, *, report: str | Path | None = None) -> tuple[pl.DataFrame, list[str]]:
     """(judgments, excluded annotators) from the release CSV or a judgments Parquet, plus an optional
     annotator_report.parquet whose `excluded` annotators are left out (as results/judgments/image_scores.parquet)."""
-    from squidflow.bounds import parquet_check
+    from squidflow.config.bounds import parquet_check
     from squidflow.errors import InputError
     from squidflow.judgments.ingest import read_release
 

@@ -38,6 +38,7 @@ import polars as pl
 from squidflow.evaluation import uncertainty as U
 from squidflow.evaluation.labels import judged_events
 from squidflow.evaluation.metrics import KEY, hits
+from squidflow.presentation.table_format import latex_table, md_table, tex_escape, tex_row
 from squidflow.statistics.intervals import (
     IntervalConfig,
     bias_adjusted_from,
@@ -47,7 +48,6 @@ from squidflow.statistics.intervals import (
     intervals_table,
     replicates,
 )
-from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 SOFT = U.SOFT_LABEL_MEASURES
 CORRELATIONS = ("entropy_pearson", "entropy_spearman")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from squidflow.presentation.table_format import latex_table, md_table, tex_escape, tex_row
 from squidflow.statistics.certainty import AVERAGE, CERTAINTY_BINS
-from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 TABLES = ("table2_verbs", "table8_alt_bins")
 BINNING_NAMES = {"mean": "Mean", "alt": "Alt"}

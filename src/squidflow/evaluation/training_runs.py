@@ -26,8 +26,8 @@ import polars as pl
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import split_image_id
 from squidflow.evaluation.metrics import KEY, probability_by_bin
-from squidflow.events import normalise_event, prompt_to_event
 from squidflow.statistics.certainty import BINNINGS, data_points
+from squidflow.vocabulary.events import normalise_event, prompt_to_event
 
 log = logging.getLogger(__name__)
 

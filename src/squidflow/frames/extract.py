@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.contracts.paths import DOWNLOAD_REPORT
 from squidflow.frames.decode import decode_ranks, letterbox
 from squidflow.frames.frame_table import ExtractionError, FrameTable, frame_table, resolve_decoder

@@ -25,7 +25,7 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.encoders.pretrained import Backbone, load_backbone
 
 log = logging.getLogger("squidflow.frames.featurize")

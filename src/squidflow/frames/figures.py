@@ -19,9 +19,9 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from squidflow import style
 from squidflow.contracts.io import inside
 from squidflow.contracts.paths import job_file
+from squidflow.presentation import style
 
 
 def _thumbnail(path: str, width: int = 240):
@@ -43,8 +43,8 @@ def judged_certainty(scores: pl.DataFrame | None, event: str, events_config: dic
 
     Variant A shows six images of the prompted event (variant B mixes in a similar event), so this is the number a
     reader expects beside a frame: how sure people were that it shows the event its video is about. The prompt is the
-    wording annotators saw (config `events.<id>.prompt`, squidflow.events.event_prompt)."""
-    from squidflow.events import event_prompt
+    wording annotators saw (config `events.<id>.prompt`, squidflow.vocabulary.events.event_prompt)."""
+    from squidflow.vocabulary.events import event_prompt
 
     columns = {"video_id": pl.Utf8, "frame_index": pl.Int64, "people_mean": pl.Float64, "certainty_bin": pl.Utf8}
     if scores is None or scores.is_empty():

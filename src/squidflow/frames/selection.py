@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.runtime.logs import progress
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from squidflow.config import ConfigError, defaults_from_schema, schema_key
+from squidflow.config.validation import ConfigError, defaults_from_schema, schema_key
 from squidflow.contracts import schemas
 from squidflow.statistics.intervals import IntervalConfig, item_mean_intervals
 

@@ -24,7 +24,7 @@ from importlib import resources
 import numpy as np
 import polars as pl
 
-from squidflow.events import event_prompt
+from squidflow.vocabulary.events import event_prompt
 
 log = logging.getLogger(__name__)
 

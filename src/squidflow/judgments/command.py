@@ -16,13 +16,13 @@ def run(args: argparse.Namespace) -> int:
     results/annotation/label_studio/ on the server of annotation.label_studio.url; pull: export their annotations
     as JSON into results/annotation/answers/label_studio/<task>.json (what `judgments.source: label_studio` ingests). The API
     token is read from the environment variable annotation.label_studio.token_env, never from a file."""
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
     from squidflow.errors import UserError
     from squidflow.judgments.issued import ANSWERS_DIR
     from squidflow.judgments.label_studio import server
 
     directory = args.directory
-    try:  # the configuration the workflow reads with the same arguments (squidflow.config_layers)
+    try:  # the configuration the workflow reads with the same arguments (squidflow.config.layers)
         config = config_layers.resolve(config_layers.from_arguments(args), directory=directory, check_paths=False)
         ls = dict(config["annotation"]["label_studio"])
         if args.url:
@@ -110,7 +110,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "label-studio", help="create Label Studio projects and import tasks (push), export annotations (pull)"
     )
-    from squidflow import config_layers
+    from squidflow.config import layers as config_layers
 
     p.add_argument("action", choices=["push", "pull"])
     config_layers.add_arguments(p, files_positional=True)  # the run's --configfile, --config and --directory

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
+from squidflow.presentation.table_format import md_row, md_rule
 from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bins
-from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
 

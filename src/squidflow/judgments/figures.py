@@ -1,4 +1,4 @@
-"""Figures of the human judgments (SQUID-E §4), in the shared style of squidflow.style.
+"""Figures of the human judgments (SQUID-E §4), in the shared style of squidflow.presentation.style.
 
 - `fig3_judgments`: Figure 3 (SQUID-E §4.1), histograms of each image's mean judgment and of its standard deviation,
   per variant.
@@ -16,8 +16,8 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from squidflow import style
 from squidflow.judgments.pseudonyms import pseudonyms
+from squidflow.presentation import style
 
 ITEM = ["video_id", "frame_index", "event_prompt", "variant", "hit"]
 

@@ -20,12 +20,12 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from squidflow.config import from_section
+from squidflow.config.validation import from_section
 from squidflow.contracts import schemas
 from squidflow.contracts.paths import job_file
 from squidflow.judgments.triage import TriageConfig, first_round
+from squidflow.presentation.table_format import md_row, md_rule
 from squidflow.statistics.intervals import IntervalConfig, rater_resamples
-from squidflow.table_format import md_row, md_rule
 
 IMAGE = ["video_id", "frame_index", "event_prompt"]
 CLASSES = ("clear", "ambiguous", "contested", "undecided")
@@ -149,7 +149,7 @@ def triage_figure(
 
     from PIL import Image
 
-    from squidflow import style
+    from squidflow.presentation import style
 
     drawn = (
         [c for c in CLASSES if (images["triage"] == c).any()] if frames is not None and not frames.is_empty() else []

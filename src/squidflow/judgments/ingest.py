@@ -34,7 +34,7 @@ from squidflow.contracts.paths import DOWNLOADS_DIR, job_file
 from squidflow.errors import EmptyError, InputError, UserError
 from squidflow.judgments.annotation import mturk_text
 from squidflow.judgments.mturk_batch import parse_rating, read_batch_frame
-from squidflow.table_format import md_table
+from squidflow.presentation.table_format import md_table
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ import os
 import re
 from pathlib import Path
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 
 ANNOTATION_DIR = "results/annotation"
 ROUND1_HITS = {"A": f"{ANNOTATION_DIR}/hits_A.csv", "B": f"{ANNOTATION_DIR}/hits_B.csv"}

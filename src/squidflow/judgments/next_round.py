@@ -22,9 +22,9 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 from squidflow.contracts.io import unneutralise
-from squidflow.table_format import md_row, md_rule
+from squidflow.presentation.table_format import md_row, md_rule
 
 IMAGE = ["video_id", "frame_index", "event_prompt"]
 ITEM = [*IMAGE, "variant"]

@@ -10,7 +10,7 @@ import polars as pl
 
 from squidflow.contracts.io import md_escape
 from squidflow.judgments.allocation import NextRoundConfig, Projection
-from squidflow.table_format import md_row, md_rule
+from squidflow.presentation.table_format import md_row, md_rule
 
 
 def status(row: dict) -> str:
@@ -100,7 +100,7 @@ def projection_figure(p: Projection, cfg: NextRoundConfig, path: str | Path, *, 
     """The projected ratings-to-target curve: the share of soft labels at the target against the ratings spent (so
     far, then the kept ratings still needed, cheapest first), with its 95% band, this round's budget marked.
     Returns the panel count (style.save)."""
-    from squidflow import style
+    from squidflow.presentation import style
 
     fig, axes = style.figure(1, 1, height=2.6)
     ax = axes[0, 0]

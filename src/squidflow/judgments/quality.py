@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 from PIL import Image
 
-from squidflow.config import defaults_from_schema
+from squidflow.config.validation import defaults_from_schema
 from squidflow.contracts import schemas
 from squidflow.contracts.paths import job_file
 

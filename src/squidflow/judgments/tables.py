@@ -17,7 +17,7 @@ import polars as pl
 from squidflow.contracts.io import md_escape
 from squidflow.contracts.paths import ANNOTATOR_REPORT_TABLE, recorded_path
 from squidflow.judgments.agreement import ALPHA_LEVELS, agreement_table, intra_annotator_rhos
-from squidflow.table_format import md_row, md_rule
+from squidflow.presentation.table_format import md_row, md_rule
 
 PAPER_TABLE7 = {  # SQUID-E supplement, Table 7
     "A": {"spearman": 0.676, "alpha": 0.658, "kappa_3": 0.468, "kappa_4": 0.397, "kappa_5": 0.341},

@@ -46,7 +46,7 @@ from typing import TypeGuard, cast
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema, from_section
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.contracts import schemas
 from squidflow.judgments.pseudonyms import RAW_IDS, for_people, pseudonyms
 from squidflow.judgments.rater_signals import (
@@ -58,8 +58,8 @@ from squidflow.judgments.rater_signals import (
     with_consensus,
     with_slots,
 )
+from squidflow.presentation.table_format import md_row, md_rule
 from squidflow.statistics.intervals import IntervalConfig
-from squidflow.table_format import md_row, md_rule
 
 log = logging.getLogger(__name__)
 
@@ -496,7 +496,7 @@ def event_probabilities(
 ) -> pl.DataFrame:
     """A model's predictions (schemas.PREDICTIONS, labels = event ids) -> its probability of each judged prompt's
     event per (video_id, frame_index, event_prompt): the score of that label, 0 where the model does not list it."""
-    from squidflow.events import PROMPTS, normalise_event, prompt_to_event
+    from squidflow.vocabulary.events import PROMPTS, normalise_event, prompt_to_event
 
     to_event = prompt_to_event(events or list(PROMPTS), events_config)
     items = judgments.select("video_id", "frame_index", "event_prompt").unique(maintain_order=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from squidflow.config import defaults_from_schema
+from squidflow.config.validation import defaults_from_schema
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
-from squidflow.bounds import gzip_lines
+from squidflow.config.bounds import gzip_lines
 from squidflow.contracts.io import json_lines
 from squidflow.contracts.schemas import LITMUS_GAMES
 from squidflow.errors import UserError
@@ -67,7 +67,7 @@ def source_of(entry: str | dict[str, str]) -> tuple[str, str]:
 
 def _open_lines(path: Path, name: str | None = None) -> Iterator[bytes]:
     """The file's lines as bytes (gzip or plain): io.json_lines decodes them, naming the line of a byte that is not
-    UTF-8 or where a gzip stream breaks off. A gzip file unpacks to at most squidflow.bounds.gzip_allowance bytes."""
+    UTF-8 or where a gzip stream breaks off. A gzip file unpacks to at most squidflow.config.bounds.gzip_allowance bytes."""
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     if gz:

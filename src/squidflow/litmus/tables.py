@@ -15,7 +15,7 @@ import polars as pl
 
 from squidflow.litmus.questions import QUESTION_TYPES
 from squidflow.litmus.soft_labels import rules_accuracy, rules_hits
-from squidflow.table_format import md_row, md_rule
+from squidflow.presentation.table_format import md_row, md_rule
 
 SEED_STD = pl.col("value").std(ddof=1)
 

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 import jinja2
 import yaml
 
-from squidflow.bounds import load_bounded
+from squidflow.config.bounds import load_bounded
 from squidflow.contracts.io import md_escape
 from squidflow.judgments.waves import summary_line
+from squidflow.presentation.table_format import md_row, md_rule, md_table
 from squidflow.publish.facts import SQUID_E_CITATION, Facts, removal_requests
 from squidflow.publish.tables import SPLIT_ORDER
-from squidflow.table_format import md_row, md_rule, md_table
 
 SIZE_CATEGORIES = (
     (1_000, "n<1K"),

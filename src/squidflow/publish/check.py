@@ -13,7 +13,7 @@ edited by hand). One line per problem, each naming the file and the config, fiel
 No file names a rater: a string that looks like an MTurk WorkerId or an e-mail address (but the card's removal
 contact), or, where FOLDER is a run's results/publish/<name>/, one of that run's raw rater ids (its
 results/judgments/judgments.parquet), is a problem naming the file. A shard whose footer says its rows would unpack
-past squidflow.bounds' ratio, or a card or croissant.json over bounds.MAX_TEXT_BYTES, is named before anything reads
+past squidflow.config.bounds' ratio, or a card or croissant.json over bounds.MAX_TEXT_BYTES, is named before anything reads
 it.
 
 It reads only files inside FOLDER (and that run's judgments) and fetches nothing: a contentUrl, a FileSet's includes or a card's data_files that
@@ -30,10 +30,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from squidflow import bounds, licenses
+from squidflow.config import bounds
 from squidflow.judgments import pseudonyms
 from squidflow.publish import card, croissant
 from squidflow.publish.shards import sha256
+from squidflow.vocabulary import licenses
 
 
 def check_card(folder: Path) -> tuple[list[str], list[str]]:
@@ -355,7 +356,7 @@ def datasets_below(folder: Path) -> list[Path]:
 
 
 def check_licence(folder: Path, meta: dict) -> list[str]:
-    """The card's `license` is a Hub id and croissant.json's `license` is that licence's URL (squidflow.licenses)."""
+    """The card's `license` is a Hub id and croissant.json's `license` is that licence's URL (squidflow.vocabulary.licenses)."""
     readme = folder / "README.md"
     try:
         head = card.read_header(readme.read_text(encoding="utf-8"))
@@ -395,7 +396,7 @@ def too_large(folder: Path) -> list[str]:
 
 
 def check_shard_sizes(folder: Path) -> list[str]:
-    """Every Parquet file under data/ whose footer says its rows unpack past the bound (squidflow.bounds.parquet_check),
+    """Every Parquet file under data/ whose footer says its rows unpack past the bound (squidflow.config.bounds.parquet_check),
     before anything reads its rows."""
     out = []
     for shard in sorted((folder / "data").glob("*/*.parquet")):

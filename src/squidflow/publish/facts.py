@@ -15,10 +15,11 @@ from typing import cast
 
 import polars as pl
 
-from squidflow import licenses, own_data
-from squidflow.config import ConfigError
+from squidflow.config import own_data
+from squidflow.config.validation import ConfigError
 from squidflow.contracts.paths import job_file
-from squidflow.licenses import DEMO_LICENSE
+from squidflow.vocabulary import licenses
+from squidflow.vocabulary.licenses import DEMO_LICENSE
 
 DEMO_NAME = "squidflow-demo"
 SQUID_E_CITATION = """@inproceedings{sanders2022ambiguous,
@@ -87,7 +88,7 @@ class Facts:
 
     @property
     def license_url(self) -> str:
-        """Croissant's licence: the SPDX page of the Hub id (squidflow.licenses), or `other`'s license_link."""
+        """Croissant's licence: the SPDX page of the Hub id (squidflow.vocabulary.licenses), or `other`'s license_link."""
         return licenses.spdx_url(self.license, self.license_link)
 
     @property

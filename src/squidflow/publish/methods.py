@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 
 METHODS_DIR = "results/publish/methods"
 METHOD_KEYS = (

@@ -17,13 +17,13 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 from squidflow.contracts import schemas
 from squidflow.contracts.image_ids import image_id_expr
-from squidflow.events import normalise_event, prompt_to_event
-from squidflow.licenses import UNKNOWN, is_creative_commons
-from squidflow.release import PROMPTS, UCF_ID, YOUTUBE_ID
 from squidflow.statistics.intervals import IntervalConfig, item_mean_intervals
+from squidflow.vocabulary.events import normalise_event, prompt_to_event
+from squidflow.vocabulary.licenses import UNKNOWN, is_creative_commons
+from squidflow.vocabulary.release import PROMPTS, UCF_ID, YOUTUBE_ID
 
 SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test", "dev": "validation"}
 SPLIT_ORDER = ("train", "validation", "test")

@@ -2,5 +2,5 @@
 
 It gathers SQUID-E's tables and figures (Sanders et al., 2022, §4-§5 and supplement D) and Sherlock's comparison sets
 (Hessel et al., 2022, §4.3 and Appendix E); this package holds the self-contained annotation task pages and the run
-summary (what ran, with which config files, how long). The plotting style every figure uses is `squidflow.style`.
+summary (what ran, with which config files, how long). The plotting style every figure uses is `squidflow.presentation.style`.
 """

@@ -33,7 +33,7 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from squidflow.config import defaults_from_schema, schema_key
+from squidflow.config.validation import defaults_from_schema, schema_key
 
 METHODS = tuple(schema_key("intervals.method")["enum"])  # the schema's bounds, checked where a test builds one too
 MIN_RESAMPLES = schema_key("intervals.resamples")["minimum"]

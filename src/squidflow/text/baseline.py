@@ -35,7 +35,7 @@ METHODS = ("tfidf", "sbert")
 
 def event_descriptions(events: Sequence[str], events_config: dict | None = None) -> dict[str, str]:
     """event id -> the text that describes it: the id's words, its prompt and its description."""
-    from squidflow.events import event_prompt
+    from squidflow.vocabulary.events import event_prompt
 
     out = {}
     for e in events:

@@ -17,7 +17,7 @@ import polars as pl
 
 from squidflow.contracts import schemas
 from squidflow.contracts.paths import job_file, recorded_path
-from squidflow.table_format import md_escape, md_table
+from squidflow.presentation.table_format import md_escape, md_table
 from squidflow.text.subtitles import SubtitleError, in_window, read_subtitles, subtitle_file
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from squidflow.config import from_section
+from squidflow.config.validation import from_section
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from squidflow.table_format import latex_table, md_escape, md_table, tex_escape, tex_row
+from squidflow.presentation.table_format import latex_table, md_escape, md_table, tex_escape, tex_row
 from squidflow.text.keywords import SYSTEMS
 from squidflow.text.preprocess import Normaliser, Preprocessing
 from squidflow.text.semeval import MEASURES, human_upper_bound, system_scores

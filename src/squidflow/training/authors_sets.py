@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow.release import EVENTS_BY_PROMPT, read_dataset_csv
+from squidflow.vocabulary.release import EVENTS_BY_PROMPT, read_dataset_csv
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from squidflow.config import defaults_from_schema, from_section, schema_default
+from squidflow.config.validation import defaults_from_schema, from_section, schema_default
 from squidflow.encoders.pretrained import IMAGENET_MEAN, IMAGENET_STD
 
 # Which layers learn, per Table 1 and Table 3 method, when the config names none: the authors' (layer4 + head for

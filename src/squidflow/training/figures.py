@@ -22,14 +22,14 @@ import numpy as np
 import polars as pl
 
 from squidflow.encoders.backbone_names import model_label
+from squidflow.presentation.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
 from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bins
-from squidflow.style import MARKERS, OKABE_ITO, save  # the one palette and saver of every squidflow figure
 
 TRAIN_SET_LABELS = {"SD": "trained on SD", "SE": "trained on SQUID-E"}
 
 
 def _pyplot():
-    from squidflow.style import pyplot
+    from squidflow.presentation.style import pyplot
 
     return pyplot()  # Agg, with the shared style (fonts and sizes that read in print)
 

@@ -11,7 +11,7 @@ import logging
 import polars as pl
 
 from squidflow.contracts.image_ids import image_id_expr
-from squidflow.events import normalise_event, prompt_to_event
+from squidflow.vocabulary.events import normalise_event, prompt_to_event
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 
 from squidflow.encoders.backbone_names import BACKBONE_NAME, BACKBONE_PREFIX, model_label
+from squidflow.presentation.table_format import latex_table, md_table, tex_escape, tex_row
 from squidflow.statistics.certainty import CERTAINTY_BINS
 from squidflow.statistics.intervals import BIAS_ADJUSTED
-from squidflow.table_format import latex_table, md_table, tex_escape, tex_row
 
 
 @dataclass(frozen=True)
@@ -454,7 +454,7 @@ def table_with_intervals(
     """The RESULT_TABLE of `runs` (runs_table) with each cell's image-bootstrap interval and the paired
     comparisons with the baseline row (squidflow.training.table_intervals); `predictions`: each run's
     predictions.parquet path -> its frame. The point values are the runs' metrics.json values, unchanged."""
-    from squidflow.config import from_section
+    from squidflow.config.validation import from_section
     from squidflow.statistics.intervals import IntervalConfig
     from squidflow.training.table_intervals import add_intervals
 

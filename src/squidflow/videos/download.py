@@ -32,14 +32,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from squidflow.config import defaults_from_schema, from_section
-from squidflow.licenses import licence_refusal
+from squidflow.config.validation import defaults_from_schema, from_section
 from squidflow.videos import direct as direct_fetch
 from squidflow.videos import storage
 from squidflow.videos.brake import Brake, SiteStopped, site_of
 from squidflow.videos.failures import BRAKE_REASONS, NO_ANSWER_REASONS, RETRY_REASONS, classify, status_of
 from squidflow.videos.probe import ProbeError, VideoInfo, probe
 from squidflow.videos.storage import is_storage_url
+from squidflow.vocabulary.licenses import licence_refusal
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from squidflow import style
+from squidflow.presentation import style
 
 STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 

@@ -24,7 +24,7 @@ import polars as pl
 from squidflow.contracts import schemas
 from squidflow.contracts.io import conform
 from squidflow.contracts.paths import DROPPED_REPORT, VIDEOS_CHECKED
-from squidflow.table_format import RIGHT, md_row, md_rule
+from squidflow.presentation.table_format import RIGHT, md_row, md_rule
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
 from squidflow.videos.download_shards import outcome_record, shard_of, status_row
 from squidflow.videos.failures import REASONS, remedy

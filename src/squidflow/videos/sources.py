@@ -30,15 +30,15 @@ from urllib.parse import parse_qs, urlparse
 
 import polars as pl
 
-from squidflow.bounds import parquet_check
+from squidflow.config.bounds import parquet_check
 from squidflow.contracts import schemas
 from squidflow.contracts.io import conform, read_csv_strings, read_parquet
 from squidflow.contracts.paths import DOWNLOADS_DIR
 from squidflow.errors import EmptyError, InputError
-from squidflow.events import check_event_id
-from squidflow.licenses import DEMO_LICENSE, licence_refusal
 from squidflow.videos import storage
 from squidflow.videos.storage import is_storage_url
+from squidflow.vocabulary.events import check_event_id
+from squidflow.vocabulary.licenses import DEMO_LICENSE, licence_refusal
 
 log = logging.getLogger(__name__)
 
@@ -500,7 +500,7 @@ def list_candidates(
 ) -> tuple[pl.DataFrame, list[str]]:
     """All configured sources → (candidates in the VIDEO_CANDIDATES schema, report lines)."""
     from squidflow.fetch import fetch
-    from squidflow.release import read_dataset_csv
+    from squidflow.vocabulary.release import read_dataset_csv
 
     listings = []
     for i, src in enumerate(sources):

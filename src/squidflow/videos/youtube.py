@@ -87,8 +87,8 @@ def search(
 
 
 def ytdlp_licence_params(licenses: list[str] | None) -> dict[str, Any]:
-    """yt-dlp's `match_filter` option for a source's licence wish (empty: no wish), from squidflow.licenses."""
-    from squidflow.licenses import ytdlp_match_filter
+    """yt-dlp's `match_filter` option for a source's licence wish (empty: no wish), from squidflow.vocabulary.licenses."""
+    from squidflow.vocabulary.licenses import ytdlp_match_filter
 
     expr = ytdlp_match_filter(licenses)
     if expr is None:

@@ -14,7 +14,7 @@ import yaml
 from helpers.runs import SNAKEMAKE
 from helpers.videotools import opencv_frames
 
-from squidflow.config import check_config, load_schema
+from squidflow.config.validation import check_config, load_schema
 from squidflow.contracts import schemas
 from squidflow.contracts.io import conform, read_parquet
 from squidflow.demo.scenes import classify_frame

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 import yaml
 
-from squidflow.config import ConfigError, load_config, validate_config
+from squidflow.config.validation import ConfigError, load_config, validate_config
 from squidflow.contracts import schemas
 from squidflow.contracts.io import SchemaError, atomic_path, read_parquet, write_parquet
 
@@ -157,7 +157,7 @@ def test_defaults_are_filled_exactly_as_snakemake_fills_them(path) -> None:
 
     from snakemake.utils import validate
 
-    from squidflow.config import SCHEMA_PATH, fill_defaults, load_schema, load_yaml
+    from squidflow.config.validation import SCHEMA_PATH, fill_defaults, load_schema, load_yaml
 
     schema = load_schema(SCHEMA_PATH)
     for config in (load_yaml(path) or {}, {}):

@@ -1,4 +1,4 @@
-"""One configuration, whatever the folder (issue 56): which files make it (squidflow.config_layers), the demo config
+"""One configuration, whatever the folder (issue 56): which files make it (squidflow.config.layers), the demo config
 holding only what makes the demo the demo, and the `squidflow` commands reading the layers `snakemake` reads."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from squidflow import config_layers
-from squidflow.config import ConfigError, load_yaml, validate_config
+from squidflow.config import layers as config_layers
+from squidflow.config.validation import ConfigError, load_yaml, validate_config
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "config.yaml"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from squidflow import licenses
-from squidflow.config import ConfigError, load_config
+from squidflow.config.validation import ConfigError, load_config
+from squidflow.vocabulary import licenses
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "config.yaml"

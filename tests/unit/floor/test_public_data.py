@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from squidflow.config import load_config, schema_default
+from squidflow.config.validation import load_config, schema_default
 from squidflow.fetch import MIRROR_LAYOUT, local_copy
 
 ROOT = Path(__file__).resolve().parents[3]

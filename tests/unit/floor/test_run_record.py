@@ -113,7 +113,7 @@ def test_an_absent_local_copy_is_named_once_and_the_download_is_offered(tmp_path
     removing the key downloads the file."""
     import pytest
 
-    from squidflow.config import load_config
+    from squidflow.config.validation import load_config
     from squidflow.errors import UserError
 
     cfg = tmp_path / "release.yaml"

@@ -67,7 +67,7 @@ def test_an_unknown_table_target_names_the_tables_that_exist(tmp_path):
 def test_simulated_is_said_only_where_simulated_judgments_are_shown():
     """Issue 32: a frames-only run's contact sheets and run summary said "SIMULATED annotator panel" with 0
     judgments."""
-    from squidflow.style import report_note
+    from squidflow.presentation.style import report_note
 
     demo = {"source_types": ["demo"], "judgment_source": "simulated"}
     frames_only = report_note(("videos", "run_judgments"), stages=["videos", "frames"], **demo)
@@ -145,7 +145,7 @@ def test_a_target_is_matched_by_snakemakes_own_matcher_else_left_to_snakemake():
 def test_squidflows_version_is_in_the_config_after_its_validation(tmp_path):
     """`config["_squidflow"]` (the report's front page reads the version from the config) is set after the config is
     validated: the schema refuses the key, so set before, it would stop every run."""
-    from squidflow.config import ConfigError, validate_config
+    from squidflow.config.validation import ConfigError, validate_config
     from squidflow.runtime.targets import workflow_rules
 
     rules = workflow_rules(ROOT / "Snakefile", [ROOT / "config" / "config.yaml"], tmp_path)

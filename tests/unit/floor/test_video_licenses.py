@@ -1,11 +1,18 @@
-"""A licence statement is read as a whole (squidflow.licenses): Creative Commons only when all of it says so."""
+"""A licence statement is read as a whole (squidflow.vocabulary.licenses): Creative Commons only when all of it says so."""
 
 from __future__ import annotations
 
 import pytest
 from yt_dlp.utils import match_filter_func
 
-from squidflow.licenses import YOUTUBE_CC_BY, allowed, cc_family, licence_refusal, wanted_families, ytdlp_match_filter
+from squidflow.vocabulary.licenses import (
+    YOUTUBE_CC_BY,
+    allowed,
+    cc_family,
+    licence_refusal,
+    wanted_families,
+    ytdlp_match_filter,
+)
 
 
 @pytest.mark.parametrize(("stated", "family"), [

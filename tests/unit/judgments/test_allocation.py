@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 from squidflow.contracts import schemas
 from squidflow.judgments.allocation import NextRoundConfig, plan_next_round, project, ratings_needed, z_value
 from squidflow.statistics.intervals import IntervalConfig

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 from squidflow.judgments import issued
 from squidflow.judgments.ingest import JudgmentError, KnownImages, ingest, taken_down_line
 from squidflow.judgments.label_studio.run_exports import ingest_exports

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from test_judgments import _hits_as_csv, make_corpus
+from helpers.judgments_corpus import hits_as_csv, make_corpus
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet, write_csv
@@ -32,7 +32,7 @@ def corpus(tmp_path_factory):
     make_corpus(root, videos_per_event=25, frames_per_video=6, seed=3)
     frames = read_parquet(root / "results/dataset/frames.parquet", schemas.FRAMES)
     truth = read_parquet(root / "results/videos/demo/truth.parquet", schemas.TRUTH)
-    return root, frames, truth, _hits_as_csv(frames, root)
+    return root, frames, truth, hits_as_csv(frames, root)
 
 
 def _panel(corpus, seed: int, annotators: int = 20, blank_controls: bool = True, **planted):
@@ -308,8 +308,8 @@ def test_the_triage_figure_draws_no_empty_row_and_names_each_images_prompt(tmp_p
     """A class without images gets no row of the contact sheet; each image's title names its prompt (issue 60)."""
     from PIL import Image
 
-    from squidflow import style
     from squidflow.judgments.image_triage import triage_figure
+    from squidflow.presentation import style
 
     classes, prompts = ["clear", "clear", "ambiguous", "undecided"], ["parade", "wedding", "protest", "birthday party"]
     images = pl.DataFrame(

@@ -25,7 +25,7 @@ from helpers.publish_run import annotator_report as _report
 from helpers.publish_run import settings as _settings
 from PIL import Image
 
-from squidflow.config import ConfigError, load_config
+from squidflow.config.validation import ConfigError, load_config
 from squidflow.contracts import schemas
 from squidflow.errors import UserError
 from squidflow.judgments.agreement import agreement_table

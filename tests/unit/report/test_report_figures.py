@@ -12,7 +12,6 @@ import pytest
 from helpers.png_facts import figure_facts
 from PIL import Image
 
-from squidflow import style
 from squidflow.comparison.figures import chosen_sets, sets_figure
 from squidflow.contracts import io, schemas
 from squidflow.frames.figures import contact_sheets, frame_spread, relative_positions
@@ -22,6 +21,7 @@ from squidflow.judgments.figures import (
     annotator_stats,
     fig3_judgments,
 )
+from squidflow.presentation import style
 from squidflow.report.pages import self_contained
 from squidflow.report.summary import job_records, rule_times, write_run_summary
 from squidflow.videos.figures import acquisition_figure, failure_reasons, status_counts

@@ -44,5 +44,5 @@ def test_planted_escapers_and_tables_are_caught() -> None:
         found = findings_in("evaluation/planted.py", text)
         assert any(idea in f and "evaluation/planted.py:1" in f for f in found), (idea, found)
     # in its home the definition is not a second one
-    assert findings_in("table_format.py", planted["a LaTeX escaper"]) == []
+    assert findings_in("presentation/table_format.py", planted["a LaTeX escaper"]) == []
     assert findings_in("statistics/ece.py", "np.clip(np.searchsorted(edges, c) - 1, 0, m - 1)\n") == []

@@ -18,16 +18,14 @@ import os
 from pathlib import Path
 
 import pytest
-import tomllib
 from helpers.script_imports import HEAVY, ROOT, run_imports, run_imports_of, scripts
+from helpers.tools import layering
 
 
 def _stages() -> tuple[str, ...]:
-    """The library's stage packages, as pyproject.toml's import-linter layers name them (the last layer is the
-    shared floor, whose modules every script imports: never a rule's computation)."""
-    toml = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    layers = toml["tool"]["importlinter"]["contracts"][0]["layers"]
-    return tuple(f"squidflow.{name}" for name in layers[:-1] if name != "cli")
+    """The library's stage packages (the Snakefile's, as pyproject.toml's import-linter layers name them; the shared
+    floor below them is what every script imports, never a rule's computation)."""
+    return tuple(f"squidflow.{name}" for name in layering.stage_order())
 
 
 def called_stage_modules(script: Path) -> set[str]:

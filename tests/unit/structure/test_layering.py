@@ -1,7 +1,8 @@
-"""The library is a staircase: the shared floor imports no stage, a stage imports only the floor and the stages before
-it in the pipeline (the Snakefile's include order), and `demo` sits on top. import-linter checks it (the contract in
-pyproject.toml, run by `make lint`); these tests keep the contract equal to the Snakefile's order, show that a
-planted violation fails it, and find import circles (tools/layering.py)."""
+"""The library is a staircase: the shared floor imports no stage and has its own floors down to `errors`, a stage
+imports only the floor and the stages before it in the pipeline (the Snakefile's include order), and `demo` sits on
+top; no two modules or packages import each other. import-linter checks it (the contracts in pyproject.toml, run by
+`make lint`); these tests keep the contract equal to the Snakefile's order and show that a planted wrong-way import
+or import circle, inside a function, fails it."""
 
 from __future__ import annotations
 
@@ -14,17 +15,11 @@ from pathlib import Path
 import pytest
 from helpers.tools import layering
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib
-
 ROOT = layering.ROOT
 # the venv's (make setup installs it), else one on PATH
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 if not LINT_IMPORTS.exists() and shutil.which("lint-imports"):
     LINT_IMPORTS = Path(shutil.which("lint-imports"))
-CONTRACT = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -43,15 +38,17 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_contracts_layers_are_the_snakefiles_order_with_demo_on_top() -> None:
+def test_the_contracts_layers_are_the_snakefiles_order_with_demo_on_top_and_the_floor_below() -> None:
     order = layering.stage_order()
     assert order[-1] == "demo" and order.index("videos") < order.index("frames") < order.index("training")
     assert set(order) == {p.stem for p in (ROOT / "workflow" / "rules").glob("*.smk")} - {"common"}
-    layers = CONTRACT["layers"]
-    assert layers[0] == "cli" and layers[1:-1] == order[::-1], (
+    layers = layering.layers()
+    assert layers[0] == "cli" and layers[1 : 1 + len(order)] == order[::-1], (
         f"pyproject.toml's import-linter layers must be cli, then the stages latest first ({order[::-1]}), then the "
-        f"floor; they are {layers}"
+        f"floor's; they are {layers}"
     )
+    floor = layering.floor_layers()
+    assert len(floor) > 1 and floor[-1] == ["errors"], f"the floor's layers, errors at the bottom: {floor}"
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -64,33 +61,31 @@ def _copy(tmp_path: Path) -> Path:
     return copy
 
 
+def _plant(module: Path, imported: str) -> None:
+    """`module` imports `imported` inside a function (imports there count too)."""
+    module.write_text(module.read_text() + f"\n\ndef _planted():\n    import {imported}\n\n    return {imported}\n")
+
+
 def test_a_planted_layering_violation_fails_lint(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
-    # judgments reaching forward into training's internals, inside a function (imports there count too)
-    scores = copy / "src" / "squidflow" / "judgments" / "scores.py"
-    scores.write_text(
-        scores.read_text() + "\n\ndef _planted():\n    from squidflow.training.pools import se_pool\n\n"
-        "    return se_pool\n"
-    )
-    # and the floor importing a stage
-    errors = copy / "src" / "squidflow" / "errors.py"
-    errors.write_text(errors.read_text() + "\n\ndef _planted():\n    from squidflow import demo\n\n    return demo\n")
+    src = copy / "src" / "squidflow"
+    _plant(src / "judgments" / "scores.py", "squidflow.training.pools")  # a stage reaching forward
+    _plant(src / "errors.py", "squidflow.demo")  # the floor importing a stage
+    _plant(src / "contracts" / "paths.py", "squidflow.config.validation")  # upward within the floor
     res = _lint_imports(copy)
     assert res.returncode != 0 and "BROKEN" in res.stdout, res.stdout[-4000:]
-    assert "squidflow.judgments.scores -> squidflow.training.pools" in res.stdout, res.stdout[-4000:]
-    assert "squidflow.errors -> squidflow.demo" in res.stdout, res.stdout[-4000:]
+    for edge in (
+        "squidflow.judgments.scores -> squidflow.training.pools",
+        "squidflow.errors -> squidflow.demo",
+        "squidflow.contracts.paths -> squidflow.config.validation",
+    ):
+        assert edge in res.stdout, res.stdout[-4000:]
 
 
-def test_no_import_circles() -> None:
-    """Two modules that import each other (at the top or inside a function) are one thing in two files, or a
-    missing floor between them."""
-    assert layering.cycles() == []
-
-
-def test_a_planted_circle_is_found(tmp_path: Path) -> None:
-    src = _copy(tmp_path) / "src" / "squidflow"
-    (src / "judgments" / "ingest.py").write_text(
-        (src / "judgments" / "ingest.py").read_text()
-        + "\n\ndef _planted():\n    from squidflow.judgments import keywords\n"
-    )
-    assert layering.cycles(src) == [["squidflow.judgments.ingest", "squidflow.judgments.keywords"]]
+def test_a_planted_circle_fails_lint(tmp_path: Path) -> None:
+    """keywords imports ingest at its top; ingest importing keywords back, inside a function, closes a circle."""
+    copy = _copy(tmp_path)
+    _plant(copy / "src" / "squidflow" / "judgments" / "ingest.py", "squidflow.judgments.keywords")
+    res = _lint_imports(copy)
+    assert res.returncode != 0 and "No import circles BROKEN" in res.stdout, res.stdout[-4000:]
+    assert "No cycles are allowed in squidflow.judgments" in res.stdout, res.stdout[-4000:]

@@ -1,5 +1,5 @@
 """The config schema is the one source of defaults: every library config dataclass takes its fields' defaults from
-it (`squidflow.config.defaults_from_schema`), so no default is written twice."""
+it (`squidflow.config.validation.defaults_from_schema`), so no default is written twice."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from squidflow.config import defaults_from_schema, schema_default
+from squidflow.config.validation import defaults_from_schema, schema_default
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "squidflow"
 
@@ -88,7 +88,7 @@ def test_a_field_the_schema_does_not_know_is_refused_when_the_class_is_made() ->
 
 
 def test_interval_bounds_are_the_schemas() -> None:
-    from squidflow.config import schema_key
+    from squidflow.config.validation import schema_key
     from squidflow.statistics.intervals import IntervalConfig
 
     minimum = schema_key("intervals.resamples")["minimum"]

@@ -12,8 +12,8 @@ from helpers.runs import SNAKEMAKE
 
 from squidflow.contracts import io, schemas
 from squidflow.judgments.ingest import read_release
-from squidflow.release import EVENTS_BY_PROMPT
 from squidflow.training.authors_sets import authors_sets, experiment_file_sources, leaks, read_experiment_files
+from squidflow.vocabulary.release import EVENTS_BY_PROMPT
 
 ROOT = Path(__file__).resolve().parents[3]
 EVENTS = {"birthday", "parade", "protest", "wedding"}
@@ -126,9 +126,9 @@ def test_rule_builds_offline_from_local_copies(shared_data: Path, tmp_path: Path
 def test_human_means_of_the_authors_eval_images_are_the_release_means(release):
     """training.human_means: all (the default with the release's judgments) gives each evaluation image the mean of
     its own released ratings for the prompt: Table 1 variant A of its event, Table 3 variant B of the target."""
-    from squidflow.release import PROMPTS
     from squidflow.training.authors_sets import image_table
     from squidflow.training.sets import judgment_means
+    from squidflow.vocabulary.release import PROMPTS
 
     sets, _, judgments, files = release
     images = image_table(files["labels_all.json"], files["labels_var_a.json"])
@@ -154,8 +154,8 @@ def test_clean_table3_sets_on_the_release_reach_what_the_data_allows(release, sh
     """training.sets: clean on every frame dataset.csv lists (the rated videos in the test split, as the frames stage
     puts them): 120 + 120 evaluation images judged for the target, then as many video-disjoint training images as
     the remaining videos hold, balanced by class, with a note saying why it is not 480 + 480."""
-    from squidflow.release import read_dataset_csv
     from squidflow.training.sets import experiment_sets_with_summary
+    from squidflow.vocabulary.release import read_dataset_csv
 
     sets, _, judgments, _ = release
     rated = set(judgments["video_id"])

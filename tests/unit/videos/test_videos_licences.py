@@ -131,9 +131,9 @@ def test_a_youtube_search_lists_videos_with_their_sources_wish():
 def test_ytdlps_match_filter_skips_the_standard_licence_before_any_byte_and_takes_cc_by(tmp_path):
     """The download passes the source's wish to yt-dlp as its match filter: yt-dlp itself, on the recorded info
     dicts, skips the standard-licence videos (no file, no format request) and lets the CC BY one through."""
-    from squidflow.licenses import licence_refusal
     from squidflow.videos.download import DownloadOptions, _session_class, ydl_params
     from squidflow.videos.youtube import ytdlp_licence_params
+    from squidflow.vocabulary.licenses import licence_refusal
 
     params = ydl_params(DownloadOptions(), str(tmp_path / "%(id)s.%(ext)s")) | ytdlp_licence_params(["cc-by"])
     with _session_class()(params) as ydl:

@@ -13,10 +13,10 @@ import pytest
 from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
-from squidflow.release import read_dataset_csv
 from squidflow.videos.download import DownloadOptions
 from squidflow.videos.manifest import build_manifest, download_report, probe_local_candidates
 from squidflow.videos.sources import list_candidates, release_source
+from squidflow.vocabulary.release import read_dataset_csv
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from squidflow.config import ConfigError, load_config
+from squidflow.config.validation import ConfigError, load_config
 from squidflow.publish.tables import _video_source
 from squidflow.videos.failures import classify
 from squidflow.videos.storage import StoredObject, _words, endpoint_hidden, is_storage_url, tree_layout

@@ -82,7 +82,7 @@ NEXT_ROUND_FIGURE = "results/figures/next_round_projection.png"
 SIMULATED_NEXT_ROUND = "results/judgments/simulated/batch_results_round2.csv"
 
 
-TRIAGE_EVENTS = list(config["events"])  # empty: the release's events (squidflow.events.PROMPTS)
+TRIAGE_EVENTS = list(config["events"])  # empty: the release's events (squidflow.vocabulary.events.PROMPTS)
 
 
 def get_triage_predictions(wildcards):

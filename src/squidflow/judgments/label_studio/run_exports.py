@@ -26,7 +26,7 @@ from squidflow.judgments.ingest import (
 )
 from squidflow.judgments.label_studio.export import ExportStats, TaskProblem, _frame, expected_images, read_export
 from squidflow.judgments.waves import wave_of
-from squidflow.table_format import md_table
+from squidflow.presentation.table_format import md_table
 
 
 def annotators_in_both(df: pl.DataFrame) -> list[tuple[str, dict[str, tuple[str, str]]]]:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from squidflow.config import ConfigError
+from squidflow.config.validation import ConfigError
 from squidflow.contracts.io import inside
 from squidflow.errors import UserError
 from squidflow.fetch import PROXY_ENV

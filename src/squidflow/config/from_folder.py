@@ -2,7 +2,7 @@
 the events from the folder names, a `local` source, the annotation platform and the judgment source that goes with
 it, the `publish` keys to fill, and nothing of the demo's (no simulated component). A run with `--configfile` reads
 it on the schema's defaults alone (the demo's config/config.yaml is read only when no config file is given:
-squidflow.config_layers), so it sets every key whose default would not fit your videos.
+squidflow.config.layers), so it sets every key whose default would not fit your videos.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from squidflow.config import ConfigError
-from squidflow.events import check_event_id
+from squidflow.config.validation import ConfigError
+from squidflow.vocabulary.events import check_event_id
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "avi", "mov", "m4v")
 PLATFORM_SOURCE = {"label_studio": "label_studio", "mturk": "mturk"}
@@ -91,7 +91,7 @@ def forced_settings(events: dict[str, int]) -> dict[str, tuple[int, str]]:
     """The settings a folder forces away from their defaults, each with why: variant A shows images of different
     videos of an event (the paper's six per HIT, an even number: variant B shows half of each event), so an event
     with fewer videos makes the HITs smaller."""
-    from squidflow.config import schema_default
+    from squidflow.config.validation import schema_default
 
     default = int(schema_default("annotation.images_per_hit"))
     fewest = min(events.values())

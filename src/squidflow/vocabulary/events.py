@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from squidflow.errors import InputError
-from squidflow.release import PROMPTS
+from squidflow.vocabulary.release import PROMPTS
 
 # An event id names files and jobs (`results/figures/frames_contact_sheets/<event>.png`, the `{event}` wildcard of
 # workflow/rules/common.smk) and lands in the report's labels: letters, digits, `_` and `-` only, at most 64 of them.

@@ -32,8 +32,8 @@ from urllib.parse import urlparse
 import jsonschema
 import yaml
 
-from squidflow import bounds, own_data
-from squidflow.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
+from squidflow.config import bounds, own_data
+from squidflow.config.bounds import MAX_DEPTH, MAX_EXPANDED_NODES, bounded_schema, expanded_size, non_finite, shown
 from squidflow.errors import UserError
 from squidflow.version import CHECKOUT
 
@@ -46,7 +46,7 @@ D = TypeVar("D", bound="DataclassInstance")  # a config dataclass
 REPO_ROOT = CHECKOUT
 # The schema is workflow/schemas/config.schema.yaml; the package names it through data/ (a link in the checkout, the
 # file itself in a wheel), so `squidflow check-config` works where the library is installed without the workflow.
-SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "config.schema.yaml"
 
 
 class ConfigError(UserError, ValueError):

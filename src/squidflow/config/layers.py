@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from squidflow.config import REPO_ROOT, ConfigError, merge_configs, read_configs, validate_config
+from squidflow.config.validation import REPO_ROOT, ConfigError, merge_configs, read_configs, validate_config
 
 # The demo config, relative to the workflow's folder (the clone)
 DEMO_CONFIG = Path("config") / "config.yaml"
@@ -207,7 +207,7 @@ def layered_yaml(config: Mapping[str, Any], chosen: Layers, *, directory: PathLi
         else "not read (a config file is given: the demo config is read only without one)"
     )
     lines = [
-        f"# The configuration squidflow reads for these arguments, run in {directory} (squidflow.config_layers), "
+        f"# The configuration squidflow reads for these arguments, run in {directory} (squidflow.config.layers), "
         "each layer on top of the one before:",
         "# 1. the schema's defaults: workflow/schemas/config.schema.yaml",
         f"# 2. the demo config: {demo}",

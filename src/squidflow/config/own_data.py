@@ -5,7 +5,7 @@ SIMULATED annotator panel, which rates the demo's synthetic videos from their tr
 and the demo videos' clean frames as its standard data. A config whose sources are not the demo's must not fall back
 on any of them: `problems` names, before any job (`squidflow check-config` and the run alike), every key such a config
 has to set, at once, with what to set it to. The publish keys (name, license, citation) are named here too, all of
-them at once, with the licence id checked against the Hub's list (squidflow.licenses).
+them at once, with the licence id checked against the Hub's list (squidflow.vocabulary.licenses).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from squidflow import licenses
+from squidflow.vocabulary import licenses
 
 # Stages whose jobs read the judgments (or, with the demo's source, the demo's SIMULATED panels)
 JUDGMENT_STAGES = ("judgments", "training", "evaluation", "publish", "text")
@@ -100,7 +100,7 @@ def training_problems(config: Mapping[str, Any], base_dir: str | Path = ".") -> 
         )
     events = run_events(config, base_dir)
     if "squid-e-release" in source_types(config) or not events:
-        return out  # the release's events are its own (squidflow.release); a URL list's are in its rows
+        return out  # the release's events are its own (squidflow.vocabulary.release); a URL list's are in its rows
     classification = list((training.get("classification") or {}).get("events") or [])
     unknown = [e for e in classification if e not in events]
     if unknown:
