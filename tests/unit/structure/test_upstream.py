@@ -213,7 +213,10 @@ def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_it
             "from snakemake.api import SnakemakeApi\n\n\ndef walk():\n    with SnakemakeApi() as api:\n"
             "        workflow_api = api.workflow(snakefile='Snakefile')\n        return workflow_api._workflow.rules\n",
         ),
-        ("tests/helpers/runs.py", "def rules(workflow):\n    for rule in workflow.rules:\n        rule._set_params()\n"),
+        (
+            "tests/helpers/runs.py",
+            "def rules(workflow):\n    for rule in workflow.rules:\n        rule._set_params()\n",
+        ),
     ],
 )
 def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: Path, where: str, planted: str) -> None:
