@@ -1114,8 +1114,9 @@ def test_table7_of_hits_answered_by_thousands_of_workers_is_exact_and_bounded(tm
     come from sums over groups of positions (exact), and the intervals past a bound are left out with a sentence under
     the table, in bounded time. At 8,000 workers per HIT, 0.4.0's code makes 32 million spearmanr calls for the point value alone."""
     import numpy as np
+    from helpers.ratings import rating_matrix
 
-    from squidflow.judgments.agreement import krippendorff_alpha_interval, rating_matrix
+    from squidflow.judgments.agreement import krippendorff_alpha_interval
     from squidflow.judgments.ingest import ingest
     from squidflow.judgments.quality import QualityConfig, annotator_report
     from squidflow.judgments.tables import table7

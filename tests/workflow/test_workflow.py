@@ -23,11 +23,11 @@ def test_dry_run_of_every_config(config: Path, tmp_path: Path) -> None:
     # the local data a paper config names (data/standard, ...) is the user's to supply: stand-ins in the work dir
     from squidflow.config.validation import named_inputs
 
-    for _, value, kind in named_inputs(yaml.safe_load(config.read_text())):
+    for _, value, spec in named_inputs(yaml.safe_load(config.read_text())):
         local = tmp_path / value
         if not local.exists() and not (ROOT / value).exists():
             local.parent.mkdir(parents=True, exist_ok=True)
-            local.mkdir() if kind != "file" else local.touch()
+            local.mkdir() if spec["x-input"] != "file" else local.touch()
     res = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path), "--cores", "2")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
 

@@ -330,11 +330,11 @@ def _is_local_input(value: str, spec: dict) -> bool:
     )
 
 
-def named_inputs(config: Mapping[str, Any], schema: dict | None = None) -> list[tuple[str, str, str]]:
-    """(dotted key, path, kind) of every local input path a config as written names (kind: file | folder |
-    file-or-folder); URLs, empty values and paths under results/ are left out."""
+def named_inputs(config: Mapping[str, Any], schema: dict | None = None) -> list[tuple[str, str, dict]]:
+    """(dotted key, path, its schema entry) of every local input path a config as written names (the entry's
+    `x-input`: file | folder | file-or-folder); URLs, empty values and paths under results/ are left out."""
     marked = _marked_paths(schema or load_schema(SCHEMA_PATH), config)
-    return [(key, value, spec["x-input"]) for key, value, spec in marked if _is_local_input(value, spec)]
+    return [(key, value, spec) for key, value, spec in marked if _is_local_input(value, spec)]
 
 
 def _path_problem(key: str, value: str, spec: dict, base: Path, repo_root: Path | None) -> str | None:
@@ -396,9 +396,7 @@ def check_inputs(
     """
     problems = []
     base, root = Path(base_dir).resolve(), (Path(repo_root) if repo_root is not None else None)
-    for key, value, spec in _marked_paths(schema, named if named is not None else config):
-        if not _is_local_input(value, spec):
-            continue
+    for key, value, spec in named_inputs(named if named is not None else config, schema):
         when = spec.get("x-input-when") or {}
         if any(_lookup(config, k) not in (v if isinstance(v, list) else [v]) for k, v in when.items()):
             continue

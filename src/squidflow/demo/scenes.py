@@ -83,10 +83,6 @@ class Scene:
     text_phase: float
 
     @property
-    def texture(self) -> str:
-        return TEXTURES[self.index % len(TEXTURES)][0]
-
-    @property
     def motion(self) -> str:
         return MOTIONS[self.index % len(MOTIONS)]
 

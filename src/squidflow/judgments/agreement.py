@@ -319,11 +319,6 @@ def _wide(judgments: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
     return items.drop("_item"), m
 
 
-def rating_matrix(judgments: pl.DataFrame) -> np.ndarray:
-    """Items (image × prompt × HIT) × annotator positions, NaN where a position has no rating."""
-    return _wide(judgments)[1]
-
-
 def _pooled_wide(
     judgments: pl.DataFrame, pooling: str, per_variant: dict[str, tuple[pl.DataFrame, np.ndarray]]
 ) -> tuple[pl.DataFrame, np.ndarray]:
@@ -438,9 +433,3 @@ def intra_annotator_rhos(judgments: pl.DataFrame, *, min_items: int = 3) -> np.n
             if np.isfinite(rho):
                 rhos.append(rho)
     return np.array(rhos, dtype=float)
-
-
-def intra_annotator(judgments: pl.DataFrame, *, min_items: int = 3) -> tuple[float, int]:
-    """§4.2: the mean over annotators of intra_annotator_rhos, and how many annotators that is."""
-    rhos = intra_annotator_rhos(judgments, min_items=min_items)
-    return (float(np.mean(rhos)) if len(rhos) else float("nan")), len(rhos)

@@ -98,13 +98,6 @@ def counts(index: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(flat, minlength=len(index) * n).reshape(len(index), n).astype(float)
 
 
-def from_counts(stat_w: Callable[[np.ndarray], np.ndarray], n: int) -> Callable[[np.ndarray], np.ndarray]:
-    """A statistic of bootstrap counts (B, n) -> B values (the `weights=` form of every measure in
-    squidflow.evaluation.uncertainty) as a statistic of an index matrix, for `interval` and `paired_test`:
-    `interval(from_counts(lambda w: smooth_ece(conf, correct, w), n), n, cfg, index=index)`."""
-    return lambda idx: stat_w(counts(idx, n))
-
-
 def rater_resamples(
     ratings: np.ndarray, cfg: IntervalConfig, index: np.ndarray, *, replace: bool = False
 ) -> np.ndarray:

@@ -13,7 +13,7 @@ The shared state is one small JSON file per site under the brake folder (results
 read-modify-written under an `flock` on its lock file, so concurrent shard jobs on the machine that runs Snakemake
 see the same pauses and slots. A state carries the run id (one per Snakemake invocation): a new run starts with the
 refusal count and the stop cleared, but a pause still running is honoured. Every refusal, pause and stop is also
-appended to `events.jsonl` there, the history the download report summarises.
+appended to `events.jsonl` there (one JSON object a line), the history to read when a site was stopped.
 """
 
 from __future__ import annotations
@@ -267,15 +267,3 @@ def run_notes(folder: str | Path, run_id: str) -> list[str]:
         if state.get("run") == str(run_id) and state.get("stopped") and state.get("note"):
             notes.append(state["note"])
     return notes
-
-
-def read_events(folder: str | Path) -> list[dict[str, Any]]:
-    """Every pause and stop recorded under the brake folder, oldest first."""
-    path = Path(folder) / "events.jsonl"
-    if not path.exists():
-        return []
-    events = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        with contextlib.suppress(ValueError):
-            events.append(json.loads(line))
-    return events

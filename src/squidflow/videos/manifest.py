@@ -3,8 +3,7 @@
 Every candidate ends with a status — `ok`, `unavailable` (gone for good or not for this session: 404, removed,
 private, geo or age blocks, a UCF file not in the folder), `failed` (refused by the site, transient errors that
 outlasted the retries, a local setup problem) or `corrupt` (the file does not decode) — with its `reason` from the
-closed set of squidflow.videos.failures, the raw error and the number of attempts. Later stages take only `ok` rows
-(`ok_videos`).
+closed set of squidflow.videos.failures, the raw error and the number of attempts. Later stages take only `ok` rows.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from squidflow.contracts import schemas
 from squidflow.contracts.io import conform
 from squidflow.contracts.paths import DROPPED_REPORT, VIDEOS_CHECKED
 from squidflow.presentation.table_format import RIGHT, md_row, md_rule
-from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
+from squidflow.videos.download import DownloadOptions, DownloadResult, failure, subtitle_files
 from squidflow.videos.download_shards import outcome_record, shard_of, status_row
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
@@ -34,22 +33,6 @@ from squidflow.videos.sources import SKIPPED, pending
 log = logging.getLogger(__name__)
 
 SHARD_TABLE = re.compile(r"shard(\d+)of(\d+)\.g(\d+)\.parquet")
-
-
-def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generation: int = 0) -> pl.DataFrame:
-    """Download (or just probe) one candidate; a one-row VIDEO_STATUS frame. Never raises for a bad video."""
-    try:
-        if candidate.get("download"):
-            result = download(candidate["url"], candidate["path"], opts, licenses=candidate.get("licenses"))
-        else:
-            result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames)
-    except Exception as exc:  # a bug or a full disk must not fail the workflow either: it is this video's status
-        log.exception("%s: unexpected error", candidate.get("video_id"))
-        result = failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 1)
-    log.info("%s: %s%s (attempts %d)", candidate["video_id"], result.status,
-             f" — {result.reason}: {result.error}" if result.error else "", result.attempts)  # fmt: skip
-    row = status_row(candidate, outcome_record(candidate["video_id"], retry_generation, result))
-    return conform(pl.DataFrame([row], schema=schemas.VIDEO_STATUS.columns), schemas.VIDEO_STATUS)
 
 
 def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -> DownloadResult:
@@ -162,18 +145,6 @@ def local_status_path(status_dir: str | Path, *, retry_failed: bool, started: fl
     return f"{status_dir}/local.g{gen}.parquet"
 
 
-def probe_local_candidates(candidates: pl.DataFrame, opts: DownloadOptions, *, workers: int = 2) -> pl.DataFrame:
-    """Status rows for the candidates that need no download (demo, local, UCF), probed in parallel."""
-    todo = candidates.filter(~pl.col("download") & pending(candidates)).to_dicts()
-    if not todo:
-        return schemas.empty(schemas.VIDEO_STATUS)
-    from tqdm import tqdm
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:  # ffprobe/ffmpeg are subprocesses: threads suffice
-        frames = list(tqdm(pool.map(lambda c: acquire(c, opts), todo), total=len(todo), desc="probe videos"))
-    return pl.concat(frames, how="vertical")
-
-
 def build_manifest(candidates: pl.DataFrame, statuses: Iterable[pl.DataFrame]) -> pl.DataFrame:
     """Gather status rows into the manifest, one row per candidate, in candidate order (VIDEOS schema)."""
     settled = candidates.filter(~pending(candidates))  # left out at listing (a licence): their row is as listed
@@ -198,11 +169,6 @@ def build_manifest(candidates: pl.DataFrame, statuses: Iterable[pl.DataFrame]) -
         status = pl.concat([status, conform(unsettled, schemas.VIDEO_STATUS)], how="vertical")
     out = order.join(status, on="video_id", how="left", maintain_order="left").sort("_order").drop("_order")
     return conform(out.unique("video_id", keep="first", maintain_order=True), schemas.VIDEOS)
-
-
-def ok_videos(manifest: pl.DataFrame) -> pl.DataFrame:
-    """The rows later stages use."""
-    return manifest.filter(pl.col("status") == "ok")
 
 
 def _md(text: Any, limit: int | None = None) -> str:

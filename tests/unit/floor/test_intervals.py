@@ -129,7 +129,7 @@ def test_interval_of_a_weighted_measure_equals_the_index_form():
     conf = rng.uniform(size=120)
     correct = (rng.uniform(size=120) < conf).astype(float)
     cfg = iv.IntervalConfig(0.9, 300, 5)
-    by_counts = iv.interval(iv.from_counts(lambda w: u.ece_equal_mass(conf, correct, 10, w), 120), 120, cfg)
+    by_counts = iv.interval(lambda idx: u.ece_equal_mass(conf, correct, 10, iv.counts(idx, 120)), 120, cfg)
     by_index = iv.interval(lambda idx: np.array([u.ece_equal_mass(conf[i], correct[i], 10) for i in idx]), 120, cfg)
     assert by_counts == pytest.approx(by_index, rel=1e-9)
     assert by_counts[1] < by_counts[0] < by_counts[2]

@@ -6,6 +6,7 @@ import krippendorff
 import numpy as np
 import polars as pl
 import pytest
+from helpers.ratings import rating_matrix
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
@@ -14,7 +15,7 @@ from squidflow.judgments.agreement import (
     bin_ratings,
     binned_kappa,
     fleiss_kappa,
-    intra_annotator,
+    intra_annotator_rhos,
     krippendorff_alpha_interval,
     spearman_pairs,
 )
@@ -122,8 +123,7 @@ def test_intra_annotator_spearman_pairs_first_and_repeat_rounds():
                     "round": rnd,
                 }
             )
-    rho, n = intra_annotator(pl.DataFrame(rows))
-    assert n == 1 and rho == pytest.approx(1.0)
+    assert intra_annotator_rhos(pl.DataFrame(rows)).tolist() == pytest.approx([1.0])  # one annotator, ranks kept
 
 
 @pytest.fixture(scope="module")
@@ -263,8 +263,6 @@ def test_table7_intervals_keep_the_paper_values_and_bracket_them(release_judgmen
 
 
 def rating_matrix_of(judgments, variant):
-    from squidflow.judgments.agreement import rating_matrix
-
     return rating_matrix(judgments.filter(pl.col("variant") == variant))
 
 

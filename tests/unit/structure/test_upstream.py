@@ -45,18 +45,36 @@ SMK_PRIVATE = re.compile(
 
 
 def _engine_names(tree: ast.AST) -> set[str]:
-    """The names a module binds to the engine: `workflow`, `snakemake`, and what it imports from Snakemake or its
-    plugins (`import snakemake_executor_plugin_slurm as plugin`, `from snakemake.report.html_reporter import data`)."""
+    """The names a module binds to the engine: `workflow`, `snakemake`, what it imports from Snakemake or its plugins
+    (`import snakemake_executor_plugin_slurm as plugin`, `from snakemake.report.html_reporter import data`), and every
+    name given one of them or an object reached from one (`plugin = snakemake_executor_plugin_slurm`, `with
+    SnakemakeApi() as api`, `workflow_api = api.workflow(...)`, `for rule in workflow.rules`): issue 55's
+    `workflow_api._workflow` went through two such names."""
     names = set(ENGINE_NAMES)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith(ENGINE_PACKAGES)}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ENGINE_PACKAGES):
             names |= {a.asname or a.name for a in node.names}
-    for node in ast.walk(tree):  # and a name given one of them (`plugin = snakemake_executor_plugin_slurm`)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return names
+    bindings = []  # (what is bound, where it comes from)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            bindings += [(t, node.value) for t in node.targets]
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            bindings.append((node.target, node.iter))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bindings.append((node.optional_vars, node.context_expr))
+    while True:  # until no binding adds a name: a name may come from one bound later in the file
+        added = {
+            n.id
+            for target, value in bindings
+            if _root(value) in names
+            for n in ast.walk(target)
+            if isinstance(n, ast.Name)
+        } - names
+        if not added:
+            return names
+        names |= added
 
 
 def _is_argv(node: ast.AST) -> bool:
@@ -190,6 +208,15 @@ def test_only_the_declared_modules_touch_the_engines_private_names_or_replace_it
         ("workflow/rules/report.smk", "rule a:\n    output: 'x'\n    run:\n        print(workflow._something)\n"),
         ("src/squidflow/runtime/targets.py", "import sys\nsys.argv[:] = ['snakemake']\n"),
         ("workflow/rules/report.smk", "sys.argv[:] = [a for a in sys.argv]\n"),
+        (  # issue 55: what test_report_rules did before it read the Snakefile's own `workflow`
+            "tests/unit/report/test_report_rules.py",
+            "from snakemake.api import SnakemakeApi\n\n\ndef walk():\n    with SnakemakeApi() as api:\n"
+            "        workflow_api = api.workflow(snakefile='Snakefile')\n        return workflow_api._workflow.rules\n",
+        ),
+        (
+            "tests/helpers/runs.py",
+            "def rules(workflow):\n    for rule in workflow.rules:\n        rule._set_params()\n",
+        ),
     ],
 )
 def test_a_planted_private_access_outside_the_declared_modules_fails(tree_copy: Path, where: str, planted: str) -> None:
@@ -230,6 +257,43 @@ def _bounds() -> dict[str, str]:
         m = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*(.*)", dep)
         out[m.group(1).lower()] = m.group(2)
     return out
+
+
+# `tests/x.py`, `tests/x.py::test_y` (the name may wrap to the next line) or `::test_y` (of the file named last)
+NAMED_TEST = re.compile(r"`(tests/[\w/.-]+\.py)?(?:::\s*(\w+))?`")
+
+
+def missing_tests(doc: str, root: Path) -> list[str]:
+    """The tests `doc` names that the tree at `root` does not have: a declaration is kept honest by its test, so a
+    test that moved or was renamed must take the doc with it."""
+    missing, last = [], None
+    for m in NAMED_TEST.finditer(doc):
+        path, name = m.group(1) or last, m.group(2)
+        if path is None or not (m.group(1) or name):
+            continue
+        last = path
+        source = (root / path).read_text() if (root / path).is_file() else None
+        if source is None:
+            missing.append(f"{path}: no such file")
+        elif name and not re.search(rf"^\s*(?:async )?def {name}\(", source, re.M):
+            missing.append(f"{path}::{name}: no such test")
+    return list(dict.fromkeys(missing))
+
+
+def test_every_test_the_declarations_name_exists() -> None:
+    missing = missing_tests(DOC.read_text(), ROOT)
+    assert not missing, "docs/upstream.md names tests that are not there:\n" + "\n".join(missing)
+
+
+def test_a_declaration_naming_a_moved_or_renamed_test_is_found() -> None:
+    doc = (
+        "- **Test**: `tests/unit/structure/test_upstream.py::test_public_names_are_not_counted` and `::\n"
+        "  test_a_declared_test_that_was_renamed`, and `tests/integration/test_slurm.py` (a real cluster)."
+    )
+    assert missing_tests(doc, ROOT) == [
+        "tests/unit/structure/test_upstream.py::test_a_declared_test_that_was_renamed: no such test",
+        "tests/integration/test_slurm.py: no such file",
+    ]
 
 
 def test_every_patched_dependency_is_bounded_at_its_newest_tested_version_and_documented() -> None:

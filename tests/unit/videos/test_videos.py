@@ -26,12 +26,12 @@ from helpers.videotools import make_mp4
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet, write_parquet
 from squidflow.videos.download import DownloadOptions, download
+from squidflow.videos.download_shards import acquire_shard
 from squidflow.videos.failures import classify, status_of
 from squidflow.videos.manifest import (
-    acquire,
     build_manifest,
+    check_local,
     download_report,
-    probe_local_candidates,
     shard_status_paths,
     shards_holding,
 )
@@ -201,7 +201,7 @@ def test_local_tree_is_probed_and_a_broken_file_is_corrupt(tmp_path):
     assert sorted(cands["video_id"]) == ["broken", safe_video_id("p 1"), "w1"]
     assert safe_video_id("p 1").startswith("p_1-")  # cleaned, with a hash of the original
     assert any("p 1.mp4" in n for n in notes)  # the renamed id is reported
-    status = probe_local_candidates(cands, FAST)
+    status = check_local(cands, FAST, journal_dir=tmp_path / "journal")
     manifest = build_manifest(cands, [status])
     by_id = {r["video_id"]: r for r in manifest.iter_rows(named=True)}
     assert by_id["w1"]["status"] == "ok" and by_id["w1"]["event"] == "wedding" and by_id["w1"]["n_frames"] == 25
@@ -249,14 +249,15 @@ def test_a_url_lists_frames_and_relative_urls_become_exact_frames_and_served_url
     assert f"{path} line 2" in str(err.value) and "'x5'" in str(err.value) and "'12 40 77'" in str(err.value)
 
 
-def test_acquire_writes_a_status_row_for_every_outcome(server, tmp_path, monkeypatch):
+def test_a_download_shard_writes_a_status_row_for_every_outcome(server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    rows = []
-    for vid, kind in [("g", "good"), ("m", "missing")]:
-        cand = {"video_id": vid, "event": "fire", "source": "urls", "url": f"{server.url}/{kind}/a.mp4",
-                "path": f"results/videos/urls/{vid}.mp4", "download": True, "title": "from list"}  # fmt: skip
-        rows.append(acquire(cand, FAST))
-    status = pl.concat(rows)
+    cands = pl.DataFrame([
+        {"video_id": vid, "event": "fire", "source": "urls", "url": f"{server.url}/{kind}/a.mp4",
+         "path": f"results/videos/urls/{vid}.mp4", "download": True, "title": "from list"}
+        for vid, kind in [("g", "good"), ("m", "missing")]
+    ])  # fmt: skip
+    status = acquire_shard(cands, shard=0, shards=1, generation=0, opts=FAST, journal_dir="journal", brake=None,
+                           progress=False).sort("video_id")  # fmt: skip
     assert status["status"].to_list() == ["ok", "unavailable"]
     assert status["reason"].to_list() == [None, "http_4xx"]
     assert status["title"].to_list() == ["a", "from list"]  # yt-dlp's metadata wins where it has any

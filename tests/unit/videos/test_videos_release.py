@@ -14,7 +14,7 @@ from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
 from squidflow.videos.download import DownloadOptions
-from squidflow.videos.manifest import build_manifest, download_report, probe_local_candidates
+from squidflow.videos.manifest import build_manifest, check_local, download_report
 from squidflow.videos.sources import list_candidates, release_source
 from squidflow.vocabulary.release import read_dataset_csv
 
@@ -79,7 +79,7 @@ def test_release_through_candidates_manifest_and_report(shared_data, tmp_path, m
     cfg = {"dataset_csv": str(shared_data / "squid-e" / "dataset.csv"), "ucf_dir": "ucf"}
     cands, notes = list_candidates([{"type": "squid-e-release", "events": ["protest", "tsunami"]}], release_cfg=cfg)
     assert set(cands["event"]) == {"protest", "tsunami"} and len(cands) == 200
-    status = probe_local_candidates(cands, DownloadOptions())
+    status = check_local(cands, DownloadOptions(), journal_dir=tmp_path / "journal")
     manifest = build_manifest(cands, [status])  # the YouTube downloads have no record yet: reported as failed
     ucf = manifest.filter(pl.col("video_id").str.starts_with("banner"))
     by = dict(zip(ucf["video_id"], ucf["status"], strict=True))

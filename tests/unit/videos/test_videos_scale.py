@@ -28,7 +28,7 @@ from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import read_parquet
-from squidflow.videos.brake import Brake, pace_for, read_events, site_of
+from squidflow.videos.brake import Brake, pace_for, site_of
 from squidflow.videos.download import DownloadOptions, download
 from squidflow.videos.download_shards import acquire_shard, read_journals, shard_of
 from squidflow.videos.failures import BRAKE_REASONS, REASONS, classify, status_of
@@ -41,6 +41,12 @@ BOT_PAGE = (
     "</body></html>"
 )
 VTT = "WEBVTT\n\n00:00:00.000 --> 00:00:00.900\nA {lang} line.\n"
+
+
+def brake_events(folder: Path) -> list[dict]:
+    """The pauses and stops the brake appended to its history, `<folder>/events.jsonl`, oldest first."""
+    path = folder / "events.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
 
 @pytest.fixture(scope="session")
@@ -266,7 +272,7 @@ def test_brake_state_is_shared_between_jobs_counts_in_a_row_and_resets_per_run(t
     assert job_a.try_start_video("yt").stopped == note
     with pytest.raises(Exception, match="downloads stopped"):
         job_a.before_request("yt")
-    assert [e["event"] for e in read_events(tmp_path)] == ["pause", "pause", "pause", "stop"]
+    assert [e["event"] for e in brake_events(tmp_path)] == ["pause", "pause", "pause", "stop"]
     # the next Snakemake invocation starts again (a pause still running would be kept)
     next_run = Brake(tmp_path, run_id="r2", pause_s=60, stop_after=3, clock=clock, sleep=clock.sleep)
     assert next_run.try_start_video("yt").go and next_run.read("yt")["consecutive"] == 0
@@ -439,7 +445,7 @@ def test_brake_pauses_the_site_for_every_shard_job_then_stops_it(site, other_sit
     run = run_videos(work)
     assert run.returncode == 0, run.stderr[-3000:]
 
-    events = read_events(work / "results/videos/brake")
+    events = brake_events(work / "results/videos/brake")
     refused_site = site_of(site.url)
     assert [e["event"] for e in events] == ["pause", "stop"] and {e["site"] for e in events} == {refused_site}
     assert [e["reason"] for e in events] == ["rate_limited", "bot_check"]  # 429, then 429 with a bot-check page
