@@ -194,7 +194,8 @@ def read_batch_frame(
     suspect = pl.concat(
         [long.filter(shared | ~_slot_ok(known_images)).select("_i"), base.filter(~row_ok).select("_i")]
     )["_i"].unique()
-    accepted, problems = [], []
+    accepted: list[int] = []
+    problems: list = []
     if len(suspect):
         accepted, problems = _read_suspects(
             rows,
