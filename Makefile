@@ -100,7 +100,7 @@ test-upstream: setup test-tools
 
 # ruff (rules and complexity thresholds in pyproject.toml), ruff format --check, import-linter
 # (the library's floors: pyproject.toml's contract), no library function over 80 lines (tools/function_length.py;
-# those still to split are listed in tools/long_functions.txt), snakefmt and Snakemake's own lint. .ci/run runs it
+# with no list of exceptions), snakefmt and Snakemake's own lint. .ci/run runs it
 # before the tests.
 LINTED := src scripts tests benchmarks tools
 lint: setup

@@ -144,28 +144,8 @@ STAGE_COMMANDS = (  # label-studio, evaluate, publish
 )
 
 
-def parser() -> argparse.ArgumentParser:
-    """The `squidflow` command's arguments, every sub-command's."""
-    from squidflow import __version__
-    from squidflow.config import layers as config_layers
-
-    parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"squidflow {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser(
-        "check-config",
-        help="validate a configuration: YAML, schema, and the local paths it names",
-        description=_cmd_check_config.__doc__,
-    )
-    config_layers.add_arguments(p, files_positional=True)
-    p.set_defaults(func=_cmd_check_config)
-    p = sub.add_parser(
-        "config",
-        help="print the configuration a run with these arguments reads, as YAML",
-        description=_cmd_config.__doc__,
-    )
-    config_layers.add_arguments(p)
-    p.set_defaults(func=_cmd_config)
+def _add_init(sub) -> None:
+    """The `init` sub-command's arguments: a config for your own folder of videos."""
     p = sub.add_parser(
         "init",
         help="write a config for your own folder of videos (FOLDER/<event>/*.mp4)",
@@ -192,6 +172,31 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="replace the config if it exists")
     p.set_defaults(func=_cmd_init)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `squidflow` command's arguments, every sub-command's."""
+    from squidflow import __version__
+    from squidflow.config import layers as config_layers
+
+    parser = argparse.ArgumentParser(prog="squidflow", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"squidflow {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser(
+        "check-config",
+        help="validate a configuration: YAML, schema, and the local paths it names",
+        description=_cmd_check_config.__doc__,
+    )
+    config_layers.add_arguments(p, files_positional=True)
+    p.set_defaults(func=_cmd_check_config)
+    p = sub.add_parser(
+        "config",
+        help="print the configuration a run with these arguments reads, as YAML",
+        description=_cmd_config.__doc__,
+    )
+    config_layers.add_arguments(p)
+    p.set_defaults(func=_cmd_config)
+    _add_init(sub)
     # Commands that belong to a stage live in it and are loaded by name: the floor imports no stage.
     for name in STAGE_COMMANDS:
         importlib.import_module(name).add_parser(sub)

@@ -271,24 +271,8 @@ def html_text(value) -> str:
 
 
 # --- CSVs people hand us ----------------------------------------------------------------------------------------
-def read_csv_strings(
-    path: str | os.PathLike,
-    *,
-    what: str = "CSV file",
-    fix: str = "",
-    line_column: str | None = None,
-    data: bytes | None = None,
-) -> pl.DataFrame:
-    """Read a CSV someone made (every column as strings), with errors that name the file and the line.
-
-    The file must be UTF-8 (a BOM is fine): a byte that is not, an empty file, or a row with more or fewer fields
-    than the header is an InputError naming the file, the line and what to do. `what` says what the file is for
-    ("URL list", "MTurk batch results"), `fix` is appended to every error. With `line_column`, a column of that name
-    holds each row's line number in the file (header = line 1), for messages that name the row. `data`: the file's
-    bytes when the caller has them already (a decompressed .csv.gz), `path` then only names it.
-    """
-    path = Path(path)
-    tail = f" {fix}" if fix else ""
+def _csv_text(path: Path, data: bytes | None, what: str, tail: str) -> str:
+    """The file's text: UTF-8 (a BOM is fine), not empty; else an InputError naming the file, the line and the fix."""
     try:
         raw = path.read_bytes() if data is None else data
     except FileNotFoundError:
@@ -306,13 +290,12 @@ def read_csv_strings(
         ) from None
     if not text.strip():
         raise InputError(f"{path}: the {what} is empty (not even a header line).{tail}")
-    fast = _read_csv_fast(text)
-    if fast is not None:  # the same frame, from polars' reader (a million-row MTurk batch in seconds)
-        return (
-            fast.with_columns(pl.int_range(2, fast.height + 2, dtype=pl.Int64).alias(line_column))
-            if line_column
-            else fast
-        )
+    return text
+
+
+def _csv_rows(text: str, path: Path, tail: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """Python's csv reader on the text -> header, rows and each row's line in the file; blank lines skipped, a row
+    with more or fewer fields than the header, or a header naming a column twice, an InputError naming the line."""
     reader = csv.reader(io.StringIO(text, newline=""))  # csv handles \r\n and quoted line breaks itself
     try:
         header = [h.strip() for h in next(reader)]
@@ -334,6 +317,36 @@ def read_csv_strings(
     duplicated = sorted({h for h in header if header.count(h) > 1})
     if duplicated:
         raise InputError(f"{path} line 1: column(s) {duplicated} appear more than once in the header.{tail}")
+    return header, rows, lines
+
+
+def read_csv_strings(
+    path: str | os.PathLike,
+    *,
+    what: str = "CSV file",
+    fix: str = "",
+    line_column: str | None = None,
+    data: bytes | None = None,
+) -> pl.DataFrame:
+    """Read a CSV someone made (every column as strings), with errors that name the file and the line.
+
+    The file must be UTF-8 (a BOM is fine): a byte that is not, an empty file, or a row with more or fewer fields
+    than the header is an InputError naming the file, the line and what to do. `what` says what the file is for
+    ("URL list", "MTurk batch results"), `fix` is appended to every error. With `line_column`, a column of that name
+    holds each row's line number in the file (header = line 1), for messages that name the row. `data`: the file's
+    bytes when the caller has them already (a decompressed .csv.gz), `path` then only names it.
+    """
+    path = Path(path)
+    tail = f" {fix}" if fix else ""
+    text = _csv_text(path, data, what, tail)
+    fast = _read_csv_fast(text)
+    if fast is not None:  # the same frame, from polars' reader (a million-row MTurk batch in seconds)
+        return (
+            fast.with_columns(pl.int_range(2, fast.height + 2, dtype=pl.Int64).alias(line_column))
+            if line_column
+            else fast
+        )
+    header, rows, lines = _csv_rows(text, path, tail)
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in header]
     df = pl.DataFrame(
         {h: list(col) for h, col in zip(header, columns, strict=True)}, schema={h: pl.Utf8 for h in header}

@@ -386,6 +386,46 @@ def planted_without_videos(planted: pl.DataFrame, removed: frozenset[str]) -> pl
     return planted.filter(~gone.fill_null(False))
 
 
+def _panel_draws(
+    hits_by_variant: dict[str, pl.DataFrame], lookup: dict, cfg: PanelConfig, rng: np.random.Generator
+) -> tuple[dict[str, list[int]], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, _Draws]]:
+    """Per variant, in order: its HITs' image slots, what each image shows of the prompt's event (and which are
+    black), and the panel's random draws."""
+    draws, evid, blacks, slots_of = {}, {}, {}, {}
+    for variant, hits in sorted(hits_by_variant.items()):
+        slots_of[variant] = sorted(
+            int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id")
+        )
+        evid[variant], blacks[variant] = _evidence(hits, slots_of[variant], lookup, cfg.visible_min)
+        draws[variant] = _draw(len(hits), len(slots_of[variant]), cfg, rng)
+    return slots_of, evid, blacks, draws
+
+
+def _repeat_frame(
+    hits: pl.DataFrame, slots: list[int], r2: np.ndarray, d: _Draws, chosen: list[tuple[int, int]], variant: str
+) -> pl.DataFrame:
+    """The repeat round's batch: each chosen (HIT, annotator) with the annotator's second ratings of that HIT."""
+    sub = _Draws([[a] for _, a in chosen], d.bias, d.scale, None, None, None)
+    idx = [h for h, _ in chosen]
+    pos = [d.workers[h].index(a) for h, a in chosen]
+    return _batch_frame(hits[idx], slots, r2[idx, pos][:, None, :], sub, variant, "REPEAT-")
+
+
+def _panel_frames(
+    batches: list[pl.DataFrame], repeats: list[pl.DataFrame], planted: list[dict], noise: float
+) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
+    """simulate_panel's result: every variant's batch as one, the repeat round's (an empty frame without one), and
+    the noise level with the planted faults (schemas.PLANTED_FAULTS)."""
+    batch = pl.concat(batches, how="diagonal") if batches else pl.DataFrame()
+    repeat = pl.concat(repeats, how="diagonal") if repeats else batch.clear()
+    planted_frame = (
+        pl.DataFrame(planted, schema=schemas.PLANTED_FAULTS.columns)
+        if planted
+        else schemas.empty(schemas.PLANTED_FAULTS)
+    )
+    return batch, repeat, {"noise_sd": noise, "planted": planted_frame}
+
+
 def simulate_panel(
     hits_by_variant: dict[str, pl.DataFrame], truth: pl.DataFrame, cfg: PanelConfig
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
@@ -397,13 +437,7 @@ def simulate_panel(
     lookup = truth_lookup(truth)
     rng = np.random.default_rng(cfg.seed)
     fault_rng = np.random.default_rng([cfg.seed, 36])  # the planted faults' own stream: no faults, the demo's panel
-    draws, evid, blacks, slots_of = {}, {}, {}, {}
-    for variant, hits in sorted(hits_by_variant.items()):
-        slots_of[variant] = sorted(
-            int(c.split("_")[1]) for c in hits.columns if c.startswith("image_") and c.endswith("_id")
-        )
-        evid[variant], blacks[variant] = _evidence(hits, slots_of[variant], lookup, cfg.visible_min)
-        draws[variant] = _draw(len(hits), len(slots_of[variant]), cfg, rng)
+    slots_of, evid, blacks, draws = _panel_draws(hits_by_variant, lookup, cfg, rng)
     faults = faulty_raters(cfg)
     careless = {a for a, kind in faults.items() if kind == "careless"}
     constant = fault_rng.integers(10, 91, cfg.annotators_per_variant).astype(float)
@@ -411,10 +445,11 @@ def simulate_panel(
     draws = {v: _collude(d, colluders) for v, d in draws.items()}
     priors = _priors(lookup)
     noise = cfg.noise_sd
-    if noise is None:
+    if noise is None:  # calibrated on variant A (else the first) to the release's α and Spearman, their mean
         ref = "A" if "A" in draws else sorted(draws)[0]
-        target = (cfg.target_alpha + cfg.target_spearman) / 2
-        noise = calibrate_noise(evid[ref], blacks[ref], draws[ref], target, careless)
+        noise = calibrate_noise(
+            evid[ref], blacks[ref], draws[ref], (cfg.target_alpha + cfg.target_spearman) / 2, careless
+        )
     batches, repeats, planted = [], [], []
     for variant in sorted(draws):
         d = draws[variant]
@@ -440,13 +475,7 @@ def simulate_panel(
             for a in top:
                 mine = [h for h, ws in enumerate(d.workers) if a in ws]
                 chosen += [(h, a) for h in rng.permutation(mine)[: cfg.repeat_hits]]
-            sub = _Draws([[a] for _, a in chosen], d.bias, d.scale, None, None, None)
-            idx = [h for h, _ in chosen]
-            pos = [d.workers[h].index(a) for h, a in chosen]
-            r_sel = r2[idx, pos][:, None, :]
-            hits_sel = hits_by_variant[variant][idx].with_row_index("_r")
-            frame = _batch_frame(hits_sel.drop("_r"), slots_of[variant], r_sel, sub, variant, "REPEAT-")
-            repeats.append(frame)
+            repeats.append(_repeat_frame(hits_by_variant[variant], slots_of[variant], r2, d, chosen, variant))
     log.info(
         "simulated panel: noise level %.2f (targets α %.3f, Spearman %.3f); planted %d faulty raters, %d swapped "
         "images",
@@ -456,11 +485,4 @@ def simulate_panel(
         len(faults) * len(draws),
         sum(r["unit"] == "image" for r in planted),
     )
-    batch = pl.concat(batches, how="diagonal") if batches else pl.DataFrame()
-    repeat = pl.concat(repeats, how="diagonal") if repeats else batch.clear()
-    planted_frame = (
-        pl.DataFrame(planted, schema=schemas.PLANTED_FAULTS.columns)
-        if planted
-        else schemas.empty(schemas.PLANTED_FAULTS)
-    )
-    return batch, repeat, {"noise_sd": noise, "planted": planted_frame}
+    return _panel_frames(batches, repeats, planted, noise)

@@ -338,6 +338,27 @@ def compose(op: FrameOp, own: np.ndarray, others: dict[str, np.ndarray], sigma_m
     raise ValueError(f"unknown condition {op.condition!r}")
 
 
+def _vfr_args(plan: VideoPlan) -> list[str]:
+    """The encoder's arguments for a variable-frame-rate video: piecewise-constant rates as one setpts expression
+    (nested ifs over the segment bounds); times on a 1/90000 grid, which the encoder time base and the mp4 track
+    timescale keep exactly."""
+    bounds, starts = _vfr_segments(plan.n_frames, plan.fps)
+    expr = ""
+    for seg in reversed(range(len(VFR_RATE_FACTORS))):
+        piece = f"({starts[seg]!r}+(N-{bounds[seg]})/{plan.fps * VFR_RATE_FACTORS[seg]!r})"
+        expr = f"if(lt(N,{bounds[seg + 1]}),{piece},{expr})" if expr else piece
+    return [
+        "-vf",
+        f"settb=1/{PTS_TIMESCALE},setpts='round(({expr})*{PTS_TIMESCALE})'",
+        "-fps_mode",
+        "vfr",
+        "-enc_time_base",
+        f"1/{PTS_TIMESCALE}",
+        "-video_track_timescale",
+        str(PTS_TIMESCALE),
+    ]
+
+
 def _encoder_cmd(plan: VideoPlan, out: Path) -> list[str]:
     cmd = [
         scenes.ffmpeg_binary(),
@@ -358,23 +379,7 @@ def _encoder_cmd(plan: VideoPlan, out: Path) -> list[str]:
         "-",
     ]
     if plan.vfr:
-        # piecewise-constant rates as one setpts expression (nested ifs over the segment bounds); times on a 1/90000
-        # grid, which the encoder time base and the mp4 track timescale keep exactly
-        bounds, starts = _vfr_segments(plan.n_frames, plan.fps)
-        expr = ""
-        for seg in reversed(range(len(VFR_RATE_FACTORS))):
-            piece = f"({starts[seg]!r}+(N-{bounds[seg]})/{plan.fps * VFR_RATE_FACTORS[seg]!r})"
-            expr = f"if(lt(N,{bounds[seg + 1]}),{piece},{expr})" if expr else piece
-        cmd += [
-            "-vf",
-            f"settb=1/{PTS_TIMESCALE},setpts='round(({expr})*{PTS_TIMESCALE})'",
-            "-fps_mode",
-            "vfr",
-            "-enc_time_base",
-            f"1/{PTS_TIMESCALE}",
-            "-video_track_timescale",
-            str(PTS_TIMESCALE),
-        ]
+        cmd += _vfr_args(plan)
     cmd += [
         "-c:v",
         "libx264",

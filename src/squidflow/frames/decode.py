@@ -249,11 +249,9 @@ def _decode_played_at(table: FrameTable, seconds: np.ndarray, ranks: list[int], 
     return {k: frames[i] for i, k in enumerate(ranks) if _rank_at(seconds, float(batch.pts_seconds[i])) == k}
 
 
-def _decode_blocks(
-    table: FrameTable, seconds: np.ndarray, keyframes_alone: dict[int, list[int]], ranks: list[int], threads: int
-) -> dict[int, np.ndarray]:
-    """Frames by torchcodec's blocks (demuxer, packet decoder, colour converter), matched to the table by pts: the
-    keyframes of `keyframes_alone` one packet each, and `ranks` by decoding forward from their keyframes."""
+def _open_blocks(table: FrameTable, threads: int):
+    """torchcodec's blocks for the table's stream: demuxer, stream, packet decoder (CPU, `threads` ffmpeg threads)
+    and colour converter; a video they cannot open is an ExtractionError naming it."""
     from torchcodec.decoders import ColorConverter, Demuxer
 
     try:
@@ -263,6 +261,24 @@ def _decode_blocks(
         converter = ColorConverter(device="cpu")
     except (RuntimeError, ValueError) as exc:
         raise ExtractionError(f"{table.path}: torchcodec could not open the video: {first_line(exc)}") from exc
+    return demuxer, stream, decoder, converter
+
+
+def _by_keyframe(table: FrameTable, keyframes_alone: dict[int, list[int]], ranks: list[int]) -> dict[int, list[int]]:
+    """keyframe rank (-1: before the first keyframe) -> the ranks decoded forward from it, `keyframes_alone` kept."""
+    gops = dict(keyframes_alone)
+    key_pos = np.searchsorted(table.keyframe_ranks, ranks, side="right") - 1
+    for k, kp in zip(ranks, key_pos, strict=True):
+        gops.setdefault(int(table.keyframe_ranks[kp]) if kp >= 0 else -1, []).append(k)
+    return gops
+
+
+def _decode_blocks(
+    table: FrameTable, seconds: np.ndarray, keyframes_alone: dict[int, list[int]], ranks: list[int], threads: int
+) -> dict[int, np.ndarray]:
+    """Frames by torchcodec's blocks (demuxer, packet decoder, colour converter), matched to the table by pts: the
+    keyframes of `keyframes_alone` one packet each, and `ranks` by decoding forward from their keyframes."""
+    demuxer, stream, decoder, converter = _open_blocks(table, threads)
     bad_packets: list[str] = []
 
     def frames_from(key: int, only_first: bool):
@@ -281,10 +297,7 @@ def _decode_blocks(
                 break
         yield from decoder.drain()
 
-    gops = dict(keyframes_alone)
-    key_pos = np.searchsorted(table.keyframe_ranks, ranks, side="right") - 1
-    for k, kp in zip(ranks, key_pos, strict=True):
-        gops.setdefault(int(table.keyframe_ranks[kp]) if kp >= 0 else -1, []).append(k)
+    gops = _by_keyframe(table, keyframes_alone, ranks)
     out: dict[int, np.ndarray] = {}
     try:
         for key in sorted(gops):

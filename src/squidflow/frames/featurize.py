@@ -208,13 +208,20 @@ def _embed_decoding_on_device(
             drain(keep=0)
     drain(keep=0)
     if stats is not None:
-        seconds = time.perf_counter() - t0
-        stats.update(images=len(paths), seconds=seconds)
-        if spans:
-            torch.cuda.synchronize(dev)
-            busy = sum(b.elapsed_time(e) for b, e in spans) / 1000
-            stats["busy_share"] = busy / max(spans[0][0].elapsed_time(spans[-1][1]) / 1000, 1e-9)
+        _device_stats(stats, len(paths), time.perf_counter() - t0, spans, dev)
     return out
+
+
+def _device_stats(
+    stats: dict, images: int, seconds: float, spans: list[tuple[torch.cuda.Event, torch.cuda.Event]], dev: torch.device
+) -> None:
+    """Images and seconds into `stats`; on a GPU also `busy_share`, the share of the span from the first forward's
+    start to the last one's end that the forwards took (the CUDA events around each)."""
+    stats.update(images=images, seconds=seconds)
+    if spans:
+        torch.cuda.synchronize(dev)
+        busy = sum(b.elapsed_time(e) for b, e in spans) / 1000
+        stats["busy_share"] = busy / max(spans[0][0].elapsed_time(spans[-1][1]) / 1000, 1e-9)
 
 
 def featurize_frames(frames: pl.DataFrame, cfg: FeaturesConfig, *, device: str = "cpu") -> pl.DataFrame:

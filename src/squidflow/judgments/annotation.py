@@ -109,6 +109,45 @@ def _chunks(items: list, n: int) -> list[list]:
     return [items[i : i + n] for i in range(0, len(items), n)]
 
 
+def _variant_a_hits(
+    by_event: dict[str, pl.DataFrame], rng: np.random.Generator, images_per_hit: int
+) -> list[tuple[str, list[str]]]:
+    """Variant A: each event's own images, interleaved across its videos, `images_per_hit` to a HIT."""
+    hits = []
+    for e, frames in by_event.items():
+        ordered = _interleave_by_video(frames, rng)
+        n_videos = frames["video_id"].n_unique()
+        if n_videos < images_per_hit:
+            log.warning("event %s has %d videos (< %d): variant A HITs repeat videos", e, n_videos, images_per_hit)
+        hits += [(e, chunk) for chunk in _chunks(ordered, images_per_hit)]
+    return hits
+
+
+def _variant_b_hits(
+    by_event: dict[str, pl.DataFrame], pairs: dict[str, str], rng: np.random.Generator, images_per_hit: int
+) -> list[tuple[str, list[str]]]:
+    """Variant B: half of each HIT the event's own images, half its similar event's (`pairs`), shuffled together."""
+    half = images_per_hit // 2
+    own, lent = {}, {}
+    for e, frames in by_event.items():
+        ordered = _interleave_by_video(frames, rng)
+        own[e], lent[e] = ordered[0::2], ordered[1::2]
+    hits = []
+    for e in by_event:
+        p = pairs.get(e)
+        if p is None or p not in lent:
+            raise ValueError(f"variant B needs a similar event for {e!r}; set annotation.pairs in the config")
+        targets, others = _chunks(own[e], half), _chunks(lent[p], half)
+        for k, target in enumerate(targets):
+            # the partner's images are lent once: a partner with fewer images leaves the last HITs short rather
+            # than showing the same images twice under one prompt (a worker would rate them twice)
+            other = others[k] if k < len(others) else []
+            chunk = target + other[: len(target)]
+            rng.shuffle(chunk)
+            hits.append((e, chunk))
+    return hits
+
+
 def make_hits(
     frames: pl.DataFrame,
     variant: str,
@@ -123,33 +162,10 @@ def make_hits(
     rng = np.random.default_rng(seed + (0 if variant == "A" else 1))
     events = sorted(frames["event"].unique().to_list())
     by_event = {e: frames.filter(pl.col("event") == e).sort("image_id") for e in events}
-    hits: list[tuple[str, list[str]]] = []
     if variant == "A":
-        for e in events:
-            ordered = _interleave_by_video(by_event[e], rng)
-            n_videos = by_event[e]["video_id"].n_unique()
-            if n_videos < images_per_hit:
-                log.warning("event %s has %d videos (< %d): variant A HITs repeat videos", e, n_videos, images_per_hit)
-            hits += [(e, chunk) for chunk in _chunks(ordered, images_per_hit)]
+        hits = _variant_a_hits(by_event, rng, images_per_hit)
     elif variant == "B":
-        pairs = pairs or {}
-        half = images_per_hit // 2
-        own, lent = {}, {}
-        for e in events:
-            ordered = _interleave_by_video(by_event[e], rng)
-            own[e], lent[e] = ordered[0::2], ordered[1::2]
-        for e in events:
-            p = pairs.get(e)
-            if p is None or p not in lent:
-                raise ValueError(f"variant B needs a similar event for {e!r}; set annotation.pairs in the config")
-            targets, others = _chunks(own[e], half), _chunks(lent[p], half)
-            for k, target in enumerate(targets):
-                # the partner's images are lent once: a partner with fewer images leaves the last HITs short rather
-                # than showing the same images twice under one prompt (a worker would rate them twice)
-                other = others[k] if k < len(others) else []
-                chunk = target + other[: len(target)]
-                rng.shuffle(chunk)
-                hits.append((e, chunk))
+        hits = _variant_b_hits(by_event, pairs or {}, rng, images_per_hit)
     else:
         raise ValueError(f"unknown variant {variant!r} (A or B)")
     event_of = dict(frames.select("image_id", "event").iter_rows())

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,9 @@ import polars as pl
 
 from squidflow.presentation.table_format import md_row, md_rule
 from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bins
+
+if TYPE_CHECKING:
+    from squidflow.statistics.intervals import IntervalConfig
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +209,41 @@ def agreement_with_rubric(annotators: pl.DataFrame, model: str) -> dict:
     }
 
 
+def _row_exclusion(
+    name: str, rubric: list[str], items: pl.DataFrame, annotators: pl.DataFrame
+) -> tuple[list[str], float, dict]:
+    """One aggregation's excluded annotators, the share of items whose label equals the mean's bin, and its flags'
+    agreement with the rubric (the `mean` row is the rubric itself)."""
+    if name == "mean":
+        return (
+            rubric,
+            1.0,
+            {
+                "flagged_both": len(rubric),
+                "excluded_only_squidflow": 0,
+                "flagged_only_crowdkit": 0,
+                "neither": len(annotators) - len(rubric),
+                "share_agree": 1.0,
+                "cohen_kappa": 1.0,
+            },
+        )
+    excluded = annotators.filter(pl.col(f"{name}_flagged"))["annotator"].to_list()
+    same = float(cast(float, (items[f"{name}_label"] == items["mean_bin"]).mean())) if len(items) else float("nan")
+    return excluded, same, agreement_with_rubric(annotators, name)
+
+
+def _table7_columns(t7: dict[str, dict], kmax: int, with_intervals: bool) -> dict:
+    """Table 7's α, Spearman and κ<kmax> per task (A, B, A+B) as one row's columns, `_lo`/`_hi` beside each."""
+    row = {}
+    for v in ("A", "B", "A+B"):
+        r = t7.get(v, {})
+        for column, measure in (("spearman", "spearman"), ("alpha", "alpha"), (f"kappa{kmax}", f"kappa_{kmax}")):
+            row[f"{v}_{column}"] = r.get(measure)
+            if with_intervals:
+                row[f"{v}_{column}_lo"], row[f"{v}_{column}_hi"] = r.get(f"{measure}_lo"), r.get(f"{measure}_hi")
+    return row
+
+
 def aggregation_table(
     judgments: pl.DataFrame,
     report: pl.DataFrame,
@@ -229,24 +267,8 @@ def aggregation_table(
 
     rows = []
     rubric = report.filter(pl.col("excluded"))["annotator"].to_list()
-    kmax = max(kappa_bins)
     for name in ("mean", *[m for m in MODELS if m in fits]):
-        if name == "mean":
-            excluded, same = rubric, 1.0
-            agree = {
-                "flagged_both": len(rubric),
-                "excluded_only_squidflow": 0,
-                "flagged_only_crowdkit": 0,
-                "neither": len(annotators) - len(rubric),
-                "share_agree": 1.0,
-                "cohen_kappa": 1.0,
-            }
-        else:
-            excluded = annotators.filter(pl.col(f"{name}_flagged"))["annotator"].to_list()
-            same = (
-                float(cast(float, (items[f"{name}_label"] == items["mean_bin"]).mean())) if len(items) else float("nan")
-            )
-            agree = agreement_with_rubric(annotators, name)
+        excluded, same, agree = _row_exclusion(name, rubric, items, annotators)
         kept = judgments.filter(~pl.col("annotator").is_in(excluded))
         t7 = (
             {
@@ -263,13 +285,8 @@ def aggregation_table(
             "default": name == default,
             "annotators_excluded": len(excluded),
             "items_label_equals_mean_bin": same,
+            **_table7_columns(t7, max(kappa_bins), intervals is not None),
         }
-        for v in ("A", "B", "A+B"):
-            r = t7.get(v, {})
-            for column, measure in (("spearman", "spearman"), ("alpha", "alpha"), (f"kappa{kmax}", f"kappa_{kmax}")):
-                row[f"{v}_{column}"] = r.get(measure)
-                if intervals is not None:
-                    row[f"{v}_{column}_lo"], row[f"{v}_{column}_hi"] = r.get(f"{measure}_lo"), r.get(f"{measure}_hi")
         row.update(agree)
         rows.append(row)
     return pl.DataFrame(rows)
@@ -334,6 +351,24 @@ def aggregation_markdown(table: pl.DataFrame, *, source: str, min_skill: float, 
     return "\n".join(lines) + "\n"
 
 
+def _crowd_note(intervals: IntervalConfig | None, skipped: list[str], too_many: str) -> str:
+    """What the aggregation table's numbers cover: the intervals, the models left out and why, Table 7 not
+    recomputed above judgments.crowd.max_answers."""
+    note = ""
+    if intervals is not None:
+        from squidflow.judgments.tables import intervals_note
+
+        note = intervals_note(intervals.level, intervals.resamples)
+    if skipped:
+        note = (note + " " if note else "") + "Not in the table: " + "; ".join(skipped) + "."
+    if too_many:
+        note += (
+            " Table 7 is not recomputed per aggregation either (its Spearman takes every pair of rating positions "
+            "of an item); the agreement rule's Table 7 is the rubric's."
+        )
+    return note
+
+
 def crowd_tables(
     judgments: pl.DataFrame,
     report: pl.DataFrame,
@@ -379,18 +414,7 @@ def crowd_tables(
         table7=not too_many,
     )
     source = ",".join(sorted(judgments["source"].unique().to_list())) or "none"
-    note = ""
-    if intervals is not None:
-        from squidflow.judgments.tables import intervals_note
-
-        note = intervals_note(intervals.level, intervals.resamples)
-    if skipped:
-        note = (note + " " if note else "") + "Not in the table: " + "; ".join(skipped) + "."
-    if too_many:
-        note += (
-            " Table 7 is not recomputed per aggregation either (its Spearman takes every pair of rating positions "
-            "of an item); the agreement rule's Table 7 is the rubric's."
-        )
+    note = _crowd_note(intervals, skipped, too_many)
     return {
         "annotators": annotators,
         "items": items,

@@ -70,22 +70,9 @@ def classify(row: dict, cfg: TriageConfig) -> tuple[str, str]:
     return "clear", f"spread {spread:.0f} (< {cfg.min_spread:g}), interval {width:.0f} wide"
 
 
-def image_triage(
-    judgments: pl.DataFrame,
-    triage: pl.DataFrame,
-    cfg: TriageConfig,
-    *,
-    intervals: IntervalConfig | None = None,
-    probability: pl.DataFrame | None = None,
-    consensus: pl.DataFrame | None = None,
-) -> pl.DataFrame:
-    """One row per image and prompt (schemas.IMAGE_TRIAGE). `triage`: schemas.RATER_TRIAGE (its verdicts screen);
-    `probability`: (video_id, frame_index, event_prompt, probability) of a model; `consensus`: CROWDLAB's consensus
-    quality per triage item (item, crowdlab_consensus_quality)."""
-    intervals = intervals or from_section(IntervalConfig, None)
-    r1 = first_round(judgments)
-    if r1.is_empty():
-        return schemas.empty(schemas.IMAGE_TRIAGE)
+def _screened(r1: pl.DataFrame, triage: pl.DataFrame, consensus: pl.DataFrame | None) -> pl.DataFrame:
+    """First-round ratings with `_suspect` (the rater triage's verdict is not ok) and CROWDLAB's consensus quality
+    of the item (null without a model)."""
     suspect = (
         triage.filter(pl.col("verdict") != "ok")
         .select("annotator", "variant")
@@ -95,9 +82,13 @@ def image_triage(
         pl.col("_suspect").fill_null(False)
     )
     if consensus is not None:
-        r1 = r1.join(consensus, on="item", how="left", maintain_order="left")
-    else:
-        r1 = r1.with_columns(pl.lit(None, pl.Float64).alias("crowdlab_consensus_quality"))
+        return r1.join(consensus, on="item", how="left", maintain_order="left")
+    return r1.with_columns(pl.lit(None, pl.Float64).alias("crowdlab_consensus_quality"))
+
+
+def _per_image(r1: pl.DataFrame, intervals: IntervalConfig) -> pl.DataFrame:
+    """Per image and prompt: the people's mean with its interval, their spread with and without the suspect raters,
+    the gap between variants A and B."""
     per = (
         r1.group_by(IMAGE, maintain_order=True)
         .agg(
@@ -114,7 +105,7 @@ def image_triage(
         .sort(IMAGE)
     )
     lo, hi = mean_intervals(_padded(per["_r"].to_list()), intervals)
-    per = (
+    return (
         per.drop("_r")
         .with_columns(pl.Series("mean_lo", lo), pl.Series("mean_hi", hi))
         .with_columns(
@@ -122,6 +113,24 @@ def image_triage(
             (pl.col("mean_A") - pl.col("mean_B")).abs().alias("variant_gap"),
         )
     )
+
+
+def image_triage(
+    judgments: pl.DataFrame,
+    triage: pl.DataFrame,
+    cfg: TriageConfig,
+    *,
+    intervals: IntervalConfig | None = None,
+    probability: pl.DataFrame | None = None,
+    consensus: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """One row per image and prompt (schemas.IMAGE_TRIAGE). `triage`: schemas.RATER_TRIAGE (its verdicts screen);
+    `probability`: (video_id, frame_index, event_prompt, probability) of a model; `consensus`: CROWDLAB's consensus
+    quality per triage item (item, crowdlab_consensus_quality)."""
+    r1 = first_round(judgments)
+    if r1.is_empty():
+        return schemas.empty(schemas.IMAGE_TRIAGE)
+    per = _per_image(_screened(r1, triage, consensus), intervals or from_section(IntervalConfig, None))
     if probability is not None:
         per = per.join(
             probability.select(*IMAGE, pl.col("probability").alias("model_probability")),
@@ -139,23 +148,44 @@ def image_triage(
     return per.select(list(schemas.IMAGE_TRIAGE.columns)).cast(pl.Schema(schemas.IMAGE_TRIAGE.columns))
 
 
+def _sheet_rows(images: pl.DataFrame, frames: pl.DataFrame | None, per_class: int) -> dict[str, pl.DataFrame]:
+    """class -> its up to `per_class` images with a frame to show (`image_path`), the widest spreads first; a class
+    with none is left out, so the contact sheet has no empty row."""
+    if frames is None or frames.is_empty():
+        return {}
+    paths = frames.select("video_id", "frame_index", "image_path").unique(["video_id", "frame_index"], keep="first")
+    shown = images.join(paths, on=["video_id", "frame_index"], how="inner", maintain_order="left").filter(
+        pl.col("image_path").is_not_null()
+    )
+    rows = {
+        c: shown.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
+        for c in CLASSES
+    }
+    return {c: d for c, d in rows.items() if d.height}
+
+
+def _image_title(c: str, r: dict) -> str:
+    """A contact-sheet frame's title: its class, mean ± spread, and its event prompt in full (wrapped, two lines at
+    most: the prompt is what the people rated the image against)."""
+    import textwrap
+
+    prompt = textwrap.fill(str(r["event_prompt"]), 26, max_lines=2, placeholder="…")
+    return f"{c}: {r['mean']:.0f}±{r['spread']:.0f}\n{prompt}"
+
+
 def triage_figure(
     images: pl.DataFrame, path: str | Path, *, frames: pl.DataFrame | None = None, per_class: int = 6, note: str = ""
 ) -> int:
     """Spread against the interval's width, coloured by class; with frames, a contact sheet of up to `per_class`
-    images per class that has images (the widest spreads first), each titled with its prompt. Returns the panel
-    count (style.save)."""
-    import textwrap
-
+    images per class that has images to show (`_sheet_rows`), each titled with its prompt. Returns the panel count
+    (style.save)."""
     from PIL import Image
 
     from squidflow.presentation import style
 
-    drawn = (
-        [c for c in CLASSES if (images["triage"] == c).any()] if frames is not None and not frames.is_empty() else []
-    )
-    rows = 1 + len(drawn)
-    fig, grid = style.figure(rows, per_class if drawn else 1, height=1.1 * rows + 1.4)
+    sheet = _sheet_rows(images, frames, per_class)
+    rows = 1 + len(sheet)
+    fig, grid = style.figure(rows, per_class if sheet else 1, height=1.1 * rows + 1.4)
     spec = grid[0, 0].get_gridspec()
     for ax in grid[0]:
         ax.remove()
@@ -169,21 +199,14 @@ def triage_figure(
     top.set_xlabel("width of the mean's interval (rating points)")
     top.set_ylabel("spread (SD)")
     top.legend(loc="best", fontsize=6)
-    if drawn and frames is not None:
-        path_of = {(v, f): p for v, f, p in frames.select("video_id", "frame_index", "image_path").iter_rows()}
-        for k, c in enumerate(drawn, start=1):
-            d = images.filter(pl.col("triage") == c).sort("spread", descending=True, nulls_last=True).head(per_class)
-            for i, ax in enumerate(grid[k]):
-                ax.set_axis_off()
-                if i >= len(d):
-                    continue
+    for k, (c, d) in enumerate(sheet.items(), start=1):
+        for i, ax in enumerate(grid[k]):
+            ax.set_axis_off()
+            if i < d.height:
                 r = d.row(i, named=True)
-                p = path_of.get((r["video_id"], r["frame_index"]))
-                if p:
-                    with Image.open(job_file(p)) as im:
-                        ax.imshow(im.convert("RGB"))
-                prompt = textwrap.shorten(str(r["event_prompt"]), 24, placeholder="…")
-                ax.set_title(f"{c}: {r['mean']:.0f}±{r['spread']:.0f}\n{prompt}", fontsize=5)
+                with Image.open(job_file(r["image_path"])) as im:
+                    ax.imshow(im.convert("RGB"))
+                ax.set_title(_image_title(c, r), fontsize=5)
     if note:
         style.note(fig, note)
     counts = ", ".join(f"{(images['triage'] == c).sum()} {c}" for c in CLASSES)

@@ -133,6 +133,45 @@ def _slots(columns: list[str]) -> dict[int, list[int]]:
     return {i: sorted(js) for i, js in boxes.items()}
 
 
+def _require_boxes(path: Path, raw: pl.DataFrame, images: list[int], boxes: dict[int, list[int]]) -> None:
+    """Every image slot the batch fills has keyword boxes; a batch without them is another task's (an error naming it)."""
+    no_boxes = [
+        i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()
+    ]
+    if no_boxes:
+        raise JudgmentError(
+            f"{path}: no Answer.keyword_<i>_<j> columns for image slot(s) {no_boxes}; is this the keyword task's batch "
+            "(results/annotation/keyword_template.html)? Rating batches (variants A, B) go in judgments.batches."
+        )
+
+
+def _slot_keywords(
+    rec: dict, i: int, img: str, boxes: list[int], max_length: int, bad: list[str]
+) -> list[tuple[int, str, str]]:
+    """(box, keyword as typed, normalised) for image slot `i` of one assignment; each bad keyword, and a slot with
+    none, is added to `bad` in words."""
+    found, given = [], 0
+    for j in boxes:
+        text = unneutralise((rec.get(f"Answer.keyword_{i}_{j}") or "").strip())
+        if not text:
+            continue
+        given += 1
+        if len(text) > max_length:
+            bad.append(
+                f"Answer.keyword_{i}_{j} is {len(text)} characters long (at most {max_length}: "
+                "text.gold.max_length; keywords are words, not sentences)"
+            )
+            continue
+        norm = normalise_keyword(text)
+        if not norm:
+            bad.append(f"Answer.keyword_{i}_{j} = {text[:40]!r} has no letters or digits once markup is removed")
+            continue
+        found.append((j, text, norm))
+    if not given:
+        bad.append(f"Answer.keyword_{i}_1..{max(boxes or [0])} are all empty: no keyword for image {img}")
+    return found
+
+
 def read_keyword_batch(
     path: str | Path,
     *,
@@ -146,14 +185,7 @@ def read_keyword_batch(
     path = Path(path)
     raw, images = open_mturk_batch(path, MTURK_REQUIRED, KEYWORD_HITS)
     boxes = _slots(raw.columns)
-    no_boxes = [
-        i for i in images if i not in boxes and raw[f"Input.image_{i}_id"].fill_null("").str.strip_chars().ne("").any()
-    ]
-    if no_boxes:
-        raise JudgmentError(
-            f"{path}: no Answer.keyword_<i>_<j> columns for image slot(s) {no_boxes}; is this the keyword task's batch "
-            "(results/annotation/keyword_template.html)? Rating batches (variants A, B) go in judgments.batches."
-        )
+    _require_boxes(path, raw, images, boxes)
     rows, problems, rejected = [], [], 0
     seen: dict[tuple, int] = {}
     for rec in raw.iter_rows(named=True):
@@ -167,33 +199,12 @@ def read_keyword_batch(
         if variant != VARIANT:
             bad.append(f"Input.variant {variant!r} is not K: a rating batch belongs in judgments.batches")
         for i, img, vid, frame in images_in_slots(rec, images, known_images, bad):
-            key = (worker, img)
-            if key in seen:
-                bad.append(f"duplicate: worker {worker} already gave keywords for {img} (line {seen[key]})")
+            if (worker, img) in seen:
+                bad.append(f"duplicate: worker {worker} already gave keywords for {img} (line {seen[(worker, img)]})")
                 continue
-            given = 0
-            for j in boxes.get(i, []):
-                text = unneutralise((rec.get(f"Answer.keyword_{i}_{j}") or "").strip())
-                if not text:
-                    continue
-                given += 1
-                if len(text) > max_length:
-                    bad.append(
-                        f"Answer.keyword_{i}_{j} is {len(text)} characters long (at most {max_length}: "
-                        "text.gold.max_length; keywords are words, not sentences)"
-                    )
-                    continue
-                norm = normalise_keyword(text)
-                if not norm:
-                    bad.append(
-                        f"Answer.keyword_{i}_{j} = {text[:40]!r} has no letters or digits once markup is removed"
-                    )
-                    continue
-                found.append((key, vid, frame, j, text, norm))
-            if not given:
-                bad.append(
-                    f"Answer.keyword_{i}_1..{max(boxes.get(i, [0]) or [0])} are all empty: no keyword for image {img}"
-                )
+            found += [
+                ((worker, img), vid, frame, *k) for k in _slot_keywords(rec, i, img, boxes.get(i, []), max_length, bad)
+            ]
         if bad:
             problems.append(Problem(str(path), line, "; ".join(bad)))
             continue

@@ -108,13 +108,9 @@ def _seen_batches(seen: dict) -> list[tuple[str, pl.DataFrame]]:
     return batches
 
 
-def read_batch_frame(
-    raw: pl.DataFrame, slots: list[int], path: Path, *, known_images, source: str, round_: int, seen: dict, read_row
-) -> tuple[pl.DataFrame, list, int]:
-    """(judgments, problems, rejected assignments) of one batch, as `read_mturk_batch` returns them."""
-    rejected_mask = _text("AssignmentStatus") == "Rejected"
-    rejected = int(raw.select(rejected_mask.sum()).item())
-    rows = raw.filter(~rejected_mask).with_row_index("_i")
+def _base_and_slots(rows: pl.DataFrame, slots: list[int], round_: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A batch's assignments (`_i`, `_line`, annotator, hit, event_prompt, variant) and its filled image slots, one a
+    row, parsed (`_parse_slots`: video_id, frame_index, rating)."""
     base = rows.select(
         "_i", "_line",
         _text("WorkerId").alias("annotator"), _text("HITId").alias("hit"),
@@ -124,49 +120,94 @@ def read_batch_frame(
         pl.concat_list([_unneutralise(_text(f"Input.image_{i}_id")) for i in slots]).alias("image"),
         pl.concat_list([pl.col(f"Answer.rating_{i}").fill_null("") for i in slots]).alias("answer"),
     )  # fmt: skip
+    long = (base.select("_i", "annotator", "event_prompt", "variant", "slot", "image", "answer")
+            .explode("slot", "image", "answer").filter(pl.col("image") != ""))  # fmt: skip
+    long = _parse_slots(long).with_columns(pl.lit(round_, dtype=pl.Int64).alias("round"))
+    return base.drop("slot", "image", "answer"), long
+
+
+def _slot_ok(known_images) -> pl.Expr:
+    """A slot the fast path takes: an image id, a rating, and (with `known_images`) an image of the dataset or of a
+    video taken down since."""
+    ok = pl.col("video_id").is_not_null() & pl.col("frame_index").is_not_null() & pl.col("rating").is_not_null()
+    if known_images is None:
+        return ok
+    known = pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
+    removed = sorted(getattr(known_images, "removed_videos", ()))  # a video taken down: its images count as known
+    return ok & (known | pl.col("video_id").is_in(pl.Series(removed, dtype=pl.Utf8).implode()))
+
+
+def _read_suspects(
+    rows: pl.DataFrame,
+    long: pl.DataFrame,
+    suspect: pl.Series,
+    path: Path,
+    *,
+    seen: dict,
+    read_row,
+    slots: list[int],
+    known_images,
+    round_: int,
+) -> tuple[list[int], list]:
+    """The rows that need the row-by-row reader, in file order, with the earlier places of their judgments -> the
+    rows it accepts (`_i`) and its problems."""
+    lookup: dict[tuple, str] = {}
+    accepted: list[int] = []
+    problems = []
+    mine = long.filter(pl.col("_i").is_in(suspect.implode()) & pl.col("video_id").is_not_null()).select(*KEY, "_h")
+    for file, batch in _seen_batches(seen):
+        hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True, maintain_order="left")
+        place = pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
+        for r in hits.select(*KEY, place).iter_rows():
+            lookup.setdefault(tuple(r[:6]), r[6])
+    for rec in rows.filter(pl.col("_i").is_in(suspect.implode())).iter_rows(named=True):
+        problem, judged = read_row(rec, slots, path, known_images, round_, lookup)
+        if problem:
+            problems.append(problem)
+            continue
+        accepted.append(rec["_i"])
+        for key, *_ in judged:
+            lookup[key] = f"{path}:{rec['_line']}"
+    return accepted, problems
+
+
+def read_batch_frame(
+    raw: pl.DataFrame, slots: list[int], path: Path, *, known_images, source: str, round_: int, seen: dict, read_row
+) -> tuple[pl.DataFrame, list, int]:
+    """(judgments, problems, rejected assignments) of one batch, as `read_mturk_batch` returns them."""
+    rejected_mask = _text("AssignmentStatus") == "Rejected"
+    rejected = int(raw.select(rejected_mask.sum()).item())
+    rows = raw.filter(~rejected_mask).with_row_index("_i")
+    base, long = _base_and_slots(rows, slots, round_)
     row_ok = (
         (pl.col("annotator") != "")
         & (pl.col("hit") != "")
         & (pl.col("event_prompt") != "")
         & pl.col("variant").is_not_null()
     )
-    long = (base.select("_i", "annotator", "event_prompt", "variant", "slot", "image", "answer")
-            .explode("slot", "image", "answer").filter(pl.col("image") != ""))  # fmt: skip
-    base = base.drop("slot", "image", "answer")
-    long = _parse_slots(long).with_columns(pl.lit(round_, dtype=pl.Int64).alias("round"))
-    slot_ok = pl.col("video_id").is_not_null() & pl.col("frame_index").is_not_null() & pl.col("rating").is_not_null()
-    if known_images is not None:
-        known = pl.col("image").is_in(pl.Series(list(known_images), dtype=pl.Utf8).implode())
-        removed = sorted(getattr(known_images, "removed_videos", ()))  # a video taken down: its images count as known
-        slot_ok = slot_ok & (known | pl.col("video_id").is_in(pl.Series(removed, dtype=pl.Utf8).implode()))
     # a judgment in two rows, or in an earlier batch: by its hash (a collision only sends a row to the row reader)
     long = long.with_columns(pl.struct(KEY).hash().alias("_h"))
     earlier = [b.select("_h") for _, b in _seen_batches(seen)]
     shared = pl.col("_h").is_duplicated() & pl.col("video_id").is_not_null()
     if earlier:
         shared = shared | pl.col("_h").is_in(pl.concat(earlier)["_h"].implode())
-    suspect = pl.concat([long.filter(shared | ~slot_ok).select("_i"), base.filter(~row_ok).select("_i")])["_i"].unique()
-    # the rows that need the row-by-row reader, in file order, with the earlier places of their judgments
-    lookup: dict[tuple, str] = {}
+    suspect = pl.concat(
+        [long.filter(shared | ~_slot_ok(known_images)).select("_i"), base.filter(~row_ok).select("_i")]
+    )["_i"].unique()
     accepted: list[int] = []
-    problems = []
+    problems: list = []
     if len(suspect):
-        mine = long.filter(pl.col("_i").is_in(suspect.implode()) & pl.col("video_id").is_not_null()).select(*KEY, "_h")
-        for file, batch in _seen_batches(seen):
-            hits = batch.join(mine, on=[*KEY, "_h"], nulls_equal=True, maintain_order="left")
-            place = (
-                pl.col("_place") if file == "" else pl.format("{}:{}", pl.lit(file), pl.col("_line")).alias("_place")
-            )
-            for r in hits.select(*KEY, place).iter_rows():
-                lookup.setdefault(tuple(r[:6]), r[6])
-        for rec in rows.filter(pl.col("_i").is_in(suspect.implode())).iter_rows(named=True):
-            problem, judged = read_row(rec, slots, path, known_images, round_, lookup)
-            if problem:
-                problems.append(problem)
-                continue
-            accepted.append(rec["_i"])
-            for key, *_ in judged:
-                lookup[key] = f"{path}:{rec['_line']}"
+        accepted, problems = _read_suspects(
+            rows,
+            long,
+            suspect,
+            path,
+            seen=seen,
+            read_row=read_row,
+            slots=slots,
+            known_images=known_images,
+            round_=round_,
+        )
     # an accepted row has no bad slot and no judgment given before: its judgments are its slots, as parsed
     dropped = suspect.filter(~suspect.is_in(pl.Series(accepted, dtype=suspect.dtype).implode()))
     keep = base.filter(~pl.col("_i").is_in(dropped.implode())).with_columns(

@@ -109,22 +109,8 @@ def missing_intervals_note(table: pl.DataFrame) -> str:
     return out
 
 
-def table7_markdown(
-    table: pl.DataFrame,
-    *,
-    source: str,
-    pooling: str,
-    intra: tuple = (float("nan"), 0),
-    high_certainty: pl.DataFrame | None = None,
-    excluded: Sequence[str] = (),
-    skipped: dict[str, str] | None = None,
-    note: str = "",
-    policy: str = "rubric",
-    report_name: str = ANNOTATOR_REPORT_TABLE,
-) -> str:
-    """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.contracts.io.md_escape). `skipped` maps a
-    variant to why its row is empty (`on_empty: skip`). `intra` is (mean, n) or (mean, n, lo, hi); `note` says what
-    the intervals cover (intervals_note)."""
+def _table7_intro(source: str, note: str, skipped: dict[str, str] | None) -> list[str]:
+    """The title, what the judgments are (the simulated panel said so in bold), the intervals' note, skipped rows."""
     simulated = source == "simulated"
     lines = ["# Table 7: inter-annotator agreement" + (" (SIMULATED annotator panel)" if simulated else ""), ""]
     if simulated:
@@ -139,10 +125,15 @@ def table7_markdown(
         lines += [note, ""]
     for variant, why in (skipped or {}).items():
         lines += [f"**Variant {variant} skipped** (`on_empty: skip`): {md_escape(why)}", ""]
+    return lines
+
+
+def _table7_rows(table: pl.DataFrame) -> list[str]:
+    """The table: a row per variant, each followed by the paper's numbers in the same columns where it has them."""
     shown_measures = [m for m in METRICS if m in table.columns]
     extra = [f"alpha_{lv}" for lv in ALPHA_LEVELS if f"alpha_{lv}" in table.columns]
     header = [_label(m) for m in shown_measures] + ["n_items"] + [_label(m) for m in extra]
-    lines += [md_row(["Task", *header]), md_rule(len(header) + 1)]
+    lines = [md_row(["Task", *header]), md_rule(len(header) + 1)]
     for rec in table.iter_rows(named=True):
         lines.append(
             md_row(
@@ -166,18 +157,38 @@ def table7_markdown(
                     ]
                 )
             )
-    lines += [""]
+    return lines + [""]
+
+
+def _intra_line(intra: tuple) -> str:
+    """Intra-annotator Spearman, `intra` = (mean, n) or (mean, n, lo, hi), against the paper's .788."""
     rho, n, *bounds = intra
     rho_text = f"{rho:.3f}" if not bounds else _cell({"r": rho, "r_lo": bounds[0], "r_hi": bounds[1]}, "r")
-    lines += [
-        "Intra-annotator Spearman (SQUID-E §4.2; paper .788): "
-        + (
-            f"{rho_text} over {n} annotator(s) who rated the same images twice"
-            + (" (interval: bootstrap over those annotators)." if bounds else ".")
-            if n
-            else "no repeated ratings."
-        )
-    ]
+    return "Intra-annotator Spearman (SQUID-E §4.2; paper .788): " + (
+        f"{rho_text} over {n} annotator(s) who rated the same images twice"
+        + (" (interval: bootstrap over those annotators)." if bounds else ".")
+        if n
+        else "no repeated ratings."
+    )
+
+
+def table7_markdown(
+    table: pl.DataFrame,
+    *,
+    source: str,
+    pooling: str,
+    intra: tuple = (float("nan"), 0),
+    high_certainty: pl.DataFrame | None = None,
+    excluded: Sequence[str] = (),
+    skipped: dict[str, str] | None = None,
+    note: str = "",
+    policy: str = "rubric",
+    report_name: str = ANNOTATOR_REPORT_TABLE,
+) -> str:
+    """Table 7 as Markdown; annotator ids and other data are escaped (squidflow.contracts.io.md_escape). `skipped` maps a
+    variant to why its row is empty (`on_empty: skip`). `intra` is (mean, n) or (mean, n, lo, hi); `note` says what
+    the intervals cover (intervals_note)."""
+    lines = _table7_intro(source, note, skipped) + _table7_rows(table) + [_intra_line(intra)]
     if high_certainty is not None and len(high_certainty):
         parts = [
             f"{r['variant']}: {r['share']:.1%} of {r['n_images']} images" for r in high_certainty.iter_rows(named=True)

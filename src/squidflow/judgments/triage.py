@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeGuard, cast
 
 import numpy as np
@@ -349,40 +349,24 @@ def _change(rnd: int, old: tuple, new: tuple, left_out: set, pseudonym: Mapping[
     )
 
 
-def rater_triage(
-    judgments: pl.DataFrame,
-    report: pl.DataFrame,
-    cfg: TriageConfig,
-    *,
-    policy: str = "rubric",
-    intervals: IntervalConfig | None = None,
-    crowd: dict | None = None,
-    probability: pl.DataFrame | None = None,
-    no_model_reason: str = "",
-) -> pl.DataFrame:
-    """One row per annotator and variant (schemas.RATER_TRIAGE). `probability`: the model's probability of each
-    prompt's event per (video_id, frame_index, event_prompt, probability), or None (CROWDLAB skipped, with
-    `no_model_reason`). The consensus rounds are described in the module's docstring. Each rater's `pseudonym`
-    (squidflow.judgments.pseudonyms) is the name every reason gives a partner rater: the reasons reach the report and
-    the published `excluded_because`; `annotator` keeps the raw id, on this machine only."""
-    if policy not in POLICIES:
-        raise ValueError(f"judgments.quality.exclude = {policy!r}: one of {POLICIES}")
-    intervals = intervals or from_section(IntervalConfig, None)
-    crowd = dict(crowd or {})
-    min_skill = float(crowd.pop("min_skill", 0.3))
-    r1 = first_round(judgments)
-    pseudonym = pseudonyms(judgments["annotator"].to_list())
-    rubric = {a: (list(f), bool(e)) for a, f, e in report.select("annotator", "flags", "excluded").iter_rows()}
-    identity = rater_identity(judgments) and not r1.is_empty()
-    source = ",".join(sorted(judgments["source"].unique().to_list()))
+def _skipped_signals(judgments: pl.DataFrame, probability: pl.DataFrame | None, no_model_reason: str) -> list[str]:
+    """The signals that cannot be computed on these judgments, each with why (the report lists them)."""
     skipped = [NO_WORK_TIME]
     if not rater_identity(judgments):
+        source = ",".join(sorted(judgments["source"].unique().to_list()))
         skipped += [
             NO_IDENTITY.format(source=source, signal=s)
             for s in ("agreement with the others", "crowd-kit skills", "CROWDLAB", "response patterns")
         ]
     elif probability is None:
         skipped.append(f"CROWDLAB: {no_model_reason or 'no model probabilities in this run'}")
+    return skipped
+
+
+def _base_rows(r1: pl.DataFrame, report: pl.DataFrame, pseudonym: Mapping[str, str], policy: str) -> dict[tuple, dict]:
+    """Per (annotator, variant): the rubric's verdict and every signal still unmeasured (NaN, 0), which the consensus
+    rounds fill in; a rater without identity keeps them so."""
+    rubric = {a: (list(f), bool(e)) for a, f, e in report.select("annotator", "flags", "excluded").iter_rows()}
     base = {}
     for (annotator, variant), g in r1.group_by(KEY, maintain_order=True):
         flags, excluded = rubric.get(annotator, ([], False))
@@ -403,70 +387,136 @@ def rater_triage(
             "n_hits_answered": 0,
             "duplicates": None,
         }
+    return base
+
+
+@dataclass
+class _Rounds:
+    """The consensus rounds' outcome: the last verdict per rater, the changes in words, the consensus the last round
+    was measured against (None: everyone), how many rounds ran and the notes on why they stopped."""
+
+    verdicts: dict[tuple, tuple]
+    changes: dict[tuple, list[str]]
+    used: set | None = None
+    n: int = 1
+    skipped: list[str] = field(default_factory=list)
+
+
+def _stop_note(following: set, consensus: set | None, keys: list, seen: set, n: int) -> str | None:
+    """Why the rounds stop after round `n` ("" when the consensus is stable), or None to go on."""
+    if following == (set(keys) if consensus is None else consensus):
+        return ""
+    if not following:
+        return (
+            f"consensus: round {n} calls every rater careless, so no consensus is left to measure a later round "
+            f"against; round {n}'s verdicts are kept"
+        )
+    if frozenset(following) in seen:
+        return (
+            f"consensus: the verdicts cycle (round {n} repeats an earlier round's consensus); the last round's are kept"
+        )
+    return None
+
+
+def _consensus_rounds(
+    r1: pl.DataFrame,
+    base: dict[tuple, dict],
+    cfg: TriageConfig,
+    *,
+    crowd: dict,
+    min_skill: float,
+    probability: pl.DataFrame | None,
+    intervals: IntervalConfig,
+    pseudonym: Mapping[str, str],
+) -> _Rounds:
+    """The rounds of the module's docstring: each measures every rater against the consensus of the raters the round
+    before did not call careless, filling `base` with the signals, until no verdict changes."""
     keys = sorted(base)
-    rounds: dict[tuple, list[str]] = {k: [] for k in keys}
-    verdicts: dict[tuple, tuple] = {}
-    consensus, used, seen, n_rounds = None, None, set(), 1
+    out = _Rounds(verdicts={}, changes={k: [] for k in keys})
+    consensus: set | None = None
+    seen: set = set()
+    r1 = with_slots(r1)
+    for row in duplicate_answers(r1, pseudonym).iter_rows(named=True):
+        base[(row["annotator"], row["variant"])].update({c: v for c, v in row.items() if c not in KEY})
+    skills = _Skills(r1, crowd, probability)
+    for out.n in range(1, cfg.max_rounds + 1):
+        out.used = consensus
+        signals, fitted, new = _round_signals(r1, consensus, intervals), skills.of(consensus), {}
+        left_out = set(keys) - (set(keys) if consensus is None else consensus)
+        for k in keys:
+            base[k].update(signals.get(k, {}))
+            base[k].update(fitted.get(k[0], {}))
+            new[k] = verdict(base[k], cfg, min_skill)
+            if k in out.verdicts and out.verdicts[k][0] != new[k][0]:
+                out.changes[k].append(_change(out.n, out.verdicts[k], new[k], left_out, pseudonym))
+        out.verdicts = new
+        following = {k for k in keys if new[k][0] != "careless"}
+        note = _stop_note(following, consensus, keys, seen, out.n)
+        if note is not None:
+            out.skipped += [note] if note else []
+            break
+        seen.add(frozenset(following))
+        consensus = following
+    else:
+        out.skipped.append(
+            f"consensus: verdicts still changed after judgments.triage.max_rounds = {cfg.max_rounds} "
+            "rounds; the last round's are kept"
+        )
+    out.skipped += list(skills.skipped)
+    return out
+
+
+def rater_triage(
+    judgments: pl.DataFrame,
+    report: pl.DataFrame,
+    cfg: TriageConfig,
+    *,
+    policy: str = "rubric",
+    intervals: IntervalConfig | None = None,
+    crowd: dict | None = None,
+    probability: pl.DataFrame | None = None,
+    no_model_reason: str = "",
+) -> pl.DataFrame:
+    """One row per annotator and variant (schemas.RATER_TRIAGE). `probability`: the model's probability of each
+    prompt's event per (video_id, frame_index, event_prompt, probability), or None (CROWDLAB skipped, with
+    `no_model_reason`). The consensus rounds are described in the module's docstring. Each rater's `pseudonym`
+    (squidflow.judgments.pseudonyms) is the name every reason gives a partner rater: the reasons reach the report and
+    the published `excluded_because`; `annotator` keeps the raw id, on this machine only."""
+    if policy not in POLICIES:
+        raise ValueError(f"judgments.quality.exclude = {policy!r}: one of {POLICIES}")
+    crowd = dict(crowd or {})
+    min_skill = float(crowd.pop("min_skill", 0.3))
+    r1 = first_round(judgments)
+    pseudonym = pseudonyms(judgments["annotator"].to_list())
+    identity = rater_identity(judgments) and not r1.is_empty()
+    source = ",".join(sorted(judgments["source"].unique().to_list()))
+    skipped = _skipped_signals(judgments, probability, no_model_reason)
+    base = _base_rows(r1, report, pseudonym, policy)
+    rounds = _Rounds(verdicts={}, changes={k: [] for k in base})
     if identity:
-        r1 = with_slots(r1)
-        for row in duplicate_answers(r1, pseudonym).iter_rows(named=True):
-            base[(row["annotator"], row["variant"])].update({c: v for c, v in row.items() if c not in KEY})
-        skills = _Skills(r1, crowd, probability)
-        for n_rounds in range(1, cfg.max_rounds + 1):
-            used = consensus
-            signals = _round_signals(r1, consensus, intervals)
-            fitted = skills.of(consensus)
-            new = {}
-            for k in keys:
-                base[k].update(signals.get(k, {}))
-                base[k].update(fitted.get(k[0], {}))
-                new[k] = verdict(base[k], cfg, min_skill)
-                if k in verdicts and verdicts[k][0] != new[k][0]:
-                    rounds[k].append(
-                        _change(
-                            n_rounds,
-                            verdicts[k],
-                            new[k],
-                            set(keys) - (set(keys) if consensus is None else consensus),
-                            pseudonym,
-                        )
-                    )
-            verdicts = new
-            following = {k for k in keys if new[k][0] != "careless"}
-            if following == (set(keys) if consensus is None else consensus):
-                break
-            if not following:
-                skipped.append(
-                    f"consensus: round {n_rounds} calls every rater careless, so no consensus is left to "
-                    f"measure a later round against; round {n_rounds}'s verdicts are kept"
-                )
-                break
-            if frozenset(following) in seen:
-                skipped.append(
-                    f"consensus: the verdicts cycle (round {n_rounds} repeats an earlier round's "
-                    "consensus); the last round's are kept"
-                )
-                break
-            seen.add(frozenset(following))
-            consensus = following
-        else:
-            skipped.append(
-                f"consensus: verdicts still changed after judgments.triage.max_rounds = {cfg.max_rounds} "
-                "rounds; the last round's are kept"
-            )
-        skipped += list(skills.skipped)
+        rounds = _consensus_rounds(
+            r1,
+            base,
+            cfg,
+            crowd=crowd,
+            min_skill=min_skill,
+            probability=probability,
+            intervals=intervals or from_section(IntervalConfig, None),
+            pseudonym=pseudonym,
+        )
+        skipped += rounds.skipped
     rows = []
-    for k in keys:
+    for k in sorted(base):
         row = base[k]
-        row["verdict"], row["reasons"] = verdicts.get(k) or verdict(row, cfg, min_skill)
+        row["verdict"], row["reasons"] = rounds.verdicts.get(k) or verdict(row, cfg, min_skill)
         if not identity and row["verdict"] == "ok":
             row["reasons"] = ["rubric only: " + NO_IDENTITY.format(source=source, signal="the other signals")]
         row["excluded"] = row["rubric_excluded"] or (policy == "triage" and row["verdict"] == "careless")
         row |= {
             "skipped": list(skipped),
-            "rounds": rounds[k],
-            "consensus_rounds": n_rounds,
-            "in_consensus": used is None or k in used,
+            "rounds": rounds.changes[k],
+            "consensus_rounds": rounds.n,
+            "in_consensus": rounds.used is None or k in rounds.used,
         }
         rows.append(row)
     if not rows:
@@ -522,14 +572,25 @@ def event_probabilities(
     )
 
 
-def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
-    """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals;
-    raters by pseudonym (the table is one of the report's: squidflow.judgments.pseudonyms)."""
-    from squidflow.contracts.io import md_escape
-    from squidflow.statistics.intervals import format_interval
+TRIAGE_COLUMNS = [
+    "annotator",
+    "variant",
+    "ratings",
+    "agreement r",
+    "MACE",
+    "GLAD",
+    "D–S",
+    "CROWDLAB",
+    "verdict",
+    "excluded",
+    "why",
+]
 
-    if "pseudonym" in t.columns:
-        t = for_people(t)
+
+def _triage_header(t: pl.DataFrame, *, policy: str, source: str, note: str) -> list[str]:
+    """The rater table's title and summary: verdict counts, who is excluded, the signals skipped."""
+    from squidflow.contracts.io import md_escape
+
     sim = " — SIMULATED annotator panel" if "simulated" in source else ""
     counts = {v: int((t["verdict"] == v).sum()) for v in ("ok", "suspect", "careless")}
     excluded = t.filter(pl.col("excluded"))["annotator"].unique().sort().to_list()
@@ -549,28 +610,18 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
     ]
     if skipped:
         lines += ["Signals skipped:", *[f"- {md_escape(s)}" for s in skipped], ""]
-    lines += [
-        md_row(
-            [
-                "annotator",
-                "variant",
-                "ratings",
-                "agreement r",
-                "MACE",
-                "GLAD",
-                "D–S",
-                "CROWDLAB",
-                "verdict",
-                "excluded",
-                "why",
-            ]
-        ),
-        md_rule(11),
-    ]
+    return lines
+
+
+def _triage_rows(t: pl.DataFrame) -> list[str]:
+    """The table itself: every rater not `ok` (or excluded) with the deciding signals."""
+    from squidflow.contracts.io import md_escape
+    from squidflow.statistics.intervals import format_interval
 
     def f(v):
         return "–" if v is None or not np.isfinite(v) else f"{v:.2f}"
 
+    lines = [md_row(TRIAGE_COLUMNS), md_rule(len(TRIAGE_COLUMNS))]
     shown = t.filter((pl.col("verdict") != "ok") | pl.col("excluded")).sort("verdict", "annotator")
     for r in shown.to_dicts():
         lines.append(
@@ -592,21 +643,38 @@ def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = ""
         )
     if shown.is_empty():
         lines.append("| (every rater ok) | | | | | | | | | | |")
+    return lines
+
+
+def _consensus_lines(t: pl.DataFrame) -> list[str]:
+    """How many consensus rounds ran, and the verdicts that changed between them (the first MAX_CHANGES_SHOWN)."""
+    from squidflow.contracts.io import md_escape
+
+    if "consensus_rounds" not in t.columns or not len(t):
+        return []
     changed = [(r["annotator"], c) for r in t.select("annotator", "rounds").to_dicts() for c in r["rounds"] or []]
-    if "consensus_rounds" in t.columns and len(t):
-        rounds = int(cast(int, t["consensus_rounds"].max()) or 1)
-        out = t.filter(~pl.col("in_consensus").fill_null(True))
+    rounds = int(cast(int, t["consensus_rounds"].max()) or 1)
+    out = t.filter(~pl.col("in_consensus").fill_null(True))
+    lines = [
+        "",
+        f"Consensus (issue #50): {rounds} round(s); the last measured agreement and the annotator models "
+        f"without the {out.height} rater(s) the round before called careless.",
+    ]
+    if changed:
         lines += [
             "",
-            f"Consensus (issue #50): {rounds} round(s); the last measured agreement and the annotator models "
-            f"without the {out.height} rater(s) the round before called careless.",
+            "Verdicts that changed between rounds:",
+            *[f"- {md_escape(a)}: {md_escape(c)}" for a, c in changed[:MAX_CHANGES_SHOWN]],
         ]
-        if changed:
-            lines += [
-                "",
-                "Verdicts that changed between rounds:",
-                *[f"- {md_escape(a)}: {md_escape(c)}" for a, c in changed[:MAX_CHANGES_SHOWN]],
-            ]
-            if len(changed) > MAX_CHANGES_SHOWN:
-                lines.append(f"- … and {len(changed) - MAX_CHANGES_SHOWN} more (rater_triage.csv, column `rounds`)")
+        if len(changed) > MAX_CHANGES_SHOWN:
+            lines.append(f"- … and {len(changed) - MAX_CHANGES_SHOWN} more (rater_triage.csv, column `rounds`)")
+    return lines
+
+
+def triage_markdown(t: pl.DataFrame, *, policy: str, source: str, note: str = "") -> str:
+    """The report's rater table: verdict counts, then every rater not `ok` (or excluded) with the deciding signals;
+    raters by pseudonym (the table is one of the report's: squidflow.judgments.pseudonyms)."""
+    if "pseudonym" in t.columns:
+        t = for_people(t)
+    lines = _triage_header(t, policy=policy, source=source, note=note) + _triage_rows(t) + _consensus_lines(t)
     return "\n".join(lines) + "\n"

@@ -191,6 +191,26 @@ def _training_games(games: pl.DataFrame, soft_labels: pl.DataFrame, split: str) 
     return games.filter(pl.col("game_id").is_in(labelled.implode())).sort("game_id")
 
 
+def _split_games(
+    games: pl.DataFrame, soft_labels: pl.DataFrame, train_split: str, eval_split: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The games to train on (a first turn with a soft label) and to evaluate (a yes/no first answer); an empty side
+    is an error naming the config key to set."""
+    train_games = _training_games(games, soft_labels, train_split)
+    if train_games.is_empty():
+        raise ValueError(
+            f"no first turn of split '{train_split}' has a soft label (category or spatial question answered yes/no); "
+            f"litmus.games needs a {train_split} file, or set litmus.train_split"
+        )
+    eval_games = games.filter((pl.col("split") == eval_split) & pl.col("answer").is_in(["yes", "no"])).sort("game_id")
+    if eval_games.is_empty():
+        raise ValueError(
+            f"no game of split '{eval_split}' has a yes/no first answer; litmus.games needs a "
+            f"{eval_split} file, or set litmus.eval_split"
+        )
+    return train_games, eval_games
+
+
 def train_guesser(
     games: pl.DataFrame,
     soft_labels: pl.DataFrame,
@@ -206,18 +226,7 @@ def train_guesser(
     rows) and a training log (one line per epoch)."""
     if method not in METHODS:
         raise ValueError(f"guesser method {method!r} is not one of {METHODS} (litmus.guesser.methods)")
-    train_games = _training_games(games, soft_labels, train_split)
-    if train_games.is_empty():
-        raise ValueError(
-            f"no first turn of split '{train_split}' has a soft label (category or spatial question answered yes/no); "
-            f"litmus.games needs a {train_split} file, or set litmus.train_split"
-        )
-    eval_games = games.filter((pl.col("split") == eval_split) & pl.col("answer").is_in(["yes", "no"])).sort("game_id")
-    if eval_games.is_empty():
-        raise ValueError(
-            f"no game of split '{eval_split}' has a yes/no first answer; litmus.games needs a "
-            f"{eval_split} file, or set litmus.eval_split"
-        )
+    train_games, eval_games = _split_games(games, soft_labels, train_split, eval_split)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     vocab = build_vocabulary(train_games["question"].to_list(), cfg.min_word_count)

@@ -34,6 +34,27 @@ class AnnotationError(UserError, ValueError):
     """The human annotation CSV is malformed; the message names the file, the line and the column."""
 
 
+def _selected_ids(text: str | None, game_id: int, candidates: set[int], where: str) -> list[int]:
+    """A row's `selected_object_ids` (separated by spaces or semicolons) -> the sorted distinct ids; a token that is
+    not an id, or not a candidate of the game, is an AnnotationError naming the row."""
+    ids = []
+    for tok in re.split(r"[\s;]+", (text or "").strip()):
+        if not tok:
+            continue
+        if not re.fullmatch(r"-?\d+", tok):
+            raise AnnotationError(
+                f"{where}: column 'selected_object_ids' has {tok!r}, not an object id "
+                "(ids are separated by spaces or semicolons)"
+            )
+        if int(tok) not in candidates:
+            raise AnnotationError(
+                f"{where}: column 'selected_object_ids' has object {tok}, which is not a "
+                f"candidate of game {game_id} (candidates: {sorted(candidates)})"
+            )
+        ids.append(int(tok))
+    return sorted(set(ids))
+
+
 def read_annotations(path: str | Path, games: pl.DataFrame, name: str | None = None) -> pl.DataFrame:
     """Read and check the CSV against the games: qa_id, game_id, annotator, object_ids (list)."""
     name = name or str(path)
@@ -75,22 +96,8 @@ def read_annotations(path: str | Path, games: pl.DataFrame, name: str | None = N
                 )
             seen[(qa_id, annotator)] = line
             game_id, candidates = first_turns[qa_id]
-            ids = []
-            for tok in re.split(r"[\s;]+", (row["selected_object_ids"] or "").strip()):
-                if not tok:
-                    continue
-                if not re.fullmatch(r"-?\d+", tok):
-                    raise AnnotationError(
-                        f"{where}: column 'selected_object_ids' has {tok!r}, not an object id "
-                        "(ids are separated by spaces or semicolons)"
-                    )
-                if int(tok) not in candidates:
-                    raise AnnotationError(
-                        f"{where}: column 'selected_object_ids' has object {tok}, which is not a "
-                        f"candidate of game {game_id} (candidates: {sorted(candidates)})"
-                    )
-                ids.append(int(tok))
-            rows.append({"qa_id": qa_id, "game_id": game_id, "annotator": annotator, "object_ids": sorted(set(ids))})
+            ids = _selected_ids(row["selected_object_ids"], game_id, candidates, where)
+            rows.append({"qa_id": qa_id, "game_id": game_id, "annotator": annotator, "object_ids": ids})
     if not rows:
         raise AnnotationError(f"{name}: has no annotation rows")
     return pl.DataFrame(

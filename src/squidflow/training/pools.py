@@ -103,22 +103,9 @@ def sd_pool_from_demo(
     return _cap_per_event(out, max_per_event, seed).sort("video_id", "frame_index")
 
 
-def sd_pool_from_standard_data(
-    path: str | Path,
-    *,
-    events: list[str],
-    max_per_event: int | None = None,
-    val_fraction: float = 0.2,
-    seed: int = 0,
-) -> pl.DataFrame:
-    """Standard images from a folder `<root>/<event>/*.jpg` or a Parquet file (image_path, event[, split])."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"standard_data.path = {str(path)!r} does not exist: put the standard images under {path}/<event>/*.jpg "
-            f"for the events {events} (e.g. subsets of Visual Genome, WIDER, USED, UCLA Protest), or point it at a "
-            "Parquet file with image_path and event; leave it empty to use the demo videos' clean frames"
-        )
+def _standard_images(path: Path) -> pl.DataFrame:
+    """(source_path, event[, split]) of the standard images: a folder `<root>/<event>/*.jpg`, or a Parquet file
+    (image_path, event[, split]) whose relative paths are read from its own folder."""
     if path.is_dir():
         rows = [
             {"source_path": str(p), "event": event_dir.name}
@@ -146,6 +133,26 @@ def sd_pool_from_standard_data(
         raise ValueError(
             f"standard_data.path = {str(path)!r}: expected a folder <root>/<event>/*.jpg or a .parquet file"
         )
+    return df
+
+
+def sd_pool_from_standard_data(
+    path: str | Path,
+    *,
+    events: list[str],
+    max_per_event: int | None = None,
+    val_fraction: float = 0.2,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Standard images from a folder `<root>/<event>/*.jpg` or a Parquet file (image_path, event[, split])."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"standard_data.path = {str(path)!r} does not exist: put the standard images under {path}/<event>/*.jpg "
+            f"for the events {events} (e.g. subsets of Visual Genome, WIDER, USED, UCLA Protest), or point it at a "
+            "Parquet file with image_path and event; leave it empty to use the demo videos' clean frames"
+        )
+    df = _standard_images(path)
     df = df.filter(pl.col("event").is_in(events))
     found = set(df["event"].unique())
     if not set(events) <= found:

@@ -104,6 +104,28 @@ def _ordered_by_pool(sets: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([sets.filter(pl.col("pool") == p) for p in sorted(sets["pool"].unique())])
 
 
+def _train_and_eval(sets: pl.DataFrame, experiment: str, train_set: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of `train_set` to train on, and every evaluation row in the order `_dataset` serves them; an empty
+    training set is an error naming the sets file."""
+    train = sets.filter((pl.col("use") == "train") & (pl.col("dataset") == train_set))
+    if len(train) == 0:
+        raise ValueError(
+            f"{experiment}/{train_set}: the training set is empty (see results/training/{experiment}/sets.parquet)"
+        )
+    return train, _ordered_by_pool(sets.filter(pl.col("use") == "eval"))
+
+
+def _model(
+    cfg: TrainConfig, method: str, outputs: int, dropout: float, device: str
+) -> tuple[Classifier, list[torch.nn.Parameter], str]:
+    """The classifier on the configured backbone, moved to `device`, with the parameters the method trains
+    (set_trainable) and the name of that choice (cfg.trainable_for)."""
+    backbone, width = load_backbone(cfg.backbone, cfg.weights)
+    model = Classifier(backbone, width, outputs, dropout).to(device)
+    trainable = cfg.trainable_for(method)
+    return model, set_trainable(model, trainable, cfg.backbone), trainable
+
+
 def train_run(
     sets: pl.DataFrame,
     caches: dict[str, np.ndarray],
@@ -134,17 +156,8 @@ def train_run(
     )
     whole_frames = bool(experiment == "classification" and frame_short_side(method, cfg.crop, cfg.augment_geometry))
     train_caches = _training_caches(caches, whole_frames, f"{experiment}/{train_set}/{method}", train_set)
-    train = sets.filter((pl.col("use") == "train") & (pl.col("dataset") == train_set))
-    evaluate = _ordered_by_pool(sets.filter(pl.col("use") == "eval"))
-    if len(train) == 0:
-        raise ValueError(
-            f"{experiment}/{train_set}: the training set is empty (see results/training/{experiment}/sets.parquet)"
-        )
-
-    backbone, width = load_backbone(cfg.backbone, cfg.weights)
-    model = Classifier(backbone, width, n_classes + spec.extra_outputs, spec.dropout).to(device)
-    trainable = cfg.trainable_for(method)
-    learning = set_trainable(model, trainable, cfg.backbone)
+    train, evaluate = _train_and_eval(sets, experiment, train_set)
+    model, learning, trainable = _model(cfg, method, n_classes + spec.extra_outputs, spec.dropout, device)
     optimizer = torch.optim.Adam(learning, lr=cfg.lr)
     mean = torch.tensor(cfg.mean, device=device).view(1, 3, 1, 1)
     std = torch.tensor(cfg.std, device=device).view(1, 3, 1, 1)

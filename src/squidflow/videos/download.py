@@ -415,15 +415,7 @@ def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, bra
             return failure(last_reason if attempt > first_attempt else "not_attempted", last_error or stop.note,
                            attempt - 1, metadata=metadata)  # fmt: skip
         except Exception as exc:  # yt-dlp raises DownloadError and friends; anything else is as unknown
-            seen = session.attempt
-            last_error = _clean(str(exc)) or type(exc).__name__
-            last_reason = classify(last_error, warnings=getattr(seen, "seen_warnings", ()),
-                                   pages=getattr(seen, "refusal_pages", ()))  # fmt: skip
-            if brake is not None and last_reason in BRAKE_REASONS:
-                brake.refused(site, last_reason, last_error, asked_at=getattr(seen, "refused_at", None) or started,
-                              retry_after_s=getattr(seen, "retry_after_s", 0.0))  # fmt: skip
-            elif brake is not None and last_reason not in NO_ANSWER_REASONS:
-                brake.answered(site)
+            last_error, last_reason = _failed_attempt(exc, session, brake, site, started)
             if hand_back and last_reason in BRAKE_REASONS and attempt < attempts:
                 return failure(last_reason, last_error, attempt, metadata=metadata, requeue=True)
             if last_reason in RETRY_REASONS or last_reason in BRAKE_REASONS:
@@ -446,6 +438,22 @@ def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, bra
             log.warning("%s: downloaded file does not decode (%s); removing it", url, exc)
             dest.unlink(missing_ok=True)
     return failure(last_reason, last_error, attempts, metadata=metadata, notes=notes)
+
+
+def _failed_attempt(
+    exc: Exception, session: Session, brake: Brake | None, site: str, started: float
+) -> tuple[str, str]:
+    """A failed attempt's error in words and its reason (squidflow.videos.failures.classify, from the message and
+    what the attempt saw), told to the brake: a refusal slows the site down, any other answer counts as one."""
+    seen = session.attempt
+    error = _clean(str(exc)) or type(exc).__name__
+    reason = classify(error, warnings=getattr(seen, "seen_warnings", ()), pages=getattr(seen, "refusal_pages", ()))
+    if brake is not None and reason in BRAKE_REASONS:
+        brake.refused(site, reason, error, asked_at=getattr(seen, "refused_at", None) or started,
+                      retry_after_s=getattr(seen, "retry_after_s", 0.0))  # fmt: skip
+    elif brake is not None and reason not in NO_ANSWER_REASONS:
+        brake.answered(site)
+    return error, reason
 
 
 def _clean(message: str) -> str:

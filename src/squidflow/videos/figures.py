@@ -9,10 +9,14 @@ each reason coloured by the status it leads to (squidflow.videos.failures.REASON
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from squidflow.presentation import style
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 STATUSES = ("ok", "unavailable", "failed", "corrupt", "pending")
 
@@ -44,22 +48,15 @@ def failure_reasons(videos: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = "") -> int:
-    """Write the two-panel acquisition figure of the manifest `videos` to `path`; returns its panel count."""
-    counts = status_counts(videos)
-    reasons = failure_reasons(videos)
-    n_events = max(counts.height, 1)
-    height = max(2.6, min(9.0, 0.9 + 0.28 * max(n_events, reasons.height)))
-    fig, axes = style.figure(1, 2, height=height, width=style.PAGE_WIDTH_IN)
-    ax_events, ax_reasons = axes[0]
-
+def _events_panel(ax: Axes, counts: pl.DataFrame) -> None:
+    """Panel a: one stacked bar per event, a segment per status (pending only where a video is), the total beside."""
     events = counts["event"].to_list()
     left = [0] * len(events)
     for status in STATUSES:
         values = counts[status].to_list()
         if status == "pending" and not any(values):
             continue
-        ax_events.barh(
+        ax.barh(
             events,
             values,
             left=left,
@@ -71,13 +68,13 @@ def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = ""
         )
         left = [a + b for a, b in zip(left, values, strict=True)]
     for y, total in enumerate(left):
-        ax_events.annotate(
+        ax.annotate(
             str(total), (total, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=style.FONT_SIZE - 1
         )
-    ax_events.invert_yaxis()
-    ax_events.set_xlabel("videos")
-    ax_events.set_title("videos per event and status")
-    ax_events.legend(
+    ax.invert_yaxis()
+    ax.set_xlabel("videos")
+    ax.set_title("videos per event and status")
+    ax.legend(
         loc="upper center",
         bbox_to_anchor=(0.5, -0.2),
         ncol=len(STATUSES),
@@ -85,19 +82,21 @@ def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = ""
         handlelength=1.2,
         columnspacing=0.8,
     )
-    ax_events.grid(axis="y", visible=False)
+    ax.grid(axis="y", visible=False)
 
+
+def _reasons_panel(ax: Axes, reasons: pl.DataFrame, n_videos: int) -> None:
+    """Panel b: a bar per failure reason, coloured by the status it leads to; a sentence when every video is ok."""
     if reasons.height:
-        labels = reasons["reason"].to_list()
-        ax_reasons.barh(
-            labels,
+        ax.barh(
+            reasons["reason"].to_list(),
             reasons["n"].to_list(),
             color=[style.STATUS_COLOURS.get(s, style.GREY) for s in reasons["status"]],
             hatch=None,
             edgecolor="white",
         )
         for y, (n, status) in enumerate(zip(reasons["n"], reasons["status"], strict=True)):
-            ax_reasons.annotate(
+            ax.annotate(
                 f"{n} ({status})",
                 (n, y),
                 xytext=(3, 0),
@@ -105,16 +104,26 @@ def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = ""
                 va="center",
                 fontsize=style.FONT_SIZE - 1,
             )
-        ax_reasons.invert_yaxis()
-        ax_reasons.set_xlabel("videos not ok")
-        ax_reasons.grid(axis="y", visible=False)
+        ax.invert_yaxis()
+        ax.set_xlabel("videos not ok")
+        ax.grid(axis="y", visible=False)
     else:
-        ax_reasons.text(
-            0.5, 0.5, f"every video is ok ({videos.height})", ha="center", va="center", transform=ax_reasons.transAxes
-        )
-        ax_reasons.set_xticks([])
-        ax_reasons.set_yticks([])
-    ax_reasons.set_title("why videos are not ok (reason)")
+        ax.text(0.5, 0.5, f"every video is ok ({n_videos})", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    ax.set_title("why videos are not ok (reason)")
+
+
+def acquisition_figure(videos: pl.DataFrame, path: str | Path, *, note: str = "") -> int:
+    """Write the two-panel acquisition figure of the manifest `videos` to `path`; returns its panel count."""
+    counts = status_counts(videos)
+    reasons = failure_reasons(videos)
+    n_events = max(counts.height, 1)
+    height = max(2.6, min(9.0, 0.9 + 0.28 * max(n_events, reasons.height)))
+    fig, axes = style.figure(1, 2, height=height, width=style.PAGE_WIDTH_IN)
+    ax_events, ax_reasons = axes[0]
+    _events_panel(ax_events, counts)
+    _reasons_panel(ax_reasons, reasons, videos.height)
     for i, ax in enumerate((ax_events, ax_reasons)):
         style.panel_letter(ax, i)
     style.note(fig, note)

@@ -188,14 +188,16 @@ def on_disk_column(manifest: pl.DataFrame) -> pl.Expr:
     return pl.lit(False).alias("_on_disk")
 
 
-def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes: Iterable[str] = ()) -> str:
-    """Markdown: what the brake stopped, videos per event × status and × reason, the failures, the sources' notes."""
-    statuses = ["ok", "unavailable", "failed", "corrupt"]
-    lines = ["# Video acquisition report", ""]
+REPORT_STATUSES = ["ok", "unavailable", "failed", "corrupt"]  # the download report's columns
+MAX_LISTED = 500  # failed videos and skipped files listed by name in the download report
+
+
+def _status_tables(manifest: pl.DataFrame, brake_notes: list[str]) -> list[str]:
+    """The report's head: totals per status, what the brake stopped, videos per event × status and per source."""
+    statuses = REPORT_STATUSES
     counts = manifest.group_by("status", maintain_order=True).len()
     total = {r["status"]: r["len"] for r in counts.iter_rows(named=True)}
-    lines.append(f"{len(manifest)} videos: " + ", ".join(f"{total.get(s, 0)} {s}" for s in statuses) + ".")
-    brake_notes = list(brake_notes)
+    lines = [f"{len(manifest)} videos: " + ", ".join(f"{total.get(s, 0)} {s}" for s in statuses) + "."]
     if brake_notes:
         lines += ["", "## Stopped by the brake", ""] + [f"- {_md(n)}" for n in brake_notes]
     lines += [
@@ -214,94 +216,111 @@ def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes
         lines.append(md_row([_md(event), *(c.get(s, 0) for s in statuses), sum(c.values())]))
     lines.append(md_row(["**all**", *(total.get(s, 0) for s in statuses), len(manifest)]))
     if "source" in manifest.columns:
-        lines += [
-            "",
-            "## Per source",
-            "",
-            md_row(["source", *statuses]),
-            md_rule(["---", *[RIGHT] * len(statuses)]),
-        ]
+        lines += ["", "## Per source", "", md_row(["source", *statuses]), md_rule(["---", *[RIGHT] * len(statuses)])]
         for src, grp in manifest.group_by("source", maintain_order=True):
             c = dict(grp.group_by("status", maintain_order=True).len().iter_rows())
             lines.append(md_row([_md(src[0]), *(c.get(s, 0) for s in statuses)]))
+    return lines
+
+
+def _reason_table(manifest: pl.DataFrame, bad: pl.DataFrame) -> list[str]:
+    """Videos per event × reason (ok a column of its own), the reasons in REASONS' order, unknown ones after."""
+    present = [r for r in REASONS if r in set(bad["reason"].to_list())]
+    present += sorted(set(bad["reason"].to_list()) - set(present))
+    by = manifest.with_columns(
+        pl.when(pl.col("status") == "ok").then(pl.lit("ok")).otherwise(pl.col("reason").fill_null("unknown"))
+        .alias("_reason")
+    ).group_by("event", "_reason", maintain_order=True).len()  # fmt: skip
+    cells: dict[str, dict[str, int]] = {}
+    for r in by.iter_rows(named=True):
+        cells.setdefault(r["event"] or "", {})[r["_reason"]] = r["len"]
+    cols = ["ok", *present]
+    lines = ["", "## Videos per event and reason", "", md_row(["event", *cols]), md_rule(["---", *[RIGHT] * len(cols)])]
+    for event in sorted(cells):
+        lines.append(md_row([_md(event), *(cells[event].get(c, 0) for c in cols)]))
+    return lines
+
+
+def _remedy_table(bad: pl.DataFrame) -> list[str]:
+    """The videos not ok per reason and status, most first, each with what to do (squidflow.videos.failures)."""
+    lines = [
+        "",
+        "## Not ok, by reason",
+        "",
+        md_row(["reason", "status", "videos", "what to do"]),
+        md_rule(["---", "---", RIGHT, "---"]),
+    ]
+    for r in (
+        bad.group_by("reason", "status", "_on_disk", maintain_order=True)
+        .len()
+        .sort("len", descending=True)
+        .iter_rows(named=True)
+    ):
+        kind = " (files on disk)" if r["_on_disk"] else ""
+        lines.append(
+            md_row([f"`{r['reason']}`{kind}", r["status"], r["len"], remedy(r["reason"], on_disk=r["_on_disk"])])
+        )
+    return lines
+
+
+def _not_ok_list(bad: pl.DataFrame) -> list[str]:
+    """The first MAX_LISTED videos not ok, one a row with their error, then how to try them again."""
+    lines = [
+        "",
+        "## Not ok",
+        "",
+        md_row(["video_id", "event", "status", "reason", "attempts", "error"]),
+        md_rule(["---", "---", "---", "---", RIGHT, "---"]),
+    ]
+    for r in bad.head(MAX_LISTED).iter_rows(named=True):
+        lines.append(
+            md_row(
+                [
+                    _md(r["video_id"]),
+                    _md(r["event"]),
+                    r["status"],
+                    _md(r["reason"]),
+                    r["attempts"] or 0,
+                    _md(r["error"], 200),
+                ]
+            )
+        )
+    if len(bad) > MAX_LISTED:
+        lines.append(f"| … {len(bad) - MAX_LISTED} more (see videos.parquet) | | | | | |")
+    if not bad["_on_disk"].all():
+        lines += ["", "Rerun with `--config retry_failed=true` to download the videos that are not `ok` again."]
+    if bad["_on_disk"].any():
+        lines += ["", "A file on disk (local folder, UCF-Crime) that is replaced is checked again by the next run, "
+                  "without a flag; `--config retry_failed=true` checks the unchanged ones again."]  # fmt: skip
+    return lines
+
+
+def _skipped_files(skipped: list[str]) -> list[str]:
+    """The source folders' files that were not taken: a count per why, then the first MAX_LISTED by name."""
+    if not skipped:
+        return []
+    lines = ["", "## Skipped files", "", f"{len(skipped)} files in the source folders were not taken:", ""]
+    whys: dict[str, int] = {}
+    for n in skipped:
+        why = n.rsplit(": ", 1)[-1]
+        whys[why] = whys.get(why, 0) + 1
+    lines += [f"- {count} {_md(why)}" for why, count in whys.items()] + [""]
+    lines += [f"- {_md(n.split(f'{SKIPPED} ', 1)[-1])}" for n in skipped[:MAX_LISTED]]
+    if len(skipped) > MAX_LISTED:
+        lines.append(f"- … {len(skipped) - MAX_LISTED} more (results/videos/candidates_notes.txt)")
+    return lines
+
+
+def download_report(manifest: pl.DataFrame, source_notes: list[str], brake_notes: Iterable[str] = ()) -> str:
+    """Markdown: what the brake stopped, videos per event × status and × reason, the failures, the sources' notes."""
+    lines = ["# Video acquisition report", "", *_status_tables(manifest, list(brake_notes))]
     bad = manifest.filter(pl.col("status") != "ok").with_columns(pl.col("reason").fill_null("unknown"))
     if len(bad):
-        present = [r for r in REASONS if r in set(bad["reason"].to_list())]
-        present += sorted(set(bad["reason"].to_list()) - set(present))
-        by = manifest.with_columns(
-            pl.when(pl.col("status") == "ok").then(pl.lit("ok")).otherwise(pl.col("reason").fill_null("unknown"))
-            .alias("_reason")
-        ).group_by("event", "_reason", maintain_order=True).len()  # fmt: skip
-        cells: dict[str, dict[str, int]] = {}
-        for r in by.iter_rows(named=True):
-            cells.setdefault(r["event"] or "", {})[r["_reason"]] = r["len"]
-        cols = ["ok", *present]
-        lines += [
-            "",
-            "## Videos per event and reason",
-            "",
-            md_row(["event", *cols]),
-            md_rule(["---", *[RIGHT] * len(cols)]),
-        ]
-        for event in sorted(cells):
-            lines.append(md_row([_md(event), *(cells[event].get(c, 0) for c in cols)]))
-        lines += [
-            "",
-            "## Not ok, by reason",
-            "",
-            md_row(["reason", "status", "videos", "what to do"]),
-            md_rule(["---", "---", RIGHT, "---"]),
-        ]
         bad = bad.with_columns(on_disk_column(bad))
-        for r in (
-            bad.group_by("reason", "status", "_on_disk", maintain_order=True)
-            .len()
-            .sort("len", descending=True)
-            .iter_rows(named=True)
-        ):
-            kind = " (files on disk)" if r["_on_disk"] else ""
-            lines.append(
-                md_row([f"`{r['reason']}`{kind}", r["status"], r["len"], remedy(r["reason"], on_disk=r["_on_disk"])])
-            )
-        lines += [
-            "",
-            "## Not ok",
-            "",
-            md_row(["video_id", "event", "status", "reason", "attempts", "error"]),
-            md_rule(["---", "---", "---", "---", RIGHT, "---"]),
-        ]
-        for r in bad.head(500).iter_rows(named=True):
-            lines.append(
-                md_row(
-                    [
-                        _md(r["video_id"]),
-                        _md(r["event"]),
-                        r["status"],
-                        _md(r["reason"]),
-                        r["attempts"] or 0,
-                        _md(r["error"], 200),
-                    ]
-                )
-            )
-        if len(bad) > 500:
-            lines.append(f"| … {len(bad) - 500} more (see videos.parquet) | | | | | |")
-        if not bad["_on_disk"].all():
-            lines += ["", "Rerun with `--config retry_failed=true` to download the videos that are not `ok` again."]
-        if bad["_on_disk"].any():
-            lines += ["", "A file on disk (local folder, UCF-Crime) that is replaced is checked again by the next run, "
-                      "without a flag; `--config retry_failed=true` checks the unchanged ones again."]  # fmt: skip
+        lines += _reason_table(manifest, bad) + _remedy_table(bad) + _not_ok_list(bad)
     skipped = [n for n in source_notes if f"] {SKIPPED} " in n or n.startswith(f"{SKIPPED} ")]
     source_notes = [n for n in source_notes if n not in set(skipped)]
-    if skipped:
-        lines += ["", "## Skipped files", "", f"{len(skipped)} files in the source folders were not taken:", ""]
-        whys: dict[str, int] = {}
-        for n in skipped:
-            why = n.rsplit(": ", 1)[-1]
-            whys[why] = whys.get(why, 0) + 1
-        lines += [f"- {count} {_md(why)}" for why, count in whys.items()] + [""]
-        lines += [f"- {_md(n.split(f'{SKIPPED} ', 1)[-1])}" for n in skipped[:500]]
-        if len(skipped) > 500:
-            lines.append(f"- … {len(skipped) - 500} more (results/videos/candidates_notes.txt)")
+    lines += _skipped_files(skipped)
     noted = manifest.filter(pl.col("notes").list.len() > 0)
     if source_notes or len(noted):
         lines += ["", "## Source notes", ""] + [f"- {_md(n)}" for n in source_notes]

@@ -109,6 +109,64 @@ def _watch_url(entry: dict[str, Any]) -> str:
     return f"https://www.youtube.com/watch?v={entry['id']}"
 
 
+def _kept_entries(res: SearchResult, settings: SearchSettings, dropped: dict[str, int]) -> list[dict[str, Any]]:
+    """One query's entries that pass the filters (not live, a duration within bounds) as candidate rows; each one
+    dropped is counted under its filter in `dropped`."""
+    kept = []
+    for e in res.info.get("entries") or []:
+        if not e or not e.get("id"):
+            continue
+        if _is_live(e):
+            dropped["live"] += 1
+            continue
+        dur = e.get("duration")
+        if dur is None:
+            dropped["no_duration"] += 1
+            continue
+        if dur < settings.min_duration_s:
+            dropped["too_short"] += 1
+            continue
+        if dur > settings.max_duration_s:
+            dropped["too_long"] += 1
+            continue
+        kept.append({
+            "video_id": e["id"],
+            "event": res.event,
+            "source": "youtube",
+            "url": _watch_url(e),
+            "webpage_url": _watch_url(e),
+            "title": e.get("title"),
+            "description": e.get("description"),
+            "uploader": e.get("channel") or e.get("uploader"),
+            "duration_s": float(dur),
+            "query": res.query,
+            "query_language": res.language,
+            "language": res.language,
+        })  # fmt: skip
+    return kept
+
+
+def _round_robin(lists: list[list[dict[str, Any]]], max_videos: int, seen: set[str], dropped: dict[str, int]) -> list:
+    """One event's rows taken round-robin over its queries' lists, up to `max_videos`; a video in `seen` (found by an
+    earlier query) and those over the limit are counted in `dropped`."""
+    rows, taken = [], 0
+    for i in range(max((len(x) for x in lists), default=0)):
+        for lst in lists:
+            if i >= len(lst):
+                continue
+            row = lst[i]
+            if row["video_id"] in seen:
+                dropped["duplicate"] += 1
+                continue
+            if taken >= max_videos:
+                dropped["over_max"] += 1
+                continue
+            seen.add(row["video_id"])
+            rows.append(row)
+            taken += 1
+    return rows
+
+
 def select_entries(results: list[SearchResult], settings: SearchSettings) -> tuple[pl.DataFrame, dict[str, int]]:
     """Filter search results into candidate rows (one per video); also return how many each filter dropped.
 
@@ -118,57 +176,11 @@ def select_entries(results: list[SearchResult], settings: SearchSettings) -> tup
     dropped = {"live": 0, "no_duration": 0, "too_short": 0, "too_long": 0, "duplicate": 0, "over_max": 0}
     per_event: dict[str, list[list[dict[str, Any]]]] = {}
     for res in results:
-        kept = []
-        for e in res.info.get("entries") or []:
-            if not e or not e.get("id"):
-                continue
-            if _is_live(e):
-                dropped["live"] += 1
-                continue
-            dur = e.get("duration")
-            if dur is None:
-                dropped["no_duration"] += 1
-                continue
-            if dur < settings.min_duration_s:
-                dropped["too_short"] += 1
-                continue
-            if dur > settings.max_duration_s:
-                dropped["too_long"] += 1
-                continue
-            kept.append({
-                "video_id": e["id"],
-                "event": res.event,
-                "source": "youtube",
-                "url": _watch_url(e),
-                "webpage_url": _watch_url(e),
-                "title": e.get("title"),
-                "description": e.get("description"),
-                "uploader": e.get("channel") or e.get("uploader"),
-                "duration_s": float(dur),
-                "query": res.query,
-                "query_language": res.language,
-                "language": res.language,
-            })  # fmt: skip
-        per_event.setdefault(res.event, []).append(kept)
+        per_event.setdefault(res.event, []).append(_kept_entries(res, settings, dropped))
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for lists in per_event.values():
-        taken = 0
-        depth = max((len(x) for x in lists), default=0)
-        for i in range(depth):
-            for lst in lists:
-                if i >= len(lst):
-                    continue
-                row = lst[i]
-                if row["video_id"] in seen:
-                    dropped["duplicate"] += 1
-                    continue
-                if taken >= settings.max_videos:
-                    dropped["over_max"] += 1
-                    continue
-                seen.add(row["video_id"])
-                rows.append(row)
-                taken += 1
+        rows += _round_robin(lists, settings.max_videos, seen, dropped)
     schema = {"video_id": pl.Utf8, "event": pl.Utf8, "source": pl.Utf8, "url": pl.Utf8, "webpage_url": pl.Utf8,
               "title": pl.Utf8, "description": pl.Utf8, "uploader": pl.Utf8, "duration_s": pl.Float64,
               "query": pl.Utf8, "query_language": pl.Utf8, "language": pl.Utf8}  # fmt: skip

@@ -304,30 +304,36 @@ def test_next_round_plans_towards_the_target_in_round_one_hits(corpus):
     assert (picked["ratings_planned"] > 0).sum() == 5 and picked["ratings_planned"].max() == 3
 
 
-def test_the_triage_figure_draws_no_empty_row_and_names_each_images_prompt(tmp_path, monkeypatch):
-    """A class without images gets no row of the contact sheet; each image's title names its prompt (issue 60)."""
+def _draw_triage(tmp_path, monkeypatch, classes, prompts, *, framed=None) -> tuple[int, list[str]]:
+    """The image-triage figure of one image per (class, prompt) -> its panel count and the titles of its frames;
+    `framed` (default: all) says which images have a frame in `frames`."""
     from PIL import Image
 
     from squidflow.judgments.image_triage import triage_figure
     from squidflow.presentation import style
 
-    classes, prompts = ["clear", "clear", "ambiguous", "undecided"], ["parade", "wedding", "protest", "birthday party"]
+    n = len(classes)
     images = pl.DataFrame(
         {
-            "video_id": ["v"] * 4,
-            "frame_index": [0, 1, 2, 3],
+            "video_id": ["v"] * n,
+            "frame_index": list(range(n)),
             "event_prompt": prompts,
-            "mean": [10.0, 80.0, 50.0, 40.0],
-            "spread": [3.0, 4.0, 30.0, 20.0],
-            "interval_width": [5.0, 6.0, 10.0, 60.0],
+            "mean": [10.0 * (k + 1) for k in range(n)],
+            "spread": [3.0 + k for k in range(n)],
+            "interval_width": [5.0 + k for k in range(n)],
             "triage": classes,
         }
     )
-    paths = []
-    for k in range(4):
-        Image.new("RGB", (32, 24), (40 * k, 80, 120)).save(tmp_path / f"{k}.jpg")
-        paths.append(str(tmp_path / f"{k}.jpg"))
-    frames = pl.DataFrame({"video_id": ["v"] * 4, "frame_index": [0, 1, 2, 3], "image_path": paths})
+    framed = list(range(n)) if framed is None else framed
+    for k in framed:
+        Image.new("RGB", (32, 24), (40 * k % 256, 80, 120)).save(tmp_path / f"{k}.jpg")
+    frames = pl.DataFrame(
+        {
+            "video_id": ["v"] * len(framed),
+            "frame_index": framed,
+            "image_path": [str(tmp_path / f"{k}.jpg") for k in framed],
+        }
+    )
     drawn, real_save = {}, style.save
 
     def keep(fig, path, **kw):
@@ -335,9 +341,30 @@ def test_the_triage_figure_draws_no_empty_row_and_names_each_images_prompt(tmp_p
         return real_save(fig, path, **kw)
 
     monkeypatch.setattr(style, "save", keep)
-    assert triage_figure(images, tmp_path / "triage.png", frames=frames, per_class=2) == 1 + 3 * 2  # not 1 + 4 * 2
-    assert not any(t.startswith("contested") for t in drawn["titles"])
-    assert sorted(drawn["titles"]) == sorted(
-        f"{c}: {m:.0f}±{s:.0f}\n{p}"
-        for c, m, s, p in zip(classes, images["mean"], images["spread"], prompts, strict=True)
+    return triage_figure(images, tmp_path / "triage.png", frames=frames, per_class=2), drawn["titles"]
+
+
+def test_the_triage_figure_draws_no_empty_row_and_names_each_images_prompt(tmp_path, monkeypatch):
+    """A class without images gets no row of the contact sheet; each image's title names its prompt (issue 60)."""
+    classes, prompts = ["clear", "clear", "ambiguous", "undecided"], ["parade", "wedding", "protest", "birthday party"]
+    panels, titles = _draw_triage(tmp_path, monkeypatch, classes, prompts)
+    assert panels == 1 + 3 * 2  # not 1 + 4 * 2
+    assert not any(t.startswith("contested") for t in titles)
+    assert sorted(titles) == sorted(
+        f"{c}: {10 * (k + 1)}±{3 + k}\n{p}" for k, (c, p) in enumerate(zip(classes, prompts, strict=True))
     )
+
+
+def test_the_triage_figure_leaves_out_a_class_with_no_frame_to_show_and_names_a_long_prompt_in_full(
+    tmp_path, monkeypatch
+):
+    """A class whose images have no frame (not in frames.parquet) is no row of blanks either, and a prompt longer
+    than a frame's width is wrapped, not cut: the release's "medical procedure (other than COVID test)" is told
+    from "COVID test" only by its end (issue 60)."""
+    long = "medical procedure (other than COVID test)"
+    classes, prompts = ["clear", "contested", "ambiguous"], [long, "parade", "COVID test"]
+    panels, titles = _draw_triage(tmp_path, monkeypatch, classes, prompts, framed=[0, 2])
+    assert panels == 1 + 2 * 2  # the contested image has no frame: its row is left out
+    assert [t.split("\n", 1)[0].split(":")[0] for t in titles] == ["clear", "ambiguous"]
+    named = {t.split(":")[0]: " ".join(t.split("\n")[1:]) for t in titles}
+    assert named == {"clear": long, "ambiguous": "COVID test"}

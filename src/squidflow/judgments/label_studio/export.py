@@ -221,6 +221,73 @@ def _readable(
         yield tid, task
 
 
+def _rating_task_problems(
+    data: dict,
+    images: list[str],
+    *,
+    hit: str,
+    variant: str,
+    prompt: str,
+    expected: dict[str, list[str]] | None,
+    expected_from: str,
+) -> list[str]:
+    """What is wrong with an A/B task's own data, in words: not a rating task, no prompt or images, images other
+    than the imported tasks.json's for its hit (`expected`)."""
+    bad = []
+    if variant not in RATING_TASKS:
+        bad.append(f"data.variant {variant!r} is not A or B (is this an A/B rating project?)")
+    if not prompt:
+        bad.append("empty data.event_prompt")
+    if not images:
+        bad.append("no data.image_<i>_id: the task was not made by squidflow (results/annotation/label_studio/)")
+    if expected is not None and not bad:
+        want = expected.get(hit)
+        if want is None:
+            bad.append(
+                f"hit {hit!r} is not in {expected_from}: the project holds tasks squidflow did not write. "
+                f"Import {expected_from} into a fresh project"
+            )
+        elif want != images:
+            bad.append(
+                f"images {images} do not match hit {hit!r} in {expected_from} ({want}): the project was "
+                f"imported from other tasks. Export the project that {expected_from} was imported into, "
+                "or re-import it"
+            )
+    if images and not any(images):
+        bad.append("every data.image_<i>_id is empty")
+    return bad
+
+
+def _ratings_of(annotation: dict, images: list[str], bad: list[str]) -> list[tuple[str, int]]:
+    """(image id, rating) for each filled image slot of an annotation; a slot without a whole 0-100 rating is added
+    to `bad` in words."""
+    who, ratings, out = annotator_of(annotation), {}, []
+    for r in annotation.get("result") or []:
+        m = RATING_FROM.match(str(r.get("from_name", "")))
+        if m and r.get("type") == "number":
+            ratings[int(m.group(1))] = (r.get("value") or {}).get("number")
+    for i, img in enumerate(images, start=1):
+        if not img:
+            continue
+        value = ratings.get(i)
+        if value is None:
+            bad.append(f"annotation {annotation.get('id')} by {who}: image {i} ({img}) has no rating_{i}")
+            continue
+        if (
+            not isinstance(value, (int, float))
+            or isinstance(value, bool)
+            or not 0 <= value <= 100
+            or value != int(value)
+        ):  # NaN fails the range, so int() never sees NaN or inf
+            bad.append(
+                f"annotation {annotation.get('id')} by {who}: rating_{i} = {value!r} for {img} is outside 0-100 "
+                "(or not a whole number)"
+            )
+            continue
+        out.append((img, int(value)))
+    return out
+
+
 def read_export(
     export: list[dict] | str | Path,
     *,
@@ -243,62 +310,20 @@ def read_export(
     problems: list[TaskProblem] = []
     for tid, task in _readable(export, where, stats, problems):
         data = task["data"]
-        bad: list[str] = []
         hit = str(data.get("hit") or f"ls-task-{tid}")
         variant = str(data.get("variant") or "")
         prompt = str(data.get("event_prompt") or "").strip()
-        if variant not in RATING_TASKS:
-            bad.append(f"data.variant {variant!r} is not A or B (is this an A/B rating project?)")
-        if not prompt:
-            bad.append("empty data.event_prompt")
         images = _images_of(data)
-        if not images:
-            bad.append("no data.image_<i>_id: the task was not made by squidflow (results/annotation/label_studio/)")
-        if expected is not None and not bad:
-            want = expected.get(hit)
-            if want is None:
-                bad.append(
-                    f"hit {hit!r} is not in {expected_from}: the project holds tasks squidflow did not write. "
-                    f"Import {expected_from} into a fresh project"
-                )
-            elif want != images:
-                bad.append(
-                    f"images {images} do not match hit {hit!r} in {expected_from} ({want}): the project was "
-                    f"imported from other tasks. Export the project that {expected_from} was imported into, "
-                    "or re-import it"
-                )
-        if images and not any(images):
-            bad.append("every data.image_<i>_id is empty")
+        bad = _rating_task_problems(
+            data, images, hit=hit, variant=variant, prompt=prompt, expected=expected, expected_from=expected_from
+        )
         bad += _image_problems(images, known_images)
         kept = _task_annotations(task, tid, where, bad, stats, problems)
         if kept is None:
             continue
         task_rows = []
         for position, a in enumerate(kept):
-            who = annotator_of(a)
-            ratings: dict[int, object] = {}
-            for r in a.get("result") or []:
-                m = RATING_FROM.match(str(r.get("from_name", "")))
-                if m and r.get("type") == "number":
-                    ratings[int(m.group(1))] = (r.get("value") or {}).get("number")
-            for i, img in enumerate(images, start=1):
-                if not img:
-                    continue
-                value = ratings.get(i)
-                if value is None:
-                    bad.append(f"annotation {a.get('id')} by {who}: image {i} ({img}) has no rating_{i}")
-                    continue
-                if (
-                    not isinstance(value, (int, float))
-                    or isinstance(value, bool)
-                    or not 0 <= value <= 100
-                    or value != int(value)
-                ):  # NaN fails the range, so int() never sees NaN or inf
-                    bad.append(
-                        f"annotation {a.get('id')} by {who}: rating_{i} = {value!r} for {img} is outside 0-100 "
-                        "(or not a whole number)"
-                    )
-                    continue
+            for img, value in _ratings_of(a, images, bad):
                 video, frame = split_image_id(img)
                 task_rows.append(
                     {
@@ -306,10 +331,10 @@ def read_export(
                         "frame_index": frame,
                         "event_prompt": prompt,
                         "variant": variant,
-                        "annotator": who,
+                        "annotator": annotator_of(a),
                         "position": position,
                         "hit": hit,
-                        "rating": int(value),
+                        "rating": value,
                         "round": round_,
                         "source": source,
                         "_task": tid,
@@ -389,6 +414,39 @@ def _load(export, where: str | None) -> tuple[list[dict], str]:
     return data, where
 
 
+def _keywords_of(
+    annotation: dict, images: list[str], max_length: int, bad: list[str]
+) -> list[tuple[str, int, str, str]]:
+    """(image id, box, keyword as typed, normalised) for each filled image slot of a task K annotation; a slot without
+    a keyword, and a keyword too long or without letters or digits, is added to `bad` in words."""
+    from squidflow.judgments.keywords import normalise_keyword
+
+    who, given, out = annotator_of(annotation), _answers(annotation, KEYWORDS_FROM, "text"), []
+    for i, img in enumerate(images, start=1):
+        if not img:
+            continue
+        answer = given.get(i, [])
+        if not isinstance(answer, list) or not all(isinstance(w, str) for w in answer):
+            bad.append(
+                f"annotation {annotation.get('id')} by {who}: keywords_{i} = {str(given[i])[:40]} is not a list of texts"
+            )
+            continue
+        words = [w for w in answer if w.strip()]
+        if not words:
+            bad.append(f"annotation {annotation.get('id')} by {who}: no keyword for image {i} ({img})")
+        for j, text in enumerate(words, start=1):
+            text = str(text).strip()
+            norm = normalise_keyword(text)
+            if len(text) > max_length or not norm:
+                bad.append(
+                    f"annotation {annotation.get('id')} by {who}: keyword {j} of image {i} = {text[:40]!r} is "
+                    f"{'longer than ' + str(max_length) + ' characters' if norm else 'without letters or digits'}"
+                )
+                continue
+            out.append((img, j, text, norm))
+    return out
+
+
 def read_keyword_export(
     export,
     *,
@@ -399,8 +457,6 @@ def read_keyword_export(
     round_: int = 1,
 ) -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
     """A Label Studio export of task K -> keyword judgments (schemas.KEYWORD_JUDGMENTS, source label_studio)."""
-    from squidflow.judgments.keywords import normalise_keyword
-
     tasks, where = _load(export, where)
     stats = ExportStats(tasks=len(tasks))
     rows: list[dict] = []
@@ -417,42 +473,21 @@ def read_keyword_export(
         if kept is None:
             continue
         for a in kept:
-            who, given = annotator_of(a), _answers(a, KEYWORDS_FROM, "text")
-            for i, img in enumerate(images, start=1):
-                if not img:
-                    continue
-                answer = given.get(i, [])
-                if not isinstance(answer, list) or not all(isinstance(w, str) for w in answer):
-                    bad.append(
-                        f"annotation {a.get('id')} by {who}: keywords_{i} = {str(given[i])[:40]} is not a list of texts"
-                    )
-                    continue
-                words = [w for w in answer if w.strip()]
-                if not words:
-                    bad.append(f"annotation {a.get('id')} by {who}: no keyword for image {i} ({img})")
-                for j, text in enumerate(words, start=1):
-                    text = str(text).strip()
-                    norm = normalise_keyword(text)
-                    if len(text) > max_length or not norm:
-                        bad.append(
-                            f"annotation {a.get('id')} by {who}: keyword {j} of image {i} = {text[:40]!r} is "
-                            f"{'longer than ' + str(max_length) + ' characters' if norm else 'without letters or digits'}"
-                        )
-                        continue
-                    video, frame = split_image_id(img)
-                    found.append(
-                        {
-                            "video_id": video,
-                            "frame_index": frame,
-                            "annotator": who,
-                            "hit": str(data.get("hit")),
-                            "position": j,
-                            "keyword": text,
-                            "normalised": norm,
-                            "round": round_,
-                            "source": "label_studio",
-                        }
-                    )
+            for img, j, text, norm in _keywords_of(a, images, max_length, bad):
+                video, frame = split_image_id(img)
+                found.append(
+                    {
+                        "video_id": video,
+                        "frame_index": frame,
+                        "annotator": annotator_of(a),
+                        "hit": str(data.get("hit")),
+                        "position": j,
+                        "keyword": text,
+                        "normalised": norm,
+                        "round": round_,
+                        "source": "label_studio",
+                    }
+                )
         if bad:
             problems.append(TaskProblem.of(where, tid, bad))
             continue

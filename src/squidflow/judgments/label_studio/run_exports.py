@@ -45,22 +45,10 @@ def annotators_in_both(df: pl.DataFrame) -> list[tuple[str, dict[str, tuple[str,
     return out
 
 
-def ingest_exports(
-    exports: list[dict],
-    *,
-    on_error: str = "stop",
-    known_images: set[str] | None = None,
-    source: str = "label_studio",
-    on_empty: str = "error",
-    removed_videos: frozenset[str] = frozenset(),
-    counts: dict | None = None,
-) -> tuple[pl.DataFrame, str]:
-    """Several exports (each {path | tasks + where, round, expected?}) -> judgments and the ingestion report.
-
-    An annotator in both variants breaks the paper's disjoint groups (SQUID-E §3.2): it stops the run naming both
-    projects and tasks, or with `on_error: skip` drops that annotator's judgments (listed in the report)."""
-    from squidflow.errors import EmptyError
-
+def _read_exports(
+    exports: list[dict], *, on_error: str, known_images: set[str] | None, source: str
+) -> tuple[pl.DataFrame, list[TaskProblem], ExportStats]:
+    """Every export read (`read_export`), its judgments with where they came from (`_where`) and their wave."""
     frames, problems, stats = [], [], ExportStats()
     for e in exports:
         where = e.get("where") or str(e.get("path"))
@@ -80,8 +68,13 @@ def ingest_exports(
         )
         problems += probs
         stats.add(st, where)
-    out = pl.concat(frames) if frames else _frame([])
-    dropped_annotators = []
+    return (pl.concat(frames) if frames else _frame([])), problems, stats
+
+
+def _in_both_variants(out: pl.DataFrame, problems: list[TaskProblem], on_error: str) -> list[str]:
+    """The annotators who worked in both variants, each a problem naming both projects and tasks (added to
+    `problems`); an error unless `on_error` is skip."""
+    dropped = []
     for who, places in annotators_in_both(out):
         shown = " and ".join(f"variant {v} in {w} (task {t})" for v, (w, t) in sorted(places.items()))
         problems.append(
@@ -89,15 +82,36 @@ def ingest_exports(
                 places[min(places)][0], places[min(places)][1], f"annotator {who} worked in both variants: {shown}"
             )
         )
-        dropped_annotators.append(who)
-    if dropped_annotators and on_error != "skip":
-        p = problems[-len(dropped_annotators) :]
+        dropped.append(who)
+    if dropped and on_error != "skip":
+        p = problems[-len(dropped) :]
         raise JudgmentError(
             f"{len(p)} annotator(s) worked in both variants A and B; the paper's groups are disjoint (SQUID-E §3.2):"
             "\n  " + "\n  ".join(f"{x.problem}" for x in p) + "\nRemove each from one project's members (and delete "
             'their annotations there), then export again; or run with --config judgments=\'{"on_error": "skip"}\' '
             "to drop their judgments in both variants."
         )
+    return dropped
+
+
+def ingest_exports(
+    exports: list[dict],
+    *,
+    on_error: str = "stop",
+    known_images: set[str] | None = None,
+    source: str = "label_studio",
+    on_empty: str = "error",
+    removed_videos: frozenset[str] = frozenset(),
+    counts: dict | None = None,
+) -> tuple[pl.DataFrame, str]:
+    """Several exports (each {path | tasks + where, round, expected?}) -> judgments and the ingestion report.
+
+    An annotator in both variants breaks the paper's disjoint groups (SQUID-E §3.2): it stops the run naming both
+    projects and tasks, or with `on_error: skip` drops that annotator's judgments (listed in the report)."""
+    from squidflow.errors import EmptyError
+
+    out, problems, stats = _read_exports(exports, on_error=on_error, known_images=known_images, source=source)
+    dropped_annotators = _in_both_variants(out, problems, on_error)
     out = out.filter(~pl.col("annotator").is_in(dropped_annotators))
     judgments = out.with_columns(pl.col("_where").alias("source_file"), pl.col("_wave").alias("wave")).select(
         list(schemas.JUDGMENTS.columns)
