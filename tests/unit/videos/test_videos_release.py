@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
@@ -108,18 +107,18 @@ def test_a_malformed_release_file_is_reported_not_fatal(tmp_path):
         read_dataset_csv(tmp_path / "other.csv")
 
 
-def test_paper_scale_config_dry_runs_offline_quickly(tmp_path):
+def test_paper_scale_config_dry_runs_offline(tmp_path):
+    """The paper-scale config plans with every proxy pointing at a dead port: nothing is fetched while the DAG is
+    built (a fetch would fail or hang into the timeout). Not timed: how long planning takes is a benchmark's
+    question (benchmarks/dag.py), and a time limit here failed under load."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "no_proxy": "", "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}  # fmt: skip
     (tmp_path / "data" / "standard").mkdir(parents=True)  # the user's standard images, which the config check requires
-    start = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "-s", str(ROOT / "Snakefile"), "--configfile",
          str(ROOT / "config" / "squid-e.yaml"), "--directory", str(tmp_path), "--cores", "2"],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
-    elapsed = time.monotonic() - start
     assert run.returncode == 0, run.stderr[-3000:]
     assert "video_candidates" in run.stdout + run.stderr
-    assert elapsed < 30, f"dry run took {elapsed:.1f} s"
     assert not (tmp_path / "results" / "downloads").exists()  # the release CSV is read in the checkpoint job only
