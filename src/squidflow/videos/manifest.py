@@ -22,11 +22,12 @@ from typing import Any
 import polars as pl
 
 from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.io import conform
 from squidflow.contracts.paths import DROPPED_REPORT, VIDEOS_CHECKED
 from squidflow.table_format import RIGHT, md_row, md_rule
 from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
-from squidflow.videos.download_shards import outcome_record, shard_of, status_row
+from squidflow.videos.download_shards import outcome_record, status_row
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
 from squidflow.videos.sources import SKIPPED, pending
@@ -375,7 +376,7 @@ def needs_retry(table: str | Path, started: float) -> bool:
 
 def shards_holding(shard: int, shards: int, other_shards: int) -> list[int]:
     """The shards of `other_shards` that can hold a video of shard `shard` of `shards`, both by the crc32 of the id
-    (download_shards.shard_of, frames.extract.stable_shard): a video's hash h is `shard` modulo `shards` and its
+    (squidflow.contracts.image_ids.shard_of): a video's hash h is `shard` modulo `shards` and its
     other shard modulo `other_shards`, so both agree modulo g = gcd of the counts. Equal counts: the one shard of
     the same number; `other_shards` a multiple of `shards`: `other_shards / shards` of them, holding only this
     shard's videos; counts without a common divisor: all of them. A frame-extraction job declares only these
@@ -412,7 +413,7 @@ def stage_of(reason: str | None) -> str:
 
 
 def _where_to_look(row: dict[str, Any], frame_shards: int) -> str:
-    if stage_of(row["reason"]) == "frames":  # the frames stage shards by the same crc32 of the id (stable_shard)
+    if stage_of(row["reason"]) == "frames":  # the frames stage shards by the same shard_of
         return f"logs/extract_frames/shard{shard_of(row['video_id'], frame_shards)}.log"
     if row["_on_disk"]:
         return "logs/check_local_videos/"
