@@ -269,8 +269,9 @@ def shard_folder(folder: str | Path, candidates: list[dict[str, Any]], rows: lis
     directory() output is missing on object storage)."""
     from squidflow.contracts.io import link_or_copy, marked_folder
     from squidflow.contracts.paths import recorded_path
-    from squidflow.videos.download import subtitle_files
+    from squidflow.videos.download import SubtitleIndex
 
+    subtitle_files = SubtitleIndex()  # the working copies' folder listed once, not once per video
     folder = marked_folder(
         folder,
         FOLDER_MARKER,

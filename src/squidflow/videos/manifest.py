@@ -14,7 +14,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,14 @@ from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.io import conform
 from squidflow.contracts.paths import DROPPED_REPORT, VIDEOS_CHECKED
 from squidflow.table_format import RIGHT, md_row, md_rule
-from squidflow.videos.download import DownloadOptions, DownloadResult, download, failure, subtitle_files
+from squidflow.videos.download import (
+    DownloadOptions,
+    DownloadResult,
+    SubtitleIndex,
+    download,
+    failure,
+    subtitle_files,
+)
 from squidflow.videos.download_shards import outcome_record, status_row
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
@@ -53,9 +60,15 @@ def acquire(candidate: dict[str, Any], opts: DownloadOptions, *, retry_generatio
     return conform(pl.DataFrame([row], schema=schemas.VIDEO_STATUS.columns), schemas.VIDEO_STATUS)
 
 
-def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -> DownloadResult:
+def probe_existing(
+    path: str | Path,
+    source: str = "",
+    decode_frames: int = 5,
+    subtitles: Callable[[str | Path], list[str]] = subtitle_files,
+) -> DownloadResult:
     """A video that should already be on disk: missing → `unavailable` (with what to do), empty → `empty_file`,
-    without a video stream → `no_video_stream`, undecodable → `corrupt`."""
+    without a video stream → `no_video_stream`, undecodable → `corrupt`. `subtitles` finds the files beside it (a
+    job checking many videos passes one `SubtitleIndex`, which lists each folder once)."""
     from squidflow.contracts.paths import job_file, recorded_path
 
     path = Path(job_file(path))  # on object storage, the job's local copy of a file the workflow made (demo videos)
@@ -69,8 +82,8 @@ def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -
         return failure("missing_file", f"{path}: not found; {hint}", 0)
     try:
         info = probe(path, decode_frames=decode_frames)
-        subtitles = [recorded_path(sub) for sub in subtitle_files(path)]
-        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=subtitles)
+        found = [recorded_path(sub) for sub in subtitles(path)]
+        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=found)
     except ProbeError as exc:
         return failure(unusable_reason(path), str(exc), 0)
 
@@ -124,6 +137,7 @@ def check_local(
         return schemas.empty(schemas.VIDEO_STATUS)
     journal = Journal(journal_dir, "local")
     known = read_journals(journal_dir, [c["video_id"] for c in todo])
+    subtitles = SubtitleIndex()  # each source folder listed once, not once per video in it
 
     def check(candidate: dict[str, Any]) -> dict[str, Any]:
         fingerprint = file_fingerprint(
@@ -134,7 +148,7 @@ def check_local(
                 and (rec.get("status") == "ok" or int(rec.get("generation") or 0) >= generation)):  # fmt: skip
             return status_row(candidate, rec)
         try:
-            result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames)
+            result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames, subtitles)
         except Exception as exc:  # a bug or a full disk is this video's status, not the end of the workflow
             log.exception("%s: unexpected error", candidate["video_id"])
             result = failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 0)
