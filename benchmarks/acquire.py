@@ -7,8 +7,9 @@
    of 96x64 H.264) are served from a loopback HTTP server (TCP_NODELAY, as web servers set it), and the same list
    is downloaded by
    - squidflow: one shard job per core (the code path of rule acquire_videos: direct links on pooled connections,
-     the journal, the brake, and the no-false-success check: the container read and the first frames decoded by
-     torchcodec in process, the frames stage's decoder), `--workers` threads each;
+     the journal, the brake, the no-false-success check: the container read and the first frames decoded by
+     torchcodec in process, the frames stage's decoder; and the videos put into the shard's folder at its end),
+     `--workers` threads each;
    - video2dataset 1.3.0 (installed by this benchmark into its own venv under the cache dir; its import-time model
      dependencies — torch 2.1.2, torchaudio, transformers 4.37 — cannot be installed beside this environment's torch,
      so the venv sees this environment's packages and an empty module stands in for torchaudio, which its download
@@ -100,7 +101,7 @@ def shard_job(candidates: str, shard: int, shards: int, workers: int, workdir: s
     start = time.perf_counter()
     status = acquire_shard(read_parquet(candidates, schemas.VIDEO_CANDIDATES), shard=shard, shards=shards,
                            generation=0, opts=opts, journal_dir="journal", brake=brake_for(opts, "brake", "bench"),
-                           progress=False)  # fmt: skip
+                           progress=False, folder=f"downloads/shard{shard}of{shards}.g0")  # fmt: skip
     write_parquet(status, f"status/shard{shard}of{shards}.parquet", schemas.VIDEO_STATUS)
     print("SHARD_SECONDS", time.perf_counter() - start, flush=True)
 

@@ -9,11 +9,16 @@ each a `snakemake --profile profiles/default --cores N TARGETS`:
 - `videos`: the listing, the local check (a probe per file), the manifest;
 - `frames`: frame extraction and featurization (per frame shard), the videos' extraction verdict;
 - `selection`: the k frames per video, the dataset's images;
-- `reports`: the rest of the run (the acquisition and frame figures, contact sheets, dropped videos, run summary).
+- `judgments`: the SIMULATED panel's HITs and ratings, ingestion, annotator quality, the image scores, Table 7, the
+  crowd-kit aggregations and the rater and image triage;
+- `reports`: the rest of the run (the acquisition, frame and judgment figures, HIT pages, contact sheets, dropped
+  videos, run summary).
 
-The judgments stage is not run: the SIMULATED panel rates only the demo's synthetic videos, whose every frame's
-content it knows (results/videos/demo/truth.parquet; the config check refuses `judgments.source: simulated` on
-other sources), and the demo's own videos take about a second each to render, an hour at 3,000.
+The SIMULATED panel sees each image through a truth table (squidflow.demo.panel). The demo's videos carry their
+own, but take about a second each to render (an hour at 3,000); so the benchmark declares the truth of its clips
+itself (`clip_truth`: a clip is about the event whose folder it lies in, with an evidence the benchmark assigns
+per frame, not one drawn in the pixels) and names it in `judgments.panel.truth`, the key that lets the config check
+accept `judgments.source: simulated` on a local source.
 
 Per N it prints and (`--json FILE`) writes: the wall seconds per stage and in all; the CPU seconds per video
 (Snakemake's and every job's, user + system); the planning time: a dry run of the finished run (the whole DAG
@@ -40,9 +45,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import polars as pl
 import yaml
 
 from benchmarks.startup import env_for
+from squidflow.contracts import io, schemas
 from tests.helpers.runs import measured, start
 from tests.helpers.videotools import make_clips
 
@@ -53,28 +60,71 @@ STAGES = {
     "videos": ["results/videos/videos.parquet"],
     "frames": ["results/features/efficientnet_lite0.parquet", "results/videos/videos_checked.parquet"],
     "selection": ["results/dataset/frames.parquet"],
+    "judgments": [
+        "results/judgments/judgments.parquet",
+        "results/judgments/image_scores.parquet",
+        "results/tables/table7_agreement.csv",
+        "results/tables/crowd_aggregation.csv",
+        "results/judgments/rater_triage.parquet",
+        "results/judgments/image_triage.parquet",
+    ],
     "reports": [],  # the configured stages' other targets (rule all)
 }
 OVERLAY = {
-    "stages": ["videos", "frames"],
+    "stages": ["videos", "frames", "judgments"],
     "frames": {"n": 8},
     "features": {"image_size": 64},
 }
+RATE = 6  # the clips' frames per second (make_clips' default)
 JOB_LINE = re.compile(r"^(?:local)?(?:rule|checkpoint) \w+:", re.M)
 STEPS = re.compile(r"(\d+) of (\d+) steps \(100%\) done")
 
 
+def clip_truth(clips: list[Path], frames: int) -> pl.DataFrame:
+    """The truth the SIMULATED panel rates the clips by (schemas.TRUTH), declared by the benchmark, not seen in the
+    pixels: clip i (video id = its file's stem, as a local source names it) is about EVENTS[i % 4], the folder it is
+    linked into; each of its `frames` frames shows that event with evidence frac(0.618 i + 0.1 frame) and no other
+    event, a spread over [0, 1) from clearly absent (the panel's "nothing visible", rated 0-3) to clearly present."""
+    rows = [
+        {"video_id": clip.stem, "event": EVENTS[i % len(EVENTS)], "frame_index": f, "pts_s": f / RATE,
+         "condition": "clean",
+         "evidence": [{"event": e, "weight": (0.618 * i + 0.1 * f) % 1.0 if e == EVENTS[i % len(EVENTS)] else 0.0}
+                      for e in EVENTS]}
+        for i, clip in enumerate(clips)
+        for f in range(frames)
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=schemas.TRUTH.columns)
+
+
+def frame_count(clip: Path) -> int:
+    """The frames ffprobe decodes from one clip (make_clips cuts them all alike)."""
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+         "stream=nb_read_frames", "-of", "csv=p=0", str(clip)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return int(out.stdout.strip())
+
+
 def source(work: Path, n: int) -> Path:
-    """`work`/n<N>/config.yaml on a local source of the first `n` cached clips, hard-linked over the four events."""
-    clips = make_clips(work / "clips", n)
+    """`work`/n<N>/config.yaml on a local source of the first `n` cached clips, hard-linked over the four events,
+    with their truth (`clip_truth`) for the SIMULATED panel."""
+    clips = make_clips(work / "clips", n, rate=RATE)
     folder = work / f"n{n}"
     shutil.rmtree(folder, ignore_errors=True)
     for i, clip in enumerate(clips):
         link = folder / "videos" / EVENTS[i % len(EVENTS)] / clip.name
         link.parent.mkdir(parents=True, exist_ok=True)
         os.link(clip, link)
+    truth = folder / "truth.parquet"
+    io.write_parquet(clip_truth(clips, frame_count(clips[0])), truth, schemas.TRUTH)
     config = folder / "config.yaml"
-    config.write_text(yaml.safe_dump({**OVERLAY, "sources": [{"type": "local", "root": str(folder / "videos")}]}))
+    overlay = {
+        **OVERLAY,
+        "sources": [{"type": "local", "root": str(folder / "videos")}],
+        "judgments": {"source": "simulated", "panel": {"truth": str(truth)}},
+    }
+    config.write_text(yaml.safe_dump(overlay))
     return config
 
 

@@ -76,7 +76,7 @@ rule simulate_panel:
         unpack(get_takedown_list),
         hits_A=HITS_A,
         hits_B=HITS_B,
-        truth=DEMO_TRUTH_TABLE,
+        truth=SIMULATED_TRUTH,
     output:
         batch=SIMULATED_BATCH_RESULTS,
         repeat=SIMULATED_BATCH_REPEAT,
@@ -86,7 +86,7 @@ rule simulate_panel:
     conda:
         "../../envs/reporting.yaml"
     params:
-        panel=config["judgments"]["panel"],
+        panel=SIMULATED_PANEL,
         assignments_per_hit=config["annotation"]["assignments_per_hit"],
     script:
         "../../scripts/simulate_panel.py"
@@ -116,7 +116,7 @@ rule simulate_next_round:
         unpack(get_takedown_list),
         hits_A=f"{NEXT_ROUND_DIR}/hits_A.csv",
         hits_B=f"{NEXT_ROUND_DIR}/hits_B.csv",
-        truth=DEMO_TRUTH_TABLE,
+        truth=SIMULATED_TRUTH,
     output:
         batch=SIMULATED_NEXT_ROUND,
     log:
@@ -124,7 +124,7 @@ rule simulate_next_round:
     conda:
         "../../envs/reporting.yaml"
     params:
-        panel={**config["judgments"]["panel"], "repeat_hits": 0},
+        panel={**SIMULATED_PANEL, "repeat_hits": 0},
         assignments_per_hit=config["annotation"]["assignments_per_hit"],
     script:
         "../../scripts/simulate_next_round.py"
@@ -133,7 +133,7 @@ rule simulate_next_round:
 rule simulate_keywords:
     input:
         hits=KEYWORD_HITS,
-        truth=DEMO_TRUTH_TABLE,
+        truth=SIMULATED_TRUTH,
     output:
         batch=SIMULATED_KEYWORDS,
     log:

@@ -66,10 +66,15 @@ def run_events(config: Mapping[str, Any], base_dir: str | Path = ".") -> list[st
 
 
 def judgment_source_problems(config: Mapping[str, Any], named: Mapping[str, Any] | None) -> list[str]:
+    """`judgments.source: simulated` outside the demo, unless judgments.panel.truth declares what the panel sees
+    (a benchmark's own clips): the SIMULATED panel rates images through a truth table, which only the demo's
+    synthetic videos have of themselves; a user who left the default, or set it by mistake, is stopped here."""
     stages = set(config.get("stages") or [])
-    source = (config.get("judgments") or {}).get("source")
-    if is_demo(config) or source != "simulated" or not stages & set(JUDGMENT_STAGES):
+    judgments = config.get("judgments") or {}
+    if is_demo(config) or judgments.get("source") != "simulated" or not stages & set(JUDGMENT_STAGES):
         return []
+    if str((judgments.get("panel") or {}).get("truth") or "").strip():
+        return []  # the truth is given (its file is checked with the other inputs, squidflow.config.check_inputs)
     types = ", ".join(sorted(set(source_types(config)))) or "none"
     needing = ", ".join(s for s in JUDGMENT_STAGES if s in stages)
     if not _set_by_user(named, "judgments", "source"):
@@ -81,7 +86,8 @@ def judgment_source_problems(config: Mapping[str, Any], named: Mapping[str, Any]
     return [
         f"judgments.source is 'simulated' (the offline demo's SIMULATED annotator panel), which rates only the "
         f"demo's synthetic videos, but your sources are {types}. Set judgments.source: {JUDGMENT_SOURCES_HELP}; "
-        "or add {type: demo} to sources for a demo run."
+        "or add {type: demo} to sources for a demo run; or, for clips whose content you declare yourself (a "
+        "benchmark's), set judgments.panel.truth to their truth table (squidflow.contracts.schemas.TRUTH)."
     ]
 
 

@@ -1,11 +1,21 @@
 """Image ids: a frame of a video is named `<video_id>_<frame_index>` in every table, batch file and experiment set.
 
 Video ids may contain underscores (UCF ids, YouTube ids), frame indices never do, so the id splits at its last `_`.
+A video's shard (`shard_of`), the job of a sharded stage that handles it, is a function of its id alone.
 """
 
 from __future__ import annotations
 
+import zlib
+
 import polars as pl
+
+
+def shard_of(video_id: str, shards: int) -> int:
+    """The shard of a video among `shards`: crc32 of its id modulo the count, the same in every process, run and
+    machine (unlike Python's salted hash()). The download shards, the frame shards and the manifest's pointer to a
+    failed video's log all use it, so a video's shards can be found from its id alone."""
+    return zlib.crc32(video_id.encode("utf-8")) % max(1, int(shards))
 
 
 def image_id(video_id: str, frame_index: int) -> str:

@@ -22,7 +22,6 @@ videos' frames and rows.
 from __future__ import annotations
 
 import logging
-import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from squidflow.config.validation import defaults_from_schema, from_section
+from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.paths import DOWNLOAD_REPORT
 from squidflow.frames.decode import decode_ranks, letterbox
 from squidflow.frames.frame_table import ExtractionError, FrameTable, frame_table, resolve_decoder
@@ -57,11 +57,6 @@ class FramesConfig:
     @classmethod
     def from_config(cls, section: dict | None) -> FramesConfig:
         return from_section(cls, section)
-
-
-def stable_shard(video_id: str, n_shards: int) -> int:
-    """Shard of a video: crc32 of its id modulo n (stable across processes, unlike Python's salted hash())."""
-    return zlib.crc32(video_id.encode("utf-8")) % max(1, n_shards)
 
 
 def even_targets(table: FrameTable, n: int, *, exact_times: bool = False, tolerance: float = 0.25) -> list[int]:
@@ -278,7 +273,7 @@ def shard_videos(videos, shard: int, n_shards: int, *, report: str = DOWNLOAD_RE
             "replaced local file is checked again without a flag; `--config retry_failed=true` downloads the failed "
             "downloads again and checks unchanged local files again."
         )
-    keep = [stable_shard(v, n_shards) == shard for v in ok["video_id"].to_list()]
+    keep = [shard_of(v, n_shards) == shard for v in ok["video_id"].to_list()]
     return ok.filter(pl.Series(keep, dtype=pl.Boolean))
 
 

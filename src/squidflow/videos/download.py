@@ -334,14 +334,44 @@ def _remux_to_mp4(src: Path, dest: Path) -> None:
     src.unlink(missing_ok=True)
 
 
+SUBTITLE_NAME = re.compile(r"(.+)\.[A-Za-z0-9_-]+\.(?:" + "|".join(SUBTITLE_EXTENSIONS) + ")")  # <stem>.<lang>.<ext>
+
+
+def subtitles_by_stem(folder: str | Path) -> dict[str, list[str]]:
+    """The subtitle files in `folder` (`<stem>.<lang>.vtt` or `.srt`, what yt-dlp writes, what the text stage reads)
+    by the stem of the video they belong to, each list sorted, from one listing of the folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return {}
+    out: dict[str, list[str]] = {}
+    for name in sorted(os.listdir(folder)):
+        m = SUBTITLE_NAME.fullmatch(name)  # a language code has no dot: the stem is all before the last two
+        if m:
+            out.setdefault(m.group(1), []).append(str(folder / name))
+    return out
+
+
 def subtitle_files(video: str | Path) -> list[str]:
-    """Subtitle files kept beside a video: `<stem>.<lang>.vtt` or `.srt` (what yt-dlp writes, what the text stage
-    reads), sorted."""
+    """Subtitle files kept beside a video (`subtitles_by_stem`), sorted. It lists the video's folder: for the videos
+    of a folder one after the other, a `SubtitleIndex` lists it once."""
     video = Path(video)
-    if not video.parent.is_dir():
-        return []
-    pattern = re.compile(re.escape(video.stem) + r"\.[A-Za-z0-9_-]+\.(" + "|".join(SUBTITLE_EXTENSIONS) + ")")
-    return sorted(str(video.parent / p) for p in os.listdir(video.parent) if pattern.fullmatch(p))
+    return subtitles_by_stem(video.parent).get(video.stem, [])
+
+
+class SubtitleIndex:
+    """`subtitle_files` for many videos, each folder listed once, when its first video is asked about. Asked per
+    video, a folder of n videos was listed n times: quadratic in the videos (the local check and a download shard's
+    end spent more on it at 3,000 videos than on probing them; issue 61). For folders that do not change meanwhile."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, dict[str, list[str]]] = {}
+
+    def __call__(self, video: str | Path) -> list[str]:
+        video = Path(video)
+        found = self._folders.get(video.parent)
+        if found is None:
+            found = self._folders[video.parent] = subtitles_by_stem(video.parent)
+        return found.get(video.stem, [])
 
 
 def download(
@@ -431,8 +461,11 @@ def _download(url: str, dest: Path, opts: DownloadOptions, session: Session, bra
         try:
             if got != dest:
                 _remux_to_mp4(got, dest)
+            # a direct link or a bucket's object is one file, never subtitles: its folder is not listed (once per
+            # video, that listing grew with the videos already downloaded; issue 61)
+            subtitles = [] if isinstance(session.attempt, direct_fetch.Attempt) else subtitle_files(dest)
             return DownloadResult("ok", attempts=attempt, path=dest, metadata=metadata, notes=notes,
-                                  info=probe(dest, decode_frames=opts.decode_frames), subtitles=subtitle_files(dest))  # fmt: skip
+                                  info=probe(dest, decode_frames=opts.decode_frames), subtitles=subtitles)  # fmt: skip
         except ProbeError as exc:
             last_error, last_reason = str(exc), "corrupt"
             log.warning("%s: downloaded file does not decode (%s); removing it", url, exc)

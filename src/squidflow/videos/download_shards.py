@@ -29,7 +29,6 @@ import logging
 import os
 import threading
 import time
-import zlib
 from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -39,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.io import conform
 from squidflow.videos.brake import Brake, site_of
 from squidflow.videos.download import DownloadOptions, DownloadResult, Session, download, failure
@@ -50,11 +50,6 @@ log = logging.getLogger(__name__)
 # The text yt-dlp's info dict gives (it wins over the listing's where it has any).
 TEXT_FROM_DOWNLOAD = ("title", "description", "tags", "language", "uploader", "upload_date", "license", "webpage_url")
 PROBE_FIELDS = ("duration_s", "fps", "n_frames", "width", "height", "stored_width", "stored_height")
-
-
-def shard_of(video_id: str, shards: int) -> int:
-    """The shard of a video: crc32 of its id modulo the shard count (stable across runs and machines)."""
-    return zlib.crc32(video_id.encode("utf-8")) % max(1, int(shards))
 
 
 def shard_candidates(candidates: pl.DataFrame, shard: int, shards: int) -> pl.DataFrame:
@@ -274,8 +269,9 @@ def shard_folder(folder: str | Path, candidates: list[dict[str, Any]], rows: lis
     directory() output is missing on object storage)."""
     from squidflow.contracts.io import link_or_copy, marked_folder
     from squidflow.contracts.paths import recorded_path
-    from squidflow.videos.download import subtitle_files
+    from squidflow.videos.download import SubtitleIndex
 
+    subtitle_files = SubtitleIndex()  # the working copies' folder listed once, not once per video
     folder = marked_folder(
         folder,
         FOLDER_MARKER,

@@ -13,7 +13,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,12 @@ from typing import Any
 import polars as pl
 
 from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.io import conform
 from squidflow.contracts.paths import DROPPED_REPORT, VIDEOS_CHECKED
 from squidflow.presentation.table_format import RIGHT, md_row, md_rule
-from squidflow.videos.download import DownloadOptions, DownloadResult, failure, subtitle_files
-from squidflow.videos.download_shards import outcome_record, shard_of, status_row
+from squidflow.videos.download import DownloadOptions, DownloadResult, SubtitleIndex, failure, subtitle_files
+from squidflow.videos.download_shards import outcome_record, status_row
 from squidflow.videos.failures import REASONS, remedy
 from squidflow.videos.probe import ProbeError, probe
 from squidflow.videos.sources import SKIPPED, pending
@@ -35,9 +36,15 @@ log = logging.getLogger(__name__)
 SHARD_TABLE = re.compile(r"shard(\d+)of(\d+)\.g(\d+)\.parquet")
 
 
-def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -> DownloadResult:
+def probe_existing(
+    path: str | Path,
+    source: str = "",
+    decode_frames: int = 5,
+    subtitles: Callable[[str | Path], list[str]] = subtitle_files,
+) -> DownloadResult:
     """A video that should already be on disk: missing → `unavailable` (with what to do), empty → `empty_file`,
-    without a video stream → `no_video_stream`, undecodable → `corrupt`."""
+    without a video stream → `no_video_stream`, undecodable → `corrupt`. `subtitles` finds the files beside it (a
+    job checking many videos passes one `SubtitleIndex`, which lists each folder once)."""
     from squidflow.contracts.paths import job_file, recorded_path
 
     path = Path(job_file(path))  # on object storage, the job's local copy of a file the workflow made (demo videos)
@@ -51,8 +58,8 @@ def probe_existing(path: str | Path, source: str = "", decode_frames: int = 5) -
         return failure("missing_file", f"{path}: not found; {hint}", 0)
     try:
         info = probe(path, decode_frames=decode_frames)
-        subtitles = [recorded_path(sub) for sub in subtitle_files(path)]
-        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=subtitles)
+        found = [recorded_path(sub) for sub in subtitles(path)]
+        return DownloadResult("ok", attempts=0, path=path, info=info, subtitles=found)
     except ProbeError as exc:
         return failure(unusable_reason(path), str(exc), 0)
 
@@ -106,6 +113,7 @@ def check_local(
         return schemas.empty(schemas.VIDEO_STATUS)
     journal = Journal(journal_dir, "local")
     known = read_journals(journal_dir, [c["video_id"] for c in todo])
+    subtitles = SubtitleIndex()  # each source folder listed once, not once per video in it
 
     def check(candidate: dict[str, Any]) -> dict[str, Any]:
         fingerprint = file_fingerprint(
@@ -116,7 +124,7 @@ def check_local(
                 and (rec.get("status") == "ok" or int(rec.get("generation") or 0) >= generation)):  # fmt: skip
             return status_row(candidate, rec)
         try:
-            result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames)
+            result = probe_existing(candidate["path"], candidate.get("source") or "", opts.decode_frames, subtitles)
         except Exception as exc:  # a bug or a full disk is this video's status, not the end of the workflow
             log.exception("%s: unexpected error", candidate["video_id"])
             result = failure("unknown", f"unexpected {type(exc).__name__}: {exc}", 0)
@@ -360,7 +368,7 @@ def needs_retry(table: str | Path, started: float) -> bool:
 
 def shards_holding(shard: int, shards: int, other_shards: int) -> list[int]:
     """The shards of `other_shards` that can hold a video of shard `shard` of `shards`, both by the crc32 of the id
-    (download_shards.shard_of, frames.extract.stable_shard): a video's hash h is `shard` modulo `shards` and its
+    (squidflow.contracts.image_ids.shard_of): a video's hash h is `shard` modulo `shards` and its
     other shard modulo `other_shards`, so both agree modulo g = gcd of the counts. Equal counts: the one shard of
     the same number; `other_shards` a multiple of `shards`: `other_shards / shards` of them, holding only this
     shard's videos; counts without a common divisor: all of them. A frame-extraction job declares only these
@@ -397,7 +405,7 @@ def stage_of(reason: str | None) -> str:
 
 
 def _where_to_look(row: dict[str, Any], frame_shards: int) -> str:
-    if stage_of(row["reason"]) == "frames":  # the frames stage shards by the same crc32 of the id (stable_shard)
+    if stage_of(row["reason"]) == "frames":  # the frames stage shards by the same shard_of
         return f"logs/extract_frames/shard{shard_of(row['video_id'], frame_shards)}.log"
     if row["_on_disk"]:
         return "logs/check_local_videos/"

@@ -66,6 +66,23 @@ def test_videos_and_frames_alone_need_no_judgment_source(tmp_path):
     assert out.startswith("0\n"), out
 
 
+def test_the_simulated_panel_on_own_videos_needs_their_truth_named(tmp_path):
+    """`judgments.source: simulated` on a local source stops (the panel knows only the demo's videos), unless
+    judgments.panel.truth names a truth table of those videos (issue 61: the scale benchmark's own clips)."""
+    _videos(tmp_path)
+    base = {"sources": [{"type": "local", "root": "videos"}], "stages": ["videos", "frames", "judgments"]}
+    simulated = {**base, "judgments": {"source": "simulated"}}
+    out = _check(tmp_path, simulated)
+    assert out.startswith("2\n") and "judgments.source is 'simulated'" in out and "judgments.panel.truth" in out
+    given = {**base, "judgments": {"source": "simulated", "panel": {"truth": "truth.parquet"}}}
+    out = _check(tmp_path, given)
+    assert out.startswith("2\n") and "judgments.panel.truth = 'truth.parquet': no such file" in out, out
+    assert "judgments.source is 'simulated'" not in out
+    (tmp_path / "truth.parquet").write_bytes(b"")
+    out = _check(tmp_path, given)
+    assert out.startswith("0\n"), out
+
+
 def test_the_readmes_publish_example_names_what_training_needs(tmp_path):
     """`stages: [videos, frames, judgments, training, publish]` with local videos: today training_sets failed with a
     bug on the demo's calibration target; now check-config names the keys, every one at once."""

@@ -14,6 +14,7 @@ import pytest
 from helpers.videotools import opencv_frames
 
 from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.io import conform
 from squidflow.demo.videos import DemoConfig, make_video, short_video_id, vfr_video_id
 from squidflow.frames import decode
@@ -24,7 +25,6 @@ from squidflow.frames.extract import (
     even_targets,
     extract_videos,
     shard_videos,
-    stable_shard,
 )
 from squidflow.frames.frame_table import ExtractionError, frame_table, resolve_decoder
 from squidflow.frames.selection import kmeans_select
@@ -209,8 +209,8 @@ def test_letterbox_rule_of_the_release():
 
 def test_shards_are_stable_and_partition_the_ok_videos():
     ids = [f"v{i}" for i in range(50)]
-    assert [stable_shard(v, 4) for v in ids] == [stable_shard(v, 4) for v in ids]
-    assert stable_shard("abc", 7) == zlib.crc32(b"abc") % 7
+    assert [shard_of(v, 4) for v in ids] == [shard_of(v, 4) for v in ids]
+    assert shard_of("abc", 7) == zlib.crc32(b"abc") % 7
     manifest = pl.DataFrame({"video_id": ids, "status": ["ok"] * 49 + ["failed"]})
     parts = [shard_videos(manifest, s, 3)["video_id"].to_list() for s in range(3)]
     assert sorted(sum(parts, [])) == sorted(ids[:49])

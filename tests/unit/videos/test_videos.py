@@ -353,13 +353,12 @@ def test_a_frame_shard_declares_only_the_download_folders_that_hold_its_videos(f
     """Issue 61: each frame-extraction job declares the download folders its videos can be in, not all of them (on
     object storage a declared folder is fetched whole): every video's download shard is among its frame shard's, and
     the frame shards split the download folders between them when the counts share a divisor."""
-    from squidflow.frames.extract import stable_shard
-    from squidflow.videos.download_shards import shard_of
+    from squidflow.contracts.image_ids import shard_of
 
     held = {f: shards_holding(f, frame_shards, download_shards) for f in range(frame_shards)}
     for i in range(2000):
         video_id = f"clip{i:05d}"
-        assert shard_of(video_id, download_shards) in held[stable_shard(video_id, frame_shards)]
+        assert shard_of(video_id, download_shards) in held[shard_of(video_id, frame_shards)]
     g = math.gcd(frame_shards, download_shards)
     assert all(len(folders) == download_shards // g for folders in held.values())
     if download_shards % frame_shards == 0:  # each folder has one frame shard's videos: no folder fetched twice

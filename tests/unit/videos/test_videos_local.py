@@ -278,3 +278,30 @@ def test_spread_positions_read_a_zero_duration_as_missing():
     frames = pl.DataFrame({"video_id": ["v", "v"], "event": ["e", "e"], "pts_s": [0.0, 1.0]})
     videos = pl.DataFrame({"video_id": ["v"], "duration_s": [0.0], "n_frames": [120], "fps": [30.0]})
     assert relative_positions(frames, videos)["position"].to_list() == [0.0, 0.25]
+
+
+def test_the_local_check_lists_each_folder_once_and_finds_every_subtitle(tmp_path, monkeypatch):
+    """Issue 61: a video's subtitles were found by listing its folder, once per video: quadratic in a folder of
+    thousands. The check lists each folder once, and finds the same files (a stem with dots, two languages)."""
+    import os
+
+    from squidflow.videos import download
+
+    lib = tmp_path / "lib"
+    clip = make_mp4(tmp_path / "clip.mp4")
+    for event in ("fire", "flood"):
+        (lib / event).mkdir(parents=True)
+        for name in [f"{event}{i}" for i in range(20)] + [f"{event}.b"]:
+            os.link(clip, lib / event / f"{name}.mp4")
+    for sub in ("fire.b.en.vtt", "fire.b.de.srt", "fire3.en.vtt", "fire30.en.vtt", "fire3.vtt"):  # no fire30; no lang
+        (lib / "fire" / sub).write_text("WEBVTT\n")
+    cands, _ = combine([local_source(lib)])
+    listed = []
+    real = os.listdir
+    monkeypatch.setattr(download.os, "listdir", lambda p=".": listed.append(Path(p)) or real(p))
+    status = check_local(cands, OPTS, journal_dir=tmp_path / "journal", workers=2)
+    assert status["status"].to_list() == ["ok"] * 42
+    subs = {Path(p).stem: [Path(s).name for s in found] for p, found in status.select("path", "subtitles").rows()}
+    assert sorted(p.name for p in listed if p.parent == lib) == ["fire", "flood"]  # once each, not once per video
+    assert subs.pop("fire.b") == ["fire.b.de.srt", "fire.b.en.vtt"] and subs.pop("fire3") == ["fire3.en.vtt"]
+    assert not any(subs.values())

@@ -27,10 +27,11 @@ from helpers.runs import in_folder
 from helpers.videotools import make_mp4
 
 from squidflow.contracts import schemas
+from squidflow.contracts.image_ids import shard_of
 from squidflow.contracts.io import read_parquet
 from squidflow.videos.brake import Brake, pace_for, site_of
 from squidflow.videos.download import DownloadOptions, download
-from squidflow.videos.download_shards import acquire_shard, read_journals, shard_of
+from squidflow.videos.download_shards import acquire_shard, read_journals
 from squidflow.videos.failures import BRAKE_REASONS, REASONS, classify, status_of
 from squidflow.videos.sources import urls_source
 

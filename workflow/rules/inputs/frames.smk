@@ -14,14 +14,14 @@ FRAME_SPREAD_FIGURE = "results/figures/frames_spread.png"
 
 def get_extract_frames_inputs(wildcards):
     """The manifest, and the shard's videos that the workflow makes itself (the demo's): declared, so that a job on
-    object storage gets its local copies (squidflow.frames.extract.stable_shard picks the shard's). The downloaded
+    object storage gets its local copies (squidflow.contracts.image_ids.shard_of picks the shard's). The downloaded
     videos are the rule's input `downloads` (get_extract_frames_downloads, apart: it waits for the checkpoint)."""
-    from squidflow.frames.extract import stable_shard
+    from squidflow.contracts.image_ids import shard_of
 
     inputs = {"videos": VIDEO_MANIFEST}
     if "demo" in [s["type"] for s in config["sources"]]:
         shards = config["frames"]["shards"]
-        mine = [v for v in DEMO_VIDEO_IDS if stable_shard(v, shards) == int(wildcards.shard)]
+        mine = [v for v in DEMO_VIDEO_IDS if shard_of(v, shards) == int(wildcards.shard)]
         inputs["demo_videos"] = expand(DEMO_VIDEO, video_id=mine)
     return inputs
 

@@ -16,6 +16,10 @@ HIGH_CERTAINTY_LIST = "results/judgments/high_certainty.csv"
 INGEST_COUNTS = "results/judgments/ingest_counts.json"  # what a takedown left out (the card's "Changes")
 SIMULATED_BATCH_RESULTS = "results/judgments/simulated/batch_results.csv"
 SIMULATED_BATCH_REPEAT = "results/judgments/simulated/batch_results_repeat.csv"
+# The SIMULATED panel's settings, and the truth it sees each image through: the demo videos', or the table that
+# judgments.panel.truth names (clips whose content a benchmark declares itself; issue 61).
+SIMULATED_PANEL = {k: v for k, v in config["judgments"]["panel"].items() if k != "truth"}
+SIMULATED_TRUTH = config["judgments"]["panel"].get("truth") or DEMO_TRUTH_TABLE
 
 
 JUDGMENTS_FIGURE_TITLES = {
