@@ -19,7 +19,9 @@ allocation). Strategies (`annotation.next_round.strategy`), each spending at mos
   still needs; one whose need lies beyond the cap gets the fewest ratings after which, were its spread to stay as
   measured, it would be found unreachable (below), not the whole way to the cap. When the budget does not cover
   them all it goes by Neyman's rule, the totals after the round in proportion to the spread (water-filling: none
-  below what it has, none beyond what it was to get). It stops each soft label at the target.
+  below what it has, none beyond what it was to get), a spread taken as at least the one whose need is the floor
+  below (else soft labels whose few ratings all agree, spread 0, would wait for ever under the floor). It stops
+  each soft label at the target.
 - `uniform` (the baseline: a study without per-image precision): every soft label that is not unreachable, at the
   target or not, the same extra ratings a round (the budget's remainder to those with the fewest ratings), round
   after round, until every soft label is at the target or unreachable. So its ratings to the target are what the
@@ -274,7 +276,9 @@ def allocate(
             if still.sum() <= slots * step:
                 planned[idx] = still
             else:
-                planned[idx] = _in_steps(_neyman(s[idx], n[idx], still, slots * step), still, slots, step)
+                floor_spread = w * math.sqrt(cfg.min_ratings_per_image) / (2 * z)  # the spread the floor needs
+                real = _neyman(np.maximum(s[idx], floor_spread), n[idx], still, slots * step)
+                planned[idx] = _in_steps(real, still, slots, step)
         elif cfg.strategy == "uniform":
             pool = np.flatnonzero(~unreachable)  # at the target or not: a design without per-image precision
             planned[pool] = _level(state["ratings"].to_numpy().astype(np.int64)[pool], room[pool], slots, step)

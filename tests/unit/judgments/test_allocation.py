@@ -163,6 +163,14 @@ def test_a_narrow_interval_from_too_few_ratings_is_not_at_the_target(strategy):
     assert enough["reached"].all() and enough["ratings_planned"].sum() == 0
 
 
+def test_soft_labels_whose_ratings_all_agree_are_brought_to_the_floor_within_a_tight_budget():
+    """Spread 0 under the floor: Neyman's rule by the spread alone would give them nothing, round after round; taken
+    at the spread the floor needs, the budget is spent on them."""
+    pool = _pool({k: 0.0 for k in range(6)}, n=4)
+    plan = plan_next_round(pool, [], _cfg(6, width=15.0, floor=9), INTERVALS, step=1)
+    assert not plan["reached"].any() and plan["ratings_planned"].to_list() == [1] * 6
+
+
 def test_the_floor_lies_within_the_cap():
     with pytest.raises(ConfigError, match="min_ratings_per_image = 61"):
         _cfg(60, cap=60, floor=61)
