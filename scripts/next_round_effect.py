@@ -23,7 +23,9 @@ if "batch" in i.keys():  # the demo: its SIMULATED next round, read here, compar
     frames = io.read_parquet(i.frames, schemas.FRAMES)
     next_ratings, _ = ingest(source="simulated", batches=[(i.batch, 2)], known_images=set(frames["image_id"].to_list()))
     plan = in_dataset(io.read_parquet(i.chosen, schemas.NEXT_ROUND_PLAN), frames)  # a takedown's images left out
-    change = interval_change(judgments, next_ratings, plan, excluded, intervals, NextRoundConfig.from_config(p.next_round))
+    change = interval_change(
+        judgments, next_ratings, plan, excluded, intervals, NextRoundConfig.from_config(p.next_round)
+    )
     log.info(
         "next round: median interval width %.1f -> %.1f over %d soft labels, %d at the target after",
         change["interval_width_before"].median(),
