@@ -8,6 +8,7 @@ log = setup(snakemake)
 import polars as pl
 
 from squidflow.contracts import io, schemas
+from squidflow.judgments.allocation import NextRoundConfig
 from squidflow.judgments.ingest import ingest
 from squidflow.judgments.next_round import change_markdown, in_dataset, interval_change, waves_markdown
 from squidflow.judgments.waves import narrowing, narrowing_summary
@@ -22,7 +23,9 @@ if "batch" in i.keys():  # the demo: its SIMULATED next round, read here, compar
     frames = io.read_parquet(i.frames, schemas.FRAMES)
     next_ratings, _ = ingest(source="simulated", batches=[(i.batch, 2)], known_images=set(frames["image_id"].to_list()))
     plan = in_dataset(io.read_parquet(i.chosen, schemas.NEXT_ROUND_PLAN), frames)  # a takedown's images left out
-    change = interval_change(judgments, next_ratings, plan, excluded, intervals)
+    change = interval_change(
+        judgments, next_ratings, plan, excluded, intervals, NextRoundConfig.from_config(p.next_round)
+    )
     log.info(
         "next round: median interval width %.1f -> %.1f over %d soft labels, %d at the target after",
         change["interval_width_before"].median(),

@@ -486,6 +486,7 @@ rule next_round_effect:
     params:
         intervals=config["intervals"],
         strategy=config["annotation"]["next_round"]["strategy"],
+        next_round=config["annotation"]["next_round"],
     script:
         "../../scripts/next_round_effect.py"
 

@@ -19,27 +19,28 @@ allocation). Strategies (`annotation.next_round.strategy`), each spending at mos
   still needs; one whose need lies beyond the cap gets the fewest ratings after which, were its spread to stay as
   measured, it would be found unreachable (below), not the whole way to the cap. When the budget does not cover
   them all it goes by Neyman's rule, the totals after the round in proportion to the spread (water-filling: none
-  below what it has, none beyond what it was to get). It stops each soft label at the target.
+  below what it has, none beyond what it was to get), a spread taken as at least the one whose need is the floor
+  below (else soft labels whose few ratings all agree, spread 0, would wait for ever under the floor). It stops
+  each soft label at the target.
 - `uniform` (the baseline: a study without per-image precision): every soft label that is not unreachable, at the
   target or not, the same extra ratings a round (the budget's remainder to those with the fewest ratings), round
   after round, until every soft label is at the target or unreachable. So its ratings to the target are what the
   hardest soft label within the cap needs, times the number of soft labels.
-- `interval_width`: one more HIT for the widest intervals not at the target first;
-- `activelab`: one more HIT for cleanlab's ActiveLab's lowest scores first, among those not at the target
-  (squidflow.judgments.next_round).
+- `interval_width`, `activelab`: the two strategies squidflow had before the target, kept for comparison as the
+  issue describes them: target-agnostic. Each round they give one step (a HIT's assignments) more to a fixed number
+  of soft labels, the budget divided by the step, by their own ranking (the widest interval of the mean first;
+  cleanlab's ActiveLab's lowest score first, squidflow.judgments.next_round.by_activelab) among those not
+  unreachable, at the target or not. ActiveLab is built to get one label right, not a distribution to a precision.
 
-Every strategy reads the same state: a soft label whose interval meets the target is `reached` (`adaptive`,
-`interval_width` and `activelab` give it no more), and one that cannot reach the target within
-`max_ratings_per_image` is `unreachable` (at the cap, or even the lower end of its spread's interval, chi-square
-with n - 1 degrees of freedom at `intervals.level`, needs more than the cap): reported, not chased, by any strategy.
-With one HIT at a time for every soft label not at the target (`interval_width`, `activelab` while the budget
-covers them) the stop is checked after every HIT: a soft label's ratings are the same draws whatever the design,
-and the finest checking stops each no later, so no strategy under these stopping rules buys fewer ratings in
-expectation. `adaptive` buys a few more (where a spread from few ratings was too high) in a fraction of the
-rounds. A soft
-label with fewer than two kept ratings has no interval and no spread: it is planned with the median spread of the
-others. Ratings come in steps of `annotation.assignments_per_hit` (each HIT is rated by that many people), so a
-plan is a multiple of it.
+Every strategy reads the same state (`at_target`): a soft label is `reached` once its interval meets the target
+from at least `min_ratings_per_image` kept ratings (a bootstrap interval from three ratings that happen to agree is
+narrow whether or not the soft label is known), and `adaptive` plans every soft label up to that floor at least. One
+that cannot reach the target within `max_ratings_per_image` is `unreachable` (at the cap, or even the lower end of
+its spread's interval, chi-square with n - 1 degrees of freedom at `intervals.level`, needs more than the cap):
+reported, not chased, by any strategy. No strategy plans a rating once every soft label is at the target or
+unreachable. A soft label with fewer than two kept ratings has no interval and no spread: it is planned with the
+median spread of the others. Ratings come in steps of `annotation.assignments_per_hit` (each HIT is rated by that
+many people), so a plan is a multiple of it.
 """
 
 from __future__ import annotations
@@ -66,12 +67,14 @@ IMAGE = ["video_id", "frame_index", "event_prompt"]
 @defaults_from_schema("annotation.next_round", target_width="annotation.next_round.target.interval_width")
 class NextRoundConfig:
     """`annotation.next_round`: `budget` (ratings a round), `strategy`, `target_width` (its `target.interval_width`),
-    `max_ratings_per_image`."""
+    `max_ratings_per_image`, `min_ratings_per_image` (the kept ratings before an interval may count as at the
+    target)."""
 
     budget: int
     strategy: str
     target_width: float
     max_ratings_per_image: int
+    min_ratings_per_image: int
 
     def __post_init__(self):
         if self.strategy not in STRATEGIES:
@@ -79,6 +82,11 @@ class NextRoundConfig:
         if not self.target_width > 0:
             raise ConfigError(
                 f"annotation.next_round.target.interval_width = {self.target_width}: must be above 0 rating points"
+            )
+        if not 2 <= self.min_ratings_per_image <= self.max_ratings_per_image:
+            raise ConfigError(
+                f"annotation.next_round.min_ratings_per_image = {self.min_ratings_per_image}: from 2 to "
+                f"max_ratings_per_image ({self.max_ratings_per_image})"
             )
 
     @classmethod
@@ -91,6 +99,7 @@ class NextRoundConfig:
             strategy=str(section.get("strategy", base["strategy"].default)),
             target_width=float(target.get("interval_width", base["target_width"].default)),
             max_ratings_per_image=int(section.get("max_ratings_per_image", base["max_ratings_per_image"].default)),
+            min_ratings_per_image=int(section.get("min_ratings_per_image", base["min_ratings_per_image"].default)),
         )
 
 
@@ -135,20 +144,24 @@ def soft_label_state(judgments: pl.DataFrame, excluded: Iterable[str], intervals
     """Per soft label: ratings, kept (list), n, mean, spread (ddof 1), the interval of the mean (`mean_lo`, `mean_hi`:
     the published one, item_mean_intervals over the kept ratings) and its width (null with fewer than 2)."""
     items = soft_label_ratings(judgments, excluded)
-    kept = [list(r) for r in items["kept"].to_list()]
-    lo, hi = item_mean_intervals(kept, intervals)
-    n = np.array([len(r) for r in kept], dtype=np.int64)
-    with np.errstate(invalid="ignore"):
-        mean = np.array([np.mean(r) if r else np.nan for r in kept])
-        spread = np.array([np.std(r, ddof=1) if len(r) > 1 else np.nan for r in kept])
+    lo, hi = item_mean_intervals(items["kept"].to_list(), intervals)
+    kept = pl.col("kept")
     return items.with_columns(
-        pl.Series("n", n, dtype=pl.Int64),
-        pl.Series("mean", mean).fill_nan(None),
+        kept.list.len().cast(pl.Int64).alias("n"),
+        kept.list.mean().cast(pl.Float64).alias("mean"),
         pl.Series("mean_lo", np.asarray(lo, dtype=float)).fill_nan(None),
         pl.Series("mean_hi", np.asarray(hi, dtype=float)).fill_nan(None),
-        pl.Series("spread", spread).fill_nan(None),
+        pl.when(kept.list.len() > 1).then(kept.list.std(ddof=1)).cast(pl.Float64).alias("spread"),
         pl.Series("interval_width", np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)).fill_nan(None),
     )
+
+
+def at_target(width: np.ndarray, n: np.ndarray, cfg: NextRoundConfig) -> np.ndarray:
+    """Whether each soft label counts as at the target, for every strategy: its interval of the mean no wider than
+    the target, from at least `min_ratings_per_image` kept ratings (a bootstrap interval from 3 ratings that agree
+    is narrow whether or not the soft label is known: it cannot show the spread that 3 ratings did not draw)."""
+    w = np.asarray(width, dtype=float)
+    return np.isfinite(w) & (w <= cfg.target_width + 1e-9) & (np.asarray(n) >= cfg.min_ratings_per_image)
 
 
 def _spread_low(spread: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
@@ -244,8 +257,8 @@ def allocate(
     known = np.isfinite(spread)
     prior = float(np.median(spread[known])) if known.any() else 50.0  # the widest SD a 0-100 rating allows
     s = np.where(known, spread, prior)
-    needed = ratings_needed(s, w, z)
-    reached = np.isfinite(width) & (width <= w + 1e-9)
+    needed = np.maximum(ratings_needed(s, w, z), cfg.min_ratings_per_image)
+    reached = at_target(width, n, cfg)
     room = np.maximum((cap - n) // step * step, 0)
     confident = known & (ratings_needed(_spread_low(np.where(known, spread, 0), n, level), w, z) > cap)
     unreachable = ~reached & ((room == 0) | confident)
@@ -263,19 +276,21 @@ def allocate(
             if still.sum() <= slots * step:
                 planned[idx] = still
             else:
-                planned[idx] = _in_steps(_neyman(s[idx], n[idx], still, slots * step), still, slots, step)
+                floor_spread = w * math.sqrt(cfg.min_ratings_per_image) / (2 * z)  # the spread the floor needs
+                real = _neyman(np.maximum(s[idx], floor_spread), n[idx], still, slots * step)
+                planned[idx] = _in_steps(real, still, slots, step)
         elif cfg.strategy == "uniform":
             pool = np.flatnonzero(~unreachable)  # at the target or not: a design without per-image precision
             planned[pool] = _level(state["ratings"].to_numpy().astype(np.int64)[pool], room[pool], slots, step)
-        else:
+        else:  # today's strategies know no target: their own ranking, at the target or not
+            pool = np.flatnonzero(~unreachable & (room >= step))
             if cfg.strategy == "interval_width":
-                key = -np.nan_to_num(width[idx], nan=np.inf)  # the widest first, no interval before them
+                key = -np.nan_to_num(width[pool], nan=np.inf)  # the widest first, no interval before them
             elif rank is None:
                 raise ConfigError("annotation.next_round.strategy activelab: no ActiveLab scores were given")
             else:
-                key = np.nan_to_num(np.asarray(rank, dtype=float)[idx], nan=np.inf)
-            chosen = idx[np.lexsort((idx, key))[:slots]]
-            planned[chosen] = np.minimum(step, room[chosen])
+                key = np.nan_to_num(np.asarray(rank, dtype=float)[pool], nan=np.inf)
+            planned[pool[np.lexsort((pool, key))[:slots]]] = step
     with np.errstate(divide="ignore", invalid="ignore"):
         after = np.where(planned > 0, interval_width(s, n + planned, z), width)
     return state.select(*ITEM, "ratings", "n", "mean", "mean_lo", "mean_hi", "spread", "interval_width").with_columns(

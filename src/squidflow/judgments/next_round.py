@@ -137,13 +137,14 @@ def merged_rounds(judgments: pl.DataFrame, next_ratings: pl.DataFrame) -> pl.Dat
 
 
 def interval_change(
-    judgments: pl.DataFrame, next_ratings: pl.DataFrame, plan: pl.DataFrame, excluded, intervals
+    judgments: pl.DataFrame, next_ratings: pl.DataFrame, plan: pl.DataFrame, excluded, intervals, cfg
 ) -> pl.DataFrame:
     """Per soft label the plan re-rated (ratings_planned > 0), before (the judgments) and after (the next round's
     ratings merged in), the excluded raters left out: kept ratings `n_`,
     the mean and its interval (`mean_<when>_lo`, `_hi`: the published mean_lo, mean_hi), the interval's width
-    `interval_width_`, and the target it is held against, with `reached_after`."""
-    from squidflow.judgments.allocation import soft_label_state
+    `interval_width_`, and the target it is held against, with `reached_after` (allocation.at_target under `cfg`,
+    the NextRoundConfig: the width from at least min_ratings_per_image kept ratings, as the plan reads it)."""
+    from squidflow.judgments.allocation import at_target, soft_label_state
 
     def side(table: pl.DataFrame, when: str) -> pl.DataFrame:
         return table.select(
@@ -158,18 +159,26 @@ def interval_change(
     rerated = plan.filter(pl.col("ratings_planned") > 0).select(*ITEM, "ratings_planned", "target_width")
     before = side(soft_label_state(judgments, excluded, intervals), "before")
     after = side(soft_label_state(merged_rounds(judgments, next_ratings), excluded, intervals), "after")
-    return (
-        rerated.join(before, on=ITEM, how="left", maintain_order="left")
-        .join(after, on=ITEM, how="left", maintain_order="left")
-        .with_columns(
-            (pl.col("interval_width_after").fill_null(float("inf")) <= pl.col("target_width")).alias("reached_after")
-        )
-        .sort(ITEM)
+    change = rerated.join(before, on=ITEM, how="left", maintain_order="left").join(
+        after, on=ITEM, how="left", maintain_order="left"
     )
+    width = change["interval_width_after"].fill_null(float("inf")).to_numpy()
+    reached = at_target(width, change["n_after"].fill_null(0).to_numpy(), cfg)
+    return change.with_columns(pl.Series("reached_after", reached, dtype=pl.Boolean)).sort(ITEM)
 
 
 def _width(v) -> str:
     return "none" if v is None or not np.isfinite(v) else f"{v:.1f}"
+
+
+def _against(row: dict) -> str:
+    """A re-rated soft label against the target: met, still wider, or narrow from too few kept ratings."""
+    if row["reached_after"]:
+        return "met"
+    width = row["interval_width_after"]
+    if width is not None and width <= row["target_width"]:
+        return f"too few ratings ({row['n_after']})"
+    return f"> {row['target_width']:g}"
 
 
 def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
@@ -209,7 +218,7 @@ def change_markdown(change: pl.DataFrame, *, strategy: str, source: str) -> str:
                     r["n_after"],
                     _width(r["interval_width_before"]),
                     _width(r["interval_width_after"]),
-                    "met" if r["reached_after"] else f"> {r['target_width']:g}",
+                    _against(r),
                 ]
             )
         )

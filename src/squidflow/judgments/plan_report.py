@@ -25,7 +25,8 @@ def projection_lines(p: Projection, cfg: NextRoundConfig) -> list[str]:
     """The plan's summary in words (the table's head and the log)."""
     return [
         f"Ratings spent so far: {p.spent:,} on {p.items:,} soft labels (image × prompt × variant).",
-        f"At the target (interval of the mean no wider than {cfg.target_width:g} rating points): {p.reached:,} of "
+        f"At the target (interval of the mean no wider than {cfg.target_width:g} rating points, from at least "
+        f"{cfg.min_ratings_per_image} kept ratings): {p.reached:,} of "
         f"{p.items:,}; unreachable within {cfg.max_ratings_per_image} kept ratings: {p.unreachable:,} (reported, "
         f"not chased); {p.beyond_cap:,} more whose spread so far puts the target beyond that cap.",
         f"Still needed until every other one is at the target or the cap: {p.remaining:,} kept ratings "

@@ -310,17 +310,20 @@ def intervals_table(
 
 def item_mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[np.ndarray, np.ndarray]:
     """Per item, the interval of its mean rating over its raters drawn with replacement (the
-    same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN)."""
+    same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN).
+    All items with n ratings at once: their resampled means from the resamples' counts (a matrix product: whole
+    ratings sum exactly, so the same means as averaging the drawn ratings) and their percentiles along one axis, as
+    interval_from takes them one item at a time; the next round's planning (issue 59) calls this every round."""
     lo = np.full(len(ratings), np.nan)
     hi = np.full(len(ratings), np.nan)
     by_n: dict[int, list[int]] = {}
     for i, r in enumerate(ratings):
         by_n.setdefault(len(r), []).append(i)
+    alpha = (1 - cfg.level) / 2
     for n, rows in by_n.items():
         if n < 2:
             continue
         values = np.array([ratings[i] for i in rows], dtype=float)  # items × n
-        resampled = values[:, image_resamples(n, cfg)].mean(axis=-1)  # items × B
-        for k, i in enumerate(rows):
-            _, lo[i], hi[i] = interval_from(values[k].mean(), resampled[k], cfg)
+        resampled = values @ counts(image_resamples(n, cfg), n).T / n  # items × B
+        lo[rows], hi[rows] = np.quantile(resampled, [alpha, 1 - alpha], axis=1)
     return lo, hi

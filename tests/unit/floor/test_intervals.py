@@ -201,3 +201,20 @@ def test_ece_interval_contains_its_estimate_and_covers_at_the_nominal_rate():
     assert 0.92 <= covered / reps <= 0.99, covered / reps
     assert iv.method_of("ece", ("ece",), iv.IntervalConfig()) == iv.BIAS_ADJUSTED
     assert iv.method_of("kl", ("ece",), iv.IntervalConfig(method="bca")) == "bca"
+
+
+def test_item_mean_intervals_are_each_items_percentile_interval_of_its_drawn_ratings():
+    """All items with n ratings at once (their means from the resamples' counts) give, to the last bit, what
+    interval_from gives one item at a time from the means of its drawn ratings; one rating, no interval."""
+    cfg = iv.IntervalConfig(level=0.95, resamples=300, seed=2, method="percentile")
+    rng = np.random.default_rng(7)
+    ratings = [rng.integers(0, 101, size=rng.integers(1, 25)).tolist() for _ in range(120)] + [[50] * 5, [0, 100]]
+    lo, hi = iv.item_mean_intervals(ratings, cfg)
+    for i, r in enumerate(ratings):
+        v = np.array(r, dtype=float)
+        if len(r) < 2:
+            assert np.isnan(lo[i]) and np.isnan(hi[i])
+            continue
+        _, want_lo, want_hi = iv.interval_from(v.mean(), v[iv.image_resamples(len(r), cfg)].mean(axis=-1), cfg)
+        assert (lo[i], hi[i]) == (want_lo, want_hi), i
+    assert lo[-2] == hi[-2] == 50.0 and lo[-1] < 50 < hi[-1]

@@ -43,8 +43,12 @@ def _pool(spreads: dict[int, float], n: int = 8, constant: int | None = None) ->
     return pl.DataFrame(rows, schema={c: t for c, t in schemas.JUDGMENTS.columns.items() if c in rows[0]})
 
 
-def _cfg(budget: int, strategy: str = "adaptive", width: float = 2.0, cap: int = 10_000) -> NextRoundConfig:
-    return NextRoundConfig(budget=budget, strategy=strategy, target_width=width, max_ratings_per_image=cap)
+def _cfg(
+    budget: int, strategy: str = "adaptive", width: float = 2.0, cap: int = 10_000, floor: int = 2
+) -> NextRoundConfig:
+    return NextRoundConfig(
+        budget=budget, strategy=strategy, target_width=width, max_ratings_per_image=cap, min_ratings_per_image=floor
+    )
 
 
 @pytest.mark.parametrize("step", [1, 3])
@@ -126,11 +130,51 @@ def test_uniform_gives_every_image_the_same_until_all_are_at_the_target():
     assert done["reached"].all() and done["ratings_planned"].sum() == 0
 
 
-def test_interval_width_gives_one_more_rating_to_the_widest_not_at_the_target():
-    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=3, strategy="interval_width"), INTERVALS, step=1)
-    assert plan["ratings_planned"].to_list() == [0, 0, 1, 1, 1, 0]  # SD 12, 16, 20: the widest intervals
-    ample = plan_next_round(_pool(SPREADS), [], _cfg(budget=50, strategy="interval_width"), INTERVALS, step=1)
-    assert ample["ratings_planned"].to_list() == [1, 1, 1, 1, 1, 0]  # none for the one at the target
+@pytest.mark.parametrize("step", [1, 3])
+def test_interval_width_gives_one_more_hit_to_the_budgets_worth_of_widest_at_the_target_or_not(step):
+    """Today's strategy, which knows no target: budget / step soft labels, the widest intervals first, one step each;
+    the one at the target too once the budget reaches it, but not one that is unreachable; nothing once every soft
+    label is at the target or unreachable (the stop every strategy shares)."""
+    plan = plan_next_round(_pool(SPREADS), [], _cfg(budget=3 * step, strategy="interval_width"), INTERVALS, step=step)
+    assert plan["ratings_planned"].to_list() == [0, 0, step, step, step, 0]  # SD 12, 16, 20: the widest intervals
+    ample = plan_next_round(_pool(SPREADS), [], _cfg(budget=50 * step, strategy="interval_width"), INTERVALS, step=step)
+    assert ample.filter(pl.col("reached"))["video_id"].to_list() == ["v5"]
+    assert ample["ratings_planned"].to_list() == [step] * 6  # v5, at the target, too
+    capped = plan_next_round(_pool(SPREADS, n=20), [], _cfg(60, "interval_width", 10.0, cap=30), INTERVALS, step=1)
+    assert capped.filter(pl.col("unreachable"))["video_id"].to_list() == ["v4"]
+    assert capped["ratings_planned"].to_list() == [1, 1, 1, 1, 0, 1]
+    done = plan_next_round(_pool({0: 4.0, 5: 0.0}, n=20), [], _cfg(60, "interval_width", 20.0), INTERVALS, step=1)
+    assert done["reached"].all() and done["ratings_planned"].sum() == 0
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "uniform", "interval_width"])
+def test_a_narrow_interval_from_too_few_ratings_is_not_at_the_target(strategy):
+    """Four ratings that agree give a narrow bootstrap interval: below `min_ratings_per_image` kept ratings the soft
+    label is not at the target for any strategy, adaptive asks it up to the floor and no further, and from the
+    floor on it is at the target and gets nothing."""
+    pool = _pool({0: 1.0, 1: 2.0}, n=4)
+    short = plan_next_round(pool, [], _cfg(60, strategy, width=15.0, floor=6), INTERVALS, step=1)
+    assert (short["interval_width"] < 15).all() and not short["reached"].any() and not short["unreachable"].any()
+    assert short["ratings_needed"].to_list() == [6, 6]
+    if strategy == "adaptive":
+        assert short["ratings_planned"].to_list() == [2, 2]
+    assert (short["ratings_planned"] > 0).all()
+    enough = plan_next_round(pool, [], _cfg(60, strategy, width=15.0, floor=4), INTERVALS, step=1)
+    assert enough["reached"].all() and enough["ratings_planned"].sum() == 0
+
+
+def test_soft_labels_whose_ratings_all_agree_are_brought_to_the_floor_within_a_tight_budget():
+    """Spread 0 under the floor: Neyman's rule by the spread alone would give them nothing, round after round; taken
+    at the spread the floor needs, the budget is spent on them."""
+    pool = _pool({k: 0.0 for k in range(6)}, n=4)
+    plan = plan_next_round(pool, [], _cfg(6, width=15.0, floor=9), INTERVALS, step=1)
+    assert not plan["reached"].any() and plan["ratings_planned"].to_list() == [1] * 6
+
+
+def test_the_floor_lies_within_the_cap():
+    with pytest.raises(ConfigError, match="min_ratings_per_image = 61"):
+        _cfg(60, cap=60, floor=61)
+    assert NextRoundConfig.from_config({"min_ratings_per_image": 9}).min_ratings_per_image == 9
 
 
 def test_adaptive_settles_an_image_beyond_the_cap_with_the_fewest_ratings_that_tell():

@@ -287,7 +287,7 @@ def test_next_round_plans_towards_the_target_in_round_one_hits(corpus):
     # round 2 narrows the intervals of the soft labels it re-rated
     from squidflow.judgments.next_round import change_markdown, interval_change
 
-    change = interval_change(judgments, again, plan, excluded, INTERVALS)
+    change = interval_change(judgments, again, plan, excluded, INTERVALS, cfg)
     before, after = change["interval_width_before"].median(), change["interval_width_after"].median()
     print(f"next round: median interval width {before:.1f} -> {after:.1f} over {len(change)} soft labels")
     assert after < before and (change["n_after"] > change["n_before"]).all()
