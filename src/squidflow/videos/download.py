@@ -25,6 +25,7 @@ import io
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -365,12 +366,14 @@ class SubtitleIndex:
 
     def __init__(self) -> None:
         self._folders: dict[Path, dict[str, list[str]]] = {}
+        self._lock = threading.Lock()
 
     def __call__(self, video: str | Path) -> list[str]:
         video = Path(video)
-        found = self._folders.get(video.parent)
-        if found is None:
-            found = self._folders[video.parent] = subtitles_by_stem(video.parent)
+        with self._lock:  # the local check asks from several threads: one listing per folder, not one per thread
+            found = self._folders.get(video.parent)
+            if found is None:
+                found = self._folders[video.parent] = subtitles_by_stem(video.parent)
         return found.get(video.stem, [])
 
 
