@@ -3,7 +3,8 @@
 The crowdsourcing literature aggregates noisy categorical answers with models of the annotators: Dawid & Skene
 (1979, a confusion matrix per annotator), GLAD (Whitehill et al., 2009: annotator skill × item difficulty), MACE
 (Hovy et al., 2013: each annotator spams with some probability). Toloka's `crowd-kit` implements and tests them;
-squidflow calls it (`crowdkit.aggregation`), it does not re-implement them. The answers they take here are
+squidflow calls it (`crowdkit.aggregation`), it does not re-implement them (GLAD's and MACE's bookkeeping, not their
+models, is rewritten for speed: `squidflow.judgments.crowd_models`). The answers they take here are
 categorical:
 
 - the certainty bins of the 0–100 ratings (SQUID-E's five bins of 20 points, `squidflow.statistics.certainty`): an
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -64,12 +65,16 @@ def rating_answers(judgments: pl.DataFrame) -> pd.DataFrame:
 def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, mace_restarts: int = 2) -> dict:
     """One crowd-kit model on the answers -> {"labels": Series task -> label, "probas": DataFrame task × label,
     "skills": Series worker -> 0..1, "model": the fitted crowd-kit object}."""
-    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
+    from crowdkit.aggregation import DawidSkene, MajorityVote
+
+    from squidflow.judgments.crowd_models import crowd_kit_classes
+
+    glad_model, mace_model = crowd_kit_classes()  # crowd-kit's, their bookkeeping as array operations
 
     workers = pd.Index(pd.unique(answers["worker"]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # crowd-kit's tqdm/pandas future warnings
-        m: MajorityVote | DawidSkene | GLAD | MACE
+        m: Any
         if model == "majority_vote":
             m = mv = MajorityVote().fit(answers)
             if mv.skills_ is None:
@@ -86,10 +91,10 @@ def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, m
             }
             skills = pd.Series(diag, name="skill")
         elif model == "glad":
-            m = glad = GLAD(n_iter=n_iter).fit(answers)
+            m = glad = glad_model(n_iter=n_iter).fit(answers)
             skills = 1.0 / (1.0 + np.exp(-glad.alphas_))
         elif model == "mace":
-            m = mace = MACE(n_iter=n_iter, n_restarts=mace_restarts, random_state=seed).fit(answers)
+            m = mace = mace_model(n_iter=n_iter, n_restarts=mace_restarts, random_state=seed).fit(answers)
             skills = pd.Series(mace.spamming_[:, 1], index=workers, name="skill")  # factorize order = first appearance
         else:
             raise ValueError(f"unknown crowd-kit model {model!r}; one of {MODELS}")

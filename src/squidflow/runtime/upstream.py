@@ -1,4 +1,4 @@
-"""The dependencies whose behaviour squidflow changes, and the versions it was tested on (docs/upstream.md lists
+"""The dependencies whose behaviour (or private steps) squidflow changes, and the versions it was tested on (docs/upstream.md lists
 every such place, why, and the upstream issue that would make it unnecessary).
 
 A change is made only within the tested versions: outside them `within_tested` warns once per process and per
@@ -18,6 +18,7 @@ TESTED = {
     "snakemake": ("9.0.0", "9.27.1"),  # squidflow.report.script_data: the report's script data made inert
     "snakemake-executor-plugin-slurm": ("2.8.0", "2.8.0"),  # squidflow.runtime.slurm_plugin: `CANCELLED by <uid>`
     "snakemake-storage-plugin-s3": ("0.3.6", "0.3.6"),  # squidflow.runtime.s3_plugin: folder check, inventory
+    "crowd-kit": ("1.4.2", "1.4.2"),  # squidflow.judgments.crowd_models: GLAD's and MACE's bookkeeping
 }
 
 log = logging.getLogger("squidflow.runtime.upstream")
