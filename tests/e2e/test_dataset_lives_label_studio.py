@@ -100,8 +100,7 @@ def test_three_rounds_and_a_takedown_through_label_studio(label_studio):
         projects = json.loads((tasks_dir / "projects.json").read_text())["projects"]
         if not users:
             for p in (*GROUPS["A"], *GROUPS["B"]):
-                body = {"username": p, "email": f"{p}@lab.example", "password": f"pw-{p}-{p}-{p}"}
-                users[p] = api("POST", "/api/users/", json=body)["id"]
+                users[p] = api.user(p)
         new = {t: pid for t, pid in projects.items() if t not in before}
         assert new, projects
         for task, pid in new.items():

@@ -166,11 +166,7 @@ def test_push_annotate_pull_and_ingest_give_back_what_was_submitted(label_studio
     assert not [
         p for p in (work / "results").rglob("*") if p.is_file() and label_studio.token in p.read_text(errors="ignore")
     ]
-    users = {}
-    for name in ("ann1", "ann2", "ann3", "bnn1"):
-        users[name] = api(
-            "POST", "/api/users/", json={"username": name, "email": f"{name}@lab.example", "password": "pw-" + name * 3}
-        )["id"]
+    users = {name: api.user(name) for name in ("ann1", "ann2", "ann3", "bnn1")}
     a_tasks, b_tasks = api.tasks(projects["A"]), api.tasks(projects["B"])
     assert len(a_tasks) == 2 and len(b_tasks) == 2
     submitted = {}  # (annotator, hit, image) -> rating that must come back
@@ -336,14 +332,7 @@ def test_each_labeling_interface_opens_in_chromium_with_images_and_controls(labe
 def test_keyword_and_comparison_answers_come_back(label_studio, pushed):
     """Task K's keywords and the comparison sets' 1–3 plausibility, answered through the API, pulled and read."""
     work, projects, api = pushed["work"], pushed["projects"], lss.Api(label_studio)
-    ids = {u["email"]: u["id"] for u in api("GET", "/api/users/")}
-    for name in ("kw1", "cmp1", "cmp2"):
-        if f"{name}@lab.example" not in ids:
-            ids[f"{name}@lab.example"] = api(
-                "POST",
-                "/api/users/",
-                json={"username": name, "email": f"{name}@lab.example", "password": "pw-" + name * 3},
-            )["id"]
+    ids = {f"{name}@lab.example": api.user(name) for name in ("kw1", "cmp1", "cmp2")}
     k_task = api.tasks(projects["K"])[0]
     words = {i: [f"cake{i}", "crowd"] for i in range(1, 7)}
     api(

@@ -134,12 +134,7 @@ def test_own_videos_and_raters_to_a_published_dataset(label_studio):
     squidflow(work, label_studio, "label-studio", "push", *configs)
     projects = json.loads((work / "results/annotation/label_studio/projects.json").read_text())["projects"]
     assert set(projects) == {"A", "B"}
-    users = {
-        p: api("POST", "/api/users/", json={"username": p, "email": f"{p}@lab.example", "password": f"pw-{p}-{p}-{p}"})[
-            "id"
-        ]
-        for p in (*CAREFUL, CARELESS)
-    }
+    users = {p: api.user(p) for p in (*CAREFUL, CARELESS)}
     frames = pl.read_parquet(work / "results/dataset/frames.parquet")
     event_of = dict(zip(frames["image_id"], frames["event"], strict=True))
     for variant, who in GROUPS.items():

@@ -253,6 +253,19 @@ class Api:
         assert r.status_code < 300, f"{method} {path}: {r.status_code} {r.text[:500]}"
         return r.json() if r.text else None
 
+    def user(self, name: str) -> int:
+        """The id of the annotator `name` (`<name>@lab.example`), created on first use. One server serves the whole
+        session, its workers included, so two tests that name the same annotator get the same user (created once,
+        whichever test asks first), not a failed second creation."""
+        email = f"{name}@lab.example"
+        body = {"username": name, "email": email, "password": f"pw-{name}-{name}-{name}"}
+        r = self.s.post(f"{self.url}/api/users/", json=body, timeout=120)
+        if r.status_code < 300:
+            return r.json()["id"]
+        ids = {u["email"]: u["id"] for u in self("GET", "/api/users/")}
+        assert email in ids, f"POST /api/users/ for {name}: {r.status_code} {r.text[:500]}"
+        return ids[email]
+
     def tasks(self, project: int) -> list[dict]:
         return self("GET", f"/api/tasks/?project={project}&page_size=1000")["tasks"]
 
