@@ -106,7 +106,9 @@ class MACE(CrowdKitMACE):
         starts = np.flatnonzero(np.r_[True, np.diff(tasks[order]) != 0])
         gold = np.multiply.reduceat(per_label[order], starts, axis=0) / n_labels  # rows: task codes 0, 1, ...
         instance = gold.sum(axis=1)
-        strategy = (gold[tasks] / per_label).sum(axis=1) * spamming / instance[tasks]
+        # 0/0 where every label's product underflowed (hundreds of answers per task): NaN, which crowd-kit's grouped
+        # sums skip (pandas' skipna), so its counts, and these, take them as 0
+        strategy = _skip_nan((gold[tasks] / per_label).sum(axis=1) * spamming / instance[tasks])
         counts = np.zeros((len(worker_names), n_labels))
         np.add.at(counts, (workers, labels), strategy)
         by_worker, by_label = pd.Index(worker_names).argsort(), pd.Index(label_names).argsort()  # crowd-kit's order
@@ -115,7 +117,7 @@ class MACE(CrowdKitMACE):
             index=pd.Index(worker_names)[by_worker],
             columns=pd.Index(label_names)[by_label],
         )
-        knows = gold[tasks, labels] * knowing / (spamming + knowing) / instance[tasks]
+        knows = _skip_nan(gold[tasks, labels] * knowing / (spamming + knowing) / instance[tasks])
         knowing_counts = pd.DataFrame(
             {
                 "knowing_expected_count_0": np.bincount(workers, weights=strategy, minlength=len(worker_names)),
@@ -125,6 +127,11 @@ class MACE(CrowdKitMACE):
         )
         gold_marginals = pd.DataFrame(gold, index=task_names, columns=label_names)
         return float(np.log(instance + 1e-8).sum()), gold_marginals, strategy_counts, knowing_counts
+
+
+def _skip_nan(values: np.ndarray) -> np.ndarray:
+    """NaN as 0 in a sum, as a pandas grouped sum skips it."""
+    return np.where(np.isnan(values), 0.0, values)
 
 
 def crowd_kit_classes() -> tuple[type[CrowdKitGLAD], type[CrowdKitMACE]]:

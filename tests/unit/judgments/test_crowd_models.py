@@ -69,3 +69,14 @@ def test_outside_the_tested_crowd_kit_releases_the_models_are_crowd_kits_own_wit
     monkeypatch.setattr(upstream.log, "warning", said.append)
     assert crowd_kit_classes() == (CrowdKitGLAD, CrowdKitMACE) == crowd_kit_classes()
     assert len(said) == 1 and "crowd-kit 1.5.0 is outside" in said[0] and "1.4.2" in said[0]
+
+
+def test_on_hundreds_of_answers_per_task_mace_fails_as_crowd_kits_does():
+    """Every label's product underflows: crowd-kit skips the NaN in its sums and fails at the end with pandas' words;
+    so does this MACE (squidflow.judgments.crowd.fit_or_skip then leaves MACE out, naming them)."""
+    rng = np.random.default_rng(0)
+    answers = pd.DataFrame({"task": np.repeat(["t1", "t2"], 400), "worker": np.tile([f"w{i}" for i in range(400)], 2),
+                            "label": rng.integers(0, 5, 800).astype(str)})  # fmt: skip
+    for model in (CrowdKitMACE, MACE):
+        with pytest.raises(ValueError, match="Encountered all NA values"):
+            model(n_iter=5, n_restarts=1, random_state=0).fit(answers)

@@ -5,11 +5,13 @@ a test helper lives in tests/helpers/.
 
 A use is a name read in Python (a call, an attribute, an import, a dotted string such as an entry point) outside the
 definition's own lines, or the name written in a rules file, a template or a configuration file (text: a comment
-counts, so the check errs toward keeping)."""
+counts, so the check errs toward keeping). A method that overrides one of a base class from outside squidflow (a
+crowd-kit model's private step) is that base class's to call, and is not counted as unused."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -66,6 +68,36 @@ def _definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDe
     return defs
 
 
+def _external_overrides(tree: ast.Module) -> set[ast.AST]:
+    """The methods of the module's classes that override a method of a base class imported from outside squidflow
+    (`from crowdkit.aggregation import GLAD as CrowdKitGLAD; class GLAD(CrowdKitGLAD): def _e_step...`): the base
+    class calls them. A base that cannot be imported here exempts nothing."""
+    imported = {
+        alias.asname or alias.name: (node.module, alias.name)
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] != "squidflow"
+        for alias in node.names
+    }
+    found: set[ast.AST] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = []
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in imported:
+                module, name = imported[base.id]
+                try:
+                    bases.append(getattr(importlib.import_module(module), name))
+                except (ImportError, AttributeError):
+                    continue
+        found |= {
+            n
+            for n in node.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(hasattr(b, n.name) for b in bases)
+        }
+    return found
+
+
 def unused(root: Path = ROOT) -> list[str]:
     """`path:line name` of each definition under src/squidflow that nothing but the tests uses and no doc names; a
     use inside such a definition does not count, so a chain of them is found at once."""
@@ -83,8 +115,11 @@ def unused(root: Path = ROOT) -> list[str]:
         if rel.parts[:2] != ("src", "squidflow"):
             continue
         module = ".".join(rel.with_suffix("").parts[1:]).removesuffix(".__init__")
+        overrides = _external_overrides(tree)
         candidates += [
-            (path, d) for d in _definitions(tree) if d.name not in words and f"{module}.{d.name}" not in documented
+            (path, d)
+            for d in _definitions(tree)
+            if d.name not in words and f"{module}.{d.name}" not in documented and d not in overrides
         ]
     dead: list[tuple[Path, ast.AST]] = []
     while True:
@@ -115,19 +150,22 @@ def test_a_function_only_a_test_calls_is_found_and_a_used_or_documented_one_is_n
     library = tmp_path / "src" / "squidflow"
     (library / "templates").mkdir(parents=True)
     (library / "tables.py").write_text(
+        "from json import JSONEncoder\n\n\n"
         "def by_rule():\n    return 1\n\n\n"
         "def by_script():\n    return 2\n\n\n"
         "def documented():\n    return 3\n\n\n"
         "def only_tested():\n    return only_its_caller()\n\n\n"
         "def only_its_caller():\n    return 4\n\n\n"
-        "class Facts:\n    def by_template(self):\n        return 5\n\n    def only_tested_too(self):\n        return 6\n"
+        "class Facts:\n    def by_template(self):\n        return 5\n\n    def only_tested_too(self):\n        return 6\n\n\n"
+        "class Encoder(JSONEncoder):\n    def default(self, o):\n        return 7\n\n    def only_tested_three(self):\n"
+        "        return 8\n"
     )
     (library / "templates" / "card.md.j2").write_text("{{ facts.by_template() }}\n")
     (tmp_path / "workflow" / "rules").mkdir(parents=True)
     (tmp_path / "workflow" / "rules" / "tables.smk").write_text("from squidflow.tables import by_rule\n")
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "table.py").write_text(
-        "from squidflow import tables\n\ntables.by_script(), tables.Facts()\n"
+        "from squidflow import tables\n\ntables.by_script(), tables.Facts(), tables.Encoder()\n"
     )
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "reference.md").write_text("Call `squidflow.tables.documented` yourself.\n")
@@ -136,7 +174,8 @@ def test_a_function_only_a_test_calls_is_found_and_a_used_or_documented_one_is_n
         "from squidflow.tables import Facts, only_tested\n\nonly_tested()\nFacts().only_tested_too()\n"
     )
     assert unused(tmp_path) == [
-        "src/squidflow/tables.py:13 only_tested",
-        "src/squidflow/tables.py:17 only_its_caller",
-        "src/squidflow/tables.py:25 only_tested_too",
+        "src/squidflow/tables.py:16 only_tested",
+        "src/squidflow/tables.py:20 only_its_caller",
+        "src/squidflow/tables.py:28 only_tested_too",
+        "src/squidflow/tables.py:36 only_tested_three",  # `default` overrides JSONEncoder's: JSONEncoder calls it
     ]
