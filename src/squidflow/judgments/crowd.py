@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,8 @@ from squidflow.presentation.table_format import md_row, md_rule
 from squidflow.statistics.certainty import CERTAINTY_BINS, certainty_bins
 
 if TYPE_CHECKING:
+    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
+
     from squidflow.statistics.intervals import IntervalConfig
 
 log = logging.getLogger(__name__)
@@ -74,7 +76,7 @@ def fit(answers: pd.DataFrame, model: str, *, n_iter: int = 20, seed: int = 0, m
     workers = pd.Index(pd.unique(answers["worker"]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # crowd-kit's tqdm/pandas future warnings
-        m: Any
+        m: MajorityVote | DawidSkene | GLAD | MACE
         if model == "majority_vote":
             m = mv = MajorityVote().fit(answers)
             if mv.skills_ is None:

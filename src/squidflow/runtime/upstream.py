@@ -1,5 +1,5 @@
-"""The dependencies whose behaviour (or private steps) squidflow changes, and the versions it was tested on (docs/upstream.md lists
-every such place, why, and the upstream issue that would make it unnecessary).
+"""The dependencies whose behaviour (or private steps) squidflow changes, and the versions it was tested on
+(docs/upstream.md lists every such place, why, and the upstream issue that would make it unnecessary).
 
 A change is made only within the tested versions: outside them `within_tested` warns once per process and per
 dependency, and the caller leaves the dependency as it ships. pyproject.toml bounds each of these dependencies at
