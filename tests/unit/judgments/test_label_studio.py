@@ -301,14 +301,22 @@ def test_crowd_tables_equal_crowd_kits_own_result_on_the_same_answers(release, t
     answers = crowd.rating_answers(j)
     items = pl.read_csv(out["items.csv"], infer_schema_length=0)
     own = {
-        "majority_vote": MajorityVote().fit_predict(answers),
-        "dawid_skene": DawidSkene(n_iter=10).fit_predict(answers),
-        "glad": GLAD(n_iter=10).fit_predict(answers),
-        "mace": MACE(n_iter=10, n_restarts=1, random_state=0).fit_predict(answers),
+        "majority_vote": MajorityVote().fit(answers),
+        "dawid_skene": DawidSkene(n_iter=10).fit(answers),
+        "glad": GLAD(n_iter=10).fit(answers),
+        "mace": MACE(n_iter=10, n_restarts=1, random_state=0).fit(answers),
     }
-    for name, labels in own.items():
+    for name, model in own.items():
         mine = dict(zip(items["item"], items[f"{name}_label"], strict=False))
-        assert all(mine[t] == str(lab) for t, lab in labels.items()), name
+        # a task whose top labels tie exactly (two raters, two bins) may break the tie either way: squidflow's GLAD
+        # sums in another order (test_crowd_models: its probabilities equal crowd-kit's within 1e-6), so the label
+        # must be one of crowd-kit's top labels, and is crowd-kit's own wherever the top is unique
+        probas = model.probas_
+        for task, label in model.labels_.items():
+            top = probas.loc[task]
+            assert mine[task] in {str(k) for k, p in top.items() if p >= top.max() - 1e-9}, (name, task)
+            if (top >= top.max() - 1e-9).sum() == 1:
+                assert mine[task] == str(label), (name, task)
     ds = DawidSkene(n_iter=10).fit(answers)
     err = ds.errors_  # P(answer | true label) per annotator; a bin an annotator never answered has no row: 0
     skill = {
