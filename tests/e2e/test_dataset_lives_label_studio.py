@@ -20,7 +20,7 @@ import pytest
 import yaml
 from helpers import label_studio_server as lss
 from helpers.published import alpha_from_rows, card_alpha, published
-from helpers.runs import DEMO_CONFIG, snakemake, squidflow
+from helpers.runs import DEMO_CONFIG, cores, snakemake, squidflow
 from helpers.videotools import make_clip
 
 pytestmark = pytest.mark.slow
@@ -80,7 +80,7 @@ def test_three_rounds_and_a_takedown_through_label_studio(label_studio):
     tasks_dir = work / "results/annotation/label_studio"
 
     def run(*targets: str) -> None:
-        snakemake("--directory", work, "--configfile", *configs, "--cores", "2", *targets, check=True)
+        snakemake("--directory", work, "--configfile", *configs, "--cores", str(cores()), *targets, check=True)
 
     def cli(*args: str) -> None:
         res = squidflow(*args, *configs, "--directory", str(work), cwd=work, env=env)

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 import yaml
 from helpers.published import published
-from helpers.runs import DEMO_CONFIG, snakemake, squidflow
+from helpers.runs import DEMO_CONFIG, cores, snakemake, squidflow
 from helpers.videotools import make_clip
 
 pytestmark = pytest.mark.slow
@@ -86,7 +86,7 @@ def test_rounds_and_a_takedown_keep_every_answer_with_mturk_batches(tmp_path):
     configs = [str(DEMO_CONFIG), str(work / "mine.yaml"), str(work / "test.yaml")]
 
     def run(*targets: str) -> str:
-        res = snakemake("--directory", work, "--configfile", *configs, "--cores", "2", *targets, check=True)
+        res = snakemake("--directory", work, "--configfile", *configs, "--cores", str(cores()), *targets, check=True)
         return res.stdout + res.stderr
 
     run("results/annotation/hits_A.csv", "results/annotation/hits_B.csv", "results/annotation/hit_template.html")

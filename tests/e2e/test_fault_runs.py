@@ -31,6 +31,7 @@ from helpers.faults import (
     wait_for_job,
     write_config,
 )
+from helpers.runs import cores
 
 from squidflow.contracts import schemas
 from squidflow.contracts.io import write_parquet
@@ -203,7 +204,7 @@ def test_hostile_text_in_every_field_never_reaches_an_output_raw(tmp_path):
                   ["items"]["enum"])  # fmt: skip
     stages = [s for s in ("videos", "frames", "judgments", "comparison", "text") if s in allowed]
     conf = write_config(tmp_path, hostile_config(stages))
-    args = snakemake_args(tmp_path, conf, cores=2)
+    args = snakemake_args(tmp_path, conf, cores=cores())
     res = run([*args, "results/videos/demo/catalog.parquet"])
     assert res.returncode == 0, res.stdout[-3000:]
     catalog = tmp_path / "results/videos/demo/catalog.parquet"

@@ -99,6 +99,11 @@ class S3Run:
             # what the job uploaded is read back at once (moto answers as S3 does: strongly consistent)
             "--latency-wait",
             "5",
+            # status.sh reads a file: asked every second, not every 10 s (Snakemake's default, meant for a cluster's
+            # queue), the next job starts as soon as one ends; with one job at a time (`cores()` on a shared machine)
+            # the default's wait was most of this run's time
+            "--seconds-between-status-checks",
+            "1",
             "--groups",
             *(f"{rule}={group}" for rule, group in groups.items()),
             *args,

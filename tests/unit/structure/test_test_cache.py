@@ -96,3 +96,28 @@ def test_a_build_is_made_once_and_read_back_until_an_input_changes(
     third = cached_run("run", build, lambda folder: folder)
     assert len(built) == 2 and third != first and not first.exists() and (third / "made").exists()
     shutil.rmtree(tmp_path / "cache")
+
+
+def test_a_fresh_clone_starts_the_heaviest_files_first_from_the_kept_durations(monkeypatch, tmp_path: Path) -> None:
+    """Without .test-cache (a fresh clone, CI) the order comes from tests/durations-<tier>.txt: the e2e tier's two
+    longest journeys first, not in the order of their names (where they came last)."""
+    import conftest
+
+    from tools.durations import per_file
+
+    class Config:
+        def getoption(self, name: str) -> str:
+            return "e2e"
+
+    monkeypatch.setattr(conftest, "CACHE", tmp_path / "no-cache")
+    weights = conftest._file_weights(Config())
+    kept = per_file((ROOT / "tests" / "durations-e2e.txt").read_text())
+    assert weights == dict(kept) and len(weights) >= 10
+    assert set(sorted(weights, key=weights.get, reverse=True)[:2]) == {
+        "tests/e2e/test_slurm.py",
+        "tests/e2e/test_s3.py",
+    }
+    assert per_file("   2.50s a.py::t1\n   1.00s a.py::t2\n   0.50s b.py::t\nnot a line\n") == {
+        "a.py": 3.5,
+        "b.py": 0.5,
+    }
