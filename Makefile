@@ -87,7 +87,8 @@ test-e2e: setup test-tools
 	  rc=$$?; echo "slowest tests (.test-cache/durations-e2e.txt):"; head -15 .test-cache/durations-e2e.txt 2>/dev/null; exit $$rc
 
 # The loop while coding: tests/unit/ and tests/robustness/ without the tests that run Snakemake jobs (marked slow, or
-# asking for the small_workflow fixture). tests/workflow/ and tests/e2e/ run in `make test`.
+# asking for the small_workflow fixture) and a few of many seconds each (marked slow, saying why), within 3 minutes
+# on 2 cores. tests/workflow/ and tests/e2e/ run in `make test`, and so do those.
 # One pytest-xdist worker per core, as in `make test`: most of these tests use one core each.
 test-fast: setup
 	$(PYTEST) -n auto --maxprocesses 4 --dist loadfile -m "not slow" --durations=10 tests/unit tests/robustness

@@ -1107,6 +1107,7 @@ def test_a_crowd_batch_of_hundreds_of_answers_per_image_degrades_the_annotator_m
     )
 
 
+@pytest.mark.slow  # ~9 s of Table 7 at thousands of workers: in `make test`, not in the `make test-fast` loop
 def test_table7_of_hits_answered_by_thousands_of_workers_is_exact_and_bounded(tmp_path):
     """Issue 44 case 9, Table 7: the agreement rule's pairwise Spearman looped over every pair of annotator positions
     (one per assignment order of a HIT: 41,667 positions, 868 million pairs at the probe's shape), α built a
@@ -1462,6 +1463,7 @@ def parquet_bomb(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow  # its bomb takes ~16 s to write: in `make test`, not in the `make test-fast` loop
 def test_a_parquet_decompression_bomb_of_predictions_stops_with_a_message(tmp_path, parquet_bomb):
     """Issue 57 case 4: `squidflow evaluate` on an 8.6 MB predictions Parquet of 400 M dictionary-encoded rows aborted
     ("memory allocation ... failed", SIGABRT) under a 4 GB cap. Its footer is checked before any row is read, with
@@ -1490,6 +1492,7 @@ def test_a_parquet_decompression_bomb_of_predictions_stops_with_a_message(tmp_pa
           "stopped with a message: file named, the bound said, before reading a row")  # fmt: skip
 
 
+@pytest.mark.slow  # its bomb takes ~16 s to write: in `make test`, not in the `make test-fast` loop
 def test_a_parquet_bomb_in_a_url_list_and_in_a_published_folder_is_named(tmp_path, published_folder, parquet_bomb):
     """Issue 57 case 4, the other Parquet files someone hands over: a URL list (sources[].path) and a published
     folder's shard (publish check reads every row, through mlcroissant and `datasets`)."""
