@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.durations import per_file
 from helpers.runs import SMALL_CONFIGS, WorkflowRun
 from helpers.test_cache import CACHE, cached_run
 from hypothesis import HealthCheck, settings
@@ -145,23 +146,16 @@ def _durations_file(config: pytest.Config) -> Path:
 def _file_weights(config: pytest.Config) -> dict[str, float]:
     """Seconds each test file took in this tier's last run (the durations file), summed over its tests. A fresh clone
     has no such file: it reads tests/durations-<tier>.txt, the per-file sums of a whole run of the tier kept in the
-    repository (`python tools/durations.py <tier>` copies them from the cache), so that CI too starts the heaviest
-    files first instead of in the order of their names. Neither needs an edit for a new test: a file not listed
-    counts as the heaviest."""
-    weights: dict[str, float] = {}
+    repository (`python -m tests.helpers.durations <tier>` copies them from the cache), so that CI too starts the
+    heaviest files first instead of in the order of their names. Neither needs an edit for a new test: a file not
+    listed counts as the heaviest."""
     tier = config.getoption("--squidflow-tier")
     path = _durations_file(config)
     if tier is not None and not path.exists():
         path = ROOT / "tests" / f"durations-{tier}.txt"
     if tier is None or not path.exists():
-        return weights
-    for line in path.read_text().splitlines():
-        seconds, _, nodeid = line.strip().partition("s ")
-        try:
-            weights[nodeid.split("::")[0]] = weights.get(nodeid.split("::")[0], 0.0) + float(seconds)
-        except ValueError:
-            continue
-    return weights
+        return {}
+    return dict(per_file(path.read_text()))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

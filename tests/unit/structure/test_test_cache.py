@@ -102,8 +102,7 @@ def test_a_fresh_clone_starts_the_heaviest_files_first_from_the_kept_durations(m
     """Without .test-cache (a fresh clone, CI) the order comes from tests/durations-<tier>.txt: the e2e tier's two
     longest journeys first, not in the order of their names (where they came last)."""
     import conftest
-
-    from tools.durations import per_file
+    from helpers.durations import per_file
 
     class Config:
         def getoption(self, name: str) -> str:

@@ -1,7 +1,7 @@
-"""Keep a tier's test durations in the repository, per test file, so that a fresh clone (CI) starts the heaviest test
-files first too.
+"""A tier's test durations per test file: read to start the heaviest files first (tests/conftest.py), and kept in the
+repository so that a fresh clone (CI) does so too.
 
-    python tools/durations.py test e2e
+    .venv/bin/python -m tests.helpers.durations test e2e
 
 Each tier's run writes every test's duration to .test-cache/durations-<tier>.txt (git-ignored), and its next run
 starts the files that took longest first (tests/conftest.py). A fresh clone has no .test-cache, and without this
@@ -17,7 +17,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def per_file(text: str) -> Counter[str]:
