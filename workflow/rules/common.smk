@@ -17,6 +17,7 @@ from squidflow.contracts.paths import (
     VIDEOS_CHECKED,
 )
 from squidflow import version as squidflow_version
+from squidflow.runtime.input_sizes import patch_input_sizes
 from squidflow.runtime.s3_plugin import patch_directory_check, patch_inventory
 from squidflow.runtime.command_line import redact_command_line
 
@@ -39,11 +40,14 @@ except ConfigError as _error:
 # reads only the config). Set after validation; no rule reads it.
 config["_squidflow"] = {"made_by": squidflow_version.describe(SQUIDFLOW_ROOT)}
 # On S3 (profiles/s3) a folder output is looked up again after its job uploaded it: the plugin keeps a folder's first
-# "missing"; and each folder is listed once while the DAG is built, not a request per file (squidflow.runtime.s3_plugin,
-# docs/upstream.md, changes 3 and 3a).
+# "missing"; each folder is listed once while the DAG is built, not a request per file; a file found is not listed as
+# a folder and a bucket found not asked again (squidflow.runtime.s3_plugin, docs/upstream.md, changes 3 and 3a). On
+# any storage the scheduler asks an input's size once, not in every round (squidflow.runtime.input_sizes, change 3b).
 if getattr(workflow.storage_settings, "default_storage_provider", None) == "s3":
     patch_directory_check()
     patch_inventory()
+if getattr(workflow.storage_settings, "default_storage_provider", None) is not None:
+    patch_input_sizes()
 # (The `onstart:` handler — writable results/ and logs/, the Slurm watch — is in workflow/checks.smk: a rules file
 # with functions may not also hold a handler, says `snakemake --lint`.)
 

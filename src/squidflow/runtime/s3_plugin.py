@@ -1,5 +1,5 @@
-"""The two behaviours squidflow changes in Snakemake's S3 storage plugin (snakemake-storage-plugin-s3), and only on the
-versions it was tested on (docs/upstream.md lists them with their upstream reports).
+"""The behaviours squidflow changes in Snakemake's S3 storage plugin (snakemake-storage-plugin-s3), and only on the
+versions it was tested on (docs/upstream.md, changes 3 and 3a, with their upstream reports).
 
 A folder on S3 is no object but a prefix: the plugin answers "does `results/frames/shard0` exist?" by listing the
 keys under `results/frames/shard0/`, and keeps the answer on its storage object (`is_dir`) for as long as the
@@ -10,7 +10,9 @@ it (Snakemake does not ask about the outputs of a job whose inputs are still to 
 does, for every directory output the killed run had not reached (tests/e2e/test_s3.py). That is a wrong
 answer, not a slow one, so `patch_directory_check` makes the plugin forget a "no" whenever it is asked whether
 the object exists: one LIST request where a HEAD request has already found no object of that name. It stays until
-the plugin asks again itself.
+the plugin asks again itself. With it, answers the plugin asks again are kept (issue 61): an object that HEAD finds
+is a file (no listing for its modification time and size), that HEAD's time and size serve the questions that
+follow it for HEAD_TTL_S, and a bucket found is not asked for again.
 
 While Snakemake builds the DAG it asks a storage object for an inventory: what one request can tell about it and
 its neighbours. The plugin (0.3.6) keys its inventory by the bucket, so it lists the prefix of the first file asked
@@ -27,6 +29,7 @@ patched: a warning says so once, and the plugin runs as it ships.
 from __future__ import annotations
 
 import posixpath
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,31 +43,102 @@ WHAT = (
 WHAT_INVENTORY = "one listing per folder while the DAG is built; without it a request per file, slower, same answers"
 
 
-def patch_directory_check(version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:
-    """Make the S3 plugin's storage objects forget a "not a folder" each time they are asked whether they exist, so
-    that a folder uploaded after a first "no" is seen; a "yes" is kept, as the plugin keeps it, and so is a "no"
-    between two existence questions (the modification time and size of a file ask whether it is a folder first:
-    listing again for each would be a LIST request per question, issue 61). Only within
-    squidflow.runtime.upstream.TESTED (else a warning, once, and no change); nothing where the plugin is not
-    installed. Returns whether the check was replaced (once per process)."""
+HEAD_TTL_S = 2.0  # how long a file's HEAD answer serves its modification time and size (issue 61)
+
+
+def patch_directory_check(
+    version: str | None = None, warn: Callable[[str], None] | None = None, clock: Callable[[], float] = time.monotonic
+) -> bool:
+    """Make the S3 plugin's storage objects forget a "not a folder" each time they are asked whether they exist and
+    no object of their name is found, so that a folder uploaded after a first "no" is seen; a "yes" is kept, as the
+    plugin keeps it. Fewer requests for the same answers (issue 61):
+    - an object found by that question is a file: its modification time and size (which ask whether it is a folder
+      first) need no listing;
+    - the HEAD answer of that question serves the file's modification time and size asked within HEAD_TTL_S
+      (Snakemake asks exists, then mtime or size, one after the other), unless this object was uploaded or removed
+      since (`clock`: seconds, for the tests);
+    - the bucket, once found, is not asked for again until an object of it is removed (the plugin removes an
+      emptied bucket).
+    Only within squidflow.runtime.upstream.TESTED (else a warning, once, and no change); nothing where the plugin is
+    not installed. Returns whether the check was replaced (once per process)."""
     try:
-        from snakemake_storage_plugin_s3 import StorageObject
+        import snakemake_storage_plugin_s3 as plugin
     except ImportError:
         return False
+    StorageObject = plugin.StorageObject
     if getattr(StorageObject.exists, "squidflow_uncached", False):
         return False
     if not within_tested(PLUGIN, WHAT, version, warn):
         return False
-    shipped = StorageObject.exists
-
-    def exists(self: StorageObject) -> bool:
-        if self._is_dir is False:  # a folder may have been uploaded since the last "no": list it again
-            self._is_dir = None
-        return shipped(self)
-
-    exists.squidflow_uncached = True  # type: ignore[attr-defined]
-    StorageObject.exists = exists  # type: ignore[method-assign]
+    shipped = {name: getattr(StorageObject, name) for name in ("exists", "bucket_exists", "remove", "store_object",
+                                                                "mtime", "size")}  # fmt: skip
+    methods = {**_file_answers(plugin, shipped, clock), **_bucket_answers(shipped)}
+    methods["exists"].squidflow_uncached = True  # type: ignore[attr-defined]
+    for name, method in methods.items():
+        setattr(StorageObject, name, method)
     return True
+
+
+def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], float]) -> dict[str, Any]:
+    """patch_directory_check's `exists`, `mtime` and `size`: a folder looked up again after a "no", a file's HEAD
+    answer kept for HEAD_TTL_S; `store_object` forgets it."""
+
+    def exists(self: Any) -> bool:
+        obj = self.s3obj()
+        try:
+            obj.load()
+        except plugin.botocore.exceptions.ClientError as exc:
+            self.__dict__.pop("squidflow_head", None)
+            if exc.response["Error"]["Code"] != "404":
+                return shipped["exists"](self)  # the plugin's own message for a bad request, its error otherwise
+            self._is_dir = None  # a folder may have been uploaded since the last "no": list it again
+            return self.bucket_exists() and self.is_dir()
+        if self._is_dir is None:  # an object of this name: a file (a folder on S3 is a prefix, not an object)
+            self._is_dir = False
+        self.__dict__["squidflow_head"] = (clock(), obj.last_modified.timestamp(), obj.content_length)
+        return True
+
+    def head(self: Any) -> tuple[float, int] | None:
+        """The last exists() answer's (modification time, size), if a file's and younger than HEAD_TTL_S."""
+        kept = self.__dict__.get("squidflow_head")
+        if kept is None or self._is_dir is not False or clock() - kept[0] > HEAD_TTL_S:
+            return None
+        return kept[1], kept[2]
+
+    def mtime(self: Any) -> float:
+        kept = head(self)
+        return kept[0] if kept is not None else shipped["mtime"](self)
+
+    def size(self: Any) -> int:
+        kept = head(self)
+        return kept[1] if kept is not None else shipped["size"](self)
+
+    def store_object(self: Any) -> None:
+        self.__dict__.pop("squidflow_head", None)
+        shipped["store_object"](self)
+
+    return {"exists": exists, "mtime": mtime, "size": size, "store_object": store_object}
+
+
+def _bucket_answers(shipped: dict[str, Any]) -> dict[str, Any]:
+    """patch_directory_check's `bucket_exists` (a bucket found, kept per provider) and `remove` (which forgets it,
+    and the object's HEAD answer)."""
+
+    def bucket_exists(self: Any) -> bool:
+        known = self.provider.__dict__.setdefault("squidflow_buckets", set())
+        if self.bucket in known:
+            return True
+        found = shipped["bucket_exists"](self)
+        if found:
+            known.add(self.bucket)
+        return found
+
+    def remove(self: Any) -> None:
+        self.__dict__.pop("squidflow_head", None)
+        self.provider.__dict__.setdefault("squidflow_buckets", set()).discard(self.bucket)
+        shipped["remove"](self)
+
+    return {"bucket_exists": bucket_exists, "remove": remove}
 
 
 def patch_inventory(version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:

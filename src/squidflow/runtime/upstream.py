@@ -15,7 +15,8 @@ from importlib import metadata
 
 # dependency -> (lowest, newest) version squidflow's change was tested on
 TESTED = {
-    "snakemake": ("9.0.0", "9.27.1"),  # squidflow.report.script_data: the report's script data made inert
+    # squidflow.report.script_data: the report's script data made inert; squidflow.runtime.input_sizes (from 9.10.0)
+    "snakemake": ("9.0.0", "9.27.1"),
     "snakemake-executor-plugin-slurm": ("2.8.0", "2.8.0"),  # squidflow.runtime.slurm_plugin: `CANCELLED by <uid>`
     "snakemake-storage-plugin-s3": ("0.3.6", "0.3.6"),  # squidflow.runtime.s3_plugin: folder check, inventory
     "crowd-kit": ("1.4.2", "1.4.2"),  # squidflow.judgments.crowd_models: GLAD's and MACE's bookkeeping
@@ -40,12 +41,19 @@ def installed_version(dist: str) -> str | None:
         return None
 
 
-def within_tested(dist: str, what: str, version: str | None = None, warn: Callable[[str], None] | None = None) -> bool:
+def within_tested(
+    dist: str,
+    what: str,
+    version: str | None = None,
+    warn: Callable[[str], None] | None = None,
+    span: tuple[str, str] | None = None,
+) -> bool:
     """Whether `dist` (at `version`, else the installed one) is within the versions squidflow's change `what` was
-    tested on. Outside them: one warning per process and dependency (through `warn`, default this module's logger)
-    naming the version, the tested range and what runs as it ships; returns False."""
+    tested on: `span` where the change's own code first appeared later than TESTED's lowest, else TESTED[dist].
+    Outside them: one warning per process and dependency (through `warn`, default this module's logger) naming the
+    version, the tested range and what runs as it ships; returns False."""
     version = version if version is not None else installed_version(dist)
-    low, high = TESTED[dist]
+    low, high = span or TESTED[dist]
     if version is not None and release(low) <= release(version) <= release(high):
         return True
     if dist not in _warned:

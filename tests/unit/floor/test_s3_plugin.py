@@ -15,8 +15,16 @@ from squidflow.runtime import s3_plugin, upstream
 BUCKET = "squidflow-is-dir"
 
 plugin = pytest.importorskip("snakemake_storage_plugin_s3")
-# the plugin's own check, as this module first sees it (no test process runs an S3 workflow in-process)
+# the plugin's own checks, as this module first sees them (no test process runs an S3 workflow in-process)
 SHIPPED_EXISTS = plugin.StorageObject.exists
+SHIPPED_CHECKS = {name: getattr(plugin.StorageObject, name)
+                  for name in ("exists", "bucket_exists", "remove", "store_object", "mtime", "size")}  # fmt: skip
+
+
+def _as_shipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin's existence check, bucket check and removal as it ships, for this test (and back after it)."""
+    for name, method in SHIPPED_CHECKS.items():
+        monkeypatch.setattr(plugin.StorageObject, name, method)
 
 
 @pytest.fixture
@@ -45,7 +53,7 @@ def _asked_then_uploaded(server: moto_s3.S3) -> tuple[bool, bool, bool]:
 
 def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: pytest.MonkeyPatch) -> None:
     assert not getattr(SHIPPED_EXISTS, "squidflow_uncached", False)
-    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)
+    _as_shipped(monkeypatch)
     before, same, new = _asked_then_uploaded(s3)
     assert before is False and new is True
     if same:
@@ -55,24 +63,70 @@ def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: p
 
 
 def test_patched_a_folder_uploaded_after_the_first_question_is_found(s3, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)  # and back to it after the test
+    _as_shipped(monkeypatch)
     assert s3_plugin.patch_directory_check() is True
     assert s3_plugin.patch_directory_check() is False  # once per module
     assert _asked_then_uploaded(s3) == (False, True, True)
-    # a file's modification time and size ask whether it is a folder: listed once, not once per question (issue 61)
+
+
+def test_patched_a_file_found_is_not_listed_as_a_folder_and_a_bucket_found_is_not_asked_again(
+    s3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 61: as it ships, each question about a file's modification time or size is a HEAD request and lists
+    `<key>/` (is it a folder?), and each missing object asks for its bucket; patched, an object found by `exists()`
+    is a file whose HEAD answers its modification time and size for HEAD_TTL_S, and the bucket is asked once until
+    an object of it is removed. The answers stay the plugin's own."""
     from squidflow.videos.storage import provider
 
-    key = f"run/{uuid.uuid4().hex}/results/videos/videos.parquet"
-    s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"x")
-    obj, lists = provider(f"s3://{BUCKET}/run").object(f"s3://{BUCKET}/{key}"), s3.requests["GET list"]
-    assert obj.exists() and obj.size() == 1 and obj.mtime() > 0 and obj.mtime() > 0 and obj.exists()
-    assert s3.requests["GET list"] - lists == 1
+    now = [0.0]
+    kinds = ("HEAD object", "GET list", "HEAD bucket")
+
+    def ask(run: str) -> tuple[tuple, dict[str, int], dict[str, int], dict[str, int]]:
+        """The answers, then the requests of the file's questions, of the missing ones, and of the file's again
+        after HEAD_TTL_S and after an upload."""
+        key = f"{run}/results/videos/videos.parquet"
+        s3.client().put_object(Bucket=BUCKET, Key=key, Body=b"x")
+        prov, answers, counts = provider(f"s3://{BUCKET}/{run}"), [], []
+        file = prov.object(f"s3://{BUCKET}/{key}")
+
+        def later(obj):
+            now[0] += s3_plugin.HEAD_TTL_S + 1
+            first = obj.mtime() > 0  # the last HEAD is too old: asked again
+            obj.local_path().parent.mkdir(parents=True, exist_ok=True)
+            obj.local_path().write_bytes(b"xyz")
+            obj.store_object()
+            return first, obj.size()  # the upload's size, not the HEAD's before it
+
+        for obj, questions in (
+            (file, lambda obj: (obj.exists(), obj.size(), obj.mtime() > 0, obj.mtime() > 0, obj.exists())),
+            (prov.object(f"s3://{BUCKET}/{run}/results/a.parquet"), lambda obj: (
+                obj.exists(), obj.exists(), prov.object(f"s3://{BUCKET}/{run}/results/b.parquet").exists())),
+            (file, later),
+        ):  # fmt: skip
+            before = dict(s3.requests)
+            answers += questions(obj)
+            counts.append({kind: s3.requests[kind] - before.get(kind, 0) for kind in kinds})
+        return tuple(answers), *counts
+
+    _as_shipped(monkeypatch)
+    shipped, *shipped_counts = ask(f"run/{uuid.uuid4().hex}")
+    assert s3_plugin.patch_directory_check(clock=lambda: now[0]) is True
+    patched, *patched_counts = ask(f"run/{uuid.uuid4().hex}")
+    assert shipped == patched == (True, 1, True, True, True, False, False, False, True, 3)
+    as_counts = [dict(zip(kinds, c, strict=True)) for c in ((5, 1, 0), (3, 2, 3), (2, 0, 1))]
+    # as shipped, a missing object's second question is not listed (the first "no" kept: change 3 lists it again)
+    assert shipped_counts == as_counts, shipped_counts
+    # patched: the file's HEAD answers its size and time; the bucket asked once; after HEAD_TTL_S the time and after
+    # an upload the size are asked again
+    assert patched_counts == [dict(zip(kinds, c, strict=True)) for c in ((2, 0, 0), (3, 3, 1), (2, 0, 0))], (
+        patched_counts
+    )
 
 
 def test_outside_the_tested_versions_the_plugin_runs_as_it_ships_and_a_warning_says_so_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(plugin.StorageObject, "exists", SHIPPED_EXISTS)
+    _as_shipped(monkeypatch)
     monkeypatch.setattr(upstream, "_warned", set())
     said: list[str] = []
     low, high = upstream.TESTED[s3_plugin.PLUGIN]

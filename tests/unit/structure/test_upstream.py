@@ -24,7 +24,9 @@ DOC = ROOT / "docs" / "upstream.md"
 DECLARED = {
     "src/squidflow/runtime/slurm_plugin.py": "the Slurm executor plugin's status query (`CANCELLED by <uid>`)",
     "src/squidflow/report/script_data.py": "Snakemake's report renderers (the script data made inert)",
-    "src/squidflow/runtime/s3_plugin.py": "the S3 storage plugin's folder check and its inventory (one listing per folder)",
+    "src/squidflow/runtime/s3_plugin.py": "the S3 storage plugin's folder check, HEAD answers, bucket check and "
+    "inventory (one listing per folder)",
+    "src/squidflow/runtime/input_sizes.py": "Snakemake's scheduler asks an input's size once, not in every round",
     "src/squidflow/runtime/command_line.py": "the command line Snakemake's log header quotes (`sys.argv` redacted)",
 }
 # What the library and the rules read from Snakemake beyond its documented interface, or add to it (docs/upstream.md,
