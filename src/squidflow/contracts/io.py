@@ -196,6 +196,25 @@ def write_parquet(df: pl.DataFrame, path: str | os.PathLike, schema: Schema) -> 
     return out
 
 
+def write_parquet_sorted(
+    df: pl.DataFrame, path: str | os.PathLike, schema: Schema, by: list[str], *, block_rows: int = 8192
+) -> None:
+    """write_parquet of `df` sorted by `by`, a block of rows at a time: a sort copies a frame whole, and a wide one
+    (features: 2,560 floats a row, 820 MB at 80,000 frames) then took 2.5 GB to gather (issue 61). The order comes
+    from the key columns; each block of rows is taken in that order, conformed and written as a row group."""
+    import pyarrow.parquet as pq
+
+    order = df.select(pl.arg_sort_by(by)).to_series()
+    with atomic_path(path) as tmp:
+        writer = None
+        for start in range(0, max(len(order), 1), block_rows):
+            block = conform(df[order[start : start + block_rows]], schema, where=str(path)).to_arrow()
+            writer = writer or pq.ParquetWriter(tmp, block.schema)
+            writer.write_table(block)
+        if writer is not None:
+            writer.close()
+
+
 def read_parquet(path: str | os.PathLike, schema: Schema) -> pl.DataFrame:
     """Read an artifact and check it against its schema."""
     path = Path(path)

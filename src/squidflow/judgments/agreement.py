@@ -12,7 +12,7 @@ rate the item. Three metrics, as in Table 7:
 
 α and κ are implemented here (small and readable); the tests check them against the `krippendorff` package and
 `statsmodels` on random matrices. Beside the paper's α, Table 7 gives Krippendorff's α at the ordinal and interval
-levels as the `krippendorff` package computes them (Krippendorff 2011, "Computing Krippendorff's alpha-reliability").
+levels (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"), equal to the `krippendorff` package's.
 
 Every number of Table 7 has a bootstrap interval over images (agreement_intervals): all measures of all rows from
 one index matrix, each computed for every resample at once as a weighted sum over items (agreement_replicates).
@@ -137,18 +137,19 @@ def binned_kappa(matrix: np.ndarray, n_bins: int) -> float:
     return fleiss_kappa(cats, n_bins)
 
 
-def krippendorff_alpha(matrix: np.ndarray, level: Literal["nominal", "ordinal", "interval", "ratio"]) -> float:
-    """Krippendorff's α at `level` ("ordinal", "interval"), computed by the `krippendorff` package (items × coders,
-    NaN missing); NaN where fewer than two distinct pairable values leave nothing to disagree on. The package builds
-    an items × values × values array: about 300 MB for 3,600 items with ratings 0–100. (Imported here: the package is
-    in the reporting environment, and the simulated panel and other stages import this module for α and Spearman.)"""
-    import krippendorff
-
+def krippendorff_alpha(matrix: np.ndarray, level: Literal["ordinal", "interval"]) -> float:
+    """Krippendorff's α at `level` ("ordinal", "interval"), items × coders with NaN missing, as the `krippendorff`
+    package computes it (the tests compare the two); NaN where fewer than two distinct pairable values leave nothing
+    to disagree on. Computed from each item's sums (the bootstrap's formula with every weight 1), in memory linear in
+    the ratings: the package builds an items × values × values array, 2 GB at 24,000 items rated 0-100 (the scale
+    curve at 3,000 videos, issue 61) and growing with the items."""
+    if level not in ALPHA_LEVELS:
+        raise ValueError(f"Krippendorff's α at level {level!r}: squidflow computes {', '.join(ALPHA_LEVELS)}")
     m = np.asarray(matrix, dtype=float)
     pairable = m[(~np.isnan(m)).sum(axis=1) >= 2] if m.size else m
     if pairable.size == 0 or len(np.unique(pairable[~np.isnan(pairable)])) < 2:
         return float("nan")
-    return float(krippendorff.alpha(reliability_data=pairable.T, level_of_measurement=level))
+    return float(_alpha_replicates(pairable, np.ones((1, len(pairable))))[f"alpha_{level}"][0])
 
 
 def agreement_row(matrix: np.ndarray, kappa_bins: tuple[int, ...] = (3, 4, 5)) -> dict[str, float]:
@@ -390,18 +391,28 @@ def agreement_intervals(
     (on the release, variant A's α .658 gets replicates in [.75, .79]); permuted, the positions the pairwise Spearman
     pairs are not exchangeable on the release (variant A's .664 gets replicates around .605).
     """
-    from squidflow.statistics.intervals import counts, image_resamples, interval_from
+    from squidflow.statistics.intervals import CHUNK_ELEMENTS, counts, image_resample_blocks, interval_from
 
     images = sorted({k for keys, _ in items.values() for k in keys.select("video_id", "frame_index").iter_rows()})
     position = {k: i for i, k in enumerate(images)}
-    drawn = counts(image_resamples(len(images), cfg), len(images))  # B × images: draws per image
+    item_image = {
+        variant: np.array([position[k] for k in keys.select("video_id", "frame_index").iter_rows()], dtype=int)
+        for variant, (keys, _) in items.items()
+    }
+    bounded = {variant: m.size * cfg.resamples <= INTERVAL_MAX_CELLS for variant, (_, m) in items.items()}
+    parts: dict[str, list[dict[str, np.ndarray]]] = {variant: [] for variant in items}
+    # a block of resamples at a time (B × images draws per image, B × items weights: 1.9 GB at 10,000 videos)
+    for index in image_resample_blocks(len(images), cfg, CHUNK_ELEMENTS // max(len(images), 1)):
+        drawn = counts(index, len(images))  # block × images: draws per image
+        for variant, (_, m) in items.items():
+            if bounded[variant]:
+                parts[variant].append(agreement_replicates(m, drawn[:, item_image[variant]], kappa_bins))
     rows = []
-    for variant, (keys, m) in items.items():
-        item_image = np.array([position[k] for k in keys.select("video_id", "frame_index").iter_rows()], dtype=int)
-        if m.size * len(drawn) > INTERVAL_MAX_CELLS:  # no interval, and a sentence under Table 7 says why
-            reps = {name: np.full(len(drawn), np.nan) for name in measures(kappa_bins)}
-        else:
-            reps = agreement_replicates(m, drawn[:, item_image], kappa_bins)
+    for variant in items:
+        if bounded[variant]:
+            reps = {name: np.concatenate([p[name] for p in parts[variant]]) for name in measures(kappa_bins)}
+        else:  # no interval, and a sentence under Table 7 says why
+            reps = {name: np.full(cfg.resamples, np.nan) for name in measures(kappa_bins)}
         row: dict[str, str | float] = {"variant": variant}
         for name, values in reps.items():
             _, lo, hi = interval_from(points[variant][name], values, cfg)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -358,6 +358,31 @@ def _still(needed: np.ndarray, n: np.ndarray, room: np.ndarray, step: int) -> tu
     return np.minimum(-(-still // step) * step, room), needed <= n + room
 
 
+PROJECTION_CELLS = 2**22  # soft labels × draws per block of the projection (32 MB of int64 per array)
+
+
+def _drawn_needs(plan: pl.DataFrame, needed: np.ndarray, n: np.ndarray, open_: np.ndarray, w: float, z: float,
+                 most: int, intervals: IntervalConfig) -> np.ndarray:  # fmt: skip
+    """Each soft label's need under each of intervals.resamples draws of its variance ((n - 1) s^2 / chi2(n - 1),
+    seed intervals.seed), soft labels × draws as int32 (its need as measured where it is closed or its spread
+    unknown). The draws are made a block of soft labels at a time, in the order one draw of the whole matrix makes
+    them, so the numbers do not depend on the block size."""
+    from scipy.stats import chi2
+
+    spread = plan["spread"].fill_null(np.nan).to_numpy().astype(float)
+    known = np.flatnonzero(open_ & np.isfinite(spread) & (n > 1))
+    need_b = np.repeat(np.minimum(needed, np.iinfo(np.int32).max).astype(np.int32)[:, None], intervals.resamples, 1)
+    rng = np.random.default_rng([intervals.seed, 59])
+    rows = max(1, PROJECTION_CELLS // max(intervals.resamples, 1))
+    for start in range(0, len(known), rows):
+        at = known[start : start + rows]
+        df = (n[at] - 1)[:, None]
+        draws = chi2.rvs(df, size=(len(at), intervals.resamples), random_state=rng)
+        sigma = np.sqrt(df * spread[at][:, None] ** 2 / np.maximum(draws, 1e-12))
+        need_b[at] = np.minimum(ratings_needed(sigma, w, z), most)
+    return need_b
+
+
 def project(
     plan: pl.DataFrame,
     cfg: NextRoundConfig,
@@ -373,8 +398,6 @@ def project(
     `cfg.budget` a round. The projection is the draws' median (a spread from a few ratings is below the SD more often
     than not, so the need from the spread as measured is low); the curve: the share of soft labels at the target
     against the ratings spent, the cheapest first, its median and band over the same draws."""
-    from scipy.stats import chi2
-
     z = z_value(intervals.level)
     w, cap = cfg.target_width, cfg.max_ratings_per_image
     n = plan["n"].to_numpy().astype(np.int64)
@@ -382,21 +405,18 @@ def project(
     room = np.maximum((cap - n) // step * step, 0)
     needed = plan["ratings_needed"].to_numpy().astype(np.int64)
     beyond = open_ & (needed > n + room)
-    spread = plan["spread"].fill_null(np.nan).to_numpy().astype(float)
-    known = open_ & np.isfinite(spread) & (n > 1)
-    need_b = np.tile(needed[:, None], (1, intervals.resamples))
-    if known.any():
-        df = (n[known] - 1)[:, None]
-        rng = np.random.default_rng([intervals.seed, 59])
-        draws = chi2.rvs(df, size=(int(known.sum()), intervals.resamples), random_state=rng)
-        sigma = np.sqrt(df * spread[known][:, None] ** 2 / np.maximum(draws, 1e-12))
-        need_b[known] = np.minimum(ratings_needed(sigma, w, z), 10 * cap)
-    still_b, reach_b = _still(need_b, n[:, None], room[:, None], step)
-    todo = np.where(open_[:, None], still_b, 0)
-    totals = todo.sum(axis=0)
+    need_b = _drawn_needs(plan, needed, n, open_, w, z, 10 * cap, intervals)
     spent = int(plan["ratings"].sum())
     reached = int(plan["reached"].sum())
     budget = max(cfg.budget, 1)
+    # the soft labels × draws arrays a block of draws at a time, twice (36,000 soft labels × 1,000 draws: 288 MB each)
+    width = max(1, PROJECTION_CELLS // max(len(plan), 1))
+
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for b in range(0, need_b.shape[1], width):
+            yield _still(need_b[:, b : b + width].astype(np.int64), n[:, None], room[:, None], step)
+
+    totals = np.concatenate([np.where(open_[:, None], still, 0).sum(axis=0) for still, _ in blocks()])
     lo, mid, hi = np.quantile(totals, [(1 - intervals.level) / 2, 0.5, (1 + intervals.level) / 2])
     rem = int(round(mid))  # the median of the draws: s from a few ratings is below the SD more often than not
     grid = spent + np.linspace(0, max(float(totals.max()), float(rem), 1.0), points)
@@ -406,8 +426,8 @@ def project(
         got = np.searchsorted(spent + np.cumsum(c), grid, side="right")
         return (reached + got) / max(len(plan), 1)
 
-    reachable = np.where(open_[:, None] & reach_b, still_b, 0)
-    curves = np.stack([share(reachable[:, b]) for b in range(reachable.shape[1])])
+    curves = np.stack([share(np.where(open_ & reach[:, b], still[:, b], 0)) for still, reach in blocks()
+                       for b in range(still.shape[1])])  # fmt: skip
     qlo, qmid, qhi = np.quantile(curves, [(1 - intervals.level) / 2, 0.5, (1 + intervals.level) / 2], axis=0)
     curve = pl.DataFrame(
         {

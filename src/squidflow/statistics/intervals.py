@@ -26,7 +26,7 @@ The bootstrap (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -88,6 +88,16 @@ def image_resamples(n: int, cfg: IntervalConfig, *, strata: np.ndarray | None = 
         members = np.flatnonzero(strata == label)
         index[:, members] = members[rng.integers(0, len(members), size=(cfg.resamples, len(members)))]
     return index
+
+
+def image_resample_blocks(n: int, cfg: IntervalConfig, rows: int) -> Iterator[np.ndarray]:
+    """image_resamples(n, cfg) (without strata) `rows` resamples at a time, in order: the same draws (one generator
+    drawn in order gives the same numbers in blocks as in one matrix), for a statistic whose B × n arrays are too
+    large to hold whole (Table 7 at 60,000 images: 480 MB of indices, and as much again for each array of counts)."""
+    rng = _rng(cfg, 0)
+    for start in range(0, cfg.resamples, max(rows, 1)):
+        size = (min(max(rows, 1), cfg.resamples - start), n)
+        yield rng.integers(0, n, size=size) if n else np.zeros(size, dtype=np.int64)
 
 
 def counts(index: np.ndarray, n: int) -> np.ndarray:
@@ -313,7 +323,8 @@ def item_mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[
     same level, resamples, seed and percentile interval as the tables). Items with one rating get none (NaN).
     All items with n ratings at once: their resampled means from the resamples' counts (a matrix product: whole
     ratings sum exactly, so the same means as averaging the drawn ratings) and their percentiles along one axis, as
-    interval_from takes them one item at a time; the next round's planning (issue 59) calls this every round."""
+    interval_from takes them one item at a time, a block of items at a time; the next round's planning (issue 59)
+    calls this every round."""
     lo = np.full(len(ratings), np.nan)
     hi = np.full(len(ratings), np.nan)
     by_n: dict[int, list[int]] = {}
@@ -323,7 +334,12 @@ def item_mean_intervals(ratings: list[list[int]], cfg: IntervalConfig) -> tuple[
     for n, rows in by_n.items():
         if n < 2:
             continue
-        values = np.array([ratings[i] for i in rows], dtype=float)  # items × n
-        resampled = values @ counts(image_resamples(n, cfg), n).T / n  # items × B
-        lo[rows], hi[rows] = np.quantile(resampled, [alpha, 1 - alpha], axis=1)
+        drawn = counts(image_resamples(n, cfg), n).T  # n × B: the same resamples for every item with n ratings
+        # a block of items at a time (items × B values twice, for the product and the quantiles' sort: 2 GB at
+        # 120,000 soft labels of three ratings, issue 61's scale curve)
+        block = max(1, CHUNK_ELEMENTS // max(cfg.resamples, 1))
+        for start in range(0, len(rows), block):
+            at = rows[start : start + block]
+            values = np.array([ratings[i] for i in at], dtype=float)  # items × n
+            lo[at], hi[at] = np.quantile(values @ drawn / n, [alpha, 1 - alpha], axis=1)
     return lo, hi

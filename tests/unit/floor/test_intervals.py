@@ -218,3 +218,26 @@ def test_item_mean_intervals_are_each_items_percentile_interval_of_its_drawn_rat
         _, want_lo, want_hi = iv.interval_from(v.mean(), v[iv.image_resamples(len(r), cfg)].mean(axis=-1), cfg)
         assert (lo[i], hi[i]) == (want_lo, want_hi), i
     assert lo[-2] == hi[-2] == 50.0 and lo[-1] < 50 < hi[-1]
+
+
+@pytest.mark.parametrize("rows", [1, 7, 333, 5000])
+def test_resample_blocks_are_the_one_matrix_in_pieces(rows):
+    """Table 7 draws its resamples a block at a time (issue 61: 480 MB of indices at 60,000 images): the blocks,
+    stacked, are image_resamples' matrix, whatever their size."""
+    cfg = iv.IntervalConfig(resamples=1000, seed=4)
+    blocks = list(iv.image_resample_blocks(57, cfg, rows))
+    assert all(len(b) <= rows for b in blocks)
+    assert np.array_equal(np.concatenate(blocks), iv.image_resamples(57, cfg))
+
+
+def test_item_mean_intervals_are_the_same_a_block_of_items_at_a_time(monkeypatch):
+    """The soft labels' intervals are computed a block of items at a time (2 GB at 120,000 soft labels before,
+    issue 61): blocks of two items give the numbers of one block of all."""
+    rng = np.random.default_rng(1)
+    ratings = [list(rng.integers(0, 101, size=int(rng.integers(1, 6)))) for _ in range(200)]
+    cfg = iv.IntervalConfig(resamples=200, seed=2)
+    whole = iv.item_mean_intervals(ratings, cfg)
+    monkeypatch.setattr(iv, "CHUNK_ELEMENTS", 2 * cfg.resamples)
+    blocked = iv.item_mean_intervals(ratings, cfg)
+    assert np.isfinite(whole[0]).sum() > 100
+    assert np.array_equal(whole[0], blocked[0], equal_nan=True) and np.array_equal(whole[1], blocked[1], equal_nan=True)
