@@ -44,6 +44,7 @@ WHAT_INVENTORY = "one listing per folder while the DAG is built; without it a re
 
 
 HEAD_TTL_S = 2.0  # how long a file's HEAD answer serves its modification time and size (issue 61)
+SINGLE_PUT_MAX = 8 * 1024**2  # boto3's multipart threshold: a file below it is one PUT request
 
 
 def patch_directory_check(
@@ -84,9 +85,8 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
     answer kept for HEAD_TTL_S; `store_object` forgets it."""
 
     def exists(self: Any) -> bool:
-        obj = self.s3obj()
-        try:
-            obj.load()
+        try:  # the client's HEAD, not a boto3 resource made per question (a fifth of the main process's S3 time)
+            head = self.provider.s3c.meta.client.head_object(Bucket=self.bucket, Key=self.key)
         except plugin.botocore.exceptions.ClientError as exc:
             self.__dict__.pop("squidflow_head", None)
             if exc.response["Error"]["Code"] != "404":
@@ -95,7 +95,7 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
             return self.bucket_exists() and self.is_dir()
         if self._is_dir is None:  # an object of this name: a file (a folder on S3 is a prefix, not an object)
             self._is_dir = False
-        self.__dict__["squidflow_head"] = (clock(), obj.last_modified.timestamp(), obj.content_length)
+        self.__dict__["squidflow_head"] = (clock(), head["LastModified"].timestamp(), head["ContentLength"])
         return True
 
     def head(self: Any) -> tuple[float, int] | None:
@@ -114,8 +114,21 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
         return kept[1] if kept is not None else shipped["size"](self)
 
     def store_object(self: Any) -> None:
+        """The file, or each file of the folder, in one PUT request each where all are below SINGLE_PUT_MAX (the
+        plugin's `upload_file` starts a transfer manager and its threads per file); else as the plugin stores it."""
         self.__dict__.pop("squidflow_head", None)
-        shipped["store_object"](self)
+        local = self.local_path()
+        files = sorted(f for f in local.rglob("*") if f.is_file()) if local.is_dir() else [local]
+        if not self.bucket_exists() or any(f.stat().st_size >= SINGLE_PUT_MAX for f in files):
+            return shipped["store_object"](self)  # creates the bucket, uploads in parts, as it ships
+        if local.is_dir():
+            self._is_dir = True
+        client = self.provider.s3c.meta.client
+        for f in files:
+            key = self.key if f == local else f"{self.key}/{f.relative_to(local).as_posix()}"
+            with open(f, "rb") as body:
+                client.put_object(Bucket=self.bucket, Key=key, Body=body)
+        return None
 
     return {"exists": exists, "mtime": mtime, "size": size, "store_object": store_object}
 

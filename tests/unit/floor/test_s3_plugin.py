@@ -5,6 +5,7 @@ tests/e2e/test_s3.py. docs/upstream.md, section 3."""
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 
 import pytest
@@ -28,8 +29,9 @@ def _as_shipped(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch):
+def s3(monkeypatch: pytest.MonkeyPatch, tmp_path):
     moto_s3.moto_or_skip()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the storage objects' local copies: this test's own
     with moto_s3.s3_server() as server:
         for key, value in server.env.items():
             monkeypatch.setenv(key, value)
@@ -188,3 +190,37 @@ def test_the_inventory_lists_each_folder_once_and_answers_as_the_plugin_does(
     assert shipped == truth and patched == truth
     assert patched_requests == 5  # one listing per folder: videos, frames, frames/shard0, dataset, report
     assert shipped_requests > 2 * patched_requests, (shipped_requests, patched_requests)
+
+
+def test_patched_a_folder_and_a_file_are_stored_as_the_plugin_stores_them(s3, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 61: patched, each file below SINGLE_PUT_MAX is one PUT request (the plugin's `upload_file` starts a
+    transfer manager per file); a folder's files land under `<folder>/`, as the plugin puts them, and a larger file
+    is stored as the plugin stores it. The keys and bytes in the bucket are the same either way."""
+    from squidflow.videos.storage import provider
+
+    def store(run: str) -> dict[str, bytes]:
+        prov = provider(f"s3://{BUCKET}/{run}")
+        folder, big = (
+            prov.object(f"s3://{BUCKET}/{run}/results/frames/shard0"),
+            prov.object(f"s3://{BUCKET}/{run}/v.mp4"),
+        )
+        for name, data in (("a.jpg", b"a"), ("sub/b.jpg", b"bb"), (".squidflow-frames", b"")):
+            (folder.local_path() / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder.local_path() / name).write_bytes(data)
+        big.local_path().parent.mkdir(parents=True, exist_ok=True)
+        big.local_path().write_bytes(b"v" * (s3_plugin.SINGLE_PUT_MAX + 1))
+        folder.store_object()
+        big.store_object()
+        assert folder.exists() and folder.is_dir() and big.exists() and big.size() == s3_plugin.SINGLE_PUT_MAX + 1
+        listed = s3.client().list_objects_v2(Bucket=BUCKET, Prefix=f"{run}/")["Contents"]
+        return {o["Key"].removeprefix(f"{run}/"): s3.client().get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
+                for o in listed}  # fmt: skip
+
+    _as_shipped(monkeypatch)
+    shipped = store(f"run/{uuid.uuid4().hex}")
+    assert s3_plugin.patch_directory_check() is True
+    puts = s3.requests["PUT object"]
+    patched = store(f"run/{uuid.uuid4().hex}")
+    assert patched == shipped and set(shipped) == {"results/frames/shard0/a.jpg", "results/frames/shard0/sub/b.jpg",
+                                                   "results/frames/shard0/.squidflow-frames", "v.mp4"}  # fmt: skip
+    assert s3.requests["PUT object"] - puts >= 4  # three PUTs for the folder's files, one or more for the large file
