@@ -58,6 +58,10 @@ def patch_directory_check(
     - the HEAD answer of that question serves the file's modification time and size asked within HEAD_TTL_S
       (Snakemake asks exists, then mtime or size, one after the other), unless this object was uploaded or removed
       since (`clock`: seconds, for the tests);
+    - a "missing" (no object, no folder) answers the same question about the same key within HEAD_TTL_S, unless
+      this process stored or removed the key since (Snakemake asks about a job's outputs two or three times while it
+      prepares the job); a file another process (a remote job) uploads meanwhile is seen HEAD_TTL_S later at most,
+      within Snakemake's `--latency-wait` (5 s by default);
     - the bucket, once found, is not asked for again until an object of it is removed (the plugin removes an
       emptied bucket).
     Only within squidflow.runtime.upstream.TESTED (else a warning, once, and no change); nothing where the plugin is
@@ -85,6 +89,9 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
     answer kept for HEAD_TTL_S; `store_object` forgets it."""
 
     def exists(self: Any) -> bool:
+        missing = _missing(self)
+        if clock() - missing.get((self.bucket, self.key), -HEAD_TTL_S - 1) <= HEAD_TTL_S:
+            return False  # found missing a moment ago, and not stored or removed by this process since
         try:  # the client's HEAD, not a boto3 resource made per question (a fifth of the main process's S3 time)
             head = self.provider.s3c.meta.client.head_object(Bucket=self.bucket, Key=self.key)
         except plugin.botocore.exceptions.ClientError as exc:
@@ -92,7 +99,11 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
             if exc.response["Error"]["Code"] != "404":
                 return shipped["exists"](self)  # the plugin's own message for a bad request, its error otherwise
             self._is_dir = None  # a folder may have been uploaded since the last "no": list it again
-            return self.bucket_exists() and self.is_dir()
+            found = self.bucket_exists() and self.is_dir()
+            if not found:
+                missing[(self.bucket, self.key)] = clock()
+            return found
+        missing.pop((self.bucket, self.key), None)
         if self._is_dir is None:  # an object of this name: a file (a folder on S3 is a prefix, not an object)
             self._is_dir = False
         self.__dict__["squidflow_head"] = (clock(), head["LastModified"].timestamp(), head["ContentLength"])
@@ -117,6 +128,7 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
         """The file, or each file of the folder, in one PUT request each where all are below SINGLE_PUT_MAX (the
         plugin's `upload_file` starts a transfer manager and its threads per file); else as the plugin stores it."""
         self.__dict__.pop("squidflow_head", None)
+        _missing(self).pop((self.bucket, self.key), None)
         local = self.local_path()
         files = sorted(f for f in local.rglob("*") if f.is_file()) if local.is_dir() else [local]
         if not self.bucket_exists() or any(f.stat().st_size >= SINGLE_PUT_MAX for f in files):
@@ -131,6 +143,12 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
         return None
 
     return {"exists": exists, "mtime": mtime, "size": size, "store_object": store_object}
+
+
+def _missing(obj: Any) -> dict[tuple[str, str], float]:
+    """The provider's (bucket, key) -> when this process last found it missing (neither an object nor a folder),
+    shared by every storage object of the key (Snakemake makes one per job that names the file)."""
+    return obj.provider.__dict__.setdefault("squidflow_missing", {})
 
 
 def _bucket_answers(shipped: dict[str, Any]) -> dict[str, Any]:
@@ -148,6 +166,7 @@ def _bucket_answers(shipped: dict[str, Any]) -> dict[str, Any]:
 
     def remove(self: Any) -> None:
         self.__dict__.pop("squidflow_head", None)
+        _missing(self).pop((self.bucket, self.key), None)
         self.provider.__dict__.setdefault("squidflow_buckets", set()).discard(self.bucket)
         shipped["remove"](self)
 

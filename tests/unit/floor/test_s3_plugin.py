@@ -39,9 +39,10 @@ def s3(monkeypatch: pytest.MonkeyPatch, tmp_path):
         yield server
 
 
-def _asked_then_uploaded(server: moto_s3.S3) -> tuple[bool, bool, bool]:
-    """A folder's storage object asked before its first key exists, then again after: (before, after on the same
-    object, after on a new object), as Snakemake asks while building the DAG and after the job."""
+def _asked_then_uploaded(server: moto_s3.S3, wait=lambda: None) -> tuple[bool, bool, bool]:
+    """A folder's storage object asked before its first key exists, then (after `wait()`) again after another
+    process uploaded it: (before, after on the same object, after on a new object), as Snakemake asks while building
+    the DAG and after a remote job."""
     from squidflow.videos.storage import provider
 
     # moto keeps its buckets for the life of the process (its servers share one backend): a folder of this test's own
@@ -50,6 +51,7 @@ def _asked_then_uploaded(server: moto_s3.S3) -> tuple[bool, bool, bool]:
     folder = prov.object(f"s3://{BUCKET}/{folder_name}")
     before = folder.exists()
     server.client().put_object(Bucket=BUCKET, Key=f"{folder_name}/.squidflow-frames", Body=b"")
+    wait()
     return before, folder.exists(), prov.object(f"s3://{BUCKET}/{folder_name}").exists()
 
 
@@ -65,10 +67,18 @@ def test_the_plugin_as_it_ships_keeps_a_folders_first_missing(s3, monkeypatch: p
 
 
 def test_patched_a_folder_uploaded_after_the_first_question_is_found(s3, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found once HEAD_TTL_S has passed since the "missing" (the questions Snakemake asks while it prepares a job
+    share one answer): what a remote job uploads is seen within Snakemake's --latency-wait (5 s by default)."""
     _as_shipped(monkeypatch)
-    assert s3_plugin.patch_directory_check() is True
+    now = [0.0]
+    assert s3_plugin.patch_directory_check(clock=lambda: now[0]) is True
     assert s3_plugin.patch_directory_check() is False  # once per module
-    assert _asked_then_uploaded(s3) == (False, True, True)
+    assert _asked_then_uploaded(s3) == (False, False, False)  # within HEAD_TTL_S: the "missing" of a moment ago
+
+    def wait() -> None:
+        now[0] += s3_plugin.HEAD_TTL_S + 0.1
+
+    assert _asked_then_uploaded(s3, wait) == (False, True, True)
 
 
 def test_patched_a_file_found_is_not_listed_as_a_folder_and_a_bucket_found_is_not_asked_again(
@@ -77,7 +87,8 @@ def test_patched_a_file_found_is_not_listed_as_a_folder_and_a_bucket_found_is_no
     """Issue 61: as it ships, each question about a file's modification time or size is a HEAD request and lists
     `<key>/` (is it a folder?), and each missing object asks for its bucket; patched, an object found by `exists()`
     is a file whose HEAD answers its modification time and size for HEAD_TTL_S, and the bucket is asked once until
-    an object of it is removed. The answers stay the plugin's own."""
+    an object of it is removed; a "missing" answers the same question for HEAD_TTL_S. The answers stay the plugin's
+    own."""
     from squidflow.videos.storage import provider
 
     now = [0.0]
@@ -118,9 +129,9 @@ def test_patched_a_file_found_is_not_listed_as_a_folder_and_a_bucket_found_is_no
     as_counts = [dict(zip(kinds, c, strict=True)) for c in ((5, 1, 0), (3, 2, 3), (2, 0, 1))]
     # as shipped, a missing object's second question is not listed (the first "no" kept: change 3 lists it again)
     assert shipped_counts == as_counts, shipped_counts
-    # patched: the file's HEAD answers its size and time; the bucket asked once; after HEAD_TTL_S the time and after
-    # an upload the size are asked again
-    assert patched_counts == [dict(zip(kinds, c, strict=True)) for c in ((2, 0, 0), (3, 3, 1), (2, 0, 0))], (
+    # patched: the file's HEAD answers its size and time; a missing object asked twice within HEAD_TTL_S is asked
+    # once; the bucket asked once; after HEAD_TTL_S the time and after an upload the size are asked again
+    assert patched_counts == [dict(zip(kinds, c, strict=True)) for c in ((2, 0, 0), (2, 2, 1), (2, 0, 0))], (
         patched_counts
     )
 
