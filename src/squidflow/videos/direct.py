@@ -96,7 +96,10 @@ def fetch(url: str, filename: Path, opts: Any, brake: Brake | None, attempt: Att
 
     site = site_of(url)
     part = filename.with_name(filename.name + ".part")
-    have = part.stat().st_size if part.exists() else 0
+    try:
+        have = part.stat().st_size  # a part left by an earlier attempt: resumed
+    except FileNotFoundError:
+        have = 0
     headers = dict(HEADERS)
     if have:
         headers["Range"] = f"bytes={have}-"

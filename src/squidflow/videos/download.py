@@ -399,7 +399,8 @@ def download(
     states another licence before fetching a byte, and the video ends `unavailable` with reason `licence`.
     """
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not dest.parent.is_dir():  # one stat per video where the folder is there (a shard downloads thousands)
+        dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         try:
             info = probe(dest, decode_frames=opts.decode_frames)

@@ -72,9 +72,11 @@ def probe(path: str | Path, *, decode_frames: int = 5, timeout_s: float = 120) -
     `width`/`height` are as displayed (rotation metadata applied), `stored_width`/`stored_height` as coded.
     """
     path = Path(path)
-    if not path.exists():
-        raise ProbeError(f"{path}: file not found")
-    if path.stat().st_size == 0:
+    try:
+        size = path.stat().st_size  # one stat, not an exists() and a stat() (a download shard probes every video)
+    except FileNotFoundError:
+        raise ProbeError(f"{path}: file not found") from None
+    if size == 0:
         raise ProbeError(f"{path}: file is empty")
     if in_process():
         return _probe_torchcodec(path, decode_frames)
