@@ -27,7 +27,8 @@ peak memory of that dry run and of any process of the stage runs (Snakemake or a
 under results/; and the time per video over the smallest N's. Frames per video (`frames.n`) and the features'
 image size are lowered so that the scale, not the backbone, is what is measured.
 
-The default, 1,000 and 3,000, takes about 30 minutes on 2 cores; 10,000 is opt-in (`--sizes 1000,3000,10000`).
+The default, 1,000 and 3,000, takes about 5 minutes on 2 cores; 10,000 is opt-in (`--sizes 1000,3000,10000`, about
+17 minutes in all; README.md has the table).
 Seconds move with other work on the machine: the load average is printed beside the table.
 
     .venv/bin/python -m benchmarks.scale [--sizes 1000,3000] [--cores 2] [--work DIR] [--json FILE]
