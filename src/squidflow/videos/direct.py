@@ -86,6 +86,14 @@ def pool_for(opts: Any) -> Any:
         return _pool(opts.proxy, float(opts.socket_timeout_s), os.getpid())
 
 
+def _part_size(part: Path) -> int:
+    """The bytes of a part left by an earlier attempt (resumed), 0 where there is none: one stat per video."""
+    try:
+        return part.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def fetch(url: str, filename: Path, opts: Any, brake: Brake | None, attempt: Attempt) -> None:
     """Download `url` to `filename` (via `<filename>.part`), resuming a part left by an earlier attempt.
 
@@ -96,10 +104,7 @@ def fetch(url: str, filename: Path, opts: Any, brake: Brake | None, attempt: Att
 
     site = site_of(url)
     part = filename.with_name(filename.name + ".part")
-    try:
-        have = part.stat().st_size  # a part left by an earlier attempt: resumed
-    except FileNotFoundError:
-        have = 0
+    have = _part_size(part)
     headers = dict(HEADERS)
     if have:
         headers["Range"] = f"bytes={have}-"
