@@ -127,8 +127,7 @@ def _file_answers(plugin: Any, shipped: dict[str, Any], clock: Callable[[], floa
     def store_object(self: Any) -> None:
         """The file, or each file of the folder, in one PUT request each where all are below SINGLE_PUT_MAX (the
         plugin's `upload_file` starts a transfer manager and its threads per file); else as the plugin stores it."""
-        self.__dict__.pop("squidflow_head", None)
-        _missing(self).pop((self.bucket, self.key), None)
+        _forget(self)
         local = self.local_path()
         files = sorted(f for f in local.rglob("*") if f.is_file()) if local.is_dir() else [local]
         if not self.bucket_exists() or any(f.stat().st_size >= SINGLE_PUT_MAX for f in files):
@@ -151,12 +150,23 @@ def _missing(obj: Any) -> dict[tuple[str, str], float]:
     return obj.provider.__dict__.setdefault("squidflow_missing", {})
 
 
+def _buckets(obj: Any) -> set[str]:
+    """The provider's buckets this process found (asked for again once an object of one is removed)."""
+    return obj.provider.__dict__.setdefault("squidflow_buckets", set())
+
+
+def _forget(obj: Any) -> None:
+    """What this process kept about the object's key (its HEAD answer, a "missing"): it stores or removes it now."""
+    obj.__dict__.pop("squidflow_head", None)
+    _missing(obj).pop((obj.bucket, obj.key), None)
+
+
 def _bucket_answers(shipped: dict[str, Any]) -> dict[str, Any]:
     """patch_directory_check's `bucket_exists` (a bucket found, kept per provider) and `remove` (which forgets it,
     and the object's HEAD answer)."""
 
     def bucket_exists(self: Any) -> bool:
-        known = self.provider.__dict__.setdefault("squidflow_buckets", set())
+        known = _buckets(self)
         if self.bucket in known:
             return True
         found = shipped["bucket_exists"](self)
@@ -165,9 +175,8 @@ def _bucket_answers(shipped: dict[str, Any]) -> dict[str, Any]:
         return found
 
     def remove(self: Any) -> None:
-        self.__dict__.pop("squidflow_head", None)
-        _missing(self).pop((self.bucket, self.key), None)
-        self.provider.__dict__.setdefault("squidflow_buckets", set()).discard(self.bucket)
+        _forget(self)
+        _buckets(self).discard(self.bucket)
         shipped["remove"](self)
 
     return {"bucket_exists": bucket_exists, "remove": remove}
